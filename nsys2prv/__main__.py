@@ -1,0 +1,3 @@
+from nsys2prv.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""Translation categories, their aliases (nsys2prv 0.5.8 names) and the run Config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nsys2prv.errors import UserError
+
+# Internal category -> one-line description.  "gpu" (kernels, memcpy, memset) is always on.
+CATEGORIES = {
+    "gpu": "CUDA kernels, memory copies and memsets (always translated)",
+    "cuda_api": "CUDA runtime and driver API calls",
+    "nvtx_pushpop": "NVTX push/pop ranges and marks",
+    "nvtx_startend": "NVTX start/end ranges",
+    "mpi": "MPI calls",
+    "osrt": "OS runtime library calls (opt-in)",
+    "nccl": "NCCL NVTX ranges",
+    "gpu_metrics": "GPU metrics samples",
+    "openacc": "OpenACC events",
+    "graphs": "CUDA graph events",
+}
+ALWAYS = frozenset({"gpu"})
+OPT_IN = frozenset({"osrt"})  # not part of "everything" unless asked for
+
+ALIASES = {
+    # nsys2prv 0.5.8 names
+    "cuda_api_trace": {"cuda_api"},
+    "nvtx_pushpop_trace": {"nvtx_pushpop"},
+    "nvtx_startend_trace": {"nvtx_startend"},
+    "mpi_event_trace": {"mpi"},
+    "gpu_metrics": {"gpu_metrics"},
+    "openacc": {"openacc"},
+    "graphs": {"graphs"},
+    "nccl": {"nccl"},
+    # short forms
+    "cuda_api": {"cuda_api"},
+    "nvtx": {"nvtx_pushpop", "nvtx_startend"},
+    "mpi": {"mpi"},
+    "osrt": {"osrt"},
+    "all": set(CATEGORIES) - OPT_IN,
+}
+
+
+def parse_categories(spec: str | None) -> frozenset[str]:
+    """``-t a,b,c`` -> the set of internal categories (always including ALWAYS)."""
+    if spec is None or spec.strip() == "":
+        return frozenset(set(CATEGORIES) - OPT_IN)
+    chosen: set[str] = set(ALWAYS)
+    for raw in spec.split(","):
+        name = raw.strip()
+        if not name:
+            continue
+        if name not in ALIASES:
+            valid = ", ".join(sorted(ALIASES))
+            raise UserError(f"unknown category '{name}' in -t (valid: {valid})")
+        chosen |= ALIASES[name]
+    return frozenset(chosen)
+
+
+@dataclass
+class Config:
+    inputs: list[Path]
+    output: Path                      # base path without extension
+    categories: frozenset[str] = field(default_factory=lambda: parse_categories(None))
+    merge: bool = False
+    filter_nvtx: str | None = None
+    compress: bool = False
+    force_sqlite: bool = False
+    force: bool = False               # merge despite duplicate ranks / different jobs
+    cache_dir: Path | None = None
+    show_progress: bool = True
+
+    def wants(self, category: str) -> bool:
+        return category in self.categories

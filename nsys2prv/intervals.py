@@ -1,0 +1,134 @@
+"""Interval algorithms shared by translation and metrics (numba; loops are unavoidable here).
+
+- ``nesting_depth``: push/pop nesting level of each interval within its group.
+- ``paint_states``: per lane (thread), a piecewise-constant timeline from prioritised
+  intervals; where none is active the lane's default state holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_BIG = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def _depth_sorted(group, start, end, order):
+    n = len(order)
+    depth = np.zeros(n, np.int64)
+    stack = np.empty(n, np.int64)
+    top = 0
+    prev_group = -1
+    for k in range(n):
+        i = order[k]
+        if group[i] != prev_group:
+            top = 0
+            prev_group = group[i]
+        while top > 0 and stack[top - 1] <= start[i]:
+            top -= 1
+        depth[i] = top
+        stack[top] = end[i]
+        top += 1
+    return depth
+
+
+def nesting_depth(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Depth of each interval (0 = outermost) among the intervals of its group.
+
+    Exact for properly nested intervals (NVTX push/pop); for crossing intervals it
+    counts the still-open enclosing chain.
+    """
+    if len(start) == 0:
+        return np.zeros(0, np.int64)
+    order = np.lexsort((-end, start, group))
+    return _depth_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
+                         order.astype(np.int64))
+
+
+@njit(cache=True)
+def _paint(offsets, start, end, state, prio, default, t_end):
+    n_lanes = len(offsets) - 1
+    n = len(start)
+    cap = 2 * n + n_lanes + 1
+    o_lane = np.empty(cap, np.int64)
+    o_begin = np.empty(cap, np.int64)
+    o_end = np.empty(cap, np.int64)
+    o_state = np.empty(cap, np.int64)
+    k = 0
+    for lane in range(n_lanes):
+        lo = offsets[lane]
+        hi = offsets[lane + 1]
+        m = hi - lo
+        ends_order = np.argsort(end[lo:hi], kind="mergesort") + lo
+        active = np.empty(max(m, 1), np.int64)
+        n_active = 0
+        cur = default[lane]
+        seg_begin = 0
+        i = lo
+        j = 0
+        while i < hi or j < m:
+            ti = start[i] if i < hi else _BIG
+            tj = end[ends_order[j]] if j < m else _BIG
+            t = min(ti, tj)
+            while j < m and end[ends_order[j]] == t:
+                victim = ends_order[j]
+                for a in range(n_active):
+                    if active[a] == victim:
+                        active[a] = active[n_active - 1]
+                        n_active -= 1
+                        break
+                j += 1
+            while i < hi and start[i] == t:
+                active[n_active] = i
+                n_active += 1
+                i += 1
+            new = default[lane]
+            if n_active > 0:
+                best = active[0]
+                for a in range(1, n_active):
+                    c = active[a]
+                    if prio[c] > prio[best] or (prio[c] == prio[best] and
+                                                (start[c] > start[best] or
+                                                 (start[c] == start[best] and c > best))):
+                        best = c
+                new = state[best]
+            if new != cur:
+                if t > seg_begin:
+                    if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == cur and o_end[k - 1] == seg_begin:
+                        o_end[k - 1] = t
+                    else:
+                        o_lane[k] = lane
+                        o_begin[k] = seg_begin
+                        o_end[k] = t
+                        o_state[k] = cur
+                        k += 1
+                    seg_begin = t
+                cur = new
+        if t_end > seg_begin:
+            if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == cur and o_end[k - 1] == seg_begin:
+                o_end[k - 1] = t_end
+            else:
+                o_lane[k] = lane
+                o_begin[k] = seg_begin
+                o_end[k] = t_end
+                o_state[k] = cur
+                k += 1
+    return o_lane[:k], o_begin[:k], o_end[:k], o_state[:k]
+
+
+def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np.ndarray,
+                 prio: np.ndarray, default: np.ndarray, t_end: int):
+    """Timeline segments ``(lane, begin, end, state)`` covering [0, t_end) on every lane.
+
+    At each instant a lane shows the state of its active interval with the highest
+    priority (ties: the innermost, i.e. latest-started); ``default[lane]`` elsewhere.
+    Zero-length intervals show nothing.  Consecutive equal states are merged.
+    """
+    keep = end > start
+    lane, start, end = lane[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
+    state, prio = state[keep].astype(np.int64), prio[keep].astype(np.int64)
+    order = np.lexsort((start, lane))
+    lane, start, end, state, prio = lane[order], start[order], end[order], state[order], prio[order]
+    offsets = np.searchsorted(lane, np.arange(len(default) + 1)).astype(np.int64)
+    return _paint(offsets, start, end, state, prio, np.asarray(default, np.int64), np.int64(t_end))

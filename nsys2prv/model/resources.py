@@ -1,0 +1,194 @@
+"""The Paraver resource model: node = host, task = profiled process (rank), threads =
+the process's CPU threads that have events, then one thread per GPU stream.
+
+Every thread also gets its own CPU on its node, so CPU-level views show one row per
+thread; node i declares as many CPUs as its tasks have threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.errors import UserError
+from nsys2prv.nsys.identity import INTERNAL_THREAD, Identity
+from nsys2prv.nsys.ids import pid_of, tid_of
+
+CPU_KINDS = ("cuda_api", "nvtx", "nccl_ranges", "mpi", "osrt")   # tables with a globalTid column `tid`
+GPU_KINDS = ("kernels", "memcpy", "memset")                      # tables with gpid/device/stream
+
+
+@dataclass
+class Thread:
+    task: int            # 0-based task index
+    kind: str            # "cpu" | "gpu"
+    key: tuple           # ("cpu", tid) or ("gpu", device, stream)
+    name: str
+    cpu: int = 0         # 1-based global CPU
+    local: int = 0       # 1-based thread number inside its task
+
+
+@dataclass
+class Task:
+    report: int
+    pid: int
+    rank: int | None
+    rank_source: str
+    host: str
+    node: int = 0        # 0-based node index
+    threads: list[int] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"Rank {self.rank}" if self.rank is not None else f"Process {self.pid}"
+
+
+@dataclass
+class Model:
+    nodes: list[str]
+    tasks: list[Task]
+    threads: list[Thread]
+    hidden_threads: dict[tuple[int, int], str]          # (report, tid) -> name of hidden internal threads
+    _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
+    _gpu_index: dict[int, pd.Series] = field(default_factory=dict)
+
+    # per global thread: 1-based task, 1-based thread within task, 1-based cpu
+    @property
+    def task_of(self) -> np.ndarray:
+        return np.array([t.task + 1 for t in self.threads], dtype=np.int64)
+
+    @property
+    def thread_in_task(self) -> np.ndarray:
+        return np.array([t.local for t in self.threads], dtype=np.int64)
+
+    @property
+    def cpu_of(self) -> np.ndarray:
+        return np.array([t.cpu for t in self.threads], dtype=np.int64)
+
+    def cpus_per_node(self) -> list[int]:
+        counts = [0] * len(self.nodes)
+        for task in self.tasks:
+            counts[task.node] += len(task.threads)
+        return counts
+
+    def cpu_threads(self, report: int, gtid) -> np.ndarray:
+        """Global thread index of each globalTid of a report (-1: hidden or unknown)."""
+        idx = self._cpu_index.get(report)
+        tids = tid_of(np.asarray(gtid, dtype=np.int64))
+        if idx is None:
+            return np.full(len(tids), -1, np.int64)
+        pos = idx.index.get_indexer(tids)
+        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+
+    def gpu_threads(self, report: int, gpid, device, stream) -> np.ndarray:
+        idx = self._gpu_index.get(report)
+        if idx is None:
+            return np.full(len(gpid), -1, np.int64)
+        keys = pd.MultiIndex.from_arrays([pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64),
+                                          np.asarray(stream, np.int64)])
+        pos = idx.index.get_indexer(keys)
+        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+
+
+def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity],
+                force: bool = False, sources: list[str] | None = None) -> Model:
+    """Tasks, threads and nodes from the normalised tables of every report."""
+    sources = sources or [f"report {i}" for i in range(len(tables))]
+    tasks: list[Task] = []
+    cpu_keys: list[dict[int, set[int]]] = []
+    gpu_keys: list[dict[int, set[tuple[int, int]]]] = []
+    hidden: dict[tuple[int, int], str] = {}
+    for r, (tabs, ident) in enumerate(zip(tables, identities)):
+        cpu: dict[int, set[int]] = {}
+        gpu: dict[int, set[tuple[int, int]]] = {}
+        for kind in CPU_KINDS:
+            df = tabs.get(kind)
+            if df is None or df.empty:
+                continue
+            g = np.unique(df["tid"].to_numpy(np.int64))
+            for p, t in zip(pid_of(g), tid_of(g)):
+                name = ident.thread_names.get(int(t), "")
+                if INTERNAL_THREAD.match(name):
+                    hidden[(r, int(t))] = name
+                    continue
+                cpu.setdefault(int(p), set()).add(int(t))
+        for kind in GPU_KINDS:
+            df = tabs.get(kind)
+            if df is None or df.empty:
+                continue
+            u = df[["gpid", "device", "stream"]].drop_duplicates()
+            for p, d, s in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"]):
+                gpu.setdefault(int(p), set()).add((int(d), int(s)))
+        pids = sorted(set(cpu) | set(gpu))
+        for pid in pids:
+            rank = ident.ranks.get(pid)
+            source = ident.rank_source.get(pid, "")
+            if rank is None and ident.env_rank is not None and len(pids) == 1:
+                rank, source = ident.env_rank, "captured environment"
+            tasks.append(Task(r, pid, rank, source, ident.host))
+        cpu_keys.append(cpu)
+        gpu_keys.append(gpu)
+
+    _check_duplicate_ranks(tasks, sources, force)
+    # Tasks in rank order; processes without a rank after them, in report order.
+    tasks.sort(key=lambda t: (t.rank is None, t.rank if t.rank is not None else 0, t.report, t.pid))
+    nodes: list[str] = []
+    for task in tasks:
+        if task.host not in nodes:
+            nodes.append(task.host)
+        task.node = nodes.index(task.host)
+
+    threads: list[Thread] = []
+    model = Model(nodes, tasks, threads, hidden)
+    cpu_index: dict[int, tuple[list, list]] = {}
+    gpu_index: dict[int, tuple[list, list]] = {}
+    for ti, task in enumerate(tasks):
+        ident = identities[task.report]
+        tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
+        for t in tids:
+            tname = ident.thread_names.get(t) or ("main" if t == task.pid else "thread")
+            task.threads.append(len(threads))
+            cpu_index.setdefault(task.report, ([], []))
+            cpu_index[task.report][0].append(t)
+            cpu_index[task.report][1].append(len(threads))
+            threads.append(Thread(ti, "cpu", ("cpu", t), f"{task.label} {tname} ({t})"))
+        for d, s in sorted(gpu_keys[task.report].get(task.pid, ())):
+            task.threads.append(len(threads))
+            gpu_index.setdefault(task.report, ([], []))
+            gpu_index[task.report][0].append((task.pid, d, s))
+            gpu_index[task.report][1].append(len(threads))
+            threads.append(Thread(ti, "gpu", ("gpu", d, s), f"{task.label} CUDA-D{d}.S{s}"))
+    # CPUs: numbered from 1 in node order, one per thread.
+    next_cpu = 1
+    for node in range(len(nodes)):
+        for task in tasks:
+            if task.node != node:
+                continue
+            for local, gid in enumerate(task.threads, start=1):
+                threads[gid].local = local
+                threads[gid].cpu = next_cpu
+                next_cpu += 1
+    for r, (keys, gids) in cpu_index.items():
+        model._cpu_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
+    for r, (keys, gids) in gpu_index.items():
+        model._gpu_index[r] = pd.Series(gids, index=pd.MultiIndex.from_tuples(keys), dtype=np.int64)
+    return model
+
+
+def _check_duplicate_ranks(tasks: list[Task], sources: list[str], force: bool) -> None:
+    seen: dict[int, Task] = {}
+    for task in tasks:
+        if task.rank is None:
+            continue
+        other = seen.get(task.rank)
+        if other is not None and not force:
+            raise UserError(f"rank {task.rank} is claimed by both {sources[other.report]} (pid {other.pid}) "
+                            f"and {sources[task.report]} (pid {task.pid}); use --force to merge anyway")
+        seen.setdefault(task.rank, task)
+    if force:
+        ranks = [t.rank for t in tasks]
+        if len(set(r for r in ranks if r is not None)) != len([r for r in ranks if r is not None]):
+            for task in tasks:   # duplicates allowed with --force: fall back to report order
+                task.rank = None

@@ -1,0 +1,75 @@
+"""Who is who in a report: host, processes, their MPI ranks, thread names.
+
+Rank of a process, in order of preference (NSYS_SQLITE.md §5):
+MPI_RANKS, the NVTX thread name "MPI Rank N", the captured environment
+(OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), else None (report order later).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nsys2prv.nsys.ids import pid_of, tid_of
+from nsys2prv.nsys.readers.nvtx import load_nvtx
+from nsys2prv.nsys.schema import Report
+
+RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
+JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")
+_RANK_NAME = re.compile(r"^MPI Rank (\d+)$")
+INTERNAL_THREAD = re.compile(r"^\[NSys")
+
+
+@dataclass
+class Identity:
+    host: str
+    process_names: dict[int, str] = field(default_factory=dict)     # pid -> executable name
+    thread_names: dict[int, str] = field(default_factory=dict)      # tid (plain) -> name
+    ranks: dict[int, int] = field(default_factory=dict)             # pid -> rank
+    rank_source: dict[int, str] = field(default_factory=dict)       # pid -> how the rank was found
+    env_rank: int | None = None
+    job_id: str | None = None
+
+
+def identify(report: Report) -> Identity:
+    ident = Identity(host=report.hostname)
+    if report.has("PROCESSES", "pid", "name"):
+        df = report.query("SELECT pid, name FROM PROCESSES")
+        ident.process_names = {int(p): str(n) for p, n in zip(df["pid"], df["name"]) if n is not None}
+    names: dict[int, str] = {}
+    if report.has("ThreadNames", "nameId", "globalTid"):
+        df = report.query("SELECT globalTid, nameId FROM ThreadNames")
+        if len(df):
+            texts = report.lookup(df["nameId"])
+            for g, t in zip(tid_of(df["globalTid"].astype(np.int64)), texts):
+                if t is not None:
+                    names[int(g)] = str(t)
+    nv = load_nvtx(report)
+    if nv is not None:
+        for gtid, name in nv["thread_names"].items():
+            names[int(tid_of(gtid))] = name
+            m = _RANK_NAME.match(name)
+            if m:
+                pid = int(pid_of(gtid))
+                ident.ranks.setdefault(pid, int(m.group(1)))
+                ident.rank_source.setdefault(pid, "NVTX thread name")
+    ident.thread_names = names
+    if report.has("MPI_RANKS", "globalTid", "rank"):
+        df = report.query("SELECT globalTid, rank FROM MPI_RANKS")
+        for g, r in zip(df["globalTid"], df["rank"]):
+            if r is not None:
+                pid = int(pid_of(int(g)))
+                ident.ranks[pid] = int(r)
+                ident.rank_source[pid] = "MPI_RANKS"
+    env = report.capture_env
+    for var in RANK_ENV_VARS:
+        if var in env and env[var].strip().isdigit():
+            ident.env_rank = int(env[var])
+            break
+    for var in JOB_ENV_VARS:
+        if env.get(var):
+            ident.job_id = f"{var}={env[var]}"
+            break
+    return ident

@@ -1,0 +1,89 @@
+"""What every reader shares: the Reader record, the read result and small column helpers.
+
+A reader turns the tables of one report into one *normalised table* (a pandas
+DataFrame with plain columns, documented on each reader) plus counts of what it
+could not use.  Readers never assume a schema version: they build their SELECT
+from the columns the probe found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.nsys.schema import Report, strip_version_suffix
+
+
+@dataclass
+class ReadResult:
+    """A normalised table and the bookkeeping that goes into the conservation summary."""
+
+    table: pd.DataFrame
+    source_rows: int = 0                      # rows read from the export for this kind
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows not translated
+    notes: dict[str, int] = field(default_factory=dict)    # reason -> rows kept but altered
+
+    def drop(self, reason: str, n: int) -> None:
+        if n:
+            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
+
+    def note(self, reason: str, n: int) -> None:
+        if n:
+            self.notes[reason] = self.notes.get(reason, 0) + int(n)
+
+
+@dataclass(frozen=True)
+class Reader:
+    kind: str                       # name of the normalised table
+    categories: tuple[str, ...]     # translation categories that enable it (config.CATEGORIES)
+    tables: tuple[str, ...]         # export tables it may read (for `nsys export --tables`)
+    read: Callable[[Report], ReadResult | None]
+    doc: str = ""
+
+
+def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
+    """Any numeric-ish column (Int64 with NULLs, float, object) as int64, NULL -> fill."""
+    s = pd.to_numeric(pd.Series(col), errors="coerce")
+    return s.fillna(fill).astype(np.int64).to_numpy()
+
+
+def text_names(report: Report, ids, strip_suffix: bool = False) -> np.ndarray:
+    """StringIds keys -> names (object array); unknown ids become '<unknown name #id>'."""
+    names = report.lookup(ids)
+    missing = pd.isna(names)
+    if missing.any():
+        raw = pd.Series(ids)[missing]
+        names[missing] = [f"<unknown name #{v}>" for v in raw]
+    if strip_suffix:
+        uniq, inv = np.unique(names.astype(str), return_inverse=True)
+        names = np.array([strip_version_suffix(u) for u in uniq], dtype=object)[inv]
+    return names
+
+
+def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = None) -> pd.DataFrame:
+    """Common time hygiene for start/end tables.
+
+    NULL ``end`` (unterminated range or call) is closed at ``max_time`` (NVIDIA's
+    own convention) and noted; rows with no start or with end < start are dropped
+    and counted.
+    """
+    start = pd.to_numeric(df["start"], errors="coerce")
+    end = pd.to_numeric(df["end"], errors="coerce")
+    no_start = start.isna()
+    result.drop("no start timestamp", int(no_start.sum()))
+    df = df[~no_start.to_numpy()].copy()
+    start, end = start[~no_start], end[~no_start]
+    open_ended = end.isna()
+    if open_ended.any():
+        close_at = max_time if max_time is not None else int(np.nanmax([start.max(), end.max()]))
+        end = end.fillna(close_at)
+        end = np.maximum(end, start)
+        result.note("unterminated (end is NULL): closed at the report's last timestamp", int(open_ended.sum()))
+    df["start"] = start.astype(np.int64).to_numpy()
+    df["end"] = pd.Series(end).astype(np.int64).to_numpy()
+    backwards = df["end"].to_numpy() < df["start"].to_numpy()
+    result.drop("end before start", int(backwards.sum()))
+    return df[~backwards].reset_index(drop=True)

@@ -1,0 +1,33 @@
+"""CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME).
+
+Normalised columns: start, end, tid (globalTid), name (no ``_vNNNN`` suffix),
+corr (correlationId), driver (bool: eventClass 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.schema import Report
+
+TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+
+
+def read(report: Report) -> ReadResult | None:
+    if not report.has(TABLE, "start", "end", "globalTid", "nameId"):
+        return None
+    df = report.query(
+        f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr')}, "
+        f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
+    res = ReadResult(df, source_rows=len(df))
+    df = interval_frame(df, res)
+    df["tid"] = int64(df["tid"])
+    df["corr"] = int64(df["corr"], fill=-1)
+    df["driver"] = int64(df["eventClass"], fill=0) == 1
+    df["name"] = text_names(report, df["nameId"], strip_suffix=True)
+    res.table = df[["start", "end", "tid", "corr", "name", "driver"]]
+    return res
+
+
+READER = Reader("cuda_api", ("cuda_api",), (TABLE,), read, "CUDA runtime/driver API calls")

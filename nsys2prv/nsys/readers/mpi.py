@@ -1,0 +1,74 @@
+"""MPI calls: the dedicated MPI_* tables (newer exports) or the NVTX domain "MPI" (2022.x).
+
+Normalised columns: start, end, tid, name (e.g. ``MPI_Send``), peer (remote or
+root world rank, -1 = none), size (bytes sent), recv_size, tag (-1 = none),
+comm (communicator handle, 0 = unknown), source ('tables' | 'nvtx').
+Wait/Test rows that the export repeats once per request are merged into one call;
+MPI_Sendrecv split into a send row and a receive row is one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.nvtx import read_mpi_domain
+from nsys2prv.nsys.schema import Report
+
+TABLES = {  # table -> normalised column -> export column
+    "MPI_P2P_EVENTS": {"peer": "remoteRank", "size": "size", "tag": "tag", "comm": "commHandle"},
+    "MPI_COLLECTIVES_EVENTS": {"peer": "rootRank", "size": "size", "recv_size": "recvSize",
+                               "comm": "commHandle"},
+    "MPI_START_WAIT_EVENTS": {},
+    "MPI_OTHER_EVENTS": {},
+}
+EXTRA = ("peer", "size", "recv_size", "tag", "comm")
+_DEFAULTS = {"peer": -1, "size": 0, "recv_size": 0, "tag": -1, "comm": 0}
+COLUMNS = ["start", "end", "tid", "name", *EXTRA, "source"]
+
+
+def _read_tables(report: Report) -> ReadResult | None:
+    frames = []
+    for table, cols in TABLES.items():
+        if not report.has(table, "start", "end", "globalTid", "textId"):
+            continue
+        sel = ", ".join(report.col_or_null(table, src, dst) for dst, src in cols.items())
+        df = report.query(f"SELECT start, end, globalTid AS tid, textId{', ' + sel if sel else ''} FROM {table}")
+        df["table"] = table
+        frames.append(df)
+    if not frames:
+        return None
+    df = pd.concat(frames, ignore_index=True)
+    res = ReadResult(df, source_rows=len(df))
+    df = interval_frame(df, res)
+    df["tid"] = int64(df["tid"])
+    df["name"] = text_names(report, df["textId"])
+    for c in EXTRA:
+        df[c] = int64(df[c] if c in df else np.full(len(df), np.nan), fill=_DEFAULTS[c])
+    # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).
+    dup = df.duplicated(["tid", "start", "end", "name"], keep="first").to_numpy()
+    res.note("duplicate rows of one call (per-request Wait/Test, split Sendrecv) merged", int(dup.sum()))
+    df = df[~dup]
+    df["source"] = "tables"
+    res.table = df[COLUMNS].reset_index(drop=True)
+    return res
+
+
+def read(report: Report) -> ReadResult | None:
+    res = _read_tables(report)
+    if res is not None:
+        return res
+    res = read_mpi_domain(report)
+    if res is None or res.table.empty:
+        return res
+    df = res.table
+    out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
+    for c in EXTRA:
+        out[c] = _DEFAULTS[c]
+    out["source"] = "nvtx"
+    res.table = out[COLUMNS]
+    return res
+
+
+READER = Reader("mpi", ("mpi",), (*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read, "MPI calls")

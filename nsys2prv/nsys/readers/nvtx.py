@@ -1,0 +1,135 @@
+"""NVTX ranges and marks (NVTX_EVENTS), split by domain into NVTX, MPI and NCCL.
+
+``load_nvtx`` reads the table once per report (cached on the report) and resolves
+names, domains (per process), categories and thread names.  Normalised columns of
+the range tables: start, end, tid, kind ('pushpop' | 'startend' | 'mark'),
+domain (name, '' = default domain), name, category (id), category_name, depth
+(push/pop nesting level per thread and domain, 0 = outermost), json (payload text
+or None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.intervals import nesting_depth
+from nsys2prv.nsys.ids import PROCESS_KEY_MASK
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame
+from nsys2prv.nsys.schema import Report
+
+TABLE = "NVTX_EVENTS"
+PUSHPOP, STARTEND, MARK = 59, 60, 34
+NVTXT_PUSHPOP, NVTXT_STARTEND = 70, 71
+DOMAIN_CREATE, CATEGORY_NAME, THREAD_NAME = 75, 33, 39
+KINDS = {PUSHPOP: "pushpop", NVTXT_PUSHPOP: "pushpop", STARTEND: "startend", NVTXT_STARTEND: "startend",
+         MARK: "mark"}
+MPI_DOMAIN, NCCL_DOMAIN = "MPI", "NCCL"
+
+
+def _text(report: Report, df: pd.DataFrame) -> np.ndarray:
+    """COALESCE(text, StringIds[textId])."""
+    text = df["text"].to_numpy(dtype=object).copy()
+    missing = pd.isna(text)
+    if missing.any():
+        text[missing] = report.lookup(df["textId"][missing])
+    return text
+
+
+def load_nvtx(report: Report) -> dict | None:
+    """All NVTX rows of a report, resolved; cached on the report."""
+    if "nvtx" in report.cache:
+        return report.cache["nvtx"]
+    if not report.has(TABLE, "start", "eventType", "globalTid"):
+        report.cache["nvtx"] = None
+        return None
+    c = lambda col, alias=None: report.col_or_null(TABLE, col, alias)  # noqa: E731
+    df = report.query(
+        f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
+        f"{c('category')}, {c('jsonText')}, {c('jsonTextId')} FROM {TABLE}")
+    etype = int64(df["eventType"], fill=-1)
+    df["tid"] = int64(df["tid"])
+    df["domainId"] = int64(df["domainId"])
+    df["category"] = int64(df["category"])
+    df["pkey"] = df["tid"].to_numpy() & PROCESS_KEY_MASK
+    text = _text(report, df)
+
+    # Domain names are per process: (domainId, process) -> name.
+    dom = etype == DOMAIN_CREATE
+    domains = {(int(d), int(p)): str(t) for d, p, t in
+               zip(df["domainId"][dom], df["pkey"][dom], text[dom]) if t is not None}
+    cat = etype == CATEGORY_NAME
+    categories = {(int(ci), int(d), int(p)): str(t) for ci, d, p, t in
+                  zip(df["category"][cat], df["domainId"][cat], df["pkey"][cat], text[cat]) if t is not None}
+    thr = etype == THREAD_NAME
+    thread_names = {int(t): str(n) for t, n in zip(df["tid"][thr], text[thr]) if n is not None}
+
+    used = np.isin(etype, list(KINDS))
+    ev = df[used].copy()
+    ev["name"] = text[used]
+    ev["kind"] = pd.Series(etype[used]).map(KINDS).to_numpy()
+    pairs = pd.MultiIndex.from_arrays([ev["domainId"], ev["pkey"]])
+    ev["domain"] = [domains.get((d, p), "" if d == 0 else f"domain {d}") for d, p in pairs]
+    ev["category_name"] = [categories.get((ci, d, p)) if ci else None
+                           for ci, d, p in zip(ev["category"], ev["domainId"], ev["pkey"])]
+    json = ev["jsonText"].to_numpy(dtype=object).copy()
+    jmiss = pd.isna(json) & ev["jsonTextId"].notna().to_numpy()
+    if jmiss.any():
+        json[jmiss] = report.lookup(ev["jsonTextId"][jmiss])
+    ev["json"] = json
+    # "Unused" NVTX rows: domain/category/thread naming is metadata, the rest is not translated.
+    other = int((~used & ~dom & ~cat & ~thr).sum())
+    out = {"events": ev, "thread_names": thread_names, "source_rows": len(df),
+           "metadata_rows": int((dom | cat | thr).sum()), "other_rows": other,
+           "max_time": _max_time(df)}
+    report.cache["nvtx"] = out
+    return out
+
+
+def _max_time(df: pd.DataFrame) -> int:
+    times = pd.concat([pd.to_numeric(df["start"], errors="coerce"), pd.to_numeric(df["end"], errors="coerce")])
+    return int(times.max()) if times.notna().any() else 0
+
+
+def _ranges(report: Report, select) -> ReadResult | None:
+    nv = load_nvtx(report)
+    if nv is None:
+        return None
+    ev = nv["events"]
+    ev = ev[select(ev)]
+    res = ReadResult(ev, source_rows=len(ev))
+    marks = ev["kind"].to_numpy() == "mark"
+    ranges = interval_frame(ev[~marks], res, max_time=nv["max_time"])
+    mk = ev[marks].copy()
+    mk["start"] = int64(mk["start"])
+    mk["end"] = mk["start"]
+    df = pd.concat([ranges, mk], ignore_index=True)
+    df["name"] = df["name"].where(df["name"].notna(), "<unnamed>")
+    pp = (df["kind"] == "pushpop").to_numpy()
+    depth = np.zeros(len(df), dtype=np.int64)
+    if pp.any():
+        sub = df[pp]
+        group = pd.factorize(pd.MultiIndex.from_arrays([sub["tid"], sub["domain"]]))[0]
+        depth[pp] = nesting_depth(group.astype(np.int64), sub["start"].to_numpy(np.int64),
+                                  sub["end"].to_numpy(np.int64))
+    df["depth"] = depth
+    res.table = df[["start", "end", "tid", "kind", "domain", "name", "category", "category_name", "depth",
+                    "json"]].reset_index(drop=True)
+    return res
+
+
+def read_nvtx(report: Report) -> ReadResult | None:
+    return _ranges(report, lambda ev: ~ev["domain"].isin([MPI_DOMAIN, NCCL_DOMAIN]).to_numpy())
+
+
+def read_nccl_ranges(report: Report) -> ReadResult | None:
+    return _ranges(report, lambda ev: (ev["domain"] == NCCL_DOMAIN).to_numpy())
+
+
+def read_mpi_domain(report: Report) -> ReadResult | None:
+    """MPI calls as the NVTX domain "MPI" (nsys 2022.x exports, schema <= 3.0.0)."""
+    return _ranges(report, lambda ev: ((ev["domain"] == MPI_DOMAIN) & (ev["kind"] != "mark")).to_numpy())
+
+
+READER = Reader("nvtx", ("nvtx_pushpop", "nvtx_startend"), (TABLE,), read_nvtx, "NVTX ranges and marks (all domains but MPI/NCCL)")
+NCCL_READER = Reader("nccl_ranges", ("nccl",), (TABLE,), read_nccl_ranges, "NVTX ranges of the NCCL domain")

@@ -1,0 +1,217 @@
+"""Open one Nsight Systems SQLite export read-only and probe what it contains.
+
+Nothing here assumes a schema version: tables and columns are discovered from
+``sqlite_master`` / ``PRAGMA table_info`` once per file, and readers ask for what
+they need (see ``docs NSYS_SQLITE.md`` §15).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.errors import UserError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# Tables that only an Nsight Systems export has; one of them must exist.
+NSYS_MARKER_TABLES = ("TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
+_VERSION_SUFFIX = re.compile(r"_v\d+$")
+
+
+def strip_version_suffix(name: str) -> str:
+    """``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel`` (display names only)."""
+    return _VERSION_SUFFIX.sub("", name)
+
+
+class Report:
+    """One report (one SQLite export): schema probe, metadata and typed queries."""
+
+    def __init__(self, path: str | os.PathLike, index: int = 0, source: str | None = None):
+        self.path = Path(path)
+        self.index = index
+        # The file the user named (a .nsys-rep is exported to a cached .sqlite).
+        self.source = source or str(path)
+        self._conn = _open_readonly(self.path)
+        try:
+            self.tables = self._probe_tables()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise UserError(f"not a readable SQLite database ({exc})", str(self.path)) from None
+        if not any(t in self.tables for t in NSYS_MARKER_TABLES):
+            self._conn.close()
+            raise UserError("SQLite file is not an Nsight Systems export "
+                            f"(none of the tables {', '.join(NSYS_MARKER_TABLES)})", str(self.path))
+        self._columns: dict[str, list[str]] = {}
+        self.cache: dict = {}  # per-report memo for loaders shared by several readers
+
+    # -- probing ---------------------------------------------------------
+    def _probe_tables(self) -> set[str]:
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')").fetchall()
+        return {r[0] for r in rows}
+
+    def columns(self, table: str) -> list[str]:
+        if table not in self.tables:
+            return []
+        if table not in self._columns:
+            rows = self._conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+            self._columns[table] = [r[1] for r in rows]
+        return self._columns[table]
+
+    def has(self, table: str, *cols: str) -> bool:
+        have = self.columns(table)
+        return bool(have) and all(c in have for c in cols)
+
+    def count(self, table: str, where: str = "") -> int:
+        if table not in self.tables:
+            return 0
+        sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
+        return int(self._conn.execute(sql).fetchone()[0])
+
+    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "") -> str:
+        """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``)."""
+        alias = alias or col
+        return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
+
+    # -- queries ---------------------------------------------------------
+    def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        try:
+            cur = self._conn.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"cannot read the export ({exc})", self.source) from None
+        if not rows:
+            return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
+        cols = list(zip(*rows))
+        return pd.DataFrame({n: _column(c) for n, c in zip(names, cols)})
+
+    # -- metadata --------------------------------------------------------
+    @cached_property
+    def meta(self) -> dict[str, str]:
+        for t in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+            if self.has(t, "name", "value"):
+                rows = self._conn.execute(f'SELECT name, value FROM "{t}"').fetchall()
+                return {str(k): str(v) for k, v in rows}
+        return {}
+
+    @property
+    def schema_version(self) -> str:
+        return self.meta.get("EXPORT_SCHEMA_VERSION", "unknown")
+
+    @property
+    def product_version(self) -> str:
+        return self.meta.get("EXPORT_PRODUCT_VERSION", "unknown")
+
+    @cached_property
+    def capture_env(self) -> dict[str, str]:
+        """Environment variables captured at launch (META_DATA_CAPTURE, 2023+ exports)."""
+        env: dict[str, str] = {}
+        if not self.has("META_DATA_CAPTURE", "name", "value"):
+            return env
+        rows = self._conn.execute(
+            "SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'").fetchall()
+        for (v,) in rows:
+            if isinstance(v, str) and "=" in v:
+                k, _, val = v.partition("=")
+                env.setdefault(k.strip(), val.strip().strip('"'))
+        return env
+
+    @cached_property
+    def session_start_ns(self) -> int | None:
+        if self.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
+            row = self._conn.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+            if row and row[0] is not None:
+                return int(row[0])
+        return None
+
+    @property
+    def time_normalized(self) -> bool:
+        return self.meta.get("EXPORT_PARAM_TIME_NORMALIZE", "false").lower() == "true"
+
+    @property
+    def time_shift_ns(self) -> int:
+        try:
+            return int(self.meta.get("EXPORT_PARAM_TIME_SHIFT", "0") or 0)
+        except ValueError:
+            return 0
+
+    @cached_property
+    def hostname(self) -> str:
+        if self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
+            row = self._conn.execute(
+                "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1").fetchone()
+            if row and row[0]:
+                return str(row[0])
+        return "unknown-host"
+
+    @cached_property
+    def strings(self) -> pd.Series:
+        """StringIds as a Series id -> text (loaded once)."""
+        if not self.has("StringIds", "id", "value"):
+            return pd.Series(dtype=object)
+        df = self.query("SELECT id, value FROM StringIds")
+        return pd.Series(df["value"].to_numpy(dtype=object), index=df["id"].to_numpy(dtype=np.int64))
+
+    def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:
+        """Map StringIds keys to text; a missing or NULL id gives None (LEFT JOIN semantics)."""
+        ids = pd.Series(ids)
+        valid = ids.notna()
+        out = np.full(len(ids), None, dtype=object)
+        if valid.any():
+            keys = ids[valid].astype(np.int64).to_numpy()
+            out[valid.to_numpy()] = self.strings.reindex(keys).to_numpy()
+        return out
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __repr__(self) -> str:
+        return f"Report({self.source!r}, schema={self.schema_version})"
+
+
+def _column(values: tuple) -> np.ndarray | pd.Series:
+    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object."""
+    arr = np.asarray(values, dtype=object)
+    kinds = {type(v) for v in values}
+    if kinds <= {int}:
+        try:
+            return arr.astype(np.int64)
+        except OverflowError:
+            return arr.astype(np.uint64).view(np.int64)
+    if kinds <= {int, type(None)}:
+        return pd.array(list(values), dtype="Int64")
+    if kinds <= {int, float, type(None)}:
+        return arr.astype(float)
+    return arr
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    if not path.exists():
+        raise UserError("file not found", str(path))
+    if path.is_dir():
+        raise UserError("is a directory, not a report", str(path))
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(16)
+    except OSError as exc:
+        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
+    if magic != SQLITE_MAGIC:
+        raise UserError("not an SQLite file (expected an nsys .sqlite export or a .nsys-rep)", str(path))
+    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.DatabaseError as exc:
+        raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
+    return conn
+
+
+def _uri_path(path: Path) -> str:
+    from urllib.parse import quote
+    return quote(str(path))

@@ -1,0 +1,56 @@
+"""The .pcf: Extrae's standard option/semantic/state/gradient blocks, then one block
+per event type (types of one group share a VALUES list)."""
+
+from __future__ import annotations
+
+import re
+
+from nsys2prv.paraver import extrae_mpi, registry as R
+from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.paraver.registry import EventType
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+PCF_MAX = 2**31 - 1
+
+
+def clean_label(text: str) -> str:
+    """One line, no control characters, never empty."""
+    text = _CONTROL.sub(" ", str(text)).strip()
+    return text or "(empty name)"
+
+
+def _states_block() -> str:
+    lines = ["STATES"] + [f"{i:<4} {label}" for i, label in sorted(R.STATES.items())]
+    colors = ["STATES_COLOR"] + [f"{i:<4} {{{r},{g},{b}}}" for i, (r, g, b) in sorted(R.STATE_COLORS.items())]
+    return "\n".join(lines) + "\n\n\n" + "\n".join(colors) + "\n\n\n"
+
+
+def _type_values(t: EventType, labels: ValueLabels) -> dict[int, str] | None:
+    if t.kind == "numeric":
+        return None
+    values = dict(t.values)
+    values.setdefault(R.END_VALUE, R.END_LABEL)
+    values.update(labels.labels(t.id))
+    return values
+
+
+def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
+    parts = [extrae_mpi.PCF_DEFAULT_OPTIONS, extrae_mpi.PCF_DEFAULT_SEMANTIC, _states_block(),
+             extrae_mpi.PCF_GRADIENT_COLOR, extrae_mpi.PCF_GRADIENT_NAMES]
+    done: set[int] = set()
+    for t in sorted(types.values(), key=lambda t: t.id):
+        if t.id in done:
+            continue
+        block = [t] if not t.group else sorted((u for u in types.values() if u.group == t.group),
+                                               key=lambda u: u.id)
+        done.update(u.id for u in block)
+        lines = ["EVENT_TYPE"] + [f"{u.gradient} {u.id} {clean_label(u.label)}" for u in block]
+        values = _type_values(t, labels)
+        if t.group:  # shared list: the union of the group's values
+            for u in block[1:]:
+                values.update(_type_values(u, labels) or {})
+        if values:
+            lines.append("VALUES")
+            lines += [f"{v} {clean_label(lab)}" for v, lab in sorted(values.items()) if 0 <= v <= PCF_MAX]
+        parts.append("\n".join(lines) + "\n\n")
+    return "".join(parts)

@@ -1,0 +1,125 @@
+"""The one place that defines Paraver ids: event types, fixed value lists, states, tags.
+
+The writer, the .pcf, the cfg checks and the tests import this module; no id is
+written anywhere else.  Types whose values are names (kernels, API calls, NVTX
+ranges) are *dynamic*: the writer numbers their names 1..n in sorted order per
+trace and labels them in the .pcf; value 0 is always "End".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from nsys2prv.paraver import extrae_mpi
+
+END_VALUE = 0
+END_LABEL = "End"
+
+
+@dataclass(frozen=True)
+class EventType:
+    id: int
+    label: str
+    kind: str = "numeric"            # "numeric" (no VALUES), "static" (values below), "dynamic" (names)
+    values: Mapping[int, str] = field(default_factory=dict)
+    gradient: int = 0
+    group: str = ""                  # .pcf block: types of one group share a VALUES list
+
+
+# --- Paraver states (customary ids, PARAVER_FORMAT.md .pcf section) --------------------------
+IDLE, RUNNING, NOT_CREATED, WAITING_MESSAGE, BLOCKING_SEND, SYNCHRONIZATION = 0, 1, 2, 3, 4, 5
+TEST_PROBE, SCHED_FORK_JOIN, WAIT, BLOCKED, IMMEDIATE_SEND, IMMEDIATE_RECV = 6, 7, 8, 9, 10, 11
+IO, GROUP_COMM, TRACING_DISABLED, OTHERS, SEND_RECEIVE, MEMORY_TRANSFER = 12, 13, 14, 15, 16, 17
+STATES: dict[int, str] = dict(extrae_mpi.EXTRAE_STATES)
+STATE_COLORS: dict[int, tuple[int, int, int]] = dict(extrae_mpi.EXTRAE_STATE_COLORS)
+assert STATES[MEMORY_TRANSFER] == "Memory transfer" and STATES[SYNCHRONIZATION] == "Synchronization"
+
+# Priority when state intervals overlap on one thread (higher wins; ties: innermost).
+STATE_PRIORITY = {RUNNING: 0, SYNCHRONIZATION: 1, MEMORY_TRANSFER: 1}
+MPI_STATE_PRIORITY = 2
+
+# --- Event types --------------------------------------------------------------------------------
+# Ids follow BSC nsys2prv 0.5.8 where it has one (so views written for its traces keep
+# working): CUDA 630000xx, launch parameters 91xx, correlation 9200, NCCL 95xx, NVTX 96xx+.
+CUDA_API = EventType(63000000, "CUDA library call", "dynamic")
+MEMOP_SIZE = EventType(63000002, "Memory operation size (bytes)")
+CUDA_KERNEL_FULL = EventType(63000005, "CUDA kernel (demangled name)", "dynamic")
+CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")
+CORRELATION = EventType(9200, "CUDA correlation id")
+KERNEL_PARAMS = {  # normalised kernel column -> type
+    "grid_x": EventType(9101, "Kernel grid size x"),
+    "grid_y": EventType(9102, "Kernel grid size y"),
+    "grid_z": EventType(9103, "Kernel grid size z"),
+    "block_x": EventType(9104, "Kernel block size x"),
+    "block_y": EventType(9105, "Kernel block size y"),
+    "block_z": EventType(9106, "Kernel block size z"),
+    "static_smem": EventType(9107, "Kernel static shared memory (bytes)"),
+    "dynamic_smem": EventType(9108, "Kernel dynamic shared memory (bytes)"),
+    "local_mem": EventType(9109, "Kernel local memory per thread (bytes)"),
+    "registers": EventType(9110, "Kernel registers per thread"),
+    "graph_node": EventType(63000102, "CUDA graph node id"),
+}
+# ENUM_CUDA_MEMCPY_OPER ids map to themselves, except 0 (Unknown), which would read as "End".
+MEMCPY_KIND_LABELS = {1: "Memcpy HtoD", 2: "Memcpy DtoH", 3: "Memcpy HtoA", 4: "Memcpy AtoH", 5: "Memcpy AtoA",
+                      6: "Memcpy AtoD", 7: "Memcpy DtoA", 8: "Memcpy DtoD", 9: "Memcpy HtoH", 10: "Memcpy PtoP",
+                      11: "Memcpy Unified HtoD", 12: "Memcpy Unified DtoH", 13: "Memcpy Unified DtoD"}
+MEMCPY_UNKNOWN, MEMSET_VALUE = 14, 15
+MEMOP = EventType(63000001, "CUDA memory operation", "static",
+                  {END_VALUE: END_LABEL, **MEMCPY_KIND_LABELS, MEMCPY_UNKNOWN: "Memcpy (unknown kind)",
+                   MEMSET_VALUE: "Memset"})
+
+# NVTX: every domain its own block of ids, allocated per trace: 9600 + 100 * domain index
+# (domain indices in sorted name order, '' = default domain first) + one of these offsets.
+NVTX_BASE, NVTX_DOMAIN_STRIDE = 9600, 100
+NVTX_OFFSETS = {"pushpop": 0, "startend": 1, "mark": 2, "depth": 3, "category": 4}
+NCCL_RANGE = EventType(9500, "NCCL regions", "dynamic")
+
+OSRT = EventType(66400000, "OS runtime call", "dynamic")
+
+# MPI: Extrae's types and value codes (standard MPI views work on our traces).  The five
+# call types share one VALUES list, as every MPI function has a value of its own.
+MPI_VALUE_LABELS = {extrae_mpi.MPI_VALUE_OUTSIDE: extrae_mpi.MPI_VALUE_OUTSIDE_LABEL,
+                    **extrae_mpi.MPI_VALUE_LABELS}
+MPI_TYPES: dict[int, EventType] = {
+    tid: EventType(tid, label, "static", MPI_VALUE_LABELS, gradient=extrae_mpi.MPI_TYPE_PCF_FLAG, group="mpi")
+    for tid, label in extrae_mpi.MPI_EVENT_TYPES.items()}
+MPI_OTHER_TYPE = extrae_mpi.MPITYPE_OTHER   # MPI functions Extrae does not know go here, as names
+MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = (
+    EventType(i, extrae_mpi.MPI_EXTRA_EVENT_TYPES[i], gradient=extrae_mpi.MPI_GLOBAL_OP_PCF_FLAG)
+    for i in (extrae_mpi.MPI_GLOBAL_OP_SENDSIZE, extrae_mpi.MPI_GLOBAL_OP_RECVSIZE,
+              extrae_mpi.MPI_GLOBAL_OP_ROOT, extrae_mpi.MPI_GLOBAL_OP_COMM))
+
+# --- Communication tags (record type 3), as nsys2prv ---------------------------------------------
+TAG_KERNEL_LAUNCH = 55001
+TAG_MEMORY_OP = 55002
+COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
+             TAG_MEMORY_OP: "CUDA memcpy/memset call -> memory operation"}
+
+FIXED_TYPES: tuple[EventType, ...] = (
+    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
+    NCCL_RANGE, OSRT, *MPI_TYPES.values(), MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
+)
+BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
+assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"
+assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)
+
+
+def nvtx_types(domain_index: int, domain: str) -> dict[str, EventType]:
+    """The event types of one NVTX domain: push/pop, start/end, marks, nesting level, category."""
+    name = domain or "default domain"
+    base = NVTX_BASE + NVTX_DOMAIN_STRIDE * domain_index
+    o = NVTX_OFFSETS
+    return {
+        "pushpop": EventType(base + o["pushpop"], f"NVTX push/pop ranges: {name}", "dynamic"),
+        "startend": EventType(base + o["startend"], f"NVTX start/end ranges: {name}", "dynamic"),
+        "mark": EventType(base + o["mark"], f"NVTX marks: {name}", "dynamic"),
+        "depth": EventType(base + o["depth"], f"NVTX push/pop nesting level: {name}"),
+        "category": EventType(base + o["category"], f"NVTX category: {name}", "dynamic"),
+    }
+
+
+def mpi_code(name: str) -> tuple[int, int, int] | None:
+    """(event type, value, state) of an MPI function Extrae knows, else None."""
+    c = extrae_mpi.MPI_CALL_BY_NAME.get(extrae_mpi.MPI_ALIASES.get(name, name))
+    return (c.event_type, c.value, c.state) if c else None

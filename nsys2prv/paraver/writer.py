@@ -1,0 +1,117 @@
+"""Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from a Translation, atomically.
+
+Records from every batch are laid out as rows of integers, sorted once by
+(time, record kind, order) and formatted in bulk; files are written to temporary
+names in the output directory and renamed only when all three are complete.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nsys2prv.model.resources import Model
+from nsys2prv.paraver.format import write_records
+from nsys2prv.paraver.header import render_header
+from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.paraver.pcf import render_pcf
+from nsys2prv.paraver.registry import EventType
+from nsys2prv.paraver.row import render_row
+from nsys2prv.translate.records import StateIntervals, Translation
+
+
+@dataclass
+class WriteStats:
+    states: int
+    events: int
+    comms: int
+    end_ns: int
+    files: list[Path]
+
+
+class _Layout:
+    """Accumulates record rows (ragged) and their sort keys."""
+
+    def __init__(self, model: Model):
+        self.cpu, self.task, self.thr = model.cpu_of, model.task_of, model.thread_in_task
+        self.mats: list[np.ndarray] = []
+        self.keys: list[tuple[np.ndarray, int, np.ndarray]] = []
+
+    def _obj(self, g: np.ndarray) -> list[np.ndarray]:
+        return [self.cpu[g], np.ones(len(g), np.int64), self.task[g], self.thr[g]]
+
+    def add(self, kind: int, time: np.ndarray, order: np.ndarray, cols: list[np.ndarray]) -> None:
+        if len(time):
+            self.mats.append(np.column_stack(cols).astype(np.int64))
+            self.keys.append((time, kind, order))
+
+    def states(self, s: StateIntervals) -> None:
+        n = len(s.thread)
+        self.add(1, s.start, np.zeros(n, np.int64),
+                 [np.full(n, 1, np.int64), *self._obj(s.thread), s.start, s.end, s.state])
+
+    def flatten(self):
+        lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in self.mats])
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        flat = np.concatenate([m.ravel() for m in self.mats])
+        time = np.concatenate([k[0] for k in self.keys]).astype(np.int64)
+        kind = np.concatenate([np.full(len(k[0]), k[1], np.int8) for k in self.keys])
+        order = np.concatenate([k[2] for k in self.keys]).astype(np.int64)
+        perm = np.lexsort((order, kind, time)).astype(np.int64)
+        return flat, offs, lens, perm
+
+
+def write_trace(out: Translation, states: StateIntervals, model: Model, types: dict[int, EventType],
+                base: Path, end_ns: int, epoch_ns: int | None, compress: bool = False) -> WriteStats:
+    labels = ValueLabels(types)
+    labels.collect(out.events)
+    missing = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))} - set(types)
+    if missing:
+        raise AssertionError(f"event types without a definition: {sorted(missing)}")
+
+    lay = _Layout(model)
+    lay.states(states)
+    n_events = 0
+    for b in out.events:
+        n = len(b)
+        if not n:
+            continue
+        cols = [np.full(n, 2, np.int64), *lay._obj(b.thread), b.time]
+        for t, v in b.pairs:
+            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
+        lay.add(2, b.time, b.order, cols)
+        n_events += n
+    n_comms = 0
+    for c in out.comms:
+        n = len(c)
+        if not n:
+            continue
+        cols = [np.full(n, 3, np.int64), *lay._obj(c.send_thread), c.log_send, c.phys_send,
+                *lay._obj(c.recv_thread), c.log_recv, c.phys_recv, c.size, c.tag]
+        lay.add(3, c.log_send, np.zeros(n, np.int64), cols)
+        n_comms += n
+
+    base.parent.mkdir(parents=True, exist_ok=True)
+    prv = base.with_name(base.name + (".prv.gz" if compress else ".prv"))
+    pcf, row = base.with_name(base.name + ".pcf"), base.with_name(base.name + ".row")
+    targets = [prv, pcf, row]
+    temps = [t.with_name(f".{t.name}.tmp{os.getpid()}") for t in targets]
+    try:
+        opener = (lambda p: gzip.open(p, "wb", compresslevel=6)) if compress else (lambda p: open(p, "wb"))
+        with opener(temps[0]) as fh:
+            fh.write(render_header(model, end_ns, epoch_ns).encode())
+            if lay.mats:
+                write_records(fh, *lay.flatten())
+        temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
+        temps[2].write_text(render_row(model), encoding="utf-8")
+        for tmp, target in zip(temps, targets):
+            os.replace(tmp, target)
+    finally:
+        for tmp in temps:
+            if tmp.exists():
+                tmp.unlink()
+    return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)

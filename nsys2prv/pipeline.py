@@ -1,0 +1,194 @@
+"""The conversion, stage by stage: export -> read -> model -> align -> translate -> write."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from nsys2prv.config import CATEGORIES, Config
+from nsys2prv.errors import UserError
+from nsys2prv.model.align import session_alignment
+from nsys2prv.model.resources import build_model
+from nsys2prv.nsys.export import resolve_input
+from nsys2prv.nsys.identity import identify
+from nsys2prv.nsys.readers import READERS
+from nsys2prv.nsys.schema import Report
+from nsys2prv.paraver import registry as R
+from nsys2prv.paraver.writer import write_trace
+from nsys2prv.translate import paint, trace_end, translate_report
+from nsys2prv.translate.context import Context
+from nsys2prv.translate.records import Translation
+
+METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
+                   "TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "META_DATA_CAPTURE",
+                   "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
+# Event tables this version reads for no category: reported, never silently ignored.
+UNTRANSLATED_TABLES = {
+    "gpu_metrics": ("GPU_METRICS", "GENERIC_EVENTS"),
+    "openacc": ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
+    "graphs": ("CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
+    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
+}
+
+
+@dataclass
+class Summary:
+    outputs: list[str]
+    reports: list[dict]
+    ranks: int
+    nodes: list[str]
+    threads: int
+    streams: int
+    records: dict[str, int]
+    categories: dict[str, dict]
+    untranslated: list[dict]
+    alignment: dict
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, indent=2, default=str)
+
+
+def _progress(items, desc: str, cfg: Config):
+    return tqdm(items, desc=desc, unit="report", disable=not cfg.show_progress or len(items) < 2, leave=False)
+
+
+def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.DataFrame]:
+    tables: dict[str, pd.DataFrame] = {}
+    for reader in READERS:
+        if not any(cfg.wants(c) for c in reader.categories):
+            continue
+        res = reader.read(report)
+        if res is None:
+            continue
+        count = out.count(reader.kind)
+        count.source_rows += res.source_rows
+        for reason, n in res.dropped.items():
+            count.drop(reason, n)
+        for reason, n in res.notes.items():
+            count.notes[reason] = count.notes.get(reason, 0) + n
+        tables[reader.kind] = res.table
+    return tables
+
+
+def _nvtx_window(name: str, tables: list[dict], offsets: list[int]) -> tuple[int, int]:
+    """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
+    starts, ends = [], []
+    for tabs, off in zip(tables, offsets):
+        df = tabs.get("nvtx")
+        if df is None:
+            continue
+        hit = df[(df["name"] == name) & (df["kind"] != "mark")]
+        if len(hit):
+            first = hit.loc[hit["start"].idxmin()]
+            starts.append(int(first["start"]) + off)
+            ends.append(int(first["end"]) + off)
+    if not starts:
+        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
+                        "(is NVTX translated? it needs -t nvtx)")
+    return min(starts), max(ends)
+
+
+def _clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
+    for kind, df in tables.items():
+        inside = ((df["end"] >= lo) & (df["start"] <= hi)).to_numpy()
+        out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
+        df = df[inside].copy()
+        df["start"] = df["start"].clip(lower=lo)
+        df["end"] = df["end"].clip(upper=hi)
+        tables[kind] = df
+
+
+def _min_time(tables: dict[str, pd.DataFrame]) -> int | None:
+    mins = [int(df["start"].min()) for df in tables.values() if len(df)]
+    return min(mins) if mins else None
+
+
+def convert(cfg: Config, log=print) -> Summary:
+    if len(cfg.inputs) > 1 and not cfg.merge:
+        raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
+    needed = tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
+    sqlite_paths = [resolve_input(Path(p), cfg.cache_dir, cfg.force_sqlite, needed)
+                    for p in _progress(cfg.inputs, "export", cfg)]
+    reports = [Report(sp, i, source=str(src)) for i, (sp, src) in enumerate(zip(sqlite_paths, cfg.inputs))]
+    out = Translation()
+    tables = [_read_report(r, cfg, out) for r in _progress(reports, "read", cfg)]
+    identities = [identify(r) for r in reports]
+    if not any(len(df) for tabs in tables for df in tabs.values()):
+        raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
+                        "categories)", ", ".join(str(p) for p in cfg.inputs))
+    model = build_model(tables, identities, force=cfg.force, sources=[r.source for r in reports])
+    alignment = session_alignment(reports)
+    offsets = list(alignment.offsets)
+    origin_epoch = min((r.session_start_ns or 0) + off for r, off in zip(reports, offsets)) if reports else 0
+
+    if cfg.filter_nvtx:
+        lo, hi = _nvtx_window(cfg.filter_nvtx, tables, offsets)
+        for tabs, off in zip(tables, offsets):
+            _clip(tabs, lo - off, hi - off, out)
+        offsets = [off - lo for off in offsets]
+    mins = [m + off for tabs, off in zip(tables, offsets) if (m := _min_time(tabs)) is not None]
+    if mins and min(mins) < 0:
+        shift = -min(mins)
+        offsets = [off + shift for off in offsets]
+        alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+
+    domains = sorted({d for tabs in tables for d in (tabs["nvtx"]["domain"].unique()
+                                                       if "nvtx" in tabs else ())})
+    nvtx_index = {d: i for i, d in enumerate(domains)}
+    for r, tabs in enumerate(_progress(tables, "translate", cfg)):
+        translate_report(Context(r, offsets[r], model, cfg.categories, nvtx_index, tabs), out)
+
+    end_ns = trace_end(out)
+    states = paint(out, model, end_ns)
+    types = dict(R.BY_ID)
+    for d, i in nvtx_index.items():
+        types.update({t.id: t for t in R.nvtx_types(i, d).values()})
+    stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
+
+    summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
+    summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
+    summary_path.write_text(summary.to_json(), encoding="utf-8")
+    summary.outputs.append(str(summary_path))
+    for r in reports:
+        r.close()
+    return summary
+
+
+def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -> Summary:
+    cats = {}
+    for kind, c in out.counts.items():
+        cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
+                      "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
+    untranslated = []
+    for category, tabs in UNTRANSLATED_TABLES.items():
+        for r in reports:
+            for t in tabs:
+                n = r.count(t)
+                if n:
+                    why = ("category not requested with -t" if not cfg.wants(category)
+                           else "not translated by this version of nsys2prv")
+                    untranslated.append({"report": r.source, "table": t, "rows": n, "reason": why})
+    return Summary(
+        outputs=[str(p) for p in stats.files],
+        reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
+                  "host": r.hostname, "offset_ns": off} for r, off in zip(reports, offsets)],
+        ranks=len(model.tasks), nodes=list(model.nodes),
+        threads=sum(t.kind == "cpu" for t in model.threads),
+        streams=sum(t.kind == "gpu" for t in model.threads),
+        records={"states": stats.states, "events": stats.events, "communications": stats.comms,
+                 "end_ns": stats.end_ns},
+        categories=cats, untranslated=untranslated,
+        alignment={"method": alignment.method, "notes": alignment.notes},
+        notes=[f"tasks: " + ", ".join(f"{t.label}={Path(reports[t.report].source).name}"
+                                      + (f" (rank from {t.rank_source})" if t.rank_source else "")
+                                      for t in model.tasks)])
+
+
+__all__ = ["convert", "Summary", "CATEGORIES"]

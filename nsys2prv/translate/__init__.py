@@ -1,0 +1,81 @@
+"""Normalised tables -> Paraver record batches.  The table below is the whole dispatch:
+one translator per normalised table kind, plus the cross-table launch links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.intervals import paint_states
+from nsys2prv.model.resources import Model
+from nsys2prv.paraver import registry as R
+from nsys2prv.translate import cuda, host
+from nsys2prv.translate.context import Context
+from nsys2prv.translate.records import StateIntervals, Translation
+
+
+@dataclass(frozen=True)
+class Translator:
+    kind: str                                                   # normalised table it reads
+    fn: Callable[[pd.DataFrame, Context, Translation], int]     # returns rows translated
+
+
+TRANSLATORS: tuple[Translator, ...] = (
+    Translator("cuda_api", cuda.cuda_api),
+    Translator("kernels", cuda.kernels),
+    Translator("memcpy", cuda.memcpy),
+    Translator("memset", cuda.memset),
+    Translator("nvtx", host.nvtx),
+    Translator("nccl_ranges", host.nccl_ranges),
+    Translator("mpi", host.mpi),
+    Translator("osrt", host.osrt),
+)
+
+
+def translate_report(ctx: Context, out: Translation) -> None:
+    def run(kind: str, fn) -> None:
+        n_events, n_comms = len(out.events), len(out.comms)
+        count = out.count(kind)
+        count.translated_rows += fn()
+        count.records += sum(len(b) for b in out.events[n_events:]) + sum(len(c) for c in out.comms[n_comms:])
+
+    for tr in TRANSLATORS:
+        df = ctx.tables.get(tr.kind)
+        if df is not None:
+            run(tr.kind, lambda: tr.fn(df, ctx, out))
+    run("launch_links", lambda: cuda.launch_links(ctx, out))
+
+
+def trace_end(out: Translation) -> int:
+    ends = [int(b.time.max()) for b in out.events if len(b)]
+    ends += [int(s.end.max()) for s in out.states if len(s.end)]
+    ends += [int(max(c.log_recv.max(), c.phys_recv.max(), c.phys_send.max())) for c in out.comms if len(c)]
+    return max(ends, default=0)
+
+
+def paint(out: Translation, model: Model, t_end: int) -> StateIntervals:
+    """The final gap-free state timeline of every thread.
+
+    CPU threads: Running between their first and last event, Not created outside,
+    Synchronization / MPI states inside those calls.  GPU streams: Idle, Running
+    during kernels, Memory transfer during copies and memsets.
+    """
+    n_threads = len(model.threads)
+    is_cpu = np.array([t.kind == "cpu" for t in model.threads], bool)
+    first = np.full(n_threads, np.iinfo(np.int64).max, np.int64)
+    last = np.full(n_threads, -1, np.int64)
+    for b in out.events:
+        if len(b):
+            np.minimum.at(first, b.thread, b.time)
+            np.maximum.at(last, b.thread, b.time)
+    span = np.flatnonzero(is_cpu & (last >= 0))
+    parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),
+                            np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)), *out.states]
+    cat = lambda f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)  # noqa: E731
+    default = np.where(is_cpu, R.NOT_CREATED, R.IDLE).astype(np.int64)
+    lane, begin, end, state = paint_states(cat("thread"), cat("start"), cat("end"), cat("state"), cat("prio"),
+                                           default, t_end)
+    return StateIntervals(lane, begin, end, state, np.zeros(len(lane), np.int64))

@@ -1,0 +1,38 @@
+"""What a translator gets: the report's place in the trace and where its rows go."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.model.resources import Model
+from nsys2prv.translate.records import CategoryCount
+
+
+@dataclass
+class Context:
+    report: int                      # report index
+    offset: int                      # ns added to the report's timestamps
+    model: Model
+    categories: frozenset[str]
+    nvtx_domains: dict[str, int]     # NVTX domain name -> index (global, sorted)
+    tables: dict[str, pd.DataFrame]  # all normalised tables of this report
+
+    def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
+        """Rows whose thread is in the model, and their global thread ids."""
+        threads = self.model.cpu_threads(self.report, df["tid"].to_numpy(np.int64))
+        keep = threads >= 0
+        count.drop("on an Nsight Systems internal thread ([NSys*])", int((~keep).sum()))
+        return df[keep], threads[keep]
+
+    def on_gpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
+        threads = self.model.gpu_threads(self.report, df["gpid"].to_numpy(np.int64),
+                                         df["device"].to_numpy(np.int64), df["stream"].to_numpy(np.int64))
+        keep = threads >= 0
+        count.drop("stream not in the resource model", int((~keep).sum()))
+        return df[keep], threads[keep]
+
+    def times(self, col: pd.Series) -> np.ndarray:
+        return col.to_numpy(np.int64) + self.offset

@@ -1,0 +1,105 @@
+"""What translation produces: columnar batches of Paraver records, before formatting.
+
+- ``EventBatch``: n event records on global threads, each with the same number of
+  (type, value) pairs; a value column holding names (object dtype) is a dynamic
+  type whose ids the writer assigns.
+- ``StateIntervals``: prioritised intervals that the writer paints into a
+  gap-free state timeline per thread.
+- ``CommBatch``: communication records between two global threads.
+
+At equal times records are written states, then events, then communications;
+among events, ``order`` decides (lower first): ends before starts, inner ends
+before outer ends, outer starts before inner starts, punctual events last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ORDER_SPAN = 1 << 20
+
+
+def end_order(depth: np.ndarray | int) -> np.ndarray:
+    return ORDER_SPAN - 1 - np.asarray(depth, np.int64)
+
+
+def start_order(depth: np.ndarray | int) -> np.ndarray:
+    return ORDER_SPAN + np.asarray(depth, np.int64)
+
+
+PUNCTUAL_ORDER = 2 * ORDER_SPAN + ORDER_SPAN // 2
+
+
+@dataclass
+class EventBatch:
+    time: np.ndarray                   # int64 trace time
+    thread: np.ndarray                 # int64 global thread index
+    order: np.ndarray                  # int64 tie-break at equal times
+    pairs: list[tuple[object, np.ndarray]]  # (type id: int or int64 array, values: int64 or object names)
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+
+@dataclass
+class StateIntervals:
+    thread: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    state: np.ndarray
+    prio: np.ndarray
+
+
+@dataclass
+class CommBatch:
+    send_thread: np.ndarray
+    recv_thread: np.ndarray
+    log_send: np.ndarray
+    phys_send: np.ndarray
+    log_recv: np.ndarray
+    phys_recv: np.ndarray
+    size: np.ndarray
+    tag: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.send_thread)
+
+
+@dataclass
+class CategoryCount:
+    source_rows: int = 0
+    records: int = 0                    # Paraver records written from these rows
+    translated_rows: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+
+    def drop(self, reason: str, n: int) -> None:
+        if n:
+            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
+
+
+@dataclass
+class Translation:
+    """Everything translated from the reports, ready for the writer."""
+
+    events: list[EventBatch] = field(default_factory=list)
+    states: list[StateIntervals] = field(default_factory=list)
+    comms: list[CommBatch] = field(default_factory=list)
+    counts: dict[str, CategoryCount] = field(default_factory=dict)
+
+    def count(self, kind: str) -> CategoryCount:
+        return self.counts.setdefault(kind, CategoryCount())
+
+
+def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
+                    start_pairs: list[tuple[object, np.ndarray]], depth: np.ndarray | int = 0,
+                    end_pairs: list[tuple[object, np.ndarray]] | None = None) -> list[EventBatch]:
+    """A begin record (the given pairs) and an end record (same types, value 0) per interval."""
+    n = len(start)
+    if end_pairs is None:
+        end_pairs = [(t, np.zeros(n, np.int64)) for t, _ in start_pairs]
+    depth = np.broadcast_to(np.asarray(depth, np.int64), (n,))
+    return [EventBatch(start, thread, start_order(depth), start_pairs),
+            EventBatch(end, thread, end_order(depth), end_pairs)]

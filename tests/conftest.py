@@ -1,0 +1,46 @@
+"""Shared test helpers: paths to real data, running the CLI in-process, trace checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nsys2prv.cli import main
+from paraver_validator import load_trace, validate_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+CLOVERLEAF = SHARED / "cloverleaf-cuda-nsys2024.5.sqlite"
+MPI4 = ROOT / "tests" / "data" / "mpi4"
+
+
+def need(path: Path) -> Path:
+    """Real data the suite depends on: skipped on a bare checkout, a failure in CI."""
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"test data missing in CI: {path}")
+        pytest.skip(f"test data not available: {path}")
+    return path
+
+
+def convert(args: list, expect_ok: bool = True):
+    """Run `nsys2prv ARGS` in-process; returns (exit code, output text)."""
+    res = CliRunner().invoke(main, ["-q", *[str(a) for a in args]], catch_exceptions=False)
+    if expect_ok and res.exit_code != 0:
+        raise AssertionError(f"nsys2prv {args} failed ({res.exit_code}): {res.output}")
+    return res.exit_code, res.output
+
+
+def convert_valid(args: list, out: Path):
+    """Convert, validate strictly, and return (trace, summary dict)."""
+    convert([*args, out])
+    trace = validate_trace(str(out))
+    summary = json.loads(Path(f"{out}.summary.json").read_text())
+    return trace, summary
+
+
+__all__ = ["CLOVERLEAF", "MPI4", "ROOT", "convert", "convert_valid", "load_trace", "need", "validate_trace"]

@@ -1,0 +1,117 @@
+"""Conservation on the real CloverLeaf export (schema 3.13.2, nsys 2024.5): every kernel,
+API call and memcpy of the source is in the trace, per name, with its exact duration."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from conftest import CLOVERLEAF, convert_valid, need
+from nsys2prv.nsys.schema import strip_version_suffix
+from nsys2prv.paraver import registry as R
+from trace_tools import begins, intervals
+
+
+@pytest.fixture(scope="module")
+def clover(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clover") / "clover"
+    trace, summary = convert_valid([need(CLOVERLEAF)], out)
+    return trace, summary
+
+
+def source(sql: str) -> pd.DataFrame:
+    with sqlite3.connect(f"file:{CLOVERLEAF}?mode=ro", uri=True) as con:
+        return pd.read_sql_query(sql, con)
+
+
+def test_kernels_conserved_per_name_with_exact_total_time(clover):
+    trace, _ = clover
+    src = source("SELECT s.value AS name, count(*) AS n, sum(k.end - k.start) AS total "
+                 "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY 1")
+    iv = intervals(trace, R.CUDA_KERNEL.id)
+    got = iv.assign(dur=iv["end"] - iv["start"]).groupby("label").agg(n=("dur", "size"), total=("dur", "sum"))
+    src = src.set_index("name").sort_index()
+    assert got.loc[src.index, "n"].tolist() == src["n"].tolist()
+    assert got.loc[src.index, "total"].tolist() == src["total"].tolist()
+    assert len(got) == len(src) and int(src["n"].sum()) == 1312
+
+
+def test_cuda_api_calls_conserved_per_name(clover):
+    trace, _ = clover
+    src = source("SELECT s.value AS name, count(*) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                 "JOIN StringIds s ON s.id = r.nameId GROUP BY 1")
+    src["name"] = src["name"].map(strip_version_suffix)
+    expected = src.groupby("name")["n"].sum().sort_index()
+    got = begins(trace, R.CUDA_API.id)
+    assert got.to_dict() == expected.to_dict()
+    assert got.sum() == 3048
+
+
+def test_memcpy_conserved_per_kind_with_bytes(clover):
+    trace, _ = clover
+    src = source("SELECT copyKind, count(*) AS n, sum(bytes) AS b, sum(end-start) AS t "
+                 "FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1")
+    iv = intervals(trace, R.MEMOP.id)
+    for kind, n, nbytes, total in src.itertuples(index=False):
+        label = R.MEMCPY_KIND_LABELS[kind]
+        sel = iv[iv["label"] == label]
+        assert len(sel) == n
+        assert int((sel["end"] - sel["start"]).sum()) == total
+    sizes = trace.events[(trace.events["type"] == R.MEMOP_SIZE.id)]
+    assert int(sizes["value"].sum()) == int(src["b"].sum())
+
+
+def test_resource_model_and_times(clover):
+    trace, summary = clover
+    h = trace.header
+    assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, 2)
+    assert trace.row["NODE"] == ["nid008553"]
+    assert trace.row["THREAD"] == ["Rank 0 cuda-cloverleaf (1701896)", "Rank 0 CUDA-D0.S7"]
+    # A single report keeps the session-relative times Nsight Systems shows.
+    first = source("SELECT min(start) AS s FROM CUPTI_ACTIVITY_KIND_KERNEL")["s"][0]
+    assert intervals(trace, R.CUDA_KERNEL.id)["start"].min() == first
+    assert summary["records"]["end_ns"] == h.end_time
+
+
+def test_stream_states_follow_kernels_and_copies(clover):
+    trace, _ = clover
+    st = trace.states[trace.states["thread"] == 2]
+    running = int((st[st["state"] == R.RUNNING]["end"] - st[st["state"] == R.RUNNING]["begin"]).sum())
+    transfer = int((st[st["state"] == R.MEMORY_TRANSFER]["end"] - st[st["state"] == R.MEMORY_TRANSFER]["begin"]).sum())
+    k = source("SELECT sum(end-start) AS t FROM CUPTI_ACTIVITY_KIND_KERNEL")["t"][0]
+    m = source("SELECT sum(end-start) AS t FROM CUPTI_ACTIVITY_KIND_MEMCPY")["t"][0]
+    assert running == k and transfer == m
+    assert set(st["state"]) == {R.IDLE, R.RUNNING, R.MEMORY_TRANSFER}
+    # the states cover the whole trace without gaps
+    assert st["begin"].iloc[0] == 0 and st["end"].iloc[-1] == trace.header.end_time
+    assert (st["begin"].to_numpy()[1:] == st["end"].to_numpy()[:-1]).all()
+
+
+def test_sync_state_on_host_equals_synchronize_calls(clover):
+    trace, _ = clover
+    st = trace.states[(trace.states["thread"] == 1) & (trace.states["state"] == R.SYNCHRONIZATION)]
+    src = source("SELECT sum(r.end - r.start) AS t FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                 "ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%'")["t"][0]
+    assert int((st["end"] - st["begin"]).sum()) == src
+
+
+def test_launch_communications(clover):
+    trace, summary = clover
+    c = trace.comms
+    assert (c["tag"] == R.TAG_KERNEL_LAUNCH).sum() == 1312
+    copies = c[c["tag"] == R.TAG_MEMORY_OP]
+    assert len(copies) == 279
+    assert int(copies["size"].sum()) == int(source("SELECT sum(bytes) AS b FROM CUPTI_ACTIVITY_KIND_MEMCPY")["b"][0])
+    assert (c["phys_recv"] >= c["phys_send"]).all()
+    assert summary["categories"]["launch_links"]["translated_rows"] == 1591
+
+
+def test_summary_reports_untranslated_tables(clover):
+    _, summary = clover
+    tables = {u["table"]: u["rows"] for u in summary["untranslated"]}
+    assert tables == {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312}
+    cats = summary["categories"]
+    assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == 1312
+    assert cats["cuda_api"]["event_records"] == 2 * 3048

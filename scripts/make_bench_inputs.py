@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Build N-rank benchmark inputs from one real export by replicating its activity.
+
+Each rank is a copy of SOURCE in which:
+- the CUDA activity (API calls, kernels, memcpy, memset, OS runtime) is repeated
+  REPEAT times back to back (times shifted by the activity span, correlation ids
+  made unique);
+- pids/tids are made distinct per rank (pid + 1000 * rank);
+- ranks are grouped 4 per host (Hostname = benchnodeK);
+- the rank is written to the captured environment (PMI_RANK, SLURM_PROCID,
+  OMPI_COMM_WORLD_RANK);
+- the session start is moved by a small per-rank clock offset (rank * 137 us).
+
+Usage: make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 8 --repeat 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+from pathlib import Path
+
+TIME_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+               "CUPTI_ACTIVITY_KIND_MEMSET", "OSRT_API", "NVTX_EVENTS")
+ID_COLUMNS = ("globalTid", "globalPid", "endGlobalTid")
+RANK_VARS = ("PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
+
+
+def columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f'PRAGMA table_info("{table}")')]
+
+
+def tables(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def make_rank(source: Path, out: Path, rank: int, repeat: int, ranks_per_host: int = 4) -> None:
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    out.unlink(missing_ok=True)
+    con = sqlite3.connect(out)
+    src.backup(con)
+    src.close()
+    have = tables(con)
+    present = [t for t in TIME_TABLES if t in have]
+    bounds = [con.execute(f'SELECT min(start), max(coalesce("end", start)) FROM "{t}"').fetchone() for t in present]
+    lo = min(b[0] for b in bounds if b[0] is not None)
+    hi = max(b[1] for b in bounds if b[1] is not None)
+    span = int(hi - lo) + 1000
+    max_corr = 0
+    for t in present:
+        if "correlationId" in columns(con, t):
+            max_corr = max(max_corr, con.execute(f'SELECT coalesce(max(correlationId), 0) FROM "{t}"').fetchone()[0])
+    for t in present:
+        cols = columns(con, t)
+        base_rows = con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+        for k in range(1, repeat):
+            exprs = []
+            for c in cols:
+                if c in ("start", "end"):
+                    exprs.append(f'"{c}" + {k * span}')
+                elif c == "correlationId":
+                    exprs.append(f'"{c}" + {k * (max_corr + 1)}')
+                elif c == "eventType" and t == "NVTX_EVENTS":
+                    exprs.append(c)
+                else:
+                    exprs.append(f'"{c}"')
+            where = " WHERE eventType IN (59, 60, 34)" if t == "NVTX_EVENTS" else ""
+            con.execute(f'INSERT INTO "{t}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
+                        f'SELECT {", ".join(exprs)} FROM "{t}" WHERE rowid <= {base_rows}'
+                        + (where.replace(" WHERE", " AND") if where else ""))
+    # distinct pids/tids per rank
+    shift = (1000 * rank) << 24
+    for t in tables(con):
+        for c in ID_COLUMNS:
+            if c in columns(con, t):
+                con.execute(f'UPDATE "{t}" SET "{c}" = "{c}" + {shift} WHERE "{c}" IS NOT NULL AND "{c}" != 0')
+    if "PROCESSES" in have:
+        con.execute(f"UPDATE PROCESSES SET pid = pid + {1000 * rank}")
+    if "TARGET_INFO_SYSTEM_ENV" in have:
+        con.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'Hostname'",
+                    (f"benchnode{rank // ranks_per_host}",))
+    if "META_DATA_CAPTURE" in have:
+        for var in RANK_VARS:
+            con.execute("UPDATE META_DATA_CAPTURE SET value = ? WHERE value LIKE ?", (f'{var}="{rank}"', f"{var}=%"))
+    if "TARGET_INFO_SESSION_START_TIME" in have:
+        con.execute(f"UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + {rank * 137_000}")
+    con.commit()
+    con.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("source", type=Path)
+    ap.add_argument("outdir", type=Path)
+    ap.add_argument("--ranks", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=10)
+    args = ap.parse_args()
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    for r in range(args.ranks):
+        make_rank(args.source, args.outdir / f"rank{r}.sqlite", r, args.repeat)
+        print(f"wrote {args.outdir / f'rank{r}.sqlite'}")
+
+
+if __name__ == "__main__":
+    main()

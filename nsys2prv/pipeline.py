@@ -14,6 +14,7 @@ from nsys2prv.config import CATEGORIES, Config
 from nsys2prv.errors import UserError
 from nsys2prv.model.align import session_alignment
 from nsys2prv.model.resources import build_model
+from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import identify
 from nsys2prv.nsys.readers import READERS
@@ -178,7 +179,8 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
     return Summary(
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
-                  "host": r.hostname, "offset_ns": off} for r, off in zip(reports, offsets)],
+                  "host": r.hostname, "offset_ns": off, "capture_warnings": capture_warnings(r)}
+                 for r, off in zip(reports, offsets)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
         streams=sum(t.kind == "gpu" for t in model.threads),
@@ -186,9 +188,14 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
                  "end_ns": stats.end_ns},
         categories=cats, untranslated=untranslated,
         alignment={"method": alignment.method, "notes": alignment.notes},
-        notes=[f"tasks: " + ", ".join(f"{t.label}={Path(reports[t.report].source).name}"
-                                      + (f" (rank from {t.rank_source})" if t.rank_source else "")
-                                      for t in model.tasks)])
+        notes=[_task_note(model, reports)])
+
+
+def _task_note(model, reports, shown: int = 8) -> str:
+    items = [f"{t.label}={Path(reports[t.report].source).name}"
+             + (f" (rank from {t.rank_source})" if t.rank_source else "") for t in model.tasks]
+    more = f", ... ({len(items) - shown} more)" if len(items) > shown else ""
+    return "tasks: " + ", ".join(items[:shown]) + more
 
 
 __all__ = ["convert", "Summary", "CATEGORIES"]

@@ -19,6 +19,9 @@ def print_summary(s: Summary, seconds: float) -> None:
         click.echo(f"  {kind:<14} {c['source_rows']:>12} {c['translated_rows']:>11} {c['event_records']:>9}  {extra}")
     for u in s.untranslated:
         click.echo(f"  not translated: {u['rows']} rows of {u['table']} in {u['report']} ({u['reason']})")
+    for r in s.reports:
+        for w in r["capture_warnings"]:
+            click.echo(f"  {r['path']}: {w}")
     for note in s.alignment["notes"] + s.notes:
         click.echo(f"  note: {note}")
     click.echo("  wrote: " + ", ".join(s.outputs))

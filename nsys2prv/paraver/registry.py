@@ -58,8 +58,8 @@ KERNEL_PARAMS = {  # normalised kernel column -> type
     "dynamic_smem": EventType(9108, "Kernel dynamic shared memory (bytes)"),
     "local_mem": EventType(9109, "Kernel local memory per thread (bytes)"),
     "registers": EventType(9110, "Kernel registers per thread"),
-    "graph_node": EventType(63000102, "CUDA graph node id"),
 }
+GRAPH_NODE = EventType(63000102, "CUDA graph node id")
 # ENUM_CUDA_MEMCPY_OPER ids map to themselves, except 0 (Unknown), which would read as "End".
 MEMCPY_KIND_LABELS = {1: "Memcpy HtoD", 2: "Memcpy DtoH", 3: "Memcpy HtoA", 4: "Memcpy AtoH", 5: "Memcpy AtoA",
                       6: "Memcpy AtoD", 7: "Memcpy DtoA", 8: "Memcpy DtoD", 9: "Memcpy HtoH", 10: "Memcpy PtoP",
@@ -97,7 +97,7 @@ COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
              TAG_MEMORY_OP: "CUDA memcpy/memset call -> memory operation"}
 
 FIXED_TYPES: tuple[EventType, ...] = (
-    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
+    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, CORRELATION, *KERNEL_PARAMS.values(), GRAPH_NODE,
     NCCL_RANGE, OSRT, *MPI_TYPES.values(), MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
 )
 BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}

@@ -40,7 +40,10 @@ def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
              (R.CUDA_KERNEL_FULL.id, df["demangled"].to_numpy(object)),
              (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))]
     pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()]
-    out.events += interval_events(start, end, threads, pairs)
+    graph = df["graph_node"].to_numpy(np.int64) > 0   # the graph node id only where there is one
+    for sel, extra in ((~graph, []), (graph, [(R.GRAPH_NODE.id, df["graph_node"].to_numpy(np.int64))])):
+        if sel.any():
+            out.events += interval_events(start[sel], end[sel], threads[sel], [(t, v[sel]) for t, v in pairs + extra])
     out.states.append(_states(threads, start, end, R.RUNNING))
     return len(df)
 

@@ -98,7 +98,9 @@ def _nvtx_window(name: str, tables: list[dict], offsets: list[int]) -> tuple[int
 
 def _clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
     for kind, df in tables.items():
-        inside = ((df["end"] >= lo) & (df["start"] <= hi)).to_numpy()
+        start, end = df["start"], df["end"]
+        point = start == end   # marks: inside when within the window; intervals: when they overlap it
+        inside = ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
         out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
         df = df[inside].copy()
         df["start"] = df["start"].clip(lower=lo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.
         for reason, n in res.dropped.items():
             count.drop(reason, n)
         for reason, n in res.notes.items():
-            count.notes[reason] = count.notes.get(reason, 0) + n
+            count.note(reason, n)
         tables[reader.kind] = res.table
     return tables
 
@@ -113,9 +114,21 @@ def _min_time(tables: dict[str, pd.DataFrame]) -> int | None:
     return min(mins) if mins else None
 
 
+def _check_output(base: Path) -> None:
+    """Fail before any work when OUT cannot be written (the trace itself is written atomically)."""
+    try:
+        base.parent.mkdir(parents=True, exist_ok=True)
+        probe = base.with_name(f".{base.name}.probe{os.getpid()}")
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot write the output there ({exc.strerror})", str(base.parent)) from None
+
+
 def convert(cfg: Config, log=print) -> Summary:
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
+    _check_output(cfg.output)
     needed = tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
     sqlite_paths = [resolve_input(Path(p), cfg.cache_dir, cfg.force_sqlite, needed)
                     for p in _progress(cfg.inputs, "export", cfg)]
@@ -153,7 +166,10 @@ def convert(cfg: Config, log=print) -> Summary:
     types = dict(R.BY_ID)
     for d, i in nvtx_index.items():
         types.update({t.id: t for t in R.nvtx_types(i, d).values()})
-    stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
+    try:
+        stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
+    except OSError as exc:
+        raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
 
     summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")

@@ -59,7 +59,7 @@ class Report:
         if table not in self.tables:
             return []
         if table not in self._columns:
-            rows = self._conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+            rows = self._rows(f'PRAGMA table_info("{table}")')
             self._columns[table] = [r[1] for r in rows]
         return self._columns[table]
 
@@ -71,7 +71,7 @@ class Report:
         if table not in self.tables:
             return 0
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
-        return int(self._conn.execute(sql).fetchone()[0])
+        return int(self._rows(sql)[0][0])
 
     def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "") -> str:
         """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``)."""
@@ -79,6 +79,12 @@ class Report:
         return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
 
     # -- queries ---------------------------------------------------------
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"cannot read the export ({exc})", self.source) from None
+
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
         try:
             cur = self._conn.execute(sql, params)
@@ -96,7 +102,7 @@ class Report:
     def meta(self) -> dict[str, str]:
         for t in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
             if self.has(t, "name", "value"):
-                rows = self._conn.execute(f'SELECT name, value FROM "{t}"').fetchall()
+                rows = self._rows(f'SELECT name, value FROM "{t}"')
                 return {str(k): str(v) for k, v in rows}
         return {}
 
@@ -114,8 +120,7 @@ class Report:
         env: dict[str, str] = {}
         if not self.has("META_DATA_CAPTURE", "name", "value"):
             return env
-        rows = self._conn.execute(
-            "SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'").fetchall()
+        rows = self._rows("SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'")
         for (v,) in rows:
             if isinstance(v, str) and "=" in v:
                 k, _, val = v.partition("=")
@@ -125,9 +130,12 @@ class Report:
     @cached_property
     def session_start_ns(self) -> int | None:
         if self.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
-            row = self._conn.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
-            if row and row[0] is not None:
-                return int(row[0])
+            rows = self._rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")
+            if rows and rows[0][0] is not None:
+                try:
+                    return int(float(rows[0][0])) if not isinstance(rows[0][0], int) else rows[0][0]
+                except ValueError:
+                    return None
         return None
 
     @property
@@ -144,10 +152,9 @@ class Report:
     @cached_property
     def hostname(self) -> str:
         if self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
-            row = self._conn.execute(
-                "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1").fetchone()
-            if row and row[0]:
-                return str(row[0])
+            rows = self._rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1")
+            if rows and rows[0][0]:
+                return str(rows[0][0])
         return "unknown-host"
 
     @cached_property
@@ -206,10 +213,15 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.text_factory = _decode_text   # names with invalid UTF-8 must not abort the read
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
     return conn
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
 
 
 def _uri_path(path: Path) -> str:

@@ -81,14 +81,22 @@ def launch_links(ctx: Context, out: Translation) -> int:
     count = out.count("launch_links")
     calls = pd.DataFrame({"key": process_key(api["tid"].to_numpy(np.int64)), "corr": api["corr"].to_numpy(np.int64),
                           "cstart": api["start"].to_numpy(np.int64), "tid": api["tid"].to_numpy(np.int64)})
-    calls = calls[calls["corr"] >= 0].drop_duplicates(["key", "corr"])
+    calls = calls[calls["corr"] >= 0]
+    dup = calls.duplicated(["key", "corr"]).to_numpy()
+    count.note("API calls sharing a correlation id (the first is linked)", int(dup.sum()))
+    calls = calls[~dup]
     n = 0
     for kind, tag, sized in LINKS:
         act = ctx.tables.get(kind)
         if act is None or act.empty:
             continue
-        m = act.merge(calls, left_on=["gpid", "corr"], right_on=["key", "corr"], how="inner")
+        m = act.merge(calls, left_on=["gpid", "corr"], right_on=["key", "corr"], how="left")
         count.source_rows += len(m)
+        found = m["cstart"].notna().to_numpy()
+        count.drop("no API call with its correlation id (call not traced or not requested)", int((~found).sum()))
+        m = m[found]
+        m["tid"] = m["tid"].astype(np.int64)
+        m["cstart"] = m["cstart"].astype(np.int64)
         send = ctx.model.cpu_threads(ctx.report, m["tid"].to_numpy(np.int64))
         recv = ctx.model.gpu_threads(ctx.report, m["gpid"].to_numpy(np.int64), m["device"].to_numpy(np.int64),
                                      m["stream"].to_numpy(np.int64))

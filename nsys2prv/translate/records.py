@@ -79,6 +79,10 @@ class CategoryCount:
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
 
+    def note(self, reason: str, n: int) -> None:
+        if n:
+            self.notes[reason] = self.notes.get(reason, 0) + int(n)
+
 
 @dataclass
 class Translation:

@@ -48,7 +48,7 @@ def _read_tables(report: Report) -> ReadResult | None:
         df[c] = int64(df[c] if c in df else np.full(len(df), np.nan), fill=_DEFAULTS[c])
     # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).
     dup = df.duplicated(["tid", "start", "end", "name"], keep="first").to_numpy()
-    res.note("duplicate rows of one call (per-request Wait/Test, split Sendrecv) merged", int(dup.sum()))
+    res.drop("repeated row of one call (per-request Wait/Test, split Sendrecv): merged", int(dup.sum()))
     df = df[~dup]
     df["source"] = "tables"
     res.table = df[COLUMNS].reset_index(drop=True)

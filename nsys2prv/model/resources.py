@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.errors import UserError
-from nsys2prv.nsys.identity import INTERNAL_THREAD, Identity
+from nsys2prv.nsys.identity import INTERNAL_THREAD, RANK_THREAD_NAME, Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 
 CPU_KINDS = ("cuda_api", "nvtx", "nccl_ranges", "mpi", "osrt")   # tables with a globalTid column `tid`
@@ -149,6 +149,8 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
         for t in tids:
             tname = ident.thread_names.get(t) or ("main" if t == task.pid else "thread")
+            if RANK_THREAD_NAME.match(tname):   # nsys names the MPI main thread "MPI Rank N"
+                tname = "main"
             task.threads.append(len(threads))
             cpu_index.setdefault(task.report, ([], []))
             cpu_index[task.report][0].append(t)

@@ -18,7 +18,7 @@ from nsys2prv.nsys.schema import Report
 
 RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")
-_RANK_NAME = re.compile(r"^MPI Rank (\d+)$")
+RANK_THREAD_NAME = re.compile(r"^MPI Rank (\d+)$")
 INTERNAL_THREAD = re.compile(r"^\[NSys")
 
 
@@ -50,7 +50,7 @@ def identify(report: Report) -> Identity:
     if nv is not None:
         for gtid, name in nv["thread_names"].items():
             names[int(tid_of(gtid))] = name
-            m = _RANK_NAME.match(name)
+            m = RANK_THREAD_NAME.match(name)
             if m:
                 pid = int(pid_of(gtid))
                 ident.ranks.setdefault(pid, int(m.group(1)))

@@ -46,7 +46,8 @@ def translate_report(ctx: Context, out: Translation) -> None:
         df = ctx.tables.get(tr.kind)
         if df is not None:
             run(tr.kind, lambda: tr.fn(df, ctx, out))
-    run("launch_links", lambda: cuda.launch_links(ctx, out))
+    if "cuda_api" in ctx.tables and any(k in ctx.tables for k in ("kernels", "memcpy", "memset")):
+        run("launch_links", lambda: cuda.launch_links(ctx, out))
 
 
 def trace_end(out: Translation) -> int:

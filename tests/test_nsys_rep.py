@@ -1,0 +1,69 @@
+"""End to end from .nsys-rep: profile the fixture MPI+NVTX app with the installed Nsight Systems on
+2 ranks, convert the reports (nsys export runs inside nsys2prv), and check the trace against the
+export nsys2prv made.  Runs where nsys, mpicc and mpirun exist (CI installs them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import ROOT, convert_valid
+from nsys2prv.paraver import registry as R
+from trace_tools import begins
+
+TOOLS = ("nsys", "mpicc", "mpirun")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install {missing} (scripts/install_nsys.sh)")
+        pytest.skip(f"not installed: {missing}")
+    d = tmp_path_factory.mktemp("nsysrep")
+    subprocess.run(["bash", str(ROOT / "scripts" / "profile_app.sh"), str(d), "2"], check=True,
+                   capture_output=True, timeout=600)
+    return [d / "rank0.nsys-rep", d / "rank1.nsys-rep"]
+
+
+def test_nsys_rep_end_to_end(reports, tmp_path):
+    cache = tmp_path / "cache"
+    before = [r.read_bytes() for r in reports]
+    trace, summary = convert_valid(["-t", "mpi,nvtx,osrt", "--cache-dir", cache, "-m", *reports], tmp_path / "t")
+    assert [r.read_bytes() for r in reports] == before            # reports untouched
+    exports = sorted(cache.glob("*.sqlite"))
+    assert len(exports) == 2 and not list(reports[0].parent.glob("*.sqlite"))
+    assert trace.header.n_tasks == 2 and trace.row["TASK"][0].startswith("Rank 0 ")
+    # MPI calls per name in the trace == MPI-domain NVTX ranges in the exports
+    expected = {}
+    for db in exports:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+            dom = con.execute("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI'").fetchone()[0]
+            for name, n in con.execute(
+                    "SELECT s.value, count(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId "
+                    "WHERE e.eventType = 59 AND e.domainId = ? GROUP BY 1", (dom,)):
+                expected[name] = expected.get(name, 0) + n
+    got = {}
+    for t in R.MPI_TYPES:
+        if t in trace.pcf.types:
+            for label, n in begins(trace, t).items():
+                got[label] = got.get(label, 0) + int(n)
+    assert got == expected and expected["MPI_Allreduce"] == 2 * 4
+    assert summary["categories"]["mpi"]["translated_rows"] == sum(expected.values())
+
+
+def test_export_cache_is_reused_and_forced(reports, tmp_path):
+    cache = tmp_path / "cache"
+    convert_valid(["-t", "mpi", "--cache-dir", cache, reports[0]], tmp_path / "a")
+    (export,) = cache.glob("*.sqlite")
+    stamp = export.stat().st_mtime_ns
+    convert_valid(["-t", "mpi", "--cache-dir", cache, reports[0]], tmp_path / "b")
+    assert export.stat().st_mtime_ns == stamp                       # reused
+    convert_valid(["-t", "mpi", "--cache-dir", cache, "--force-sqlite", reports[0]], tmp_path / "c")
+    assert export.stat().st_mtime_ns > stamp                        # re-exported
+    assert (tmp_path / "a.prv").read_bytes() == (tmp_path / "c.prv").read_bytes()

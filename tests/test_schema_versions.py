@@ -259,12 +259,11 @@ def test_valid_trace_and_header(traces, schema):
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_row_thread_names(traces, schema):
-    """The [NSys] thread is hidden.  Shape difference: 2022.x exports name the rank's thread
-    "MPI Rank N" (NVTX thread-name event + ThreadNames); newer ones have MPI_RANKS and no name."""
+    """The [NSys] thread is hidden.  2022.x exports name the rank's thread "MPI Rank N" (NVTX
+    thread-name event + ThreadNames), newer ones do not name it: both show as "main"."""
     tr = load_trace(traces[schema][0])
-    main_name = "MPI Rank {r}" if schema in OLD else "main"
     assert tr.row["THREAD"] == [n.format(r=r) for r in (0, 1) for n in
-                                (f"Rank {{r}} {main_name} (4000)", "Rank {r} io-worker (4001)",
+                                ("Rank {r} main (4000)", "Rank {r} io-worker (4001)",
                                  "Rank {r} CUDA-D0.S7", "Rank {r} CUDA-D0.S14")]
 
 

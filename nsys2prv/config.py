@@ -15,10 +15,10 @@ CATEGORIES = {
     "nvtx_startend": "NVTX start/end ranges",
     "mpi": "MPI calls",
     "osrt": "OS runtime library calls (opt-in)",
-    "nccl": "NCCL NVTX ranges",
-    "gpu_metrics": "GPU metrics samples",
-    "openacc": "OpenACC events",
-    "graphs": "CUDA graph events",
+    "nccl": "NCCL NVTX ranges, and their payloads on the NCCL kernels they launched",
+    "gpu_metrics": "GPU metrics samples (one row per GPU) and their attribution to kernels/NVTX ranges",
+    "openacc": "OpenACC data, launch and other events",
+    "graphs": "CUDA graph executions and graph API events",
 }
 ALWAYS = frozenset({"gpu"})
 OPT_IN = frozenset({"osrt"})  # not part of "everything" unless asked for

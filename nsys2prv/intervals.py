@@ -132,3 +132,48 @@ def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np
     lane, start, end, state, prio = lane[order], start[order], end[order], state[order], prio[order]
     offsets = np.searchsorted(lane, np.arange(len(default) + 1)).astype(np.int64)
     return _paint(offsets, start, end, state, prio, np.asarray(default, np.int64), np.int64(t_end))
+
+
+@njit(cache=True)
+def _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order):
+    """Sweep ranges (by group, start) and queries (by group, time) together with a stack."""
+    nr, nq = len(r_order), len(q_order)
+    out = np.full(nq, -1, np.int64)
+    stack = np.empty(max(nr, 1), np.int64)
+    top = 0
+    i = 0
+    cur_group = np.int64(-1)
+    for k in range(nq):
+        q = q_order[k]
+        g, t = q_group[q], q_time[q]
+        if g != cur_group:
+            top = 0
+            cur_group = g
+            while i < nr and r_group[r_order[i]] < g:
+                i += 1
+        # push every range of this group that starts at or before t
+        while i < nr and r_group[r_order[i]] == g and r_start[r_order[i]] <= t:
+            r = r_order[i]
+            while top > 0 and r_end[stack[top - 1]] < r_start[r]:
+                top -= 1
+            stack[top] = r
+            top += 1
+            i += 1
+        while top > 0 and r_end[stack[top - 1]] < t:
+            top -= 1
+        if top > 0:
+            out[q] = stack[top - 1]
+    return out
+
+
+def innermost_enclosing(r_group: np.ndarray, r_start: np.ndarray, r_end: np.ndarray,
+                        q_group: np.ndarray, q_time: np.ndarray) -> np.ndarray:
+    """For each query instant, the index of the innermost range of its group with
+    ``start <= time <= end`` (-1: none).  Exact for properly nested ranges (NVTX push/pop)."""
+    if len(q_time) == 0:
+        return np.zeros(0, np.int64)
+    r_group, r_start, r_end = (np.asarray(a, np.int64) for a in (r_group, r_start, r_end))
+    q_group, q_time = np.asarray(q_group, np.int64), np.asarray(q_time, np.int64)
+    r_order = np.lexsort((-r_end, r_start, r_group)).astype(np.int64)
+    q_order = np.lexsort((q_time, q_group)).astype(np.int64)
+    return _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order)

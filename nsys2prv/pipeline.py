@@ -18,7 +18,9 @@ from nsys2prv.model.resources import build_model
 from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import identify
-from nsys2prv.nsys.readers import READERS
+from nsys2prv.metrics.gpu_attribution import attribute, write_csv
+from nsys2prv.nsys.readers import READERS, cuda_api
+from nsys2prv.nsys.readers.gpu_metrics import device_map
 from nsys2prv.nsys.schema import Report
 from nsys2prv.paraver import registry as R
 from nsys2prv.paraver.writer import write_trace
@@ -31,12 +33,16 @@ METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_
                    "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
 # Event tables this version reads for no category: reported, never silently ignored.
 UNTRANSLATED_TABLES = {
+    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
+}
+# Event tables of optional categories: reported when their category was not requested.
+OPTIONAL_TABLES = {
     "gpu_metrics": ("GPU_METRICS", "GENERIC_EVENTS"),
     "openacc": ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
                 "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
     "graphs": ("CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
-    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
 }
+LINK_CATEGORIES = ("nccl", "nvtx_pushpop")   # need the CUDA API calls even without -t cuda_api
 
 
 @dataclass
@@ -47,6 +53,7 @@ class Summary:
     nodes: list[str]
     threads: int
     streams: int
+    metric_rows: int
     records: dict[str, int]
     categories: dict[str, dict]
     untranslated: list[dict]
@@ -109,6 +116,16 @@ def _clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -
         tables[kind] = df
 
 
+def _calls(report: Report, tabs: dict[str, pd.DataFrame], cfg: Config) -> pd.DataFrame | None:
+    """CUDA API calls for the host -> GPU links; read for the links alone when not translated."""
+    if "cuda_api" in tabs:
+        return tabs["cuda_api"]
+    if any(cfg.wants(c) for c in LINK_CATEGORIES):
+        res = cuda_api.read(report)
+        return res.table if res is not None else None
+    return None
+
+
 def _min_time(tables: dict[str, pd.DataFrame]) -> int | None:
     mins = [int(df["start"].min()) for df in tables.values() if len(df)]
     return min(mins) if mins else None
@@ -139,7 +156,8 @@ def convert(cfg: Config, log=print) -> Summary:
     if not any(len(df) for tabs in tables for df in tabs.values()):
         raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
                         "categories)", ", ".join(str(p) for p in cfg.inputs))
-    model = build_model(tables, identities, force=cfg.force, sources=[r.source for r in reports])
+    devmaps = [device_map(r) for r in reports]
+    model = build_model(tables, identities, force=cfg.force, sources=[r.source for r in reports], devmaps=devmaps)
     alignment = session_alignment(reports)
     offsets = list(alignment.offsets)
     origin_epoch = min((r.session_start_ns or 0) + off for r, off in zip(reports, offsets)) if reports else 0
@@ -158,16 +176,24 @@ def convert(cfg: Config, log=print) -> Summary:
     domains = sorted({d for tabs in tables for d in (tabs["nvtx"]["domain"].unique()
                                                        if "nvtx" in tabs else ())})
     nvtx_index = {d: i for i, d in enumerate(domains)}
+    metric_types = R.gpu_metric_types([m for tabs in tables if "gpu_metrics" in tabs
+                                       for m in tabs["gpu_metrics"]["metric"].unique()])
     for r, tabs in enumerate(_progress(tables, "translate", cfg)):
-        translate_report(Context(r, offsets[r], model, cfg.categories, nvtx_index, tabs), out)
+        ctx = Context(r, offsets[r], model, cfg.categories, nvtx_index, tabs, calls=_calls(reports[r], tabs, cfg),
+                      metric_types={n: t.id for n, t in metric_types.items()}, devmap=devmaps[r])
+        translate_report(ctx, out)
 
     end_ns = trace_end(out)
     states = paint(out, model, end_ns)
     types = dict(R.BY_ID)
     for d, i in nvtx_index.items():
         types.update({t.id: t for t in R.nvtx_types(i, d).values()})
+    types.update({t.id: t for t in metric_types.values()})
     try:
         stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
+        attributed = attribute(tables, model, devmaps) if cfg.wants("gpu_metrics") else None
+        if attributed is not None:
+            stats.files.append(write_csv(attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
     except OSError as exc:
         raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
 
@@ -186,7 +212,9 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
         cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
                       "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
     untranslated = []
-    for category, tabs in UNTRANSLATED_TABLES.items():
+    for category, tabs in [*UNTRANSLATED_TABLES.items(), *OPTIONAL_TABLES.items()]:
+        if category in OPTIONAL_TABLES and cfg.wants(category):
+            continue    # translated: its rows are in the category counts
         for r in reports:
             for t in tabs:
                 n = r.count(t)
@@ -202,6 +230,7 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
         streams=sum(t.kind == "gpu" for t in model.threads),
+        metric_rows=sum(t.kind == "metric" for t in model.threads),
         records={"states": stats.states, "events": stats.events, "communications": stats.comms,
                  "end_ns": stats.end_ns},
         categories=cats, untranslated=untranslated,

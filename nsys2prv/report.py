@@ -10,7 +10,8 @@ from nsys2prv.pipeline import Summary
 def print_summary(s: Summary, seconds: float) -> None:
     rec = s.records
     click.echo(f"nsys2prv: {len(s.reports)} report(s) -> {s.ranks} task(s) on {len(s.nodes)} node(s) "
-               f"({', '.join(s.nodes)}), {s.threads} CPU thread(s), {s.streams} GPU stream(s)")
+               f"({', '.join(s.nodes)}), {s.threads} CPU thread(s), {s.streams} GPU stream(s)"
+               + (f", {s.metric_rows} GPU metric row(s)" if s.metric_rows else ""))
     click.echo(f"  records: {rec['states']} states, {rec['events']} events, {rec['communications']} "
                f"communications; trace length {rec['end_ns'] / 1e9:.6f} s; {seconds:.2f} s wall")
     click.echo(f"  {'category':<14} {'source rows':>12} {'translated':>11} {'records':>9}  dropped / notes")

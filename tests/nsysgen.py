@@ -240,7 +240,35 @@ def _to_3_13_2(t: dict[str, TableDDL], t300: dict[str, TableDDL]) -> dict[str, T
     # sheet suggests 3.13.2 exports would rather use GPU_METRICS).
     for tab in _generic_event_tables():
         t[tab.name] = tab
+    # OpenACC tables: 3.0.0's (sheet §10: same shared columns until 3.28 adds correlationId).
+    for name in ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                 "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"):
+        t[name] = t300[name]
+    # CUDA graphs, newer shape (sheet §6.7, "present in schemas used with 3.11+").
+    for tab in _graph_tables():
+        t[tab.name] = tab
     return t
+
+
+def _graph_tables() -> list[TableDDL]:
+    """Sheet §6.7, later shape: the node table renamed CUDA_GRAPH_NODE_EVENTS, CUDA_GRAPH_EVENTS
+    graph-level, whole-graph launches in CUPTI_ACTIVITY_KIND_GRAPH_TRACE."""
+    common = [_col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"),
+              _col("eventClass", "INTEGER   NOT NULL", "REFERENCES ENUM_NSYS_EVENT_CLASS(id)"),
+              _col("globalTid", "INTEGER"), _col("nameId", "INTEGER   NOT NULL", "REFERENCES StringIds(id)")]
+    return [
+        _tbl("CUDA_GRAPH_NODE_EVENTS", [*common, _col("graphNodeId", "INTEGER   NOT NULL"),
+                                        _col("originalGraphNodeId", "INTEGER")],
+             "supplement (sheet §6.7): graph node creation (formerly CUDA_GRAPH_EVENTS)"),
+        _tbl("CUDA_GRAPH_EVENTS", [*common, _col("graphId", "INTEGER   NOT NULL"), _col("originalGraphId", "INTEGER"),
+                                   _col("graphExecId", "INTEGER")], "supplement (sheet §6.7): graph-level events"),
+        _tbl("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", [
+            _col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"),
+            _col("deviceId", "INTEGER   NOT NULL"), _col("contextId", "INTEGER   NOT NULL"),
+            _col("greenContextId", "INTEGER"), _col("streamId", "INTEGER   NOT NULL"),
+            _col("correlationId", "INTEGER"), _col("globalPid", "INTEGER"), _col("graphId", "INTEGER"),
+            _col("graphExecId", "INTEGER")], "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)"),
+    ]
 
 
 def _to_3_22(t: dict[str, TableDDL]) -> dict[str, TableDDL]:
@@ -275,23 +303,14 @@ def _to_3_22(t: dict[str, TableDDL]) -> dict[str, TableDDL]:
         _col("type", "INTEGER"), _col("name", "TEXT"), _col("description", "TEXT"),
         _col("arrayOrUnionDetail", "INTEGER"), _col("offset", "INTEGER")],
         "supplement (sheet §7.4): NVTX payload schema entries (types chosen)")
-    # CUDA graphs (§6.7): the node table is renamed CUDA_GRAPH_NODE_EVENTS and CUDA_GRAPH_EVENTS
-    # becomes graph-level; graph launches in CUPTI_ACTIVITY_KIND_GRAPH_TRACE.
-    common = [_col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"),
-              _col("eventClass", "INTEGER   NOT NULL", "REFERENCES ENUM_NSYS_EVENT_CLASS(id)"),
-              _col("globalTid", "INTEGER"), _col("nameId", "INTEGER   NOT NULL", "REFERENCES StringIds(id)")]
-    t["CUDA_GRAPH_NODE_EVENTS"] = _tbl("CUDA_GRAPH_NODE_EVENTS", [
-        *common, _col("graphNodeId", "INTEGER   NOT NULL"), _col("originalGraphNodeId", "INTEGER")],
-        "supplement (sheet §6.7): graph node creation (formerly CUDA_GRAPH_EVENTS)")
-    t["CUDA_GRAPH_EVENTS"] = _tbl("CUDA_GRAPH_EVENTS", [
-        *common, _col("graphId", "INTEGER   NOT NULL"), _col("originalGraphId", "INTEGER"),
-        _col("graphExecId", "INTEGER")], "supplement (sheet §6.7): graph-level events")
-    t["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"] = _tbl("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", [
-        _col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"), _col("deviceId", "INTEGER   NOT NULL"),
-        _col("contextId", "INTEGER   NOT NULL"), _col("greenContextId", "INTEGER"),
-        _col("streamId", "INTEGER   NOT NULL"), _col("correlationId", "INTEGER"), _col("globalPid", "INTEGER"),
-        _col("graphId", "INTEGER"), _col("graphExecId", "INTEGER")],
-        "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)")
+    # NVTX payload enumerations (§7.4 lists NVTX_PAYLOAD_ENUMS / _ENUM_ENTRIES without columns: chosen).
+    t["NVTX_PAYLOAD_ENUMS"] = _tbl("NVTX_PAYLOAD_ENUMS", [
+        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("name", "TEXT"), _col("sizeOfEnum", "INTEGER"),
+        _col("numEntries", "INTEGER")], "supplement (sheet §7.4): NVTX payload enums (columns chosen)")
+    t["NVTX_PAYLOAD_ENUM_ENTRIES"] = _tbl("NVTX_PAYLOAD_ENUM_ENTRIES", [
+        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("idx", "INTEGER"), _col("name", "TEXT"),
+        _col("value", "INTEGER"), _col("isFlag", "INTEGER")],
+        "supplement (sheet §7.4): NVTX payload enum entries (columns chosen)")
     return t
 
 
@@ -374,6 +393,7 @@ class NsysBuilder:
         self._range_id = 0
         self._grid_id = 0
         self._metric_ids: dict = {}
+        self.gpu_id_of_device: dict[int, int] = {}     # CUDA ordinal -> TARGET_INFO_GPU.id (default: same)
         self._saved = False
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -420,7 +440,8 @@ class NsysBuilder:
                     streamId=stream, correlationId=corr, globalPid=self.gpid(pid))
 
     def kernel(self, pid, device, stream, start, end, corr, short, demangled=None, grid=(1, 1, 1),
-               block=(1, 1, 1), registers=32, static_smem=0, dynamic_smem=0, local_mem=0, context=1):
+               block=(1, 1, 1), registers=32, static_smem=0, dynamic_smem=0, local_mem=0, context=1,
+               graph_node=None):
         self._grid_id += 1
         dem = self.sid(demangled if demangled is not None else short)
         threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
@@ -430,13 +451,54 @@ class NsysBuilder:
                   blockX=block[0], blockY=block[1], blockZ=block[2], staticSharedMemory=static_smem,
                   dynamicSharedMemory=dynamic_smem, localMemoryPerThread=local_mem,
                   localMemoryTotal=local_mem * threads, gridId=self._grid_id, sharedMemoryExecuted=0,
-                  graphNodeId=None, sharedMemoryLimitConfig=0)
+                  graphNodeId=graph_node, sharedMemoryLimitConfig=0)
 
-    def memcpy(self, pid, device, stream, start, end, corr, nbytes, copy_kind, src_kind=0, dst_kind=2, context=1):
+    def memcpy(self, pid, device, stream, start, end, corr, nbytes, copy_kind, src_kind=0, dst_kind=2, context=1,
+               graph_node=None):
         self._add("CUPTI_ACTIVITY_KIND_MEMCPY", **self._gpu_common(pid, device, stream, start, end, corr, context),
                   bytes=nbytes, copyKind=copy_kind, deprecatedSrcId=None, srcKind=src_kind, dstKind=dst_kind,
                   srcDeviceId=device, srcContextId=context, dstDeviceId=device, dstContextId=context,
-                  migrationCause=None, graphNodeId=None, virtualAddress=None)
+                  migrationCause=None, graphNodeId=graph_node, virtualAddress=None)
+
+    # -- CUDA graphs (sheet §6.7) ----------------------------------------------------------------
+    @property
+    def new_graph_shape(self) -> bool:
+        return "CUDA_GRAPH_NODE_EVENTS" in schema_ddl(self.schema)
+
+    def graph_trace(self, pid, device, stream, start, end, corr, graph_id, exec_id, context=1):
+        """A whole-graph execution (--cuda-graph-trace=graph; newer shapes only)."""
+        if not self.new_graph_shape:
+            raise ValueError(f"schema {self.schema} has no CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+        self._add("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", **self._gpu_common(pid, device, stream, start, end, corr, context),
+                  graphId=graph_id, graphExecId=exec_id)
+
+    def graph_node_event(self, pid, tid, name, start, end, node_id, original=None):
+        """Node creation: CUDA_GRAPH_NODE_EVENTS, or CUDA_GRAPH_EVENTS with graphNodeId (<= 3.0.0)."""
+        table = "CUDA_GRAPH_NODE_EVENTS" if self.new_graph_shape else "CUDA_GRAPH_EVENTS"
+        self._add(table, start=start, end=end, eventClass=CLASS_CUDA_RUNTIME, globalTid=self.gtid(pid, tid),
+                  nameId=self.sid(name), graphNodeId=node_id, originalGraphNodeId=original)
+
+    def graph_event(self, pid, tid, name, start, end, graph_id, exec_id=None, original=None):
+        """Graph-level API event (newer shapes only)."""
+        if not self.new_graph_shape:
+            raise ValueError(f"schema {self.schema} has only the node-level CUDA_GRAPH_EVENTS")
+        self._add("CUDA_GRAPH_EVENTS", start=start, end=end, eventClass=CLASS_CUDA_RUNTIME,
+                  globalTid=self.gtid(pid, tid), nameId=self.sid(name), graphId=graph_id, originalGraphId=original,
+                  graphExecId=exec_id)
+
+    # -- OpenACC (sheet §10) ---------------------------------------------------------------------
+    def openacc(self, pid, tid, table, name, start, end, event_kind, src_file, func, line, nbytes=None,
+                var=None, kernel=None, device=0, stream=7):
+        tables = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                  "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}
+        row = dict(start=start, end=end, nameId=self.sid(name), globalTid=self.gtid(pid, tid), eventKind=event_kind,
+                   DeviceType=4, lineNo=line, cuDeviceId=device, cuContextId=1, cuStreamId=stream,
+                   srcFile=self.sid(src_file), funcName=self.sid(func))
+        if table == "data":
+            row.update(bytes=nbytes, varName=self.sid(var) if var else None)
+        elif table == "launch":
+            row.update(numGangs=1, numWorkers=1, vectorLength=32, kernelName=self.sid(kernel) if kernel else None)
+        self._add(tables[table], **row)
 
     def memset(self, pid, device, stream, start, end, corr, nbytes, value=0, context=1, mem_kind=2):
         self._add("CUPTI_ACTIVITY_KIND_MEMSET", **self._gpu_common(pid, device, stream, start, end, corr, context),
@@ -461,12 +523,36 @@ class NsysBuilder:
     def nvtx_thread_name(self, pid, tid, name, ts):
         self._nvtx(pid, tid, NVTX_THREAD, ts, text=name)
 
-    def nvtx_push(self, pid, tid, start, end, text=None, registered=None, domain_id=0, category=0):
+    def nvtx_push(self, pid, tid, start, end, text=None, registered=None, domain_id=0, category=0,
+                  json_payload=None, binary=None):
+        """``json_payload``: a dict written as jsonText; ``binary``: bytes for binaryData (3.22 only)."""
         if (text is None) == (registered is None):
             raise ValueError("give exactly one of text= and registered=")
+        extra = {}
+        if json_payload is not None:
+            extra["jsonText"] = json.dumps(json_payload)
+        if binary is not None:
+            if self.schema != "3.22":
+                raise ValueError(f"schema {self.schema} has no NVTX_EVENTS.binaryData")
+            extra["binaryData"] = binary
         self._nvtx(pid, tid, NVTX_PUSHPOP, start, end, text=text,
                    textId=self.sid(registered) if registered is not None else None,
-                   domainId=domain_id, category=category or None)
+                   domainId=domain_id, category=category or None, **extra)
+
+    def nvtx_payload_schema(self, domain_id, schema_id, name, entries, payload_size):
+        """Describe a binary payload schema: entries = [(name, nvtx entry type, offset)] (3.22 only)."""
+        self._add("NVTX_PAYLOAD_SCHEMAS", domainId=domain_id, schemaId=schema_id, name=name, type=1, flags=0,
+                  numEntries=len(entries), payloadSize=payload_size, alignTo=8)
+        for idx, (ename, etype, offset) in enumerate(entries):
+            self._add("NVTX_PAYLOAD_SCHEMA_ENTRIES", domainId=domain_id, schemaId=schema_id, idx=idx, flags=0,
+                      type=etype, name=ename, description=None, arrayOrUnionDetail=None, offset=offset)
+
+    def nvtx_payload_enum(self, domain_id, schema_id, name, entries: dict, size=4):
+        self._add("NVTX_PAYLOAD_ENUMS", domainId=domain_id, schemaId=schema_id, name=name, sizeOfEnum=size,
+                  numEntries=len(entries))
+        for idx, (ename, value) in enumerate(entries.items()):
+            self._add("NVTX_PAYLOAD_ENUM_ENTRIES", domainId=domain_id, schemaId=schema_id, idx=idx, name=ename,
+                      value=value, isFlag=0)
 
     def nvtx_startend(self, pid, tid, start, end, text, domain_id=0, end_tid=None):
         self._range_id += 1
@@ -583,11 +669,13 @@ class NsysBuilder:
                       deviceId=device, contextId=context)
             self._add("TARGET_INFO_CUDA_CONTEXT_INFO", nullStreamId=7, hwId=self.hw, vmId=self.vm, processId=pid,
                       deviceId=device, contextId=context, parentContextId=None, isGreenContext=0)
-            self._add("TARGET_INFO_CUDA_DEVICE", gpuId=device, cudaId=device, pid=pid, uuid=f"GPU-{device:08x}",
+            gpu = self.gpu_id_of_device.get(device, device)
+            self._add("TARGET_INFO_CUDA_DEVICE", gpuId=gpu, cudaId=device, pid=pid, uuid=f"GPU-{gpu:08x}",
                       numMultiprocessors=108)
         for device in sorted({d for _, d, _, _ in self._streams}):
-            self._add("TARGET_INFO_GPU", vmId=gvid, id=device, name="Synthetic GPU", busLocation=f"0000:0{device}:00.0",
-                      uuid=f"GPU-{device:08x}", cuDevice=device, smCount=108)
+            gpu = self.gpu_id_of_device.get(device, device)
+            self._add("TARGET_INFO_GPU", vmId=gvid, id=gpu, name="Synthetic GPU", busLocation=f"0000:0{gpu}:00.0",
+                      uuid=f"GPU-{gpu:08x}", cuDevice=device, smCount=108)
         self._add_strings()
 
     def _add_strings(self) -> None:

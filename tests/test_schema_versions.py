@@ -34,6 +34,7 @@ GRAPH_NODE = 63000102
 OSRT = 66400000
 NVTX_PP, NVTX_SE, NVTX_MARK, NVTX_DEPTH, NVTX_CAT = 9600, 9601, 9602, 9603, 9604   # default domain (index 0)
 SOLVER_PP, SOLVER_DEPTH, SOLVER_CAT = 9700, 9703, 9704                           # domain "solver" (index 1)
+NVTX_GPU, SOLVER_GPU = 9605, 9705        # innermost push/pop range of the launch call, on the GPU activity
 MPI_P2P, MPI_COLL, MPI_OTHER = 50000001, 50000002, 50000003
 MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = 50100001, 50100002, 50100003, 50100004
 IDLE, RUNNING, NOT_CREATED, WAITING_MSG, BLOCKING_SEND, SYNC, GROUP_COMM, OTHERS, MEMXFER = 0, 1, 2, 3, 4, 5, 13, 15, 17
@@ -167,20 +168,27 @@ def main_events_rank0(schema: str) -> list:
 
 
 KPARAMS = [GRID_X, GRID_Y, GRID_Z, BLOCK_X, BLOCK_Y, BLOCK_Z, SSMEM, DSMEM, LMEM, REGS]  # graph node only when set
+# NVTX on GPU (9605/9705): value ids of the names seen on the GPU, per type: default domain
+# {compute: 1, step: 2}, solver {assemble: 1}.
 STREAM_EVENTS_RANK0 = {   # thread in task -> [(time, pairs)]
     2: [(200_000, [(OSRT, 2)]), (210_000, [(OSRT, 0)]), (215_000, [(OSRT, 1)]), (216_500, [(OSRT, 0)])],
-    3: [(120_000, [(MEMOP, 1), (MEMOP_SIZE, 4096), (CORR, 1)]),
-        (135_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)]),
+    3: [(120_000, [(MEMOP, 1), (MEMOP_SIZE, 4096), (CORR, 1)]), (120_000, [(NVTX_GPU, 2)]),     # in "step"
+        (135_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)]), (135_000, [(NVTX_GPU, 0)]),
         (190_000, [(KERNEL, 1), (KERNEL_FULL, 1), (CORR, 3)]
          + list(zip(KPARAMS, [64, 2, 1, 128, 2, 1, 1024, 2048, 16, 40]))),
+        (190_000, [(NVTX_GPU, 1)]), (190_000, [(SOLVER_GPU, 1)]),                           # compute, assemble
         (370_000, [(KERNEL, 0), (KERNEL_FULL, 0), (CORR, 0)] + [(t, 0) for t in KPARAMS]),
-        (470_000, [(MEMOP, 2), (MEMOP_SIZE, 8192), (CORR, 6)]),
-        (495_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)])],
+        (370_000, [(NVTX_GPU, 0)]), (370_000, [(SOLVER_GPU, 0)]),
+        (470_000, [(MEMOP, 2), (MEMOP_SIZE, 8192), (CORR, 6)]), (470_000, [(NVTX_GPU, 2)]),
+        (495_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)]), (495_000, [(NVTX_GPU, 0)])],
     4: [(180_000, [(KERNEL, 2), (KERNEL_FULL, 2), (CORR, 2)]
          + list(zip(KPARAMS, [128, 1, 1, 256, 1, 1, 0, 0, 0, 32]))),
+        (180_000, [(NVTX_GPU, 1)]), (180_000, [(SOLVER_GPU, 1)]),
         (260_000, [(KERNEL, 0), (KERNEL_FULL, 0), (CORR, 0)] + [(t, 0) for t in KPARAMS]),
-        (312_000, [(MEMOP, 15), (MEMOP_SIZE, 1024), (CORR, 4)]),
-        (318_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)])],
+        (260_000, [(NVTX_GPU, 0)]), (260_000, [(SOLVER_GPU, 0)]),
+        (312_000, [(MEMOP, 15), (MEMOP_SIZE, 1024), (CORR, 4)]), (312_000, [(NVTX_GPU, 1)]),
+        (312_000, [(SOLVER_GPU, 1)]),
+        (318_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)]), (318_000, [(NVTX_GPU, 0)]), (318_000, [(SOLVER_GPU, 0)])],
 }
 STATES_RANK0 = {   # thread in task -> [(begin, end, state)], gap-free over [0, END)
     1: [(0, 10_000, NOT_CREATED), (10_000, 50_000, OTHERS), (50_000, 320_000, RUNNING),
@@ -358,6 +366,8 @@ def test_summary_json(traces, schema):
                  "dropped": {"profiling started/finished markers (not calls)": 2,
                              "on an Nsight Systems internal thread ([NSys*])": 2}},
         "launch_links": {"source_rows": 10, "translated_rows": 10, "event_records": 10, **none},
+        # per rank 5 GPU activities in default-domain ranges, 3 in "solver" ones (begin + end each)
+        "nvtx_on_gpu": {"source_rows": 16, "translated_rows": 16, "event_records": 32, **none},
     }
     assert (s["ranks"], s["nodes"], s["threads"], s["streams"]) == (2, ["nodeA", "nodeB"], 4, 4)
     assert [r["offset_ns"] for r in s["reports"]] == [0, SHIFT]
@@ -369,7 +379,7 @@ def test_summary_json(traces, schema):
     table, rows = ("GPU_METRICS", 4) if schema == "3.22" else ("GENERIC_EVENTS", 2)
     assert [(Path(u["report"]).name, u["table"], u["rows"], u["reason"]) for u in s["untranslated"]] == [
         (f"rank{r}.sqlite", table, rows, "category not requested with -t") for r in (0, 1)]
-    assert s["records"] == {"states": 2 * (15 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 6 + 4),
+    assert s["records"] == {"states": 2 * (15 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 14 + 12),
                             "communications": 10, "end_ns": END}
 
 

@@ -15,16 +15,18 @@ import pandas as pd
 from nsys2prv.errors import UserError
 from nsys2prv.nsys.identity import INTERNAL_THREAD, RANK_THREAD_NAME, Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
+from nsys2prv.nsys.readers.gpu_metrics import gpu_of
 
-CPU_KINDS = ("cuda_api", "nvtx", "nccl_ranges", "mpi", "osrt")   # tables with a globalTid column `tid`
-GPU_KINDS = ("kernels", "memcpy", "memset")                      # tables with gpid/device/stream
+CPU_KINDS = ("cuda_api", "nvtx", "nccl_ranges", "mpi", "osrt", "graph_api", "openacc")  # globalTid column `tid`
+GPU_KINDS = ("kernels", "memcpy", "memset", "graph_exec")                             # gpid/device/stream
+METRIC_KIND = "gpu_metrics"                                                           # gpu column
 
 
 @dataclass
 class Thread:
     task: int            # 0-based task index
-    kind: str            # "cpu" | "gpu"
-    key: tuple           # ("cpu", tid) or ("gpu", device, stream)
+    kind: str            # "cpu" | "gpu" | "metric"
+    key: tuple           # ("cpu", tid), ("gpu", device, stream) or ("metric", gpu)
     name: str
     cpu: int = 0         # 1-based global CPU
     local: int = 0       # 1-based thread number inside its task
@@ -53,6 +55,7 @@ class Model:
     hidden_threads: dict[tuple[int, int], str]          # (report, tid) -> name of hidden internal threads
     _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
     _gpu_index: dict[int, pd.Series] = field(default_factory=dict)
+    _metric_index: dict[int, pd.Series] = field(default_factory=dict)
 
     # per global thread: 1-based task, 1-based thread within task, 1-based cpu
     @property
@@ -91,9 +94,39 @@ class Model:
         pos = idx.index.get_indexer(keys)
         return np.where(pos >= 0, idx.to_numpy()[pos], -1)
 
+    def metric_threads(self, report: int, gpu) -> np.ndarray:
+        """Global thread index of the metric row of each GPU id of a report (-1: none)."""
+        idx = self._metric_index.get(report)
+        gpu = np.asarray(gpu, np.int64)
+        if idx is None:
+            return np.full(len(gpu), -1, np.int64)
+        pos = idx.index.get_indexer(gpu)
+        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+
+    def task_gpus(self, task: int, devmap: pd.DataFrame | None) -> np.ndarray:
+        """GPU ids (physical, via the device map) of a task's streams."""
+        devs = np.array(sorted({self.threads[g].key[1] for g in self.tasks[task].threads
+                                if self.threads[g].kind == "gpu"}), np.int64)
+        if devmap is None or not len(devs):
+            return devs
+        return gpu_of(devmap, np.full(len(devs), self.tasks[task].pid, np.int64), devs)
+
+
+def _metric_owners(tasks: list[Task], task_gpus: list[set[int]], report: int, gpus) -> dict[int, int]:
+    """GPU -> task index: the first task (trace order) of the report whose streams ran on it, else the
+    report's first task."""
+    mine = [i for i, t in enumerate(tasks) if t.report == report]
+    owners = {}
+    for g in sorted(int(x) for x in gpus):
+        users = [i for i in mine if g in task_gpus[i]]
+        if users or mine:
+            owners[g] = (users or mine)[0]
+    return owners
+
 
 def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity],
-                force: bool = False, sources: list[str] | None = None) -> Model:
+                force: bool = False, sources: list[str] | None = None,
+                devmaps: list[pd.DataFrame] | None = None) -> Model:
     """Tasks, threads and nodes from the normalised tables of every report."""
     sources = sources or [f"report {i}" for i in range(len(tables))]
     tasks: list[Task] = []
@@ -144,6 +177,19 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
     model = Model(nodes, tasks, threads, hidden)
     cpu_index: dict[int, tuple[list, list]] = {}
     gpu_index: dict[int, tuple[list, list]] = {}
+    metric_index: dict[int, tuple[list, list]] = {}
+    task_gpus = []
+    for task in tasks:
+        devs = np.array(sorted({d for d, _ in gpu_keys[task.report].get(task.pid, ())}), np.int64)
+        dm = devmaps[task.report] if devmaps is not None else None
+        task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
+                         else set(devs.tolist()))
+    owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
+    for r, tabs in enumerate(tables):
+        df = tabs.get(METRIC_KIND)
+        if df is not None and len(df):
+            for g, ti in _metric_owners(tasks, task_gpus, r, np.unique(df["gpu"].to_numpy(np.int64))).items():
+                owners.setdefault(ti, {})[g] = r
     for ti, task in enumerate(tasks):
         ident = identities[task.report]
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
@@ -162,6 +208,12 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
             gpu_index[task.report][0].append((task.pid, d, s))
             gpu_index[task.report][1].append(len(threads))
             threads.append(Thread(ti, "gpu", ("gpu", d, s), f"{task.label} CUDA-D{d}.S{s}"))
+        for g in sorted(owners.get(ti, {})):
+            task.threads.append(len(threads))
+            metric_index.setdefault(task.report, ([], []))
+            metric_index[task.report][0].append(g)
+            metric_index[task.report][1].append(len(threads))
+            threads.append(Thread(ti, "metric", ("metric", g), f"{task.label} GPU{g} metrics"))
     # CPUs: numbered from 1 in node order, one per thread.
     next_cpu = 1
     for node in range(len(nodes)):
@@ -176,6 +228,8 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
         model._cpu_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
     for r, (keys, gids) in gpu_index.items():
         model._gpu_index[r] = pd.Series(gids, index=pd.MultiIndex.from_tuples(keys), dtype=np.int64)
+    for r, (keys, gids) in metric_index.items():
+        model._metric_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
     return model
 
 

@@ -36,7 +36,11 @@ STATE_COLORS: dict[int, tuple[int, int, int]] = dict(extrae_mpi.EXTRAE_STATE_COL
 assert STATES[MEMORY_TRANSFER] == "Memory transfer" and STATES[SYNCHRONIZATION] == "Synchronization"
 
 # Priority when state intervals overlap on one thread (higher wins; ties: innermost).
-STATE_PRIORITY = {RUNNING: 0, SYNCHRONIZATION: 1, MEMORY_TRANSFER: 1}
+STATE_PRIORITY = {RUNNING: 0, SYNCHRONIZATION: 1, MEMORY_TRANSFER: 1, GROUP_COMM: 1}
+# GPU streams: compute kernels are Running; NCCL kernels are communication, so they get Paraver's
+# customary "Group Communication" (13), the state MPI collectives use on CPU threads: POP metrics
+# and views then count them as communication, not as useful computation.
+NCCL_KERNEL_STATE = GROUP_COMM
 MPI_STATE_PRIORITY = 2
 
 # --- Event types --------------------------------------------------------------------------------
@@ -45,7 +49,9 @@ MPI_STATE_PRIORITY = 2
 CUDA_API = EventType(63000000, "CUDA library call", "dynamic")
 MEMOP_SIZE = EventType(63000002, "Memory operation size (bytes)")
 CUDA_KERNEL_FULL = EventType(63000005, "CUDA kernel (demangled name)", "dynamic")
-CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")
+CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")           # compute kernels only
+NCCL_KERNEL = EventType(63000007, "NCCL kernel", "dynamic")           # kernels named *nccl* (any case)
+NCCL_KERNEL_PATTERN = r"(?i)nccl"   # a kernel whose short name contains this is an NCCL kernel
 CORRELATION = EventType(9200, "CUDA correlation id")
 KERNEL_PARAMS = {  # normalised kernel column -> type
     "grid_x": EventType(9101, "Kernel grid size x"),
@@ -60,6 +66,13 @@ KERNEL_PARAMS = {  # normalised kernel column -> type
     "registers": EventType(9110, "Kernel registers per thread"),
 }
 GRAPH_NODE = EventType(63000102, "CUDA graph node id")
+# CUDA graphs (BSC nsys2prv ids): whole-graph executions on streams (CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
+# graph-level API events (CUDA_GRAPH_EVENTS, newer shape) and node creation (CUDA_GRAPH_NODE_EVENTS,
+# or CUDA_GRAPH_EVENTS with graphNodeId in <= 3.0.0) on CPU threads.
+GRAPH_EXEC = EventType(63000008, "CUDA graph execution", "dynamic")   # "graph <id>" on the stream
+GRAPH_ID = EventType(63000100, "CUDA graph id")
+GRAPH_EXEC_ID = EventType(63000101, "CUDA graph exec id")
+GRAPH_API = EventType(63000103, "CUDA graph API event", "dynamic")     # cudaGraphLaunch, cudaGraphAdd*Node...
 # ENUM_CUDA_MEMCPY_OPER ids map to themselves, except 0 (Unknown), which would read as "End".
 MEMCPY_KIND_LABELS = {1: "Memcpy HtoD", 2: "Memcpy DtoH", 3: "Memcpy HtoA", 4: "Memcpy AtoH", 5: "Memcpy AtoA",
                       6: "Memcpy AtoD", 7: "Memcpy DtoA", 8: "Memcpy DtoD", 9: "Memcpy HtoH", 10: "Memcpy PtoP",
@@ -72,8 +85,49 @@ MEMOP = EventType(63000001, "CUDA memory operation", "static",
 # NVTX: every domain its own block of ids, allocated per trace: 9600 + 100 * domain index
 # (domain indices in sorted name order, '' = default domain first) + one of these offsets.
 NVTX_BASE, NVTX_DOMAIN_STRIDE = 9600, 100
-NVTX_OFFSETS = {"pushpop": 0, "startend": 1, "mark": 2, "depth": 3, "category": 4}
+NVTX_OFFSETS = {"pushpop": 0, "startend": 1, "mark": 2, "depth": 3, "category": 4, "gpu": 5}
 NCCL_RANGE = EventType(9500, "NCCL regions", "dynamic")
+
+# NCCL payloads, written on the NCCL kernel a range launched (9501+, as BSC's "NCCL <field>").
+# Zero-based quantities (ranks, roots, enums, devices) are written as value + 1, so that 0 keeps
+# its Paraver meaning "end"; enumerations have labelled values.
+NCCL_DATATYPES = ("ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
+                  "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16")
+NCCL_REDOPS = ("ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg")
+
+
+def _plus_one(names) -> dict[int, str]:
+    return {i + 1: n for i, n in enumerate(names)}
+
+
+NCCL_OPERATION = EventType(9501, "NCCL operation", "dynamic")          # the NCCL range's name
+NCCL_FIELDS: dict[str, EventType] = {  # normalised payload column -> type
+    "bytes": EventType(9502, "NCCL message size (bytes)"),
+    "datatype": EventType(9503, "NCCL data type", "static", _plus_one(NCCL_DATATYPES)),
+    "redop": EventType(9504, "NCCL reduction operation", "static", _plus_one(NCCL_REDOPS)),
+    "root": EventType(9505, "NCCL root (rank + 1)"),
+    "comm": EventType(9506, "NCCL communicator id", "dynamic"),             # hex of the 64-bit hash
+    "rank": EventType(9507, "NCCL rank (rank + 1)"),
+    "nranks": EventType(9508, "NCCL number of ranks"),
+    "peer": EventType(9509, "NCCL peer rank (rank + 1)"),
+    "cuda_device": EventType(9510, "NCCL CUDA device (ordinal + 1)"),
+}
+NCCL_PLUS_ONE = ("datatype", "redop", "root", "rank", "peer", "cuda_device")
+
+# GPU metrics: one type per metric name, 9400 + index in the trace's sorted metric-name list.
+GPU_METRIC_BASE, GPU_METRIC_MAX = 9400, 100
+
+# OpenACC (BSC ids): the event kind per table, region names, function names, data size.
+OPENACC_TABLE_TYPES = {"other": EventType(66000000, "OpenACC other event", "dynamic"),
+                       "data": EventType(66000001, "OpenACC data event", "dynamic"),
+                       "launch": EventType(66000002, "OpenACC launch event", "dynamic")}
+OPENACC_EVENT_KINDS = {1: "Device init", 2: "Device shutdown", 3: "Runtime shutdown", 4: "Enqueue launch",
+                       5: "Enqueue upload", 6: "Enqueue download", 7: "Wait", 8: "Implicit wait",
+                       9: "Compute construct", 10: "Update", 11: "Enter data", 12: "Exit data", 13: "Create",
+                       14: "Delete", 15: "Alloc", 16: "Free"}    # ENUM_OPENACC_EVENT_KIND (built-in for 2.x)
+OPENACC_REGION = EventType(66100000, "OpenACC region (event kind)", "static", OPENACC_EVENT_KINDS)
+OPENACC_FUNCTION = EventType(66200000, "OpenACC function (name@file:line)", "dynamic")
+OPENACC_DATA_SIZE = EventType(66300001, "OpenACC data size (bytes)")
 
 OSRT = EventType(66400000, "OS runtime call", "dynamic")
 
@@ -97,8 +151,9 @@ COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
              TAG_MEMORY_OP: "CUDA memcpy/memset call -> memory operation"}
 
 FIXED_TYPES: tuple[EventType, ...] = (
-    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, CORRELATION, *KERNEL_PARAMS.values(), GRAPH_NODE,
-    NCCL_RANGE, OSRT, *MPI_TYPES.values(), MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
+    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, NCCL_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
+    GRAPH_NODE, GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_API, NCCL_RANGE, NCCL_OPERATION, *NCCL_FIELDS.values(),
+    *OPENACC_TABLE_TYPES.values(), OPENACC_REGION, OPENACC_FUNCTION, OPENACC_DATA_SIZE, OSRT, *MPI_TYPES.values(), MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
 )
 BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
 assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"
@@ -116,7 +171,16 @@ def nvtx_types(domain_index: int, domain: str) -> dict[str, EventType]:
         "mark": EventType(base + o["mark"], f"NVTX marks: {name}", "dynamic"),
         "depth": EventType(base + o["depth"], f"NVTX push/pop nesting level: {name}"),
         "category": EventType(base + o["category"], f"NVTX category: {name}", "dynamic"),
+        "gpu": EventType(base + o["gpu"], f"NVTX on GPU: {name}", "dynamic"),
     }
+
+
+def gpu_metric_types(names: list[str]) -> dict[str, EventType]:
+    """One numeric type per GPU metric name (sorted globally, so ids are stable per trace)."""
+    names = sorted(set(names))
+    if len(names) > GPU_METRIC_MAX:
+        raise ValueError(f"{len(names)} GPU metrics: at most {GPU_METRIC_MAX} fit in {GPU_METRIC_BASE}..")
+    return {n: EventType(GPU_METRIC_BASE + i, f"GPU metric: {n}") for i, n in enumerate(names)}
 
 
 def mpi_code(name: str) -> tuple[int, int, int] | None:

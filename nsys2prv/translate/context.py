@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ class Context:
     categories: frozenset[str]
     nvtx_domains: dict[str, int]     # NVTX domain name -> index (global, sorted)
     tables: dict[str, pd.DataFrame]  # all normalised tables of this report
+    calls: pd.DataFrame | None = None           # CUDA API calls (for links), even when not translated
+    metric_types: dict[str, int] = field(default_factory=dict)   # GPU metric name -> event type id
+    devmap: pd.DataFrame | None = None          # (pid, CUDA ordinal) -> GPU id
 
     def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""

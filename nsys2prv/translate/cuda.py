@@ -32,11 +32,30 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
+def is_nccl_kernel(names: pd.Series) -> np.ndarray:
+    """Kernels whose (short) name marks them as NCCL's (registry.NCCL_KERNEL_PATTERN)."""
+    return names.astype(str).str.contains(R.NCCL_KERNEL_PATTERN, regex=True).to_numpy()
+
+
 def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    count = out.count("kernels")
+    """Compute kernels: type 63000006, state Running.  NCCL kernels go to ``nccl_kernels``."""
+    nccl = is_nccl_kernel(df["name"])
+    out.count("kernels").source_rows -= int(nccl.sum())      # counted in nccl_kernels instead
+    return _kernels(df[~nccl], ctx, out, "kernels", R.CUDA_KERNEL.id, R.RUNNING)
+
+
+def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    """NCCL kernels: type 63000007 and state Group Communication (registry.NCCL_KERNEL_STATE)."""
+    nccl = is_nccl_kernel(df["name"])
+    out.count("nccl_kernels").source_rows += int(nccl.sum())
+    return _kernels(df[nccl], ctx, out, "nccl_kernels", R.NCCL_KERNEL.id, R.NCCL_KERNEL_STATE)
+
+
+def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_type: int, state: int) -> int:
+    count = out.count(kind)
     df, threads = ctx.on_gpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    pairs = [(R.CUDA_KERNEL.id, df["name"].to_numpy(object)),
+    pairs = [(name_type, df["name"].to_numpy(object)),
              (R.CUDA_KERNEL_FULL.id, df["demangled"].to_numpy(object)),
              (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))]
     pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()]
@@ -44,7 +63,7 @@ def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     for sel, extra in ((~graph, []), (graph, [(R.GRAPH_NODE.id, df["graph_node"].to_numpy(np.int64))])):
         if sel.any():
             out.events += interval_events(start[sel], end[sel], threads[sel], [(t, v[sel]) for t, v in pairs + extra])
-    out.states.append(_states(threads, start, end, R.RUNNING))
+    out.states.append(_states(threads, start, end, state))
     return len(df)
 
 
@@ -70,7 +89,7 @@ def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 
 
 LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, True),
-         ("memset", R.TAG_MEMORY_OP, True))
+         ("memset", R.TAG_MEMORY_OP, True), ("graph_exec", R.TAG_KERNEL_LAUNCH, False))
 
 
 def launch_links(ctx: Context, out: Translation) -> int:
@@ -90,6 +109,8 @@ def launch_links(ctx: Context, out: Translation) -> int:
         act = ctx.tables.get(kind)
         if act is None or act.empty:
             continue
+        if "bytes" not in act:
+            act = act.assign(bytes=0)
         m = act.merge(calls, left_on=["gpid", "corr"], right_on=["key", "corr"], how="left")
         count.source_rows += len(m)
         found = m["cstart"].notna().to_numpy()

@@ -107,3 +107,21 @@ def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
     depth = np.broadcast_to(np.asarray(depth, np.int64), (n,))
     return [EventBatch(start, thread, start_order(depth), start_pairs),
             EventBatch(end, thread, end_order(depth), end_pairs)]
+
+
+def sparse_interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
+                           pairs: list[tuple[object, np.ndarray]],
+                           optional: list[tuple[int, np.ndarray, np.ndarray]]) -> list[EventBatch]:
+    """Like ``interval_events``, plus optional (type, values, present) pairs written only on the
+    rows where ``present`` holds: rows are grouped by which optional pairs they have."""
+    n = len(start)
+    if not optional:
+        return interval_events(start, end, thread, pairs)
+    present = np.column_stack([p for _, _, p in optional]).astype(bool)
+    pattern = present @ (1 << np.arange(present.shape[1], dtype=np.int64))
+    batches = []
+    for code in np.unique(pattern):
+        sel = pattern == code
+        extra = [(t, v[sel]) for (t, v, _), on in zip(optional, present[sel][0]) if on]
+        batches += interval_events(start[sel], end[sel], thread[sel], [(t, v[sel]) for t, v in pairs] + extra)
+    return batches if n else []

@@ -60,7 +60,11 @@ def read(report: Report) -> ReadResult | None:
     if res is not None:
         return res
     res = read_mpi_domain(report)
-    if res is None or res.table.empty:
+    if res is None:
+        return None
+    if res.table.empty:   # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
+        res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64)
+                                  for c in COLUMNS})
         return res
     df = res.table
     out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})

@@ -46,7 +46,7 @@ def load_nvtx(report: Report) -> dict | None:
     c = lambda col, alias=None: report.col_or_null(TABLE, col, alias)  # noqa: E731
     df = report.query(
         f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
-        f"{c('category')}, {c('jsonText')}, {c('jsonTextId')} FROM {TABLE}")
+        f"{c('category')}, {c('jsonText')}, {c('jsonTextId')}, {c('binaryData')} FROM {TABLE}")
     etype = int64(df["eventType"], fill=-1)
     df["tid"] = int64(df["tid"])
     df["domainId"] = int64(df["domainId"])
@@ -113,8 +113,8 @@ def _ranges(report: Report, select) -> ReadResult | None:
         depth[pp] = nesting_depth(group.astype(np.int64), sub["start"].to_numpy(np.int64),
                                   sub["end"].to_numpy(np.int64))
     df["depth"] = depth
-    res.table = df[["start", "end", "tid", "kind", "domain", "name", "category", "category_name", "depth",
-                    "json"]].reset_index(drop=True)
+    res.table = df[["start", "end", "tid", "kind", "domain", "domainId", "name", "category", "category_name",
+                    "depth", "json", "binaryData"]].reset_index(drop=True)
     return res
 
 
@@ -132,4 +132,3 @@ def read_mpi_domain(report: Report) -> ReadResult | None:
 
 
 READER = Reader("nvtx", ("nvtx_pushpop", "nvtx_startend"), (TABLE,), read_nvtx, "NVTX ranges and marks (all domains but MPI/NCCL)")
-NCCL_READER = Reader("nccl_ranges", ("nccl",), (TABLE,), read_nccl_ranges, "NVTX ranges of the NCCL domain")

@@ -1,0 +1,65 @@
+"""CUDA graphs, both export shapes (NSYS_SQLITE.md §6.7); the shape is told by columns, not names.
+
+- ``graph_exec``: whole-graph executions on streams, ``CUPTI_ACTIVITY_KIND_GRAPH_TRACE``
+  (``--cuda-graph-trace=graph``).  Columns: start, end, gpid, device, context, stream, corr,
+  graph_id, exec_id.
+- ``graph_api``: graph API events on CPU threads: graph-level ``CUDA_GRAPH_EVENTS`` (graphId,
+  graphExecId; newer shape) and node creation (``CUDA_GRAPH_NODE_EVENTS``, or ``CUDA_GRAPH_EVENTS``
+  with graphNodeId in <= 3.0.0).  Columns: start, end, tid, name, graph_id, exec_id, node_id
+  (0 = not applicable).
+
+Node-level execution (``--cuda-graph-trace=node``) needs no table here: kernels, memcpys and
+memsets carry ``graphNodeId`` (written as type 63000102 on kernels).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.schema import Report
+
+TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS"
+
+
+def read_exec(report: Report) -> ReadResult | None:
+    if not report.has(TRACE, "start", "end", "deviceId", "streamId", "globalPid"):
+        return None
+    c = lambda col, alias=None: report.col_or_null(TRACE, col, alias)  # noqa: E731
+    df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, {c('contextId', 'context')}, "
+                      f"streamId AS stream, {c('correlationId', 'corr')}, {c('graphId', 'graph_id')}, "
+                      f"{c('graphExecId', 'exec_id')} FROM {TRACE}")
+    res = ReadResult(df, source_rows=len(df))
+    df = interval_frame(df, res)
+    for col in ("gpid", "device", "context", "stream", "graph_id", "exec_id"):
+        df[col] = int64(df[col])
+    df["corr"] = int64(df["corr"], fill=-1)
+    res.table = df[["start", "end", "gpid", "device", "context", "stream", "corr", "graph_id", "exec_id"]]
+    return res
+
+
+def _api_table(report: Report, table: str) -> pd.DataFrame | None:
+    if not report.has(table, "start", "end", "globalTid", "nameId"):
+        return None
+    c = lambda col, alias: report.col_or_null(table, col, alias)  # noqa: E731
+    return report.query(f"SELECT start, end, globalTid AS tid, nameId, {c('graphId', 'graph_id')}, "
+                        f"{c('graphExecId', 'exec_id')}, {c('graphNodeId', 'node_id')} FROM {table}")
+
+
+def read_api(report: Report) -> ReadResult | None:
+    parts = [p for p in (_api_table(report, EVENTS), _api_table(report, NODES)) if p is not None]
+    if not parts:
+        return None
+    df = pd.concat(parts, ignore_index=True)
+    res = ReadResult(df, source_rows=len(df))
+    df = interval_frame(df, res)
+    df["tid"] = int64(df["tid"])
+    for col in ("graph_id", "exec_id", "node_id"):
+        df[col] = int64(df[col])
+    df["name"] = text_names(report, df["nameId"], strip_suffix=True)
+    res.table = df[["start", "end", "tid", "name", "graph_id", "exec_id", "node_id"]]
+    return res
+
+
+EXEC_READER = Reader("graph_exec", ("graphs",), (TRACE,), read_exec, "CUDA graph executions on streams")
+API_READER = Reader("graph_api", ("graphs",), (EVENTS, NODES), read_api, "CUDA graph API events")

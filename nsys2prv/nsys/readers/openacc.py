@@ -1,0 +1,45 @@
+"""OpenACC events (CUPTI_ACTIVITY_KIND_OPENACC_DATA / _LAUNCH / _OTHER, NSYS_SQLITE.md §10).
+
+Normalised columns: start, end, tid, table ('data' | 'launch' | 'other'), name (event name),
+event_kind (ENUM_OPENACC_EVENT_KIND id), function (``func@file:line``), bytes (data events, else 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.schema import Report
+
+TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+          "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}
+
+
+def read(report: Report) -> ReadResult | None:
+    parts = []
+    for kind, table in TABLES.items():
+        if not report.has(table, "start", "end", "globalTid", "nameId"):
+            continue
+        c = lambda col, alias=None: report.col_or_null(table, col, alias)  # noqa: E731
+        df = report.query(f"SELECT start, end, globalTid AS tid, nameId, {c('eventKind', 'event_kind')}, "
+                          f"{c('lineNo', 'line')}, {c('srcFile')}, {c('funcName')}, {c('bytes')} FROM {table}")
+        parts.append(df.assign(table=kind))
+    if not parts:
+        return None
+    df = pd.concat(parts, ignore_index=True)
+    res = ReadResult(df, source_rows=len(df))
+    df = interval_frame(df, res)
+    df["tid"] = int64(df["tid"])
+    df["event_kind"] = int64(df["event_kind"])
+    df["bytes"] = np.maximum(int64(df["bytes"]), 0)
+    df["name"] = text_names(report, df["nameId"])
+    func = pd.Series(report.lookup(df["funcName"])).fillna("<unknown function>").astype(str)
+    src = pd.Series(report.lookup(df["srcFile"])).fillna("<unknown file>").astype(str)
+    line = pd.Series(int64(df["line"])).astype(str)
+    df["function"] = (func + "@" + src + ":" + line).to_numpy(object)
+    res.table = df[["start", "end", "tid", "table", "name", "event_kind", "function", "bytes"]]
+    return res
+
+
+READER = Reader("openacc", ("openacc",), tuple(TABLES.values()), read, "OpenACC data, launch and other events")

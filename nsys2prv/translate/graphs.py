@@ -1,0 +1,38 @@
+"""CUDA graphs: whole-graph executions on streams, graph API events on CPU threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.paraver import registry as R
+from nsys2prv.translate.context import Context
+from nsys2prv.translate.records import StateIntervals, Translation, sparse_interval_events
+
+
+def _ids(df: pd.DataFrame, cols: dict[str, int]) -> list:
+    """Optional (type, value, present) pairs for the id columns that are set (> 0)."""
+    return [(t, df[c].to_numpy(np.int64), df[c].to_numpy(np.int64) > 0) for c, t in cols.items()]
+
+
+def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    count = out.count("graph_exec")
+    df, threads = ctx.on_gpu(df, count)
+    start, end = ctx.times(df["start"]), ctx.times(df["end"])
+    names = ("graph " + df["graph_id"].astype(str)).to_numpy(object)
+    out.events += sparse_interval_events(
+        start, end, threads, [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
+        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}))
+    n = len(df)
+    out.states.append(StateIntervals(threads, start, end, np.full(n, R.RUNNING, np.int64),
+                                     np.full(n, R.STATE_PRIORITY[R.RUNNING], np.int64)))
+    return n
+
+
+def graph_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    count = out.count("graph_api")
+    df, threads = ctx.on_cpu(df, count)
+    out.events += sparse_interval_events(
+        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.GRAPH_API.id, df["name"].to_numpy(object))],
+        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id, "node_id": R.GRAPH_NODE.id}))
+    return len(df)

@@ -47,6 +47,19 @@ def nesting_depth(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
 
 
 @njit(cache=True)
+def _emit(o_lane, o_begin, o_end, o_state, k, lane, begin, end, state):
+    """Append segment [begin, end) (merged into the previous one when it continues it); new count."""
+    if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == state and o_end[k - 1] == begin:
+        o_end[k - 1] = end
+        return k
+    o_lane[k] = lane
+    o_begin[k] = begin
+    o_end[k] = end
+    o_state[k] = state
+    return k + 1
+
+
+@njit(cache=True)
 def _paint(offsets, start, end, state, prio, default, t_end):
     n_lanes = len(offsets) - 1
     n = len(start)
@@ -95,25 +108,11 @@ def _paint(offsets, start, end, state, prio, default, t_end):
                 new = state[best]
             if new != cur:
                 if t > seg_begin:
-                    if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == cur and o_end[k - 1] == seg_begin:
-                        o_end[k - 1] = t
-                    else:
-                        o_lane[k] = lane
-                        o_begin[k] = seg_begin
-                        o_end[k] = t
-                        o_state[k] = cur
-                        k += 1
+                    k = _emit(o_lane, o_begin, o_end, o_state, k, lane, seg_begin, t, cur)
                     seg_begin = t
                 cur = new
         if t_end > seg_begin:
-            if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == cur and o_end[k - 1] == seg_begin:
-                o_end[k - 1] = t_end
-            else:
-                o_lane[k] = lane
-                o_begin[k] = seg_begin
-                o_end[k] = t_end
-                o_state[k] = cur
-                k += 1
+            k = _emit(o_lane, o_begin, o_end, o_state, k, lane, seg_begin, t_end, cur)
     return o_lane[:k], o_begin[:k], o_end[:k], o_state[:k]
 
 

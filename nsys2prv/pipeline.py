@@ -76,12 +76,7 @@ def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.
         res = reader.read(report)
         if res is None:
             continue
-        count = out.count(reader.kind)
-        count.source_rows += res.source_rows
-        for reason, n in res.dropped.items():
-            count.drop(reason, n)
-        for reason, n in res.notes.items():
-            count.note(reason, n)
+        out.count(reader.kind).absorb(res)
         tables[reader.kind] = res.table
     return tables
 

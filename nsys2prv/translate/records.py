@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nsys2prv.tally import Tally
+
 ORDER_SPAN = 1 << 20
 
 
@@ -68,20 +70,9 @@ class CommBatch:
 
 
 @dataclass
-class CategoryCount:
-    source_rows: int = 0
+class CategoryCount(Tally):
     records: int = 0                    # Paraver records written from these rows
     translated_rows: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
-
-    def drop(self, reason: str, n: int) -> None:
-        if n:
-            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
-
-    def note(self, reason: str, n: int) -> None:
-        if n:
-            self.notes[reason] = self.notes.get(reason, 0) + int(n)
 
 
 @dataclass

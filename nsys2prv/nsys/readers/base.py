@@ -15,24 +15,15 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.nsys.schema import Report, strip_version_suffix
+from nsys2prv.tally import Tally
 
 
 @dataclass
-class ReadResult:
-    """A normalised table and the bookkeeping that goes into the conservation summary."""
+class ReadResult(Tally):
+    """A normalised table and the bookkeeping that goes into the conservation summary
+    (``source_rows``: rows read from the export for this kind)."""
 
-    table: pd.DataFrame
-    source_rows: int = 0                      # rows read from the export for this kind
-    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows not translated
-    notes: dict[str, int] = field(default_factory=dict)    # reason -> rows kept but altered
-
-    def drop(self, reason: str, n: int) -> None:
-        if n:
-            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
-
-    def note(self, reason: str, n: int) -> None:
-        if n:
-            self.notes[reason] = self.notes.get(reason, 0) + int(n)
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 @dataclass(frozen=True)

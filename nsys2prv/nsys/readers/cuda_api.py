@@ -20,7 +20,7 @@ def read(report: Report) -> ReadResult | None:
     df = report.query(
         f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr')}, "
         f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     df["tid"] = int64(df["tid"])
     df["corr"] = int64(df["corr"], fill=-1)

@@ -93,7 +93,7 @@ def read(report: Report) -> ReadResult | None:
         df, other = _old_form(report)
     else:
         return None
-    res = ReadResult(df, source_rows=len(df) + other)
+    res = ReadResult(table=df, source_rows=len(df) + other)
     res.drop("not a GPU metric sample (other generic event or unparsable JSON)", other)
     time = pd.to_numeric(df["time"], errors="coerce")
     bad = (time.isna() | (time < 0)).to_numpy()

@@ -29,7 +29,7 @@ def read_exec(report: Report) -> ReadResult | None:
     df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, {c('contextId', 'context')}, "
                       f"streamId AS stream, {c('correlationId', 'corr')}, {c('graphId', 'graph_id')}, "
                       f"{c('graphExecId', 'exec_id')} FROM {TRACE}")
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for col in ("gpid", "device", "context", "stream", "graph_id", "exec_id"):
         df[col] = int64(df[col])
@@ -51,7 +51,7 @@ def read_api(report: Report) -> ReadResult | None:
     if not parts:
         return None
     df = pd.concat(parts, ignore_index=True)
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     df["tid"] = int64(df["tid"])
     for col in ("graph_id", "exec_id", "node_id"):

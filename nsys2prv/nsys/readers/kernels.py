@@ -32,7 +32,7 @@ def read(report: Report) -> ReadResult | None:
         f"{report.col_or_null(TABLE, 'correlationId', 'corr')}, "
         f"{report.col_or_null(TABLE, 'shortName')}, {report.col_or_null(TABLE, 'demangledName')}, "
         + ", ".join(cols) + f" FROM {TABLE}")
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for c in ("gpid", "device", "context", "stream"):
         df[c] = int64(df[c])

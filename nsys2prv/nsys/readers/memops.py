@@ -24,7 +24,7 @@ def _read(report: Report, table: str, extra: dict[str, str]) -> ReadResult | Non
         f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
         f"{report.col_or_null(table, 'correlationId', 'corr')}, {report.col_or_null(table, 'bytes')}, "
         + ", ".join(cols) + f" FROM {table}")
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for c in (*COMMON, *extra):
         df[c] = int64(df[c], fill=-1 if c == "corr" else 0)

@@ -40,7 +40,7 @@ def _read_tables(report: Report) -> ReadResult | None:
     if not frames:
         return None
     df = pd.concat(frames, ignore_index=True)
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     df["tid"] = int64(df["tid"])
     df["name"] = text_names(report, df["textId"])

@@ -97,7 +97,7 @@ def _ranges(report: Report, select) -> ReadResult | None:
         return None
     ev = nv["events"]
     ev = ev[select(ev)]
-    res = ReadResult(ev, source_rows=len(ev))
+    res = ReadResult(table=ev, source_rows=len(ev))
     marks = ev["kind"].to_numpy() == "mark"
     ranges = interval_frame(ev[~marks], res, max_time=nv["max_time"])
     mk = ev[marks].copy()

@@ -28,7 +28,7 @@ def read(report: Report) -> ReadResult | None:
     if not parts:
         return None
     df = pd.concat(parts, ignore_index=True)
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     df["tid"] = int64(df["tid"])
     df["event_kind"] = int64(df["event_kind"])

@@ -19,7 +19,7 @@ def read(report: Report) -> ReadResult | None:
         return None
     df = report.query(f"SELECT start, end, globalTid AS tid, nameId, "
                       f"{report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
-    res = ReadResult(df, source_rows=len(df))
+    res = ReadResult(table=df, source_rows=len(df))
     marker = int64(df["eventClass"], fill=-1)
     is_marker = (marker == MARKER_CLASSES[0]) | (marker == MARKER_CLASSES[1])
     res.drop("profiling started/finished markers (not calls)", int(is_marker.sum()))

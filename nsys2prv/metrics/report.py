@@ -169,12 +169,15 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
     except ImportError:
         return f"{path.name} not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
     rows = list(_rows(cols))
-    fig, ax = plt.subplots(figsize=(4 + 1.4 * len(cols), 0.32 * (len(rows) + 2)))
+    label_w, col_w = 3.2, 1.6                       # inches
+    fig_w = label_w + col_w * len(cols)
+    fig, ax = plt.subplots(figsize=(fig_w, 0.26 * (len(rows) + 2)))
     ax.axis("off")
     cell = [[fmt(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
     colours = [[colour(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
     table = ax.table(cellText=cell, cellColours=colours, rowLabels=["  " * i + l for _, l, i, _ in rows],
-                     colLabels=[c["header"] for c in cols], loc="center", cellLoc="right")
+                     colLabels=[c["header"] for c in cols], cellLoc="right", rowLoc="left",
+                     bbox=[label_w / fig_w, 0, 1 - label_w / fig_w, 1])
     table.auto_set_font_size(False)
     table.set_fontsize(8)
     if title:

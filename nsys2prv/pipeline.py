@@ -160,13 +160,15 @@ def convert(cfg: Config, log=print) -> Summary:
         types.update({t.id: t for t in R.nvtx_types(i, d).values()})
     stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
 
+    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
+
     summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
+    summary.outputs += pop_paths
+    summary.notes += pop_notes
+    summary.pop_text = pop_text
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))
-    pop_paths, pop_notes, summary.pop_text = write_pop(pop, cfg.output)
-    summary.outputs += pop_paths
-    summary.notes += pop_notes
     for r in reports:
         r.close()
     return summary

@@ -215,11 +215,13 @@ def test_table_files(worked, tmp_path):
                    "NCCL kernels not overlapped"):
         assert needle in tex, needle
     png = Path(f"{tmp_path}/w.pop.png")
+    summary = json.loads(Path(f"{tmp_path}/w.summary.json").read_text())
+    assert {f"{tmp_path}/w.pop.{x}" for x in ("json", "csv", "md", "tex")} <= set(summary["outputs"])
     try:
         import matplotlib  # noqa: F401
-        assert png.exists()
+        assert png.exists() and str(png) in summary["outputs"]
     except ImportError:
-        assert not png.exists()
+        assert not png.exists() and any("w.pop.png not written" in n for n in summary["notes"])
 
 
 def test_png_is_skipped_with_a_note_without_matplotlib(monkeypatch, tmp_path):

@@ -164,8 +164,7 @@ def convert(cfg: Config, log=print) -> Summary:
 
     summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
     summary.outputs += pop_paths
-    summary.notes += pop_notes
-    summary.pop_text = pop_text
+    summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))

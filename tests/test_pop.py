@@ -460,3 +460,13 @@ def test_property_windows_add_up(dev_rows, wins):
     agg = mask_durations(g[row], cs, ce, c[row], 3, 3)
     assert (per.sum(axis=0)[:, 1:] == agg[:, 1:]).all()
     assert ((ce - cs) <= (hi[win] - lo[win])).all() and (cs >= lo[win]).all() and (ce <= hi[win]).all()
+
+
+def test_filter_window_is_the_analysed_time(regions, tmp_path):
+    # -f step keeps the first "step" window [2, 5]: the trace column equals iteration 1; no CUDA API call
+    # falls inside it, but CUDA API was traced, so the offload factors are 100%, not n/a.
+    run_cli(["-q", "-m", *regions, "-f", "step", tmp_path / "f"])
+    res = pop_json(tmp_path / "f")
+    assert _factors(res) == pytest.approx((3, 0.5, 0.75, 1, 2 / 3, 4 / 6, 1, 2 / 3, 1))
+    assert res["host"]["parallel_efficiency"] == pytest.approx(4 / 6)
+

@@ -128,9 +128,11 @@ def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "commu
     for r, (tabs, off) in enumerate(zip(tables, offsets)):
         for kind, c in (("mpi", MPI), ("cuda_api", CUDA_API)):
             df = tabs.get(kind)
-            if df is None or df.empty:
+            if df is None:          # not traced (or not translated with -t)
                 continue
-            has[kind] = True
+            has[kind] = True        # traced, even if no call falls in the analysed time
+            if df.empty:
+                continue
             task = _tasks_of(r, df["tid"], lookup)
             p = proc_index[task]          # task -1 -> last slot (-1)
             hparts.append((p, df["start"].to_numpy(np.int64) + off, df["end"].to_numpy(np.int64) + off,
@@ -420,6 +422,8 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                       "offload_i = |union of CUDA API calls minus MPI_i|, OutsideMPI_i = T - MPI_i, "
                       "UsefulHost_i = OutsideMPI_i - offload_i (an upper bound: time outside any traced call, "
                       "before the first and after the last event included, counts as useful)",
+        "host_availability": "MPI factors need MPI data and offload factors CUDA API data in the reports (traced "
+                             "and translated with -t), even if no call falls in the analysed time",
         "mpi_parallel_efficiency": "sum_i OutsideMPI_i / (H*T)",
         "mpi_load_balance": "mean_i OutsideMPI_i / max_i OutsideMPI_i = LB_in x LB_out",
         "mpi_load_balance_in_out": "LB_in = max_node(mean OutsideMPI on node) / max_i OutsideMPI_i; "

@@ -24,40 +24,25 @@ Examples:
 Categories (-t, comma separated; default: all but osrt):
 """ + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items()) + """
 \b
-Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES)))
+Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES))) + """
+\b
+POP metrics: every conversion also writes OUT.pop.json/.csv/.md/.tex(/.png).
+Scalability over runs: nsys2prv pop RUN... --scaling strong|weak  (see nsys2prv pop --help)"""
 
 
-@click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-t", "--trace", "categories", metavar="CATEGORIES",
-              help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).")
-@click.option("-m", "--multi-report", "--merge", "merge", is_flag=True,
-              help="Merge several reports (one per rank) into one trace.")
-@click.option("-f", "--filter-nvtx", metavar="RANGE", help="Only the time inside (the first) NVTX range RANGE.")
-@click.option("-z", "--compress", is_flag=True, help="Write OUT.prv.gz.")
-@click.option("-s", "--sort", is_flag=True, help="Accepted for compatibility: output is always sorted.")
-@click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
-@click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
-@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-@click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, quiet, debug):
-    """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
-    Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
-    from nsys2prv.pipeline import convert
-    from nsys2prv.report import print_summary
+class _MainCommand(click.Command):
+    """The conversion command; ``nsys2prv pop ...`` (first argument "pop") runs the POP subcommand."""
 
-    t0 = time.perf_counter()
+    def main(self, args=None, prog_name=None, **kwargs):
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv and argv[0] == "pop":
+            return pop_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} pop", **kwargs)
+        return super().main(argv, prog_name=prog_name, **kwargs)
+
+
+def _handle_errors(debug: bool, fn):
     try:
-        if len(paths) < 2:
-            raise UserError("give at least one INPUT and the OUT base name (e.g. nsys2prv report.sqlite out)")
-        *inputs, output = paths
-        output = Path(str(output).removesuffix(".prv"))
-        cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
-                     filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
-                     cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty())
-        summary = convert(cfg)
+        return fn()
     except UserError as exc:
         if debug:
             traceback.print_exc()
@@ -72,5 +57,107 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
     except KeyboardInterrupt:
         click.echo("nsys2prv: interrupted; no output written", err=True)
         sys.exit(130)
+
+
+@click.command(cls=_MainCommand, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-t", "--trace", "categories", metavar="CATEGORIES",
+              help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).")
+@click.option("-m", "--multi-report", "--merge", "merge", is_flag=True,
+              help="Merge several reports (one per rank) into one trace.")
+@click.option("-f", "--filter-nvtx", metavar="RANGE", help="Only the time inside (the first) NVTX range RANGE.")
+@click.option("-z", "--compress", is_flag=True, help="Write OUT.prv.gz.")
+@click.option("-s", "--sort", is_flag=True, help="Accepted for compatibility: output is always sorted.")
+@click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
+@click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
+@click.option("--nccl-as", type=click.Choice(["communication", "useful"]), default="communication",
+              show_default=True, help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).")
+@click.option("--region", metavar="NAME", help="POP metrics also over the union of the NVTX range NAME's occurrences.")
+@click.option("--iterations", metavar="NAME", help="POP metrics per iteration (NVTX range NAME) and steady state.")
+@click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Exclude the first N iterations (with --iterations).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
+@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+@click.version_option(__version__, prog_name="nsys2prv")
+def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, nccl_as, region,
+         iterations, warmup, quiet, debug):
+    """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
+    Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
+    from nsys2prv.pipeline import convert
+    from nsys2prv.report import print_summary
+
+    t0 = time.perf_counter()
+
+    def run():
+        if len(paths) < 2:
+            raise UserError("give at least one INPUT and the OUT base name (e.g. nsys2prv report.sqlite out)")
+        *inputs, output = paths
+        output = Path(str(output).removesuffix(".prv"))
+        cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
+                     filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
+                     cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
+                     region=region, iterations=iterations, warmup=warmup)
+        return convert(cfg)
+
+    summary = _handle_errors(debug, run)
     if not quiet:
         print_summary(summary, time.perf_counter() - t0)
+        click.echo(summary.pop_text)
+
+
+POP_EPILOG = """\b
+Examples:
+  nsys2prv pop run2/out.pop.json run4/out.pop.json --scaling strong
+  nsys2prv pop 'run2/rank*.sqlite' 'run4/rank*.sqlite' --scaling weak --labels 2GPU,4GPU -o weak
+\b
+Each RUN is an earlier conversion's OUT.pop.json or a quoted glob of one run's reports
+(merged as with -m; metrics only, no trace).  The first RUN is the reference.  Writes
+OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
+"""
+
+
+@click.command(epilog=POP_EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--scaling", type=click.Choice(["strong", "weak"]),
+              help="Scaling mode (required with several runs: stated, never detected).")
+@click.option("--labels", metavar="A,B,...", help="Column labels, one per RUN (comma separated).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("scaling"), show_default=True,
+              help="Base name of the outputs (OUT.pop.json ...).")
+@click.option("--nccl-as", type=click.Choice(["communication", "useful"]), default="communication",
+              show_default=True, help="NCCL rule for RUNs given as reports.")
+@click.option("--region", metavar="NAME", help="Scale the NVTX region NAME instead of the whole trace.")
+@click.option("--iterations", metavar="NAME", help="Scale the steady-state iterations of NAME.")
+@click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Iterations excluded (RUNs given as reports).")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
+@click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the table.")
+@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup, cache_dir, force, quiet, debug):
+    """POP metrics and scalability over several runs (RUN... ; the first is the reference)."""
+
+    def run():
+        from nsys2prv.metrics import report
+        from nsys2prv.metrics.scaling import default_labels, load_run, scaling as compute_scaling, select_scope
+
+        if len(runs) > 1 and not scaling:
+            raise UserError("give --scaling strong or --scaling weak with several runs (state it in papers)")
+        names = [l.strip() for l in labels.split(",")] if labels else None
+        if names is not None and len(names) != len(runs):
+            raise UserError(f"--labels has {len(names)} label(s) for {len(runs)} run(s)")
+        loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force) for r in runs]
+        names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
+        res = compute_scaling(loaded, names, scaling or "strong", region, iterations)
+        cols = [report.column(r, r["label"]) for r in res["runs"]]
+        title = f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})"
+        cap = report.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0])
+        output.parent.mkdir(parents=True, exist_ok=True)
+        paths, notes = report.write_all(res, cols, output, title, cap)
+        if not quiet:
+            click.echo(report.text_table(cols, title))
+            for n in notes:
+                click.echo(f"  note: {n}")
+            click.echo("  wrote: " + ", ".join(paths))
+
+    _handle_errors(debug, run)

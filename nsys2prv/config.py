@@ -70,6 +70,11 @@ class Config:
     force: bool = False               # merge despite duplicate ranks / different jobs
     cache_dir: Path | None = None
     show_progress: bool = True
+    # POP metrics (nsys2prv/metrics)
+    nccl_as: str = "communication"    # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
+    region: str | None = None         # NVTX range: metrics over the union of its occurrences
+    iterations: str | None = None     # NVTX range marking iterations: per-iteration table
+    warmup: int = 0                   # iterations excluded from the start
 
     def wants(self, category: str) -> bool:
         return category in self.categories

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from nsys2prv.config import CATEGORIES, Config
 from nsys2prv.errors import UserError
+from nsys2prv.metrics import pop_for_tables, write_pop
 from nsys2prv.model.align import session_alignment
 from nsys2prv.model.resources import build_model
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -59,9 +60,10 @@ class Summary:
     untranslated: list[dict]
     alignment: dict
     notes: list[str] = field(default_factory=list)
+    pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__, indent=2, default=str)
+        return json.dumps({k: v for k, v in self.__dict__.items() if k != "pop_text"}, indent=2, default=str)
 
 
 def _progress(items, desc: str, cfg: Config):
@@ -168,6 +170,9 @@ def convert(cfg: Config, log=print) -> Summary:
         offsets = [off + shift for off in offsets]
         alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
 
+    pop = pop_for_tables(tables, model, offsets, cfg.nccl_as, cfg.region, cfg.iterations, cfg.warmup,
+                         label=cfg.output.name)
+
     domains = sorted({d for tabs in tables for d in (tabs["nvtx"]["domain"].unique()
                                                        if "nvtx" in tabs else ())})
     nvtx_index = {d: i for i, d in enumerate(domains)}
@@ -192,7 +197,11 @@ def convert(cfg: Config, log=print) -> Summary:
     except OSError as exc:
         raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
 
+    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
+
     summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
+    summary.outputs += pop_paths
+    summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))

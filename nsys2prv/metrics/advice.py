@@ -1,0 +1,97 @@
+"""Findings derived from the numbers, each with its evidence.  Thresholds: POP's 80% for
+"low" factors; 90% for the straggler / exposed-communication findings; 10% of T for idle
+lead-in.  Every item: kind, message, evidence (numbers)."""
+
+from __future__ import annotations
+
+GOOD = 0.80
+FLAG = 0.90
+LEAD_IN = 0.10
+
+FACTORS = [  # (tree, key, label, what a low value means)
+    ("device", "load_balance", "Device load balance",
+     "GPUs do unequal amounts of useful work: the busiest GPU sets the pace"),
+    ("device", "communication_efficiency", "Device communication efficiency",
+     "data movement (memcpy/memset, NCCL) not hidden behind compute kernels"),
+    ("device", "orchestration_efficiency", "Device orchestration efficiency",
+     "GPUs idle (neither computing nor moving data): launch latency, host work, synchronisation, lead-in"),
+    ("host", "mpi_load_balance", "MPI load balance", "ranks spend unequal time outside MPI"),
+    ("host", "mpi_communication_efficiency", "MPI communication efficiency",
+     "time in MPI on the most loaded rank (transfer and serialisation cannot be told apart without Dimemas)"),
+    ("host", "device_offload_efficiency", "Device offload efficiency",
+     "host time spent inside CUDA API calls (launches, copies, synchronisation)"),
+]
+
+
+def _s(ns) -> str:
+    return f"{ns / 1e9:.3f} s"
+
+
+def _pct(x) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def advise(res: dict) -> list[dict]:
+    out: list[dict] = []
+    dev, host, T = res["device"], res["host"], res["elapsed_ns"]
+    vals = [(label, tree, key, res[tree].get(key), why) for tree, key, label, why in FACTORS
+            if isinstance(res[tree].get(key), float)]
+    if vals:
+        label, tree, key, v, why = min(vals, key=lambda x: x[3])
+        out.append({"kind": "lowest_factor",
+                    "message": f"Lowest factor: {label} = {_pct(v)}"
+                               + (f" (below POP's {_pct(GOOD)}): {why}." if v < GOOD else " (acceptable)."),
+                    "evidence": {"metric": f"{tree}.{key}", "value": v,
+                                 "all": {f"{t}.{k}": x for _, t, k, x, _ in vals}}})
+    U = dev.get("useful_time_ns") or {}
+    if len(U) > 1 and isinstance(dev.get("load_balance"), float) and dev["load_balance"] < FLAG:
+        hi = max(U, key=U.get)
+        lo = min(U, key=U.get)
+        mean = sum(U.values()) / len(U)
+        out.append({"kind": "straggling_gpu",
+                    "message": f"GPU {hi} has the most useful time ({_s(U[hi])}, mean {_s(mean)}); GPU {lo} the "
+                               f"least ({_s(U[lo])}): device load balance {_pct(dev['load_balance'])}.",
+                    "evidence": {"device": hi, "useful_ns": U[hi], "mean_useful_ns": mean, "least_device": lo,
+                                 "least_useful_ns": U[lo], "load_balance": dev["load_balance"]}})
+    O = host.get("outside_mpi_time_ns") or {}
+    if len(O) > 1 and isinstance(host.get("mpi_load_balance"), float) and host["mpi_load_balance"] < FLAG:
+        hi = max(O, key=O.get)
+        mean = sum(O.values()) / len(O)
+        out.append({"kind": "straggling_rank",
+                    "message": f"{hi} spends the most time outside MPI ({_s(O[hi])}, mean {_s(mean)}): the other "
+                               f"ranks wait for it (MPI load balance {_pct(host['mpi_load_balance'])}).",
+                    "evidence": {"process": hi, "outside_mpi_ns": O[hi], "mean_outside_mpi_ns": mean,
+                                 "mpi_load_balance": host["mpi_load_balance"]}})
+    lead = {k: v for k, v in (dev.get("idle_before_first_kernel_ns") or {}).items() if v is not None}
+    if lead and T > 0 and max(lead.values()) > LEAD_IN * T:
+        d = max(lead, key=lead.get)
+        out.append({"kind": "idle_before_first_kernel",
+                    "message": f"GPU {d} is idle for {_s(lead[d])} ({_pct(lead[d] / T)} of T) before its first "
+                               "kernel: initialisation counts as orchestration loss; analyse the steady state "
+                               "with --region or --iterations/--warmup.",
+                    "evidence": {"device": d, "idle_before_first_kernel_ns": lead[d], "elapsed_ns": T,
+                                 "all_ns": lead}})
+    A = dev.get("active_time_ns") or {}
+    X = dev.get("data_movement_time_ns") or {}
+    if A and isinstance(dev.get("communication_efficiency"), float) and dev["communication_efficiency"] < FLAG:
+        d = dev.get("max_active_device") or max(A, key=A.get)
+        nccl = (dev.get("nccl_exposed_time_ns") or {}).get(d, 0)
+        out.append({"kind": "exposed_communication",
+                    "message": f"GPU {d} (longest active time {_s(A[d])}) moves data for {_s(X[d])} without "
+                               f"overlapping compute" + (f", {_s(nccl)} of it in NCCL kernels" if nccl else "")
+                               + f": device communication efficiency {_pct(dev['communication_efficiency'])}.",
+                    "evidence": {"device": d, "active_ns": A[d], "exposed_data_movement_ns": X[d],
+                                 "exposed_nccl_ns": nccl,
+                                 "communication_efficiency": dev["communication_efficiency"]}})
+    alt = dev.get("other_nccl_rule") or {}
+    if any((dev.get("nccl_time_ns") or {}).values()) and alt.get("load_balance") is not None:
+        out.append({"kind": "nccl_rule",
+                    "message": f"NCCL kernels present: with --nccl-as {alt['nccl_as']} the device factors would be "
+                               f"LB {_pct(alt['load_balance'])}, CommE {_pct(alt['communication_efficiency'])}, "
+                               f"OrchE {_pct(alt['orchestration_efficiency'])} (now LB {_pct(dev['load_balance'])}"
+                               f", CommE {_pct(dev['communication_efficiency'])}); state the rule in tables.",
+                    "evidence": {"nccl_as": dev.get("nccl_as"), "other": alt}})
+    return out
+
+
+__all__ = ["advise"]

@@ -1,0 +1,116 @@
+"""Interval measures for the POP metrics (numpy + one numba sweep).
+
+The one primitive is :func:`mask_durations`: for every group (a GPU, a process, or
+(window, GPU) pairs), how long each *combination* of interval classes was active.
+With classes {0: useful kernel, 1: data movement} the durations per mask give at once
+|useful ∪| (masks 1, 3), |movement \\ useful| (mask 2) and |useful ∪ movement|, so
+overlaps between streams are counted once and never push a device above 100%.
+
+:func:`clip_to_windows` cuts intervals into pieces inside analysis windows (a trace
+span, the occurrences of an NVTX region or iterations) without Python loops over rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _sweep(order, group, time, cls, delta, n_groups, n_cls):
+    out = np.zeros((n_groups, 1 << n_cls), np.int64)
+    counts = np.zeros(n_cls, np.int64)
+    prev_g = -1
+    prev_t = 0
+    mask = 0
+    for k in range(len(order)):
+        i = order[k]
+        g = group[i]
+        if g != prev_g:
+            counts[:] = 0
+            mask = 0
+            prev_g = g
+            prev_t = time[i]
+        elif time[i] > prev_t:
+            out[g, mask] += time[i] - prev_t
+            prev_t = time[i]
+        c = cls[i]
+        counts[c] += delta[i]
+        if counts[c] > 0:
+            mask |= 1 << c
+        else:
+            mask &= ~(1 << c)
+    return out
+
+
+def mask_durations(group, start, end, cls, n_groups: int, n_cls: int) -> np.ndarray:
+    """int64 array (n_groups, 2**n_cls): time during which exactly the classes of each bit
+    mask are active in each group (mask 0, "nothing active", is only counted between
+    intervals of a group, so it is not meaningful; derive idle time from a window length)."""
+    group = np.asarray(group, np.int64)
+    start = np.asarray(start, np.int64)
+    end = np.asarray(end, np.int64)
+    cls = np.asarray(cls, np.int64)
+    keep = end > start
+    group, start, end, cls = group[keep], start[keep], end[keep], cls[keep]
+    n = len(start)
+    if n == 0 or n_groups == 0:
+        return np.zeros((n_groups, 1 << n_cls), np.int64)
+    g2 = np.concatenate([group, group])
+    t2 = np.concatenate([start, end])
+    c2 = np.concatenate([cls, cls])
+    d2 = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])
+    order = np.lexsort((t2, g2)).astype(np.int64)
+    return _sweep(order, g2, t2, c2, d2, int(n_groups), int(n_cls))
+
+
+def union(start, end) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted union of intervals (touching intervals merge)."""
+    start = np.asarray(start, np.int64)
+    end = np.asarray(end, np.int64)
+    if len(start) == 0:
+        return start.copy(), end.copy()
+    o = np.argsort(start, kind="stable")
+    s, e = start[o], end[o]
+    cm = np.maximum.accumulate(e)
+    new = np.empty(len(s), bool)
+    new[0] = True
+    new[1:] = s[1:] > cm[:-1]
+    seg = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return s[first], cm[last]
+
+
+def clip_to_windows(start, end, win_lo, win_hi):
+    """Pieces of intervals inside windows.  Windows must be sorted with non-decreasing starts
+    and ends (disjoint unions and successive iterations are).  Returns (row, window, start, end)
+    arrays, one entry per (interval, overlapped window) pair, clipped to the window."""
+    start = np.asarray(start, np.int64)
+    end = np.asarray(end, np.int64)
+    lo = np.asarray(win_lo, np.int64)
+    hi = np.asarray(win_hi, np.int64)
+    if len(lo) and (np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0)):
+        raise ValueError("windows must have non-decreasing starts and ends")
+    i0 = np.searchsorted(hi, start, side="right")     # first window ending after the start
+    i1 = np.searchsorted(lo, end, side="left")        # windows starting before the end
+    n = np.maximum(i1 - i0, 0)
+    row = np.repeat(np.arange(len(start), dtype=np.int64), n)
+    base = np.repeat(i0, n)
+    k = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+    win = base + k
+    s = np.maximum(start[row], lo[win])
+    e = np.minimum(end[row], hi[win])
+    keep = e > s
+    return row[keep], win[keep], s[keep], e[keep]
+
+
+def first_start(group, start, n_groups: int) -> np.ndarray:
+    """Earliest start per group (int64 max where a group has no interval)."""
+    out = np.full(n_groups, np.iinfo(np.int64).max, np.int64)
+    if len(start):
+        np.minimum.at(out, np.asarray(group, np.int64), np.asarray(start, np.int64))
+    return out
+
+
+__all__ = ["mask_durations", "union", "clip_to_windows", "first_start"]

@@ -1,0 +1,453 @@
+"""The POP efficiency model (host and device trees), computed from the normalised tables.
+
+Inputs are the per-report normalised tables (``tables[r][kind]``), the resource Model and
+the per-report offsets (aligned time = raw + offset) -- never the .prv text.  Sources and
+formulas: /work/shared/docs/POP_METRICS.md (§2.3-2.5 device/host, §1.3 MPI, §2.4 scaling).
+
+Everything that is a *choice* is written into the result's ``definitions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.errors import UserError
+from nsys2prv.metrics.classify import is_nccl
+from nsys2prv.metrics.intervals import clip_to_windows, first_start, mask_durations, union
+from nsys2prv.nsys.ids import pid_of
+
+NCCL_RULES = ("communication", "useful")
+SCHEMA = "nsys2prv-pop/1"
+
+# device interval classes (bits of the sweep masks)
+KERNEL, MEMOP, NCCL = 0, 1, 2
+# host interval classes
+MPI, CUDA_API = 0, 1
+_M3 = np.arange(8)
+_M2 = np.arange(4)
+
+
+@dataclass
+class PopInputs:
+    """Device and host intervals of one run on the aligned timeline, ready for any window."""
+    t0: int
+    t1: int
+    nccl_as: str
+    devices: list[dict]                 # label, host, device, ranks
+    dev: tuple                          # (group, start, end, cls) arrays
+    procs: list[dict]                   # label, rank, host, node
+    host: tuple                         # (group, start, end, cls) arrays
+    has_mpi: bool
+    has_cuda_api: bool
+    excluded_processes: list[str]
+    nvtx: list[pd.DataFrame]            # per report: aligned start, end, name (ranges only)
+    notes: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------------------------
+# collection
+def _task_lookup(model) -> dict[tuple[int, int], int]:
+    return {(t.report, t.pid): i for i, t in enumerate(model.tasks)}
+
+
+def _tasks_of(report: int, ids, lookup) -> np.ndarray:
+    """Task index of each row's process (-1: unknown), mapping only the unique pids."""
+    pids = pid_of(np.asarray(ids, np.int64))
+    uniq, inv = np.unique(pids, return_inverse=True)
+    mapped = np.array([lookup.get((report, int(p)), -1) for p in uniq], np.int64)
+    return mapped[inv] if len(pids) else np.zeros(0, np.int64)
+
+
+def _span(tables: list[dict], offsets: list[int]) -> tuple[int, int]:
+    lo, hi = [], []
+    for tabs, off in zip(tables, offsets):
+        for df in tabs.values():
+            if df is not None and len(df) and "start" in df and "end" in df:
+                lo.append(int(df["start"].min()) + off)
+                hi.append(int(df["end"].max()) + off)
+    return (min(lo), max(hi)) if lo else (0, 0)
+
+
+def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "communication") -> PopInputs:
+    if nccl_as not in NCCL_RULES:
+        raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
+    lookup = _task_lookup(model)
+    t0, t1 = _span(tables, offsets)
+    notes: list[str] = []
+
+    # -- device intervals: key = (node index, device id) ---------------------------------------------
+    parts = []
+    for r, (tabs, off) in enumerate(zip(tables, offsets)):
+        for kind in ("kernels", "memcpy", "memset"):
+            df = tabs.get(kind)
+            if df is None or df.empty:
+                continue
+            task = _tasks_of(r, df["gpid"], lookup)
+            if kind == "kernels":
+                cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL)
+            else:
+                cls = np.full(len(df), MEMOP)
+            parts.append((task, df["device"].to_numpy(np.int64), df["start"].to_numpy(np.int64) + off,
+                          df["end"].to_numpy(np.int64) + off, cls.astype(np.int64)))
+    devices: list[dict] = []
+    if parts:
+        task, dev_id, s, e, cls = (np.concatenate(x) for x in zip(*parts))
+        ok = task >= 0
+        task, dev_id, s, e, cls = task[ok], dev_id[ok], s[ok], e[ok], cls[ok]
+        node = np.array([t.node for t in model.tasks], np.int64)[task]
+        key = node * (1 << 32) + dev_id
+        ukeys, group = np.unique(key, return_inverse=True)
+        owners = pd.DataFrame({"g": group, "task": task}).drop_duplicates()
+        for g, k in enumerate(ukeys):
+            n, d = int(k >> 32), int(k & 0xFFFFFFFF)
+            ranks = sorted(owners.loc[owners["g"] == g, "task"].tolist())
+            devices.append({"label": f"{model.nodes[n]}:GPU{d}", "host": model.nodes[n], "device": d,
+                            "processes": [model.tasks[t].label for t in ranks]})
+            if len(ranks) > 1:
+                notes.append(f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
+                             f"({', '.join(devices[-1]['processes'])}): their activity is united; if they "
+                             "really used different GPUs (CUDA_VISIBLE_DEVICES), device metrics merge them")
+        dev = (group.astype(np.int64), s, e, cls)
+    else:
+        z = np.zeros(0, np.int64)
+        dev = (z, z, z, z)
+
+    # -- host intervals: processes owning GPU streams ----------------------------------------------------
+    gpu_tasks = [i for i, t in enumerate(model.tasks) if any(model.threads[g].kind == "gpu" for g in t.threads)]
+    counted = gpu_tasks or list(range(len(model.tasks)))
+    if not gpu_tasks and model.tasks:
+        notes.append("no process owns a GPU stream: the host tree counts every process")
+    excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in set(counted)]
+    proc_index = np.full(len(model.tasks) + 1, -1, np.int64)
+    proc_index[counted] = np.arange(len(counted))
+    has = {"mpi": False, "cuda_api": False}
+    hparts = []
+    for r, (tabs, off) in enumerate(zip(tables, offsets)):
+        for kind, c in (("mpi", MPI), ("cuda_api", CUDA_API)):
+            df = tabs.get(kind)
+            if df is None:          # not traced (or not translated with -t)
+                continue
+            has[kind] = True        # traced, even if no call falls in the analysed time
+            if df.empty:
+                continue
+            task = _tasks_of(r, df["tid"], lookup)
+            p = proc_index[task]          # task -1 -> last slot (-1)
+            hparts.append((p, df["start"].to_numpy(np.int64) + off, df["end"].to_numpy(np.int64) + off,
+                           np.full(len(df), c, np.int64)))
+    if hparts:
+        p, s, e, c = (np.concatenate(x) for x in zip(*hparts))
+        ok = p >= 0
+        host = (p[ok], s[ok], e[ok], c[ok])
+    else:
+        z = np.zeros(0, np.int64)
+        host = (z, z, z, z)
+    procs = [{"label": model.tasks[i].label, "rank": model.tasks[i].rank, "host": model.tasks[i].host,
+              "node": model.tasks[i].node} for i in counted]
+
+    nvtx = []
+    for tabs, off in zip(tables, offsets):
+        df = tabs.get("nvtx")
+        if df is None or df.empty:
+            nvtx.append(pd.DataFrame({"start": [], "end": [], "name": []}))
+            continue
+        rng = df[df["kind"] != "mark"]
+        nvtx.append(pd.DataFrame({"start": rng["start"].to_numpy(np.int64) + off,
+                                  "end": rng["end"].to_numpy(np.int64) + off, "name": rng["name"].to_numpy()}))
+    return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded, nvtx,
+                     notes)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the two trees
+def _ratio(num: float, den: float) -> float:
+    """num/den with 0/0 := 1 (nothing to lose, nothing lost)."""
+    if den == 0:
+        return 1.0 if num == 0 else float("nan")
+    return float(num) / float(den)
+
+
+def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None = None) -> dict:
+    """Device tree from per-device mask durations (D, 8) over classes KERNEL/MEMOP/NCCL."""
+    D = dur.shape[0]
+    useful_mask = (_M3 & 1) != 0
+    if nccl_as == "useful":
+        useful_mask = useful_mask | ((_M3 & 4) != 0)
+    move_mask = ~useful_mask & (_M3 != 0)
+    U = dur[:, useful_mask].sum(axis=1)
+    X = dur[:, move_mask].sum(axis=1)
+    A = U + X
+    nccl_exposed = dur[:, ((_M3 & 4) != 0) & ~useful_mask].sum(axis=1)
+    nccl_total = dur[:, (_M3 & 4) != 0].sum(axis=1)
+    labels = labels or [f"GPU{i}" for i in range(D)]
+    out = {"count": D, "nccl_as": nccl_as}
+    if D == 0 or T <= 0:
+        out.update(dict.fromkeys(("parallel_efficiency", "load_balance", "communication_efficiency",
+                                  "orchestration_efficiency", "global_efficiency")))
+        out["not_available"] = "no GPU activity in the analysed time" if D == 0 else "empty analysed time"
+        out.update({"useful_time_ns": {}, "data_movement_time_ns": {}, "active_time_ns": {}})
+        return out
+    umax, amax = int(U.max()), int(A.max())
+    pe = float(U.sum()) / (D * T)
+    out.update({
+        "parallel_efficiency": pe,
+        "load_balance": _ratio(U.sum() / D, umax),
+        "communication_efficiency": _ratio(umax, amax),
+        "orchestration_efficiency": amax / T,
+        "computation_scalability": None,
+        "global_efficiency": pe,
+        "useful_time_ns": {l: int(u) for l, u in zip(labels, U)},
+        "data_movement_time_ns": {l: int(x) for l, x in zip(labels, X)},
+        "nccl_exposed_time_ns": {l: int(x) for l, x in zip(labels, nccl_exposed)},
+        "nccl_time_ns": {l: int(x) for l, x in zip(labels, nccl_total)},
+        "active_time_ns": {l: int(a) for l, a in zip(labels, A)},
+        "useful_time_total_ns": int(U.sum()),
+        "max_useful_device": labels[int(np.argmax(U))],
+        "max_active_device": labels[int(np.argmax(A))],
+    })
+    return out
+
+
+def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
+              labels: list[str] | None = None) -> dict:
+    """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API."""
+    H = dur.shape[0]
+    labels = labels or [f"P{i}" for i in range(H)]
+    keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
+            "mpi_load_balance_out", "mpi_communication_efficiency", "serialization_efficiency",
+            "transfer_efficiency", "device_offload_efficiency", "computation_scalability", "global_efficiency")
+    out: dict = {"count": H, **dict.fromkeys(keys)}
+    na = {"serialization_efficiency": "not available: needs a Dimemas replay (none for nsys traces)",
+          "transfer_efficiency": "not available: needs a Dimemas replay (none for nsys traces)",
+          "computation_scalability": "single run (see `nsys2prv pop` for several runs)"}
+    if H == 0 or T <= 0 or not (has_mpi or has_api):
+        na["all"] = ("no MPI or CUDA API calls of GPU-owning processes (trace them: -t mpi,cuda_api)"
+                     if T > 0 else "empty analysed time")
+        out["not_available"] = na
+        return out
+    mpi = dur[:, (_M2 & 1) != 0].sum(axis=1)
+    offload = dur[:, _M2 == 2].sum(axis=1)
+    outside = T - mpi
+    useful = outside - offload
+    omax = int(outside.max())
+    node_ids = np.unique(nodes)
+    node_mean = np.array([outside[nodes == n].mean() for n in node_ids])   # loop over nodes, not rows
+    if has_mpi:
+        out.update({
+            "mpi_parallel_efficiency": float(outside.sum()) / (H * T),
+            "mpi_load_balance": _ratio(outside.mean(), omax),
+            "mpi_load_balance_in": _ratio(node_mean.max(), omax),
+            "mpi_load_balance_out": _ratio(outside.mean(), node_mean.max()),
+            "mpi_communication_efficiency": omax / T,
+        })
+    else:
+        for k in ("mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in", "mpi_load_balance_out",
+                  "mpi_communication_efficiency"):
+            na[k] = "no MPI calls in the reports (or MPI not translated: -t mpi)"
+    if has_api:
+        out["device_offload_efficiency"] = _ratio(useful.sum(), outside.sum())
+        out["parallel_efficiency"] = float(useful.sum()) / (H * T)
+        out["global_efficiency"] = out["parallel_efficiency"]
+    else:
+        for k in ("device_offload_efficiency", "parallel_efficiency", "global_efficiency"):
+            na[k] = "no CUDA API calls in the reports (or not translated: -t cuda_api)"
+    out.update({
+        "useful_time_ns": {l: int(u) for l, u in zip(labels, useful)},
+        "mpi_time_ns": {l: int(m) for l, m in zip(labels, mpi)},
+        "offload_time_ns": {l: int(o) for l, o in zip(labels, offload)},
+        "outside_mpi_time_ns": {l: int(o) for l, o in zip(labels, outside)},
+        "useful_time_total_ns": int(useful.sum()),
+        "max_outside_mpi_process": labels[int(np.argmax(outside))],
+        "not_available": na,
+    })
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# windows (trace, region, iterations)
+def _durations(arrays, n_groups: int, n_cls: int, lo, hi, per_window: bool) -> np.ndarray:
+    group, s, e, c = arrays
+    row, win, cs, ce = clip_to_windows(s, e, lo, hi)
+    g = group[row]
+    if per_window:
+        g = win * n_groups + g
+        d = mask_durations(g, cs, ce, c[row], n_groups * len(lo), n_cls)
+        return d.reshape(len(lo), n_groups, 1 << n_cls)
+    return mask_durations(g, cs, ce, c[row], n_groups, n_cls)[None]
+
+
+def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
+    """Metrics over windows: one result over their union (per_window False; windows must be
+    disjoint and sorted) or one per window."""
+    lo = np.asarray(lo, np.int64)
+    hi = np.asarray(hi, np.int64)
+    D, H = len(inp.devices), len(inp.procs)
+    ddur = _durations(inp.dev, D, 3, lo, hi, per_window)
+    hdur = _durations(inp.host, H, 2, lo, hi, per_window)
+    Ts = (hi - lo) if per_window else np.array([int((hi - lo).sum())])
+    dlabels = [d["label"] for d in inp.devices]
+    plabels = [p["label"] for p in inp.procs]
+    nodes = np.array([p["node"] for p in inp.procs], np.int64)
+    other = "useful" if inp.nccl_as == "communication" else "communication"
+    res = []
+    for k, T in enumerate(Ts):
+        dev = device_tree(ddur[k], int(T), inp.nccl_as, dlabels)
+        alt = device_tree(ddur[k], int(T), other, dlabels)
+        dev["other_nccl_rule"] = {key: alt.get(key) for key in
+                                  ("nccl_as", "parallel_efficiency", "load_balance", "communication_efficiency",
+                                   "orchestration_efficiency")}
+        res.append({"elapsed_ns": int(T), "device": dev,
+                    "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels)})
+    return res
+
+
+def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """k-th occurrence windows of NVTX range ``name``: per report, occurrences in start order;
+    window k = [earliest start, latest end] of the k-th occurrences over the reports."""
+    ks, ss, es, counts = [], [], [], []
+    for df in inp.nvtx:
+        hit = df[df["name"] == name].sort_values("start", kind="stable")
+        counts.append(len(hit))
+        ks.append(np.arange(len(hit)))
+        ss.append(hit["start"].to_numpy(np.int64))
+        es.append(hit["end"].to_numpy(np.int64))
+    k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
+    if len(k) == 0:
+        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (is NVTX translated? it "
+                        "needs -t nvtx)")
+    s, e = np.concatenate(ss), np.concatenate(es)
+    n = int(k.max()) + 1
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, k, s)
+    np.maximum.at(hi, k, e)
+    notes = []
+    present = [c for c in counts if c]
+    if len(set(present)) > 1:
+        notes.append(f"NVTX range '{name}' occurs {min(present)}..{max(present)} times depending on the report: "
+                     "occurrence k is matched by its order in each report")
+    return lo, hi, notes
+
+
+def _overlapping(lo, hi) -> bool:
+    return bool(len(lo) > 1 and (np.any(lo[1:] < hi[:-1]) or np.any(np.diff(hi) < 0)))
+
+
+def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
+            label: str = "") -> dict:
+    """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice."""
+    from nsys2prv import __version__
+    from nsys2prv.metrics.advice import advise
+
+    if warmup < 0:
+        raise UserError("--warmup must be >= 0")
+    if warmup and not iterations:
+        raise UserError("--warmup needs --iterations NAME")
+    notes = list(inp.notes)
+    top = evaluate(inp, [inp.t0], [inp.t1])[0]
+    result = {"schema": SCHEMA, "tool": f"nsys2prv {__version__}", "label": label, "nccl_as": inp.nccl_as,
+              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1},
+              **top, "devices": inp.devices, "processes": inp.procs,
+              "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
+    # device idle before its first useful kernel (whole trace)
+    g, s, _, c = inp.dev
+    useful = (c == KERNEL) | ((c == NCCL) & (inp.nccl_as == "useful"))
+    first = first_start(g[useful], s[useful], len(inp.devices))
+    result["device"]["idle_before_first_kernel_ns"] = {
+        d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
+        for d, f in zip(inp.devices, first)}
+
+    if region:
+        lo, hi, n = occurrence_windows(inp, region, "--region")
+        notes += n
+        ulo, uhi = union(lo, hi)
+        r = evaluate(inp, ulo, uhi)[0]
+        result["regions"].append({"name": region, "kind": "region", "occurrences": int(len(lo)),
+                                  "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)], **r})
+    if iterations:
+        lo, hi, n = occurrence_windows(inp, iterations, "--iterations")
+        notes += n
+        if warmup >= len(lo):
+            raise UserError(f"--warmup {warmup} leaves no iteration ('{iterations}' occurs {len(lo)} times)")
+        lo, hi = lo[warmup:], hi[warmup:]
+        if _overlapping(lo, hi):
+            notes.append(f"iterations of '{iterations}' overlap across reports (clock skew or nesting): each "
+                         "iteration is measured in its own window; the steady-state column uses their union")
+            per = [evaluate(inp, [a], [b])[0] for a, b in zip(lo, hi)]   # loop over windows, not rows
+        else:
+            per = evaluate(inp, lo, hi, per_window=True)
+        ulo, uhi = union(lo, hi)
+        steady = evaluate(inp, ulo, uhi)[0]
+        result["regions"].append({"name": f"{iterations} (iterations {warmup + 1}..{warmup + len(lo)})",
+                                  "kind": "iterations", "occurrences": int(len(lo)),
+                                  "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)], **steady})
+        result["iterations"] = {"name": iterations, "warmup": warmup, "count": int(len(lo)),
+                                "table": [{"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
+                                          for i, (a, b, m) in enumerate(zip(lo, hi, per))]}
+    result["definitions"] = definitions(inp.nccl_as, region, iterations, warmup)
+    result["notes"] = notes
+    result["advice"] = advise(result)
+    return result
+
+
+def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:
+    nccl = ("NCCL kernels count as data movement (communication), as BasicAnalysis does with nsys2prv traces"
+            if nccl_as == "communication" else
+            "NCCL kernels count as useful device time, as TALP's CUPTI backend does")
+    d = {
+        "source": "POP metrics computed from the normalised Nsight Systems tables (not from the .prv); "
+                  "formulas follow BasicAnalysis 06_metrics / TALP perf_metrics.c (host and device trees)",
+        "elapsed_time": "T = aligned time from the first to the last event of any translated kind over all "
+                        "reports (the trace span; Paraver's time 0 is the earliest session start, so the "
+                        "Paraver trace can be longer by the lead-in before the first event). For a region: the "
+                        "total length of the union of its windows. All activity is clipped to the windows.",
+        "physical_device": "one GPU = (host name, CUDA device id); all streams, and all processes of that host "
+                           "using that device id, are flattened by interval union",
+        "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
+                        "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",
+        "useful_device_time": "U_d = |union of useful kernel intervals on GPU d|",
+        "data_movement_time": "X_d = |(union of memcpy, memset" + (", NCCL kernels" if nccl_as == "communication"
+                                                                     else "") +
+                              " on d) minus (union of useful kernels on d)|",
+        "active_device_time": "A_d = U_d + X_d; idle = T - A_d",
+        "device_parallel_efficiency": "sum_d U_d / (D*T), D = physical GPUs with any activity in the trace",
+        "device_load_balance": "mean_d U_d / max_d U_d",
+        "device_communication_efficiency": "max_d U_d / max_d A_d (both maxima over GPUs, independently)",
+        "device_orchestration_efficiency": "max_d A_d / T; LB x CommE x OrchE = parallel efficiency",
+        "host_processes": "processes owning at least one GPU stream (BasicAnalysis); CPU-only processes are "
+                          "listed in excluded_processes. One host unit per process (t_i = 1).",
+        "host_times": "per process, the calls of all its threads are united: MPI_i = |union of MPI calls|, "
+                      "offload_i = |union of CUDA API calls minus MPI_i|, OutsideMPI_i = T - MPI_i, "
+                      "UsefulHost_i = OutsideMPI_i - offload_i (an upper bound: time outside any traced call, "
+                      "before the first and after the last event included, counts as useful)",
+        "host_availability": "MPI factors need MPI data and offload factors CUDA API data in the reports (traced "
+                             "and translated with -t), even if no call falls in the analysed time",
+        "mpi_parallel_efficiency": "sum_i OutsideMPI_i / (H*T)",
+        "mpi_load_balance": "mean_i OutsideMPI_i / max_i OutsideMPI_i = LB_in x LB_out",
+        "mpi_load_balance_in_out": "LB_in = max_node(mean OutsideMPI on node) / max_i OutsideMPI_i; "
+                                   "LB_out = mean_i OutsideMPI_i / max_node(mean OutsideMPI on node) (TALP)",
+        "mpi_communication_efficiency": "max_i OutsideMPI_i / T",
+        "serialization_transfer": "not available: they need a Dimemas replay, which nsys traces lack",
+        "device_offload_efficiency": "sum_i UsefulHost_i / sum_i OutsideMPI_i (BasicAnalysis = TALP hybrid-v2 "
+                                     "without OpenMP)",
+        "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency",
+        "global_efficiency": "single run: computation scalability is not available and global efficiency = "
+                             "parallel efficiency; host and device global efficiencies are separate trees and "
+                             "are never multiplied together",
+        "zero_over_zero": "0/0 is taken as 1 in LB, CommE and DOE (e.g. no useful time anywhere)",
+        "values": "efficiencies are fractions in [0, 1]; times in ns",
+    }
+    if region:
+        d["region"] = (f"--region {region}: each occurrence k (k-th in start order in each report) spans from the "
+                       "earliest start to the latest end of its k-th occurrences; metrics over the union")
+    if iterations:
+        d["iterations"] = (f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
+                           f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
+                           "column over their union")
+    return d
+
+
+__all__ = ["collect", "compute", "evaluate", "device_tree", "host_tree", "definitions", "PopInputs",
+           "NCCL_RULES"]

@@ -1,0 +1,245 @@
+"""POP tables: text (printed), JSON, CSV, Markdown, LaTeX (booktabs) and PNG (optional matplotlib).
+
+A table is metrics as rows and columns as runs (or, for one conversion, the analysed scopes:
+whole trace, --region, --iterations steady state).  Efficiencies are printed as percentages
+(CSV keeps fractions); "n/a" marks metrics that are not available.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+ROWS = [  # key, label, indent, kind
+    ("device.global_efficiency", "Device Global efficiency", 0, "pct"),
+    ("device.parallel_efficiency", "Device Parallel efficiency", 1, "pct"),
+    ("device.load_balance", "Device Load balance", 2, "pct"),
+    ("device.communication_efficiency", "Device Communication efficiency", 2, "pct"),
+    ("device.orchestration_efficiency", "Device Orchestration efficiency", 2, "pct"),
+    ("device.computation_scalability", "Device Computation scalability", 1, "pct"),
+    ("host.global_efficiency", "Host Global efficiency", 0, "pct"),
+    ("host.parallel_efficiency", "Host Parallel efficiency", 1, "pct"),
+    ("host.mpi_parallel_efficiency", "MPI Parallel efficiency", 2, "pct"),
+    ("host.mpi_load_balance", "MPI Load balance", 3, "pct"),
+    ("host.mpi_load_balance_in", "MPI Load balance in (intra-node)", 4, "pct"),
+    ("host.mpi_load_balance_out", "MPI Load balance out (inter-node)", 4, "pct"),
+    ("host.mpi_communication_efficiency", "MPI Communication efficiency", 3, "pct"),
+    ("host.serialization_efficiency", "Serialization efficiency", 4, "pct"),
+    ("host.transfer_efficiency", "Transfer efficiency", 4, "pct"),
+    ("host.device_offload_efficiency", "Device Offload efficiency", 2, "pct"),
+    ("host.computation_scalability", "Host Computation scalability", 1, "pct"),
+    ("speedup", "Speedup", 0, "x"),
+    ("efficiency", "Efficiency", 0, "pct"),
+    ("elapsed_s", "Elapsed time (s)", 0, "sec"),
+    ("device.count", "GPUs", 0, "int"),
+    ("host.count", "Host processes", 0, "int"),
+]
+OPTIONAL_ROWS = ("speedup", "efficiency")   # shown only when some column has them
+
+
+def column(scope: dict, header: str) -> dict:
+    """{header, values: key -> number or None} from a scope dict (trace, region or run)."""
+    vals = {}
+    for key, *_ in ROWS:
+        if key == "elapsed_s":
+            vals[key] = scope["elapsed_ns"] / 1e9
+            continue
+        obj = scope
+        for part in key.split("."):
+            obj = obj.get(part) if isinstance(obj, dict) else None
+        vals[key] = obj if isinstance(obj, (int, float)) and not (isinstance(obj, float) and math.isnan(obj)) \
+            else None
+    return {"header": header, "values": vals}
+
+
+def single_run_columns(res: dict) -> list[dict]:
+    cols = [column(res, "trace")]
+    for reg in res.get("regions", []):
+        cols.append(column(reg, reg["name"]))
+    return cols
+
+
+def _rows(cols: list[dict]):
+    for key, label, indent, kind in ROWS:
+        if key in OPTIONAL_ROWS and all(c["values"].get(key) is None for c in cols):
+            continue
+        yield key, label, indent, kind
+
+
+def fmt(v, kind: str, pct_sign: str = "%") -> str:
+    if v is None:
+        return "n/a"
+    if kind == "pct":
+        return f"{100 * v:.2f}{pct_sign}"
+    if kind == "sec":
+        return f"{v:.6g}"
+    if kind == "x":
+        return f"{v:.2f}"
+    return str(int(v))
+
+
+def text_table(cols: list[dict], title: str = "POP metrics") -> str:
+    width = max(len(l) + 2 * i for _, l, i, _ in ROWS) + 2
+    cw = [max(10, len(c["header"]) + 1) for c in cols]
+    lines = [title, " " * width + "".join(f"{c['header']:>{w}}" for c, w in zip(cols, cw))]
+    for key, label, indent, kind in _rows(cols):
+        name = ("  " * indent + label).ljust(width)
+        lines.append(name + "".join(f"{fmt(c['values'][key], kind):>{w}}" for c, w in zip(cols, cw)))
+    return "\n".join(lines)
+
+
+def markdown_table(cols: list[dict], caption: str = "") -> str:
+    out = ["| Metric | " + " | ".join(c["header"] for c in cols) + " |",
+           "|---|" + "---:|" * len(cols)]
+    for key, label, indent, kind in _rows(cols):
+        out.append(f"| {'&emsp;' * indent}{label} | " + " | ".join(fmt(c["values"][key], kind) for c in cols) + " |")
+    if caption:
+        out += ["", caption]
+    return "\n".join(out) + "\n"
+
+
+def _tex(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        s = s.replace(a, b) if a != "\\" else s.replace(a, "\0")
+    return s.replace("\0", r"\textbackslash{}")
+
+
+def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop") -> str:
+    out = [r"% POP metrics written by nsys2prv; needs \usepackage{booktabs}",
+           r"\begin{table}[htbp]", r"\centering"]
+    if caption:
+        out.append(r"\caption{" + _tex(caption) + "}")
+    out.append(r"\label{" + label + "}")
+    out += [r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
+            "Metric & " + " & ".join(_tex(c["header"]) for c in cols) + r" \\", r"\midrule"]
+    prev_tree = None
+    for key, label, indent, kind in _rows(cols):
+        tree = key.split(".")[0] if "." in key and not key.endswith(".count") else "other"
+        if prev_tree is not None and tree != prev_tree:
+            out.append(r"\midrule")
+        prev_tree = tree
+        pad = rf"\hspace{{{indent}em}}" if indent else ""
+        out.append(pad + _tex(label) + " & " + " & ".join(fmt(c["values"][key], kind, r"\%") for c in cols)
+                   + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(out) + "\n"
+
+
+def write_csv(cols: list[dict], path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["metric", "label", *[c["header"] for c in cols]])
+        for key, label, _, kind in _rows(cols):
+            w.writerow([key, label, *["" if c["values"][key] is None else
+                                      (f"{c['values'][key]:.6f}" if kind != "int" else int(c["values"][key]))
+                                      for c in cols]])
+
+
+def write_iterations_csv(res: dict, path: Path) -> bool:
+    it = res.get("iterations")
+    if not it:
+        return False
+    keys = [k for k, *_ in ROWS if k not in OPTIONAL_ROWS]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["iteration", "start_ns", "end_ns", *keys])
+        for row in it["table"]:
+            v = column(row, "")["values"]
+            w.writerow([row["index"], row["start_ns"], row["end_ns"],
+                        *["" if v[k] is None else f"{v[k]:.6f}" for k in keys]])
+    return True
+
+
+def colour(v, kind: str) -> str:
+    """POP convention: >= 80% good (green), 60-80% fair (yellow), < 60% poor (red)."""
+    if v is None or kind not in ("pct",):
+        return "#eeeeee"
+    return "#8fd18f" if v >= 0.8 else "#f5e17a" if v >= 0.6 else "#f08c8c"
+
+
+def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
+    """The coloured table as a PNG; returns a note instead when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return f"{path.name} not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
+    rows = list(_rows(cols))
+    label_w, col_w = 3.2, 1.6                       # inches
+    fig_w = label_w + col_w * len(cols)
+    fig, ax = plt.subplots(figsize=(fig_w, 0.26 * (len(rows) + 2)))
+    ax.axis("off")
+    cell = [[fmt(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
+    colours = [[colour(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
+    table = ax.table(cellText=cell, cellColours=colours, rowLabels=["  " * i + l for _, l, i, _ in rows],
+                     colLabels=[c["header"] for c in cols], cellLoc="right", rowLoc="left",
+                     bbox=[label_w / fig_w, 0, 1 - label_w / fig_w, 1])
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return None
+
+
+def caption(res: dict, scaling: str | None = None, reference: str | None = None) -> str:
+    rule = res.get("nccl_as", "communication")
+    text = ("Device metrics after per-GPU union of kernel intervals over streams; data movement = memcpy/memset"
+            + (" and NCCL kernels" if rule == "communication" else "") + " not overlapped by compute kernels"
+            + ("; NCCL kernels counted as useful" if rule == "useful" else "")
+            + ". T = elapsed time of the analysed region (trace span: first to last event). Max terms over "
+              "physical GPUs. Host useful time = time outside MPI and CUDA API calls (upper bound). "
+              "SerE/TrfE not available (no Dimemas replay). Host and device trees are not multiplied.")
+    if scaling:
+        text += f" Scaling mode: {scaling} (stated, not detected); reference = {reference}."
+    return text
+
+
+def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> tuple[list[str], list[str]]:
+    """OUT.pop.{json,csv,md,tex,png} (+ OUT.pop.iterations.csv).  Returns (paths written, notes)."""
+    stem = base.with_name(base.name + ".pop")
+    paths, notes = [], []
+    p = Path(str(stem) + ".json")
+    p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
+    paths.append(str(p))
+    p = Path(str(stem) + ".csv")
+    write_csv(cols, p)
+    paths.append(str(p))
+    p = Path(str(stem) + ".iterations.csv")
+    if write_iterations_csv(res, p):
+        paths.append(str(p))
+    p = Path(str(stem) + ".md")
+    p.write_text(f"### {title}\n\n" + markdown_table(cols, cap), encoding="utf-8")
+    paths.append(str(p))
+    p = Path(str(stem) + ".tex")
+    p.write_text(latex_table(cols, cap), encoding="utf-8")
+    paths.append(str(p))
+    p = Path(str(stem) + ".png")
+    note = write_png(cols, p, title)
+    if note:
+        notes.append(note)
+    else:
+        paths.append(str(p))
+    return paths, notes
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def advice_text(items: list[dict]) -> str:
+    return "\n".join(f"  - {a['message']}" for a in items)
+
+
+__all__ = ["ROWS", "column", "single_run_columns", "text_table", "markdown_table", "latex_table", "write_csv",
+           "write_png", "write_all", "caption", "advice_text", "colour"]

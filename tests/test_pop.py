@@ -1,0 +1,472 @@
+"""POP efficiency metrics (nsys2prv/metrics): the worked example of POP_METRICS.md §3 end to end
+through the CLI under both NCCL rules, the host tree, regions and iterations, the scalability
+subcommand, the table files, and property tests of the interval algebra.
+
+Times in the generated reports are given in seconds (S ns) to read like the sheet.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nsys2prv.cli import main
+from nsys2prv.metrics import report
+from nsys2prv.metrics.classify import is_nccl
+from nsys2prv.metrics.intervals import clip_to_windows, mask_durations, union
+from nsys2prv.metrics.pop import PopInputs, evaluate
+from nsysgen import NsysBuilder
+
+S = 1_000_000_000
+NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+
+
+def t(x: float) -> int:
+    return int(round(x * S))
+
+
+def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=(), mpi=(), nvtx=(),
+          device: int = 0, pid: int | None = None) -> str:
+    """One rank's report: kernels/memcpy/nccl = (stream, start, end[, name]) on ``device``;
+    api = (start, end, name); mpi = (start, end); nvtx = (start, end, name) push/pop ranges."""
+    b = NsysBuilder(path, host=host)
+    pid = pid or 5000 + rank
+    b.process(pid, "./train")
+    b.mpi_rank(pid, pid, rank)
+    c = 0
+    for s, a, e, *name in kernels:
+        c += 1
+        b.kernel(pid, device, s, t(a), t(e), c, name[0] if name else "gemm")
+    for s, a, e in memcpy:
+        c += 1
+        b.memcpy(pid, device, s, t(a), t(e), c, 1 << 20, copy_kind=1)
+    for s, a, e in nccl:
+        c += 1
+        b.kernel(pid, device, s, t(a), t(e), c, NCCL)
+    for a, e, name in api:
+        c += 1
+        b.cuda_api(pid, pid, name, t(a), t(e), 1000 + c)
+    for a, e in mpi:
+        b.mpi(pid, pid, "MPI_Allreduce", t(a), t(e), kind="coll", size=8, recv_size=8)
+    for a, e, name in nvtx:
+        b.nvtx_push(pid, pid, t(a), t(e), text=name)
+    return str(b.save())
+
+
+# ---------------------------------------------------------------------------------------------------
+# POP_METRICS.md §3: 2 GPUs, 2 MPI ranks, T = 10 s.
+WORKED = {
+    0: dict(kernels=[(13, 0, 6), (14, 5, 7, "softmax")], memcpy=[(13, 6.5, 8)], nccl=[(15, 8, 9)],
+            api=[(0, 1, "cudaLaunchKernel_v7000"), (7, 9, "cudaDeviceSynchronize_v3020")], mpi=[(9, 10)]),
+    1: dict(kernels=[(13, 0, 4), (14, 4.5, 5.5, "softmax")], memcpy=[(13, 5, 6)], nccl=[(15, 6, 9)],
+            api=[(0, 1, "cudaLaunchKernel_v7000"), (5, 6, "cudaMemcpy_v3020")], mpi=[(7.5, 10)]),
+}
+
+
+@pytest.fixture(scope="module")
+def worked(tmp_path_factory):
+    d = tmp_path_factory.mktemp("worked")
+    return [build(d / f"rank{r}.sqlite", r, ("nodeA", "nodeB")[r], **WORKED[r]) for r in (0, 1)]
+
+
+def run_cli(args, ok: bool = True):
+    res = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    if ok:
+        assert res.exit_code == 0, res.output
+    return res
+
+
+def pop_json(base: Path) -> dict:
+    return json.loads(Path(f"{base}.pop.json").read_text())
+
+
+EXPECTED_DEVICE = {   # rule -> (PE, LB, CommE, OrchE, U per GPU, X per GPU) from the sheet, §3 (a) and (b)
+    "communication": (0.600, 0.857, 0.778, 0.900, {"nodeA:GPU0": 7, "nodeB:GPU0": 5},
+                      {"nodeA:GPU0": 2, "nodeB:GPU0": 3.5}),
+    "useful": (0.800, 1.000, 0.889, 0.900, {"nodeA:GPU0": 8, "nodeB:GPU0": 8},
+               {"nodeA:GPU0": 1, "nodeB:GPU0": 0.5}),
+}
+
+
+@pytest.mark.parametrize("rule", ["communication", "useful"])
+def test_worked_example_device_tree_both_nccl_rules(worked, tmp_path, rule):
+    args = ["-q", "-m", *worked, tmp_path / "w"]
+    if rule != "communication":       # the default rule is "communication"
+        args = ["--nccl-as", rule, *args]
+    run_cli(args)
+    res = pop_json(tmp_path / "w")
+    pe, lb, comm, orch, U, X = EXPECTED_DEVICE[rule]
+    dev = res["device"]
+    assert res["nccl_as"] == rule and dev["count"] == 2
+    assert dev["parallel_efficiency"] == pytest.approx(pe, abs=1e-3)
+    assert dev["load_balance"] == pytest.approx(lb, abs=1e-3)
+    assert dev["communication_efficiency"] == pytest.approx(comm, abs=1e-3)
+    assert dev["orchestration_efficiency"] == pytest.approx(orch, abs=1e-3)
+    assert dev["load_balance"] * dev["communication_efficiency"] * dev["orchestration_efficiency"] == \
+        pytest.approx(dev["parallel_efficiency"], rel=1e-12)
+    assert dev["useful_time_ns"] == {k: t(v) for k, v in U.items()}
+    assert dev["data_movement_time_ns"] == {k: t(v) for k, v in X.items()}
+    assert dev["active_time_ns"] == {"nodeA:GPU0": t(9), "nodeB:GPU0": t(8.5)}
+    assert dev["global_efficiency"] == dev["parallel_efficiency"]        # single run: GE = PE
+    assert dev["computation_scalability"] is None
+    assert res["elapsed_ns"] == t(10) and res["scope"] == {"kind": "trace", "start_ns": 0, "end_ns": t(10)}
+    # the other rule is reported alongside
+    other = "useful" if rule == "communication" else "communication"
+    assert dev["other_nccl_rule"]["nccl_as"] == other
+    assert dev["other_nccl_rule"]["load_balance"] == pytest.approx(EXPECTED_DEVICE[other][1], abs=1e-3)
+    assert f"--nccl-as {rule}" in res["definitions"]["nccl_kernels"]
+
+
+def test_worked_example_host_tree(worked, tmp_path):
+    run_cli(["-q", "-m", *worked, tmp_path / "w"])
+    h = pop_json(tmp_path / "w")["host"]
+    assert h["count"] == 2
+    assert h["useful_time_ns"] == {"Rank 0": t(6), "Rank 1": t(5.5)}
+    assert h["mpi_time_ns"] == {"Rank 0": t(1), "Rank 1": t(2.5)}
+    assert h["offload_time_ns"] == {"Rank 0": t(3), "Rank 1": t(2)}
+    assert h["outside_mpi_time_ns"] == {"Rank 0": t(9), "Rank 1": t(7.5)}
+    assert h["mpi_parallel_efficiency"] == pytest.approx(16.5 / 20)          # 0.825
+    assert h["mpi_load_balance"] == pytest.approx(8.25 / 9)                  # 0.917
+    assert h["mpi_load_balance_in"] == pytest.approx(1.0)                    # one rank per node
+    assert h["mpi_load_balance_out"] == pytest.approx(8.25 / 9)
+    assert h["mpi_communication_efficiency"] == pytest.approx(0.9)
+    assert h["device_offload_efficiency"] == pytest.approx(11.5 / 16.5)      # 0.697
+    assert h["parallel_efficiency"] == pytest.approx(11.5 / 20)              # 0.575
+    assert h["serialization_efficiency"] is None and h["transfer_efficiency"] is None
+    assert "Dimemas" in h["not_available"]["serialization_efficiency"]
+
+
+def test_host_tree_one_node_splits_lb_in_and_excludes_cpu_only_processes(tmp_path):
+    # Ranks 0 and 1 on one node with GPUs 0 and 1; rank 2 on the same node has no GPU (CPU-only).
+    r0 = build(tmp_path / "r0.sqlite", 0, "nodeA", device=0, **WORKED[0])
+    r1 = build(tmp_path / "r1.sqlite", 1, "nodeA", device=1, **WORKED[1])
+    r2 = build(tmp_path / "r2.sqlite", 2, "nodeA", mpi=[(0, 10)])
+    run_cli(["-q", "-m", r0, r1, r2, tmp_path / "n"])
+    res = pop_json(tmp_path / "n")
+    h, dev = res["host"], res["device"]
+    assert res["excluded_processes"] == ["Rank 2"] and h["count"] == 2
+    assert h["mpi_load_balance_in"] == pytest.approx(8.25 / 9)      # node mean 8.25 / max process 9
+    assert h["mpi_load_balance_out"] == pytest.approx(1.0)          # one node
+    assert h["mpi_load_balance_in"] * h["mpi_load_balance_out"] == pytest.approx(h["mpi_load_balance"])
+    assert h["parallel_efficiency"] == pytest.approx(0.575)
+    assert set(dev["useful_time_ns"]) == {"nodeA:GPU0", "nodeA:GPU1"}
+    assert dev["parallel_efficiency"] == pytest.approx(0.6)
+
+
+def test_same_device_id_on_one_host_is_one_gpu_with_a_note(tmp_path):
+    # Two processes on one host both using device 0: one physical GPU, activity united, noted.
+    r0 = build(tmp_path / "a.sqlite", 0, "nodeA", kernels=[(13, 0, 4)], mpi=[(4, 10)])
+    r1 = build(tmp_path / "b.sqlite", 1, "nodeA", kernels=[(13, 2, 6)], mpi=[(6, 10)])
+    run_cli(["-q", "-m", r0, r1, tmp_path / "s"])
+    res = pop_json(tmp_path / "s")
+    assert res["device"]["useful_time_ns"] == {"nodeA:GPU0": t(6)}
+    assert res["devices"][0]["processes"] == ["Rank 0", "Rank 1"]
+    assert any("used by 2 processes" in n for n in res["notes"])
+
+
+def test_conversion_prints_table_and_advice(worked, tmp_path):
+    out = run_cli(["-m", *worked, tmp_path / "w"]).output
+    assert "POP metrics (NCCL kernels as communication; T = 10 s)" in out
+    line = next(l for l in out.splitlines() if l.strip().startswith("Device Load balance"))
+    assert line.split()[-1] == "85.71%"
+    assert "advice:" in out and "GPU nodeA:GPU0 has the most useful time (7.000 s, mean 6.000 s)" in out
+    assert "w.pop.json" in out
+
+
+def test_advice_items_carry_evidence(worked, tmp_path):
+    run_cli(["-q", "-m", *worked, tmp_path / "w"])
+    adv = {a["kind"]: a for a in pop_json(tmp_path / "w")["advice"]}
+    assert adv["lowest_factor"]["evidence"]["metric"] == "host.device_offload_efficiency"
+    assert adv["lowest_factor"]["evidence"]["value"] == pytest.approx(11.5 / 16.5)
+    assert adv["straggling_gpu"]["evidence"]["device"] == "nodeA:GPU0"
+    assert adv["straggling_gpu"]["evidence"]["useful_ns"] == t(7)
+    assert adv["straggling_gpu"]["evidence"]["least_device"] == "nodeB:GPU0"
+    ex = adv["exposed_communication"]["evidence"]
+    assert (ex["device"], ex["exposed_data_movement_ns"], ex["exposed_nccl_ns"]) == ("nodeA:GPU0", t(2), t(1))
+    assert adv["nccl_rule"]["evidence"]["other"]["load_balance"] == pytest.approx(1.0)
+    assert "idle_before_first_kernel" not in adv          # kernels start at 0
+    assert "straggling_rank" not in adv                   # MPI LB 91.7% >= 90%
+
+
+def test_table_files(worked, tmp_path):
+    run_cli(["-q", "-m", *worked, tmp_path / "w"])
+    rows = {r["metric"]: r for r in csv.DictReader(open(f"{tmp_path}/w.pop.csv"))}
+    assert rows["device.load_balance"]["trace"] == "0.857143"
+    assert rows["host.device_offload_efficiency"]["trace"] == "0.696970"
+    assert rows["host.serialization_efficiency"]["trace"] == ""            # n/a
+    assert rows["device.count"]["trace"] == "2"
+    md = Path(f"{tmp_path}/w.pop.md").read_text()
+    assert "| Metric | trace |" in md
+    assert "| &emsp;&emsp;Device Load balance | 85.71% |" in md
+    assert "| &emsp;&emsp;&emsp;&emsp;Serialization efficiency | n/a |" in md
+    tex = Path(f"{tmp_path}/w.pop.tex").read_text()
+    for needle in (r"\usepackage{booktabs}", r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lr}",
+                   r"Metric & trace \\", r"\hspace{2em}Device Load balance & 85.71\% \\",
+                   r"\hspace{2em}Device Offload efficiency & 69.70\% \\", r"Serialization efficiency & n/a \\",
+                   "NCCL kernels not overlapped"):
+        assert needle in tex, needle
+    png = Path(f"{tmp_path}/w.pop.png")
+    summary = json.loads(Path(f"{tmp_path}/w.summary.json").read_text())
+    assert {f"{tmp_path}/w.pop.{x}" for x in ("json", "csv", "md", "tex")} <= set(summary["outputs"])
+    try:
+        import matplotlib  # noqa: F401
+        assert png.exists() and str(png) in summary["outputs"]
+    except ImportError:
+        assert not png.exists()
+        out = run_cli(["-m", *worked, tmp_path / "w"]).output
+        assert "note: w.pop.png not written: matplotlib is not installed (pip install 'nsys2prv[plot]')" in out
+
+
+def test_png_is_skipped_with_a_note_without_matplotlib(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib -> ImportError
+    cols = [report.column({"elapsed_ns": 1, "device": {"load_balance": 0.5}, "host": {}}, "run")]
+    note = report.write_png(cols, tmp_path / "x.pop.png")
+    assert note == "x.pop.png not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
+    assert not (tmp_path / "x.pop.png").exists()
+
+
+def test_pop_colours_follow_the_80_percent_convention():
+    assert report.colour(0.8, "pct") == report.colour(1.0, "pct") != report.colour(0.79, "pct")
+    assert report.colour(None, "pct") == report.colour(3, "int")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Regions and iterations.  NVTX "init" [0,2] then "step" x3; rank 1's third step ends later (12 s).
+REGIONS = {
+    0: dict(kernels=[(13, 0.5, 1), (13, 2, 4), (13, 5, 7.5), (13, 8, 10)], mpi=[(4, 5), (7.5, 8), (10, 11)],
+            api=[(1, 2, "cudaMalloc_v3020")],
+            nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 11, "step")]),
+    1: dict(kernels=[(13, 3, 4), (13, 5, 6), (13, 8, 11.5)], mpi=[(4, 5), (6, 8), (11.5, 12)],
+            nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 12, "step")]),
+}
+
+
+@pytest.fixture(scope="module")
+def regions(tmp_path_factory):
+    d = tmp_path_factory.mktemp("regions")
+    return [build(d / f"rank{r}.sqlite", r, ("nodeA", "nodeB")[r], **REGIONS[r]) for r in (0, 1)]
+
+
+def _factors(m: dict) -> tuple:
+    d, h = m["device"], m["host"]
+    return (m["elapsed_ns"] / S, d["parallel_efficiency"], d["load_balance"], d["communication_efficiency"],
+            d["orchestration_efficiency"], h["mpi_parallel_efficiency"], h["mpi_load_balance"],
+            h["mpi_communication_efficiency"], h["device_offload_efficiency"])
+
+
+def test_whole_trace_region_and_iterations(regions, tmp_path):
+    run_cli(["-q", "-m", *regions, "--region", "init", "--iterations", "step", "--warmup", "1", tmp_path / "r"])
+    res = pop_json(tmp_path / "r")
+    # whole trace [0, 12]: U = 7, 5.5
+    assert _factors(res)[:5] == pytest.approx((12, 12.5 / 24, 6.25 / 7, 1, 7 / 12))
+    reg, steady = res["regions"]
+    # --region init: T = 2, U = 0.5, 0; no MPI inside; rank 0 in cudaMalloc for 1 s
+    assert reg["name"] == "init" and reg["windows_ns"] == [[0, t(2)]]
+    assert _factors(reg) == pytest.approx((2, 0.125, 0.5, 1, 0.25, 1, 1, 1, 0.75))
+    assert reg["host"]["parallel_efficiency"] == pytest.approx(0.75)
+    # iterations 2..3 (warm-up 1): windows [5,8] and [8,12] (rank 1's third step ends at 12)
+    it = res["iterations"]
+    assert (it["name"], it["warmup"], it["count"]) == ("step", 1, 2)
+    assert [(r["index"], r["start_ns"], r["end_ns"]) for r in it["table"]] == [(2, t(5), t(8)), (3, t(8), t(12))]
+    assert _factors(it["table"][0]) == pytest.approx((3, 3.5 / 6, 0.7, 1, 2.5 / 3, 3.5 / 6, 0.7, 2.5 / 3, 1))
+    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 6.5 / 8, 3.25 / 3.5,
+                                                      0.875, 1))
+    # steady state = union [5, 12]: U = 4.5, 4.5; outside MPI = 5.5, 4.5
+    assert steady["kind"] == "iterations" and steady["name"] == "step (iterations 2..3)"
+    assert _factors(steady) == pytest.approx((7, 9 / 14, 1, 1, 4.5 / 7, 10 / 14, 5 / 5.5, 5.5 / 7, 1))
+    # per-iteration CSV and the region columns of the tables
+    iters = list(csv.DictReader(open(f"{tmp_path}/r.pop.iterations.csv")))
+    assert [r["iteration"] for r in iters] == ["2", "3"]
+    assert float(iters[0]["device.load_balance"]) == pytest.approx(0.7)
+    head = next(csv.reader(open(f"{tmp_path}/r.pop.csv")))
+    assert head == ["metric", "label", "trace", "init", "step (iterations 2..3)"]
+    assert "iteration k = the k-th occurrences' span" in res["definitions"]["iterations"]
+
+
+def test_idle_before_first_kernel_advice(regions, tmp_path):
+    run_cli(["-q", "-m", *regions, tmp_path / "r"])
+    res = pop_json(tmp_path / "r")
+    assert res["device"]["idle_before_first_kernel_ns"] == {"nodeA:GPU0": t(0.5), "nodeB:GPU0": t(3)}
+    adv = {a["kind"]: a for a in res["advice"]}["idle_before_first_kernel"]
+    assert adv["evidence"]["device"] == "nodeB:GPU0" and adv["evidence"]["idle_before_first_kernel_ns"] == t(3)
+
+
+def test_all_iterations_without_warmup(regions, tmp_path):
+    run_cli(["-q", "-m", *regions, "--iterations", "step", tmp_path / "r"])
+    first = pop_json(tmp_path / "r")["iterations"]["table"][0]
+    assert first["index"] == 1 and _factors(first)[:5] == pytest.approx((3, 0.5, 0.75, 1, 2 / 3))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--region", "nope"], "NVTX range 'nope' (--region) not found"),
+    (["--warmup", "1"], "--warmup needs --iterations NAME"),
+    (["--iterations", "step", "--warmup", "3"], "--warmup 3 leaves no iteration ('step' occurs 3 times)"),
+])
+def test_region_errors_write_nothing(regions, tmp_path, args, message):
+    res = run_cli(["-q", "-m", *regions, *args, tmp_path / "o" / "r"], ok=False)
+    assert res.exit_code == 2 and message in res.output
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Scalability: reference = the worked example (2 GPUs, sum U = 12 s, T = 10 s, host useful 11.5 s);
+# run B = 4 ranks on 4 GPUs, one 3.3 s kernel each, T = 6 s (sum U = 13.2 s, Device PE = 0.55), host
+# useful 6 - 1 (MPI) - 0.5 (CUDA API) = 4.5 s per rank.
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, worked):
+    d = tmp_path_factory.mktemp("scaling")
+    run_cli(["-q", "-m", *worked, d / "a" / "a"])
+    for r in range(4):
+        build(d / "b" / f"rank{r}.sqlite", r, f"node{r // 2}", device=r % 2, kernels=[(13, 1, 4.3)],
+              api=[(0, 0.5, "cudaLaunchKernel_v7000")], mpi=[(5, 6)])
+    return str(d / "a" / "a.pop.json"), str(d / "b" / "rank*.sqlite")
+
+
+@pytest.mark.parametrize("mode, expected", [
+    # (device CompS, device GE, host CompS, host GE, speedup, efficiency) of run B
+    ("strong", (12 / 13.2, 0.55 * 12 / 13.2, 11.5 / 18, 0.75 * 11.5 / 18, 10 / 6, 10 / 6 * 2 / 4)),
+    ("weak", (12 / 13.2 * 2, 0.55 * 12 / 13.2 * 2, 11.5 / 18 * 2, 0.75 * 11.5 / 18 * 2, 10 / 6 * 2, 10 / 6)),
+])
+def test_scalability_subcommand(runs, tmp_path, mode, expected):
+    out = run_cli(["pop", *runs, "--scaling", mode, "--labels", "2GPU,4GPU", "-o", tmp_path / "s"]).output
+    res = pop_json(tmp_path / "s")
+    assert res["scaling"] == mode and res["reference"] == "2GPU" and res["nccl_as"] == "communication"
+    a, b = res["runs"]
+    assert (a["device"]["computation_scalability"], a["host"]["computation_scalability"]) == (1.0, 1.0)
+    assert a["device"]["global_efficiency"] == pytest.approx(0.6)
+    assert a["host"]["global_efficiency"] == pytest.approx(0.575)
+    assert (a["speedup"], a["efficiency"]) == (1.0, 1.0)
+    assert b["device"]["parallel_efficiency"] == pytest.approx(0.55)
+    assert b["host"]["parallel_efficiency"] == pytest.approx(0.75)
+    got = (b["device"]["computation_scalability"], b["device"]["global_efficiency"],
+           b["host"]["computation_scalability"], b["host"]["global_efficiency"], b["speedup"], b["efficiency"])
+    assert got == pytest.approx(expected)
+    assert f"POP scalability ({mode} scaling, reference 2GPU" in out
+    tex = Path(f"{tmp_path}/s.pop.tex").read_text()
+    assert r"Metric & 2GPU & 4GPU \\" in tex and r"\begin{tabular}{lrr}" in tex
+    assert f"Scaling mode: {mode} (stated, not detected); reference = 2GPU" in tex
+    md = Path(f"{tmp_path}/s.pop.md").read_text()
+    assert f"| &emsp;Device Computation scalability | 100.00% | {100 * expected[0]:.2f}% |" in md
+    rows = {r["metric"]: r for r in csv.DictReader(open(f"{tmp_path}/s.pop.csv"))}
+    assert float(rows["speedup"]["4GPU"]) == pytest.approx(expected[4], abs=1e-6)
+
+
+def test_scalability_needs_explicit_mode_and_matching_labels(runs, tmp_path):
+    res = run_cli(["pop", *runs, "-o", tmp_path / "s"], ok=False)
+    assert res.exit_code == 2 and "give --scaling strong or --scaling weak" in res.output
+    res = run_cli(["pop", *runs, "--scaling", "strong", "--labels", "x", "-o", tmp_path / "s"], ok=False)
+    assert res.exit_code == 2 and "--labels has 1 label(s) for 2 run(s)" in res.output
+    res = run_cli(["pop", str(tmp_path / "none*.sqlite"), "-o", tmp_path / "s"], ok=False)
+    assert res.exit_code == 2 and "matches no file" in res.output
+
+
+def test_scalability_default_labels_and_help(runs, tmp_path):
+    run_cli(["pop", "-q", *runs, "--scaling", "strong", "-o", tmp_path / "s"])
+    assert [r["label"] for r in pop_json(tmp_path / "s")["runs"]] == ["2 proc [2 GPU]", "4 proc [4 GPU]"]
+    out = subprocess.run([sys.executable, "-m", "nsys2prv", "pop", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "Usage: nsys2prv pop [OPTIONS] RUNS..." in out and "--scaling [strong|weak]" in out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Unit and property tests of the interval algebra and the trees.
+def test_is_nccl_is_case_insensitive():
+    assert is_nccl(["ncclDevKernel_AllReduce", "NCCLKernel", "gemm", None]).tolist() == [True, True, False, False]
+    assert is_nccl([]).tolist() == []
+
+
+def _inputs(dev_rows, host_rows, n_dev, n_proc, t1, nodes=None, nccl_as="communication") -> PopInputs:
+    def arr(rows, i):
+        return np.array([r[i] for r in rows], np.int64)
+    dev = tuple(arr(dev_rows, i) for i in range(4))
+    host = tuple(arr(host_rows, i) for i in range(4))
+    nodes = nodes or [0] * n_proc
+    return PopInputs(0, t1, nccl_as, [{"label": f"G{i}"} for i in range(n_dev)], dev,
+                     [{"label": f"P{i}", "node": nodes[i]} for i in range(n_proc)], host, True, True, [], [])
+
+
+def _brute_union(rows, t1) -> int:
+    line = np.zeros(t1, bool)
+    for _, s, e, _ in rows:
+        line[s:e] = True
+    return int(line.sum())
+
+
+interval = st.tuples(st.integers(0, 60), st.integers(0, 20)).map(lambda x: (x[0], x[0] + x[1]))
+dev_row = st.tuples(st.integers(0, 2), interval, st.integers(0, 2)).map(lambda x: (x[0], *x[1], x[2]))
+host_row = st.tuples(st.integers(0, 2), interval, st.integers(0, 1)).map(lambda x: (x[0], *x[1], x[2]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(dev_row, max_size=25), st.lists(host_row, max_size=25), st.sampled_from(["communication", "useful"]),
+       st.lists(st.integers(0, 1), min_size=3, max_size=3))
+def test_property_trees(dev_rows, host_rows, rule, nodes):
+    T = 81
+    inp = _inputs(dev_rows, host_rows, 3, 3, T, nodes, rule)
+    m = evaluate(inp, [0], [T])[0]
+    d, h = m["device"], m["host"]
+    factors = [d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency",
+                              "orchestration_efficiency")]
+    factors += [h[k] for k in ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance",
+                               "mpi_load_balance_in", "mpi_load_balance_out", "mpi_communication_efficiency",
+                               "device_offload_efficiency")]
+    assert all(0.0 <= f <= 1.0 + 1e-12 for f in factors), factors
+    assert d["load_balance"] * d["communication_efficiency"] * d["orchestration_efficiency"] == \
+        pytest.approx(d["parallel_efficiency"], rel=1e-9, abs=1e-12)
+    assert h["mpi_load_balance_in"] * h["mpi_load_balance_out"] == pytest.approx(h["mpi_load_balance"], rel=1e-9)
+    assert h["mpi_parallel_efficiency"] * h["device_offload_efficiency"] == \
+        pytest.approx(h["parallel_efficiency"], rel=1e-9, abs=1e-12)
+    useful_cls = {0} if rule == "communication" else {0, 2}
+    for g in range(3):   # exact against a brute-force timeline
+        mine = [r for r in dev_rows if r[0] == g]
+        U = _brute_union([r for r in mine if r[3] in useful_cls], T)
+        A = _brute_union(mine, T)
+        assert d["useful_time_ns"][f"G{g}"] == U
+        assert d["active_time_ns"][f"G{g}"] == A
+        assert d["data_movement_time_ns"][f"G{g}"] == A - U
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(interval, min_size=1, max_size=20), st.lists(interval, max_size=20))
+def test_property_overlapping_streams_never_exceed_one(s1, s2):
+    # kernels on two streams of ONE GPU, overlapping at will: utilisation U/T stays <= 1, U is the union
+    T = 81
+    rows = [(0, s, e, 0) for s, e in s1 + s2]
+    d = evaluate(_inputs(rows, [], 1, 0, T), [0], [T])[0]["device"]
+    assert d["useful_time_ns"]["G0"] == _brute_union(rows, T) <= T
+    assert 0 <= d["parallel_efficiency"] <= 1 and d["orchestration_efficiency"] <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(dev_row, max_size=25), st.lists(interval, min_size=1, max_size=6))
+def test_property_windows_add_up(dev_rows, wins):
+    # per-window durations over disjoint windows sum to the duration over their union
+    lo, hi = union([w[0] for w in wins], [w[1] for w in wins])
+    g = np.array([r[0] for r in dev_rows], np.int64)
+    s = np.array([r[1] for r in dev_rows], np.int64)
+    e = np.array([r[2] for r in dev_rows], np.int64)
+    c = np.array([r[3] for r in dev_rows], np.int64)
+    row, win, cs, ce = clip_to_windows(s, e, lo, hi)
+    per = mask_durations(win * 3 + g[row], cs, ce, c[row], 3 * len(lo), 3).reshape(len(lo), 3, 8)
+    agg = mask_durations(g[row], cs, ce, c[row], 3, 3)
+    assert (per.sum(axis=0)[:, 1:] == agg[:, 1:]).all()
+    assert ((ce - cs) <= (hi[win] - lo[win])).all() and (cs >= lo[win]).all() and (ce <= hi[win]).all()
+
+
+def test_filter_window_is_the_analysed_time(regions, tmp_path):
+    # -f step keeps the first "step" window [2, 5]: the trace column equals iteration 1; no CUDA API call
+    # falls inside it, but CUDA API was traced, so the offload factors are 100%, not n/a.
+    run_cli(["-q", "-m", *regions, "-f", "step", tmp_path / "f"])
+    res = pop_json(tmp_path / "f")
+    assert _factors(res) == pytest.approx((3, 0.5, 0.75, 1, 2 / 3, 4 / 6, 1, 2 / 3, 1))
+    assert res["host"]["parallel_efficiency"] == pytest.approx(4 / 6)
+

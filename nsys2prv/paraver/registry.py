@@ -50,8 +50,7 @@ CUDA_API = EventType(63000000, "CUDA library call", "dynamic")
 MEMOP_SIZE = EventType(63000002, "Memory operation size (bytes)")
 CUDA_KERNEL_FULL = EventType(63000005, "CUDA kernel (demangled name)", "dynamic")
 CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")           # compute kernels only
-NCCL_KERNEL = EventType(63000007, "NCCL kernel", "dynamic")           # kernels named *nccl* (any case)
-NCCL_KERNEL_PATTERN = r"(?i)nccl"   # a kernel whose short name contains this is an NCCL kernel
+NCCL_KERNEL = EventType(63000007, "NCCL kernel", "dynamic")   # kernels named *nccl* (any case): metrics.classify
 CORRELATION = EventType(9200, "CUDA correlation id")
 KERNEL_PARAMS = {  # normalised kernel column -> type
     "grid_x": EventType(9101, "Kernel grid size x"),

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.nsys.ids import process_key
+from nsys2prv.metrics.classify import is_nccl
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import CommBatch, StateIntervals, Translation, interval_events
@@ -32,21 +33,16 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def is_nccl_kernel(names: pd.Series) -> np.ndarray:
-    """Kernels whose (short) name marks them as NCCL's (registry.NCCL_KERNEL_PATTERN)."""
-    return names.astype(str).str.contains(R.NCCL_KERNEL_PATTERN, regex=True).to_numpy()
-
-
 def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """Compute kernels: type 63000006, state Running.  NCCL kernels go to ``nccl_kernels``."""
-    nccl = is_nccl_kernel(df["name"])
+    nccl = is_nccl(df["name"])
     out.count("kernels").source_rows -= int(nccl.sum())      # counted in nccl_kernels instead
     return _kernels(df[~nccl], ctx, out, "kernels", R.CUDA_KERNEL.id, R.RUNNING)
 
 
 def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """NCCL kernels: type 63000007 and state Group Communication (registry.NCCL_KERNEL_STATE)."""
-    nccl = is_nccl_kernel(df["name"])
+    nccl = is_nccl(df["name"])
     out.count("nccl_kernels").source_rows += int(nccl.sum())
     return _kernels(df[nccl], ctx, out, "nccl_kernels", R.NCCL_KERNEL.id, R.NCCL_KERNEL_STATE)
 

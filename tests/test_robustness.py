@@ -231,7 +231,7 @@ def mutate(db: Path, muts) -> None:
     con.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(muts=st.lists(mutation, min_size=1, max_size=3))
 def test_fuzz_mutated_exports(base, tmp_path_factory, muts):
     d = tmp_path_factory.mktemp("fuzz")

@@ -36,11 +36,11 @@ class Identity:
 def identify(report: Report) -> Identity:
     ident = Identity(host=report.hostname)
     if report.has("PROCESSES", "pid", "name"):
-        df = report.query("SELECT pid, name FROM PROCESSES")
+        df = report.query("SELECT pid, name FROM PROCESSES WHERE pid IS NOT NULL")
         ident.process_names = {int(p): str(n) for p, n in zip(df["pid"], df["name"]) if n is not None}
     names: dict[int, str] = {}
     if report.has("ThreadNames", "nameId", "globalTid"):
-        df = report.query("SELECT globalTid, nameId FROM ThreadNames")
+        df = report.query("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
         if len(df):
             texts = report.lookup(df["nameId"])
             for g, t in zip(tid_of(df["globalTid"].astype(np.int64)), texts):
@@ -57,7 +57,7 @@ def identify(report: Report) -> Identity:
                 ident.rank_source.setdefault(pid, "NVTX thread name")
     ident.thread_names = names
     if report.has("MPI_RANKS", "globalTid", "rank"):
-        df = report.query("SELECT globalTid, rank FROM MPI_RANKS")
+        df = report.query("SELECT globalTid, rank FROM MPI_RANKS WHERE globalTid IS NOT NULL")
         for g, r in zip(df["globalTid"], df["rank"]):
             if r is not None:
                 pid = int(pid_of(int(g)))

@@ -39,7 +39,7 @@ TRANSLATORS: tuple[Translator, ...] = (
     Translator("graph_api", graphs.graph_api),
     Translator("openacc", openacc.openacc),
 )
-OPTIONAL_COUNTS = ("nccl_kernels", "nccl_payloads", "nvtx_on_gpu")
+OPTIONAL_COUNTS = ("launch_links", "nccl_kernels", "nccl_payloads", "nvtx_on_gpu")
 # Cross-table links: host call -> GPU activity (name, function)
 LINKERS = (("launch_links", cuda.launch_links), ("nccl_payloads", gpu_links.nccl_payloads),
            ("nvtx_on_gpu", gpu_links.nvtx_on_gpu))

@@ -70,6 +70,7 @@ class Config:
     force: bool = False               # merge despite duplicate ranks / different jobs
     cache_dir: Path | None = None
     show_progress: bool = True
+    cfgs: Path | None = None          # --cfgs DIR: write the Paraver views there
 
     def wants(self, category: str) -> bool:
         return category in self.categories

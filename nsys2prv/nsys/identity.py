@@ -40,7 +40,7 @@ def identify(report: Report) -> Identity:
         ident.process_names = {int(p): str(n) for p, n in zip(df["pid"], df["name"]) if n is not None}
     names: dict[int, str] = {}
     if report.has("ThreadNames", "nameId", "globalTid"):
-        df = report.query("SELECT globalTid, nameId FROM ThreadNames")
+        df = report.query("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
         if len(df):
             texts = report.lookup(df["nameId"])
             for g, t in zip(tid_of(df["globalTid"].astype(np.int64)), texts):

@@ -19,6 +19,7 @@ Examples:
   nsys2prv -t cuda_api_trace,nvtx report.nsys-rep trace
   nsys2prv -t nvtx,cuda_api_trace,gpu_metrics -m rank*.nsys-rep out
   nsys2prv -t mpi,nvtx,osrt -m rank0.sqlite rank1.sqlite -f solve out/solve
+  nsys2prv --cfgs out/cfgs report.sqlite out/trace
 
 \b
 Categories (-t, comma separated; default: all but osrt):
@@ -71,6 +72,9 @@ def _handle_errors(debug: bool, fn):
 @click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
 @click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
+@click.option("--cfgs", "cfgs", metavar="DIR", type=click.Path(path_type=Path),
+              help="Also write the Paraver views (.cfg) into DIR: the shipped ones plus views generated for "
+                   "this trace's NVTX domains and GPU metrics (e.g. --cfgs out/ next to out/trace).")
 @click.option("--nccl-as", type=click.Choice(["communication", "useful"]), default="communication",
               show_default=True, help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).")
 @click.option("--region", metavar="NAME", help="POP metrics also over the union of the NVTX range NAME's occurrences.")
@@ -80,8 +84,8 @@ def _handle_errors(debug: bool, fn):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, nccl_as, region,
-         iterations, warmup, quiet, debug):
+def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, cfgs, nccl_as,
+         region, iterations, warmup, quiet, debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     from nsys2prv.pipeline import convert
@@ -97,7 +101,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
-                     region=region, iterations=iterations, warmup=warmup)
+                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs)
         return convert(cfg)
 
     summary = _handle_errors(debug, run)

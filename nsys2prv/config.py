@@ -75,6 +75,7 @@ class Config:
     region: str | None = None         # NVTX range: metrics over the union of its occurrences
     iterations: str | None = None     # NVTX range marking iterations: per-iteration table
     warmup: int = 0                   # iterations excluded from the start
+    cfgs: Path | None = None          # --cfgs DIR: write the Paraver views there
 
     def wants(self, category: str) -> bool:
         return category in self.categories

@@ -24,6 +24,7 @@ from nsys2prv.nsys.readers import READERS, cuda_api
 from nsys2prv.nsys.readers.gpu_metrics import device_map
 from nsys2prv.nsys.schema import Report
 from nsys2prv.paraver import registry as R
+from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.writer import write_trace
 from nsys2prv.translate import paint, trace_end, translate_report
 from nsys2prv.translate.context import Context
@@ -196,6 +197,12 @@ def convert(cfg: Config, log=print) -> Summary:
             stats.files.append(write_csv(attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
     except OSError as exc:
         raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
+    if cfg.cfgs is not None:
+        try:
+            views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
+        except OSError as exc:
+            raise UserError(f"cannot write the Paraver views ({exc.strerror})", str(cfg.cfgs)) from None
+        stats.files.append(Path(f"{cfg.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
 

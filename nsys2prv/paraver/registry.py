@@ -85,6 +85,10 @@ MEMOP = EventType(63000001, "CUDA memory operation", "static",
 # (domain indices in sorted name order, '' = default domain first) + one of these offsets.
 NVTX_BASE, NVTX_DOMAIN_STRIDE = 9600, 100
 NVTX_OFFSETS = {"pushpop": 0, "startend": 1, "mark": 2, "depth": 3, "category": 4, "gpu": 5}
+NVTX_DEFAULT_DOMAIN_NAME = "default domain"
+NVTX_LABELS = {"pushpop": "NVTX push/pop ranges: {}", "startend": "NVTX start/end ranges: {}",
+               "mark": "NVTX marks: {}", "depth": "NVTX push/pop nesting level: {}",
+               "category": "NVTX category: {}", "gpu": "NVTX on GPU: {}"}
 NCCL_RANGE = EventType(9500, "NCCL regions", "dynamic")
 
 # NCCL payloads, written on the NCCL kernel a range launched (9501+, as BSC's "NCCL <field>").
@@ -115,6 +119,7 @@ NCCL_PLUS_ONE = ("datatype", "redop", "root", "rank", "peer", "cuda_device")
 
 # GPU metrics: one type per metric name, 9400 + index in the trace's sorted metric-name list.
 GPU_METRIC_BASE, GPU_METRIC_MAX = 9400, 100
+GPU_METRIC_LABEL = "GPU metric: {}"
 
 # OpenACC (BSC ids): the event kind per table, region names, function names, data size.
 OPENACC_TABLE_TYPES = {"other": EventType(66000000, "OpenACC other event", "dynamic"),
@@ -160,18 +165,12 @@ assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 fo
 
 
 def nvtx_types(domain_index: int, domain: str) -> dict[str, EventType]:
-    """The event types of one NVTX domain: push/pop, start/end, marks, nesting level, category."""
-    name = domain or "default domain"
+    """The event types of one NVTX domain: push/pop, start/end, marks, nesting level, category, on GPU."""
+    name = domain or NVTX_DEFAULT_DOMAIN_NAME
     base = NVTX_BASE + NVTX_DOMAIN_STRIDE * domain_index
-    o = NVTX_OFFSETS
-    return {
-        "pushpop": EventType(base + o["pushpop"], f"NVTX push/pop ranges: {name}", "dynamic"),
-        "startend": EventType(base + o["startend"], f"NVTX start/end ranges: {name}", "dynamic"),
-        "mark": EventType(base + o["mark"], f"NVTX marks: {name}", "dynamic"),
-        "depth": EventType(base + o["depth"], f"NVTX push/pop nesting level: {name}"),
-        "category": EventType(base + o["category"], f"NVTX category: {name}", "dynamic"),
-        "gpu": EventType(base + o["gpu"], f"NVTX on GPU: {name}", "dynamic"),
-    }
+    kinds = {"pushpop": "dynamic", "startend": "dynamic", "mark": "dynamic", "depth": "numeric",
+             "category": "dynamic", "gpu": "dynamic"}
+    return {k: EventType(base + NVTX_OFFSETS[k], NVTX_LABELS[k].format(name), kind) for k, kind in kinds.items()}
 
 
 def gpu_metric_types(names: list[str]) -> dict[str, EventType]:
@@ -179,7 +178,7 @@ def gpu_metric_types(names: list[str]) -> dict[str, EventType]:
     names = sorted(set(names))
     if len(names) > GPU_METRIC_MAX:
         raise ValueError(f"{len(names)} GPU metrics: at most {GPU_METRIC_MAX} fit in {GPU_METRIC_BASE}..")
-    return {n: EventType(GPU_METRIC_BASE + i, f"GPU metric: {n}") for i, n in enumerate(names)}
+    return {n: EventType(GPU_METRIC_BASE + i, GPU_METRIC_LABEL.format(n)) for i, n in enumerate(names)}
 
 
 def mpi_code(name: str) -> tuple[int, int, int] | None:

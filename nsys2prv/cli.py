@@ -37,14 +37,19 @@ Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES)))
 @click.option("-z", "--compress", is_flag=True, help="Write OUT.prv.gz.")
 @click.option("-s", "--sort", is_flag=True, help="Accepted for compatibility: output is always sorted.")
 @click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
-@click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
+@click.option("--force", is_flag=True,
+              help="Merge even when reports claim the same rank, come from different jobs or start hours apart.")
+@click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
+              help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, quiet, debug):
+def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, cache_dir, quiet,
+         debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
+    from nsys2prv.model.align import parse_method
     from nsys2prv.pipeline import convert
     from nsys2prv.report import print_summary
 
@@ -55,8 +60,9 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         *inputs, output = paths
         output = Path(str(output).removesuffix(".prv"))
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
-                     filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
+                     filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force, align=align,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty())
+        parse_method(align)
         summary = convert(cfg)
     except UserError as exc:
         if debug:

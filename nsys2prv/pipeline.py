@@ -156,6 +156,7 @@ def convert(cfg: Config, log=print) -> Summary:
         lo, hi = _nvtx_window(cfg.filter_nvtx, tables, clocks)
         for tabs, clock in zip(tables, clocks):
             _clip(tabs, clock.local(lo), clock.local(hi), out)
+        messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]
     mins = [int(c.apply_one(m)) for tabs, c in zip(tables, clocks) if (m := _min_time(tabs)) is not None]
     if mins and min(mins) < 0:

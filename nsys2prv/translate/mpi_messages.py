@@ -53,9 +53,24 @@ class Messages:
     halves: int = 0                # send and receive halves seen
     unmatched_sends: int = 0
     unmatched_recvs: int = 0
+    outside_window: int = 0        # matched, but not inside the -f/--filter-nvtx window
 
     def __len__(self) -> int:
         return len(self.send_report)
+
+    def within(self, clocks: list[Clock], lo: int, hi: int) -> "Messages":
+        """Only the messages whose send and receive calls lie inside the aligned window [lo, hi]."""
+        if not len(self):
+            return self
+        keep = ((_aligned(self.log_send, self.send_report, clocks) >= lo)
+                & (_aligned(self.phys_send, self.send_report, clocks) <= hi)
+                & (_aligned(self.log_recv, self.recv_report, clocks) >= lo)
+                & (_aligned(self.phys_recv, self.recv_report, clocks) <= hi))
+        cut = {f: getattr(self, f)[keep] for f in ("send_report", "recv_report", "send_thread", "recv_thread",
+                                                   "log_send", "phys_send", "log_recv", "phys_recv", "size", "tag")}
+        return Messages(**cut, halves=self.halves, unmatched_sends=self.unmatched_sends,
+                        unmatched_recvs=self.unmatched_recvs,
+                        outside_window=self.outside_window + int((~keep).sum()))
 
 
 def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -135,6 +150,7 @@ def translate_messages(msgs: Messages, clocks: list[Clock], out: Translation) ->
     count = out.count(KIND)
     count.source_rows += msgs.halves
     count.translated_rows += 2 * len(msgs)
+    count.drop("outside the -f/--filter-nvtx window", 2 * msgs.outside_window)
     count.drop("unmatched send (no receive with the same source, destination and tag)", msgs.unmatched_sends)
     count.drop("unmatched receive (no send with the same source, destination and tag, or a wildcard)",
                msgs.unmatched_recvs)

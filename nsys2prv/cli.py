@@ -70,7 +70,10 @@ def _handle_errors(debug: bool, fn):
 @click.option("-z", "--compress", is_flag=True, help="Write OUT.prv.gz.")
 @click.option("-s", "--sort", is_flag=True, help="Accepted for compatibility: output is always sorted.")
 @click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
-@click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
+@click.option("--force", is_flag=True,
+              help="Merge even when reports claim the same rank, come from different jobs or start hours apart.")
+@click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
+              help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
 @click.option("--cfgs", "cfgs", metavar="DIR", type=click.Path(path_type=Path),
               help="Also write the Paraver views (.cfg) into DIR: the shipped ones plus views generated for "
@@ -84,10 +87,11 @@ def _handle_errors(debug: bool, fn):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, cache_dir, cfgs, nccl_as,
-         region, iterations, warmup, quiet, debug):
+def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, cache_dir, cfgs,
+         nccl_as, region, iterations, warmup, quiet, debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
+    from nsys2prv.model.align import parse_method
     from nsys2prv.pipeline import convert
     from nsys2prv.report import print_summary
 
@@ -101,7 +105,8 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
-                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs)
+                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align)
+        parse_method(align)
         return convert(cfg)
 
     summary = _handle_errors(debug, run)
@@ -136,9 +141,12 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
               help="Iterations excluded (RUNs given as reports).")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
 @click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
+@click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
+              help="Clock alignment for RUNs given as reports (as in the conversion).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the table.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup, cache_dir, force, quiet, debug):
+def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup, cache_dir, force, align, quiet,
+             debug):
     """POP metrics and scalability over several runs (RUN... ; the first is the reference)."""
 
     def run():
@@ -150,7 +158,9 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         names = [l.strip() for l in labels.split(",")] if labels else None
         if names is not None and len(names) != len(runs):
             raise UserError(f"--labels has {len(names)} label(s) for {len(runs)} run(s)")
-        loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force) for r in runs]
+        from nsys2prv.model.align import parse_method
+        parse_method(align)
+        loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force, align) for r in runs]
         names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
         res = compute_scaling(loaded, names, scaling or "strong", region, iterations)
         cols = [report.column(r, r["label"]) for r in res["runs"]]

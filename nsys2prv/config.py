@@ -67,7 +67,8 @@ class Config:
     filter_nvtx: str | None = None
     compress: bool = False
     force_sqlite: bool = False
-    force: bool = False               # merge despite duplicate ranks / different jobs
+    force: bool = False               # merge despite duplicate ranks / different jobs / far-apart starts
+    align: str = "auto"               # --align: auto, session, mpi, nccl, marker:NAME, none
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)

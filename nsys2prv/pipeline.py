@@ -14,13 +14,15 @@ from tqdm import tqdm
 from nsys2prv.config import CATEGORIES, Config
 from nsys2prv.errors import UserError
 from nsys2prv.metrics import pop_for_tables, write_pop
-from nsys2prv.model.align import session_alignment
+from nsys2prv.model.align import Clock, P2P, align, parse_method
 from nsys2prv.model.resources import build_model
 from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
-from nsys2prv.nsys.identity import identify
+from nsys2prv.nsys.identity import check_same_job, identify
 from nsys2prv.metrics.gpu_attribution import attribute, write_csv
 from nsys2prv.nsys.readers import READERS, cuda_api
+from nsys2prv.nsys.readers import mpi as mpi_reader
+from nsys2prv.nsys.readers import nvtx as nvtx_reader
 from nsys2prv.nsys.readers.gpu_metrics import device_map
 from nsys2prv.nsys.schema import Report
 from nsys2prv.paraver import registry as R
@@ -28,6 +30,7 @@ from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.writer import write_trace
 from nsys2prv.translate import paint, trace_end, translate_report
 from nsys2prv.translate.context import Context
+from nsys2prv.translate.mpi_messages import Messages, match_messages, translate_messages
 from nsys2prv.translate.records import Translation
 
 METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
@@ -84,18 +87,18 @@ def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.
     return tables
 
 
-def _nvtx_window(name: str, tables: list[dict], offsets: list[int]) -> tuple[int, int]:
+def _nvtx_window(name: str, tables: list[dict], clocks: list[Clock]) -> tuple[int, int]:
     """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
     starts, ends = [], []
-    for tabs, off in zip(tables, offsets):
+    for tabs, clock in zip(tables, clocks):
         df = tabs.get("nvtx")
         if df is None:
             continue
         hit = df[(df["name"] == name) & (df["kind"] != "mark")]
         if len(hit):
             first = hit.loc[hit["start"].idxmin()]
-            starts.append(int(first["start"]) + off)
-            ends.append(int(first["end"]) + off)
+            starts.append(clock.apply_one(int(first["start"])))
+            ends.append(clock.apply_one(int(first["end"])))
     if not starts:
         raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
                         "(is NVTX translated? it needs -t nvtx)")
@@ -155,23 +158,31 @@ def convert(cfg: Config, log=print) -> Summary:
         raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
                         "categories)", ", ".join(str(p) for p in cfg.inputs))
     devmaps = [device_map(r) for r in reports]
-    model = build_model(tables, identities, force=cfg.force, sources=[r.source for r in reports], devmaps=devmaps)
-    alignment = session_alignment(reports)
-    offsets = list(alignment.offsets)
-    origin_epoch = min((r.session_start_ns or 0) + off for r, off in zip(reports, offsets)) if reports else 0
+    sources = [r.source for r in reports]
+    model = build_model(tables, identities, force=cfg.force, sources=sources, devmaps=devmaps)
+    job_notes = check_same_job(identities, sources, cfg.force)
+    messages = _messages(reports, model, cfg)
+    p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
+    alignment = align(cfg.align, reports, _align_tables(reports, tables, cfg), model, p2p, cfg.force)
+    alignment.notes[:0] = job_notes
+    clocks = list(alignment.clocks)
+    origin_epoch = min((r.session_start_ns or 0) + c.offset for r, c in zip(reports, clocks)) if reports else 0
 
     if cfg.filter_nvtx:
-        lo, hi = _nvtx_window(cfg.filter_nvtx, tables, offsets)
-        for tabs, off in zip(tables, offsets):
-            _clip(tabs, lo - off, hi - off, out)
-        offsets = [off - lo for off in offsets]
-    mins = [m + off for tabs, off in zip(tables, offsets) if (m := _min_time(tabs)) is not None]
+        lo, hi = _nvtx_window(cfg.filter_nvtx, tables, clocks)
+        for tabs, clock in zip(tables, clocks):
+            _clip(tabs, clock.local(lo), clock.local(hi), out)
+        messages = messages.within(clocks, lo, hi)
+        clocks = [c.shifted(-lo) for c in clocks]
+    mins = [int(c.apply_one(m)) for tabs, c in zip(tables, clocks) if (m := _min_time(tabs)) is not None]
     if mins and min(mins) < 0:
         shift = -min(mins)
-        offsets = [off + shift for off in offsets]
+        clocks = [c.shifted(shift) for c in clocks]
         alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+    for rep_info, c in zip(alignment.reports, clocks):
+        rep_info["trace_offset_ns"] = c.offset
 
-    pop = pop_for_tables(tables, model, offsets, cfg.nccl_as, cfg.region, cfg.iterations, cfg.warmup,
+    pop = pop_for_tables(tables, model, clocks, cfg.nccl_as, cfg.region, cfg.iterations, cfg.warmup,
                          label=cfg.output.name)
 
     domains = sorted({d for tabs in tables for d in (tabs["nvtx"]["domain"].unique()
@@ -180,9 +191,11 @@ def convert(cfg: Config, log=print) -> Summary:
     metric_types = R.gpu_metric_types([m for tabs in tables if "gpu_metrics" in tabs
                                        for m in tabs["gpu_metrics"]["metric"].unique()])
     for r, tabs in enumerate(_progress(tables, "translate", cfg)):
-        ctx = Context(r, offsets[r], model, cfg.categories, nvtx_index, tabs, calls=_calls(reports[r], tabs, cfg),
+        ctx = Context(r, clocks[r], model, cfg.categories, nvtx_index, tabs, calls=_calls(reports[r], tabs, cfg),
                       metric_types={n: t.id for n, t in metric_types.items()}, devmap=devmaps[r])
         translate_report(ctx, out)
+    if cfg.wants("mpi"):
+        translate_messages(messages, clocks, out)
 
     end_ns = trace_end(out)
     states = paint(out, model, end_ns)
@@ -206,9 +219,12 @@ def convert(cfg: Config, log=print) -> Summary:
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
 
-    summary = _summary(cfg, reports, model, out, stats, alignment, offsets)
+    summary = _summary(cfg, reports, model, out, stats, alignment, clocks)
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
+    sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
+    sync_path.write_text(json.dumps(alignment.to_dict(), indent=2), encoding="utf-8")
+    summary.outputs.append(str(sync_path))
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))
@@ -217,7 +233,35 @@ def convert(cfg: Config, log=print) -> Summary:
     return summary
 
 
-def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -> Summary:
+def _messages(reports: list[Report], model, cfg: Config) -> Messages:
+    """Matched MPI point-to-point messages (only exports with MPI_P2P_EVENTS identify peers)."""
+    if not cfg.wants("mpi") or len(reports) < 2:
+        return match_messages([], model)
+    return match_messages([mpi_reader.read_p2p(r) for r in reports], model)
+
+
+def _align_tables(reports: list[Report], tables: list[dict], cfg: Config) -> list[dict]:
+    """The tables alignment needs: what was read, plus MPI/NVTX rows read only for alignment when
+    their category was not requested (they are not translated)."""
+    method, _ = parse_method(cfg.align)
+    if len(reports) < 2 or method in ("session", "none"):
+        return tables
+    extra = {"mpi": mpi_reader.read} if method in ("mpi", "auto") else {}
+    if method == "marker":
+        extra["nvtx"] = nvtx_reader.READER.read
+    out = []
+    for rep, tabs in zip(reports, tables):
+        tabs = dict(tabs)
+        for kind, read in extra.items():
+            if kind not in tabs:
+                res = read(rep)
+                if res is not None:
+                    tabs[kind] = res.table
+        out.append(tabs)
+    return out
+
+
+def _summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:
     cats = {}
     for kind, c in out.counts.items():
         cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
@@ -236,8 +280,9 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
     return Summary(
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
-                  "host": r.hostname, "offset_ns": off, "capture_warnings": capture_warnings(r)}
-                 for r, off in zip(reports, offsets)],
+                  "host": r.hostname, "offset_ns": c.offset, "drift_ppm": c.drift * 1e6,
+                  "capture_warnings": capture_warnings(r)}
+                 for r, c in zip(reports, clocks)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
         streams=sum(t.kind == "gpu" for t in model.threads),
@@ -245,7 +290,7 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, offsets) -
         records={"states": stats.states, "events": stats.events, "communications": stats.comms,
                  "end_ns": stats.end_ns},
         categories=cats, untranslated=untranslated,
-        alignment={"method": alignment.method, "notes": alignment.notes},
+        alignment=alignment.to_dict(),
         notes=[_task_note(model, reports)])
 
 

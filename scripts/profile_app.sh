@@ -33,6 +33,8 @@
 #   NVTX_INCLUDE=dir       NVTX headers (default: found in the nsys install)
 #   NSYS_IMPORTER=path     QdstrmImporter binary (default: found in the nsys install)
 #   KEEP_QDSTRM=1          keep the (large, ~14 MB) .qdstrm files
+#   NSYS_TRACE=mpi,nvtx,osrt  what `nsys profile -t` traces
+#   APP_NITER=4            iterations of the app (more = more MPI sync points)
 set -euo pipefail
 
 die() {
@@ -80,6 +82,8 @@ NSYS_STAGGER=${NSYS_STAGGER:-0.25}
 NSYS_ATTEMPTS=${NSYS_ATTEMPTS:-3}
 NSYS_RUN_TIMEOUT=${NSYS_RUN_TIMEOUT:-120}
 NSYS_EXTRA_ARGS=${NSYS_EXTRA_ARGS---osrt-backtrace-threshold=1000000}
+NSYS_TRACE=${NSYS_TRACE:-mpi,nvtx,osrt}
+APP_NITER=${APP_NITER:-4}
 
 mkdir -p "$OUTDIR_ARG"
 OUTDIR=$(cd "$OUTDIR_ARG" && pwd)
@@ -105,7 +109,8 @@ export TMPDIR="$WORK/tmp.r\$r"
 mkdir -p "\$TMPDIR"
 sleep \$(awk -v r="\$r" -v s="$NSYS_STAGGER" 'BEGIN{print r*s}')
 cd "$OUTDIR"
-exec nsys profile -t mpi,nvtx,osrt --mpi-impl=openmpi -s none --cpuctxsw=none \\
+export APP_NITER=$APP_NITER
+exec nsys profile -t $NSYS_TRACE --mpi-impl=openmpi -s none --cpuctxsw=none \\
     $NSYS_EXTRA_ARGS -o '$OUTDIR/rank%q{OMPI_COMM_WORLD_RANK}' ./app
 WRAP
 chmod +x "$WORK/rank_wrapper.sh"

@@ -24,7 +24,7 @@ def ranks(tmp_path_factory):
 
 def test_filter_nvtx_keeps_only_the_range_window(ranks, tmp_path):
     # "compute" spans 150-400 us in rank 0 and 1150-1400 us (aligned) in rank 1: window = 150 us .. 1400 us.
-    trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi", "-m", *ranks, "-f", "compute"], tmp_path / "f")
+    trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi", "--align", "session", "-m", *ranks, "-f", "compute"], tmp_path / "f")
     assert trace.header.end_time == 1_400_000 - 150_000
     k = intervals(trace, R.CUDA_KERNEL.id)
     # rank 0's kernels (180-260, 190-370 us) start 30/40 us into the window; rank 1's (1180.., 1190..) too

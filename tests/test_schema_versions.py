@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from nsys2prv.cli import main
-from nsysgen import SCHEMAS, NsysBuilder
+from nsysgen import MPI_TABLE_SCHEMAS, SCHEMAS, NsysBuilder
 from paraver_validator import load_trace, validate_trace
 
 SESSION0 = 1_700_000_000_000_000_000
@@ -96,7 +96,7 @@ def convert(tmp_path: Path, schema: str, tag: str = "", **kw) -> tuple[Path, dic
     d.mkdir(parents=True, exist_ok=True)
     inputs = [str(build_rank(d / f"rank{r}.sqlite", schema, r, **kw)) for r in (0, 1)]
     out = d / "trace"
-    res = CliRunner().invoke(main, ["-q", "-t", CATEGORIES, "-m", *inputs, str(out)])
+    res = CliRunner().invoke(main, ["-q", "-t", CATEGORIES, "--align", "session", "-m", *inputs, str(out)])
     assert res.exit_code == 0, res.output + repr(res.exception)
     return out, json.loads(Path(str(out) + ".summary.json").read_text())
 
@@ -345,8 +345,14 @@ def test_exact_communications(traces, schema):
     exp = sorted((task, s, task, r, sh(ts), sh(ts), sh(tr_), sh(tr_), size, tag)
                  for task, sh in ((1, lambda t: t), (2, rank1))
                  for s, r, ts, tr_, size, tag in COMMS_RANK0)
+    if schema in MPI_TABLE_SCHEMAS:   # peers are known: the two MPI messages (tag 5, main threads)
+        # rank 1's Send ends (session time) after rank 0's Recv: physical send drawn at the receive
+        exp += [(1, 1, 2, 1, 510_000, 520_000, rank1(510_000), rank1(520_000), 1024, 5),
+                (2, 1, 1, 1, 560_000, 560_000, 530_000, 560_000, 1024, 5)]
+        exp.sort()
     assert got == exp
-    # cpu of the receiver is the stream's own CPU on the same node
+    # cpu of the receiver of a launch/memory link is the stream's own CPU on the same node
+    c = c[c["tag"] != 5]
     assert sorted(set(map(tuple, c[["rtask", "rthread", "rcpu"]].to_numpy().tolist()))) == [
         (1, 3, 3), (1, 4, 4), (2, 3, 7), (2, 4, 8)]
 
@@ -368,6 +374,9 @@ def test_summary_json(traces, schema):
         "launch_links": {"source_rows": 10, "translated_rows": 10, "event_records": 10, **none},
         # per rank 5 GPU activities in default-domain ranges, 3 in "solver" ones (begin + end each)
         "nvtx_on_gpu": {"source_rows": 16, "translated_rows": 16, "event_records": 32, **none},
+        **({"mpi_messages": {"source_rows": 4, "translated_rows": 4, "event_records": 2, "dropped": {},
+                             "notes": {"physical send after the physical receive (send call returned later): "
+                                       "drawn at the receive": 1}}} if schema in MPI_TABLE_SCHEMAS else {}),
     }
     assert (s["ranks"], s["nodes"], s["threads"], s["streams"]) == (2, ["nodeA", "nodeB"], 4, 4)
     assert [r["offset_ns"] for r in s["reports"]] == [0, SHIFT]
@@ -380,7 +389,8 @@ def test_summary_json(traces, schema):
     assert [(Path(u["report"]).name, u["table"], u["rows"], u["reason"]) for u in s["untranslated"]] == [
         (f"rank{r}.sqlite", table, rows, "category not requested with -t") for r in (0, 1)]
     assert s["records"] == {"states": 2 * (15 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 14 + 12),
-                            "communications": 10, "end_ns": END}
+                            "communications": 10 + 2 * (schema in MPI_TABLE_SCHEMAS),
+                            "end_ns": END}
 
 
 def _body(out) -> list[str]:
@@ -401,6 +411,10 @@ def test_identical_prv_across_shapes_except_mpi_global_op_sizes(traces):
     assert bodies["2.9.1"] == bodies["3.0.0"]
     assert bodies["3.13.2"] == bodies["3.22"]
     old, new = bodies["3.0.0"], bodies["3.13.2"]
+    # The MPI_* shapes name the peers: their two MPI messages (tag 5) are extra communications.
+    messages = [x for x in new if x.startswith("3:") and x.endswith(":5")]
+    assert len(messages) == 2
+    new = [x for x in new if x not in messages]
     differ = [(a, b) for a, b in zip(old, new) if a != b]
     # The only difference: the 4 collective begins carry sizes/root/communicator in the MPI_* shapes.
     assert len(old) == len(new) and len(differ) == 4

@@ -1,7 +1,7 @@
 """The POP efficiency model (host and device trees), computed from the normalised tables.
 
 Inputs are the per-report normalised tables (``tables[r][kind]``), the resource Model and
-the per-report offsets (aligned time = raw + offset) -- never the .prv text.  Sources and
+the per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
 formulas: /work/shared/docs/POP_METRICS.md (§2.3-2.5 device/host, §1.3 MPI, §2.4 scaling).
 
 Everything that is a *choice* is written into the result's ``definitions``.
@@ -61,17 +61,24 @@ def _tasks_of(report: int, ids, lookup) -> np.ndarray:
     return mapped[inv] if len(pids) else np.zeros(0, np.int64)
 
 
-def _span(tables: list[dict], offsets: list[int]) -> tuple[int, int]:
+def _at(clock, t):
+    """Aligned time of report time(s) ``t``: ``clock`` is the report's Clock (or a plain ns offset)."""
+    if hasattr(clock, "apply"):
+        return clock.apply(t) if np.ndim(t) else clock.apply_one(int(t))
+    return t + clock
+
+
+def _span(tables: list[dict], offsets: list) -> tuple[int, int]:
     lo, hi = [], []
     for tabs, off in zip(tables, offsets):
         for df in tabs.values():
             if df is not None and len(df) and "start" in df and "end" in df:
-                lo.append(int(df["start"].min()) + off)
-                hi.append(int(df["end"].max()) + off)
+                lo.append(_at(off, int(df["start"].min())))
+                hi.append(_at(off, int(df["end"].max())))
     return (min(lo), max(hi)) if lo else (0, 0)
 
 
-def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "communication") -> PopInputs:
+def collect(tables: list[dict], model, offsets: list, nccl_as: str = "communication") -> PopInputs:
     if nccl_as not in NCCL_RULES:
         raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
     lookup = _task_lookup(model)
@@ -90,8 +97,8 @@ def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "commu
                 cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL)
             else:
                 cls = np.full(len(df), MEMOP)
-            parts.append((task, df["device"].to_numpy(np.int64), df["start"].to_numpy(np.int64) + off,
-                          df["end"].to_numpy(np.int64) + off, cls.astype(np.int64)))
+            parts.append((task, df["device"].to_numpy(np.int64), _at(off, df["start"].to_numpy(np.int64)),
+                          _at(off, df["end"].to_numpy(np.int64)), cls.astype(np.int64)))
     devices: list[dict] = []
     if parts:
         task, dev_id, s, e, cls = (np.concatenate(x) for x in zip(*parts))
@@ -135,7 +142,7 @@ def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "commu
                 continue
             task = _tasks_of(r, df["tid"], lookup)
             p = proc_index[task]          # task -1 -> last slot (-1)
-            hparts.append((p, df["start"].to_numpy(np.int64) + off, df["end"].to_numpy(np.int64) + off,
+            hparts.append((p, _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64)),
                            np.full(len(df), c, np.int64)))
     if hparts:
         p, s, e, c = (np.concatenate(x) for x in zip(*hparts))
@@ -154,8 +161,8 @@ def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "commu
             nvtx.append(pd.DataFrame({"start": [], "end": [], "name": []}))
             continue
         rng = df[df["kind"] != "mark"]
-        nvtx.append(pd.DataFrame({"start": rng["start"].to_numpy(np.int64) + off,
-                                  "end": rng["end"].to_numpy(np.int64) + off, "name": rng["name"].to_numpy()}))
+        nvtx.append(pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
+                                  "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()}))
     return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded, nvtx,
                      notes)
 

@@ -19,11 +19,11 @@ MODES = ("strong", "weak")
 
 
 def run_reports(paths: list[Path], nccl_as: str, region=None, iterations=None, warmup: int = 0,
-                cache_dir=None, force: bool = False, label: str = "") -> dict:
+                cache_dir=None, force: bool = False, label: str = "", align_method: str = "auto") -> dict:
     """POP metrics of one run's reports: the conversion's read -> model -> align stages only."""
     from nsys2prv.config import Config
     from nsys2prv.metrics import pop_for_tables
-    from nsys2prv.model.align import session_alignment
+    from nsys2prv.model.align import align
     from nsys2prv.model.resources import build_model
     from nsys2prv.nsys.export import resolve_input
     from nsys2prv.nsys.identity import identify
@@ -41,8 +41,8 @@ def run_reports(paths: list[Path], nccl_as: str, region=None, iterations=None, w
         out = Translation()
         tables = [_read_report(r, cfg, out) for r in reports]
         model = build_model(tables, [identify(r) for r in reports], force=force, sources=[r.source for r in reports])
-        offsets = list(session_alignment(reports).offsets)
-        res = pop_for_tables(tables, model, offsets, nccl_as, region, iterations, warmup, label=label)
+        clocks = list(align(align_method, reports, tables, model, None, force).clocks)
+        res = pop_for_tables(tables, model, clocks, nccl_as, region, iterations, warmup, label=label)
     finally:
         for r in reports:
             r.close()
@@ -51,7 +51,7 @@ def run_reports(paths: list[Path], nccl_as: str, region=None, iterations=None, w
 
 
 def load_run(spec: str, nccl_as: str, region=None, iterations=None, warmup: int = 0, cache_dir=None,
-             force: bool = False) -> dict:
+             force: bool = False, align_method: str = "auto") -> dict:
     p = Path(spec)
     if p.suffix == ".json" and p.exists():
         try:
@@ -66,7 +66,7 @@ def load_run(spec: str, nccl_as: str, region=None, iterations=None, warmup: int 
     if not matches:
         raise UserError("matches no file (give an OUT.pop.json or a quoted glob of one run's reports)", spec)
     return run_reports([Path(m) for m in matches], nccl_as, region, iterations, warmup, cache_dir, force,
-                       label=Path(matches[0]).parent.name)
+                       label=Path(matches[0]).parent.name, align_method=align_method)
 
 
 def select_scope(res: dict, region=None, iterations=None) -> dict:

@@ -3,6 +3,9 @@
 Rank of a process, in order of preference (NSYS_SQLITE.md §5):
 MPI_RANKS, the NVTX thread name "MPI Rank N", the captured environment
 (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), else None (report order later).
+The environment is META_DATA_CAPTURE's (2023+ exports), else TARGET_INFO_SYSTEM_ENV
+``DeviceEnvironment`` (2022.x exports); empty values (scrubbed) are ignored.  The job id
+(SLURM_JOB_ID, PMI_JOBID, ...) comes from the same environment.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nsys2prv.errors import UserError
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.nvtx import load_nvtx
 from nsys2prv.nsys.schema import Report
@@ -63,7 +67,7 @@ def identify(report: Report) -> Identity:
                 pid = int(pid_of(int(g)))
                 ident.ranks[pid] = int(r)
                 ident.rank_source[pid] = "MPI_RANKS"
-    env = report.capture_env
+    env = {**{k: v for k, v in report.device_env.items() if v}, **{k: v for k, v in report.capture_env.items() if v}}
     for var in RANK_ENV_VARS:
         if var in env and env[var].strip().isdigit():
             ident.env_rank = int(env[var])
@@ -73,3 +77,18 @@ def identify(report: Report) -> Identity:
             ident.job_id = f"{var}={env[var]}"
             break
     return ident
+
+
+def check_same_job(identities: list[Identity], sources: list[str], force: bool) -> list[str]:
+    """Refuse (unless ``force``) reports whose captured environments name different jobs."""
+    jobs = {}
+    for ident, src in zip(identities, sources):
+        if ident.job_id:
+            jobs.setdefault(ident.job_id, src)
+    if len(jobs) < 2:
+        return []
+    (j1, s1), (j2, s2) = list(jobs.items())[:2]
+    msg = f"reports come from different jobs ({s1}: {j1}, {s2}: {j2})"
+    if not force:
+        raise UserError(msg + "; use --force to merge anyway")
+    return [msg + " (merged because of --force)"]

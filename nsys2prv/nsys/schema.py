@@ -128,6 +128,24 @@ class Report:
         return env
 
     @cached_property
+    def device_env(self) -> dict[str, str]:
+        """The profiled process's environment as nsys 2022.x stores it: TARGET_INFO_SYSTEM_ENV row
+        ``DeviceEnvironment``, NUL-separated KEY=VALUE (tests/data/mpi4/README.md)."""
+        env: dict[str, str] = {}
+        if not self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
+            return env
+        for (v,) in self._rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'"):
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", "replace")
+            if not isinstance(v, str):
+                continue
+            for item in v.split("\0"):
+                k, sep, val = item.partition("=")
+                if sep and k.strip():
+                    env.setdefault(k.strip(), val.strip())
+        return env
+
+    @cached_property
     def session_start_ns(self) -> int | None:
         if self.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
             rows = self._rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
@@ -14,7 +15,7 @@ from nsys2prv.translate.records import CategoryCount
 @dataclass
 class Context:
     report: int                      # report index
-    offset: int                      # ns added to the report's timestamps
+    clock: Clock                     # report time -> trace time
     model: Model
     categories: frozenset[str]
     nvtx_domains: dict[str, int]     # NVTX domain name -> index (global, sorted)
@@ -38,4 +39,4 @@ class Context:
         return df[keep], threads[keep]
 
     def times(self, col: pd.Series) -> np.ndarray:
-        return col.to_numpy(np.int64) + self.offset
+        return self.clock.apply(col.to_numpy(np.int64))

@@ -76,3 +76,31 @@ def read(report: Report) -> ReadResult | None:
 
 
 READER = Reader("mpi", ("mpi",), (*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read, "MPI calls")
+
+
+# -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------
+P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request"]
+WAIT_COLUMNS = ["start", "end", "tid", "request"]
+
+
+def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Every MPI_P2P_EVENTS row as exported (a split MPI_Sendrecv stays two rows, in row order),
+    and the MPI_START_WAIT_EVENTS rows (one per request) that complete non-blocking calls."""
+    t = "MPI_P2P_EVENTS"
+    if not report.has(t, "start", "end", "globalTid", "textId", "remoteRank"):
+        return None
+    df = report.query(f"SELECT rowid AS row, start, end, globalTid AS tid, textId, remoteRank AS peer, "
+                      f"{report.col_or_null(t, 'tag')}, {report.col_or_null(t, 'size')}, "
+                      f"{report.col_or_null(t, 'requestHandle', 'request')} FROM {t} ORDER BY rowid")
+    df = df[pd.to_numeric(df["start"], errors="coerce").notna() & pd.to_numeric(df["end"], errors="coerce").notna()]
+    df["name"] = text_names(report, df["textId"])
+    for c, fill in (("row", 0), ("start", 0), ("end", 0), ("tid", 0), ("peer", -1), ("tag", -1), ("size", 0),
+                    ("request", 0)):
+        df[c] = int64(df[c], fill=fill)
+    waits = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in WAIT_COLUMNS})
+    w = "MPI_START_WAIT_EVENTS"
+    if report.has(w, "start", "end", "globalTid", "requestHandle"):
+        wq = report.query(f"SELECT start, end, globalTid AS tid, requestHandle AS request FROM {w}")
+        wq = wq.dropna()
+        waits = pd.DataFrame({c: int64(wq[c]) for c in WAIT_COLUMNS})
+    return df[P2P_COLUMNS].reset_index(drop=True), waits

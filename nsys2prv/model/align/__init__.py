@@ -1,0 +1,147 @@
+"""Clock alignment: one Clock per report that puts every timestamp on one timeline.
+
+Methods (``--align``):
+- ``session``: TARGET_INFO_SESSION_START_TIME.utcEpochNs (session.py); exact for reports
+  taken on one host, as good as the system clocks across hosts;
+- ``mpi``: synchronising MPI collectives present in every rank, plus matched
+  point-to-point messages (syncpoints.py, fit.py);
+- ``nccl``: NCCL collective kernels run by every rank;
+- ``marker:NAME``: the k-th occurrence of the NVTX range NAME on every rank;
+- ``auto`` (default): MPI and NCCL sync points together when there are any, else session;
+- ``none``: raw timestamps.
+Sync-point methods start from the session offsets and correct them; ranks without sync
+points keep their session offset (noted).  Whatever the method, the sync points found are
+evaluated (residual spread, violated constraints) and reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.errors import UserError
+from nsys2prv.model.align import syncpoints
+from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.align.fit import P2P, FitResult, fit_clocks
+from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset
+from nsys2prv.model.resources import Model
+from nsys2prv.nsys.schema import Report
+
+METHODS = ("auto", "session", "mpi", "nccl", "none")
+
+
+@dataclass
+class Alignment:
+    method: str
+    clocks: list[Clock]
+    notes: list[str] = field(default_factory=list)
+    reports: list[dict] = field(default_factory=list)    # per report: method, offset, drift, residuals
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def offsets(self) -> list[int]:
+        return [c.offset for c in self.clocks]
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, **self.stats, "reports": self.reports, "notes": self.notes}
+
+
+def parse_method(spec: str | None) -> tuple[str, str | None]:
+    spec = (spec or "auto").strip()
+    if spec.startswith("marker:"):
+        name = spec[len("marker:"):]
+        if not name:
+            raise UserError("--align marker:NAME needs the name of an NVTX range")
+        return "marker", name
+    if spec not in METHODS:
+        raise UserError(f"unknown --align method '{spec}' (one of {', '.join(METHODS)}, marker:NAME)")
+    return spec, None
+
+
+def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model) -> tuple[pd.DataFrame, list]:
+    if method == "marker":
+        return syncpoints.marker_rows(tables, model, marker), ["marker"]
+    parts = []
+    if method in ("mpi", "auto", "session", "none"):
+        parts.append(("mpi", syncpoints.mpi_rows(tables, model)))
+    if method in ("nccl", "auto", "session", "none"):
+        parts.append(("nccl", syncpoints.nccl_rows(tables, model)))
+    parts = [(n, df) for n, df in parts if len(df)]
+    if not parts:
+        return syncpoints.mpi_rows([], model), []
+    return pd.concat([df for _, df in parts], ignore_index=True), [n for n, _ in parts]
+
+
+def align(spec: str | None, reports: list[Report], tables: list[dict], model: Model, p2p: P2P | None = None,
+          force: bool = False) -> Alignment:
+    method, marker = parse_method(spec)
+    notes = check_start_times(reports, force)
+    session, snotes = session_offsets(reports)
+    notes += snotes
+    p2p = p2p if p2p is not None and method in ("mpi", "auto", "session", "none") else P2P.empty()
+    rows, sources = _sync_rows(method, marker, tables, model)
+    sp = syncpoints.build(rows, sources)
+    if sp.n:   # the sources that survived the pairing
+        kinds = {n.split(":", 1)[0] for n in sp.names}
+        sp.sources = [s for s in sources if s in kinds]
+    n_rep = len(reports)
+    multi = n_rep > 1
+    if method in ("mpi", "nccl", "marker") and multi and sp.n == 0 and not len(p2p.src):
+        what = {"mpi": "synchronising MPI collectives (or matched messages) present in every rank",
+                "nccl": "NCCL collective kernels present in every rank",
+                "marker": f"an NVTX range '{marker}' present in every rank"}[method]
+        raise UserError(f"--align {spec}: the reports have no {what}; try --align auto or session")
+    fitting = multi and method not in ("session", "none") and (sp.n > 0 or len(p2p.src) > 0)
+    if method == "auto":
+        name = "+".join(sp.sources + (["p2p"] if len(p2p.src) else [])) if fitting else "session"
+    else:
+        name = method if method != "marker" else f"marker:{marker}"
+    ref = _reference(model, sp)
+    base = np.zeros(n_rep, np.int64) if method == "none" else np.asarray(session, np.int64)
+    res = fit_clocks(sp, p2p, base, ref, estimate=fitting)
+    clocks = [Clock(int(o), float(k), int(t)) for o, k, t in zip(res.offsets, res.drift, res.t_ref)]
+    notes += res.notes
+    unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r]]
+    if unfitted:
+        notes.append("no sync points in " + ", ".join(unfitted[:5]) + (" ..." if len(unfitted) > 5 else "")
+                     + ": kept the session offset")
+    al = Alignment(name, clocks, notes)
+    al.stats = {"reference_report": reports[ref].source if reports else None, "sync_points": int(sp.n),
+                "sync_names": sorted({n.rsplit("#", 1)[0] for n in sp.names}),
+                "constraining_points": int(sp.constrain.sum()), "messages": int(len(p2p.src)),
+                "violations": {"after_estimate": res.violations_before, "after_clamp": res.violations_clamped,
+                               "after_fix": res.violations_after},
+                "reports_moved_by_fix": res.moved_by_fix}
+    al.reports = _per_report(name, fitting, reports, model, res, base)
+    return al
+
+
+def _reference(model: Model, sp) -> int:
+    """The report of the first task (lowest rank) that has sync points: its clock is the trace's."""
+    with_rows = set(sp.reports.tolist())
+    for t in model.tasks:
+        if not with_rows or t.report in with_rows:
+            return t.report
+    return 0
+
+
+def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult, base) -> list[dict]:
+    out = []
+    ranks: dict[int, list] = {}
+    for t in model.tasks:
+        ranks.setdefault(t.report, []).append(t.rank)
+    nan = lambda v: None if v is None or not np.isfinite(v) else round(float(v), 1)  # noqa: E731
+    for r, rep in enumerate(reports):
+        method = name if (not fitting or res.fitted[r]) else "session (no sync points)"
+        out.append({"report": rep.source, "ranks": ranks.get(r, []), "host": rep.hostname, "method": method,
+                    "offset_ns": int(res.offsets[r]), "session_offset_ns": int(base[r]),
+                    "correction_ns": int(res.offsets[r] - base[r]), "drift_ppm": round(float(res.drift[r]) * 1e6, 4),
+                    "t_ref_ns": int(res.t_ref[r]), "sync_points": int(res.points[r]),
+                    "residual_spread_ns": nan(res.residual_mad[r]), "residual_max_ns": nan(res.residual_max[r]),
+                    "stderr_ns": nan(res.stderr[r])})
+    return out
+
+
+__all__ = ["Alignment", "Clock", "METHODS", "align", "parse_method", "wall_offset", "P2P"]

@@ -1,0 +1,46 @@
+"""``session`` alignment (NSYS_SQLITE.md §3): wall = utcEpochNs + t.
+
+For session-relative exports wall = utcEpochNs + t; exports made with
+``--ts-normalize`` already hold wall-clock times, and ``--ts-shift`` was added to
+every timestamp by the exporter, so it is removed here.  The trace's zero is the
+earliest session start, so a single report keeps the times Nsight Systems shows.
+"""
+
+from __future__ import annotations
+
+from nsys2prv.errors import UserError
+from nsys2prv.nsys.schema import Report
+
+MAX_START_GAP_NS = 3600 * 10**9     # reports of one job start within minutes; > 1 h = another run
+
+
+def wall_offset(report: Report) -> int:
+    """ns to add to a report's timestamps to get UTC epoch ns."""
+    base = 0 if report.time_normalized else (report.session_start_ns or 0)
+    return base - report.time_shift_ns
+
+
+def session_offsets(reports: list[Report]) -> tuple[list[int], list[str]]:
+    """Per report: ns to add so that every report is on the earliest session start's timeline."""
+    walls = [wall_offset(r) for r in reports]
+    notes = []
+    missing = [r.source for r in reports if r.session_start_ns is None and not r.time_normalized]
+    if missing and len(reports) > 1:
+        notes.append("no TARGET_INFO_SESSION_START_TIME in " + ", ".join(missing) + ": assumed aligned")
+    origin = min(walls)
+    return [w - origin for w in walls], notes
+
+
+def check_start_times(reports: list[Report], force: bool) -> list[str]:
+    """Refuse (unless ``force``) reports whose session starts are more than an hour apart."""
+    known = [(wall_offset(r), r) for r in reports if r.session_start_ns is not None or r.time_normalized]
+    if len(known) < 2:
+        return []
+    (lo, first), (hi, last) = min(known, key=lambda x: x[0]), max(known, key=lambda x: x[0])
+    if hi - lo <= MAX_START_GAP_NS:
+        return []
+    msg = (f"reports started {(hi - lo) / 3.6e12:.1f} h apart ({first.source} and {last.source}): "
+           "not one run")
+    if not force:
+        raise UserError(msg + "; use --force to merge anyway")
+    return [msg + " (merged because of --force)"]

@@ -1,0 +1,168 @@
+"""Synchronisation points: events that every rank (task) has, paired across ranks.
+
+A sync point i gives every participating task r an entry e[r, i] and an exit
+x[r, i] on that task's report timeline (call start/end, kernel start/end, range
+start/end).  The k-th occurrence of a name on one task is paired with the k-th on
+every other task, and only when every participating task has the same count of
+that name: otherwise the name is used on a sub-communicator (or lost rows), and
+pairing by position would pair different operations.
+
+Columns carry two flags:
+- ``estimate``: the exits are close to simultaneous on all ranks, so exit
+  differences estimate the clock offsets;
+- ``constrain``: no rank can leave before the last rank entered (a truly
+  synchronising collective), so for tasks r, q: aligned x[r, i] >= aligned e[q, i].
+
+MPI: Barrier, Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Init,
+Finalize.  Rooted collectives (Bcast, Reduce, Gather, Scatter) are not used: the
+root may leave before the others arrive.  MPI_Init/MPI_Finalize are constraints
+(they contain a PMIx fence) but their exits are poor estimates (tests/data/mpi4:
+exits of MPI_Init spread over 16 ms, of MPI_Finalize over 3 ms, against 20-150 us
+for MPI_Allreduce), so they estimate only when nothing else does.
+NCCL: kernels whose name contains "nccl"; only all-to-all kinds (AllReduce,
+AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
+first).  marker:NAME: the user asserts the range is a sync point: both flags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.model.resources import Model
+from nsys2prv.nsys.ids import pid_of
+
+MPI_SYNC = ("MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
+            "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block")
+MPI_BOUNDS = ("MPI_Init", "MPI_Finalize")           # constraints; estimates only as a last resort
+MPI_ALIASES = {"MPI_Init_thread": "MPI_Init"}
+NCCL_KERNEL = re.compile("nccl", re.IGNORECASE)
+NCCL_ALL_TO_ALL = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.IGNORECASE)
+
+
+@dataclass
+class SyncPoints:
+    tasks: np.ndarray                  # (R,) task index (model.tasks) of each row
+    reports: np.ndarray                # (R,) report index of each row
+    names: list[str]                   # (N,) "name#k" per column
+    entry: np.ndarray                  # (R, N) int64 report-local times
+    exit: np.ndarray                   # (R, N) int64
+    estimate: np.ndarray               # (N,) bool
+    constrain: np.ndarray              # (N,) bool
+    sources: list[str] = field(default_factory=list)   # which methods contributed columns
+
+    @property
+    def n(self) -> int:
+        return self.entry.shape[1]
+
+    @classmethod
+    def empty(cls) -> "SyncPoints":
+        z = np.zeros((0, 0), np.int64)
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), [], z, z, np.zeros(0, bool), np.zeros(0, bool))
+
+
+def _task_lookup(model: Model) -> pd.Series:
+    keys = pd.MultiIndex.from_tuples([(t.report, t.pid) for t in model.tasks], names=["report", "pid"])
+    return pd.Series(np.arange(len(model.tasks)), index=keys)
+
+
+def _rows(frames: list[pd.DataFrame], model: Model) -> pd.DataFrame:
+    """Concatenate per-report frames (report, pid, name, start, end, estimate, constrain) and add task."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["task", "report", "name", "start", "end", "estimate", "constrain"])
+    df = pd.concat(frames, ignore_index=True)
+    lookup = _task_lookup(model)
+    pos = lookup.index.get_indexer(pd.MultiIndex.from_arrays([df["report"], df["pid"]]))
+    df = df[pos >= 0].copy()
+    df["task"] = lookup.to_numpy()[pos[pos >= 0]]
+    return df
+
+
+def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
+    frames = []
+    for r, tabs in enumerate(tables):
+        df = tabs.get("mpi")
+        if df is None or df.empty:
+            continue
+        name = df["name"].astype(str).replace(MPI_ALIASES)
+        keep = name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy()
+        if not keep.any():
+            continue
+        sync = name[keep].isin(MPI_SYNC).to_numpy()
+        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["tid"].to_numpy(np.int64)[keep]),
+                                    "name": "mpi:" + name[keep].to_numpy(object),
+                                    "start": df["start"].to_numpy(np.int64)[keep],
+                                    "end": df["end"].to_numpy(np.int64)[keep],
+                                    "estimate": sync, "constrain": True}))
+    return _rows(frames, model)
+
+
+def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
+    frames = []
+    for r, tabs in enumerate(tables):
+        df = tabs.get("kernels")
+        if df is None or df.empty:
+            continue
+        name = df["name"].astype(str)
+        keep = name.str.contains(NCCL_KERNEL).to_numpy()
+        if not keep.any():
+            continue
+        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["gpid"].to_numpy(np.int64)[keep]),
+                                    "name": "nccl:" + name[keep].to_numpy(object),
+                                    "start": df["start"].to_numpy(np.int64)[keep],
+                                    "end": df["end"].to_numpy(np.int64)[keep],
+                                    "estimate": True,
+                                    "constrain": name[keep].str.contains(NCCL_ALL_TO_ALL).to_numpy()}))
+    return _rows(frames, model)
+
+
+def marker_rows(tables: list[dict], model: Model, marker: str) -> pd.DataFrame:
+    frames = []
+    for r, tabs in enumerate(tables):
+        df = tabs.get("nvtx")
+        if df is None or df.empty:
+            continue
+        name = df["name"].astype(str)
+        qualified = df["domain"].astype(str) + ":" + name
+        keep = ((name == marker) | (qualified == marker)).to_numpy()
+        if not keep.any():
+            continue
+        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["tid"].to_numpy(np.int64)[keep]),
+                                    "name": "marker:" + marker, "start": df["start"].to_numpy(np.int64)[keep],
+                                    "end": df["end"].to_numpy(np.int64)[keep], "estimate": True,
+                                    "constrain": True}))
+    return _rows(frames, model)
+
+
+def build(rows: pd.DataFrame, sources: list[str]) -> SyncPoints:
+    """Pair the k-th occurrence of every name across the tasks that have sync rows."""
+    if rows.empty or rows["task"].nunique() < 2:
+        return SyncPoints.empty()
+    counts = rows.groupby(["task", "name"]).size().unstack(fill_value=0)
+    valid = counts.columns[(counts.min(axis=0) == counts.max(axis=0)) & (counts.min(axis=0) > 0)]
+    if len(valid) == 0:
+        return SyncPoints.empty()
+    per_name = counts.iloc[0][valid]
+    col0 = pd.Series(np.concatenate([[0], np.cumsum(per_name.to_numpy())[:-1]]), index=valid)
+    sub = rows[rows["name"].isin(valid)].sort_values(["task", "name", "start", "end"], kind="stable")
+    k = sub.groupby(["task", "name"], sort=False).cumcount().to_numpy()
+    col = col0.reindex(sub["name"]).to_numpy() + k
+    tasks = counts.index.to_numpy(np.int64)
+    row = np.searchsorted(tasks, sub["task"].to_numpy(np.int64))
+    n = int(per_name.sum())
+    entry = np.zeros((len(tasks), n), np.int64)
+    exit_ = np.zeros((len(tasks), n), np.int64)
+    entry[row, col] = sub["start"].to_numpy(np.int64)
+    exit_[row, col] = sub["end"].to_numpy(np.int64)
+    flags = rows.drop_duplicates("name").set_index("name")
+    est = np.repeat(flags.loc[valid, "estimate"].to_numpy(bool), per_name.to_numpy())
+    con = np.repeat(flags.loc[valid, "constrain"].to_numpy(bool), per_name.to_numpy())
+    if not est.any():        # e.g. only MPI_Init/MPI_Finalize: their exits are all there is
+        est = con.copy()
+    names = [f"{nm}#{i}" for nm, c in zip(valid, per_name) for i in range(int(c))]
+    reports = rows.drop_duplicates("task").set_index("task").loc[tasks, "report"].to_numpy(np.int64)
+    return SyncPoints(tasks, reports, names, entry, exit_, est, con, sources)

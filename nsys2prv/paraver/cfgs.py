@@ -324,12 +324,18 @@ MPI call on each thread (Extrae's types {', '.join(map(str, MPI_CALLS))}: point-
 other, one-sided, I/O; value 0 = Outside MPI).""",
              (events("MPI call", *MPI_CALLS),),
              summary="MPI calls per rank, as Extrae's MPI call view; look for long waits and imbalance."))
+    add(View("views/mpi_messages.cfg", f"""
+MPI calls (Extrae's types) with the MPI point-to-point messages drawn as communication lines: logical
+send = send call start, physical receive = end of the receive (or of the Wait completing an Irecv);
+tag = the MPI tag, size = bytes.  Messages exist where the export identifies peers (the MPI_* tables of
+newer Nsight Systems); launch links (tags {', '.join(map(str, LAUNCH_TAGS))}) go to GPU streams.""",
+             (events("MPI calls and messages", *MPI_CALLS, comm_lines=True),),
+             summary="Who sends to whom and when; a receive that waits long for its line is a late sender."))
     add(View("views/mpi_collective_sizes.cfg", f"""
-Bytes sent and received by each MPI collective (types {R.MPI_SEND_SIZE.id}, {R.MPI_RECV_SIZE.id}).
-Nsight Systems records no message matching, so there are no MPI point-to-point communication lines.""",
+Bytes sent and received by each MPI collective (types {R.MPI_SEND_SIZE.id}, {R.MPI_RECV_SIZE.id}).""",
              (events("MPI collective bytes sent", R.MPI_SEND_SIZE.id, gradient=True, maximum_y=1e9),
               events("MPI collective bytes received", R.MPI_RECV_SIZE.id, gradient=True, maximum_y=1e9)),
-             summary="Message sizes of MPI collectives; the only MPI communication data Nsight Systems records."))
+             summary="Message sizes of MPI collectives (exports with MPI_* tables)."))
     add(View("views/os_runtime_calls.cfg", f"""
 OS runtime library call on each CPU thread (type {R.OSRT.id}; translated with -t osrt).""",
              (events("OS runtime calls", R.OSRT.id),),
@@ -377,6 +383,12 @@ from the CPU thread that made the call to the stream that ran the work.""",
              (Window("Launches", tags=LAUNCH_TAGS, open=False),),
              (time_per_value("Launches per thread and stream", statistic="#Sends"),),
              summary="Which CPU thread feeds which stream, and how many launches each."))
+    add(View("analysis/message_matrix.cfg", """
+Communication matrix thread x thread: bytes sent, over every communication record (MPI messages
+between rank threads, and launch links from CPU threads to GPU streams, whose copies carry bytes).""",
+             (Window("Communications", open=False, comm_lines=True),),
+             (time_per_value("Bytes sent per thread pair", statistic="Bytes sent"),),
+             summary="Who sends how much to whom: the MPI communication pattern and its volume."))
     # POP device quantities (POP_METRICS.md section 2): per process = per device with one GPU per rank.
     add(View("analysis/device_useful.cfg", f"""
 POP useful device time U: histogram task x (1 = any compute kernel (type {KERNEL}) running on a stream

@@ -16,7 +16,6 @@ from nsys2prv.paraver import registry as R
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 from test_schema_versions import build_rank
-from trace_tools import begins, intervals
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 

@@ -76,7 +76,6 @@ def union(start, end) -> tuple[np.ndarray, np.ndarray]:
     new = np.empty(len(s), bool)
     new[0] = True
     new[1:] = s[1:] > cm[:-1]
-    seg = np.cumsum(new) - 1
     first = np.flatnonzero(new)
     last = np.append(first[1:] - 1, len(s) - 1)
     return s[first], cm[last]

@@ -78,3 +78,25 @@ def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = 
     backwards = df["end"].to_numpy() < df["start"].to_numpy()
     result.drop("end before start", int(backwards.sum()))
     return df[~backwards].reset_index(drop=True)
+
+
+GPU_ACTIVITY_COLUMNS = ("gpid", "device", "context", "stream", "corr")
+
+
+def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
+                      numeric: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
+    """Rows of a GPU activity table (kernels, memcpy, memset, graph executions): start, end, gpid,
+    device, context, stream, corr (-1 = none) and the ``extra`` columns (normalised name -> export
+    column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0)."""
+    if not report.has(table, "start", "end", "deviceId", "streamId", "globalPid"):
+        return None
+    cols = "".join(f", {report.col_or_null(table, col, name)}" for name, col in extra.items())
+    df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
+                      f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
+                      f"{report.col_or_null(table, 'correlationId', 'corr')}{cols} FROM {table}")
+    res = ReadResult(table=df, source_rows=len(df))
+    df = interval_frame(df, res)
+    for c in ("gpid", "device", "context", "stream", *numeric):
+        df[c] = int64(df[c])
+    df["corr"] = int64(df["corr"], fill=-1)
+    return df, res

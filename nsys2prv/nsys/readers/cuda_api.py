@@ -6,7 +6,6 @@ corr (correlationId), driver (bool: eventClass 1).
 
 from __future__ import annotations
 
-import numpy as np
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
 from nsys2prv.nsys.schema import Report

@@ -16,25 +16,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, int64, interval_frame,
+                                        read_gpu_activity, text_names)
 from nsys2prv.nsys.schema import Report
 
 TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS"
 
 
 def read_exec(report: Report) -> ReadResult | None:
-    if not report.has(TRACE, "start", "end", "deviceId", "streamId", "globalPid"):
+    got = read_gpu_activity(report, TRACE, {"graph_id": "graphId", "exec_id": "graphExecId"},
+                            numeric=("graph_id", "exec_id"))
+    if got is None:
         return None
-    c = lambda col, alias=None: report.col_or_null(TRACE, col, alias)  # noqa: E731
-    df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, {c('contextId', 'context')}, "
-                      f"streamId AS stream, {c('correlationId', 'corr')}, {c('graphId', 'graph_id')}, "
-                      f"{c('graphExecId', 'exec_id')} FROM {TRACE}")
-    res = ReadResult(table=df, source_rows=len(df))
-    df = interval_frame(df, res)
-    for col in ("gpid", "device", "context", "stream", "graph_id", "exec_id"):
-        df[col] = int64(df[col])
-    df["corr"] = int64(df["corr"], fill=-1)
-    res.table = df[["start", "end", "gpid", "device", "context", "stream", "corr", "graph_id", "exec_id"]]
+    df, res = got
+    res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "graph_id", "exec_id"]]
     return res
 
 

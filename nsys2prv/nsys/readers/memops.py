@@ -7,28 +7,19 @@ src_device, dst_device; memset adds value, mem_kind.
 
 from __future__ import annotations
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame
+from nsys2prv.nsys.readers.base import GPU_ACTIVITY_COLUMNS, ReadResult, Reader, read_gpu_activity
 from nsys2prv.nsys.schema import Report
 
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-COMMON = ("gpid", "device", "context", "stream", "corr", "bytes")
 
 
 def _read(report: Report, table: str, extra: dict[str, str]) -> ReadResult | None:
-    if not report.has(table, "start", "end", "deviceId", "streamId", "globalPid"):
+    got = read_gpu_activity(report, table, {"bytes": "bytes", **extra}, numeric=("bytes", *extra))
+    if got is None:
         return None
-    cols = [report.col_or_null(table, c, n) for n, c in extra.items()]
-    df = report.query(
-        f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
-        f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
-        f"{report.col_or_null(table, 'correlationId', 'corr')}, {report.col_or_null(table, 'bytes')}, "
-        + ", ".join(cols) + f" FROM {table}")
-    res = ReadResult(table=df, source_rows=len(df))
-    df = interval_frame(df, res)
-    for c in (*COMMON, *extra):
-        df[c] = int64(df[c], fill=-1 if c == "corr" else 0)
-    res.table = df[["start", "end", *COMMON, *extra]]
+    df, res = got
+    res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "bytes", *extra]]
     return res
 
 

@@ -18,7 +18,6 @@ Normalised columns: those of the NVTX range table, plus one column per known fie
 from __future__ import annotations
 
 import json
-import re
 import struct
 
 import numpy as np

@@ -111,7 +111,8 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
                      region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, jobs=jobs or None,
-                     dask=dask, table_cache=not no_cache, chunk_records=chunk_records, in_memory=in_memory)
+                     dask=dask, table_cache=not no_cache, chunk_records=chunk_records, in_memory=in_memory,
+                     own_process=True)
         return convert(cfg)
 
     summary = _handle_errors(debug, run)

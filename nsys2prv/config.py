@@ -82,6 +82,7 @@ class Config:
     table_cache: bool = True          # keep the normalised tables as Parquet in CACHE_DIR/tables
     chunk_records: int = 1 << 18      # records read per merge round over all reports (memory bound)
     in_memory: bool = False           # reference writer: all records in memory, one global sort
+    own_process: bool = False         # the command line: this process's numba is ours (warmup.py)
 
     def wants(self, category: str) -> bool:
         return category in self.categories

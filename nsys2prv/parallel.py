@@ -52,7 +52,8 @@ class Local:
 
     def close(self):
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.shutdown(wait=False, cancel_futures=True)   # workers exit while the merge runs
+            self.pool = None
 
 
 class Dask:
@@ -75,7 +76,9 @@ class Dask:
         return self.client.gather(futures)
 
     def close(self):
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
+            self.client = None
 
 
 def executor(jobs: int | None = None, dask: str | None = None):

@@ -103,6 +103,30 @@ def align(infos: list, scans: list | None = None):
     return session_alignment(infos)
 
 
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+class _Timer:
+    """Stage times on stderr when NSYS2PRV_TIMING is set (the benchmark script sets it)."""
+
+    def __init__(self):
+        import sys
+        import time
+        self.on, self.now, self.err = bool(os.environ.get("NSYS2PRV_TIMING")), time.perf_counter, sys.stderr
+        self.t = self.now()
+
+    def __call__(self, stage: str) -> None:
+        if self.on:
+            t = self.now()
+            self.err.write(f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB)\n")
+            self.t = t
+
+
 def convert(cfg: Config, log=print) -> Summary:
     from nsys2prv.metrics import gpu_attribution, pop as popm, write_pop
     from nsys2prv.model.resources import build_model
@@ -113,10 +137,15 @@ def convert(cfg: Config, log=print) -> Summary:
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
     _check_output(cfg.output)
+    tick = _Timer()
     work = cfg.output.with_name(f".{cfg.output.name}.work{os.getpid()}")
     ex = None
     try:
         ex = executor(cfg.jobs, cfg.dask)
+        if cfg.dask is None:
+            from nsys2prv.warmup import warm_numba
+            warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
+        tick("start-up (numba)")
         work.mkdir(parents=True, exist_ok=True)
         if cfg.table_cache:
             from nsys2prv.nsys.export import default_cache_dir
@@ -131,6 +160,7 @@ def convert(cfg: Config, log=print) -> Summary:
         # -- A: per report, read (or load the cache) -> small metadata -------------------------------
         scans = ex.map(scan, sources, cfg.filter_nvtx)
         infos = [s.info for s in scans]
+        tick("A: read/scan")
         out = Translation()
         for s in scans:
             for kind, tally in s.tallies.items():
@@ -176,13 +206,17 @@ def convert(cfg: Config, log=print) -> Summary:
                         types, clip, pop_names, cfg.wants("gpu_metrics"),
                         None if cfg.in_memory else str(work / f"r{src.index}.chunk"))
                 for src, info, off, clip in zip(sources, infos, offsets, clips)]
+        tick("B: model/align")
         results = ex.map(translate, jobs)
+        ex.close()                                  # the workers' memory is not needed by the merge
+        tick("C: translate/sort")
         for r in results:
             _absorb(out, r.counts)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         pop = popm.compute(popm.combine([r.pop for r in results], model, cfg.nccl_as), region=cfg.region,
                            iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
+        tick("POP")
         try:
             if cfg.in_memory:
                 stats = _write_in_memory(results, model, types, cfg, origin_epoch)
@@ -195,6 +229,7 @@ def convert(cfg: Config, log=print) -> Summary:
                 if attributed is not None:
                     stats.files.append(gpu_attribution.write_csv(
                         attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
+            tick("D: merge/write")
         except OSError as exc:
             raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
     finally:

@@ -170,6 +170,36 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
 
 
 def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
+    """Stage A for one report; the result itself is cached (per categories and -f range), so a
+    warm start reads no table at all here."""
+    import pickle
+
+    from nsys2prv.nsys.cache import TableCache, _hash
+
+    tag = _hash(repr((src.kinds, src.calls, filter_nvtx)))
+    cache = None
+    if not src.force_sqlite:
+        try:
+            from nsys2prv.nsys.export import resolve_input
+            sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                                   False, needed_export_tables())
+            cache = TableCache(Path(src.cache_root), sqlite)
+            with open(cache.dir / f"scan-{tag}.pkl", "rb") as fh:
+                res = pickle.load(fh)
+            res.info.source, res.info.index = str(src.input), src.index
+            return res
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass
+    res = _scan(src, filter_nvtx)
+    if cache is not None and cache.dir.is_dir():
+        try:
+            cache._replace(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
+        except OSError:
+            pass
+    return res
+
+
+def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     info, got = load(src)
     tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
     tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and t is not None}

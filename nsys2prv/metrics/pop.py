@@ -92,19 +92,27 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
     if len(start) == 0:
         z = np.zeros(0, np.int64)
         return (*[z] * len(keys), z, z)
-    uk, inv = np.unique(np.column_stack(keys), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.searchsorted(inv[order], np.arange(len(uk) + 1))
-    out_k, out_s, out_e = [], [], []
-    for i in range(len(uk)):
-        sel = order[bounds[i]:bounds[i + 1]]
-        s, e = union(start[sel], end[sel])
-        out_k.append(np.repeat(uk[i:i + 1], len(s), axis=0))
-        out_s.append(s)
-        out_e.append(e)
-    k = np.concatenate(out_k)
-    return (*[k[:, j].astype(np.int64) for j in range(len(keys))], np.concatenate(out_s), np.concatenate(out_e))
+    order = np.lexsort((start, *reversed(keys)))
+    ks = [k[order] for k in keys]
+    s, e = start[order], end[order]
+    change = np.zeros(len(s), bool)
+    change[0] = True
+    for k in ks:
+        change[1:] |= k[1:] != k[:-1]
+    bounds = np.append(np.flatnonzero(change), len(s))
+    out_s, out_e, out_i = [], [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):          # one union per key (a few per report)
+        cm = np.maximum.accumulate(e[a:b])
+        new = np.empty(b - a, bool)
+        new[0] = True
+        new[1:] = s[a + 1:b] > cm[:-1]
+        first = np.flatnonzero(new)
+        last = np.append(first[1:] - 1, b - a - 1)
+        out_s.append(s[a:b][first])
+        out_e.append(cm[last])
+        out_i.append(np.full(len(first), a, np.int64))
+    idx = np.concatenate(out_i)
+    return (*[k[idx] for k in ks], np.concatenate(out_s), np.concatenate(out_e))
 
 
 def collect_partial(report: int, tabs: dict, lookup: dict, off: int, names=None) -> PopPartial:

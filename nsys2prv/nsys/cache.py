@@ -43,6 +43,15 @@ def entry_dir(root: Path, source: Path) -> Path:
     return root / f"{src.stem}-{_hash(str(src))}-{_hash(ident)}"
 
 
+def _system_pool(pa) -> None:
+    """Arrow's buffers from malloc: its default pool keeps freed memory, which the per-report
+    stages would carry from one report to the next."""
+    try:
+        pa.set_memory_pool(pa.system_memory_pool())
+    except Exception:  # noqa: BLE001 - an optimisation only
+        pass
+
+
 class TableCache:
     """One input's cache entry: ``meta`` (any picklable object), ``kinds`` (kind -> tally dict or
     None when the report has no such data), one Parquet file per present kind."""
@@ -75,8 +84,10 @@ class TableCache:
         """The cached table of ``kind`` (None: the report has none)."""
         if self.kinds.get(kind) is None:
             return None
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
+        _system_pool(pa)
         return pq.read_table(self.dir / f"{kind}.parquet", columns=columns).to_pandas()
 
     # -- writing (atomic renames; concurrent writers at worst redo work) ----------------------------
@@ -107,6 +118,7 @@ class TableCache:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        _system_pool(pa)
         if not self.prepare():
             return
         try:

@@ -64,14 +64,15 @@ class ValueLabels:
         if values.dtype != object:
             return values.astype(np.int64, copy=False)
         out = np.zeros(len(values), np.int64)
-        svals = values.astype(str)
+        codes, uniq = pd.factorize(values, use_na_sentinel=False)     # names as str(value), like astype(str)
+        svals = np.asarray(uniq, dtype=object).astype(str)
         if np.ndim(types) == 0:
             groups = [(int(types), slice(None))]
         else:
             types = np.asarray(types, np.int64)
             groups = [(int(t), types == t) for t in np.unique(types)]
         for t, sel in groups:
-            pos = self.names[t].get_indexer(svals[sel])
+            pos = self.names[t].get_indexer(svals)[codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")
             out[sel] = pos + self.base[t]

@@ -74,7 +74,8 @@ def _handle_errors(debug: bool, fn):
               help="Merge even when reports claim the same rank, come from different jobs or start hours apart.")
 @click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
               help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
+@click.option("--cache-dir", type=click.Path(path_type=Path),
+              help="Where .nsys-rep exports and normalised tables are cached (default: $XDG_CACHE_HOME/nsys2prv).")
 @click.option("--cfgs", "cfgs", metavar="DIR", type=click.Path(path_type=Path),
               help="Also write the Paraver views (.cfg) into DIR: the shipped ones plus views generated for "
                    "this trace's NVTX domains and GPU metrics (e.g. --cfgs out/ next to out/trace).")
@@ -84,11 +85,19 @@ def _handle_errors(debug: bool, fn):
 @click.option("--iterations", metavar="NAME", help="POP metrics per iteration (NVTX range NAME) and steady state.")
 @click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
               help="Exclude the first N iterations (with --iterations).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Local worker processes for the per-report stages (0 = one per core).  [default: 0]")
+@click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
+                                                 "scheduler file (needs pip install 'nsys2prv[dask]').")
+@click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
+@click.option("--chunk-records", type=click.IntRange(min=1), default=1 << 18, hidden=True,
+              help="Records per merge round over all reports (memory bound).")
+@click.option("--in-memory", is_flag=True, hidden=True, help="Reference writer: every record in memory.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
 def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, cache_dir, cfgs,
-         nccl_as, region, iterations, warmup, quiet, debug):
+         nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     from nsys2prv.model.align import parse_method
@@ -105,7 +114,9 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
-                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align)
+                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align, jobs=jobs or None,
+                     dask=dask, table_cache=not no_cache, chunk_records=chunk_records, in_memory=in_memory,
+                     own_process=True)
         parse_method(align)
         return convert(cfg)
 

@@ -77,6 +77,13 @@ class Config:
     iterations: str | None = None     # NVTX range marking iterations: per-iteration table
     warmup: int = 0                   # iterations excluded from the start
     cfgs: Path | None = None          # --cfgs DIR: write the Paraver views there
+    # speed and scale (stages.py, parallel.py)
+    jobs: int | None = None           # local worker processes for the per-report stages (None: cores)
+    dask: str | None = None           # Dask scheduler address or scheduler file (instead of --jobs)
+    table_cache: bool = True          # keep the normalised tables as Parquet in CACHE_DIR/tables
+    chunk_records: int = 1 << 18      # records read per merge round over all reports (memory bound)
+    in_memory: bool = False           # reference writer: all records in memory, one global sort
+    own_process: bool = False         # the command line: this process's numba is ours (warmup.py)
 
     def wants(self, category: str) -> bool:
         return category in self.categories

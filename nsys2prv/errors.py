@@ -6,4 +6,8 @@ class UserError(Exception):
 
     def __init__(self, message: str, path: str | None = None):
         self.path = path
+        self.message = message
         super().__init__(f"{path}: {message}" if path else message)
+
+    def __reduce__(self):   # raised in worker processes, re-raised in the main one
+        return (type(self), (self.message, self.path))

@@ -1,52 +1,29 @@
-"""The conversion, stage by stage: export -> read -> model -> align -> translate -> write."""
+"""The conversion, stage by stage.
+
+    A  per report (in parallel)   export -> read/normalise (or the Parquet cache) -> small metadata
+    B  global                      resource model, clock alignment, -f window, type registry
+    C  per report (in parallel)   clip -> POP / GPU-metric partials -> translate -> paint -> sorted chunk
+    D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
+
+Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see
+``stages.py`` and ``parallel.py``.  Memory in the main process is O(reports), not O(events).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-from tqdm import tqdm
-
 from nsys2prv.config import CATEGORIES, Config
 from nsys2prv.errors import UserError
-from nsys2prv.metrics import pop_for_tables, write_pop
-from nsys2prv.model.align import Clock, P2P, align, parse_method
-from nsys2prv.model.resources import build_model
-from nsys2prv.nsys.diagnostics import capture_warnings
-from nsys2prv.nsys.export import resolve_input
-from nsys2prv.nsys.identity import check_same_job, identify
-from nsys2prv.metrics.gpu_attribution import attribute, write_csv
-from nsys2prv.nsys.readers import READERS, cuda_api
-from nsys2prv.nsys.readers import mpi as mpi_reader
-from nsys2prv.nsys.readers import nvtx as nvtx_reader
-from nsys2prv.nsys.readers.gpu_metrics import device_map
-from nsys2prv.nsys.schema import Report
-from nsys2prv.paraver import registry as R
-from nsys2prv.paraver.cfgs import install_views
-from nsys2prv.paraver.writer import write_trace
-from nsys2prv.translate import paint, trace_end, translate_report
-from nsys2prv.translate.context import Context
-from nsys2prv.translate.mpi_messages import Messages, match_messages, translate_messages
+from nsys2prv.stages import (LINK_CATEGORIES, METADATA_TABLES, OPTIONAL_TABLES, UNTRANSLATED_TABLES, RankJob,
+                             Source, clip as _clip_tables)
 from nsys2prv.translate.records import Translation
 
-METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
-                   "TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "META_DATA_CAPTURE",
-                   "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
-# Event tables this version reads for no category: reported, never silently ignored.
-UNTRANSLATED_TABLES = {
-    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
-}
-# Event tables of optional categories: reported when their category was not requested.
-OPTIONAL_TABLES = {
-    "gpu_metrics": ("GPU_METRICS", "GENERIC_EVENTS"),
-    "openacc": ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
-    "graphs": ("CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
-}
-LINK_CATEGORIES = ("nccl", "nvtx_pushpop")   # need the CUDA API calls even without -t cuda_api
+__all__ = ["convert", "Summary", "CATEGORIES", "METADATA_TABLES"]
 
 
 @dataclass
@@ -69,12 +46,11 @@ class Summary:
         return json.dumps({k: v for k, v in self.__dict__.items() if k != "pop_text"}, indent=2, default=str)
 
 
-def _progress(items, desc: str, cfg: Config):
-    return tqdm(items, desc=desc, unit="report", disable=not cfg.show_progress or len(items) < 2, leave=False)
+def _read_report(report, cfg: Config, out: Translation) -> dict:
+    """Every translated normalised table of one open report (used by ``nsys2prv pop``)."""
+    from nsys2prv.nsys.readers import READERS
 
-
-def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.DataFrame]:
-    tables: dict[str, pd.DataFrame] = {}
+    tables = {}
     for reader in READERS:
         if not any(cfg.wants(c) for c in reader.categories):
             continue
@@ -86,49 +62,10 @@ def _read_report(report: Report, cfg: Config, out: Translation) -> dict[str, pd.
     return tables
 
 
-def _nvtx_window(name: str, tables: list[dict], clocks: list[Clock]) -> tuple[int, int]:
-    """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
-    starts, ends = [], []
-    for tabs, clock in zip(tables, clocks):
-        df = tabs.get("nvtx")
-        if df is None:
-            continue
-        hit = df[(df["name"] == name) & (df["kind"] != "mark")]
-        if len(hit):
-            first = hit.loc[hit["start"].idxmin()]
-            starts.append(clock.apply_one(int(first["start"])))
-            ends.append(clock.apply_one(int(first["end"])))
-    if not starts:
-        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
-                        "(is NVTX translated? it needs -t nvtx)")
-    return min(starts), max(ends)
+def translated_kinds(cfg: Config) -> tuple[str, ...]:
+    from nsys2prv.nsys.readers import READERS
 
-
-def _clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
-    for kind, df in tables.items():
-        start, end = df["start"], df["end"]
-        point = start == end   # marks: inside when within the window; intervals: when they overlap it
-        inside = ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
-        out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
-        df = df[inside].copy()
-        df["start"] = df["start"].clip(lower=lo)
-        df["end"] = df["end"].clip(upper=hi)
-        tables[kind] = df
-
-
-def _calls(report: Report, tabs: dict[str, pd.DataFrame], cfg: Config) -> pd.DataFrame | None:
-    """CUDA API calls for the host -> GPU links; read for the links alone when not translated."""
-    if "cuda_api" in tabs:
-        return tabs["cuda_api"]
-    if any(cfg.wants(c) for c in LINK_CATEGORIES):
-        res = cuda_api.read(report)
-        return res.table if res is not None else None
-    return None
-
-
-def _min_time(tables: dict[str, pd.DataFrame]) -> int | None:
-    mins = [int(df["start"].min()) for df in tables.values() if len(df)]
-    return min(mins) if mins else None
+    return tuple(r.kind for r in READERS if any(cfg.wants(c) for c in r.categories))
 
 
 def _check_output(base: Path) -> None:
@@ -142,74 +79,190 @@ def _check_output(base: Path) -> None:
         raise UserError(f"cannot write the output there ({exc.strerror})", str(base.parent)) from None
 
 
+def _nvtx_window(name: str, windows: list, clocks: list) -> tuple[int, int]:
+    """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
+    hits = [(c.apply_one(w[0]), c.apply_one(w[1])) for w, c in zip(windows, clocks) if w is not None]
+    if not hits:
+        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
+                        "(is NVTX translated? it needs -t nvtx)")
+    return min(h[0] for h in hits), max(h[1] for h in hits)
+
+
+def _absorb(out: Translation, counts: dict) -> None:
+    for kind, c in counts.items():
+        mine = out.count(kind)
+        mine.absorb(c)
+        mine.records += c.records
+        mine.translated_rows += c.translated_rows
+
+
+def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
+    """What stage A must also read for the clock alignment and the MPI messages."""
+    from nsys2prv.model.align import parse_method
+
+    method, marker = parse_method(cfg.align)
+    if n_reports < 2:
+        return {"align_kinds": (), "marker": None, "p2p": False}
+    extra = (("mpi",) if method in ("mpi", "auto") else ()) + (("kernels",) if method in ("nccl", "auto") else ()) \
+        + (("nvtx",) if method == "marker" else ())
+    return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": cfg.wants("mpi")}
+
+
+def align(cfg: Config, infos: list, scans: list, model):
+    """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
+    from nsys2prv.model.align import P2P, align as fit_alignment
+    from nsys2prv.nsys.identity import check_same_job
+    from nsys2prv.translate.mpi_messages import match_messages
+
+    sources = [i.source for i in infos]
+    notes = check_same_job([i.identity for i in infos], sources, cfg.force)
+    messages = match_messages([s.p2p for s in scans], model)
+    p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
+    alignment.notes[:0] = notes
+    return alignment, messages
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+class _Timer:
+    """Stage times on stderr when NSYS2PRV_TIMING is set (the benchmark script sets it)."""
+
+    def __init__(self):
+        import sys
+        import time
+        self.on, self.now, self.err = bool(os.environ.get("NSYS2PRV_TIMING")), time.perf_counter, sys.stderr
+        self.t = self.now()
+
+    def __call__(self, stage: str) -> None:
+        if self.on:
+            t = self.now()
+            self.err.write(f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB)\n")
+            self.t = t
+
+
 def convert(cfg: Config, log=print) -> Summary:
+    from nsys2prv.metrics import gpu_attribution, pop as popm, write_pop
+    from nsys2prv.model.resources import build_model
+    from nsys2prv.paraver import registry as R
+    from nsys2prv.parallel import executor
+    from nsys2prv.stages import scan, translate
+
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
     _check_output(cfg.output)
-    needed = tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
-    sqlite_paths = [resolve_input(Path(p), cfg.cache_dir, cfg.force_sqlite, needed)
-                    for p in _progress(cfg.inputs, "export", cfg)]
-    reports = [Report(sp, i, source=str(src)) for i, (sp, src) in enumerate(zip(sqlite_paths, cfg.inputs))]
-    out = Translation()
-    tables = [_read_report(r, cfg, out) for r in _progress(reports, "read", cfg)]
-    identities = [identify(r) for r in reports]
-    if not any(len(df) for tabs in tables for df in tabs.values()):
-        raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
-                        "categories)", ", ".join(str(p) for p in cfg.inputs))
-    devmaps = [device_map(r) for r in reports]
-    sources = [r.source for r in reports]
-    model = build_model(tables, identities, force=cfg.force, sources=sources, devmaps=devmaps)
-    job_notes = check_same_job(identities, sources, cfg.force)
-    messages = _messages(reports, model, cfg)
-    p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
-    alignment = align(cfg.align, reports, _align_tables(reports, tables, cfg), model, p2p, cfg.force)
-    alignment.notes[:0] = job_notes
-    clocks = list(alignment.clocks)
-    origin_epoch = min((r.session_start_ns or 0) + c.offset for r, c in zip(reports, clocks)) if reports else 0
-
-    if cfg.filter_nvtx:
-        lo, hi = _nvtx_window(cfg.filter_nvtx, tables, clocks)
-        for tabs, clock in zip(tables, clocks):
-            _clip(tabs, clock.local(lo), clock.local(hi), out)
-        messages = messages.within(clocks, lo, hi)
-        clocks = [c.shifted(-lo) for c in clocks]
-    mins = [int(c.apply_one(m)) for tabs, c in zip(tables, clocks) if (m := _min_time(tabs)) is not None]
-    if mins and min(mins) < 0:
-        shift = -min(mins)
-        clocks = [c.shifted(shift) for c in clocks]
-        alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
-    for rep_info, c in zip(alignment.reports, clocks):
-        rep_info["trace_offset_ns"] = c.offset
-
-    pop = pop_for_tables(tables, model, clocks, cfg.nccl_as, cfg.region, cfg.iterations, cfg.warmup,
-                         label=cfg.output.name)
-
-    domains = sorted({d for tabs in tables for d in (tabs["nvtx"]["domain"].unique()
-                                                       if "nvtx" in tabs else ())})
-    nvtx_index = {d: i for i, d in enumerate(domains)}
-    metric_types = R.gpu_metric_types([m for tabs in tables if "gpu_metrics" in tabs
-                                       for m in tabs["gpu_metrics"]["metric"].unique()])
-    for r, tabs in enumerate(_progress(tables, "translate", cfg)):
-        ctx = Context(r, clocks[r], model, cfg.categories, nvtx_index, tabs, calls=_calls(reports[r], tabs, cfg),
-                      metric_types={n: t.id for n, t in metric_types.items()}, devmap=devmaps[r])
-        translate_report(ctx, out)
-    if cfg.wants("mpi"):
-        translate_messages(messages, clocks, out)
-
-    end_ns = trace_end(out)
-    states = paint(out, model, end_ns)
-    types = dict(R.BY_ID)
-    for d, i in nvtx_index.items():
-        types.update({t.id: t for t in R.nvtx_types(i, d).values()})
-    types.update({t.id: t for t in metric_types.values()})
+    tick = _Timer()
+    work = cfg.output.with_name(f".{cfg.output.name}.work{os.getpid()}")
+    ex = None
     try:
-        stats = write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
-        attributed = attribute(tables, model, devmaps) if cfg.wants("gpu_metrics") else None
-        if attributed is not None:
-            stats.files.append(write_csv(attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
-    except OSError as exc:
-        raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
+        ex = executor(cfg.jobs, cfg.dask)
+        if cfg.dask is None:
+            from nsys2prv.warmup import warm_numba
+            warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
+        tick("start-up (numba)")
+        work.mkdir(parents=True, exist_ok=True)
+        if cfg.table_cache:
+            from nsys2prv.nsys.export import default_cache_dir
+            cache_root = (cfg.cache_dir or default_cache_dir()) / "tables"
+        else:
+            cache_root = work / "tables"
+        kinds = translated_kinds(cfg)
+        calls = any(cfg.wants(c) for c in LINK_CATEGORIES) and "cuda_api" not in kinds
+        extra = _align_sources(cfg, kinds, len(cfg.inputs))
+        sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
+                          cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
+
+        # -- A: per report, read (or load the cache) -> small metadata -------------------------------
+        scans = ex.map(scan, sources, cfg.filter_nvtx)
+        infos = [s.info for s in scans]
+        tick("A: read/scan")
+        out = Translation()
+        for s in scans:
+            for kind, tally in s.tallies.items():
+                c = out.count(kind)
+                c.source_rows += tally["source_rows"]
+                for why, n in tally["dropped"].items():
+                    c.drop(why, n)
+                for why, n in tally["notes"].items():
+                    c.note(why, n)
+        if not any(s.rows for s in scans):
+            raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
+                            "categories)", ", ".join(str(p) for p in cfg.inputs))
+
+        # -- B: global: model, alignment, window, types ------------------------------------------------
+        model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+        alignment, messages = align(cfg, infos, scans, model)
+        clocks = list(alignment.clocks)
+        origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
+        clips = [None] * len(infos)
+        if cfg.filter_nvtx:
+            lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks)
+            clips = [(c.local(lo), c.local(hi)) for c in clocks]
+            messages = messages.within(clocks, lo, hi)
+            clocks = [c.shifted(-lo) for c in clocks]
+        else:
+            mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
+            if mins and min(mins) < 0:
+                shift = -min(mins)
+                clocks = [c.shifted(shift) for c in clocks]
+                alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+        for rep_info, c in zip(alignment.reports, clocks):
+            rep_info["trace_offset_ns"] = c.offset
+        domains = sorted({d for s in scans for d in s.domains})
+        nvtx_index = {d: i for i, d in enumerate(domains)}
+        metric_names = list(dict.fromkeys(m for s in scans for m in s.metrics))
+        metric_types = R.gpu_metric_types(metric_names)
+        types = dict(R.BY_ID)
+        for d, i in nvtx_index.items():
+            types.update({t.id: t for t in R.nvtx_types(i, d).values()})
+        types.update({t.id: t for t in metric_types.values()})
+
+        # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
+        pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+        jobs = [RankJob(src, info, model, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
+                        types, clip, pop_names, cfg.wants("gpu_metrics"),
+                        None if cfg.in_memory else str(work / f"r{src.index}.chunk"))
+                for src, info, clock, clip in zip(sources, infos, clocks, clips)]
+        tick("B: model/align")
+        results = ex.map(translate, jobs)
+        ex.close()                                  # the workers' memory is not needed by the merge
+        tick("C: translate/sort")
+        for r in results:
+            _absorb(out, r.counts)
+        msg = _message_chunk(cfg, messages, clocks, model, types, work, len(sources), out)
+
+        # -- D: reductions and the merge ----------------------------------------------------------------
+        pop = popm.compute(popm.combine([r.pop for r in results], model, cfg.nccl_as), region=cfg.region,
+                           iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
+        tick("POP")
+        try:
+            if cfg.in_memory:
+                stats = _write_in_memory(results, model, types, cfg, origin_epoch, msg)
+            else:
+                from nsys2prv.paraver.writer import write_merged
+                chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
+                stats = write_merged(chunks, model, types, cfg.output, origin_epoch, cfg.compress, cfg.chunk_records)
+            if cfg.wants("gpu_metrics"):
+                attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
+                if attributed is not None:
+                    stats.files.append(gpu_attribution.write_csv(
+                        attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
+            tick("D: merge/write")
+        except OSError as exc:
+            raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
+    finally:
+        if ex is not None:
+            ex.close()
+        shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
+        from nsys2prv.paraver.cfgs import install_views
         try:
             views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
         except OSError as exc:
@@ -218,7 +271,7 @@ def convert(cfg: Config, log=print) -> Summary:
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
 
-    summary = _summary(cfg, reports, model, out, stats, alignment, clocks)
+    summary = _summary(cfg, infos, model, out, stats, alignment, clocks)
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
@@ -227,37 +280,39 @@ def convert(cfg: Config, log=print) -> Summary:
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))
-    for r in reports:
-        r.close()
     return summary
 
 
-def _messages(reports: list[Report], model, cfg: Config) -> Messages:
-    """Matched MPI point-to-point messages (only exports with MPI_P2P_EVENTS identify peers)."""
-    if not cfg.wants("mpi") or len(reports) < 2:
-        return match_messages([], model)
-    return match_messages([mpi_reader.read_p2p(r) for r in reports], model)
+def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):
+    """MPI point-to-point messages (they join two reports): translated here, after every report's
+    records, as one more chunk (or a Translation for the in-memory writer); counts go into ``out``."""
+    if not cfg.wants("mpi") or not len(messages):
+        return None
+    from nsys2prv.translate.mpi_messages import translate_messages
+
+    msgs = Translation()
+    translate_messages(messages, clocks, msgs)
+    _absorb(out, msgs.counts)
+    if cfg.in_memory:
+        return msgs
+    from nsys2prv.paraver.chunks import write_chunk
+
+    return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
 
 
-def _align_tables(reports: list[Report], tables: list[dict], cfg: Config) -> list[dict]:
-    """The tables alignment needs: what was read, plus MPI/NVTX rows read only for alignment when
-    their category was not requested (they are not translated)."""
-    method, _ = parse_method(cfg.align)
-    if len(reports) < 2 or method in ("session", "none"):
-        return tables
-    extra = {"mpi": mpi_reader.read} if method in ("mpi", "auto") else {}
-    if method == "marker":
-        extra["nvtx"] = nvtx_reader.READER.read
-    out = []
-    for rep, tabs in zip(reports, tables):
-        tabs = dict(tabs)
-        for kind, read in extra.items():
-            if kind not in tabs:
-                res = read(rep)
-                if res is not None:
-                    tabs[kind] = res.table
-        out.append(tabs)
-    return out
+def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None):
+    """The reference writer: every report's records in memory, one global sort (``--in-memory``)."""
+    from nsys2prv.paraver.writer import write_trace
+    from nsys2prv.translate import paint, trace_end
+
+    out = Translation()
+    for part in [r.out for r in results] + ([msgs] if msgs is not None else []):
+        out.events += part.events
+        out.states += part.states
+        out.comms += part.comms
+    end_ns = trace_end(out)
+    states = paint(out, model, end_ns)
+    return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
 
 
 def _summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:
@@ -280,7 +335,7 @@ def _summary(cfg, reports, model, out: Translation, stats, alignment, clocks) ->
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
                   "host": r.hostname, "offset_ns": c.offset, "drift_ppm": c.drift * 1e6,
-                  "capture_warnings": capture_warnings(r)}
+                  "capture_warnings": r.capture_warnings}
                  for r, c in zip(reports, clocks)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
@@ -300,4 +355,3 @@ def _task_note(model, reports, shown: int = 8) -> str:
     return "tasks: " + ", ".join(items[:shown]) + more
 
 
-__all__ = ["convert", "Summary", "CATEGORIES"]

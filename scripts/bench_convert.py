@@ -1,39 +1,125 @@
 #!/usr/bin/env python3
-"""Time a conversion and measure its peak memory (RSS of the child process).
+"""Time a conversion and measure its peak memory.
 
-Usage: bench_convert.py OUT -- NSYS2PRV-ARGS...
+Usage: bench_convert.py [--runs N] [--stages] OUT -- NSYS2PRV-ARGS...
 Example:
-  python scripts/make_bench_inputs.py ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite /tmp/bench8 --ranks 8 --repeat 10
-  python scripts/bench_convert.py /tmp/bench8/out -- -m /tmp/bench8/rank*.sqlite
+  python scripts/make_bench_inputs.py ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite /tmp/bench8 --ranks 8 --repeat 15
+  python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- -m /tmp/bench8/rank*.sqlite            # warm cache
+  python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- --no-cache -m /tmp/bench8/rank*.sqlite # cold read
+
+Prints one JSON line per run (and the best of the runs last):
+- peak_rss_mb: the largest RSS of any single process of the conversion (main or a worker: what
+  ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` reports);
+- peak_tree_pss_mb: the largest sum of PSS over the conversion's process tree, sampled every
+  10 ms (shared pages of forked workers counted once);
+- with --stages, the stage times the conversion reports (NSYS2PRV_TIMING).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
+import threading
 import time
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(c) for c in fh.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_pss(root: int) -> int:
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _pss_kb(pid)
+        todo += _children(pid)
+    return total
+
+
+def run_once(out: str, args: list[str], stages: bool) -> dict:
+    cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
+    env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE if stages else None, text=True)
+    peak = [0]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], _tree_pss(proc.pid))
+            stop.wait(0.01)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    _, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    if proc.returncode:
+        sys.stderr.write(err or "")
+        sys.exit(proc.returncode)
+    maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    summary = json.load(open(f"{out}.summary.json"))
+    rec = summary["records"]
+    total = rec["states"] + rec["events"] + rec["communications"]
+    src = sum(c["source_rows"] for c in summary["categories"].values())
+    res = {"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
+           "records_per_s": round(total / wall), "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
+           "peak_tree_pss_mb": round(peak[0] / 1024, 1)}
+    if maxrss <= before:
+        res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell
+    if stages:
+        res["stages"] = {}
+        for line in (err or "").splitlines():
+            if "nsys2prv timing:" in line:
+                stage, rest = line.split("timing: ")[1].rsplit(" ", 5)[0], line.rsplit(" ", 5)[1:]
+                res["stages"][stage] = [float(rest[0]), float(rest[3])]   # seconds, main RSS MB after
+    return res
 
 
 def main() -> None:
     if "--" not in sys.argv:
         sys.exit(__doc__)
     sep = sys.argv.index("--")
-    out, args = sys.argv[1], sys.argv[sep + 1:]
-    cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd)
-    wall = time.perf_counter() - t0
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    if proc.returncode:
-        sys.exit(proc.returncode)
-    summary = json.load(open(f"{out}.summary.json"))
-    rec = summary["records"]
-    total = rec["states"] + rec["events"] + rec["communications"]
-    src = sum(c["source_rows"] for c in summary["categories"].values())
-    print(json.dumps({"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
-                      "records_per_s": round(total / wall), "peak_rss_mb": round(peak_mb, 1)}))
+    opts, args = sys.argv[1:sep], sys.argv[sep + 1:]
+    runs, stages = 1, False
+    while opts and opts[0].startswith("--"):
+        o = opts.pop(0)
+        if o == "--runs":
+            runs = int(opts.pop(0))
+        elif o == "--stages":
+            stages = True
+        else:
+            sys.exit(f"unknown option {o}\n{__doc__}")
+    out = opts[0]
+    results = [run_once(out, args, stages) for _ in range(runs)]
+    for r in results:
+        print(json.dumps(r))
+    if runs > 1:
+        best = min(results, key=lambda r: r["wall_s"])
+        print(json.dumps({"best_of": runs, **best}))
 
 
 if __name__ == "__main__":

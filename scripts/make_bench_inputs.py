@@ -11,7 +11,12 @@ Each rank is a copy of SOURCE in which:
   OMPI_COMM_WORLD_RANK);
 - the session start is moved by a small per-rank clock offset (rank * 137 us).
 
+REPEAT may be fractional (3.75 = three copies plus the first 75% of the activity, by time);
+--rows N instead picks the REPEAT that gives about N source rows over all ranks, so that
+runs with different rank counts have the same total size.
+
 Usage: make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 8 --repeat 10
+       make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 32 --rows 745000
 """
 
 from __future__ import annotations
@@ -34,7 +39,15 @@ def tables(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def make_rank(source: Path, out: Path, rank: int, repeat: int, ranks_per_host: int = 4) -> None:
+def base_rows(source: Path) -> int:
+    con = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    have = tables(con)
+    n = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TIME_TABLES if t in have)
+    con.close()
+    return n
+
+
+def make_rank(source: Path, out: Path, rank: int, repeat: float, ranks_per_host: int = 4) -> None:
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     out.unlink(missing_ok=True)
     con = sqlite3.connect(out)
@@ -53,7 +66,13 @@ def make_rank(source: Path, out: Path, rank: int, repeat: int, ranks_per_host: i
     for t in present:
         cols = columns(con, t)
         base_rows = con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-        for k in range(1, repeat):
+        copies = [(k, None) for k in range(1, int(repeat))]
+        frac = repeat - int(repeat)
+        if frac > 1e-9:   # a partial copy: the activity of the first `frac` of the span
+            copies.append((int(repeat), lo + int(frac * span)))
+        if int(repeat) == 0:
+            raise SystemExit("--repeat must be >= 1")
+        for k, cut in copies:
             exprs = []
             for c in cols:
                 if c in ("start", "end"):
@@ -67,7 +86,8 @@ def make_rank(source: Path, out: Path, rank: int, repeat: int, ranks_per_host: i
             where = " WHERE eventType IN (59, 60, 34)" if t == "NVTX_EVENTS" else ""
             con.execute(f'INSERT INTO "{t}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
                         f'SELECT {", ".join(exprs)} FROM "{t}" WHERE rowid <= {base_rows}'
-                        + (where.replace(" WHERE", " AND") if where else ""))
+                        + (where.replace(" WHERE", " AND") if where else "")
+                        + (f" AND start < {cut}" if cut is not None else ""))
     # distinct pids/tids per rank
     shift = (1000 * rank) << 24
     for t in tables(con):
@@ -93,8 +113,12 @@ def main() -> None:
     ap.add_argument("source", type=Path)
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--ranks", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--repeat", type=float, default=10)
+    ap.add_argument("--rows", type=int, help="total source rows wanted (sets --repeat)")
     args = ap.parse_args()
+    if args.rows:
+        args.repeat = max(1.0, args.rows / (args.ranks * base_rows(args.source)))
+        print(f"--repeat {args.repeat:.4f}")
     args.outdir.mkdir(parents=True, exist_ok=True)
     for r in range(args.ranks):
         make_rank(args.source, args.outdir / f"rank{r}.sqlite", r, args.repeat)

@@ -6,8 +6,13 @@ import json
 import os
 from pathlib import Path
 
+import tempfile
+
 import pytest
 from click.testing import CliRunner
+
+# The normalised-table cache (and .nsys-rep exports) of the test session: never the user's.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="nsys2prv-test-cache-")
 
 from nsys2prv.cli import main
 from paraver_validator import load_trace, validate_trace

@@ -60,33 +60,41 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int, devma
 def attribute(tables: list[dict[str, pd.DataFrame]], model: Model, devmaps: list) -> pd.DataFrame | None:
     """One row per (rank, device, kind, name): calls, time_ns and the mean of every metric."""
     metrics = sorted({m for tabs in tables if "gpu_metrics" in tabs for m in tabs["gpu_metrics"]["metric"].unique()})
-    if not metrics:
+    return combine([partial(r, tabs, model, devmaps[r]) for r, tabs in enumerate(tables)], metrics)
+
+
+def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model, devmap) -> pd.DataFrame | None:
+    """One report's sums per (rank, device, kind, name): calls, time_ns, and per metric its integral
+    and covered time (``combine`` adds them up over the reports and divides)."""
+    samples = tabs.get("gpu_metrics")
+    if samples is None or samples.empty:
+        return None
+    iv = _intervals(tabs, model, r, devmap)
+    if iv.empty:
         return None
     rank_of = {(t.report, t.pid): (t.rank if t.rank is not None else -1) for t in model.tasks}
-    out = []
-    for r, tabs in enumerate(tables):
-        samples = tabs.get("gpu_metrics")
-        iv = _intervals(tabs, model, r, devmaps[r])
-        if samples is None or samples.empty or iv.empty:
+    iv["rank"] = [rank_of.get((r, int(p)), -1) for p in iv["pid"]]
+    a, b = iv["start"].to_numpy(np.int64), iv["end"].to_numpy(np.int64)
+    dev = iv["device"].to_numpy(np.int64)
+    cols = {}
+    for (gpu, metric), s in samples.sort_values("start", kind="stable").groupby(["gpu", "metric"], sort=True):
+        t, v = s["start"].to_numpy(np.int64), s["value"].to_numpy(float)
+        on = dev == gpu
+        if len(t) < 2 or not on.any():
             continue
-        iv["rank"] = [rank_of.get((r, int(p)), -1) for p in iv["pid"]]
-        a, b = iv["start"].to_numpy(np.int64), iv["end"].to_numpy(np.int64)
-        dev = iv["device"].to_numpy(np.int64)
-        cols = {}
-        for (gpu, metric), s in samples.sort_values("start", kind="stable").groupby(["gpu", "metric"], sort=True):
-            t, v = s["start"].to_numpy(np.int64), s["value"].to_numpy(float)
-            on = dev == gpu
-            if len(t) < 2 or not on.any():
-                continue
-            integ = np.zeros(len(iv))
-            cover = np.zeros(len(iv))
-            integ[on] = _series_integral(t, v, b[on]) - _series_integral(t, v, a[on])
-            cover[on] = np.clip(b[on], t[0], t[-1]) - np.clip(a[on], t[0], t[-1])
-            cols[f"{metric}\0int"] = cols.get(f"{metric}\0int", 0) + integ
-            cols[f"{metric}\0cov"] = cols.get(f"{metric}\0cov", 0) + cover
-        df = iv[KEYS].assign(calls=1, time_ns=b - a, **cols)
-        out.append(df.groupby(KEYS, sort=True).sum(numeric_only=True).reset_index())
-    if not out:
+        integ = np.zeros(len(iv))
+        cover = np.zeros(len(iv))
+        integ[on] = _series_integral(t, v, b[on]) - _series_integral(t, v, a[on])
+        cover[on] = np.clip(b[on], t[0], t[-1]) - np.clip(a[on], t[0], t[-1])
+        cols[f"{metric}\0int"] = cols.get(f"{metric}\0int", 0) + integ
+        cols[f"{metric}\0cov"] = cols.get(f"{metric}\0cov", 0) + cover
+    df = iv[KEYS].assign(calls=1, time_ns=b - a, **cols)
+    return df.groupby(KEYS, sort=True).sum(numeric_only=True).reset_index()
+
+
+def combine(parts: list[pd.DataFrame | None], metrics: list[str]) -> pd.DataFrame | None:
+    out = [p for p in parts if p is not None]
+    if not metrics or not out:
         return None
     agg = pd.concat(out, ignore_index=True).groupby(KEYS, sort=True).sum(numeric_only=True).reset_index()
     res = agg[KEYS + ["calls", "time_ns"]].copy()

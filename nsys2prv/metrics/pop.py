@@ -69,41 +69,124 @@ def _at(clock, t):
 
 
 def _span(tables: list[dict], offsets: list) -> tuple[int, int]:
+    spans = [s for tabs, off in zip(tables, offsets) if (s := _report_span(tabs, off)) is not None]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
+
+
+def _report_span(tabs: dict, off) -> tuple[int, int] | None:
     lo, hi = [], []
-    for tabs, off in zip(tables, offsets):
-        for df in tabs.values():
-            if df is not None and len(df) and "start" in df and "end" in df:
-                lo.append(_at(off, int(df["start"].min())))
-                hi.append(_at(off, int(df["end"].max())))
-    return (min(lo), max(hi)) if lo else (0, 0)
+    for df in tabs.values():
+        if df is not None and len(df) and "start" in df and "end" in df:
+            lo.append(_at(off, int(df["start"].min())))
+            hi.append(_at(off, int(df["end"].max())))
+    return (min(lo), max(hi)) if lo else None
 
 
-def collect(tables: list[dict], model, offsets: list, nccl_as: str = "communication") -> PopInputs:
+@dataclass
+class PopPartial:
+    """What one report contributes to the POP inputs, reduced: per (task, device, class) and per
+    (task, class) the *union* of its intervals (unions keep every measure of the sweeps exact),
+    the report's span, which host kinds it has, and its NVTX ranges (only the named ones)."""
+    span: tuple[int, int] | None
+    dev: tuple                          # (task, device, cls, start, end) arrays, unions
+    host: tuple                         # (task, cls, start, end) arrays, unions
+    has: dict
+    nvtx: pd.DataFrame
+
+
+def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
+    """Per distinct key tuple, the union of its intervals: (keys..., start, end) arrays."""
+    if len(start) == 0:
+        z = np.zeros(0, np.int64)
+        return (*[z] * len(keys), z, z)
+    order = np.lexsort((start, *reversed(keys)))
+    ks = [k[order] for k in keys]
+    s, e = start[order], end[order]
+    change = np.zeros(len(s), bool)
+    change[0] = True
+    for k in ks:
+        change[1:] |= k[1:] != k[:-1]
+    bounds = np.append(np.flatnonzero(change), len(s))
+    out_s, out_e, out_i = [], [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):          # one union per key (a few per report)
+        cm = np.maximum.accumulate(e[a:b])
+        new = np.empty(b - a, bool)
+        new[0] = True
+        new[1:] = s[a + 1:b] > cm[:-1]
+        first = np.flatnonzero(new)
+        last = np.append(first[1:] - 1, b - a - 1)
+        out_s.append(s[a:b][first])
+        out_e.append(cm[last])
+        out_i.append(np.full(len(first), a, np.int64))
+    idx = np.concatenate(out_i)
+    return (*[k[idx] for k in ks], np.concatenate(out_s), np.concatenate(out_e))
+
+
+def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None) -> PopPartial:
+    """One report's PopPartial (``lookup``: (report, pid) -> task index; ``names``: NVTX range names
+    kept, None = all)."""
+    d = []
+    for kind in ("kernels", "memcpy", "memset"):
+        df = tabs.get(kind)
+        if df is None or df.empty:
+            continue
+        task = _tasks_of(report, df["gpid"], lookup)
+        cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
+        d.append((task, df["device"].to_numpy(np.int64), cls.astype(np.int64),
+                  _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
+    if d:
+        task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*d))
+        ok = task >= 0
+        dev = _unions([task[ok], dev_id[ok], cls[ok]], s[ok], e[ok])
+    else:
+        dev = _unions([np.zeros(0, np.int64)] * 3, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    has = {}
+    h = []
+    for kind, c in (("mpi", MPI), ("cuda_api", CUDA_API)):
+        df = tabs.get(kind)
+        if df is None:          # not traced (or not translated with -t)
+            continue
+        has[kind] = True        # traced, even if no call falls in the analysed time
+        if df.empty:
+            continue
+        h.append((_tasks_of(report, df["tid"], lookup), np.full(len(df), c, np.int64),
+                  _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
+    if h:
+        task, c, s, e = (np.concatenate(x) for x in zip(*h))
+        ok = task >= 0
+        host = _unions([task[ok], c[ok]], s[ok], e[ok])
+    else:
+        host = _unions([np.zeros(0, np.int64)] * 2, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    df = tabs.get("nvtx")
+    if df is None or df.empty:
+        nvtx = pd.DataFrame({"start": [], "end": [], "name": []})
+    else:
+        rng = df[df["kind"] != "mark"]
+        if names is not None:
+            rng = rng[rng["name"].isin(list(names))]
+        nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
+                             "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
+    return PopPartial(_report_span(tabs, off), dev, host, has, nvtx)
+
+
+def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "communication") -> PopInputs:
+    lookup = _task_lookup(model)
+    return combine([collect_partial(r, tabs, lookup, off) for r, (tabs, off) in enumerate(zip(tables, offsets))],
+                   model, nccl_as)
+
+
+def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> PopInputs:
+    """The run's PopInputs from the reports' partial results (a cheap reduction)."""
     if nccl_as not in NCCL_RULES:
         raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
-    lookup = _task_lookup(model)
-    t0, t1 = _span(tables, offsets)
+    spans = [p.span for p in parts if p.span is not None]
+    t0, t1 = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
     notes: list[str] = []
 
     # -- device intervals: key = (node index, device id) ---------------------------------------------
-    parts = []
-    for r, (tabs, off) in enumerate(zip(tables, offsets)):
-        for kind in ("kernels", "memcpy", "memset"):
-            df = tabs.get(kind)
-            if df is None or df.empty:
-                continue
-            task = _tasks_of(r, df["gpid"], lookup)
-            if kind == "kernels":
-                cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL)
-            else:
-                cls = np.full(len(df), MEMOP)
-            parts.append((task, df["device"].to_numpy(np.int64), _at(off, df["start"].to_numpy(np.int64)),
-                          _at(off, df["end"].to_numpy(np.int64)), cls.astype(np.int64)))
     devices: list[dict] = []
-    if parts:
-        task, dev_id, s, e, cls = (np.concatenate(x) for x in zip(*parts))
-        ok = task >= 0
-        task, dev_id, s, e, cls = task[ok], dev_id[ok], s[ok], e[ok], cls[ok]
+    if parts and any(len(p.dev[0]) for p in parts):
+        task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*[p.dev for p in parts]))
         node = np.array([t.node for t in model.tasks], np.int64)[task]
         key = node * (1 << 32) + dev_id
         ukeys, group = np.unique(key, return_inverse=True)
@@ -130,41 +213,19 @@ def collect(tables: list[dict], model, offsets: list, nccl_as: str = "communicat
     excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in set(counted)]
     proc_index = np.full(len(model.tasks) + 1, -1, np.int64)
     proc_index[counted] = np.arange(len(counted))
-    has = {"mpi": False, "cuda_api": False}
-    hparts = []
-    for r, (tabs, off) in enumerate(zip(tables, offsets)):
-        for kind, c in (("mpi", MPI), ("cuda_api", CUDA_API)):
-            df = tabs.get(kind)
-            if df is None:          # not traced (or not translated with -t)
-                continue
-            has[kind] = True        # traced, even if no call falls in the analysed time
-            if df.empty:
-                continue
-            task = _tasks_of(r, df["tid"], lookup)
-            p = proc_index[task]          # task -1 -> last slot (-1)
-            hparts.append((p, _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64)),
-                           np.full(len(df), c, np.int64)))
-    if hparts:
-        p, s, e, c = (np.concatenate(x) for x in zip(*hparts))
-        ok = p >= 0
-        host = (p[ok], s[ok], e[ok], c[ok])
+    has = {k: any(p.has.get(k, False) for p in parts) for k in ("mpi", "cuda_api")}
+    if parts and any(len(p.host[0]) for p in parts):
+        task, c, s, e = (np.concatenate(x) for x in zip(*[p.host for p in parts]))
+        pi = proc_index[task]
+        ok = pi >= 0
+        host = (pi[ok], s[ok], e[ok], c[ok])
     else:
         z = np.zeros(0, np.int64)
         host = (z, z, z, z)
     procs = [{"label": model.tasks[i].label, "rank": model.tasks[i].rank, "host": model.tasks[i].host,
               "node": model.tasks[i].node} for i in counted]
-
-    nvtx = []
-    for tabs, off in zip(tables, offsets):
-        df = tabs.get("nvtx")
-        if df is None or df.empty:
-            nvtx.append(pd.DataFrame({"start": [], "end": [], "name": []}))
-            continue
-        rng = df[df["kind"] != "mark"]
-        nvtx.append(pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
-                                  "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()}))
-    return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded, nvtx,
-                     notes)
+    return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
+                     [p.nvtx for p in parts], notes)
 
 
 # ----------------------------------------------------------------------------------------------------

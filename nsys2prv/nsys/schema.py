@@ -32,7 +32,10 @@ def strip_version_suffix(name: str) -> str:
 class Report:
     """One report (one SQLite export): schema probe, metadata and typed queries."""
 
+    opened = 0      # SQLite files opened by this process (the table cache's tests count them)
+
     def __init__(self, path: str | os.PathLike, index: int = 0, source: str | None = None):
+        Report.opened += 1
         self.path = Path(path)
         self.index = index
         # The file the user named (a .nsys-rep is exported to a cached .sqlite).

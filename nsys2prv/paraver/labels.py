@@ -43,19 +43,36 @@ class ValueLabels:
             self.base[t] = (max(fixed) + 1) if fixed else 1
             self.names[t] = pd.Index(names, dtype=object)
 
+    @classmethod
+    def from_names(cls, types: dict[int, EventType], names: dict[int, list]) -> "ValueLabels":
+        """Numbering from the names of every dynamic type (type id -> names seen, any order, repeats ok)."""
+        labels = cls(types)
+        for t in sorted(names):
+            fixed = types[t].values if t in types else {}
+            labels.base[t] = (max(fixed) + 1) if fixed else 1
+            labels.names[t] = pd.Index(sorted(set(map(str, names[t]))), dtype=object)
+        return labels
+
+    def value_of(self, type_id: int, names) -> np.ndarray:
+        pos = self.names[type_id].get_indexer(pd.Index(names, dtype=object))
+        if (pos < 0).any():
+            raise AssertionError(f"name not collected for event type {type_id}")
+        return pos + self.base[type_id]
+
     def encode(self, types, values: np.ndarray) -> np.ndarray:
         """Object (name) column -> int64 value ids; int columns pass through."""
         if values.dtype != object:
             return values.astype(np.int64, copy=False)
         out = np.zeros(len(values), np.int64)
-        svals = values.astype(str)
+        codes, uniq = pd.factorize(values, use_na_sentinel=False)     # names as str(value), like astype(str)
+        svals = np.asarray(uniq, dtype=object).astype(str)
         if np.ndim(types) == 0:
             groups = [(int(types), slice(None))]
         else:
             types = np.asarray(types, np.int64)
             groups = [(int(t), types == t) for t in np.unique(types)]
         for t, sel in groups:
-            pos = self.names[t].get_indexer(svals[sel])
+            pos = self.names[t].get_indexer(svals)[codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")
             out[sel] = pos + self.base[t]

@@ -95,17 +95,66 @@ def write_trace(out: Translation, states: StateIntervals, model: Model, types: d
         lay.add(3, c.log_send, np.zeros(n, np.int64), cols)
         n_comms += n
 
+    def body(fh):
+        if lay.mats:
+            write_records(fh, *lay.flatten())
+
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
+    return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)
+
+
+class _ThreadedWriter:
+    """File-like: compression (gzip) runs in a separate thread, overlapping the formatting."""
+
+    def __init__(self, fh, depth: int = 4):
+        import queue
+        import threading
+
+        self.fh, self.q, self.error = fh, queue.Queue(depth), None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while (data := self.q.get()) is not None:
+            try:
+                if self.error is None:
+                    self.fh.write(data)
+            except BaseException as exc:  # re-raised in the writing thread
+                self.error = exc
+
+    def write(self, data) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(bytes(data))
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns: int | None, body,
+                types: dict[int, EventType], labels: ValueLabels) -> list[Path]:
+    """OUT.prv(.gz) (header, then ``body(fh)`` writes the records), OUT.pcf and OUT.row, atomically."""
     base.parent.mkdir(parents=True, exist_ok=True)
     prv = base.with_name(base.name + (".prv.gz" if compress else ".prv"))
     pcf, row = base.with_name(base.name + ".pcf"), base.with_name(base.name + ".row")
     targets = [prv, pcf, row]
     temps = [t.with_name(f".{t.name}.tmp{os.getpid()}") for t in targets]
     try:
-        opener = (lambda p: gzip.open(p, "wb", compresslevel=6)) if compress else (lambda p: open(p, "wb"))
-        with opener(temps[0]) as fh:
-            fh.write(render_header(model, end_ns, epoch_ns).encode())
-            if lay.mats:
-                write_records(fh, *lay.flatten())
+        if compress:
+            with gzip.open(temps[0], "wb", compresslevel=6) as gz:
+                fh = _ThreadedWriter(gz)
+                try:
+                    fh.write(render_header(model, end_ns, epoch_ns).encode())
+                    body(fh)
+                finally:
+                    fh.close()
+        else:
+            with open(temps[0], "wb", buffering=1 << 20) as fh:
+                fh.write(render_header(model, end_ns, epoch_ns).encode())
+                body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
         temps[2].write_text(render_row(model), encoding="utf-8")
         for tmp, target in zip(temps, targets):
@@ -114,4 +163,31 @@ def write_trace(out: Translation, states: StateIntervals, model: Model, types: d
         for tmp in temps:
             if tmp.exists():
                 tmp.unlink()
-    return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)
+    return targets
+
+
+def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
+                 compress: bool = False, budget: int = 1 << 18) -> WriteStats:
+    """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
+    report's names, END = the latest record of any report, then a streaming k-way merge."""
+    from nsys2prv.paraver.chunks import merge
+
+    names: dict[int, list] = {}
+    for c in chunks:
+        for t, ns in c.names:
+            names.setdefault(t, []).extend(ns)
+    missing = set().union(*[c.types_used for c in chunks]) - set(types) if chunks else set()
+    if missing:
+        raise AssertionError(f"event types without a definition: {sorted(missing)}")
+    labels = ValueLabels.from_names(types, names)
+    values = [np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64) if c.names
+              else np.zeros(0, np.int64) for c in chunks]
+    end_ns = max((c.end for c in chunks), default=0)
+    stats = []
+
+    def body(fh):
+        stats.append(merge(chunks, values, end_ns, fh, budget, write_records))
+
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
+    m = stats[0]
+    return WriteStats(m.states, m.events, m.comms, end_ns, targets)

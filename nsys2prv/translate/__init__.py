@@ -72,26 +72,33 @@ def trace_end(out: Translation) -> int:
     return max(ends, default=0)
 
 
-def paint(out: Translation, model: Model, t_end: int) -> StateIntervals:
-    """The final gap-free state timeline of every thread.
+def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None = None) -> StateIntervals:
+    """The final gap-free state timeline of every thread (or of the global threads ``lanes``).
 
     CPU threads: Running between their first and last event, Not created outside,
     Synchronization / MPI states inside those calls.  GPU streams: Idle, Running
     during kernels, Memory transfer during copies and memsets.
     """
     n_threads = len(model.threads)
-    is_cpu = np.array([t.kind == "cpu" for t in model.threads], bool)
+    lanes = np.arange(n_threads, dtype=np.int64) if lanes is None else np.asarray(lanes, np.int64)
+    local = np.full(n_threads, -1, np.int64)
+    local[lanes] = np.arange(len(lanes))
+    is_cpu = np.array([t.kind == "cpu" for t in model.threads], bool)[lanes]
     first = np.full(n_threads, np.iinfo(np.int64).max, np.int64)
     last = np.full(n_threads, -1, np.int64)
     for b in out.events:
         if len(b):
             np.minimum.at(first, b.thread, b.time)
             np.maximum.at(last, b.thread, b.time)
+    first, last = first[lanes], last[lanes]
     span = np.flatnonzero(is_cpu & (last >= 0))
     parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),
-                            np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)), *out.states]
+                            np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)),
+             *(StateIntervals(local[s.thread], s.start, s.end, s.state, s.prio) for s in out.states)]
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)  # noqa: E731
     default = np.where(is_cpu, R.NOT_CREATED, R.IDLE).astype(np.int64)
-    lane, begin, end, state = paint_states(cat("thread"), cat("start"), cat("end"), cat("state"), cat("prio"),
-                                           default, t_end)
-    return StateIntervals(lane, begin, end, state, np.zeros(len(lane), np.int64))
+    thread = cat("thread")
+    mine = thread >= 0
+    lane, begin, end, state = paint_states(thread[mine], cat("start")[mine], cat("end")[mine], cat("state")[mine],
+                                           cat("prio")[mine], default, t_end)
+    return StateIntervals(lanes[lane], begin, end, state, np.zeros(len(lane), np.int64))

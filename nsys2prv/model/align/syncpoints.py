@@ -138,6 +138,27 @@ def marker_rows(tables: list[dict], model: Model, marker: str) -> pd.DataFrame:
     return _rows(frames, model)
 
 
+def sync_tables(tables: dict, marker: str | None = None) -> dict:
+    """The rows of one report's tables that the sync-point finders above can use (MPI calls that
+    synchronise or bound, NCCL kernels, the marker range): what a worker hands to the global
+    alignment stage instead of the whole tables."""
+    out = {}
+    df = tables.get("mpi")
+    if df is not None and len(df):
+        name = df["name"].astype(str).replace(MPI_ALIASES)
+        out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), ["start", "end", "tid", "name"]]
+    df = tables.get("kernels")
+    if df is not None and len(df):
+        out["kernels"] = df.loc[df["name"].astype(str).str.contains(NCCL_KERNEL).to_numpy(),
+                                ["start", "end", "gpid", "name"]]
+    df = tables.get("nvtx")
+    if marker and df is not None and len(df):
+        name = df["name"].astype(str)
+        keep = ((name == marker) | (df["domain"].astype(str) + ":" + name == marker)).to_numpy()
+        out["nvtx"] = df.loc[keep, ["start", "end", "tid", "name", "domain"]]
+    return {k: v.reset_index(drop=True) for k, v in out.items()}
+
+
 def build(rows: pd.DataFrame, sources: list[str]) -> SyncPoints:
     """Pair the k-th occurrence of every name across the tasks that have sync rows."""
     if rows.empty or rows["task"].nunique() < 2:

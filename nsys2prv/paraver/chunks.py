@@ -1,0 +1,249 @@
+"""Per-report sorted record chunks and their k-way merge into the .prv body.
+
+Stage C (one report, any worker): the report's translation is painted (its threads only), laid
+out as Paraver records (rows of int64 fields), dynamic names encoded with report-local codes,
+sorted by the global sort key and written to one binary file:
+
+    header (8 int64) | time[n] | key[n] | offs[n+1] | flat[offs[n]] | marks[offs[n]] (int8)
+
+Stage D (the main process): the files are merged in bounded rounds -- from every report take
+the records up to the smallest of the reports' window maxima, sort that small set, remap the
+local name codes to the trace's values, close the final state of every thread at the trace's
+END, format and write -- so memory is O(reports x window), not O(events).
+
+The sort key is (time, key) with key = kind << 61 | order << 38 | x, where x is the global thread
+for states and the report index for events and communications; ties (same report, equal key)
+keep the report's record order.  This is exactly the order of the in-memory writer's stable
+lexsort by (time, kind, order) over [painted states by thread, events and communications in
+report order], so both paths write identical bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nsys2prv.model.resources import Model
+from nsys2prv.paraver.format import gather, write_records
+from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.translate.records import StateIntervals, Translation
+
+KIND_SHIFT, ORDER_SHIFT = 61, 38
+ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
+DYN, OPEN = 1, 2            # marks: a local name code; the end of a thread's final state
+HEADER = 8
+
+
+def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
+    order = np.asarray(order, np.int64)
+    x = np.asarray(x, np.int64)
+    if len(order) and (order.min() < 0 or order.max() >= ORDER_LIMIT):
+        raise AssertionError("event order outside the sort key's range")
+    if x.size and (x.min() < 0 or x.max() >= X_LIMIT):
+        raise AssertionError("thread or report index outside the sort key's range")
+    return (np.int64(kind) << KIND_SHIFT) | (order << ORDER_SHIFT) | x
+
+
+@dataclass
+class ChunkMeta:
+    path: str
+    records: int
+    states: int
+    events: int
+    comms: int
+    end: int                                   # the report's own trace end (max time of its records)
+    names: list[tuple[int, list[str]]] = field(default_factory=list)   # local code space, in order
+    types_used: set[int] = field(default_factory=set)
+
+
+class _Rows:
+    def __init__(self, model: Model):
+        self.cpu, self.task, self.thr = model.cpu_of, model.task_of, model.thread_in_task
+        self.mats, self.marks, self.times, self.keys = [], [], [], []
+
+    def obj(self, g: np.ndarray) -> list[np.ndarray]:
+        return [self.cpu[g], np.ones(len(g), np.int64), self.task[g], self.thr[g]]
+
+    def add(self, time, key, cols, marks) -> None:
+        if len(time):
+            self.mats.append(np.column_stack(cols).astype(np.int64))
+            self.marks.append(np.broadcast_to(marks, self.mats[-1].shape).astype(np.int8))
+            self.times.append(np.asarray(time, np.int64))
+            self.keys.append(key)
+
+
+def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
+    """``translate.paint`` restricted to the global threads ``lanes`` (sorted)."""
+    from nsys2prv.translate import paint
+
+    return paint(out, model, t_end, lanes)
+
+
+def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str) -> ChunkMeta:
+    from nsys2prv.translate import trace_end
+
+    lanes = np.array(sorted(g for t in model.tasks if t.report == report for g in t.threads), np.int64)
+    end = trace_end(out)
+    t_open = end + 1                    # every lane's final segment ends here: closed at END in the merge
+    states = paint_lanes(out, model, lanes, t_open)
+
+    labels = ValueLabels(types)
+    labels.collect(out.events)
+    used = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
+    missing = used - set(types)
+    if missing:
+        raise AssertionError(f"event types without a definition: {sorted(missing)}")
+    names, code = [], 0
+    for t in sorted(labels.names):
+        labels.base[t] = code           # local codes: one code space for all types of this report
+        names.append((t, list(labels.names[t])))
+        code += len(labels.names[t])
+
+    rows = _Rows(model)
+    n = len(states.thread)
+    smarks = np.zeros((n, 8), np.int8)
+    smarks[:, 6] = np.where(states.end == t_open, OPEN, 0)
+    rows.add(states.start, sort_key(1, np.zeros(n, np.int64), states.thread),
+             [np.full(n, 1, np.int64), *rows.obj(states.thread), states.start, states.end, states.state], smarks)
+    n_events = 0
+    for b in out.events:
+        n = len(b)
+        if not n:
+            continue
+        cols = [np.full(n, 2, np.int64), *rows.obj(b.thread), b.time]
+        marks = [0] * len(cols)
+        for t, v in b.pairs:
+            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
+            marks += [0, DYN if v.dtype == object else 0]
+        rows.add(b.time, sort_key(2, b.order, np.full(n, report)), cols, np.array(marks, np.int8))
+        n_events += n
+    n_comms = 0
+    for c in out.comms:
+        n = len(c)
+        if not n:
+            continue
+        cols = [np.full(n, 3, np.int64), *rows.obj(c.send_thread), c.log_send, c.phys_send,
+                *rows.obj(c.recv_thread), c.log_recv, c.phys_recv, c.size, c.tag]
+        rows.add(c.log_send, sort_key(3, np.zeros(n, np.int64), np.full(n, report)), cols, np.zeros(1, np.int8))
+        n_comms += n
+
+    if rows.mats:
+        lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in rows.mats])
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        flat = np.concatenate([m.ravel() for m in rows.mats])
+        marks = np.concatenate([m.ravel() for m in rows.marks])
+        time = np.concatenate(rows.times)
+        key = np.concatenate(rows.keys).astype(np.int64)
+        rows.mats = rows.marks = None
+        perm = np.lexsort((key, time)).astype(np.int64)
+        flat, offs, marks = gather(flat, offs, lens, perm, marks)
+        time, key = time[perm], key[perm]
+    else:
+        z = np.zeros(0, np.int64)
+        flat, time, key, offs, marks = z, z, z, np.zeros(1, np.int64), np.zeros(0, np.int8)
+    nrec = len(time)
+    with open(path, "wb") as fh:
+        hdr = np.zeros(HEADER, np.int64)
+        hdr[:2] = nrec, len(flat)
+        hdr.tofile(fh)
+        for a in (time, key, offs, flat, marks):
+            np.ascontiguousarray(a).tofile(fh)
+    return ChunkMeta(path, nrec, len(states.thread), n_events, n_comms, end, names, used)
+
+
+class _Reader:
+    """Sections of one chunk file, read by slices (mapped only while a slice is copied)."""
+
+    def __init__(self, meta: ChunkMeta):
+        self.path, self.n = meta.path, meta.records
+        with open(meta.path, "rb") as fh:
+            self.nfields = int(np.fromfile(fh, np.int64, 2)[1])
+        b = HEADER * 8
+        self.o_time, self.o_key = b, b + 8 * self.n
+        self.o_offs = self.o_key + 8 * self.n
+        self.o_flat = self.o_offs + 8 * (self.n + 1)
+        self.o_marks = self.o_flat + 8 * self.nfields
+
+    def read(self, what: str, lo: int, hi: int) -> np.ndarray:
+        base = getattr(self, f"o_{what}")
+        dtype = np.int8 if what == "marks" else np.int64
+        size = np.dtype(dtype).itemsize
+        with open(self.path, "rb") as fh:
+            fh.seek(base + lo * size)
+            return np.fromfile(fh, dtype, hi - lo)
+
+
+@dataclass
+class MergeStats:
+    states: int = 0
+    events: int = 0
+    comms: int = 0
+
+
+def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 18,
+          write=write_records) -> MergeStats:
+    """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
+
+    ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
+    round over all chunks (memory bound)."""
+    readers = [_Reader(c) for c in chunks]
+    cur = [0] * len(chunks)
+    stats = MergeStats()
+    active = [i for i, r in enumerate(readers) if r.n]
+    while active:
+        per = max(1, budget // len(active))
+        wins = {}
+        for i in active:
+            r = readers[i]
+            hi = min(cur[i] + per, r.n)
+            wins[i] = (r.read("time", cur[i], hi), r.read("key", cur[i], hi))
+        # the smallest window maximum: every record <= it, from every chunk, is next in the output
+        lim = min((int(t[-1]), int(k[-1])) for t, k in wins.values())
+        parts = []
+        for i in active:
+            t, k = wins[i]
+            a = int(np.searchsorted(t, lim[0], "left"))
+            b = int(np.searchsorted(t, lim[0], "right"))
+            m = a + int(np.searchsorted(k[a:b], lim[1], "right"))
+            if m:
+                parts.append((i, t[:m], k[:m], cur[i], cur[i] + m))
+        times, keys, flats, lens_all, drops = [], [], [], [], []
+        base = 0
+        for i, t, k, lo, hi in parts:
+            r = readers[i]
+            offs = r.read("offs", lo, hi + 1)
+            flat = r.read("flat", int(offs[0]), int(offs[-1]))
+            marks = r.read("marks", int(offs[0]), int(offs[-1]))
+            dyn = np.flatnonzero(marks == DYN)
+            if len(dyn):
+                flat[dyn] = values[i][flat[dyn]]
+            opn = np.flatnonzero(marks == OPEN)
+            rel = offs - offs[0]
+            if len(opn):
+                flat[opn] = end_ns
+                late = opn[flat[opn - 1] >= end_ns]       # a final state starting at END: not written
+                if len(late):
+                    drops.append(np.searchsorted(rel, late, "right") - 1 + base)
+            times.append(t)
+            keys.append(k)
+            flats.append(flat)
+            lens_all.append(np.diff(rel))
+            base += len(t)
+            cur[i] = hi
+        time, key = np.concatenate(times), np.concatenate(keys)
+        lens = np.concatenate(lens_all)
+        flat = np.concatenate(flats)
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        perm = np.lexsort((key, time)).astype(np.int64)
+        if drops:
+            dropped = np.zeros(len(time), bool)
+            dropped[np.concatenate(drops)] = True
+            perm = perm[~dropped[perm]]
+        kinds = np.bincount((key[perm] >> KIND_SHIFT).astype(np.int64), minlength=4)
+        stats.states += int(kinds[1])
+        stats.events += int(kinds[2])
+        stats.comms += int(kinds[3])
+        write(fh, flat, offs, lens, perm)
+        active = [i for i in active if cur[i] < readers[i].n]
+    return stats

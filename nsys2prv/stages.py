@@ -1,0 +1,311 @@
+"""The per-report stages of a conversion, as plain functions of picklable jobs, so that they run
+in this process, in local worker processes (--jobs) or on Dask workers (--dask).
+
+- ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache)
+  and return only small metadata: identity, device map, the keys the resource model needs, NVTX
+  domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+- ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
+  POP and GPU-metric partial results, translate, and either return the Translation (in-memory
+  path) or write the report's sorted record chunk (``paraver/chunks.py``) and return its metadata.
+
+The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
+``pipeline.py`` and ``paraver/writer.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.resources import CPU_KINDS, GPU_KINDS, METRIC_KIND, Model
+from nsys2prv.nsys.identity import Identity
+from nsys2prv.translate.records import Translation
+
+METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
+                   "TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "META_DATA_CAPTURE",
+                   "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
+# Event tables this version reads for no category: reported, never silently ignored.
+UNTRANSLATED_TABLES = {
+    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
+}
+# Event tables of optional categories: reported when their category was not requested.
+OPTIONAL_TABLES = {
+    "gpu_metrics": ("GPU_METRICS", "GENERIC_EVENTS"),
+    "openacc": ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
+    "graphs": ("CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
+}
+LINK_CATEGORIES = ("nccl", "nvtx_pushpop")   # need the CUDA API calls even without -t cuda_api
+
+
+@dataclass
+class ReportInfo:
+    """What the conversion needs to know about a report besides its event tables (cached)."""
+    path: str                       # the SQLite export read
+    schema_version: str
+    product_version: str
+    hostname: str
+    session_start_ns: int | None
+    time_normalized: bool
+    time_shift_ns: int
+    capture_warnings: list[str]
+    table_counts: dict[str, int]    # rows of the tables reported as untranslated
+    identity: Identity
+    devmap: pd.DataFrame
+    source: str = ""                # the file the user named
+    index: int = 0
+
+    def count(self, table: str) -> int:
+        return self.table_counts.get(table, 0)
+
+
+def report_info(report) -> ReportInfo:
+    from nsys2prv.nsys.diagnostics import capture_warnings
+    from nsys2prv.nsys.identity import identify
+    from nsys2prv.nsys.readers.gpu_metrics import device_map
+
+    tables = [t for tabs in (*UNTRANSLATED_TABLES.values(), *OPTIONAL_TABLES.values()) for t in tabs]
+    return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
+                      report.session_start_ns, report.time_normalized, report.time_shift_ns,
+                      capture_warnings(report), {t: report.count(t) for t in tables}, identify(report),
+                      device_map(report), report.source, report.index)
+
+
+@dataclass
+class Source:
+    """Where one report comes from and how to read it (the part of the Config a worker needs)."""
+    index: int
+    input: str                      # the path the user gave (.sqlite or .nsys-rep)
+    cache_root: str                 # directory of the table cache entries
+    export_cache: str | None        # --cache-dir for nsys exports
+    force_sqlite: bool
+    kinds: tuple[str, ...]          # normalised tables translated
+    calls: bool                     # also the CUDA API calls, for links (when cuda_api is not translated)
+    align_kinds: tuple[str, ...] = ()   # tables read only for the clock alignment (not translated)
+    marker: str | None = None       # --align marker:NAME
+    p2p: bool = False               # raw MPI point-to-point rows, for message records and alignment
+
+
+def needed_export_tables() -> tuple[str, ...]:
+    from nsys2prv.nsys.readers import READERS
+    return tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
+
+
+def _default_kinds(src: Source) -> tuple[str, ...]:
+    return src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
+
+
+def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo, dict]:
+    """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
+    (default: the translated ones plus the link calls), from the cache when it has them."""
+    from nsys2prv.nsys.cache import TableCache
+    from nsys2prv.nsys.export import resolve_input
+
+    if kinds is None:
+        kinds = _default_kinds(src)
+    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                           src.force_sqlite, needed_export_tables())
+    cache = TableCache(Path(src.cache_root), sqlite)
+    info = cache.meta()
+    missing = [k for k in kinds if not cache.has(k)]
+    fresh: dict = {}
+    if info is None or missing:
+        from nsys2prv.nsys.readers import READERS
+        from nsys2prv.nsys.schema import Report
+
+        by_kind = {r.kind: r for r in READERS}
+        report = Report(sqlite, src.index, source=str(src.input))
+        try:
+            if info is None:
+                info = report_info(report)
+            for k in missing:
+                res = by_kind[k].read(report)
+                fresh[k] = (None, None) if res is None else (
+                    res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
+        finally:
+            report.close()
+        cache.store(info, fresh)
+    info.source, info.index = str(src.input), src.index
+    out = {}
+    for k in kinds:
+        if k in fresh:
+            out[k] = fresh[k]
+        else:
+            out[k] = (cache.table(k), cache.kinds.get(k))
+    return info, out
+
+
+# ---------------------------------------------------------------------------------------------------
+# stage A
+@dataclass
+class Scan:
+    info: ReportInfo
+    tallies: dict[str, dict]                # read tallies of the translated kinds (READERS order)
+    keys: dict[str, pd.DataFrame]           # the tables reduced to the resource model's keys
+    domains: list[str]
+    metrics: list[str]
+    min_time: int | None
+    rows: int                               # translated-kind rows
+    window: tuple[int, int] | None          # first occurrence of the -f range (raw times)
+    sync: dict = field(default_factory=dict)   # align.syncpoints.sync_tables: rows the alignment uses
+    p2p: tuple | None = None                # mpi.read_p2p: raw point-to-point and wait rows
+
+
+def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Just what ``build_model`` reads of each table (unique thread / stream / GPU keys)."""
+    keys = {}
+    for kind, df in tables.items():
+        if kind in CPU_KINDS:
+            keys[kind] = pd.DataFrame({"tid": np.unique(df["tid"].to_numpy(np.int64))})
+        elif kind in GPU_KINDS:
+            keys[kind] = df[["gpid", "device", "stream"]].drop_duplicates().reset_index(drop=True)
+        elif kind == METRIC_KIND:
+            keys[kind] = pd.DataFrame({"gpu": np.unique(df["gpu"].to_numpy(np.int64))})
+    return keys
+
+
+def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
+    df = tables.get("nvtx")
+    if not name or df is None:
+        return None
+    hit = df[(df["name"] == name) & (df["kind"] != "mark")]
+    if not len(hit):
+        return None
+    first = hit.loc[hit["start"].idxmin()]
+    return int(first["start"]), int(first["end"])
+
+
+def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
+    """Stage A for one report; the result itself is cached (per categories and -f range), so a
+    warm start reads no table at all here."""
+    import pickle
+
+    from nsys2prv.nsys.cache import TableCache, _hash
+
+    tag = _hash(repr((src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p)))
+    cache = None
+    if not src.force_sqlite:
+        try:
+            from nsys2prv.nsys.export import resolve_input
+            sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                                   False, needed_export_tables())
+            cache = TableCache(Path(src.cache_root), sqlite)
+            with open(cache.dir / f"scan-{tag}.pkl", "rb") as fh:
+                res = pickle.load(fh)
+            res.info.source, res.info.index = str(src.input), src.index
+            return res
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass
+    res = _scan(src, filter_nvtx)
+    if cache is not None and cache.dir.is_dir():
+        try:
+            cache._replace(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
+        except OSError:
+            pass
+    return res
+
+
+def _scan(src: Source, filter_nvtx: str | None) -> Scan:
+    from nsys2prv.model.align.syncpoints import sync_tables
+
+    extra = tuple(k for k in src.align_kinds if k not in src.kinds)
+    info, got = load(src, _default_kinds(src) + extra)
+    tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
+    tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and t is not None}
+    mins = [int(df["start"].min()) for df in tables.values() if len(df)]
+    domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
+    metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
+    sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
+    return Scan(info, tallies, model_keys(tables), domains, metrics, min(mins) if mins else None,
+                sum(len(df) for df in tables.values()), _first_occurrence(tables, filter_nvtx), sync,
+                _read_p2p(src) if src.p2p else None)
+
+
+def _read_p2p(src: Source):
+    from nsys2prv.nsys.export import resolve_input
+    from nsys2prv.nsys.readers.mpi import read_p2p
+    from nsys2prv.nsys.schema import Report
+
+    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                           src.force_sqlite, needed_export_tables())
+    report = Report(sqlite, src.index, source=str(src.input))
+    try:
+        return read_p2p(report)
+    finally:
+        report.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# stage C
+@dataclass
+class RankJob:
+    src: Source
+    info: ReportInfo
+    model: Model
+    clock: Clock                            # report time -> trace time
+    categories: frozenset
+    nvtx_index: dict[str, int]
+    metric_types: dict[str, int]
+    types: dict                             # event type id -> EventType (every type of the trace)
+    clip: tuple[int, int] | None            # -f window in the report's raw times
+    pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
+    attribution: bool                       # GPU metrics attribution partial
+    chunk: str | None                       # chunk file prefix (None: return the Translation)
+
+
+@dataclass
+class RankResult:
+    index: int
+    counts: dict                            # kind -> CategoryCount (clip drops + translation)
+    pop: object                             # metrics.pop.PopPartial
+    attribution: pd.DataFrame | None
+    chunk: object = None                    # paraver.chunks.ChunkMeta
+    out: Translation | None = None          # in-memory path only
+    extra: dict = field(default_factory=dict)
+
+
+def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
+    for kind, df in tables.items():
+        start, end = df["start"], df["end"]
+        point = start == end   # marks: inside when within the window; intervals: when they overlap it
+        inside = ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
+        out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
+        df = df[inside].copy()
+        df["start"] = df["start"].clip(lower=lo)
+        df["end"] = df["end"].clip(upper=hi)
+        tables[kind] = df
+
+
+def translate(job: RankJob) -> RankResult:
+    from nsys2prv.metrics import gpu_attribution
+    from nsys2prv.metrics.pop import _task_lookup, collect_partial
+    from nsys2prv.translate import translate_report
+    from nsys2prv.translate.context import Context
+
+    r = job.src.index
+    _, got = load(job.src)
+    tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
+    calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
+    out = Translation()
+    if job.clip is not None:
+        clip(tables, job.clip[0], job.clip[1], out)
+    pop = collect_partial(r, tables, _task_lookup(job.model), job.clock, job.pop_names)
+    attributed = gpu_attribution.partial(r, tables, job.model, job.info.devmap) if job.attribution else None
+    if "cuda_api" in tables:
+        calls = tables["cuda_api"]
+    ctx = Context(r, job.clock, job.model, job.categories, job.nvtx_index, tables, calls=calls,
+                  metric_types=job.metric_types, devmap=job.info.devmap)
+    translate_report(ctx, out)
+    del tables, calls, ctx, got
+    res = RankResult(r, out.counts, pop, attributed)
+    if job.chunk is None:
+        res.out = out
+        return res
+    from nsys2prv.paraver.chunks import write_chunk
+
+    res.chunk = write_chunk(out, job.model, r, job.types, job.chunk)
+    return res

@@ -1,0 +1,41 @@
+"""Load numba and every compiled kernel of nsys2prv once, early (before worker processes are
+forked, so that they inherit it instead of paying for it again).
+
+Numba's start-up probes BLAS by importing ``scipy.linalg`` (~0.15 s) when SciPy is installed;
+nsys2prv's kernels never use BLAS, so a process that owns its numba (the command line and its
+local workers) can skip that probe with ``skip_blas_probe=True``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_done = False
+
+
+def warm_numba(skip_blas_probe: bool = False) -> None:
+    global _done
+    if _done:
+        return
+    block = (skip_blas_probe and "scipy.linalg" not in sys.modules
+             and "numba.np.arraymath" not in sys.modules)
+    if block:
+        sys.modules["scipy.linalg"] = None        # numba's optional BLAS probe fails fast
+    try:
+        import numpy as np
+
+        from nsys2prv.intervals import innermost_enclosing, nesting_depth, paint_states
+        from nsys2prv.metrics.intervals import mask_durations
+        from nsys2prv.paraver.format import _format, gather
+
+        z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
+        paint_states(z, z, one, z, z, z, 2)
+        nesting_depth(z, z, one)
+        innermost_enclosing(z, z, one, z, z)
+        mask_durations(z, z, one, z, 1, 1)
+        gather(z, z, one, z, np.zeros(1, np.int8))
+        _format(z, z, one, z, 0, 1, np.empty(64, np.uint8))
+    finally:
+        if block and sys.modules.get("scipy.linalg", 0) is None:
+            del sys.modules["scipy.linalg"]
+    _done = True

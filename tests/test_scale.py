@@ -1,0 +1,154 @@
+"""Speed-and-scale machinery (issue #7): the streaming writer, parallel per-report stages, Dask and
+the Parquet table cache must never change a byte of the output."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import CLOVERLEAF, MPI4, need, validate_trace
+from nsys2prv.cli import main
+from nsys2prv.nsys.schema import Report
+from test_gpu_depth import build as build_full
+from test_schema_versions import build_rank
+
+OUTPUTS = (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".gpu_metrics.csv")
+
+
+def run(args, out: Path, cache: Path | None = None) -> Path:
+    extra = ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    res = CliRunner().invoke(main, ["-q", *extra, *[str(a) for a in args], str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def same_outputs(a: Path, b: Path) -> None:
+    for ext in OUTPUTS:
+        fa, fb = Path(f"{a}{ext}"), Path(f"{b}{ext}")
+        assert fa.exists() == fb.exists(), ext
+        if not fa.exists():
+            continue
+        ta, tb = fa.read_bytes(), fb.read_bytes()
+        if ext == ".pop.json":     # the label is the output's name
+            ta, tb = (ta.replace(b'"label": "%s"' % p.name.encode(), b'"label": "OUT"') for ta, p in ((ta, a), (tb, b)))
+        assert ta == tb, f"{fa} differs from {fb}"
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    """(name, arguments) of conversions covering every category, several reports and -f."""
+    d = tmp_path_factory.mktemp("scale")
+    ranks = [build_rank(d / f"rank{r}.sqlite", "3.13.2", r) for r in (0, 1)]
+    full = build_full(d / "full.sqlite", "3.22")
+    out = [("two ranks", ["-m", *ranks]),
+           ("filter", ["-t", "cuda_api,nvtx,mpi", "-m", *ranks, "-f", "compute"]),
+           ("everything", ["-t", "all,osrt", full])]
+    if MPI4.exists():
+        out.append(("mpi4", ["-t", "all,osrt", "-m", *sorted(MPI4.glob("rank*.sqlite"))]))
+    if CLOVERLEAF.exists():
+        out.append(("cloverleaf", ["-t", "all,osrt", CLOVERLEAF]))
+    return out
+
+
+def test_streaming_merge_equals_in_memory_writer(cases, tmp_path):
+    for name, args in cases:
+        ref = run(["--in-memory", "-j", "1", *args], tmp_path / f"mem-{name}")
+        new = run(args, tmp_path / f"new-{name}")
+        same_outputs(ref, new)
+        validate_trace(str(new))
+
+
+def test_tiny_merge_rounds_equal_large_ones(cases, tmp_path):
+    for name, args in cases:
+        big = run(["--chunk-records", "10000000", *args], tmp_path / f"big-{name}")
+        tiny = run(["--chunk-records", "3", *args], tmp_path / f"tiny-{name}")
+        same_outputs(big, tiny)
+
+
+def test_jobs_1_and_2_are_identical(cases, tmp_path):
+    for name, args in cases:
+        one = run(["-j", "1", *args], tmp_path / f"j1-{name}")
+        two = run(["-j", "2", *args], tmp_path / f"j2-{name}")
+        same_outputs(one, two)
+
+
+def test_compressed_output_is_the_plain_output(cases, tmp_path):
+    name, args = cases[0]
+    plain = run(args, tmp_path / "plain")
+    gz = run(["-z", "-j", "2", *args], tmp_path / "gz")
+    with gzip.open(f"{gz}.prv.gz", "rb") as fh:
+        assert fh.read() == Path(f"{plain}.prv").read_bytes()
+
+
+def test_dask_cluster_equals_local_run(cases, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl:
+        for name, args in cases[:3]:
+            local = run(args, tmp_path / f"local-{name}")
+            dask = run(["--dask", cl.scheduler_address, *args], tmp_path / f"dask-{name}")
+            same_outputs(local, dask)
+
+
+def test_dask_without_a_scheduler_is_a_user_error(cases, tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    from nsys2prv.parallel import Dask
+    monkeypatch.setattr(Dask, "TIMEOUT", "2")
+    name, args = cases[0]
+    res = CliRunner().invoke(main, ["-q", "--no-cache", "--dask", "tcp://127.0.0.1:9", *map(str, args),
+                                    str(tmp_path / "x")])
+    assert res.exit_code == 2 and "Dask" in res.output
+
+
+def _scramble_keeping_identity(path: Path) -> None:
+    """Overwrite a file with garbage of the same size and mtime: only a cache hit can convert it."""
+    st = path.stat()
+    path.write_bytes(b"\0" * st.st_size)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(tmp_path):
+    src = need(CLOVERLEAF)
+    inp = tmp_path / "in" / "clover.sqlite"
+    inp.parent.mkdir()
+    shutil.copy2(src, inp)
+    cache = tmp_path / "cache"
+    first = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "first", cache)
+    assert list((cache / "tables").iterdir()), "nothing cached"
+
+    _scramble_keeping_identity(inp)
+    opened = Report.opened
+    again = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "again", cache)   # other output, same options
+    assert Report.opened == opened, "the SQLite was opened despite the cache"
+    same_outputs(first, again)
+    # other options (fewer categories, -z, 2 jobs): still from the cache
+    run(["-t", "cuda_api", "-z", "-j", "2", inp], tmp_path / "other", cache)
+    assert Report.opened == opened
+
+    # the input changes (new mtime): the cache entry no longer applies, the garbage is read and refused
+    os.utime(inp, None)
+    res = CliRunner().invoke(main, ["-q", "--cache-dir", str(cache), "-j", "1", str(inp), str(tmp_path / "bad")])
+    assert res.exit_code == 2 and "not an SQLite file" in res.output
+    # a real new input gets a new entry (the stale one is removed) and converts
+    shutil.copy2(src, inp)
+    os.utime(inp, None)
+    fresh = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "fresh", cache)
+    same_outputs(first, fresh)
+    assert len(list((cache / "tables").iterdir())) == 1
+
+
+def test_categories_added_later_are_read_and_cached(tmp_path):
+    src = need(CLOVERLEAF)
+    inp = tmp_path / "clover.sqlite"
+    shutil.copy2(src, inp)
+    cache = tmp_path / "cache"
+    run(["-t", "cuda_api", "-j", "1", inp], tmp_path / "a", cache)
+    opened = Report.opened
+    full = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "b", cache)   # osrt not cached yet: read
+    assert Report.opened == opened + 1
+    ref = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "c")           # no cache at all
+    same_outputs(full, ref)

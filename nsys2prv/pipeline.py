@@ -20,7 +20,7 @@ from pathlib import Path
 from nsys2prv.config import CATEGORIES, Config
 from nsys2prv.errors import UserError
 from nsys2prv.stages import (LINK_CATEGORIES, METADATA_TABLES, OPTIONAL_TABLES, UNTRANSLATED_TABLES, RankJob,
-                             Source, clip as _clip_tables)
+                             Source)
 from nsys2prv.translate.records import Translation
 
 __all__ = ["convert", "Summary", "CATEGORIES", "METADATA_TABLES"]

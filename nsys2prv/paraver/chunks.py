@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsys2prv.model.resources import Model
+from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import gather, write_records
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate.records import StateIntervals, Translation
@@ -59,11 +60,8 @@ class ChunkMeta:
 
 class _Rows:
     def __init__(self, model: Model):
-        self.cpu, self.task, self.thr = model.cpu_of, model.task_of, model.thread_in_task
+        self.fields = Fields(model)
         self.mats, self.marks, self.times, self.keys = [], [], [], []
-
-    def obj(self, g: np.ndarray) -> list[np.ndarray]:
-        return [self.cpu[g], np.ones(len(g), np.int64), self.task[g], self.thr[g]]
 
     def add(self, time, key, cols, marks) -> None:
         if len(time):
@@ -104,28 +102,23 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     n = len(states.thread)
     smarks = np.zeros((n, 8), np.int8)
     smarks[:, 6] = np.where(states.end == t_open, OPEN, 0)
-    rows.add(states.start, sort_key(1, np.zeros(n, np.int64), states.thread),
-             [np.full(n, 1, np.int64), *rows.obj(states.thread), states.start, states.end, states.state], smarks)
+    rows.add(states.start, sort_key(1, np.zeros(n, np.int64), states.thread), rows.fields.states(states), smarks)
     n_events = 0
     for b in out.events:
         n = len(b)
         if not n:
             continue
-        cols = [np.full(n, 2, np.int64), *rows.obj(b.thread), b.time]
-        marks = [0] * len(cols)
-        for t, v in b.pairs:
-            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
-            marks += [0, DYN if v.dtype == object else 0]
-        rows.add(b.time, sort_key(2, b.order, np.full(n, report)), cols, np.array(marks, np.int8))
+        cols, dynamic = rows.fields.events(b, labels.encode)
+        rows.add(b.time, sort_key(2, b.order, np.full(n, report)), cols,
+                 np.array([DYN if d else 0 for d in dynamic], np.int8))
         n_events += n
     n_comms = 0
     for c in out.comms:
         n = len(c)
         if not n:
             continue
-        cols = [np.full(n, 3, np.int64), *rows.obj(c.send_thread), c.log_send, c.phys_send,
-                *rows.obj(c.recv_thread), c.log_recv, c.phys_recv, c.size, c.tag]
-        rows.add(c.log_send, sort_key(3, np.zeros(n, np.int64), np.full(n, report)), cols, np.zeros(1, np.int8))
+        rows.add(c.log_send, sort_key(3, np.zeros(n, np.int64), np.full(n, report)), rows.fields.comms(c),
+                 np.zeros(1, np.int8))
         n_comms += n
 
     if rows.mats:

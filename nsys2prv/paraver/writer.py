@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from nsys2prv.model.resources import Model
+from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import write_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
@@ -37,12 +38,9 @@ class _Layout:
     """Accumulates record rows (ragged) and their sort keys."""
 
     def __init__(self, model: Model):
-        self.cpu, self.task, self.thr = model.cpu_of, model.task_of, model.thread_in_task
+        self.fields = Fields(model)
         self.mats: list[np.ndarray] = []
         self.keys: list[tuple[np.ndarray, int, np.ndarray]] = []
-
-    def _obj(self, g: np.ndarray) -> list[np.ndarray]:
-        return [self.cpu[g], np.ones(len(g), np.int64), self.task[g], self.thr[g]]
 
     def add(self, kind: int, time: np.ndarray, order: np.ndarray, cols: list[np.ndarray]) -> None:
         if len(time):
@@ -51,8 +49,7 @@ class _Layout:
 
     def states(self, s: StateIntervals) -> None:
         n = len(s.thread)
-        self.add(1, s.start, np.zeros(n, np.int64),
-                 [np.full(n, 1, np.int64), *self._obj(s.thread), s.start, s.end, s.state])
+        self.add(1, s.start, np.zeros(n, np.int64), self.fields.states(s))
 
     def flatten(self):
         lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in self.mats])
@@ -80,19 +77,14 @@ def write_trace(out: Translation, states: StateIntervals, model: Model, types: d
         n = len(b)
         if not n:
             continue
-        cols = [np.full(n, 2, np.int64), *lay._obj(b.thread), b.time]
-        for t, v in b.pairs:
-            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
-        lay.add(2, b.time, b.order, cols)
+        lay.add(2, b.time, b.order, lay.fields.events(b, labels.encode)[0])
         n_events += n
     n_comms = 0
     for c in out.comms:
         n = len(c)
         if not n:
             continue
-        cols = [np.full(n, 3, np.int64), *lay._obj(c.send_thread), c.log_send, c.phys_send,
-                *lay._obj(c.recv_thread), c.log_recv, c.phys_recv, c.size, c.tag]
-        lay.add(3, c.log_send, np.zeros(n, np.int64), cols)
+        lay.add(3, c.log_send, np.zeros(n, np.int64), lay.fields.comms(c))
         n_comms += n
 
     def body(fh):

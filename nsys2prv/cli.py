@@ -90,7 +90,7 @@ def _handle_errors(debug: bool, fn):
 @click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
                                                  "scheduler file (needs pip install 'nsys2prv[dask]').")
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
-@click.option("--chunk-records", type=click.IntRange(min=1), default=1 << 18, hidden=True,
+@click.option("--chunk-records", type=click.IntRange(min=1), default=1 << 16, hidden=True,
               help="Records per merge round over all reports (memory bound).")
 @click.option("--in-memory", is_flag=True, hidden=True, help="Reference writer: every record in memory.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")

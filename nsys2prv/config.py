@@ -81,7 +81,7 @@ class Config:
     jobs: int | None = None           # local worker processes for the per-report stages (None: cores)
     dask: str | None = None           # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True          # keep the normalised tables as Parquet in CACHE_DIR/tables
-    chunk_records: int = 1 << 18      # records read per merge round over all reports (memory bound)
+    chunk_records: int = 1 << 16      # records read per merge round over all reports (memory bound)
     in_memory: bool = False           # reference writer: all records in memory, one global sort
     own_process: bool = False         # the command line: this process's numba is ours (warmup.py)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from nsys2prv.names import per_name
 
 NCCL_SUBSTRING = "nccl"
 
@@ -14,10 +15,7 @@ def is_nccl(names) -> np.ndarray:
     BSC nsys2prv 0.5.8 uses a case-sensitive test; we ignore case so that e.g.
     ``NCCLKernel`` or ``ncclDevKernel_AllReduce`` are both caught.  Missing names are False.
     """
-    s = pd.Series(names, dtype=object)
-    if s.empty:
-        return np.zeros(0, dtype=bool)
-    return s.str.contains(NCCL_SUBSTRING, case=False, regex=False).fillna(False).to_numpy(dtype=bool)
+    return per_name(names, lambda n: NCCL_SUBSTRING in n.lower())
 
 
 __all__ = ["is_nccl", "NCCL_SUBSTRING"]

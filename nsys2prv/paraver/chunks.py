@@ -174,7 +174,7 @@ class MergeStats:
     comms: int = 0
 
 
-def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 18,
+def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 16,
           write=write_records) -> MergeStats:
     """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
 

@@ -159,7 +159,7 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 
 
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
-                 compress: bool = False, budget: int = 1 << 18) -> WriteStats:
+                 compress: bool = False, budget: int = 1 << 16) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report, then a streaming k-way merge."""
     from nsys2prv.paraver.chunks import merge

@@ -8,6 +8,7 @@ import pandas as pd
 
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.metrics.classify import is_nccl
+from nsys2prv.names import contains
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import CommBatch, StateIntervals, Translation, interval_events
@@ -28,7 +29,7 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     corr = np.maximum(df["corr"].to_numpy(np.int64), 0)
     out.events += interval_events(start, end, threads, [(R.CUDA_API.id, df["name"].to_numpy(object)),
                                                         (R.CORRELATION.id, corr)])
-    sync = df["name"].str.contains(SYNC_CALL, regex=True).to_numpy()
+    sync = contains(df["name"], SYNC_CALL)
     out.states.append(_states(threads[sync], start[sync], end[sync], R.SYNCHRONIZATION))
     return len(df)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.intervals import innermost_enclosing
+from nsys2prv.names import contains
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
@@ -38,7 +39,7 @@ def nccl_payloads(ctx: Context, out: Translation) -> int:
         return 0
     count = out.count("nccl_payloads")
     ranges = ranges[ranges["kind"] != "mark"].reset_index(drop=True)
-    launch = calls[calls["name"].str.contains("Launch", regex=False).to_numpy() & (calls["corr"] >= 0).to_numpy()]
+    launch = calls[contains(calls["name"], "Launch") & (calls["corr"] >= 0).to_numpy()]
     idx = enclosing(ranges, launch)
     inside = launch[idx >= 0].assign(_range=idx[idx >= 0])
     count.source_rows += len(inside)

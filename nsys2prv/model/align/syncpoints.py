@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.model.resources import Model
+from nsys2prv.names import per_name
 from nsys2prv.nsys.ids import pid_of
 
 MPI_SYNC = ("MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
@@ -108,7 +109,7 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         if df is None or df.empty:
             continue
         name = df["name"].astype(str)
-        keep = name.str.contains(NCCL_KERNEL).to_numpy()
+        keep = per_name(name, lambda n: NCCL_KERNEL.search(n) is not None)
         if not keep.any():
             continue
         frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["gpid"].to_numpy(np.int64)[keep]),
@@ -116,7 +117,7 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
                                     "start": df["start"].to_numpy(np.int64)[keep],
                                     "end": df["end"].to_numpy(np.int64)[keep],
                                     "estimate": True,
-                                    "constrain": name[keep].str.contains(NCCL_ALL_TO_ALL).to_numpy()}))
+                                    "constrain": per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None)}))
     return _rows(frames, model)
 
 
@@ -149,7 +150,7 @@ def sync_tables(tables: dict, marker: str | None = None) -> dict:
         out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), ["start", "end", "tid", "name"]]
     df = tables.get("kernels")
     if df is not None and len(df):
-        out["kernels"] = df.loc[df["name"].astype(str).str.contains(NCCL_KERNEL).to_numpy(),
+        out["kernels"] = df.loc[per_name(df["name"], lambda n: NCCL_KERNEL.search(n) is not None),
                                 ["start", "end", "gpid", "name"]]
     df = tables.get("nvtx")
     if marker and df is not None and len(df):

@@ -39,11 +39,12 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
                f"{al.get('messages', 0)} matched message(s); violated constraints "
                f"{v.get('after_estimate', 0)} after the estimate, {v.get('after_fix', 0)} after the fix")
     click.echo(f"  {'ranks':<10} {'method':<16} {'offset (ns)':>16} {'correction':>12} {'drift ppm':>10} "
-               f"{'spread (ns)':>12} {'points':>7}")
+               f"{'spread (ns)':>12} {'est. error':>11} {'points':>7}")
     for r in reports[:shown]:
         ranks = ",".join(str(x) for x in r["ranks"]) or "-"
         spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns']:.0f}"
+        err = "-" if r.get("stderr_ns") is None else f"{r['stderr_ns']:.0f}"
         click.echo(f"  {ranks:<10} {r['method'][:16]:<16} {r['offset_ns']:>16} {r['correction_ns']:>12} "
-                   f"{r['drift_ppm']:>10.3f} {spread:>12} {r['sync_points']:>7}")
+                   f"{r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}")
     if len(reports) > shown:
         click.echo(f"  ... {len(reports) - shown} more in the .sync.json")

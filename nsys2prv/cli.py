@@ -61,7 +61,7 @@ def _handle_errors(debug: bool, fn):
 
 
 @click.command(cls=_MainCommand, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="INPUT... OUT")
 @click.option("-t", "--trace", "categories", metavar="CATEGORIES",
               help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).")
 @click.option("-m", "--multi-report", "--merge", "merge", is_flag=True,
@@ -138,7 +138,7 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
 
 
 @click.command(epilog=POP_EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.argument("runs", nargs=-1, required=True)
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--scaling", type=click.Choice(["strong", "weak"]),
               help="Scaling mode (required with several runs: stated, never detected).")
 @click.option("--labels", metavar="A,B,...", help="Column labels, one per RUN (comma separated).")

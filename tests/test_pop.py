@@ -379,7 +379,7 @@ def test_scalability_default_labels_and_help(runs, tmp_path):
     assert [r["label"] for r in pop_json(tmp_path / "s")["runs"]] == ["2 proc [2 GPU]", "4 proc [4 GPU]"]
     out = subprocess.run([sys.executable, "-m", "nsys2prv", "pop", "--help"], capture_output=True, text=True,
                          check=True).stdout
-    assert "Usage: nsys2prv pop [OPTIONS] RUNS..." in out and "--scaling [strong|weak]" in out
+    assert "Usage: nsys2prv pop [OPTIONS] RUN..." in out and "--scaling [strong|weak]" in out
 
 
 # ---------------------------------------------------------------------------------------------------

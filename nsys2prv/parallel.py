@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from nsys2prv.errors import UserError
@@ -23,11 +23,37 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _bar(total: int, desc: str, show: bool):
+    """A progress bar (tqdm, on stderr) for a stage over several reports, or None."""
+    if not show or total < 2:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="report", leave=False)
+
+
+def _tick(bar) -> None:
+    if bar is not None:
+        bar.update(1)
+
+
+def _done(bar) -> None:
+    if bar is not None:
+        bar.close()
+
+
 class Serial:
     name = "serial"
+    progress = False
 
-    def map(self, fn, items, *args):
-        return [fn(it, *args) for it in items]
+    def map(self, fn, items, *args, desc: str = ""):
+        items = list(items)
+        bar = _bar(len(items), desc, self.progress)
+        out = []
+        for it in items:
+            out.append(fn(it, *args))
+            _tick(bar)
+        _done(bar)
+        return out
 
     def close(self):
         pass
@@ -36,11 +62,13 @@ class Serial:
 class Local:
     """A process pool, started on first use (fork on Linux: workers share the loaded modules)."""
 
+    progress = False
+
     def __init__(self, jobs: int):
         self.jobs, self.pool = jobs, None
         self.name = f"{jobs} local processes"
 
-    def map(self, fn, items, *args):
+    def map(self, fn, items, *args, desc: str = ""):
         items = list(items)
         if len(items) <= 1:
             return [fn(it, *args) for it in items]
@@ -48,6 +76,11 @@ class Local:
             ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
         futures = [self.pool.submit(fn, it, *args) for it in items]
+        bar = _bar(len(futures), desc, self.progress)
+        for f in as_completed(futures):
+            f.result()
+            _tick(bar)
+        _done(bar)
         return [f.result() for f in futures]
 
     def close(self):
@@ -74,8 +107,16 @@ class Dask:
             raise UserError(f"cannot connect to the Dask scheduler ({exc})", address) from None
         self.name = f"Dask {address}"
 
-    def map(self, fn, items, *args):
+    progress = False
+
+    def map(self, fn, items, *args, desc: str = ""):
         futures = [self.client.submit(fn, it, *args, pure=False) for it in items]
+        bar = _bar(len(futures), desc, self.progress)
+        if bar is not None:
+            from distributed import as_completed as dask_completed
+            for _ in dask_completed(futures):
+                _tick(bar)
+            _done(bar)
         return self.client.gather(futures)
 
     def close(self):
@@ -84,8 +125,12 @@ class Dask:
             self.client = None
 
 
-def executor(jobs: int | None = None, dask: str | None = None):
+def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False):
+    """The executor for the per-report stages; ``progress`` shows a bar per stage (several reports)."""
     if dask:
-        return Dask(dask)
-    jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
-    return Serial() if jobs == 1 else Local(jobs)
+        ex = Dask(dask)
+    else:
+        jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
+        ex = Serial() if jobs == 1 else Local(jobs)
+    ex.progress = progress
+    return ex

@@ -161,7 +161,7 @@ def convert(cfg: Config, log=print) -> Summary:
     work = cfg.output.with_name(f".{cfg.output.name}.work{os.getpid()}")
     ex = None
     try:
-        ex = executor(cfg.jobs, cfg.dask)
+        ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
         if cfg.dask is None:
             from nsys2prv.warmup import warm_numba
             warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
@@ -179,7 +179,7 @@ def convert(cfg: Config, log=print) -> Summary:
                           cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
 
         # -- A: per report, read (or load the cache) -> small metadata -------------------------------
-        scans = ex.map(scan, sources, cfg.filter_nvtx)
+        scans = ex.map(scan, sources, cfg.filter_nvtx, desc="read")
         infos = [s.info for s in scans]
         tick("A: read/scan")
         out = Translation()
@@ -231,7 +231,7 @@ def convert(cfg: Config, log=print) -> Summary:
                         None if cfg.in_memory else str(work / f"r{src.index}.chunk"))
                 for src, info, clock, clip in zip(sources, infos, clocks, clips)]
         tick("B: model/align")
-        results = ex.map(translate, jobs)
+        results = ex.map(translate, jobs, desc="translate")
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
@@ -248,7 +248,8 @@ def convert(cfg: Config, log=print) -> Summary:
             else:
                 from nsys2prv.paraver.writer import write_merged
                 chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
-                stats = write_merged(chunks, model, types, cfg.output, origin_epoch, cfg.compress, cfg.chunk_records)
+                stats = write_merged(chunks, model, types, cfg.output, origin_epoch, cfg.compress, cfg.chunk_records,
+                                     progress=cfg.show_progress)
             if cfg.wants("gpu_metrics"):
                 attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
                 if attributed is not None:

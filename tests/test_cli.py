@@ -102,3 +102,14 @@ def test_inputs_are_opened_read_only(ranks, tmp_path):
 def test_installed_command_help_shows_examples():
     out = subprocess.run([sys.executable, "-m", "nsys2prv", "--help"], capture_output=True, text=True, check=True)
     assert "Examples:" in out.stdout and "cuda_api_trace" in out.stdout and "--filter-nvtx" in out.stdout
+
+
+def test_progress_bars_on_the_stages(ranks, tmp_path, capsys):
+    from nsys2prv.config import Config
+    from nsys2prv.pipeline import convert as run
+
+    run(Config(inputs=list(ranks), output=tmp_path / "p", merge=True, show_progress=True, jobs=1))
+    err = capsys.readouterr().err
+    assert "read" in err and "translate" in err and "write" in err and "report" in err
+    run(Config(inputs=list(ranks), output=tmp_path / "q", merge=True, show_progress=False, jobs=1))
+    assert capsys.readouterr().err == ""

@@ -57,12 +57,6 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int, devma
     return pd.concat(parts, ignore_index=True)
 
 
-def attribute(tables: list[dict[str, pd.DataFrame]], model: Model, devmaps: list) -> pd.DataFrame | None:
-    """One row per (rank, device, kind, name): calls, time_ns and the mean of every metric."""
-    metrics = sorted({m for tabs in tables if "gpu_metrics" in tabs for m in tabs["gpu_metrics"]["metric"].unique()})
-    return combine([partial(r, tabs, model, devmaps[r]) for r, tabs in enumerate(tables)], metrics)
-
-
 def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model, devmap) -> pd.DataFrame | None:
     """One report's sums per (rank, device, kind, name): calls, time_ns, and per metric its integral
     and covered time (``combine`` adds them up over the reports and divides)."""

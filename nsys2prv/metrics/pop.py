@@ -68,11 +68,6 @@ def _at(clock, t):
     return t + clock
 
 
-def _span(tables: list[dict], offsets: list) -> tuple[int, int]:
-    spans = [s for tabs, off in zip(tables, offsets) if (s := _report_span(tabs, off)) is not None]
-    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
-
-
 def _report_span(tabs: dict, off) -> tuple[int, int] | None:
     lo, hi = [], []
     for df in tabs.values():

@@ -17,7 +17,6 @@ from pathlib import Path
 from nsys2prv.errors import UserError
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
-SQLITE_SUFFIXES = (".sqlite", ".db", ".sqlite3")
 INSTALL_HINT = ("install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
                 "and put 'nsys' on PATH or set NSYS_HOME to its install directory")
 

@@ -175,7 +175,7 @@ class MergeStats:
 
 
 def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 16,
-          write=write_records) -> MergeStats:
+          write=write_records, progress: bool = False) -> MergeStats:
     """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
 
     ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
@@ -184,6 +184,10 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     cur = [0] * len(chunks)
     stats = MergeStats()
     active = [i for i, r in enumerate(readers) if r.n]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=sum(r.n for r in readers), desc="write", unit="record", unit_scale=True, leave=False)
     while active:
         per = max(1, budget // len(active))
         wins = {}
@@ -238,5 +242,9 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
         stats.events += int(kinds[2])
         stats.comms += int(kinds[3])
         write(fh, flat, offs, lens, perm)
+        if bar is not None:
+            bar.update(len(time))
         active = [i for i in active if cur[i] < readers[i].n]
+    if bar is not None:
+        bar.close()
     return stats

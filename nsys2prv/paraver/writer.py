@@ -159,7 +159,7 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 
 
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
-                 compress: bool = False, budget: int = 1 << 16) -> WriteStats:
+                 compress: bool = False, budget: int = 1 << 16, progress: bool = False) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report, then a streaming k-way merge."""
     from nsys2prv.paraver.chunks import merge
@@ -178,7 +178,7 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     stats = []
 
     def body(fh):
-        stats.append(merge(chunks, values, end_ns, fh, budget, write_records))
+        stats.append(merge(chunks, values, end_ns, fh, budget, write_records, progress))
 
     targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
     m = stats[0]

@@ -51,6 +51,7 @@ class Report:
             raise UserError("SQLite file is not an Nsight Systems export "
                             f"(none of the tables {', '.join(NSYS_MARKER_TABLES)})", str(self.path))
         self._columns: dict[str, list[str]] = {}
+        self._adbc = None      # the optional ADBC reader (see _adbc_query); False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
 
     # -- probing ---------------------------------------------------------
@@ -89,6 +90,10 @@ class Report:
             raise UserError(f"cannot read the export ({exc})", self.source) from None
 
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        if not params and self._adbc is not False:
+            df = self._adbc_query(sql)
+            if df is not None:
+                return df
         try:
             cur = self._conn.execute(sql, params)
             names = [d[0] for d in cur.description]
@@ -99,6 +104,24 @@ class Report:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
         return pd.DataFrame({n: _column(c) for n, c in zip(names, cols)})
+
+    def _adbc_query(self, sql: str) -> pd.DataFrame | None:
+        """``sql`` through the ADBC SQLite driver (the optional ``fast`` extra: Arrow columns
+        straight from C, ~5x faster than sqlite3's Python tuples), or None when the driver is not
+        installed, fails in any way, or gives a column it cannot give exactly as ``_column`` does
+        (text and blob columns: it turns a number stored in a text column into text); the caller
+        then reads through sqlite3."""
+        try:
+            if self._adbc is None:
+                if os.environ.get("NSYS2PRV_NO_ADBC"):
+                    raise ImportError
+                self._adbc = _AdbcReader(self.path)
+            return self._adbc.query(sql)
+        except ImportError:
+            self._adbc = False
+        except Exception:  # noqa: BLE001 - any driver error: sqlite3 decides
+            pass
+        return None
 
     # -- metadata --------------------------------------------------------
     @cached_property
@@ -197,6 +220,9 @@ class Report:
         return out
 
     def close(self) -> None:
+        if self._adbc:
+            self._adbc.close()
+            self._adbc = None
         self._conn.close()
 
     def __repr__(self) -> str:
@@ -217,6 +243,71 @@ def _column(values: tuple) -> np.ndarray | pd.Series:
     if kinds <= {int, float, type(None)}:
         return arr.astype(float)
     return arr
+
+
+def _EXACT(typ) -> bool:
+    """Arrow types the ADBC driver gives exactly as sqlite3 + ``_column`` would (it refuses an int
+    column holding a float or text, and a float column holding text)."""
+    import pyarrow as pa
+    return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
+
+
+class _AdbcReader:
+    """A read-only ADBC SQLite connection (low-level API: the DB-API module imports
+    pyarrow.dataset, 0.2 s)."""
+
+    def __init__(self, path: Path):
+        import adbc_driver_manager
+        import adbc_driver_sqlite
+        import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
+
+        self._mgr = adbc_driver_manager
+        self._db = adbc_driver_sqlite.connect("file:" + _uri_path(path.resolve()) + "?mode=ro")
+        try:
+            self._conn = adbc_driver_manager.AdbcConnection(self._db)
+        except Exception:
+            self._db.close()
+            raise
+
+    def query(self, sql: str) -> pd.DataFrame | None:
+        import pyarrow as pa
+
+        stmt = self._mgr.AdbcStatement(self._conn)
+        try:
+            stmt.set_sql_query(sql)
+            handle, _ = stmt.execute_query()
+            reader = pa.RecordBatchReader._import_from_c(handle.address)
+            if not all(_EXACT(t) for t in reader.schema.types):
+                reader.close()
+                return None                    # text / blob: sqlite3 and _decode_text decide
+            table = reader.read_all()
+        finally:
+            stmt.close()
+        names = table.column_names
+        if table.num_rows == 0:
+            return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
+        cols = {}
+        for name, col in zip(names, table.columns):
+            typ = col.type
+            if pa.types.is_null(typ):
+                cols[name] = pd.array([None] * len(col), dtype="Int64")
+            elif pa.types.is_int64(typ):
+                if col.null_count:
+                    values = col.fill_null(0).to_numpy()
+                    cols[name] = pd.arrays.IntegerArray(values, col.is_null().to_numpy(zero_copy_only=False))
+                else:
+                    cols[name] = col.to_numpy()
+            elif pa.types.is_float64(typ):
+                cols[name] = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            else:
+                return None
+        return pd.DataFrame(cols)
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        finally:
+            self._db.close()
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:

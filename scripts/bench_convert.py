@@ -10,6 +10,8 @@ Example:
 Prints one JSON line per run (and the best of the runs last):
 - peak_rss_mb: the largest RSS of any single process of the conversion (main or a worker: what
   ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` reports);
+- peak_hwm_mb: the largest VmHWM (peak RSS) of any one process of the tree, sampled every 10 ms
+  (a lower bound, but valid for every run, unlike ru_maxrss after the first);
 - peak_tree_pss_mb: the largest sum of PSS over the conversion's process tree, sampled every
   10 ms (shared pages of forked workers counted once);
 - with --stages, the stage times the conversion reports (NSYS2PRV_TIMING).
@@ -48,11 +50,24 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def _tree_pss(root: int) -> int:
+def _hwm_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_pss(root: int, hwm: list | None = None) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         total += _pss_kb(pid)
+        if hwm is not None:
+            hwm[0] = max(hwm[0], _hwm_kb(pid))
         todo += _children(pid)
     return total
 
@@ -63,12 +78,12 @@ def run_once(out: str, args: list[str], stages: bool) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE if stages else None, text=True)
-    peak = [0]
+    peak, hwm = [0], [0]
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
-            peak[0] = max(peak[0], _tree_pss(proc.pid))
+            peak[0] = max(peak[0], _tree_pss(proc.pid, hwm))
             stop.wait(0.01)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -90,6 +105,7 @@ def run_once(out: str, args: list[str], stages: bool) -> dict:
            "peak_tree_pss_mb": round(peak[0] / 1024, 1)}
     if maxrss <= before:
         res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell
+    res["peak_hwm_mb"] = round(hwm[0] / 1024, 1)   # the largest VmHWM sampled (any one process, every run)
     if stages:
         res["stages"] = {}
         for line in (err or "").splitlines():

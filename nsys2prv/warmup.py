@@ -26,14 +26,13 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
 
         from nsys2prv.intervals import innermost_enclosing, nesting_depth, paint_states
         from nsys2prv.metrics.intervals import mask_durations
-        from nsys2prv.paraver.format import _format, gather
+        from nsys2prv.paraver.format import _format
 
         z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
         paint_states(z, z, one, z, z, z, 2)
         nesting_depth(z, z, one)
         innermost_enclosing(z, z, one, z, z)
         mask_durations(z, z, one, z, 1, 1)
-        gather(z, z, one, z, np.zeros(1, np.int8))
         _format(z, z, one, z, 0, 1, np.empty(64, np.uint8))
     finally:
         if block and sys.modules.get("scipy.linalg", 0) is None:

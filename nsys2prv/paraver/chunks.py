@@ -26,7 +26,7 @@ import numpy as np
 
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import gather, write_records
+from nsys2prv.paraver.format import write_records
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate.records import StateIntervals, Translation
 
@@ -58,19 +58,6 @@ class ChunkMeta:
     types_used: set[int] = field(default_factory=set)
 
 
-class _Rows:
-    def __init__(self, model: Model):
-        self.fields = Fields(model)
-        self.mats, self.marks, self.times, self.keys = [], [], [], []
-
-    def add(self, time, key, cols, marks) -> None:
-        if len(time):
-            self.mats.append(np.column_stack(cols).astype(np.int64))
-            self.marks.append(np.broadcast_to(marks, self.mats[-1].shape).astype(np.int8))
-            self.times.append(np.asarray(time, np.int64))
-            self.keys.append(key)
-
-
 def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
     """``translate.paint`` restricted to the global threads ``lanes`` (sorted)."""
     from nsys2prv.translate import paint
@@ -78,7 +65,9 @@ def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -
     return paint(out, model, t_end, lanes)
 
 
-def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str) -> ChunkMeta:
+def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str,
+                consume: bool = False) -> ChunkMeta:
+    """Write the report's chunk file; ``consume``: empty ``out``'s batches as they are laid out."""
     from nsys2prv.translate import trace_end
 
     lanes = np.array(sorted(g for t in model.tasks if t.report == report for g in t.threads), np.int64)
@@ -98,43 +87,67 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         names.append((t, list(labels.names[t])))
         code += len(labels.names[t])
 
-    rows = _Rows(model)
-    n = len(states.thread)
-    smarks = np.zeros((n, 8), np.int8)
-    smarks[:, 6] = np.where(states.end == t_open, OPEN, 0)
-    rows.add(states.start, sort_key(1, np.zeros(n, np.int64), states.thread), rows.fields.states(states), smarks)
+    # The records are laid out directly in their sorted position: first every record's sort key
+    # and width, then each batch's columns scattered into one preallocated flat array (no
+    # per-batch matrices, no unsorted copy); with ``consume`` each batch is dropped once laid out.
+    fields = Fields(model)
+    n_states = len(states.thread)
+    batches = [(i, b) for i, b in enumerate(out.events) if len(b)]
+    comms = [(i, c) for i, c in enumerate(out.comms) if len(c)]
+    times = [states.start] + [b.time for _, b in batches] + [c.log_send for _, c in comms]
+    keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
+            + [sort_key(2, b.order, np.full(len(b), report)) for _, b in batches]
+            + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for _, c in comms])
+    widths = [8] + [6 + 2 * len(b.pairs) for _, b in batches] + [15] * len(comms)
+    sizes = [len(t) for t in times]
+    time = np.concatenate(times).astype(np.int64, copy=False)
+    key = np.concatenate(keys).astype(np.int64, copy=False)
+    del times, keys
+    perm = np.lexsort((key, time))
+    time, key = time[perm], key[perm]
+    lens = np.repeat(np.asarray(widths, np.int64), sizes)
+    offs = np.zeros(len(time) + 1, np.int64)
+    np.cumsum(lens[perm], out=offs[1:])
+    del lens
+    where = np.empty(len(time), np.int64)            # record (input order) -> its first field
+    where[perm] = offs[:-1]
+    del perm
+    flat = np.empty(int(offs[-1]), np.int64)
+    marks = np.zeros(len(flat), np.int8)
+
+    dst = where[:n_states]
+    for j, col in enumerate(fields.states(states)):
+        flat[dst + j] = col
+    marks[dst[states.end == t_open] + 6] = OPEN
+    lo = n_states
+    del states, dst
     n_events = 0
-    for b in out.events:
+    for i, b in batches:
         n = len(b)
-        if not n:
-            continue
-        cols, dynamic = rows.fields.events(b, labels.encode)
-        rows.add(b.time, sort_key(2, b.order, np.full(n, report)), cols,
-                 np.array([DYN if d else 0 for d in dynamic], np.int8))
+        cols, dynamic = fields.events(b, labels.encode)
+        dst = where[lo:lo + n]
+        for j, col in enumerate(cols):
+            flat[dst + j] = col
+            if dynamic[j]:
+                marks[dst + j] = DYN
+        del cols
+        if consume:
+            out.events[i] = None
+        lo += n
         n_events += n
     n_comms = 0
-    for c in out.comms:
+    for i, c in comms:
         n = len(c)
-        if not n:
-            continue
-        rows.add(c.log_send, sort_key(3, np.zeros(n, np.int64), np.full(n, report)), rows.fields.comms(c),
-                 np.zeros(1, np.int8))
+        dst = where[lo:lo + n]
+        for j, col in enumerate(fields.comms(c)):
+            flat[dst + j] = col
+        if consume:
+            out.comms[i] = None
+        lo += n
         n_comms += n
-
-    if rows.mats:
-        lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in rows.mats])
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-        flat = np.concatenate([m.ravel() for m in rows.mats])
-        marks = np.concatenate([m.ravel() for m in rows.marks])
-        time = np.concatenate(rows.times)
-        key = np.concatenate(rows.keys).astype(np.int64)
-        rows.mats = rows.marks = None
-        perm = np.lexsort((key, time)).astype(np.int64)
-        flat, offs, marks = gather(flat, offs, lens, perm, marks)
-        time, key = time[perm], key[perm]
-    else:
-        z = np.zeros(0, np.int64)
-        flat, time, key, offs, marks = z, z, z, np.zeros(1, np.int64), np.zeros(0, np.int8)
+    del where, batches, comms
+    if consume:
+        out.events, out.states, out.comms = [], [], []
     nrec = len(time)
     with open(path, "wb") as fh:
         hdr = np.zeros(HEADER, np.int64)
@@ -142,7 +155,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         hdr.tofile(fh)
         for a in (time, key, offs, flat, marks):
             np.ascontiguousarray(a).tofile(fh)
-    return ChunkMeta(path, nrec, len(states.thread), n_events, n_comms, end, names, used)
+    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used)
 
 
 class _Reader:

@@ -47,24 +47,3 @@ def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm
         n = _format(flat, offs, lens, perm, lo, hi, buf)
         fh.write(memoryview(buf[:n]))
 
-
-@njit(cache=True)
-def gather(flat, offs, lens, perm, marks):
-    """Records ``perm[i]`` laid out contiguously in that order: (flat, offsets (n+1), marks)."""
-    n = len(perm)
-    new_offs = np.empty(n + 1, np.int64)
-    pos = 0
-    for k in range(n):
-        new_offs[k] = pos
-        pos += lens[perm[k]]
-    new_offs[n] = pos
-    out = np.empty(pos, np.int64)
-    out_marks = np.empty(pos, np.int8)
-    for k in range(n):
-        r = perm[k]
-        o = offs[r]
-        p = new_offs[k]
-        for f in range(lens[r]):
-            out[p + f] = flat[o + f]
-            out_marks[p + f] = marks[o + f]
-    return out, new_offs, out_marks

@@ -307,5 +307,9 @@ def translate(job: RankJob) -> RankResult:
         return res
     from nsys2prv.paraver.chunks import write_chunk
 
-    res.chunk = write_chunk(out, job.model, r, job.types, job.chunk)
+    res.chunk = write_chunk(out, job.model, r, job.types, job.chunk, consume=True)
+    del out
+    from nsys2prv.memory import release
+
+    release()                               # the next report of this worker starts from a trimmed heap
     return res

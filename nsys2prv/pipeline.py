@@ -239,7 +239,10 @@ def convert(cfg: Config, log=print) -> Summary:
         msg = _message_chunk(cfg, messages, clocks, model, types, work, len(sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        pop = popm.compute(popm.combine([r.pop for r in results], model, cfg.nccl_as), region=cfg.region,
+        inputs = popm.combine([r.pop for r in results], model, cfg.nccl_as)
+        for r in results:
+            r.pop = None                # combined: the reports' partials are no longer needed
+        pop = popm.compute(inputs, region=cfg.region,
                            iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
         tick("POP")
         try:

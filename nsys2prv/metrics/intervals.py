@@ -17,25 +17,27 @@ from numba import njit
 
 
 @njit(cache=True)
-def _sweep(order, group, time, cls, delta, n_groups, n_cls):
+def _sweep(order, group, time, cls, n_groups, n_cls):
+    n = len(group)
     out = np.zeros((n_groups, 1 << n_cls), np.int64)
     counts = np.zeros(n_cls, np.int64)
     prev_g = -1
     prev_t = 0
     mask = 0
     for k in range(len(order)):
-        i = order[k]
+        p = order[k]
+        i = p if p < n else p - n
         g = group[i]
         if g != prev_g:
             counts[:] = 0
             mask = 0
             prev_g = g
-            prev_t = time[i]
-        elif time[i] > prev_t:
-            out[g, mask] += time[i] - prev_t
-            prev_t = time[i]
+            prev_t = time[p]
+        elif time[p] > prev_t:
+            out[g, mask] += time[p] - prev_t
+            prev_t = time[p]
         c = cls[i]
-        counts[c] += delta[i]
+        counts[c] += 1 if p < n else -1
         if counts[c] > 0:
             mask |= 1 << c
         else:
@@ -52,16 +54,15 @@ def mask_durations(group, start, end, cls, n_groups: int, n_cls: int) -> np.ndar
     end = np.asarray(end, np.int64)
     cls = np.asarray(cls, np.int64)
     keep = end > start
-    group, start, end, cls = group[keep], start[keep], end[keep], cls[keep]
+    if not keep.all():
+        group, start, end, cls = group[keep], start[keep], end[keep], cls[keep]
+    del keep
     n = len(start)
     if n == 0 or n_groups == 0:
         return np.zeros((n_groups, 1 << n_cls), np.int64)
-    g2 = np.concatenate([group, group])
-    t2 = np.concatenate([start, end])
-    c2 = np.concatenate([cls, cls])
-    d2 = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])
-    order = np.lexsort((t2, g2)).astype(np.int64)
-    return _sweep(order, g2, t2, c2, d2, int(n_groups), int(n_cls))
+    t2 = np.concatenate([start, end])   # point i < n: a start (+1), i >= n: the end of i - n (-1)
+    order = np.lexsort((t2, np.concatenate([group, group]))).astype(np.int64, copy=False)
+    return _sweep(order, group, t2, cls, int(n_groups), int(n_cls))
 
 
 def union(start, end) -> tuple[np.ndarray, np.ndarray]:
@@ -91,6 +92,12 @@ def clip_to_windows(start, end, win_lo, win_hi):
     hi = np.asarray(win_hi, np.int64)
     if len(lo) and (np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0)):
         raise ValueError("windows must have non-decreasing starts and ends")
+    if len(lo) == 1:                                  # one window (the usual case): fewer temporaries
+        s = np.maximum(start, lo[0])
+        e = np.minimum(end, hi[0])
+        keep = e > s
+        row = np.flatnonzero(keep).astype(np.int64, copy=False)
+        return row, np.zeros(len(row), np.int64), s[keep], e[keep]
     i0 = np.searchsorted(hi, start, side="right")     # first window ending after the start
     i1 = np.searchsorted(lo, end, side="left")        # windows starting before the end
     n = np.maximum(i1 - i0, 0)

@@ -3,7 +3,6 @@ and steps aside (to sqlite3) whenever it could not: text columns, mixed column t
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from pathlib import Path

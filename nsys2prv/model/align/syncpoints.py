@@ -83,6 +83,13 @@ def _rows(frames: list[pd.DataFrame], model: Model) -> pd.DataFrame:
     return df
 
 
+def _frame(report: int, df: pd.DataFrame, id_col: str, keep: np.ndarray, name, estimate, constrain) -> pd.DataFrame:
+    """The sync rows of one report: the ``keep`` rows of ``df`` with their process and labels."""
+    return pd.DataFrame({"report": report, "pid": pid_of(df[id_col].to_numpy(np.int64)[keep]), "name": name,
+                         "start": df["start"].to_numpy(np.int64)[keep], "end": df["end"].to_numpy(np.int64)[keep],
+                         "estimate": estimate, "constrain": constrain})
+
+
 def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
     frames = []
     for r, tabs in enumerate(tables):
@@ -94,11 +101,7 @@ def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         if not keep.any():
             continue
         sync = name[keep].isin(MPI_SYNC).to_numpy()
-        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["tid"].to_numpy(np.int64)[keep]),
-                                    "name": "mpi:" + name[keep].to_numpy(object),
-                                    "start": df["start"].to_numpy(np.int64)[keep],
-                                    "end": df["end"].to_numpy(np.int64)[keep],
-                                    "estimate": sync, "constrain": True}))
+        frames.append(_frame(r, df, "tid", keep, "mpi:" + name[keep].to_numpy(object), sync, True))
     return _rows(frames, model)
 
 
@@ -112,12 +115,8 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         keep = per_name(name, lambda n: NCCL_KERNEL.search(n) is not None)
         if not keep.any():
             continue
-        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["gpid"].to_numpy(np.int64)[keep]),
-                                    "name": "nccl:" + name[keep].to_numpy(object),
-                                    "start": df["start"].to_numpy(np.int64)[keep],
-                                    "end": df["end"].to_numpy(np.int64)[keep],
-                                    "estimate": True,
-                                    "constrain": per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None)}))
+        frames.append(_frame(r, df, "gpid", keep, "nccl:" + name[keep].to_numpy(object), True,
+                             per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None)))
     return _rows(frames, model)
 
 
@@ -132,10 +131,7 @@ def marker_rows(tables: list[dict], model: Model, marker: str) -> pd.DataFrame:
         keep = ((name == marker) | (qualified == marker)).to_numpy()
         if not keep.any():
             continue
-        frames.append(pd.DataFrame({"report": r, "pid": pid_of(df["tid"].to_numpy(np.int64)[keep]),
-                                    "name": "marker:" + marker, "start": df["start"].to_numpy(np.int64)[keep],
-                                    "end": df["end"].to_numpy(np.int64)[keep], "estimate": True,
-                                    "constrain": True}))
+        frames.append(_frame(r, df, "tid", keep, "marker:" + marker, True, True))
     return _rows(frames, model)
 
 

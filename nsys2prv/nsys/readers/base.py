@@ -100,3 +100,16 @@ def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
         df[c] = int64(df[c])
     df["corr"] = int64(df["corr"], fill=-1)
     return df, res
+
+
+def host_rows(frames: list[pd.DataFrame]) -> tuple[pd.DataFrame, ReadResult] | None:
+    """Rows of one or more host-side tables (start, end, tid, ...) as one frame: counted, time
+    hygiene applied (``interval_frame``), ``tid`` as int64; None when no table had rows to read."""
+    frames = [f for f in frames if f is not None]
+    if not frames:
+        return None
+    df = pd.concat(frames, ignore_index=True)
+    res = ReadResult(table=df, source_rows=len(df))
+    df = interval_frame(df, res)
+    df["tid"] = int64(df["tid"])
+    return df, res

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, int64, interval_frame,
+from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, host_rows, int64,
                                         read_gpu_activity, text_names)
 from nsys2prv.nsys.schema import Report
 
@@ -42,13 +42,10 @@ def _api_table(report: Report, table: str) -> pd.DataFrame | None:
 
 
 def read_api(report: Report) -> ReadResult | None:
-    parts = [p for p in (_api_table(report, EVENTS), _api_table(report, NODES)) if p is not None]
-    if not parts:
+    got = host_rows([_api_table(report, EVENTS), _api_table(report, NODES)])
+    if got is None:
         return None
-    df = pd.concat(parts, ignore_index=True)
-    res = ReadResult(table=df, source_rows=len(df))
-    df = interval_frame(df, res)
-    df["tid"] = int64(df["tid"])
+    df, res = got
     for col in ("graph_id", "exec_id", "node_id"):
         df[col] = int64(df[col])
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)

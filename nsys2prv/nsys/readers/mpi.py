@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names
 from nsys2prv.nsys.readers.nvtx import read_mpi_domain
 from nsys2prv.nsys.schema import Report
 
@@ -37,12 +37,10 @@ def _read_tables(report: Report) -> ReadResult | None:
         df = report.query(f"SELECT start, end, globalTid AS tid, textId{', ' + sel if sel else ''} FROM {table}")
         df["table"] = table
         frames.append(df)
-    if not frames:
+    got = host_rows(frames)
+    if got is None:
         return None
-    df = pd.concat(frames, ignore_index=True)
-    res = ReadResult(table=df, source_rows=len(df))
-    df = interval_frame(df, res)
-    df["tid"] = int64(df["tid"])
+    df, res = got
     df["name"] = text_names(report, df["textId"])
     for c in EXTRA:
         df[c] = int64(df[c] if c in df else np.full(len(df), np.nan), fill=_DEFAULTS[c])

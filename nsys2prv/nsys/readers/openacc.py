@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names
 from nsys2prv.nsys.schema import Report
 
 TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
@@ -25,12 +25,10 @@ def read(report: Report) -> ReadResult | None:
         df = report.query(f"SELECT start, end, globalTid AS tid, nameId, {c('eventKind', 'event_kind')}, "
                           f"{c('lineNo', 'line')}, {c('srcFile')}, {c('funcName')}, {c('bytes')} FROM {table}")
         parts.append(df.assign(table=kind))
-    if not parts:
+    got = host_rows(parts)
+    if got is None:
         return None
-    df = pd.concat(parts, ignore_index=True)
-    res = ReadResult(table=df, source_rows=len(df))
-    df = interval_frame(df, res)
-    df["tid"] = int64(df["tid"])
+    df, res = got
     df["event_kind"] = int64(df["event_kind"])
     df["bytes"] = np.maximum(int64(df["bytes"]), 0)
     df["name"] = text_names(report, df["nameId"])

@@ -1,3 +1,3 @@
-from nsys2prv.cli import main
+from nsys2prv.cli import entry
 
-main()
+entry()

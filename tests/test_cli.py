@@ -104,6 +104,23 @@ def test_installed_command_help_shows_examples():
     assert "Examples:" in out.stdout and "cuda_api_trace" in out.stdout and "--filter-nvtx" in out.stdout
 
 
+def test_command_leaves_fast_with_complete_output(ranks, tmp_path):
+    """``python -m nsys2prv`` ends with os._exit (no interpreter teardown): the exit code, the summary
+    on a pipe and every output file must still be complete."""
+    from paraver_validator import validate_trace
+
+    run = subprocess.run([sys.executable, "-m", "nsys2prv", "-m", *map(str, ranks), str(tmp_path / "t")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "wrote:" in run.stdout and run.stdout.rstrip().splitlines()[-1].startswith("  ")
+    trace = validate_trace(tmp_path / "t")
+    assert len(trace.events) > 0
+    bad = subprocess.run([sys.executable, "-m", "nsys2prv", str(tmp_path / "none.sqlite"), str(tmp_path / "u")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [f"nsys2prv: error: {tmp_path / 'none.sqlite'}: file not found"]
+
+
 def test_progress_bars_on_the_stages(ranks, tmp_path, capsys):
     from nsys2prv.config import Config
     from nsys2prv.pipeline import convert as run

@@ -252,7 +252,7 @@ def convert(cfg: Config, log=print) -> Summary:
                 from nsys2prv.paraver.writer import write_merged
                 chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
                 stats = write_merged(chunks, model, types, cfg.output, origin_epoch, cfg.compress, cfg.chunk_records,
-                                     progress=cfg.show_progress)
+                                     progress=cfg.show_progress, parts=merge_parts(cfg), work_dir=work)
             if cfg.wants("gpu_metrics"):
                 attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
                 if attributed is not None:
@@ -285,6 +285,13 @@ def convert(cfg: Config, log=print) -> Summary:
     summary_path.write_text(summary.to_json(), encoding="utf-8")
     summary.outputs.append(str(summary_path))
     return summary
+
+
+def merge_parts(cfg: Config) -> int:
+    """Processes for the merge: --jobs (default: the cores), here on this machine also with --dask."""
+    from nsys2prv.parallel import default_jobs
+
+    return cfg.jobs if cfg.jobs and cfg.jobs > 0 and cfg.dask is None else default_jobs()
 
 
 def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):

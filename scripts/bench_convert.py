@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time a conversion and measure its peak memory.
 
-Usage: bench_convert.py [--runs N] [--stages] OUT -- NSYS2PRV-ARGS...
+Usage: bench_convert.py [--runs N] [--stages] [--pss] OUT -- NSYS2PRV-ARGS...
 Example:
   python scripts/make_bench_inputs.py ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite /tmp/bench8 --ranks 8 --repeat 15
   python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- -m /tmp/bench8/rank*.sqlite            # warm cache
@@ -12,8 +12,10 @@ Prints one JSON line per run (and the best of the runs last):
   ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` reports);
 - peak_hwm_mb: the largest VmHWM (peak RSS) of any one process of the tree, sampled every 10 ms
   (a lower bound, but valid for every run, unlike ru_maxrss after the first);
-- peak_tree_pss_mb: the largest sum of PSS over the conversion's process tree, sampled every
-  10 ms (shared pages of forked workers counted once);
+- peak_tree_pss_mb (with --pss): the largest sum of PSS over the conversion's process tree, sampled
+  every 10 ms (shared pages of forked workers counted once). Reading smaps_rollup walks the page
+  tables under the process's memory lock and slowed the 8-rank conversion by 0.2-0.4 s, so it is
+  off unless asked for: time without it, measure memory with it;
 - with --stages, the stage times the conversion reports (NSYS2PRV_TIMING).
 """
 
@@ -61,18 +63,19 @@ def _hwm_kb(pid: int) -> int:
     return 0
 
 
-def _tree_pss(root: int, hwm: list | None = None) -> int:
+def _tree_pss(root: int, hwm: list | None = None, pss: bool = True) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        total += _pss_kb(pid)
+        if pss:
+            total += _pss_kb(pid)
         if hwm is not None:
             hwm[0] = max(hwm[0], _hwm_kb(pid))
         todo += _children(pid)
     return total
 
 
-def run_once(out: str, args: list[str], stages: bool) -> dict:
+def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict:
     cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
     env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -83,7 +86,7 @@ def run_once(out: str, args: list[str], stages: bool) -> dict:
 
     def sample():
         while not stop.is_set():
-            peak[0] = max(peak[0], _tree_pss(proc.pid, hwm))
+            peak[0] = max(peak[0], _tree_pss(proc.pid, hwm, pss))
             stop.wait(0.01)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -102,7 +105,7 @@ def run_once(out: str, args: list[str], stages: bool) -> dict:
     src = sum(c["source_rows"] for c in summary["categories"].values())
     res = {"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
            "records_per_s": round(total / wall), "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
-           "peak_tree_pss_mb": round(peak[0] / 1024, 1)}
+           "peak_tree_pss_mb": round(peak[0] / 1024, 1) if pss else None}
     if maxrss <= before:
         res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell
     res["peak_hwm_mb"] = round(hwm[0] / 1024, 1)   # the largest VmHWM sampled (any one process, every run)
@@ -120,17 +123,19 @@ def main() -> None:
         sys.exit(__doc__)
     sep = sys.argv.index("--")
     opts, args = sys.argv[1:sep], sys.argv[sep + 1:]
-    runs, stages = 1, False
+    runs, stages, pss = 1, False, False
     while opts and opts[0].startswith("--"):
         o = opts.pop(0)
         if o == "--runs":
             runs = int(opts.pop(0))
         elif o == "--stages":
             stages = True
+        elif o == "--pss":
+            pss = True
         else:
             sys.exit(f"unknown option {o}\n{__doc__}")
     out = opts[0]
-    results = [run_once(out, args, stages) for _ in range(runs)]
+    results = [run_once(out, args, stages, pss) for _ in range(runs)]
     for r in results:
         print(json.dumps(r))
     if runs > 1:

@@ -77,6 +77,46 @@ def test_jobs_1_and_2_are_identical(cases, tmp_path):
         same_outputs(one, two)
 
 
+def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkeypatch):
+    """The merge cut into 2-3 time ranges (forked processes, part files appended in order) writes
+    the bytes of the single merge, also with tiny rounds and with compression."""
+    from nsys2prv.paraver import writer
+
+    for name, args in cases:
+        one = run(["-j", "1", *args], tmp_path / f"one-{name}")
+        monkeypatch.setattr(writer, "MIN_SPLIT", 1)
+        for jobs, rounds in (("2", "10000000"), ("3", "5")):
+            split = run(["-j", jobs, "--chunk-records", rounds, *args], tmp_path / f"split{jobs}-{name}")
+            same_outputs(one, split)
+        gz = run(["-z", "-j", "3", *args], tmp_path / f"gz-{name}")
+        with gzip.open(f"{gz}.prv.gz", "rb") as fh:
+            assert fh.read() == Path(f"{one}.prv").read_bytes()
+        monkeypatch.setattr(writer, "MIN_SPLIT", 250_000)
+
+
+def test_split_points_keep_equal_times_together(tmp_path):
+    import numpy as np
+
+    from nsys2prv.paraver.chunks import HEADER, ChunkMeta, split_times
+
+    def chunk(path, times):
+        n = len(times)
+        hdr = np.zeros(HEADER, np.int64)
+        hdr[:2] = n, 0
+        with open(path, "wb") as fh:
+            for a in (hdr, np.asarray(times, np.int64), np.zeros(n, np.int64), np.zeros(n + 1, np.int64)):
+                a.tofile(fh)
+        return ChunkMeta(str(path), n, n, 0, 0, int(max(times, default=0)))
+
+    same = [chunk(tmp_path / "a", [5] * 1000), chunk(tmp_path / "b", [5] * 10)]
+    assert split_times(same, 4) == []                  # one time: nothing to cut
+    spread = [chunk(tmp_path / "c", range(0, 3000, 3)), chunk(tmp_path / "d", range(1, 3000, 3))]
+    cuts = split_times(spread, 3)
+    assert len(cuts) == 2 and 900 <= cuts[0] <= 1100 and 1900 <= cuts[1] <= 2100
+    skewed = [chunk(tmp_path / "e", [0] * 900 + list(range(1, 101)))]
+    assert split_times(skewed, 2) == []                # the median is the first time: no useful cut
+
+
 def test_compressed_output_is_the_plain_output(cases, tmp_path):
     name, args = cases[0]
     plain = run(args, tmp_path / "plain")

@@ -20,6 +20,7 @@ report order], so both paths write identical bytes.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,7 +162,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
 class _Reader:
     """Sections of one chunk file, read by slices (mapped only while a slice is copied)."""
 
-    def __init__(self, meta: ChunkMeta):
+    def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None):
         self.path, self.n = meta.path, meta.records
         with open(meta.path, "rb") as fh:
             self.nfields = int(np.fromfile(fh, np.int64, 2)[1])
@@ -170,6 +171,24 @@ class _Reader:
         self.o_offs = self.o_key + 8 * self.n
         self.o_flat = self.o_offs + 8 * (self.n + 1)
         self.o_marks = self.o_flat + 8 * self.nfields
+        # the records with t_lo <= time < t_hi (binary search in the mapped times: a few pages)
+        self.first, self.stop = 0, self.n
+        if self.n and (t_lo is not None or t_hi is not None):
+            times = np.memmap(self.path, np.int64, "r", self.o_time, (self.n,))
+            if t_lo is not None:
+                self.first = int(np.searchsorted(times, t_lo, "left"))
+            if t_hi is not None:
+                self.stop = int(np.searchsorted(times, t_hi, "left"))
+            del times
+
+    def sample(self, k: int) -> np.ndarray:
+        """About ``k`` times spread evenly over the chunk (for choosing split points)."""
+        if not self.n:
+            return np.zeros(0, np.int64)
+        times = np.memmap(self.path, np.int64, "r", self.o_time, (self.n,))
+        out = np.array(times[::max(1, self.n // max(1, k))])
+        del times
+        return out
 
     def read(self, what: str, lo: int, hi: int) -> np.ndarray:
         base = getattr(self, f"o_{what}")
@@ -188,25 +207,27 @@ class MergeStats:
 
 
 def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 16,
-          write=write_records, progress: bool = False) -> MergeStats:
+          write=write_records, progress=False, t_lo: int | None = None, t_hi: int | None = None) -> MergeStats:
     """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
 
     ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
-    round over all chunks (memory bound)."""
-    readers = [_Reader(c) for c in chunks]
-    cur = [0] * len(chunks)
+    round over all chunks (memory bound); ``t_lo``/``t_hi``: only the records with
+    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar."""
+    readers = [_Reader(c, t_lo, t_hi) for c in chunks]
+    cur = [r.first for r in readers]
     stats = MergeStats()
-    active = [i for i, r in enumerate(readers) if r.n]
-    bar = None
-    if progress:
+    active = [i for i, r in enumerate(readers) if r.stop > r.first]
+    bar = None if progress is False else progress
+    if progress is True:
         from tqdm import tqdm
-        bar = tqdm(total=sum(r.n for r in readers), desc="write", unit="record", unit_scale=True, leave=False)
+        bar = tqdm(total=sum(r.stop - r.first for r in readers), desc="write", unit="record", unit_scale=True,
+                   leave=False)
     while active:
         per = max(1, budget // len(active))
         wins = {}
         for i in active:
             r = readers[i]
-            hi = min(cur[i] + per, r.n)
+            hi = min(cur[i] + per, r.stop)
             wins[i] = (r.read("time", cur[i], hi), r.read("key", cur[i], hi))
         # the smallest window maximum: every record <= it, from every chunk, is next in the output
         lim = min((int(t[-1]), int(k[-1])) for t, k in wins.values())
@@ -257,7 +278,66 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
         write(fh, flat, offs, lens, perm)
         if bar is not None:
             bar.update(len(time))
-        active = [i for i in active if cur[i] < readers[i].n]
+        active = [i for i in active if cur[i] < readers[i].stop]
+    if progress is True:
+        bar.close()
+    return stats
+
+
+def split_times(chunks: list[ChunkMeta], parts: int, per_chunk: int = 4096) -> list[int]:
+    """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
+    size (records of one time always fall in one part, so each part is a plain merge)."""
+    samples = [_Reader(c).sample(per_chunk * c.records // max(1, max(x.records for x in chunks)) + 1)
+               for c in chunks]
+    allt = np.sort(np.concatenate(samples)) if samples else np.zeros(0, np.int64)
+    if parts < 2 or len(allt) < parts:
+        return []
+    cuts = np.unique(allt[(np.arange(1, parts) * len(allt)) // parts])
+    return [int(t) for t in cuts if t > allt[0]]
+
+
+def _merge_part(part: tuple) -> MergeStats:
+    """One part of a split merge, in a worker process: its records into a file of their own."""
+    chunks, values, end_ns, path, budget, t_lo, t_hi = part
+    with open(path, "wb", buffering=1 << 20) as fh:
+        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi)
+
+
+def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int, parts: int,
+                work_dir, progress: bool = False) -> MergeStats:
+    """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
+    into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
+    bytes as one merge: each part is the sorted run of the records of its time range)."""
+    import multiprocessing as mp
+    import shutil
+    from concurrent.futures import ProcessPoolExecutor
+
+    cuts = split_times(chunks, parts)
+    if not cuts:
+        return merge(chunks, values, end_ns, fh, budget, progress=progress)
+    bounds = [None, *cuts, None]
+    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in range(1, len(bounds) - 1)]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
+    stats = MergeStats()
+    with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork")) as pool:
+        futures = [pool.submit(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1]))
+                   for p, path in zip(range(1, len(bounds) - 1), paths)]
+        first = merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
+                      t_hi=bounds[1])
+        results = [f.result() for f in futures]
+    for m in [first, *results]:
+        stats.states += m.states
+        stats.events += m.events
+        stats.comms += m.comms
+    for m, path in zip(results, paths):
+        with open(path, "rb") as src:
+            shutil.copyfileobj(src, fh, 1 << 22)
+        os.unlink(path)
+        if bar is not None:
+            bar.update(m.states + m.events + m.comms)
     if bar is not None:
         bar.close()
     return stats

@@ -25,6 +25,9 @@ from nsys2prv.paraver.row import render_row
 from nsys2prv.translate.records import StateIntervals, Translation
 
 
+MIN_SPLIT = 250_000          # records per part below which a split merge costs more than it saves
+
+
 @dataclass
 class WriteStats:
     states: int
@@ -159,10 +162,12 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 
 
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
-                 compress: bool = False, budget: int = 1 << 16, progress: bool = False) -> WriteStats:
+                 compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
+                 work_dir: Path | None = None) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
-    report's names, END = the latest record of any report, then a streaming k-way merge."""
-    from nsys2prv.paraver.chunks import merge
+    report's names, END = the latest record of any report, then a streaming k-way merge (cut by
+    time into ``parts`` processes when there are at least MIN_SPLIT records per part)."""
+    from nsys2prv.paraver.chunks import merge, merge_split
 
     names: dict[int, list] = {}
     for c in chunks:
@@ -177,8 +182,14 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     end_ns = max((c.end for c in chunks), default=0)
     stats = []
 
+    total = sum(c.records for c in chunks)
+    parts = max(1, min(parts, total // MIN_SPLIT)) if work_dir is not None else 1
+
     def body(fh):
-        stats.append(merge(chunks, values, end_ns, fh, budget, write_records, progress))
+        if parts > 1:
+            stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress))
+        else:
+            stats.append(merge(chunks, values, end_ns, fh, budget, write_records, progress))
 
     targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
     m = stats[0]

@@ -123,12 +123,21 @@ def align(cfg: Config, infos: list, scans: list, model):
     return alignment, messages
 
 
-def _rss_mb() -> float:
+def _rss_mb(field: str = "VmRSS") -> float:
     try:
         with open("/proc/self/status") as fh:
-            return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024
+            return next(int(line.split()[1]) for line in fh if line.startswith(field + ":")) / 1024
     except (OSError, StopIteration):
         return 0.0
+
+
+def _reset_peak() -> None:
+    """Start a new VmHWM (peak RSS) period for this process (Linux; elsewhere a no-op)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
 
 
 class _Timer:
@@ -143,7 +152,9 @@ class _Timer:
     def __call__(self, stage: str) -> None:
         if self.on:
             t = self.now()
-            self.err.write(f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB)\n")
+            self.err.write(f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB, "
+                           f"peak {_rss_mb('VmHWM'):.0f} MB)\n")
+            _reset_peak()
             self.t = t
 
 

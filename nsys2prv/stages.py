@@ -282,7 +282,7 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
 
 def translate(job: RankJob) -> RankResult:
     from nsys2prv.metrics import gpu_attribution
-    from nsys2prv.metrics.pop import _task_lookup, collect_partial
+    from nsys2prv.metrics.pop import _task_lookup, collect_partial, exclusive_devices
     from nsys2prv.translate import translate_report
     from nsys2prv.translate.context import Context
 
@@ -293,7 +293,8 @@ def translate(job: RankJob) -> RankResult:
     out = Translation()
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
-    pop = collect_partial(r, tables, _task_lookup(job.model), job.clock, job.pop_names)
+    pop = collect_partial(r, tables, _task_lookup(job.model), job.clock, job.pop_names,
+                          None if job.pop_names else exclusive_devices(job.model))
     attributed = gpu_attribution.partial(r, tables, job.model, job.info.devmap) if job.attribution else None
     if "cuda_api" in tables:
         calls = tables["cuda_api"]

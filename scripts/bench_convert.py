@@ -16,13 +16,15 @@ Prints one JSON line per run (and the best of the runs last):
   every 10 ms (shared pages of forked workers counted once). Reading smaps_rollup walks the page
   tables under the process's memory lock and slowed the 8-rank conversion by 0.2-0.4 s, so it is
   off unless asked for: time without it, measure memory with it;
-- with --stages, the stage times the conversion reports (NSYS2PRV_TIMING).
+- with --stages, per stage of the main process: [seconds, RSS after, peak RSS during] (MB), as the
+  conversion reports them (NSYS2PRV_TIMING).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -112,9 +114,9 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     if stages:
         res["stages"] = {}
         for line in (err or "").splitlines():
-            if "nsys2prv timing:" in line:
-                stage, rest = line.split("timing: ")[1].rsplit(" ", 5)[0], line.rsplit(" ", 5)[1:]
-                res["stages"][stage] = [float(rest[0]), float(rest[3])]   # seconds, main RSS MB after
+            m = re.search(r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB\)", line)
+            if m:   # seconds, the main process's RSS after the stage and its peak during it (MB)
+                res["stages"][m[1]] = [float(m[2]), float(m[3]), float(m[4])]
     return res
 
 

@@ -45,7 +45,9 @@ def cases(tmp_path_factory):
     d = tmp_path_factory.mktemp("scale")
     ranks = [build_rank(d / f"rank{r}.sqlite", "3.13.2", r) for r in (0, 1)]
     full = build_full(d / "full.sqlite", "3.22")
+    shared = [build_rank(d / f"shared{r}.sqlite", "3.0.0", r, host="nodeA") for r in (0, 1)]   # one GPU 0
     out = [("two ranks", ["-m", *ranks]),
+           ("two ranks on one GPU", ["-m", *shared]),
            ("filter", ["-t", "cuda_api,nvtx,mpi", "-m", *ranks, "-f", "compute"]),
            ("everything", ["-t", "all,osrt", full])]
     if MPI4.exists():
@@ -115,6 +117,33 @@ def test_split_points_keep_equal_times_together(tmp_path):
     assert len(cuts) == 2 and 900 <= cuts[0] <= 1100 and 1900 <= cuts[1] <= 2100
     skewed = [chunk(tmp_path / "e", [0] * 900 + list(range(1, 101)))]
     assert split_times(skewed, 2) == []                # the median is the first time: no useful cut
+
+
+def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_path, monkeypatch):
+    """Without --region/--iterations the workers reduce the host calls and the GPUs only one task
+    uses to mask durations; the POP results must equal those from every interval (no reduction)."""
+    from nsys2prv.metrics import pop
+
+    seen = []
+    real = pop.collect_partial
+
+    def spy(*a, **k):
+        part = real(*a, **k)
+        seen.append((part.dev_pre is not None and len(part.dev_pre[0]) > 0,
+                     part.host_pre is not None and len(part.host_pre[0]) > 0, len(part.dev[0]) > 0))
+        return part
+
+    monkeypatch.setattr(pop, "collect_partial", spy)
+    for name, args in cases:
+        reduced = run(["-j", "1", *args], tmp_path / f"red-{name}")
+        monkeypatch.setattr(pop, "exclusive_devices", lambda model: None)
+        full = run(["-j", "1", *args], tmp_path / f"full-{name}")
+        monkeypatch.undo()
+        monkeypatch.setattr(pop, "collect_partial", spy)
+        same_outputs(reduced, full)
+    reduced_runs = [x for x in seen if x[1]]           # the full runs reduce nothing
+    assert any(d for d, _, _ in reduced_runs)          # GPUs reduced in the worker ...
+    assert any(kept for _, _, kept in reduced_runs)    # ... and GPUs two tasks share, kept as intervals
 
 
 def test_compressed_output_is_the_plain_output(cases, tmp_path):

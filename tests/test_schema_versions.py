@@ -41,7 +41,7 @@ TAG_LAUNCH, TAG_MEMOP = 55001, 55002
 
 def build_rank(path: Path, schema: str, rank: int, **kw) -> Path:
     """The scenario of one rank.  Names are as nsys stores them (``_vNNNN`` suffixes)."""
-    host = ("nodeA", "nodeB")[rank]
+    host = kw.pop("host", ("nodeA", "nodeB")[rank])
     kw.setdefault("session_start_ns", SESSION0 + rank * SHIFT)
     b = NsysBuilder(path, schema=schema, host=host, env={"PMI_RANK": str(rank), "SLURM_JOB_ID": "77"}, **kw)
     b.process(PID, "./app")

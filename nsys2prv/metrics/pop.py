@@ -45,6 +45,11 @@ class PopInputs:
     excluded_processes: list[str]
     nvtx: list[pd.DataFrame]            # per report: aligned start, end, name (ranges only)
     notes: list[str] = field(default_factory=list)
+    # measures the workers reduced for the trace window only (see PopPartial): (D, 8), (H, 4), (D,), (D,)
+    dev_pre: np.ndarray | None = None
+    host_pre: np.ndarray | None = None
+    first_kernel_pre: np.ndarray | None = None
+    first_nccl_pre: np.ndarray | None = None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -81,12 +86,19 @@ def _report_span(tabs: dict, off) -> tuple[int, int] | None:
 class PopPartial:
     """What one report contributes to the POP inputs, reduced: per (task, device, class) and per
     (task, class) the *union* of its intervals (unions keep every measure of the sweeps exact),
-    the report's span, which host kinds it has, and its NVTX ranges (only the named ones)."""
+    the report's span, which host kinds it has, and its NVTX ranges (only the named ones).  When
+    only the trace window is measured (no --region/--iterations), the host intervals and those of
+    GPUs no other task uses are reduced to their mask durations here, in the worker."""
     span: tuple[int, int] | None
     dev: tuple                          # (task, device, cls, start, end) arrays, unions
     host: tuple                         # (task, cls, start, end) arrays, unions
     has: dict
     nvtx: pd.DataFrame
+    # reduced in the worker (``exclusive`` given: only the trace window will be measured): per GPU used
+    # by this task alone (task, device, mask durations (k, 8), first kernel, first NCCL kernel start)
+    # and per task (task, mask durations (k, 4)) -- a few numbers instead of every interval
+    dev_pre: tuple | None = None
+    host_pre: tuple | None = None
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -117,9 +129,33 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
     return (*[k[idx] for k in ks], np.concatenate(out_s), np.concatenate(out_e))
 
 
-def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None) -> PopPartial:
+def exclusive_devices(model) -> set[tuple[int, int]]:
+    """(task, device id) of every GPU (node, device id) whose streams belong to one task only."""
+    users: dict[tuple[int, int], set[int]] = {}
+    for th in model.threads:
+        if th.kind == "gpu":
+            users.setdefault((model.tasks[th.task].node, int(th.key[1])), set()).add(th.task)
+    return {(next(iter(ts)), dev) for (_, dev), ts in users.items() if len(ts) == 1}
+
+
+def _reduce_devices(task, dev_id, cls, s, e, exclusive) -> tuple[np.ndarray, tuple]:
+    """Rows kept as intervals (a GPU shared with other tasks), and the reduced exclusive GPUs."""
+    code = task * (1 << 32) + dev_id
+    wanted = np.array(sorted(t * (1 << 32) + d for t, d in exclusive), np.int64)
+    mine = np.isin(code, wanted)
+    ukeys, g = np.unique(code[mine], return_inverse=True)
+    g = g.astype(np.int64)
+    dur = mask_durations(g, s[mine], e[mine], cls[mine], len(ukeys), 3)
+    c = cls[mine]
+    first_k = first_start(g[c == KERNEL], s[mine][c == KERNEL], len(ukeys))
+    first_n = first_start(g[c == NCCL], s[mine][c == NCCL], len(ukeys))
+    return ~mine, (ukeys >> 32, ukeys & 0xFFFFFFFF, dur, first_k, first_n)
+
+
+def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, exclusive=None) -> PopPartial:
     """One report's PopPartial (``lookup``: (report, pid) -> task index; ``names``: NVTX range names
-    kept, None = all)."""
+    kept, None = all; ``exclusive``: ``exclusive_devices(model)`` to reduce in place, for a run that
+    measures the trace window only)."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -129,10 +165,15 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None) -> P
         cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
         d.append((task, df["device"].to_numpy(np.int64), cls.astype(np.int64),
                   _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
+    dev_pre = host_pre = None
     if d:
         task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*d))
         ok = task >= 0
-        dev = _unions([task[ok], dev_id[ok], cls[ok]], s[ok], e[ok])
+        task, dev_id, cls, s, e = task[ok], dev_id[ok], cls[ok], s[ok], e[ok]
+        if exclusive is not None:
+            keep, dev_pre = _reduce_devices(task, dev_id, cls, s, e, exclusive)
+            task, dev_id, cls, s, e = task[keep], dev_id[keep], cls[keep], s[keep], e[keep]
+        dev = _unions([task, dev_id, cls], s, e)
     else:
         dev = _unions([np.zeros(0, np.int64)] * 3, np.zeros(0, np.int64), np.zeros(0, np.int64))
     has = {}
@@ -146,12 +187,19 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None) -> P
             continue
         h.append((_tasks_of(report, df["tid"], lookup), np.full(len(df), c, np.int64),
                   _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
-    if h:
+    z = np.zeros(0, np.int64)
+    if h and exclusive is not None:          # a task's calls are all in its report: reduce them here
+        task, c, s, e = (np.concatenate(x) for x in zip(*h))
+        ok = task >= 0
+        tasks, g = np.unique(task[ok], return_inverse=True)
+        host_pre = (tasks, mask_durations(g.astype(np.int64), s[ok], e[ok], c[ok], len(tasks), 2))
+        host = (z, z, z, z)
+    elif h:
         task, c, s, e = (np.concatenate(x) for x in zip(*h))
         ok = task >= 0
         host = _unions([task[ok], c[ok]], s[ok], e[ok])
     else:
-        host = _unions([np.zeros(0, np.int64)] * 2, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        host = _unions([z] * 2, z, z)
     df = tabs.get("nvtx")
     if df is None or df.empty:
         nvtx = pd.DataFrame({"start": [], "end": [], "name": []})
@@ -161,7 +209,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None) -> P
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
                              "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
-    return PopPartial(_report_span(tabs, off), dev, host, has, nvtx)
+    return PopPartial(_report_span(tabs, off), dev, host, has, nvtx, dev_pre, host_pre)
 
 
 def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "communication") -> PopInputs:
@@ -180,12 +228,28 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> P
 
     # -- device intervals: key = (node index, device id) ---------------------------------------------
     devices: list[dict] = []
-    if parts and any(len(p.dev[0]) for p in parts):
+    pre = [p.dev_pre for p in parts if p.dev_pre is not None]
+    dev_pre = first_k = first_n = None
+    if parts and (any(len(p.dev[0]) for p in parts) or any(len(x[0]) for x in pre)):
         task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*[p.dev for p in parts]))
-        node = np.array([t.node for t in model.tasks], np.int64)[task]
-        key = node * (1 << 32) + dev_id
-        ukeys, group = np.unique(key, return_inverse=True)
-        owners = pd.DataFrame({"g": group, "task": task}).drop_duplicates()
+        node_of = np.array([t.node for t in model.tasks], np.int64)
+        key = node_of[task] * (1 << 32) + dev_id
+        ptask, pdev, pdur, pfk, pfn = ((np.concatenate(x) for x in zip(*pre)) if pre else
+                                       (np.zeros(0, np.int64),) * 2 + (np.zeros((0, 8), np.int64),)
+                                       + (np.zeros(0, np.int64),) * 2)
+        pkey = node_of[ptask] * (1 << 32) + pdev
+        ukeys = np.unique(np.concatenate([key, pkey]))
+        group = np.searchsorted(ukeys, key)
+        pgroup = np.searchsorted(ukeys, pkey)
+        owners = pd.DataFrame({"g": np.concatenate([group, pgroup]),
+                               "task": np.concatenate([task, ptask])}).drop_duplicates()
+        if pre:
+            dev_pre = np.zeros((len(ukeys), 8), np.int64)
+            np.add.at(dev_pre, pgroup, pdur)
+            first_k = np.full(len(ukeys), np.iinfo(np.int64).max, np.int64)
+            first_n = first_k.copy()
+            np.minimum.at(first_k, pgroup, pfk)
+            np.minimum.at(first_n, pgroup, pfn)
         for g, k in enumerate(ukeys):
             n, d = int(k >> 32), int(k & 0xFFFFFFFF)
             ranks = sorted(owners.loc[owners["g"] == g, "task"].tolist())
@@ -217,10 +281,17 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> P
     else:
         z = np.zeros(0, np.int64)
         host = (z, z, z, z)
+    host_pre = None
+    hpre = [p.host_pre for p in parts if p.host_pre is not None]
+    if hpre:
+        host_pre = np.zeros((len(counted), 4), np.int64)
+        for tasks, dur in hpre:
+            pi = proc_index[tasks]
+            np.add.at(host_pre, pi[pi >= 0], dur[pi >= 0])
     procs = [{"label": model.tasks[i].label, "rank": model.tasks[i].rank, "host": model.tasks[i].host,
               "node": model.tasks[i].node} for i in counted]
     return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
-                     [p.nvtx for p in parts], notes)
+                     [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -349,6 +420,13 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     D, H = len(inp.devices), len(inp.procs)
     ddur = _durations(inp.dev, D, 3, lo, hi, per_window)
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
+    if inp.dev_pre is not None or inp.host_pre is not None:
+        if per_window or len(lo) != 1 or (lo[0], hi[0]) != (inp.t0, inp.t1):
+            raise AssertionError("POP partials reduced in the workers measure the trace window only")
+        if inp.dev_pre is not None:
+            ddur[0] += inp.dev_pre
+        if inp.host_pre is not None:
+            hdur[0] += inp.host_pre
     Ts = (hi - lo) if per_window else np.array([int((hi - lo).sum())])
     dlabels = [d["label"] for d in inp.devices]
     plabels = [p["label"] for p in inp.procs]
@@ -418,6 +496,10 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
     g, s, _, c = inp.dev
     useful = (c == KERNEL) | ((c == NCCL) & (inp.nccl_as == "useful"))
     first = first_start(g[useful], s[useful], len(inp.devices))
+    if inp.first_kernel_pre is not None:
+        first = np.minimum(first, inp.first_kernel_pre)
+        if inp.nccl_as == "useful":
+            first = np.minimum(first, inp.first_nccl_pre)
     result["device"]["idle_before_first_kernel_ns"] = {
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
         for d, f in zip(inp.devices, first)}

@@ -192,7 +192,8 @@ def entry() -> None:
     """The console script (and ``python -m nsys2prv``): ``main``, then leave without the
     interpreter's teardown.  Freeing pandas', numba's and the worker pool's objects one by one took
     0.3-0.9 s after the work was done; every output file is closed by then, so only the standard
-    streams need a flush.  (``main`` itself stays an ordinary click command for in-process callers.)"""
+    streams need a flush.  (``main`` itself stays an ordinary click command for in-process callers;
+    under a profiler or tracer -- ``python -m cProfile -m nsys2prv`` -- the exit is the normal one.)"""
     import os
 
     code = 0
@@ -211,4 +212,6 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 code = code or 1
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)              # a profiler or coverage tool writes its results at exit
     os._exit(code)

@@ -237,12 +237,12 @@ def convert(cfg: Config, log=print) -> Summary:
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-        jobs = [RankJob(src, info, model, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
+        jobs = [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
                         types, clip, pop_names, cfg.wants("gpu_metrics"),
                         None if cfg.in_memory else str(work / f"r{src.index}.chunk"))
                 for src, info, clock, clip in zip(sources, infos, clocks, clips)]
         tick("B: model/align")
-        results = ex.map(translate, jobs, desc="translate")
+        results = ex.map(translate, jobs, desc="translate", shared=model)
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
@@ -274,7 +274,7 @@ def convert(cfg: Config, log=print) -> Summary:
             raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
     finally:
         if ex is not None:
-            ex.close()
+            ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
         from nsys2prv.paraver.cfgs import install_views

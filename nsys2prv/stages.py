@@ -245,7 +245,6 @@ def _read_p2p(src: Source):
 class RankJob:
     src: Source
     info: ReportInfo
-    model: Model
     clock: Clock                            # report time -> trace time
     categories: frozenset
     nvtx_index: dict[str, int]
@@ -280,7 +279,8 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
         tables[kind] = df
 
 
-def translate(job: RankJob) -> RankResult:
+def translate(job: RankJob, model: Model) -> RankResult:
+    """Stage C for one report (``model``: the run's resource model, sent once per worker)."""
     from nsys2prv.metrics import gpu_attribution
     from nsys2prv.metrics.pop import _task_lookup, collect_partial, exclusive_devices
     from nsys2prv.translate import translate_report
@@ -293,12 +293,12 @@ def translate(job: RankJob) -> RankResult:
     out = Translation()
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
-    pop = collect_partial(r, tables, _task_lookup(job.model), job.clock, job.pop_names,
-                          None if job.pop_names else exclusive_devices(job.model))
-    attributed = gpu_attribution.partial(r, tables, job.model, job.info.devmap) if job.attribution else None
+    pop = collect_partial(r, tables, _task_lookup(model), job.clock, job.pop_names,
+                          None if job.pop_names else exclusive_devices(model))
+    attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
-    ctx = Context(r, job.clock, job.model, job.categories, job.nvtx_index, tables, calls=calls,
+    ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=calls,
                   metric_types=job.metric_types, devmap=job.info.devmap)
     translate_report(ctx, out)
     del tables, calls, ctx, got
@@ -308,7 +308,7 @@ def translate(job: RankJob) -> RankResult:
         return res
     from nsys2prv.paraver.chunks import write_chunk
 
-    res.chunk = write_chunk(out, job.model, r, job.types, job.chunk, consume=True)
+    res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
     del out
     from nsys2prv.memory import release
 

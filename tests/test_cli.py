@@ -121,6 +121,21 @@ def test_command_leaves_fast_with_complete_output(ranks, tmp_path):
     assert bad.stderr.strip().splitlines() == [f"nsys2prv: error: {tmp_path / 'none.sqlite'}: file not found"]
 
 
+def test_worker_failure_ends_the_command_without_leftover_workers(ranks, tmp_path):
+    """A job failing in a forked worker: exit 3 with the one-line message, and no worker left
+    behind (a leftover worker would hold the pipes open and ``run`` would time out)."""
+    code = ("import sys, nsys2prv.stages as S\n"
+            "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
+            "S.translate = boom\n"
+            "from nsys2prv.cli import entry\n"
+            f"sys.argv = ['nsys2prv', '-j', '2', '-m', {str(ranks[0])!r}, {str(ranks[1])!r}, {str(tmp_path / 'x')!r}]\n"
+            "entry()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 3
+    assert run.stderr.strip().splitlines()[-1].startswith("nsys2prv: internal error: RuntimeError: boom in a worker")
+    assert not list(tmp_path.glob("x*"))
+
+
 def test_progress_bars_on_the_stages(ranks, tmp_path, capsys):
     from nsys2prv.config import Config
     from nsys2prv.pipeline import convert as run

@@ -110,12 +110,12 @@ def test_split_points_keep_equal_times_together(tmp_path):
                 a.tofile(fh)
         return ChunkMeta(str(path), n, n, 0, 0, int(max(times, default=0)))
 
-    same = [chunk(tmp_path / "a", [5] * 1000), chunk(tmp_path / "b", [5] * 10)]
+    same = [chunk(tmp_path / "a", [5] * 10000), chunk(tmp_path / "b", [5] * 10)]
     assert split_times(same, 4) == []                  # one time: nothing to cut
-    spread = [chunk(tmp_path / "c", range(0, 3000, 3)), chunk(tmp_path / "d", range(1, 3000, 3))]
-    cuts = split_times(spread, 3)
-    assert len(cuts) == 2 and 900 <= cuts[0] <= 1100 and 1900 <= cuts[1] <= 2100
-    skewed = [chunk(tmp_path / "e", [0] * 900 + list(range(1, 101)))]
+    spread = [chunk(tmp_path / "c", range(0, 300_000, 3)), chunk(tmp_path / "d", range(1, 300_000, 3))]
+    cuts = split_times(spread, 3)                      # (the chunks' indexes: every 256th time)
+    assert len(cuts) == 2 and 95_000 <= cuts[0] <= 105_000 and 195_000 <= cuts[1] <= 205_000
+    skewed = [chunk(tmp_path / "e", [0] * 90_000 + list(range(1, 10_001)))]
     assert split_times(skewed, 2) == []                # the median is the first time: no useful cut
 
 
@@ -221,3 +221,64 @@ def test_categories_added_later_are_read_and_cached(tmp_path):
     assert Report.opened == opened + 1
     ref = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "c")           # no cache at all
     same_outputs(full, ref)
+
+
+def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
+    """Chunk files of the real layout whose records are one field: a global record id."""
+    import numpy as np
+
+    from nsys2prv.paraver.chunks import HEADER, STRIDE, ChunkMeta
+
+    rng = np.random.default_rng(seed)
+    metas, all_t, all_k, all_id = [], [], [], []
+    next_id = 0
+    for c in range(n_chunks):
+        n = int(rng.choice([0, 1, 5, STRIDE - 1, STRIDE, 3 * STRIDE + 7, 20 * STRIDE]))
+        step = int(rng.choice([1, 10, 1000]))                       # dense and sparse chunks
+        t = np.sort(rng.integers(0, 50 * step, n)) + int(rng.integers(0, 5000))
+        k = np.sort(rng.integers(0, 4, n)) + (c << 8)               # (time, key) sorted within the chunk
+        order = np.lexsort((k, t))
+        t, k = t[order], k[order]
+        ids = np.arange(next_id, next_id + n, dtype=np.int64)
+        next_id += n
+        hdr = np.zeros(HEADER, np.int64)
+        hdr[:2] = n, n
+        path = tmp_path / f"c{c}.chunk"
+        with open(path, "wb") as fh:
+            for a in (hdr, t, k, np.arange(n + 1, dtype=np.int64), ids, np.zeros(n, np.int8)):
+                np.asarray(a).tofile(fh)
+        metas.append(ChunkMeta(str(path), n, n, 0, 0, int(t.max()) if n else 0, index=t[::STRIDE].copy()))
+        all_t.append(t)
+        all_k.append(k)
+        all_id.append(ids)
+    t, k, ids = (np.concatenate(x) for x in (all_t, all_k, all_id))
+    return metas, ids[np.lexsort((k, t))]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
+    """Index-driven rounds over 60 chunks of very different densities and sizes, with small and
+    large budgets and split into time parts, give exactly the global (time, key) order."""
+    import numpy as np
+
+    from nsys2prv.paraver.chunks import merge, split_times
+
+    metas, expected = _synthetic_chunks(tmp_path, 60, seed)
+    values = [np.zeros(0, np.int64)] * len(metas)
+
+    def collect(out):
+        def write(fh, flat, offs, lens, perm):
+            out.append(flat[offs[perm]])
+        return write
+
+    for budget in (1, 700, 1 << 16, 1 << 22):
+        got = []
+        merge(metas, values, 0, None, budget, write=collect(got))
+        assert np.array_equal(np.concatenate(got) if got else np.zeros(0, np.int64), expected), budget
+    cuts = split_times(metas, 4)
+    assert len(cuts) >= 2
+    bounds = [None, *cuts, None]
+    got = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        merge(metas, values, 0, None, 5000, write=collect(got), t_lo=lo, t_hi=hi)
+    assert np.array_equal(np.concatenate(got), expected)

@@ -35,6 +35,7 @@ KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
 DYN, OPEN = 1, 2            # marks: a local name code; the end of a thread's final state
 HEADER = 8
+STRIDE = 256                # a chunk's index keeps the time of every STRIDE-th record
 
 
 def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
@@ -57,6 +58,7 @@ class ChunkMeta:
     end: int                                   # the report's own trace end (max time of its records)
     names: list[tuple[int, list[str]]] = field(default_factory=list)   # local code space, in order
     types_used: set[int] = field(default_factory=set)
+    index: np.ndarray | None = None            # time of every STRIDE-th record (the merge's map)
 
 
 def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
@@ -156,13 +158,14 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         hdr.tofile(fh)
         for a in (time, key, offs, flat, marks):
             np.ascontiguousarray(a).tofile(fh)
-    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used)
+    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy())
 
 
 class _Reader:
-    """Sections of one chunk file, read by slices (mapped only while a slice is copied)."""
+    """Sections of one chunk file, read by slices through one open handle (or reopened per read
+    when there are more chunks than allowed open files)."""
 
-    def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None):
+    def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None, keep_open=True):
         self.path, self.n = meta.path, meta.records
         with open(meta.path, "rb") as fh:
             self.nfields = int(np.fromfile(fh, np.int64, 2)[1])
@@ -171,32 +174,60 @@ class _Reader:
         self.o_offs = self.o_key + 8 * self.n
         self.o_flat = self.o_offs + 8 * (self.n + 1)
         self.o_marks = self.o_flat + 8 * self.nfields
-        # the records with t_lo <= time < t_hi (binary search in the mapped times: a few pages)
-        self.first, self.stop = 0, self.n
-        if self.n and (t_lo is not None or t_hi is not None):
-            times = np.memmap(self.path, np.int64, "r", self.o_time, (self.n,))
-            if t_lo is not None:
-                self.first = int(np.searchsorted(times, t_lo, "left"))
-            if t_hi is not None:
-                self.stop = int(np.searchsorted(times, t_hi, "left"))
-            del times
+        self.index = meta.index if meta.index is not None else self._strided()
+        self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
+        # the records with t_lo <= time < t_hi
+        self.first = self._find(t_lo) if t_lo is not None else 0
+        self.stop = self._find(t_hi) if t_hi is not None else self.n
 
-    def sample(self, k: int) -> np.ndarray:
-        """About ``k`` times spread evenly over the chunk (for choosing split points)."""
+    def _strided(self) -> np.ndarray:
         if not self.n:
             return np.zeros(0, np.int64)
         times = np.memmap(self.path, np.int64, "r", self.o_time, (self.n,))
-        out = np.array(times[::max(1, self.n // max(1, k))])
+        out = np.array(times[::STRIDE])
         del times
         return out
+
+    def _find(self, t: int) -> int:
+        """First record with time >= t (the index narrows it to one STRIDE of times)."""
+        k = int(np.searchsorted(self.index, t, "left"))
+        lo, hi = max(0, (k - 1) * STRIDE), min(self.n, k * STRIDE)
+        return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
 
     def read(self, what: str, lo: int, hi: int) -> np.ndarray:
         base = getattr(self, f"o_{what}")
         dtype = np.int8 if what == "marks" else np.int64
         size = np.dtype(dtype).itemsize
+        if self.fh is not None:
+            self.fh.seek(base + lo * size)
+            return np.fromfile(self.fh, dtype, hi - lo)
         with open(self.path, "rb") as fh:
             fh.seek(base + lo * size)
             return np.fromfile(fh, dtype, hi - lo)
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _open_files_for(n: int) -> bool:
+    """Whether ``n`` more files may stay open (raising the soft limit when the hard one allows)."""
+    try:
+        import resource
+    except ImportError:
+        return n < 200
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 64
+    if soft == resource.RLIM_INFINITY or want <= soft:
+        return True
+    if hard == resource.RLIM_INFINITY or want <= hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            return True
+        except (ValueError, OSError):
+            pass
+    return False
 
 
 @dataclass
@@ -212,37 +243,62 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
 
     ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
     round over all chunks (memory bound); ``t_lo``/``t_hi``: only the records with
-    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar."""
-    readers = [_Reader(c, t_lo, t_hi) for c in chunks]
-    cur = [r.first for r in readers]
+    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar.
+
+    Each round takes, from every chunk, the records with time < LIM: they precede every record
+    left.  LIM comes from the chunks' indexes (the time of every STRIDE-th record): at most
+    STRIDE x (index entries < LIM) records of all chunks are < LIM, so LIM is the largest index time
+    that keeps a round near ``budget`` (at most ``budget`` + STRIDE/2 per chunk) whatever the number
+    of chunks, and chunks with nothing before LIM are not touched."""
+    keep_open = _open_files_for(len(chunks))
+    readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
+    try:
+        return _merge(readers, values, end_ns, fh, budget, write, progress, t_hi)
+    finally:
+        for r in readers:
+            r.close()
+
+
+def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeStats:
+    cur = np.array([r.first for r in readers], np.int64)
+    stop = np.array([r.stop for r in readers], np.int64)
+    allidx = np.sort(np.concatenate([r.index for r in readers])) if readers else np.zeros(0, np.int64)
+    top = np.iinfo(np.int64).max if t_hi is None else t_hi
     stats = MergeStats()
-    active = [i for i, r in enumerate(readers) if r.stop > r.first]
+    head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)   # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
         from tqdm import tqdm
-        bar = tqdm(total=sum(r.stop - r.first for r in readers), desc="write", unit="record", unit_scale=True,
-                   leave=False)
-    while active:
-        per = max(1, budget // len(active))
-        wins = {}
-        for i in active:
-            r = readers[i]
-            hi = min(cur[i] + per, r.stop)
-            wins[i] = (r.read("time", cur[i], hi), r.read("key", cur[i], hi))
-        # the smallest window maximum: every record <= it, from every chunk, is next in the output
-        lim = min((int(t[-1]), int(k[-1])) for t, k in wins.values())
-        parts = []
-        for i in active:
-            t, k = wins[i]
-            a = int(np.searchsorted(t, lim[0], "left"))
-            b = int(np.searchsorted(t, lim[0], "right"))
-            m = a + int(np.searchsorted(k[a:b], lim[1], "right"))
-            if m:
-                parts.append((i, t[:m], k[:m], cur[i], cur[i] + m))
+        bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
+    while (cur < stop).any():
+        active = np.flatnonzero(cur < stop)
+        # index entries < LIM = j bound the records < LIM by STRIDE * j (consumed ones included);
+        # each active chunk's last block is on average half used: aim at ``budget`` records read
+        j = (int(cur.sum()) + budget) // STRIDE + len(active) // 2
+        lim = int(allidx[j]) if j < len(allidx) else top
+        lim = min(lim, top)
+        floor = int(head[active].min())
+        if lim <= floor:                 # (many records of one time) at least every record of the first time
+            lim = floor + 1
         times, keys, flats, lens_all, drops = [], [], [], [], []
         base = 0
-        for i, t, k, lo, hi in parts:
+        for i in active:
+            if head[i] >= lim:
+                continue
             r = readers[i]
+            lo = int(cur[i])
+            k = int(np.searchsorted(r.index, lim, "left"))
+            ub = min(int(stop[i]), k * STRIDE)
+            if ub <= lo:                 # record ``lo`` is already at or after LIM: learn its time
+                head[i] = r.read("time", lo, lo + 1)[0]
+                continue
+            win = r.read("time", lo, min(int(stop[i]), ub + 1))
+            hi = lo + int(np.searchsorted(win[:ub - lo], lim, "left"))
+            head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
+            if hi == lo:
+                continue
+            t = win[:hi - lo]
+            k_ = r.read("key", lo, hi)
             offs = r.read("offs", lo, hi + 1)
             flat = r.read("flat", int(offs[0]), int(offs[-1]))
             marks = r.read("marks", int(offs[0]), int(offs[-1]))
@@ -257,11 +313,13 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
                 if len(late):
                     drops.append(np.searchsorted(rel, late, "right") - 1 + base)
             times.append(t)
-            keys.append(k)
+            keys.append(k_)
             flats.append(flat)
             lens_all.append(np.diff(rel))
             base += len(t)
             cur[i] = hi
+        if not times:
+            continue
         time, key = np.concatenate(times), np.concatenate(keys)
         lens = np.concatenate(lens_all)
         flat = np.concatenate(flats)
@@ -278,17 +336,15 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
         write(fh, flat, offs, lens, perm)
         if bar is not None:
             bar.update(len(time))
-        active = [i for i in active if cur[i] < readers[i].stop]
     if progress is True:
         bar.close()
     return stats
 
 
-def split_times(chunks: list[ChunkMeta], parts: int, per_chunk: int = 4096) -> list[int]:
+def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
     size (records of one time always fall in one part, so each part is a plain merge)."""
-    samples = [_Reader(c).sample(per_chunk * c.records // max(1, max(x.records for x in chunks)) + 1)
-               for c in chunks]
+    samples = [c.index if c.index is not None else _Reader(c, keep_open=False).index for c in chunks]
     allt = np.sort(np.concatenate(samples)) if samples else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []

@@ -220,9 +220,30 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
     metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
     sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
-    return Scan(info, tallies, model_keys(tables), domains, metrics, min(mins) if mins else None,
+    keys = model_keys(tables)
+    _trim_identity(info, keys)
+    return Scan(info, tallies, keys, domains, metrics, min(mins) if mins else None,
                 sum(len(df) for df in tables.values()), _first_occurrence(tables, filter_nvtx), sync,
                 _read_p2p(src) if src.p2p else None)
+
+
+def _trim_identity(info: ReportInfo, keys: dict[str, pd.DataFrame]) -> None:
+    """Keep the names of just the processes and threads the model will have: the captured lists
+    hold every process and thread of the host (CloverLeaf: 39 kB per report, kept for each of
+    hundreds of reports by the main process)."""
+    from nsys2prv.nsys.ids import pid_of, tid_of
+
+    tids, pids = set(), set()
+    for kind, df in keys.items():
+        if kind in CPU_KINDS:
+            g = df["tid"].to_numpy(np.int64)
+            tids.update(tid_of(g).tolist())
+            pids.update(pid_of(g).tolist())
+        elif kind in GPU_KINDS:
+            pids.update(pid_of(df["gpid"].to_numpy(np.int64)).tolist())
+    ident = info.identity
+    ident.thread_names = {t: n for t, n in ident.thread_names.items() if t in tids}
+    ident.process_names = {p: n for p, n in ident.process_names.items() if p in pids}
 
 
 def _read_p2p(src: Source):

@@ -113,7 +113,7 @@ def test_split_points_keep_equal_times_together(tmp_path):
     same = [chunk(tmp_path / "a", [5] * 10000), chunk(tmp_path / "b", [5] * 10)]
     assert split_times(same, 4) == []                  # one time: nothing to cut
     spread = [chunk(tmp_path / "c", range(0, 300_000, 3)), chunk(tmp_path / "d", range(1, 300_000, 3))]
-    cuts = split_times(spread, 3)                      # (the chunks' indexes: every 256th time)
+    cuts = split_times(spread, 3)                      # (the chunks' indexes: every 64th time)
     assert len(cuts) == 2 and 95_000 <= cuts[0] <= 105_000 and 195_000 <= cuts[1] <= 205_000
     skewed = [chunk(tmp_path / "e", [0] * 90_000 + list(range(1, 10_001)))]
     assert split_times(skewed, 2) == []                # the median is the first time: no useful cut

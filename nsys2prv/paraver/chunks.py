@@ -35,7 +35,8 @@ KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
 DYN, OPEN = 1, 2            # marks: a local name code; the end of a thread's final state
 HEADER = 8
-STRIDE = 256                # a chunk's index keeps the time of every STRIDE-th record
+STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
+ROUND_PER_CHUNK = 128       # a merge round reads at least this many records per chunk (on average)
 
 
 def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
@@ -246,10 +247,9 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar.
 
     Each round takes, from every chunk, the records with time < LIM: they precede every record
-    left.  LIM comes from the chunks' indexes (the time of every STRIDE-th record): at most
-    STRIDE x (index entries < LIM) records of all chunks are < LIM, so LIM is the largest index time
-    that keeps a round near ``budget`` (at most ``budget`` + STRIDE/2 per chunk) whatever the number
-    of chunks, and chunks with nothing before LIM are not touched."""
+    left.  LIM comes from the chunks' indexes (``_Limits``) so that a round reads at most
+    max(``budget``, ROUND_PER_CHUNK x chunks) + STRIDE x chunks records (memory: a constant plus
+    O(chunks)), and chunks with nothing before LIM are not touched."""
     keep_open = _open_files_for(len(chunks))
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
     try:
@@ -259,10 +259,46 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
             r.close()
 
 
+class _Limits:
+    """The rounds' time limits, from every chunk's index merged into one sorted list of (time,
+    chunk): walking it, each entry raises its chunk's upper bound of the records before the limit
+    (STRIDE x its entries so far, minus what was taken); a round's limit is the time of the first
+    entry that would grow the sum of the bounds by more than the budget (a round reads at most
+    budget + STRIDE records per chunk).  The walk is one pass over the index entries for the whole
+    merge (records / STRIDE steps)."""
+
+    def __init__(self, readers, budget: int):
+        idx = [r.index for r in readers]
+        times = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        owner = np.repeat(np.arange(len(idx)), [len(x) for x in idx])
+        order = np.argsort(times, kind="stable")
+        self.times, self.owner = times[order].tolist(), owner[order].tolist()
+        self.count = [0] * len(readers)
+        self.stop = [r.stop for r in readers]
+        self.j, self.budget = 0, budget
+
+    def next(self, cur: list[int], top: int) -> int:
+        count, stop, owner = self.count, self.stop, self.owner
+        # the records left in blocks already walked (< STRIDE per chunk) are read first anyway:
+        # the budget is for what the walk adds to them
+        grown = 0
+        j = self.j
+        while j < len(owner):
+            o = owner[j]
+            grow = max(0, min(stop[o], STRIDE * (count[o] + 1)) - cur[o]) - max(0, min(stop[o], STRIDE * count[o]) - cur[o])
+            if grown + grow > self.budget and grown > 0:
+                break
+            grown += grow
+            count[o] += 1
+            j += 1
+        self.j = j
+        return min(self.times[j], top) if j < len(owner) else top
+
+
 def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeStats:
     cur = np.array([r.first for r in readers], np.int64)
     stop = np.array([r.stop for r in readers], np.int64)
-    allidx = np.sort(np.concatenate([r.index for r in readers])) if readers else np.zeros(0, np.int64)
+    limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
     top = np.iinfo(np.int64).max if t_hi is None else t_hi
     stats = MergeStats()
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)   # a lower bound of the next time
@@ -272,11 +308,7 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeS
         bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
     while (cur < stop).any():
         active = np.flatnonzero(cur < stop)
-        # index entries < LIM = j bound the records < LIM by STRIDE * j (consumed ones included);
-        # each active chunk's last block is on average half used: aim at ``budget`` records read
-        j = (int(cur.sum()) + budget) // STRIDE + len(active) // 2
-        lim = int(allidx[j]) if j < len(allidx) else top
-        lim = min(lim, top)
+        lim = limits.next(cur.tolist(), top)
         floor = int(head[active].min())
         if lim <= floor:                 # (many records of one time) at least every record of the first time
             lim = floor + 1

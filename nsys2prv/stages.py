@@ -179,6 +179,9 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
+SCAN_VERSION = 2        # bump when a Scan's content changes (2: identity trimmed to the model's names)
+
+
 def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
     """Stage A for one report; the result itself is cached (per categories and -f range), so a
     warm start reads no table at all here."""
@@ -186,7 +189,7 @@ def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
 
     from nsys2prv.nsys.cache import TableCache, _hash
 
-    tag = _hash(repr((src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p)))
+    tag = _hash(repr((SCAN_VERSION, src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p)))
     cache = None
     if not src.force_sqlite:
         try:

@@ -299,10 +299,15 @@ def convert(cfg: Config, log=print) -> Summary:
 
 
 def merge_parts(cfg: Config) -> int:
-    """Processes for the merge: --jobs (default: the cores), here on this machine also with --dask."""
+    """Processes for the merge: --jobs (default: the cores); one with --dask (the client's threads
+    are still up: no fork then) or where processes cannot be forked."""
+    import multiprocessing as mp
+
     from nsys2prv.parallel import default_jobs
 
-    return cfg.jobs if cfg.jobs and cfg.jobs > 0 and cfg.dask is None else default_jobs()
+    if cfg.dask is not None or "fork" not in mp.get_all_start_methods():
+        return 1
+    return cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs()
 
 
 def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):

@@ -133,17 +133,34 @@ def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_pa
                      part.host_pre is not None and len(part.host_pre[0]) > 0, len(part.dev[0]) > 0))
         return part
 
+    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")     # -j 1 in this process: the spy sees the partials
     monkeypatch.setattr(pop, "collect_partial", spy)
     for name, args in cases:
         reduced = run(["-j", "1", *args], tmp_path / f"red-{name}")
         monkeypatch.setattr(pop, "exclusive_devices", lambda model: None)
         full = run(["-j", "1", *args], tmp_path / f"full-{name}")
         monkeypatch.undo()
+        monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")
         monkeypatch.setattr(pop, "collect_partial", spy)
         same_outputs(reduced, full)
     reduced_runs = [x for x in seen if x[1]]           # the full runs reduce nothing
     assert any(d for d, _, _ in reduced_runs)          # GPUs reduced in the worker ...
     assert any(kept for _, _, kept in reduced_runs)    # ... and GPUs two tasks share, kept as intervals
+
+
+def test_jobs_1_in_a_worker_equals_in_process(cases, tmp_path, monkeypatch):
+    """-j 1 runs the per-report stages in one worker process; NSYS2PRV_IN_PROCESS=1 (and any
+    profiler or tracer) in the main process: the same bytes."""
+    from nsys2prv import parallel
+
+    assert isinstance(parallel.executor(1), parallel.Local)
+    for name, args in cases:
+        worker = run(["-j", "1", *args], tmp_path / f"w-{name}")
+        monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")
+        assert isinstance(parallel.executor(1), parallel.Serial)
+        here = run(["-j", "1", *args], tmp_path / f"h-{name}")
+        monkeypatch.delenv("NSYS2PRV_IN_PROCESS")
+        same_outputs(worker, here)
 
 
 def test_compressed_output_is_the_plain_output(cases, tmp_path):

@@ -362,3 +362,19 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
     cats = summary["categories"]
     assert cats["nccl_kernels"]["source_rows"] == cats["nccl_kernels"]["translated_rows"] == int(nccl_src.sum())
     assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == 1312 - int(nccl_src.sum())
+
+
+def test_gpu_of_maps_pid_and_ordinal_then_any_process_then_keeps_the_ordinal():
+    import numpy as np
+    import pandas as pd
+
+    from nsys2prv.nsys.readers.gpu_metrics import gpu_of
+
+    devmap = pd.DataFrame({"pid": [10, 10, -1, -1, -1], "device": [0, 1, 0, 2, 2], "gpu": [5, 6, 7, 8, 9]})
+    pid = np.array([10, 10, 11, 11, 12, 10, 11])
+    dev = np.array([0, 1, 0, 2, 3, 2, 0])
+    # exact (pid, device); else the any-process row of the device (first one); else the ordinal itself
+    assert gpu_of(devmap, pid, dev).tolist() == [5, 6, 7, 8, 3, 8, 7]
+    assert gpu_of(devmap, np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
+    empty = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})
+    assert gpu_of(empty, pid, dev).tolist() == dev.tolist()

@@ -122,12 +122,16 @@ def device_map(report: Report) -> pd.DataFrame:
 def gpu_of(devmap: pd.DataFrame, pid: np.ndarray, device: np.ndarray) -> np.ndarray:
     """GPU id of (pid, CUDA ordinal) pairs; unmapped pairs keep their ordinal."""
     pid, device = np.asarray(pid, np.int64), np.asarray(device, np.int64)
-    q = pd.DataFrame({"pid": pid, "device": device})
-    exact = q.merge(devmap, on=["pid", "device"], how="left")["gpu"].to_numpy(float)
-    anyp = q.merge(devmap[devmap["pid"] == -1].drop(columns="pid").drop_duplicates("device"),
-                   on="device", how="left")["gpu"].to_numpy(float)
-    out = np.where(np.isnan(exact), anyp, exact)
-    return np.where(np.isnan(out), device, out).astype(np.int64)
+    if not len(pid):
+        return device.copy()
+    exact, anyp = {}, {}                    # the first row of a key wins (device_map dedups anyway)
+    for p, d, g in zip(*(devmap[c].to_numpy(np.int64).tolist() for c in ("pid", "device", "gpu"))):
+        exact.setdefault((p, d), g)
+        if p == -1:
+            anyp.setdefault(d, g)
+    pairs, inv = np.unique(np.stack([pid, device], axis=1), axis=0, return_inverse=True)
+    mapped = np.array([exact.get((p, d), anyp.get(d, d)) for p, d in pairs.tolist()], np.int64)
+    return mapped[inv.reshape(-1)]
 
 
 READER = Reader("gpu_metrics", ("gpu_metrics",), (NEW, NEW_INFO, OLD, OLD_TYPES, OLD_SOURCES, "TARGET_INFO_CUDA_DEVICE"),

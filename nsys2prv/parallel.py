@@ -116,6 +116,8 @@ class Local:
             self.pool.shutdown(wait=wait and not final, cancel_futures=True)
             self.pool = None
         if final:
+            global _SHARED
+            _SHARED = None                      # the workers had their copy (fork)
             deadline = time.monotonic() + 0.05
             for p in self._workers:
                 p.join(max(0.0, deadline - time.monotonic()))

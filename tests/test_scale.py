@@ -163,6 +163,20 @@ def test_jobs_1_in_a_worker_equals_in_process(cases, tmp_path, monkeypatch):
         same_outputs(worker, here)
 
 
+def test_chunks_laid_out_in_slices_are_the_same_bytes(cases, tmp_path, monkeypatch):
+    """Large reports' chunks are laid out a slice of sorted records at a time (each source's rows
+    of the slice taken and scattered); slices of 7 records give the bytes of the one-slice layout."""
+    from nsys2prv.paraver import chunks
+
+    for name, args in cases:
+        whole = run(["-j", "2", *args], tmp_path / f"whole-{name}")
+        monkeypatch.setattr(chunks, "ONE_SLICE_UP_TO", 0)
+        monkeypatch.setattr(chunks, "LAYOUT_SLICE", 7)
+        sliced = run(["-j", "2", *args], tmp_path / f"sliced-{name}")
+        monkeypatch.undo()
+        same_outputs(whole, sliced)
+
+
 def test_compressed_output_is_the_plain_output(cases, tmp_path):
     name, args = cases[0]
     plain = run(args, tmp_path / "plain")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import write_records
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.translate.records import StateIntervals, Translation
+from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals, Translation
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
@@ -37,6 +38,8 @@ DYN, OPEN = 1, 2            # marks: a local name code; the end of a thread's fi
 HEADER = 8
 STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
 ROUND_PER_CHUNK = 128       # a merge round reads at least this many records per chunk (on average)
+LAYOUT_SLICE = 1 << 16      # records laid out at a time when a chunk of more than
+ONE_SLICE_UP_TO = 1 << 18   # records is written (smaller chunks: at once, without per-slice copies)
 
 
 def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
@@ -71,7 +74,7 @@ def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -
 
 def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str,
                 consume: bool = False) -> ChunkMeta:
-    """Write the report's chunk file; ``consume``: empty ``out``'s batches as they are laid out."""
+    """Write the report's chunk file; ``consume``: empty ``out``'s batches once written."""
     from nsys2prv.translate import trace_end
 
     lanes = np.array(sorted(g for t in model.tasks if t.report == report for g in t.threads), np.int64)
@@ -91,19 +94,22 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         names.append((t, list(labels.names[t])))
         code += len(labels.names[t])
 
-    # The records are laid out directly in their sorted position: first every record's sort key
-    # and width, then each batch's columns scattered into one preallocated flat array (no
-    # per-batch matrices, no unsorted copy); with ``consume`` each batch is dropped once laid out.
+    # Every record's sort key and width first; then the fields are laid out in sorted order, one
+    # slice of LAYOUT_SLICE records at a time: for the records of a slice, the rows of each source
+    # (states, event batches, communications) are taken and their columns scattered into the
+    # slice, which goes to the file -- never all fields of the report at once.
     fields = Fields(model)
     n_states = len(states.thread)
-    batches = [(i, b) for i, b in enumerate(out.events) if len(b)]
-    comms = [(i, c) for i, c in enumerate(out.comms) if len(c)]
-    times = [states.start] + [b.time for _, b in batches] + [c.log_send for _, c in comms]
+    batches = [b for b in out.events if len(b)]
+    comms = [c for c in out.comms if len(c)]
+    sources = [states, *batches, *comms]
+    times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
     keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
-            + [sort_key(2, b.order, np.full(len(b), report)) for _, b in batches]
-            + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for _, c in comms])
-    widths = [8] + [6 + 2 * len(b.pairs) for _, b in batches] + [15] * len(comms)
+            + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
+            + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms])
+    widths = [8] + [6 + 2 * len(b.pairs) for b in batches] + [15] * len(comms)
     sizes = [len(t) for t in times]
+    starts = np.cumsum([0] + sizes)                  # each source's first record (input order)
     time = np.concatenate(times).astype(np.int64, copy=False)
     key = np.concatenate(keys).astype(np.int64, copy=False)
     del times, keys
@@ -113,53 +119,77 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     offs = np.zeros(len(time) + 1, np.int64)
     np.cumsum(lens[perm], out=offs[1:])
     del lens
-    where = np.empty(len(time), np.int64)            # record (input order) -> its first field
-    where[perm] = offs[:-1]
-    del perm
-    flat = np.empty(int(offs[-1]), np.int64)
-    marks = np.zeros(len(flat), np.int8)
-
-    dst = where[:n_states]
-    for j, col in enumerate(fields.states(states)):
-        flat[dst + j] = col
-    marks[dst[states.end == t_open] + 6] = OPEN
-    lo = n_states
-    del states, dst
-    n_events = 0
-    for i, b in batches:
-        n = len(b)
-        cols, dynamic = fields.events(b, labels.encode)
-        dst = where[lo:lo + n]
-        for j, col in enumerate(cols):
-            flat[dst + j] = col
-            if dynamic[j]:
-                marks[dst + j] = DYN
-        del cols
-        if consume:
-            out.events[i] = None
-        lo += n
-        n_events += n
-    n_comms = 0
-    for i, c in comms:
-        n = len(c)
-        dst = where[lo:lo + n]
-        for j, col in enumerate(fields.comms(c)):
-            flat[dst + j] = col
-        if consume:
-            out.comms[i] = None
-        lo += n
-        n_comms += n
-    del where, batches, comms
+    nrec, nfields = len(time), int(offs[-1])
+    n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
+    marks = np.zeros(nfields, np.int8)
+    hdr = np.zeros(HEADER, np.int64)
+    hdr[:2] = nrec, nfields
+    with open(path, "wb") as fh:
+        for a in (hdr, time, key, offs):
+            a.tofile(fh)
+        for lo, hi, groups in _slices(perm, offs, starts):
+            base = int(offs[lo])
+            flat = np.empty(int(offs[hi]) - base, np.int64)
+            for sid, rows, dst in groups:
+                cols, dynamic = _fields_of(fields, sources[sid], sid, rows, labels)
+                for j, col in enumerate(cols):
+                    flat[dst + j] = col
+                    if dynamic[j]:
+                        marks[base + dst + j] = DYN
+                if sid == 0:
+                    ends = states.end if rows is None else states.end[rows]
+                    marks[base + dst[ends == t_open] + 6] = OPEN
+            flat.tofile(fh)
+        marks.tofile(fh)
+    del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
-    nrec = len(time)
-    with open(path, "wb") as fh:
-        hdr = np.zeros(HEADER, np.int64)
-        hdr[:2] = nrec, len(flat)
-        hdr.tofile(fh)
-        for a in (time, key, offs, flat, marks):
-            np.ascontiguousarray(a).tofile(fh)
     return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy())
+
+
+def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
+    """(lo, hi, groups) per slice [lo, hi) of the sorted records; groups: (source, rows of the source
+    in the slice or None for all of them, their first fields' positions relative to the slice)."""
+    nrec = len(perm)
+    if nrec <= ONE_SLICE_UP_TO:         # one slice: every source whole, in its own order (no copies)
+        where = np.empty(nrec, np.int64)
+        where[perm] = offs[:-1]
+        yield 0, nrec, [(sid, None, where[a:b]) for sid, (a, b) in enumerate(zip(starts[:-1], starts[1:]))
+                        if b > a]
+        return
+    for lo in range(0, nrec, LAYOUT_SLICE):
+        hi = min(nrec, lo + LAYOUT_SLICE)
+        rec = perm[lo:hi]
+        src = np.searchsorted(starts, rec, "right") - 1
+        by_src = np.argsort(src, kind="stable")
+        cut = np.flatnonzero(np.diff(src[by_src])) + 1
+        yield lo, hi, [(int(src[sel[0]]), rec[sel] - starts[src[sel[0]]], offs[lo + sel] - offs[lo])
+                       for sel in np.split(by_src, cut)]
+
+
+def _fields_of(fields: Fields, source, sid: int, rows: np.ndarray | None, labels: ValueLabels):
+    """The Paraver columns of rows ``rows`` (None: all) of one source of a chunk (source 0: the
+    states), and for each column whether it holds local name codes."""
+    if rows is None:
+        if sid == 0:
+            cols = fields.states(source)
+            return cols, [False] * len(cols)
+        if isinstance(source, EventBatch):
+            return fields.events(source, labels.encode)
+        cols = fields.comms(source)
+        return cols, [False] * len(cols)
+    if sid == 0:
+        s = source
+        cols = fields.states(StateIntervals(s.thread[rows], s.start[rows], s.end[rows], s.state[rows],
+                                            s.prio[rows]))
+        return cols, [False] * len(cols)
+    if isinstance(source, EventBatch):
+        b = EventBatch(source.time[rows], source.thread[rows], source.order[rows],
+                       [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs])
+        return fields.events(b, labels.encode)
+    c = CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
+    cols = fields.comms(c)
+    return cols, [False] * len(cols)
 
 
 class _Reader:

@@ -26,7 +26,7 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
 
         from nsys2prv.intervals import innermost_enclosing, nesting_depth, paint_states
         from nsys2prv.metrics.intervals import mask_durations
-        from nsys2prv.paraver.format import _format
+        from nsys2prv.paraver.format import _format, _format_compact
 
         z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
         paint_states(z, z, one, z, z, z, 2)
@@ -34,6 +34,7 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
         innermost_enclosing(z, z, one, z, z)
         mask_durations(z, z, one, z, 1, 1)
         _format(z, z, one, z, 0, 1, np.empty(64, np.uint8))
+        _format_compact(one, z, z, z, z, one, z, 0, 1, one, one, one, np.empty(256, np.uint8))
     finally:
         if block and sys.modules.get("scipy.linalg", 0) is None:
             del sys.modules["scipy.linalg"]

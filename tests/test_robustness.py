@@ -175,11 +175,11 @@ def test_conservation_balances_on_cloverleaf(tmp_path):
 
 
 def test_interrupted_write_leaves_no_trace(base, tmp_path, monkeypatch):
-    import nsys2prv.paraver.writer as writer
+    import nsys2prv.paraver.chunks as chunks
 
     def boom(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(writer, "write_records", boom)
+    monkeypatch.setattr(chunks, "write_compact", boom)
     code, text = convert([base[0], tmp_path / "out" / "t"], expect_ok=False)
     assert code == 130 and "no output written" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []

@@ -255,7 +255,7 @@ def test_categories_added_later_are_read_and_cached(tmp_path):
 
 
 def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
-    """Chunk files of the real layout whose records are one field: a global record id."""
+    """Chunk files of the real layout whose records have a tail of one field: a global record id."""
     import numpy as np
 
     from nsys2prv.paraver.chunks import HEADER, STRIDE, ChunkMeta
@@ -276,7 +276,7 @@ def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
         hdr[:2] = n, n
         path = tmp_path / f"c{c}.chunk"
         with open(path, "wb") as fh:
-            for a in (hdr, t, k, np.arange(n + 1, dtype=np.int64), ids, np.zeros(n, np.int8)):
+            for a in (hdr, t, k, np.zeros(n, np.int64), np.arange(n + 1, dtype=np.int64), ids, np.zeros(n, np.int8)):
                 np.asarray(a).tofile(fh)
         metas.append(ChunkMeta(str(path), n, n, 0, 0, int(t.max()) if n else 0, index=t[::STRIDE].copy()))
         all_t.append(t)
@@ -298,8 +298,8 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     values = [np.zeros(0, np.int64)] * len(metas)
 
     def collect(out):
-        def write(fh, flat, offs, lens, perm):
-            out.append(flat[offs[perm]])
+        def write(fh, kind, thread, time, tail, offs, lens, perm, objs):
+            out.append(tail[offs[perm]])
         return write
 
     for budget in (1, 700, 1 << 16, 1 << 22):
@@ -313,3 +313,29 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         merge(metas, values, 0, None, 5000, write=collect(got), t_lo=lo, t_hi=hi)
     assert np.array_equal(np.concatenate(got), expected)
+
+
+def test_both_formatters_write_any_int64_like_python():
+    """The digit writer both formatters share: zero, negatives, every digit count, the int64 extremes
+    short of the minimum; the compact one expands cpu:1:task:thread (twice for a communication)."""
+    import io
+
+    import numpy as np
+
+    from nsys2prv.paraver.format import write_compact, write_records
+
+    vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
+    flat = np.array(vals, np.int64)
+    fh = io.BytesIO()
+    write_records(fh, flat, np.arange(len(vals), dtype=np.int64), np.ones(len(vals), np.int64),
+                  np.arange(len(vals), dtype=np.int64)[::-1].copy())
+    assert fh.getvalue().decode().splitlines() == [str(v) for v in reversed(vals)]
+
+    cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
+    kind, thread, time = np.array([1, 2, 3]), np.array([0, 1, 0]), np.array([5, 6, 7])
+    tail = np.array([9, 2, 300, -4, 8, 1, 10, 11, 64, 5], np.int64)
+    offs, lens = np.array([0, 2, 4]), np.array([2, 2, 6])
+    fh = io.BytesIO()
+    write_compact(fh, kind, thread, time, tail, offs, lens, np.array([0, 1, 2]), (cpu, task, thr))
+    assert fh.getvalue().decode().splitlines() == [
+        "1:3:1:1:1:5:9:2", "2:4:1:2:1:6:300:-4", "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5"]

@@ -1,10 +1,16 @@
 """Per-report sorted record chunks and their k-way merge into the .prv body.
 
 Stage C (one report, any worker): the report's translation is painted (its threads only), laid
-out as Paraver records (rows of int64 fields), dynamic names encoded with report-local codes,
-sorted by the global sort key and written to one binary file:
+out as compact records, dynamic names encoded with report-local codes, sorted by the global sort
+key and written to one binary file:
 
-    header (8 int64) | time[n] | key[n] | offs[n+1] | flat[offs[n]] | marks[offs[n]] (int8)
+    header (8 int64) | time[n] | key[n] | thread[n] | offs[n+1] | tail[offs[n]] | marks[offs[n]] (int8)
+
+A record is its time, its kind (key >> 61), its global thread and its tail: a state's end and
+state, an event's (type, value) pairs, a communication's physical send, receiving thread, logical
+and physical receive, size and tag.  The rest of a Paraver record (cpu, appl, task, thread, and
+the receiver's) comes from the model when the merge formats it (``format.write_compact``): the
+chunk files are less than half the size of whole records.
 
 Stage D (the main process): the files are merged in bounded rounds -- from every report take
 the records up to the smallest of the reports' window maxima, sort that small set, remap the
@@ -28,7 +34,7 @@ import numpy as np
 
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import write_records
+from nsys2prv.paraver.format import write_compact
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals, Translation
 
@@ -98,7 +104,6 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     # slice of LAYOUT_SLICE records at a time: for the records of a slice, the rows of each source
     # (states, event batches, communications) are taken and their columns scattered into the
     # slice, which goes to the file -- never all fields of the report at once.
-    fields = Fields(model)
     n_states = len(states.thread)
     batches = [b for b in out.events if len(b)]
     comms = [c for c in out.comms if len(c)]
@@ -107,7 +112,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
             + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
             + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms])
-    widths = [8] + [6 + 2 * len(b.pairs) for b in batches] + [15] * len(comms)
+    widths = [2] + [2 * len(b.pairs) for b in batches] + [6] * len(comms)
     sizes = [len(t) for t in times]
     starts = np.cumsum([0] + sizes)                  # each source's first record (input order)
     time = np.concatenate(times).astype(np.int64, copy=False)
@@ -115,6 +120,8 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     del times, keys
     perm = np.lexsort((key, time))
     time, key = time[perm], key[perm]
+    thread = np.concatenate([states.thread] + [b.thread for b in batches]
+                            + [c.send_thread for c in comms]).astype(np.int64, copy=False)[perm]
     lens = np.repeat(np.asarray(widths, np.int64), sizes)
     offs = np.zeros(len(time) + 1, np.int64)
     np.cumsum(lens[perm], out=offs[1:])
@@ -125,20 +132,21 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = nrec, nfields
     with open(path, "wb") as fh:
-        for a in (hdr, time, key, offs):
+        for a in (hdr, time, key, thread, offs):
             a.tofile(fh)
+        del thread
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
-                cols, dynamic = _fields_of(fields, sources[sid], sid, rows, labels)
+                cols, dynamic = _tail_of(sources[sid], sid, rows, labels)
                 for j, col in enumerate(cols):
                     flat[dst + j] = col
                     if dynamic[j]:
                         marks[base + dst + j] = DYN
                 if sid == 0:
                     ends = states.end if rows is None else states.end[rows]
-                    marks[base + dst[ends == t_open] + 6] = OPEN
+                    marks[base + dst[ends == t_open]] = OPEN         # the state's end
             flat.tofile(fh)
         marks.tofile(fh)
     del perm, sources, batches, comms
@@ -167,29 +175,32 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
                        for sel in np.split(by_src, cut)]
 
 
-def _fields_of(fields: Fields, source, sid: int, rows: np.ndarray | None, labels: ValueLabels):
-    """The Paraver columns of rows ``rows`` (None: all) of one source of a chunk (source 0: the
-    states), and for each column whether it holds local name codes."""
+def _subset(source, sid: int, rows: np.ndarray | None):
+    """Rows ``rows`` (None: all) of one source of a chunk (source 0: the states)."""
     if rows is None:
-        if sid == 0:
-            cols = fields.states(source)
-            return cols, [False] * len(cols)
-        if isinstance(source, EventBatch):
-            return fields.events(source, labels.encode)
-        cols = fields.comms(source)
-        return cols, [False] * len(cols)
+        return source
     if sid == 0:
         s = source
-        cols = fields.states(StateIntervals(s.thread[rows], s.start[rows], s.end[rows], s.state[rows],
-                                            s.prio[rows]))
-        return cols, [False] * len(cols)
+        return StateIntervals(s.thread[rows], s.start[rows], s.end[rows], s.state[rows], s.prio[rows])
     if isinstance(source, EventBatch):
-        b = EventBatch(source.time[rows], source.thread[rows], source.order[rows],
-                       [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs])
-        return fields.events(b, labels.encode)
-    c = CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
-    cols = fields.comms(c)
-    return cols, [False] * len(cols)
+        return EventBatch(source.time[rows], source.thread[rows], source.order[rows],
+                          [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs])
+    return CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
+
+
+def _tail_of(source, sid: int, rows: np.ndarray | None, labels: ValueLabels):
+    """The tail columns of rows ``rows`` of a source, and for each whether it holds local name codes."""
+    x = _subset(source, sid, rows)
+    if sid == 0:
+        return [x.end, x.state], [False, False]
+    if isinstance(x, EventBatch):
+        n = len(x)
+        cols, dynamic = [], []
+        for t, v in x.pairs:
+            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
+            dynamic += [False, v.dtype == object]
+        return cols, dynamic
+    return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag], [False] * 6
 
 
 class _Reader:
@@ -202,7 +213,8 @@ class _Reader:
             self.nfields = int(np.fromfile(fh, np.int64, 2)[1])
         b = HEADER * 8
         self.o_time, self.o_key = b, b + 8 * self.n
-        self.o_offs = self.o_key + 8 * self.n
+        self.o_thread = self.o_key + 8 * self.n
+        self.o_offs = self.o_thread + 8 * self.n
         self.o_flat = self.o_offs + 8 * (self.n + 1)
         self.o_marks = self.o_flat + 8 * self.nfields
         self.index = meta.index if meta.index is not None else self._strided()
@@ -269,12 +281,14 @@ class MergeStats:
 
 
 def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 16,
-          write=write_records, progress=False, t_lo: int | None = None, t_hi: int | None = None) -> MergeStats:
+          write=None, progress=False, t_lo: int | None = None, t_hi: int | None = None,
+          objs: tuple = ()) -> MergeStats:
     """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
 
     ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
     round over all chunks (memory bound); ``t_lo``/``t_hi``: only the records with
-    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar.
+    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar;
+    ``objs``: cpu, task and thread-in-task of every global thread (``object_columns``).
 
     Each round takes, from every chunk, the records with time < LIM: they precede every record
     left.  LIM comes from the chunks' indexes (``_Limits``) so that a round reads at most
@@ -283,7 +297,7 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     keep_open = _open_files_for(len(chunks))
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
     try:
-        return _merge(readers, values, end_ns, fh, budget, write, progress, t_hi)
+        return _merge(readers, values, end_ns, fh, budget, write or write_compact, progress, t_hi, objs)
     finally:
         for r in readers:
             r.close()
@@ -325,7 +339,13 @@ class _Limits:
         return min(self.times[j], top) if j < len(owner) else top
 
 
-def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeStats:
+def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cpu, task (1-based) and thread within its task (1-based) of every global thread."""
+    f = Fields(model)
+    return f.cpu, f.task, f.thr
+
+
+def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> MergeStats:
     cur = np.array([r.first for r in readers], np.int64)
     stop = np.array([r.stop for r in readers], np.int64)
     limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
@@ -342,7 +362,7 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeS
         floor = int(head[active].min())
         if lim <= floor:                 # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, flats, lens_all, drops = [], [], [], [], []
+        times, keys, threads, flats, lens_all, drops = [], [], [], [], [], []
         base = 0
         for i in active:
             if head[i] >= lim:
@@ -361,6 +381,7 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeS
                 continue
             t = win[:hi - lo]
             k_ = r.read("key", lo, hi)
+            threads.append(r.read("thread", lo, hi))
             offs = r.read("offs", lo, hi + 1)
             flat = r.read("flat", int(offs[0]), int(offs[-1]))
             marks = r.read("marks", int(offs[0]), int(offs[-1]))
@@ -371,9 +392,10 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeS
             rel = offs - offs[0]
             if len(opn):
                 flat[opn] = end_ns
-                late = opn[flat[opn - 1] >= end_ns]       # a final state starting at END: not written
+                rec = np.searchsorted(rel, opn, "right") - 1
+                late = rec[t[rec] >= end_ns]              # a final state starting at END: not written
                 if len(late):
-                    drops.append(np.searchsorted(rel, late, "right") - 1 + base)
+                    drops.append(late + base)
             times.append(t)
             keys.append(k_)
             flats.append(flat)
@@ -395,7 +417,8 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi) -> MergeS
         stats.states += int(kinds[1])
         stats.events += int(kinds[2])
         stats.comms += int(kinds[3])
-        write(fh, flat, offs, lens, perm)
+        write(fh, (key >> KIND_SHIFT).astype(np.int64), np.concatenate(threads), time, flat, offs, lens, perm,
+              objs)
         if bar is not None:
             bar.update(len(time))
     if progress is True:
@@ -416,13 +439,13 @@ def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
 
 def _merge_part(part: tuple) -> MergeStats:
     """One part of a split merge, in a worker process: its records into a file of their own."""
-    chunks, values, end_ns, path, budget, t_lo, t_hi = part
+    chunks, values, end_ns, path, budget, t_lo, t_hi, objs = part
     with open(path, "wb", buffering=1 << 20) as fh:
-        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi)
+        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
 
 
 def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int, parts: int,
-                work_dir, progress: bool = False) -> MergeStats:
+                work_dir, progress: bool = False, objs: tuple = ()) -> MergeStats:
     """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
     into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
     bytes as one merge: each part is the sorted run of the records of its time range)."""
@@ -432,7 +455,7 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
 
     cuts = split_times(chunks, parts)
     if not cuts:
-        return merge(chunks, values, end_ns, fh, budget, progress=progress)
+        return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
     bounds = [None, *cuts, None]
     paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in range(1, len(bounds) - 1)]
     bar = None
@@ -441,10 +464,10 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
     with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork")) as pool:
-        futures = [pool.submit(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1]))
+        futures = [pool.submit(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
                    for p, path in zip(range(1, len(bounds) - 1), paths)]
         first = merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
-                      t_hi=bounds[1])
+                      t_hi=bounds[1], objs=objs)
         results = [f.result() for f in futures]
     for m in [first, *results]:
         stats.states += m.states

@@ -167,7 +167,7 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report, then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part)."""
-    from nsys2prv.paraver.chunks import merge, merge_split
+    from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 
     names: dict[int, list] = {}
     for c in chunks:
@@ -185,11 +185,13 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     total = sum(c.records for c in chunks)
     parts = max(1, min(parts, total // MIN_SPLIT)) if work_dir is not None else 1
 
+    objs = object_columns(model)
+
     def body(fh):
         if parts > 1:
-            stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress))
+            stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs))
         else:
-            stats.append(merge(chunks, values, end_ns, fh, budget, write_records, progress))
+            stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
     targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
     m = stats[0]

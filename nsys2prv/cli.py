@@ -86,7 +86,8 @@ def _handle_errors(debug: bool, fn):
 @click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
               help="Exclude the first N iterations (with --iterations).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Local worker processes for the per-report stages (0 = one per core).  [default: 0]")
+              help="Local worker processes for the per-report stages, and parts of the final merge "
+                   "(0 = one per core).  [default: 0]")
 @click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
                                                  "scheduler file (needs pip install 'nsys2prv[dask]').")
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")

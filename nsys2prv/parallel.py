@@ -22,6 +22,12 @@ from pathlib import Path
 from nsys2prv.errors import UserError
 
 
+def can_fork() -> bool:
+    """Whether worker processes are forked here (Linux); elsewhere they are spawned, and nothing
+    that relies on inheriting this process's state (the shared model, the split merge) forks."""
+    return sys.platform.startswith("linux")
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -85,7 +91,7 @@ class Local:
     def map(self, fn, items, *args, desc: str = "", shared=None):
         global _SHARED
         items = list(items)
-        fork = sys.platform.startswith("linux")
+        fork = can_fork()
         if shared is not None:
             if len(items) <= 1 or not fork:     # (spawned workers: it goes with every job)
                 args = (*args, shared)

@@ -300,12 +300,10 @@ def convert(cfg: Config, log=print) -> Summary:
 
 def merge_parts(cfg: Config) -> int:
     """Processes for the merge: --jobs (default: the cores); one with --dask (the client's threads
-    are still up: no fork then) or where processes cannot be forked."""
-    import multiprocessing as mp
+    are still up: no fork then) or where workers are not forked (``parallel.can_fork``)."""
+    from nsys2prv.parallel import can_fork, default_jobs
 
-    from nsys2prv.parallel import default_jobs
-
-    if cfg.dask is not None or "fork" not in mp.get_all_start_methods():
+    if cfg.dask is not None or not can_fork():
         return 1
     return cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs()
 

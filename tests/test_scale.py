@@ -99,7 +99,7 @@ def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkey
 def test_split_points_keep_equal_times_together(tmp_path):
     import numpy as np
 
-    from nsys2prv.paraver.chunks import HEADER, ChunkMeta, split_times
+    from nsys2prv.paraver.chunks import HEADER, STRIDE, ChunkMeta, split_times
 
     def chunk(path, times):
         n = len(times)
@@ -108,7 +108,8 @@ def test_split_points_keep_equal_times_together(tmp_path):
         with open(path, "wb") as fh:
             for a in (hdr, np.asarray(times, np.int64), np.zeros(n, np.int64), np.zeros(n + 1, np.int64)):
                 a.tofile(fh)
-        return ChunkMeta(str(path), n, n, 0, 0, int(max(times, default=0)))
+        return ChunkMeta(str(path), n, n, 0, 0, int(max(times, default=0)),
+                         index=np.asarray(times, np.int64)[::STRIDE].copy())
 
     same = [chunk(tmp_path / "a", [5] * 10000), chunk(tmp_path / "b", [5] * 10)]
     assert split_times(same, 4) == []                  # one time: nothing to cut

@@ -68,7 +68,8 @@ class ChunkMeta:
     end: int                                   # the report's own trace end (max time of its records)
     names: list[tuple[int, list[str]]] = field(default_factory=list)   # local code space, in order
     types_used: set[int] = field(default_factory=set)
-    index: np.ndarray | None = None            # time of every STRIDE-th record (the merge's map)
+    index: np.ndarray | None = None            # time of every STRIDE-th record (the merge's map; set
+                                               # by write_chunk, required by the merge)
 
 
 def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
@@ -209,27 +210,19 @@ class _Reader:
 
     def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None, keep_open=True):
         self.path, self.n = meta.path, meta.records
-        with open(meta.path, "rb") as fh:
-            self.nfields = int(np.fromfile(fh, np.int64, 2)[1])
+        self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
+        self.o_header = 0
+        self.nfields = int(self.read("header", 0, 2)[1])
         b = HEADER * 8
         self.o_time, self.o_key = b, b + 8 * self.n
         self.o_thread = self.o_key + 8 * self.n
         self.o_offs = self.o_thread + 8 * self.n
         self.o_flat = self.o_offs + 8 * (self.n + 1)
         self.o_marks = self.o_flat + 8 * self.nfields
-        self.index = meta.index if meta.index is not None else self._strided()
-        self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
+        self.index = meta.index
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
-
-    def _strided(self) -> np.ndarray:
-        if not self.n:
-            return np.zeros(0, np.int64)
-        times = np.memmap(self.path, np.int64, "r", self.o_time, (self.n,))
-        out = np.array(times[::STRIDE])
-        del times
-        return out
 
     def _find(self, t: int) -> int:
         """First record with time >= t (the index narrows it to one STRIDE of times)."""
@@ -413,12 +406,12 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> 
             dropped = np.zeros(len(time), bool)
             dropped[np.concatenate(drops)] = True
             perm = perm[~dropped[perm]]
-        kinds = np.bincount((key[perm] >> KIND_SHIFT).astype(np.int64), minlength=4)
+        kind = (key >> KIND_SHIFT).astype(np.int64)
+        kinds = np.bincount(kind[perm], minlength=4)
         stats.states += int(kinds[1])
         stats.events += int(kinds[2])
         stats.comms += int(kinds[3])
-        write(fh, (key >> KIND_SHIFT).astype(np.int64), np.concatenate(threads), time, flat, offs, lens, perm,
-              objs)
+        write(fh, kind, np.concatenate(threads), time, flat, offs, lens, perm, objs)
         if bar is not None:
             bar.update(len(time))
     if progress is True:
@@ -429,8 +422,7 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> 
 def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
     size (records of one time always fall in one part, so each part is a plain merge)."""
-    samples = [c.index if c.index is not None else _Reader(c, keep_open=False).index for c in chunks]
-    allt = np.sort(np.concatenate(samples)) if samples else np.zeros(0, np.int64)
+    allt = np.sort(np.concatenate([c.index for c in chunks])) if chunks else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []
     cuts = np.unique(allt[(np.arange(1, parts) * len(allt)) // parts])

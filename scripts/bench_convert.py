@@ -43,26 +43,24 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _pss_kb(pid: int) -> int:
+def _proc_kb(path: str, field: str) -> int:
+    """The kB value of ``field`` in a /proc file (0 when the process is gone)."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("Pss:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _pss_kb(pid: int) -> int:
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", "Pss")
 
 
 def _hwm_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/status", "VmHWM")
 
 
 def _tree_pss(root: int, hwm: list | None = None, pss: bool = True) -> int:

@@ -145,10 +145,10 @@ def _reduce_devices(task, dev_id, cls, s, e, exclusive) -> tuple[np.ndarray, tup
     mine = np.isin(code, wanted)
     ukeys, g = np.unique(code[mine], return_inverse=True)
     g = g.astype(np.int64)
-    dur = mask_durations(g, s[mine], e[mine], cls[mine], len(ukeys), 3)
-    c = cls[mine]
-    first_k = first_start(g[c == KERNEL], s[mine][c == KERNEL], len(ukeys))
-    first_n = first_start(g[c == NCCL], s[mine][c == NCCL], len(ukeys))
+    ms, c = s[mine], cls[mine]
+    dur = mask_durations(g, ms, e[mine], c, len(ukeys), 3)
+    first_k = first_start(g[c == KERNEL], ms[c == KERNEL], len(ukeys))
+    first_n = first_start(g[c == NCCL], ms[c == NCCL], len(ukeys))
     return ~mine, (ukeys >> 32, ukeys & 0xFFFFFFFF, dur, first_k, first_n)
 
 

@@ -213,6 +213,8 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 code = code or 1
-    if sys.getprofile() is not None or sys.gettrace() is not None:
+    from nsys2prv.parallel import being_traced
+
+    if being_traced():
         sys.exit(code)              # a profiler or coverage tool writes its results at exit
     os._exit(code)

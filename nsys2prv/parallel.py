@@ -53,6 +53,12 @@ def _done(bar) -> None:
         bar.close()
 
 
+def being_traced() -> bool:
+    """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
+    it and leave it normally, so that the tool sees everything and writes its results."""
+    return sys.getprofile() is not None or sys.gettrace() is not None
+
+
 _SHARED = None          # the ``shared`` object of the running map, inherited by forked workers
 
 
@@ -181,8 +187,7 @@ def executor(jobs: int | None = None, dask: str | None = None, progress: bool = 
         # -j 1 is one worker process too: the main process then holds only the model and the
         # reports' small results (in-process the retained heap of every report's stage C made it
         # 360-370 MB on 8 ranks, against 275 + 252 MB); in-process for debuggers and profilers
-        in_process = os.environ.get("NSYS2PRV_IN_PROCESS") == "1" or sys.getprofile() is not None \
-            or sys.gettrace() is not None
+        in_process = os.environ.get("NSYS2PRV_IN_PROCESS") == "1" or being_traced()
         ex = Serial() if jobs == 1 and in_process else Local(jobs)
     ex.progress = progress
     return ex

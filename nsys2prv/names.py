@@ -1,4 +1,5 @@
-"""Tests on name columns, evaluated once per distinct name (columns repeat a few names many times)."""
+"""Name columns: dictionary-encoded (``Names``) and tested once per distinct name (columns repeat
+a few names many times)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,57 @@ import numpy as np
 import pandas as pd
 
 
+class Names:
+    """A column of names, dictionary-encoded: row i is ``names[codes[i]]``.
+
+    ``names`` holds Python str (missing values as ``str(value)``, e.g. "nan"); it may hold names no
+    row uses (after row selection) and the same str twice.  Event values that are names travel
+    through translation in this form: selecting rows copies integer codes, never strings, and the
+    writer numbers each distinct name once instead of hashing every row's string.
+    """
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self, codes: np.ndarray, names: np.ndarray):
+        self.codes, self.names = codes, names
+
+    @classmethod
+    def of(cls, col) -> "Names":
+        """The names of ``col`` (a Series, Index, array or list; a ``Names`` as it is)."""
+        if isinstance(col, Names):
+            return col
+        if not isinstance(col, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+            col = np.asarray(col, dtype=object)
+        codes, uniq = pd.factorize(col, use_na_sentinel=False)       # arrow-backed str: in C++
+        return cls(np.asarray(codes, np.int64), np.array([str(u) for u in uniq], dtype=object))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, rows) -> "Names":
+        return Names(self.codes[rows], self.names)
+
+    def used(self) -> np.ndarray:
+        """The names some row uses."""
+        return self.names[np.bincount(self.codes, minlength=len(self.names)) > 0]
+
+    def to_numpy(self) -> np.ndarray:
+        return self.names[self.codes]
+
+
+def is_names(values) -> bool:
+    """Whether an event value column holds names (``Names`` or an object array) rather than ints."""
+    return isinstance(values, Names) or getattr(values, "dtype", None) == object
+
+
 def per_name(names, test: Callable[[str], bool]) -> np.ndarray:
     """``test`` applied to every distinct name, broadcast back to the column; missing names are False."""
-    codes, uniq = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=True)
+    if isinstance(names, Names):
+        hit = np.fromiter((bool(test(u)) for u in names.names), bool, count=len(names.names))
+        return hit[names.codes]
+    if not isinstance(names, (pd.Series, pd.Index)):
+        names = pd.Series(names, dtype=object)
+    codes, uniq = pd.factorize(names, use_na_sentinel=True)
     if len(codes) == 0:
         return np.zeros(0, bool)
     hit = np.fromiter((bool(test(str(u))) for u in uniq), bool, count=len(uniq))

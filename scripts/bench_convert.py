@@ -8,6 +8,9 @@ Example:
   python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- --no-cache -m /tmp/bench8/rank*.sqlite # cold read
 
 Prints one JSON line per run (and the best of the runs last):
+- cpu_s: user + system CPU seconds of the conversion's processes (the command and the workers
+  it waited for), and records_per_cpu_s: records per CPU second -- the one-core throughput, steadier
+  than wall time on a shared machine (run under ``taskset -c 0`` for a one-core wall time);
 - peak_rss_mb: the largest RSS of any single process of the conversion (main or a worker: what
   ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` reports);
 - peak_hwm_mb: the largest VmHWM (peak RSS) of any one process of the tree, sampled every 10 ms
@@ -78,7 +81,8 @@ def _tree_pss(root: int, hwm: list | None = None, pss: bool = True) -> int:
 def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict:
     cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
     env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else None
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = r0.ru_maxrss
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE if stages else None, text=True)
     peak, hwm = [0], [0]
@@ -98,13 +102,16 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     if proc.returncode:
         sys.stderr.write(err or "")
         sys.exit(proc.returncode)
-    maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    maxrss = r1.ru_maxrss
+    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     summary = json.load(open(f"{out}.summary.json"))
     rec = summary["records"]
     total = rec["states"] + rec["events"] + rec["communications"]
     src = sum(c["source_rows"] for c in summary["categories"].values())
     res = {"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
-           "records_per_s": round(total / wall), "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
+           "records_per_s": round(total / wall),
+           "cpu_s": round(cpu, 3), "records_per_cpu_s": round(total / cpu) if cpu > 0 else None, "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
            "peak_tree_pss_mb": round(peak[0] / 1024, 1) if pss else None}
     if maxrss <= before:
         res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell

@@ -162,7 +162,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         if df is None or df.empty:
             continue
         task = _tasks_of(report, df["gpid"], lookup)
-        cls = np.where(is_nccl(df["name"].to_numpy()), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
+        cls = np.where(is_nccl(df["name"]), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
         d.append((task, df["device"].to_numpy(np.int64), cls.astype(np.int64),
                   _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
     dev_pre = host_pre = None

@@ -33,6 +33,7 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from nsys2prv.model.resources import Model
+from nsys2prv.names import is_names
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import write_compact
 from nsys2prv.paraver.labels import ValueLabels
@@ -199,7 +200,7 @@ def _tail_of(source, sid: int, rows: np.ndarray | None, labels: ValueLabels):
         cols, dynamic = [], []
         for t, v in x.pairs:
             cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
-            dynamic += [False, v.dtype == object]
+            dynamic += [False, is_names(v)]
         return cols, dynamic
     return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag], [False] * 6
 

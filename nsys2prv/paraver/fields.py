@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsys2prv.model.resources import Model
+from nsys2prv.names import is_names
 from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals
 
 
@@ -31,7 +32,7 @@ class Fields:
         dynamic = [False] * len(cols)
         for t, v in b.pairs:
             cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), encode(t, v)]
-            dynamic += [False, v.dtype == object]
+            dynamic += [False, is_names(v)]
         return cols, dynamic
 
     def comms(self, c: CommBatch) -> list[np.ndarray]:

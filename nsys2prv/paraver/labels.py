@@ -10,19 +10,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.names import Names, is_names
 from nsys2prv.paraver.registry import EventType
 from nsys2prv.translate.records import EventBatch
 
 
-def _pair_frames(batches: list[EventBatch]):
+def _used_names(batches: list[EventBatch]):
+    """(type id, names used) of every name column of ``batches``."""
     for b in batches:
         for types, values in b.pairs:
-            if values.dtype != object or len(values) == 0:
+            if not is_names(values) or len(values) == 0:
                 continue
+            v = Names.of(values)
             if np.ndim(types) == 0:
-                yield pd.DataFrame({"t": np.int64(types), "v": pd.unique(values)})
+                yield int(types), v.used()
             else:
-                yield pd.DataFrame({"t": types, "v": values}).drop_duplicates()
+                types = np.asarray(types, np.int64)
+                for t in np.unique(types):
+                    yield int(t), v[types == t].used()
 
 
 class ValueLabels:
@@ -32,16 +37,13 @@ class ValueLabels:
         self.base: dict[int, int] = {}
 
     def collect(self, batches: list[EventBatch]) -> None:
-        frames = list(_pair_frames(batches))
-        if not frames:
-            return
-        allp = pd.concat(frames, ignore_index=True).drop_duplicates()
-        for t, grp in allp.groupby("t", sort=True):
-            t = int(t)
-            names = sorted(set(grp["v"].astype(str)))
+        seen: dict[int, set] = {}
+        for t, names in _used_names(batches):
+            seen.setdefault(t, set()).update(names.tolist())
+        for t in sorted(seen):
             fixed = self.types[t].values if t in self.types else {}
             self.base[t] = (max(fixed) + 1) if fixed else 1
-            self.names[t] = pd.Index(names, dtype=object)
+            self.names[t] = pd.Index(sorted(seen[t]), dtype=object)
 
     @classmethod
     def from_names(cls, types: dict[int, EventType], names: dict[int, list]) -> "ValueLabels":
@@ -59,20 +61,19 @@ class ValueLabels:
             raise AssertionError(f"name not collected for event type {type_id}")
         return pos + self.base[type_id]
 
-    def encode(self, types, values: np.ndarray) -> np.ndarray:
-        """Object (name) column -> int64 value ids; int columns pass through."""
-        if values.dtype != object:
+    def encode(self, types, values) -> np.ndarray:
+        """Name column (``Names`` or object array) -> int64 value ids; int columns pass through."""
+        if not is_names(values):
             return values.astype(np.int64, copy=False)
-        out = np.zeros(len(values), np.int64)
-        codes, uniq = pd.factorize(values, use_na_sentinel=False)     # names as str(value), like astype(str)
-        svals = np.asarray(uniq, dtype=object).astype(str)
+        v = Names.of(values)
         if np.ndim(types) == 0:
             groups = [(int(types), slice(None))]
         else:
             types = np.asarray(types, np.int64)
             groups = [(int(t), types == t) for t in np.unique(types)]
+        out = np.zeros(len(v), np.int64)
         for t, sel in groups:
-            pos = self.names[t].get_indexer(svals)[codes[sel]]
+            pos = self.names[t].get_indexer(v.names)[v.codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")
             out[sel] = pos + self.base[t]

@@ -8,7 +8,7 @@ import pandas as pd
 
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.metrics.classify import is_nccl
-from nsys2prv.names import contains
+from nsys2prv.names import Names, contains
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import CommBatch, StateIntervals, Translation, interval_events
@@ -27,7 +27,7 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     corr = np.maximum(df["corr"].to_numpy(np.int64), 0)
-    out.events += interval_events(start, end, threads, [(R.CUDA_API.id, df["name"].to_numpy(object)),
+    out.events += interval_events(start, end, threads, [(R.CUDA_API.id, Names.of(df["name"])),
                                                         (R.CORRELATION.id, corr)])
     sync = contains(df["name"], SYNC_CALL)
     out.states.append(_states(threads[sync], start[sync], end[sync], R.SYNCHRONIZATION))
@@ -52,8 +52,8 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
     count = out.count(kind)
     df, threads = ctx.on_gpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    pairs = [(name_type, df["name"].to_numpy(object)),
-             (R.CUDA_KERNEL_FULL.id, df["demangled"].to_numpy(object)),
+    pairs = [(name_type, Names.of(df["name"])),
+             (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
              (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))]
     pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()]
     graph = df["graph_node"].to_numpy(np.int64) > 0   # the graph node id only where there is one

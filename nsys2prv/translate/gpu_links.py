@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.intervals import innermost_enclosing
-from nsys2prv.names import contains
+from nsys2prv.names import Names, contains
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
@@ -57,7 +57,7 @@ def nccl_payloads(ctx: Context, out: Translation) -> int:
         else:
             values = col.fillna(0).to_numpy(float).astype(np.int64) + (1 if field in R.NCCL_PLUS_ONE else 0)
         optional.append((etype.id, values, present))
-    out.events += sparse_interval_events(start, end, threads, [(R.NCCL_OPERATION.id, rng["name"].to_numpy(object))],
+    out.events += sparse_interval_events(start, end, threads, [(R.NCCL_OPERATION.id, Names.of(rng["name"]))],
                                          optional)
     return len(m)
 
@@ -85,6 +85,6 @@ def nvtx_on_gpu(ctx: Context, out: Translation) -> int:
             count.source_rows += len(m)
             m, threads = ctx.on_gpu(m, count)
             out.events += interval_events(ctx.times(m["start"]), ctx.times(m["end"]), threads,
-                                          [(type_id, m["call__name"].to_numpy(object))])
+                                          [(type_id, Names.of(m["call__name"]))])
             n += len(m)
     return n

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.names import Names
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import StateIntervals, Translation, sparse_interval_events
@@ -19,7 +20,7 @@ def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("graph_exec")
     df, threads = ctx.on_gpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    names = ("graph " + df["graph_id"].astype(str)).to_numpy(object)
+    names = Names.of("graph " + df["graph_id"].astype(str))
     out.events += sparse_interval_events(
         start, end, threads, [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
         _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}))
@@ -33,6 +34,6 @@ def graph_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("graph_api")
     df, threads = ctx.on_cpu(df, count)
     out.events += sparse_interval_events(
-        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.GRAPH_API.id, df["name"].to_numpy(object))],
+        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.GRAPH_API.id, Names.of(df["name"]))],
         _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id, "node_id": R.GRAPH_NODE.id}))
     return len(df)

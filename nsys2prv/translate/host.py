@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.names import Names
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import (PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation,
@@ -27,7 +28,7 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count.drop("NVTX kind not requested with -t", int((~sel).sum()))
     df, threads = ctx.on_cpu(df[sel], count)
     kind = df["kind"].to_numpy()
-    names = df["name"].to_numpy(object)
+    names = Names.of(df["name"])
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
 
     pp = kind == "pushpop"
@@ -42,7 +43,7 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         if cat.any():
             t_cat = _nvtx_type_ids(sub["domain"][cat], ctx, "category")
             out.events += interval_events(start[pp][cat], end[pp][cat], threads[pp][cat],
-                                          [(t_cat, sub["category_name"].to_numpy(object)[cat])], depth[cat])
+                                          [(t_cat, Names.of(sub["category_name"])[cat])], depth[cat])
     se = kind == "startend"
     if se.any():
         t_se = _nvtx_type_ids(df["domain"][se], ctx, "startend")
@@ -60,7 +61,7 @@ def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df = df[df["kind"] != "mark"]
     df, threads = ctx.on_cpu(df, count)
     out.events += interval_events(ctx.times(df["start"]), ctx.times(df["end"]), threads,
-                                  [(R.NCCL_RANGE.id, df["name"].to_numpy(object))], df["depth"].to_numpy(np.int64))
+                                  [(R.NCCL_RANGE.id, Names.of(df["name"]))], df["depth"].to_numpy(np.int64))
     return len(df)
 
 
@@ -68,15 +69,15 @@ def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("osrt")
     df, threads = ctx.on_cpu(df, count)
     out.events += interval_events(ctx.times(df["start"]), ctx.times(df["end"]), threads,
-                                  [(R.OSRT.id, df["name"].to_numpy(object))])
+                                  [(R.OSRT.id, Names.of(df["name"]))])
     return len(df)
 
 
 def mpi(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("mpi")
     df, threads = ctx.on_cpu(df, count)
-    names = df["name"].to_numpy(object)
-    uniq, inv = np.unique(names.astype(str), return_inverse=True)
+    names = Names.of(df["name"])
+    uniq, inv = names.names, names.codes
     codes = [R.mpi_code(u) for u in uniq]
     known_u = np.array([c is not None for c in codes], bool)
     type_u = np.array([c[0] if c else R.MPI_OTHER_TYPE for c in codes], np.int64)

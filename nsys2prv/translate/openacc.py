@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.names import Names
 from nsys2prv.paraver import registry as R
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation, sparse_interval_events
@@ -26,6 +27,6 @@ def openacc(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
             optional.append((R.OPENACC_DATA_SIZE.id, sub["bytes"].to_numpy(np.int64), sub["bytes"].to_numpy() > 0))
         out.events += sparse_interval_events(
             start[sel], end[sel], threads[sel],
-            [(etype.id, sub["name"].to_numpy(object)), (R.OPENACC_FUNCTION.id, sub["function"].to_numpy(object))],
+            [(etype.id, Names.of(sub["name"])), (R.OPENACC_FUNCTION.id, Names.of(sub["function"]))],
             optional)
     return len(df)

@@ -89,40 +89,61 @@ LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, Tr
          ("memset", R.TAG_MEMORY_OP, True), ("graph_exec", R.TAG_KERNEL_LAUNCH, False))
 
 
+def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
+    """One int64 per (k1, k2) pair, equal exactly when both are equal."""
+    u1, c1 = np.unique(k1, return_inverse=True)
+    lo = int(k2.min()) if len(k2) else 0
+    span = (int(k2.max()) - lo + 1) if len(k2) else 1
+    if len(u1) * span < (1 << 62):
+        return c1.astype(np.int64) * span + (k2 - lo)
+    return np.unique(np.stack([c1.astype(np.int64), k2], axis=1), axis=0, return_inverse=True)[1].ravel()
+
+
+def first_match(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none)."""
+    order = np.argsort(right, kind="stable")
+    srt = right[order]
+    pos = np.minimum(np.searchsorted(srt, left), max(len(srt) - 1, 0))
+    hit = (srt[pos] == left) if len(srt) else np.zeros(len(left), bool)
+    return np.where(hit, order[pos] if len(srt) else -1, -1)
+
+
 def launch_links(ctx: Context, out: Translation) -> int:
     """One communication per API call -> the GPU activity it started (same process, correlationId)."""
     api = ctx.tables.get("cuda_api")
     if api is None or api.empty or "cuda_api" not in ctx.categories:
         return 0
     count = out.count("launch_links")
-    calls = pd.DataFrame({"key": process_key(api["tid"].to_numpy(np.int64)), "corr": api["corr"].to_numpy(np.int64),
-                          "cstart": api["start"].to_numpy(np.int64), "tid": api["tid"].to_numpy(np.int64)})
-    calls = calls[calls["corr"] >= 0]
-    dup = calls.duplicated(["key", "corr"]).to_numpy()
-    count.note("API calls sharing a correlation id (the first is linked)", int(dup.sum()))
-    calls = calls[~dup]
+    corr = api["corr"].to_numpy(np.int64)
+    ok = corr >= 0
+    tid, corr, cstart = api["tid"].to_numpy(np.int64)[ok], corr[ok], api["start"].to_numpy(np.int64)[ok]
+    acts = [(kind, tag, sized, ctx.tables.get(kind)) for kind, tag, sized in LINKS]
+    acts = [(kind, tag, sized, a) for kind, tag, sized, a in acts if a is not None and not a.empty]
+    # one code space for the (process, correlation id) pairs of the calls and of every activity
+    k1 = [process_key(tid)] + [a["gpid"].to_numpy(np.int64) for *_, a in acts]
+    k2 = [corr] + [a["corr"].to_numpy(np.int64) for *_, a in acts]
+    codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
+    cut = np.cumsum([len(k) for k in k1])
+    call_codes = codes[:cut[0]]
+    count.note("API calls sharing a correlation id (the first is linked)",
+               len(call_codes) - len(np.unique(call_codes)))
     n = 0
-    for kind, tag, sized in LINKS:
-        act = ctx.tables.get(kind)
-        if act is None or act.empty:
-            continue
-        if "bytes" not in act:
-            act = act.assign(bytes=0)
-        m = act.merge(calls, left_on=["gpid", "corr"], right_on=["key", "corr"], how="left")
-        count.source_rows += len(m)
-        found = m["cstart"].notna().to_numpy()
+    for (kind, tag, sized, act), lo, hi in zip(acts, cut[:-1], cut[1:]):
+        call = first_match(codes[lo:hi], call_codes)
+        count.source_rows += len(act)
+        found = call >= 0
         count.drop("no API call with its correlation id (call not traced or not requested)", int((~found).sum()))
-        m = m[found]
-        m["tid"] = m["tid"].astype(np.int64)
-        m["cstart"] = m["cstart"].astype(np.int64)
-        send = ctx.model.cpu_threads(ctx.report, m["tid"].to_numpy(np.int64))
-        recv = ctx.model.gpu_threads(ctx.report, m["gpid"].to_numpy(np.int64), m["device"].to_numpy(np.int64),
-                                     m["stream"].to_numpy(np.int64))
+        rows, call = np.flatnonzero(found), call[found]
+        send = ctx.model.cpu_threads(ctx.report, tid[call])
+        recv = ctx.model.gpu_threads(ctx.report, act["gpid"].to_numpy(np.int64)[rows],
+                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows])
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
-        m, send, recv = m[ok], send[ok], recv[ok]
-        ts, tr = ctx.times(m["cstart"]), ctx.times(m["start"])
-        size = np.maximum(m["bytes"].to_numpy(np.int64), 0) if sized else np.zeros(len(m), np.int64)
-        out.comms.append(CommBatch(send, recv, ts, ts, tr, tr, size, np.full(len(m), tag, np.int64)))
-        n += len(m)
+        rows, call, send, recv = rows[ok], call[ok], send[ok], recv[ok]
+        ts = ctx.clock.apply(cstart[call])
+        tr = ctx.clock.apply(act["start"].to_numpy(np.int64)[rows])
+        size = (np.maximum(act["bytes"].to_numpy(np.int64)[rows], 0) if sized and "bytes" in act
+                else np.zeros(len(rows), np.int64))
+        out.comms.append(CommBatch(send, recv, ts, ts, tr, tr, size, np.full(len(rows), tag, np.int64)))
+        n += len(rows)
     return n

@@ -1,0 +1,75 @@
+"""Columnar building blocks of translation: dictionary-encoded names, their numbering, pair-key joins."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsys2prv.names import Names, is_names, per_name
+from nsys2prv.paraver import registry as R
+from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.translate.cuda import first_match, pair_codes
+from nsys2prv.translate.records import EventBatch
+
+
+@pytest.mark.parametrize("dtype", ["str", object, "category"])
+def test_names_of_any_column_keeps_each_row(dtype):
+    col = pd.Series(["b", "a", None, "b", "c"], dtype=dtype)
+    n = Names.of(col)
+    assert n.to_numpy().tolist() == ["b", "a", "nan", "b", "c"]      # missing as str(value), like astype(str)
+    assert len(n) == 5 and is_names(n) and Names.of(n) is n
+    sub = n[np.array([False, True, False, True, False])]
+    assert sub.to_numpy().tolist() == ["a", "b"]
+    assert sorted(sub.used().tolist()) == ["a", "b"]                 # the dictionary keeps "c", unused
+    assert not is_names(np.arange(3))
+
+
+def test_per_name_on_names_and_columns_agree():
+    col = pd.Series(["ncclKernel_x", "gemm", None, "NCCLdev"], dtype="str")
+    test = lambda s: "nccl" in s.lower()
+    assert per_name(col, test).tolist() == [True, False, False, True]
+    assert per_name(Names.of(col), test).tolist() == [True, False, False, True]
+
+
+def test_labels_number_names_from_codes_as_from_objects():
+    a = Names.of(pd.Series(["zeta", "alpha", "zeta", "mid"], dtype="str"))
+    b = np.array(["mid", "omega"], dtype=object)
+    t = R.CUDA_API.id
+    batches = [EventBatch(np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64), [(t, a[np.array([0, 1, 3])])]),
+               EventBatch(np.arange(2), np.zeros(2, np.int64), np.zeros(2, np.int64), [(t, b)])]
+    labels = ValueLabels(dict(R.BY_ID))
+    labels.collect(batches)
+    assert list(labels.names[t]) == ["alpha", "mid", "omega", "zeta"]   # "zeta" (row 2) is used by row 0
+    base = labels.base[t]
+    assert labels.encode(t, a).tolist() == [base + 3, base, base + 3, base + 1]
+    assert labels.encode(t, b).tolist() == [base + 1, base + 2]
+    with pytest.raises(AssertionError, match="not collected"):
+        labels.encode(t, Names.of(["unknown"]))
+
+
+def test_labels_with_per_row_types():
+    t1, t2 = R.CUDA_API.id, R.OSRT.id
+    names = Names.of(["x", "y", "x", "z"])
+    types = np.array([t1, t2, t2, t1])
+    labels = ValueLabels({})
+    labels.collect([EventBatch(np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64), [(types, names)])])
+    assert list(labels.names[t1]) == ["x", "z"] and list(labels.names[t2]) == ["x", "y"]
+    assert labels.encode(types, names).tolist() == [1, 2, 1, 2]
+
+
+def test_pair_codes_equal_exactly_for_equal_pairs():
+    k1 = np.array([5, 5, 7, 7, 5], np.int64) << 40
+    k2 = np.array([1, 2, 1, 2, 1], np.int64)
+    c = pair_codes(k1, k2)
+    assert c[0] == c[4] and len(set(c[:4].tolist())) == 4
+    # a k2 range too wide for one int64 code: the pairs are numbered instead
+    k2w = np.array([-(1 << 62), 1 << 62, -(1 << 62), 0, -(1 << 62)], np.int64)
+    cw = pair_codes(k1, k2w)
+    assert cw[0] == cw[4] and cw[0] != cw[2] and len(set(cw[:4].tolist())) == 4
+
+
+def test_first_match_takes_the_first_equal_code():
+    right = np.array([4, 9, 4, 1], np.int64)
+    left = np.array([4, 1, 2, 9, 10, 0], np.int64)
+    assert first_match(left, right).tolist() == [0, 3, -1, 1, -1, -1]
+    assert first_match(left, np.zeros(0, np.int64)).tolist() == [-1] * 6
+    assert first_match(np.zeros(0, np.int64), right).tolist() == []

@@ -34,7 +34,8 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
         innermost_enclosing(z, z, one, z, z)
         mask_durations(z, z, one, z, 1, 1)
         _format(z, z, one, z, 0, 1, np.empty(64, np.uint8))
-        _format_compact(one, z, z, z, z, one, z, 0, 1, one, one, one, np.empty(256, np.uint8))
+        z32, b = np.zeros(1, np.int32), np.zeros(1, np.bool_)       # chunk threads and signatures: int32
+        _format_compact(z32, z, z32, one, z, z, 0, 1, one, one, one, one, z, z, z, b, z, np.empty(256, np.uint8))
     finally:
         if block and sys.modules.get("scipy.linalg", 0) is None:
             del sys.modules["scipy.linalg"]

@@ -99,17 +99,12 @@ def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkey
 def test_split_points_keep_equal_times_together(tmp_path):
     import numpy as np
 
-    from nsys2prv.paraver.chunks import HEADER, STRIDE, ChunkMeta, split_times
+    from nsys2prv.paraver.chunks import save_chunk, split_times
 
     def chunk(path, times):
         n = len(times)
-        hdr = np.zeros(HEADER, np.int64)
-        hdr[:2] = n, 0
-        with open(path, "wb") as fh:
-            for a in (hdr, np.asarray(times, np.int64), np.zeros(n, np.int64), np.zeros(n + 1, np.int64)):
-                a.tofile(fh)
-        return ChunkMeta(str(path), n, n, 0, 0, int(max(times, default=0)),
-                         index=np.asarray(times, np.int64)[::STRIDE].copy())
+        return save_chunk(str(path), np.asarray(times, np.int64), np.zeros(n), np.zeros(n), np.zeros(n),
+                          np.zeros(2 * n), states=n)
 
     same = [chunk(tmp_path / "a", [5] * 10000), chunk(tmp_path / "b", [5] * 10)]
     assert split_times(same, 4) == []                  # one time: nothing to cut
@@ -256,10 +251,10 @@ def test_categories_added_later_are_read_and_cached(tmp_path):
 
 
 def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
-    """Chunk files of the real layout whose records have a tail of one field: a global record id."""
+    """Chunk files of the real layout whose records are events of one field: a global record id."""
     import numpy as np
 
-    from nsys2prv.paraver.chunks import HEADER, STRIDE, ChunkMeta
+    from nsys2prv.paraver.chunks import EVENT_SIG0, STRIDE, save_chunk
 
     rng = np.random.default_rng(seed)
     metas, all_t, all_k, all_id = [], [], [], []
@@ -273,13 +268,8 @@ def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
         t, k = t[order], k[order]
         ids = np.arange(next_id, next_id + n, dtype=np.int64)
         next_id += n
-        hdr = np.zeros(HEADER, np.int64)
-        hdr[:2] = n, n
-        path = tmp_path / f"c{c}.chunk"
-        with open(path, "wb") as fh:
-            for a in (hdr, t, k, np.zeros(n, np.int64), np.arange(n + 1, dtype=np.int64), ids, np.zeros(n, np.int8)):
-                np.asarray(a).tofile(fh)
-        metas.append(ChunkMeta(str(path), n, n, 0, 0, int(t.max()) if n else 0, index=t[::STRIDE].copy()))
+        metas.append(save_chunk(str(tmp_path / f"c{c}.chunk"), t, k, np.zeros(n), np.full(n, EVENT_SIG0), ids,
+                                events=n, sigs=[((1,), (False,))]))
         all_t.append(t)
         all_k.append(k)
         all_id.append(ids)
@@ -299,7 +289,7 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     values = [np.zeros(0, np.int64)] * len(metas)
 
     def collect(out):
-        def write(fh, kind, thread, time, tail, offs, lens, perm, objs):
+        def write(fh, thread, time, sig, tail, offs, perm, tables):
             out.append(tail[offs[perm]])
         return write
 
@@ -318,12 +308,13 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
 
 def test_both_formatters_write_any_int64_like_python():
     """The digit writer both formatters share: zero, negatives, every digit count, the int64 extremes
-    short of the minimum; the compact one expands cpu:1:task:thread (twice for a communication)."""
+    short of the minimum; the compact one expands cpu:1:task:thread (twice for a communication) and
+    numbers an event's local name codes through ``remap``."""
     import io
 
     import numpy as np
 
-    from nsys2prv.paraver.format import write_compact, write_records
+    from nsys2prv.paraver.format import Tables, write_compact, write_records
 
     vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
     flat = np.array(vals, np.int64)
@@ -333,10 +324,11 @@ def test_both_formatters_write_any_int64_like_python():
     assert fh.getvalue().decode().splitlines() == [str(v) for v in reversed(vals)]
 
     cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
-    kind, thread, time = np.array([1, 2, 3]), np.array([0, 1, 0]), np.array([5, 6, 7])
-    tail = np.array([9, 2, 300, -4, 8, 1, 10, 11, 64, 5], np.int64)
-    offs, lens = np.array([0, 2, 4]), np.array([2, 2, 6])
+    thread, time, sig = np.array([0, 1, 0], np.int32), np.array([5, 6, 7]), np.array([0, 2, 1], np.int32)
+    tail = np.array([9, 2, -4, 1, 8, 1, 10, 11, 64, 5], np.int64)
+    tables = Tables(cpu, task, thr, width=np.array([2, 6, 2]), first=np.array([0, 0, 0]), rbase=np.array([0, 0, 1]),
+                    types=np.array([300, 301]), dyn=np.array([False, True]), remap=np.array([0, 70, 71]))
     fh = io.BytesIO()
-    write_compact(fh, kind, thread, time, tail, offs, lens, np.array([0, 1, 2]), (cpu, task, thr))
+    write_compact(fh, thread, time, sig, tail, np.array([0, 2, 4]), np.array([0, 1, 2]), tables)
     assert fh.getvalue().decode().splitlines() == [
-        "1:3:1:1:1:5:9:2", "2:4:1:2:1:6:300:-4", "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5"]
+        "1:3:1:1:1:5:9:2", "2:4:1:2:1:6:300:-4:301:71", "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5"]

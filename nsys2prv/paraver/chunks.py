@@ -4,18 +4,21 @@ Stage C (one report, any worker): the report's translation is painted (its threa
 out as compact records, dynamic names encoded with report-local codes, sorted by the global sort
 key and written to one binary file:
 
-    header (8 int64) | time[n] | key[n] | thread[n] | offs[n+1] | tail[offs[n]] | marks[offs[n]] (int8)
+    header (8 int64) | time[n] int64 | key[n] int64 | thread[n] int32 | sig[n] int32 | tail[...] int64
 
-A record is its time, its kind (key >> 61), its global thread and its tail: a state's end and
-state, an event's (type, value) pairs, a communication's physical send, receiving thread, logical
-and physical receive, size and tag.  The rest of a Paraver record (cpu, appl, task, thread, and
-the receiver's) comes from the model when the merge formats it (``format.write_compact``): the
-chunk files are less than half the size of whole records.
+A record is its time, sort key, global thread, signature and tail.  The signature says what the
+tail holds: 0 a state (end, state; end -1: the thread's final state, closed at the trace's END),
+1 a communication (physical send, receiving thread, logical and physical receive, size, tag),
+2 and up an event whose (type ids, which values are local name codes) are entry sig - 2 of the
+chunk's ``ChunkMeta.sigs``: the tail holds only the values.  The rest of a Paraver record (cpu,
+appl, task, thread, and the receiver's) comes from the model when the merge formats it
+(``format.write_compact``): the chunk files are about as large as the text they become (8-rank
+benchmark: 114 MB of chunks for a 112 MB .prv; 190 MB when every event pair kept its type).
 
 Stage D (the main process): the files are merged in bounded rounds -- from every report take
-the records up to the smallest of the reports' window maxima, sort that small set, remap the
-local name codes to the trace's values, close the final state of every thread at the trace's
-END, format and write -- so memory is O(reports x window), not O(events).
+the records up to the smallest of the reports' window maxima, sort that small set, close the final
+state of every thread at the trace's END, format (numbering local name codes with the trace's
+values) and write -- so memory is O(reports x window), not O(events).
 
 The sort key is (time, key) with key = kind << 61 | order << 38 | x, where x is the global thread
 for states and the report index for events and communications; ties (same report, equal key)
@@ -35,14 +38,17 @@ import numpy as np
 from nsys2prv.model.resources import Model
 from nsys2prv.names import is_names
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import write_compact
+from nsys2prv.paraver.format import Tables, write_compact
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals, Translation
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
-DYN, OPEN = 1, 2            # marks: a local name code; the end of a thread's final state
+STATE_SIG, COMM_SIG, EVENT_SIG0 = 0, 1, 2      # record signatures (see above)
+STATE_WIDTH, COMM_WIDTH = 2, 6                # their tail fields
+OPEN_END = -1               # a state's end: the thread's final state (closed at END in the merge)
 HEADER = 8
+SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
 ROUND_PER_CHUNK = 128       # a merge round reads at least this many records per chunk (on average)
 LAYOUT_SLICE = 1 << 16      # records laid out at a time when a chunk of more than
@@ -71,6 +77,30 @@ class ChunkMeta:
     types_used: set[int] = field(default_factory=set)
     index: np.ndarray | None = None            # time of every STRIDE-th record (the merge's map; set
                                                # by write_chunk, required by the merge)
+    sigs: list[tuple[tuple[int, ...], tuple[bool, ...]]] = field(default_factory=list)
+    fields: np.ndarray | None = None           # the tail position of every STRIDE-th record
+
+    def widths(self) -> np.ndarray:
+        """Tail fields of a record of each local signature."""
+        return np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in self.sigs], np.int64)
+
+
+def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
+    """A chunk file from whole sorted arrays (``meta``: the other ChunkMeta fields)."""
+    n = len(time)
+    cols = [np.asarray(c, d) for c, (_, d) in zip((time, key, thread, sig), SECTIONS)]
+    tail = np.asarray(tail, np.int64)
+    hdr = np.zeros(HEADER, np.int64)
+    hdr[:2] = n, len(tail)
+    with open(path, "wb") as fh:
+        for a in (hdr, *cols, tail):
+            a.tofile(fh)
+    m = ChunkMeta(str(path), n, meta.pop("states", 0), meta.pop("events", 0), meta.pop("comms", 0),
+                  meta.pop("end", int(cols[0].max()) if n else 0), **meta)
+    m.index = cols[0][::STRIDE].copy()
+    offs = np.concatenate([[0], np.cumsum(m.widths()[cols[3]])])
+    m.fields = offs[:n:STRIDE].copy()
+    return m
 
 
 def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
@@ -110,11 +140,13 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     batches = [b for b in out.events if len(b)]
     comms = [c for c in out.comms if len(c)]
     sources = [states, *batches, *comms]
+    table: dict = {}
+    sigs = [STATE_SIG] + [_event_sig(b, table) for b in batches] + [COMM_SIG] * len(comms)
     times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
     keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
             + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
             + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms])
-    widths = [2] + [2 * len(b.pairs) for b in batches] + [6] * len(comms)
+    widths = [STATE_WIDTH] + [len(b.pairs) for b in batches] + [COMM_WIDTH] * len(comms)
     sizes = [len(t) for t in times]
     starts = np.cumsum([0] + sizes)                  # each source's first record (input order)
     time = np.concatenate(times).astype(np.int64, copy=False)
@@ -123,38 +155,45 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     perm = np.lexsort((key, time))
     time, key = time[perm], key[perm]
     thread = np.concatenate([states.thread] + [b.thread for b in batches]
-                            + [c.send_thread for c in comms]).astype(np.int64, copy=False)[perm]
+                            + [c.send_thread for c in comms]).astype(np.int32)[perm]
+    sig = np.concatenate([np.broadcast_to(np.asarray(g, np.int32), (n,)) for g, n in zip(sigs, sizes)])[perm]
     lens = np.repeat(np.asarray(widths, np.int64), sizes)
     offs = np.zeros(len(time) + 1, np.int64)
     np.cumsum(lens[perm], out=offs[1:])
     del lens
     nrec, nfields = len(time), int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
-    marks = np.zeros(nfields, np.int8)
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = nrec, nfields
     with open(path, "wb") as fh:
-        for a in (hdr, time, key, thread, offs):
+        for a in (hdr, time, key, thread, sig):
             a.tofile(fh)
-        del thread
+        del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
-                cols, dynamic = _tail_of(sources[sid], sid, rows, labels)
-                for j, col in enumerate(cols):
+                for j, col in enumerate(_tail_of(sources[sid], sid, rows, labels, t_open)):
                     flat[dst + j] = col
-                    if dynamic[j]:
-                        marks[base + dst + j] = DYN
-                if sid == 0:
-                    ends = states.end if rows is None else states.end[rows]
-                    marks[base + dst[ends == t_open]] = OPEN         # the state's end
             flat.tofile(fh)
-        marks.tofile(fh)
     del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
-    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy())
+    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy(),
+                     sorted(table, key=table.get), offs[:nrec:STRIDE].copy())
+
+
+def _event_sig(b: EventBatch, table: dict):
+    """The signature id of every row of an event batch (one int when its types are the same on
+    every row); ``table``: (types, dynamic flags) -> id, extended with new signatures."""
+    dyn = tuple(is_names(v) for _, v in b.pairs)
+    if all(np.ndim(t) == 0 for t, _ in b.pairs):
+        return table.setdefault((tuple(int(t) for t, _ in b.pairs), dyn), EVENT_SIG0 + len(table))
+    cols = np.stack([np.broadcast_to(np.asarray(t, np.int64), (len(b),)) for t, _ in b.pairs], axis=1)
+    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+    ids = np.array([table.setdefault((tuple(int(x) for x in u), dyn), EVENT_SIG0 + len(table)) for u in uniq],
+                   np.int32)
+    return ids[inv.ravel()]
 
 
 def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
@@ -190,19 +229,14 @@ def _subset(source, sid: int, rows: np.ndarray | None):
     return CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
 
 
-def _tail_of(source, sid: int, rows: np.ndarray | None, labels: ValueLabels):
-    """The tail columns of rows ``rows`` of a source, and for each whether it holds local name codes."""
+def _tail_of(source, sid: int, rows: np.ndarray | None, labels: ValueLabels, t_open: int) -> list:
+    """The tail columns of rows ``rows`` of a source."""
     x = _subset(source, sid, rows)
     if sid == 0:
-        return [x.end, x.state], [False, False]
+        return [np.where(x.end == t_open, OPEN_END, x.end), x.state]
     if isinstance(x, EventBatch):
-        n = len(x)
-        cols, dynamic = [], []
-        for t, v in x.pairs:
-            cols += [np.broadcast_to(np.asarray(t, np.int64), (n,)), labels.encode(t, v)]
-            dynamic += [False, is_names(v)]
-        return cols, dynamic
-    return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag], [False] * 6
+        return [labels.encode(t, v) for t, v in x.pairs]
+    return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag]
 
 
 class _Reader:
@@ -212,18 +246,21 @@ class _Reader:
     def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None, keep_open=True):
         self.path, self.n = meta.path, meta.records
         self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
-        self.o_header = 0
+        self.where = {"header": (0, np.dtype(np.int64))}
         self.nfields = int(self.read("header", 0, 2)[1])
-        b = HEADER * 8
-        self.o_time, self.o_key = b, b + 8 * self.n
-        self.o_thread = self.o_key + 8 * self.n
-        self.o_offs = self.o_thread + 8 * self.n
-        self.o_flat = self.o_offs + 8 * (self.n + 1)
-        self.o_marks = self.o_flat + 8 * self.nfields
+        at = HEADER * 8
+        for name, dtype in SECTIONS:
+            self.where[name] = (at, np.dtype(dtype))
+            at += np.dtype(dtype).itemsize * self.n
+        self.where["tail"] = (at, np.dtype(np.int64))
         self.index = meta.index
+        self.widths = meta.widths()
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
+        k = self.first // STRIDE                 # the tail position of record ``first``
+        self.field = (int(meta.fields[k]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
+                      if self.first < self.n else self.nfields)
 
     def _find(self, t: int) -> int:
         """First record with time >= t (the index narrows it to one STRIDE of times)."""
@@ -232,15 +269,21 @@ class _Reader:
         return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
 
     def read(self, what: str, lo: int, hi: int) -> np.ndarray:
-        base = getattr(self, f"o_{what}")
-        dtype = np.int8 if what == "marks" else np.int64
-        size = np.dtype(dtype).itemsize
+        base, dtype = self.where[what]
         if self.fh is not None:
-            self.fh.seek(base + lo * size)
+            self.fh.seek(base + lo * dtype.itemsize)
             return np.fromfile(self.fh, dtype, hi - lo)
         with open(self.path, "rb") as fh:
-            fh.seek(base + lo * size)
+            fh.seek(base + lo * dtype.itemsize)
             return np.fromfile(fh, dtype, hi - lo)
+
+    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader."""
+        sig = self.read("sig", lo, hi)
+        nf = int(self.widths[sig].sum())
+        tail = self.read("tail", self.field, self.field + nf)
+        self.field += nf
+        return self.read("key", lo, hi), self.read("thread", lo, hi), sig, tail
 
     def close(self) -> None:
         if self.fh is not None:
@@ -289,9 +332,10 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     max(``budget``, ROUND_PER_CHUNK x chunks) + STRIDE x chunks records (memory: a constant plus
     O(chunks)), and chunks with nothing before LIM are not touched."""
     keep_open = _open_files_for(len(chunks))
+    sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
     try:
-        return _merge(readers, values, end_ns, fh, budget, write or write_compact, progress, t_hi, objs)
+        return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
     finally:
         for r in readers:
             r.close()
@@ -339,7 +383,33 @@ def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return f.cpu, f.task, f.thr
 
 
-def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> MergeStats:
+def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -> tuple[np.ndarray, tuple]:
+    """One signature space for all chunks: chunk i's event signature s is global signature
+    ``sig_base[i] + s``.  Returns sig_base and the formatter's tables: ``objs`` (cpu, task,
+    thread-in-task per global thread), then per global signature its tail width, first entry in
+    the type/dynamic lists and the chunk's first position in ``remap``, the type ids, the dynamic
+    flags, and ``remap`` (every chunk's local name code -> the trace's value, one after another)."""
+    width, first, rbase = [STATE_WIDTH, COMM_WIDTH], [0, 0], [0, 0]
+    types: list[int] = []
+    dyn: list[bool] = []
+    sig_base = np.zeros(len(chunks), np.int32)
+    at = 0
+    for i, (c, v) in enumerate(zip(chunks, values)):
+        sig_base[i] = len(width) - EVENT_SIG0
+        for t, d in c.sigs:
+            width.append(len(t))
+            first.append(len(types))
+            rbase.append(at)
+            types += t
+            dyn += d
+        at += len(v)
+    remap = np.concatenate(values).astype(np.int64) if values else np.zeros(0, np.int64)
+    objs = objs or (np.zeros(0, np.int64),) * 3
+    arr = lambda x, d=np.int64: np.array(x, d) if len(x) else np.zeros(0, d)
+    return sig_base, Tables(*objs, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
+
+
+def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables) -> MergeStats:
     cur = np.array([r.first for r in readers], np.int64)
     stop = np.array([r.stop for r in readers], np.int64)
     limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
@@ -356,7 +426,7 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> 
         floor = int(head[active].min())
         if lim <= floor:                 # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, threads, flats, lens_all, drops = [], [], [], [], [], []
+        times, keys, threads, sigs, tails, drops = [], [], [], [], [], []
         base = 0
         for i in active:
             if head[i] >= lim:
@@ -374,45 +444,42 @@ def _merge(readers, values, end_ns, fh, budget, write, progress, t_hi, objs) -> 
             if hi == lo:
                 continue
             t = win[:hi - lo]
-            k_ = r.read("key", lo, hi)
-            threads.append(r.read("thread", lo, hi))
-            offs = r.read("offs", lo, hi + 1)
-            flat = r.read("flat", int(offs[0]), int(offs[-1]))
-            marks = r.read("marks", int(offs[0]), int(offs[-1]))
-            dyn = np.flatnonzero(marks == DYN)
-            if len(dyn):
-                flat[dyn] = values[i][flat[dyn]]
-            opn = np.flatnonzero(marks == OPEN)
-            rel = offs - offs[0]
-            if len(opn):
-                flat[opn] = end_ns
-                rec = np.searchsorted(rel, opn, "right") - 1
-                late = rec[t[rec] >= end_ns]              # a final state starting at END: not written
+            k_, th, sg, tail = r.take(lo, hi)
+            st = np.flatnonzero(sg == STATE_SIG)
+            if len(st):
+                w = r.widths[sg]
+                at = np.cumsum(w) - w                     # each record's first tail field
+                end_at = at[st]
+                opn = tail[end_at] == OPEN_END
+                tail[end_at[opn]] = end_ns
+                late = st[opn][t[st[opn]] >= end_ns]      # a final state starting at END: not written
                 if len(late):
                     drops.append(late + base)
+            if sig_base[i]:
+                sg[sg >= EVENT_SIG0] += sig_base[i]
             times.append(t)
             keys.append(k_)
-            flats.append(flat)
-            lens_all.append(np.diff(rel))
+            threads.append(th)
+            sigs.append(sg)
+            tails.append(tail)
             base += len(t)
             cur[i] = hi
         if not times:
             continue
-        time, key = np.concatenate(times), np.concatenate(keys)
-        lens = np.concatenate(lens_all)
-        flat = np.concatenate(flats)
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
+        tail = np.concatenate(tails)
+        w = tables.width[sig]
+        offs = np.cumsum(w) - w
         perm = np.lexsort((key, time)).astype(np.int64)
         if drops:
             dropped = np.zeros(len(time), bool)
             dropped[np.concatenate(drops)] = True
             perm = perm[~dropped[perm]]
-        kind = (key >> KIND_SHIFT).astype(np.int64)
-        kinds = np.bincount(kind[perm], minlength=4)
-        stats.states += int(kinds[1])
-        stats.events += int(kinds[2])
-        stats.comms += int(kinds[3])
-        write(fh, kind, np.concatenate(threads), time, flat, offs, lens, perm, objs)
+        kinds = np.bincount(np.minimum(sig[perm], EVENT_SIG0), minlength=3)
+        stats.states += int(kinds[STATE_SIG])
+        stats.comms += int(kinds[COMM_SIG])
+        stats.events += int(kinds[EVENT_SIG0])
+        write(fh, np.concatenate(threads), time, sig, tail, offs, perm, tables)
         if bar is not None:
             bar.update(len(time))
     if progress is True:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -58,18 +60,37 @@ def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm
         fh.write(memoryview(buf[:n]))
 
 
+class Tables(NamedTuple):
+    """What the compact formatter looks up (``chunks.sig_tables``): per global thread its cpu, task
+    and thread in task; per record signature its tail width, first entry in ``types``/``dyn`` and
+    first position in ``remap``; the event type ids and whether each value is a local name code;
+    local name codes -> the trace's values."""
+    cpu: np.ndarray
+    task: np.ndarray
+    thr: np.ndarray
+    width: np.ndarray
+    first: np.ndarray
+    rbase: np.ndarray
+    types: np.ndarray
+    dyn: np.ndarray
+    remap: np.ndarray
+
+
 @njit(cache=True)
-def _format_compact(kind, thread, time, tail, offs, lens, perm, lo, hi, cpu, task, thr, buf):
-    """Records of a chunk (see chunks.py): kind:cpu:1:task:thread:time, then the record's tail
-    fields; a communication's tail holds the receiving thread, expanded to cpu:1:task:thread."""
+def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
+                    types, dyn, remap, buf):
+    """Records of chunks (see chunks.py): kind:cpu:1:task:thread:time, then per signature the
+    tail: a state's end and state; a communication's fields with the receiving thread expanded to
+    cpu:1:task:thread; an event's type:value pairs (local name codes numbered through ``remap``)."""
     pos = 0
     for k in range(lo, hi):
         r = perm[k]
         g = thread[r]
-        kr = kind[r]
-        pos = _num(buf, pos, kr)
-        buf[pos] = 58
-        pos = _num(buf, pos + 1, cpu[g])
+        s = sig[r]
+        kr = 1 if s == 0 else (3 if s == 1 else 2)
+        buf[pos] = 48 + kr
+        buf[pos + 1] = 58
+        pos = _num(buf, pos + 2, cpu[g])
         buf[pos] = 58
         buf[pos + 1] = 49  # appl 1
         buf[pos + 2] = 58
@@ -79,32 +100,41 @@ def _format_compact(kind, thread, time, tail, offs, lens, perm, lo, hi, cpu, tas
         buf[pos] = 58
         pos = _num(buf, pos + 1, time[r])
         o = offs[r]
-        n = lens[r]
-        for f in range(n):
-            v = tail[o + f]
-            buf[pos] = 58
-            if kr == 3 and f == 1:            # the receiving thread
-                pos = _num(buf, pos + 1, cpu[v])
+        if kr == 2:
+            q = first[s]
+            for f in range(width[s]):
                 buf[pos] = 58
-                buf[pos + 1] = 49
-                buf[pos + 2] = 58
-                pos = _num(buf, pos + 3, task[v])
+                pos = _num(buf, pos + 1, types[q + f])
+                v = tail[o + f]
+                if dyn[q + f]:
+                    v = remap[rbase[s] + v]
                 buf[pos] = 58
-                pos = _num(buf, pos + 1, thr[v])
-            else:
                 pos = _num(buf, pos + 1, v)
+        else:
+            for f in range(width[s]):
+                v = tail[o + f]
+                buf[pos] = 58
+                if kr == 3 and f == 1:            # the receiving thread
+                    pos = _num(buf, pos + 1, cpu[v])
+                    buf[pos] = 58
+                    buf[pos + 1] = 49
+                    buf[pos + 2] = 58
+                    pos = _num(buf, pos + 3, task[v])
+                    buf[pos] = 58
+                    pos = _num(buf, pos + 1, thr[v])
+                else:
+                    pos = _num(buf, pos + 1, v)
         buf[pos] = 10
         pos += 1
     return pos
 
 
-def write_compact(fh, kind, thread, time, tail, offs, lens, perm, objs, chunk: int = 1 << 18) -> None:
-    """Write chunk records ``perm[i]`` in order (``objs``: cpu, task, thread-in-task per global thread)."""
-    cpu, task, thr = objs
+def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk: int = 1 << 18) -> None:
+    """Write chunk records ``perm[i]`` in order."""
     for lo in range(0, len(perm), chunk):
         hi = min(lo + chunk, len(perm))
-        sel = perm[lo:hi]
-        size = (int(lens[sel].sum()) + 3 * int((kind[sel] == 3).sum())) * 22 + (hi - lo) * (6 * 22 + 1)
-        buf = np.empty(int(size), np.uint8)
-        n = _format_compact(kind, thread, time, tail, offs, lens, perm, lo, hi, cpu, task, thr, buf)
+        s = sig[perm[lo:hi]]
+        fields = 6 * (hi - lo) + 2 * int(tables.width[s].sum()) + 3 * int((s == 1).sum())
+        buf = np.empty(fields * 21 + (hi - lo), np.uint8)     # a field: up to 20 characters and ':'
+        n = _format_compact(thread, time, sig, tail, offs, perm, lo, hi, *tables, buf)
         fh.write(memoryview(buf[:n]))

@@ -91,17 +91,20 @@ LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, Tr
 
 def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
     """One int64 per (k1, k2) pair, equal exactly when both are equal."""
-    u1, c1 = np.unique(k1, return_inverse=True)
+    c1, u1 = pd.factorize(k1)                          # few distinct values (processes): hashed
+    c1 = c1.astype(np.int64)
     lo = int(k2.min()) if len(k2) else 0
     span = (int(k2.max()) - lo + 1) if len(k2) else 1
     if len(u1) * span < (1 << 62):
-        return c1.astype(np.int64) * span + (k2 - lo)
-    return np.unique(np.stack([c1.astype(np.int64), k2], axis=1), axis=0, return_inverse=True)[1].ravel()
+        return c1 * span + (k2 - lo)
+    return np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)[1].ravel()
 
 
-def first_match(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none)."""
-    order = np.argsort(right, kind="stable")
+def first_match(left: np.ndarray, right: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none);
+    ``order``: ``right``'s stable argsort, when known."""
+    if order is None:
+        order = np.argsort(right, kind="stable")
     srt = right[order]
     pos = np.minimum(np.searchsorted(srt, left), max(len(srt) - 1, 0))
     hit = (srt[pos] == left) if len(srt) else np.zeros(len(left), bool)
@@ -125,11 +128,12 @@ def launch_links(ctx: Context, out: Translation) -> int:
     codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
     cut = np.cumsum([len(k) for k in k1])
     call_codes = codes[:cut[0]]
-    count.note("API calls sharing a correlation id (the first is linked)",
-               len(call_codes) - len(np.unique(call_codes)))
+    order = np.argsort(call_codes, kind="stable")
+    srt = call_codes[order]
+    count.note("API calls sharing a correlation id (the first is linked)", int((srt[1:] == srt[:-1]).sum()))
     n = 0
     for (kind, tag, sized, act), lo, hi in zip(acts, cut[:-1], cut[1:]):
-        call = first_match(codes[lo:hi], call_codes)
+        call = first_match(codes[lo:hi], call_codes, order)
         count.source_rows += len(act)
         found = call >= 0
         count.drop("no API call with its correlation id (call not traced or not requested)", int((~found).sum()))

@@ -73,3 +73,17 @@ def test_first_match_takes_the_first_equal_code():
     assert first_match(left, right).tolist() == [0, 3, -1, 1, -1, -1]
     assert first_match(left, np.zeros(0, np.int64)).tolist() == [-1] * 6
     assert first_match(np.zeros(0, np.int64), right).tolist() == []
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_key_table_looks_up_tuples_exactly(wide):
+    from nsys2prv.model.resources import KeyTable
+
+    big = (1 << 61) if wide else 0               # wide: the ranges do not fit one int64 code
+    keys = [(7, 0, 13 + big), (7, 1, 13), (9, 0, 14), (7, 0, 20)]
+    t = KeyTable(keys, [10, 11, 12, 13])
+    assert t.mixed is not wide
+    q = [np.array(c, np.int64) for c in zip(*[(7, 0, 13 + big), (9, 0, 14), (7, 0, 14), (8, 0, 13), (7, 0, 20),
+                                             (7, 1, 13), (-5, 0, 13), (7, 2, 13)])]
+    assert t.lookup(*q).tolist() == [10, 12, -1, -1, 13, 11, -1, -1]
+    assert KeyTable([], []).lookup(np.zeros(2, np.int64), np.zeros(2, np.int64)).tolist() == [-1, -1]

@@ -332,3 +332,35 @@ def test_both_formatters_write_any_int64_like_python():
     write_compact(fh, thread, time, sig, tail, np.array([0, 2, 4]), np.array([0, 1, 2]), tables)
     assert fh.getvalue().decode().splitlines() == [
         "1:3:1:1:1:5:9:2", "2:4:1:2:1:6:300:-4:301:71", "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5"]
+
+
+def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
+    """The index walk is taken a window of entries at a time: tiny windows (the walk crossing many
+    of them within one round) give the same round limits, and every round stays within its budget."""
+    import numpy as np
+
+    from nsys2prv.paraver.chunks import STRIDE, _Limits, _Reader
+
+    metas, _ = _synthetic_chunks(tmp_path, 60, 3)
+
+    def limits(budget, window):
+        readers = [_Reader(m) for m in metas]
+        times = [r.read("time", 0, r.n) for r in readers]
+        lim = _Limits(readers, budget)
+        if window:
+            lim.window = window
+        cur = np.zeros(len(readers), np.int64)
+        stop = np.array([r.n for r in readers])
+        seq = []
+        while (cur < stop).any():
+            t = lim.next(cur, 1 << 62)
+            new = np.array([max(c, np.searchsorted(x, t, "left")) for c, x in zip(cur, times)])
+            # what a round takes: at most the budget plus one STRIDE block per chunk (or one time's records)
+            assert (new - cur).sum() <= max(budget + STRIDE * len(readers), max(
+                int((x == x[c]).sum()) for c, x, s in zip(cur, times, stop) if c < s))
+            seq.append(t)
+            cur = new
+        return seq
+
+    for budget in (1, 64, 300, 5000):
+        assert limits(budget, 7) == limits(budget, None) and len(limits(budget, None)) > 1

@@ -47,6 +47,49 @@ class Task:
         return f"Rank {self.rank}" if self.rank is not None else f"Process {self.pid}"
 
 
+class KeyTable:
+    """Rows of int64 key tuples -> int64 values, looked up a column of each key at a time: the
+    keys are mixed into one int64 code within the table's own ranges (a sorted search), or, when
+    those ranges are too wide for one int64, through a pandas MultiIndex."""
+
+    def __init__(self, keys: list[tuple[int, ...]], values):
+        self.values = np.asarray(values, np.int64)
+        if not keys:
+            self.mixed, self.index = False, None
+            return
+        k = np.array(keys, np.int64)
+        self.lo, self.span = k.min(axis=0), k.max(axis=0) - k.min(axis=0) + 1
+        self.mixed = float(np.prod(self.span.astype(float))) < 2.0 ** 62
+        if self.mixed:
+            codes = self._code(k.T)
+            self.order = np.argsort(codes, kind="stable")
+            self.codes = codes[self.order]
+        else:
+            self.index = pd.MultiIndex.from_arrays(list(k.T))
+
+    def _code(self, cols) -> np.ndarray:
+        code = np.zeros(len(cols[0]), np.int64)
+        for c, lo, span in zip(cols, self.lo, self.span):
+            code = code * span + (c - lo)
+        return code
+
+    def lookup(self, *cols: np.ndarray) -> np.ndarray:
+        """The value of each row's key tuple (-1: not in the table)."""
+        n = len(cols[0])
+        if not self.mixed:
+            if self.index is None:
+                return np.full(n, -1, np.int64)
+            pos = self.index.get_indexer(pd.MultiIndex.from_arrays(list(cols)))
+            return np.where(pos >= 0, self.values[pos], -1)
+        inside = np.ones(n, bool)
+        for c, lo, span in zip(cols, self.lo, self.span):
+            inside &= (c >= lo) & (c < lo + span)
+        code = self._code([np.where(inside, c, lo) for c, lo in zip(cols, self.lo)])
+        pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
+        hit = inside & (self.codes[pos] == code)
+        return np.where(hit, self.values[self.order[pos]], -1)
+
+
 @dataclass
 class Model:
     nodes: list[str]
@@ -54,7 +97,7 @@ class Model:
     threads: list[Thread]
     hidden_threads: dict[tuple[int, int], str]          # (report, tid) -> name of hidden internal threads
     _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
-    _gpu_index: dict[int, pd.Series] = field(default_factory=dict)
+    _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
     _metric_index: dict[int, pd.Series] = field(default_factory=dict)
 
     # per global thread: 1-based task, 1-based thread within task, 1-based cpu
@@ -89,10 +132,8 @@ class Model:
         idx = self._gpu_index.get(report)
         if idx is None:
             return np.full(len(gpid), -1, np.int64)
-        keys = pd.MultiIndex.from_arrays([pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64),
-                                          np.asarray(stream, np.int64)])
-        pos = idx.index.get_indexer(keys)
-        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+        return idx.lookup(pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64),
+                          np.asarray(stream, np.int64))
 
     def metric_threads(self, report: int, gpu) -> np.ndarray:
         """Global thread index of the metric row of each GPU id of a report (-1: none)."""
@@ -227,7 +268,7 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
     for r, (keys, gids) in cpu_index.items():
         model._cpu_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
     for r, (keys, gids) in gpu_index.items():
-        model._gpu_index[r] = pd.Series(gids, index=pd.MultiIndex.from_tuples(keys), dtype=np.int64)
+        model._gpu_index[r] = KeyTable(keys, gids)
     for r, (keys, gids) in metric_index.items():
         model._metric_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
     return model

@@ -347,34 +347,38 @@ class _Limits:
     (STRIDE x its entries so far, minus what was taken); a round's limit is the time of the first
     entry that would grow the sum of the bounds by more than the budget (a round reads at most
     budget + STRIDE records per chunk).  The walk is one pass over the index entries for the whole
-    merge (records / STRIDE steps)."""
+    merge (records / STRIDE steps), taken a window of entries at a time with numpy."""
 
     def __init__(self, readers, budget: int):
         idx = [r.index for r in readers]
         times = np.concatenate(idx) if idx else np.zeros(0, np.int64)
-        owner = np.repeat(np.arange(len(idx)), [len(x) for x in idx])
+        sizes = [len(x) for x in idx]
+        owner = np.repeat(np.arange(len(idx)), sizes)
+        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]), sizes).astype(np.int64)
         order = np.argsort(times, kind="stable")
-        self.times, self.owner = times[order].tolist(), owner[order].tolist()
-        self.count = [0] * len(readers)
-        self.stop = [r.stop for r in readers]
+        self.times, self.owner, self.nth = times[order], owner[order], nth[order]   # nth: the entry's place in its chunk
+        self.stop = np.array([r.stop for r in readers], np.int64)
         self.j, self.budget = 0, budget
+        self.window = max(1024, 2 * budget // STRIDE)
 
-    def next(self, cur: list[int], top: int) -> int:
-        count, stop, owner = self.count, self.stop, self.owner
+    def next(self, cur: np.ndarray, top: int) -> int:
         # the records left in blocks already walked (< STRIDE per chunk) are read first anyway:
         # the budget is for what the walk adds to them
-        grown = 0
-        j = self.j
-        while j < len(owner):
-            o = owner[j]
-            grow = max(0, min(stop[o], STRIDE * (count[o] + 1)) - cur[o]) - max(0, min(stop[o], STRIDE * count[o]) - cur[o])
-            if grown + grow > self.budget and grown > 0:
+        grown, j, n = 0, self.j, len(self.owner)
+        while j < n:
+            hi = min(n, j + self.window)
+            o, c = self.owner[j:hi], self.nth[j:hi]
+            stop, at = self.stop[o], cur[o]
+            grow = (np.maximum(0, np.minimum(stop, STRIDE * (c + 1)) - at)
+                    - np.maximum(0, np.minimum(stop, STRIDE * c) - at))
+            total = grown + np.cumsum(grow)
+            over = np.flatnonzero((total > self.budget) & (total - grow > 0))
+            if len(over):
+                j += int(over[0])
                 break
-            grown += grow
-            count[o] += 1
-            j += 1
+            grown, j = int(total[-1]), hi
         self.j = j
-        return min(self.times[j], top) if j < len(owner) else top
+        return min(int(self.times[j]), top) if j < n else top
 
 
 def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -422,7 +426,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
     while (cur < stop).any():
         active = np.flatnonzero(cur < stop)
-        lim = limits.next(cur.tolist(), top)
+        lim = limits.next(cur, top)
         floor = int(head[active].min())
         if lim <= floor:                 # (many records of one time) at least every record of the first time
             lim = floor + 1

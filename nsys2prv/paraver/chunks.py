@@ -139,9 +139,11 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     n_states = len(states.thread)
     batches = [b for b in out.events if len(b)]
     comms = [c for c in out.comms if len(c)]
-    sources = [states, *batches, *comms]
     table: dict = {}
     sigs = [STATE_SIG] + [_event_sig(b, table) for b in batches] + [COMM_SIG] * len(comms)
+    batches = [EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs])
+               for b in batches]            # name columns numbered once, not per slice
+    sources = [states, *batches, *comms]
     times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
     keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
             + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
@@ -173,7 +175,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
-                for j, col in enumerate(_tail_of(sources[sid], sid, rows, labels, t_open)):
+                for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
                     flat[dst + j] = col
             flat.tofile(fh)
     del perm, sources, batches, comms
@@ -210,7 +212,8 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
         hi = min(nrec, lo + LAYOUT_SLICE)
         rec = perm[lo:hi]
         src = np.searchsorted(starts, rec, "right") - 1
-        by_src = np.argsort(src, kind="stable")
+        small = src.astype(np.int16) if len(starts) < (1 << 15) else src     # 16-bit: a radix sort
+        by_src = np.argsort(small, kind="stable")
         cut = np.flatnonzero(np.diff(src[by_src])) + 1
         yield lo, hi, [(int(src[sel[0]]), rec[sel] - starts[src[sel[0]]], offs[lo + sel] - offs[lo])
                        for sel in np.split(by_src, cut)]
@@ -229,13 +232,13 @@ def _subset(source, sid: int, rows: np.ndarray | None):
     return CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
 
 
-def _tail_of(source, sid: int, rows: np.ndarray | None, labels: ValueLabels, t_open: int) -> list:
-    """The tail columns of rows ``rows`` of a source."""
+def _tail_of(source, sid: int, rows: np.ndarray | None, t_open: int) -> list:
+    """The tail columns of rows ``rows`` of a source (event values already numbered)."""
     x = _subset(source, sid, rows)
     if sid == 0:
         return [np.where(x.end == t_open, OPEN_END, x.end), x.state]
     if isinstance(x, EventBatch):
-        return [labels.encode(t, v) for t, v in x.pairs]
+        return [v for _, v in x.pairs]
     return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag]
 
 

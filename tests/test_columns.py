@@ -87,3 +87,21 @@ def test_key_table_looks_up_tuples_exactly(wide):
                                              (7, 1, 13), (-5, 0, 13), (7, 2, 13)])]
     assert t.lookup(*q).tolist() == [10, 12, -1, -1, 13, 11, -1, -1]
     assert KeyTable([], []).lookup(np.zeros(2, np.int64), np.zeros(2, np.int64)).tolist() == [-1, -1]
+
+
+@pytest.mark.parametrize("ids", [[3, 9, 3, 4, 3], [3.0, 9.0, None, 4.0, 3.0]])
+def test_text_names_per_distinct_id(ids):
+    from nsys2prv.nsys.readers.base import text_names
+
+    class Report:                               # StringIds 3 and 4; 9 is not there
+        def lookup(self, keys):
+            table = {3: "cudaLaunchKernel_v7000", 4: "cudaMemcpy"}
+            return np.array([table.get(int(k)) if pd.notna(k) else None for k in keys], dtype=object)
+
+    col = pd.Series(text_names(Report(), pd.Series(ids)))
+    unknown9 = f"<unknown name #{pd.Series(ids)[1]}>"
+    null = [f"<unknown name #{pd.Series(ids)[2]}>"] if None in ids else ["cudaLaunchKernel_v7000"]
+    assert col.tolist() == ["cudaLaunchKernel_v7000", unknown9, *null, "cudaMemcpy", "cudaLaunchKernel_v7000"]
+    assert isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_unique   # each name once
+    stripped = pd.Series(text_names(Report(), pd.Series(ids), strip_suffix=True)).tolist()
+    assert stripped[0] == stripped[4] == "cudaLaunchKernel" and stripped[3] == "cudaMemcpy"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-TABLES_VERSION = "1"     # bump when a reader's normalised table or tally changes
+TABLES_VERSION = "2"     # bump when a reader's normalised table or tally changes (2: categorical names)
 META = "meta.pkl"
 MANIFEST = "kinds.json"
 

@@ -41,17 +41,30 @@ def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
     return s.fillna(fill).astype(np.int64).to_numpy()
 
 
-def text_names(report: Report, ids, strip_suffix: bool = False) -> np.ndarray:
-    """StringIds keys -> names (object array); unknown ids become '<unknown name #id>'."""
-    names = report.lookup(ids)
+def text_names(report: Report, ids, strip_suffix: bool = False) -> pd.Categorical:
+    """StringIds keys -> names, a categorical column; unknown ids become '<unknown name #id>'.
+    Each distinct id is looked up (and its name built) once and each name stored once: a column
+    of long names repeated on many rows (demangled kernels) is never materialised per row --
+    not here, not in the Parquet cache (dictionary-encoded) and not in translation (``Names``)."""
+    ids = pd.Series(ids)
+    codes, uniq = pd.factorize(ids, use_na_sentinel=True)
+    uniq = np.asarray(uniq, dtype=object)
+    names = report.lookup(uniq)
     missing = pd.isna(names)
     if missing.any():
-        raw = pd.Series(ids)[missing]
-        names[missing] = [f"<unknown name #{v}>" for v in raw]
+        names[missing] = [f"<unknown name #{v}>" for v in uniq[missing]]
+    if (codes < 0).any():                      # NULL ids
+        names = np.append(names, f"<unknown name #{ids[codes < 0].iloc[0]}>")
+        codes = np.where(codes < 0, len(names) - 1, codes)
     if strip_suffix:
-        uniq, inv = np.unique(names.astype(str), return_inverse=True)
-        names = np.array([strip_version_suffix(u) for u in uniq], dtype=object)[inv]
-    return names
+        names = np.array([strip_version_suffix(str(u)) for u in names], dtype=object)
+    return _text_column(names, codes)
+
+
+def _text_column(names: np.ndarray, codes: np.ndarray) -> pd.Categorical:
+    """Rows ``names[codes]`` as a categorical column (each distinct name stored once)."""
+    ncodes, uniq = pd.factorize(names)
+    return pd.Categorical.from_codes(ncodes[codes], categories=pd.Index(uniq, dtype=object))
 
 
 def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = None) -> pd.DataFrame:

@@ -52,6 +52,14 @@ def _system_pool(pa) -> None:
         pass
 
 
+def _write(pq, pa, table, path) -> None:
+    """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
+    do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
+    text = [f.name for f in table.schema
+            if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    pq.write_table(table, path, compression="lz4", use_dictionary=text or False, write_statistics=False)
+
+
 class TableCache:
     """One input's cache entry: ``meta`` (any picklable object), ``kinds`` (kind -> tally dict or
     None when the report has no such data), one Parquet file per present kind."""
@@ -129,7 +137,7 @@ class TableCache:
                         table = pa.Table.from_pandas(df, preserve_index=False)
                     except (pa.ArrowException, TypeError, ValueError):
                         continue          # a column Parquet cannot hold: read from the SQLite each time
-                    self._replace(f"{kind}.parquet", lambda p: pq.write_table(table, p, compression="lz4"))
+                    self._replace(f"{kind}.parquet", lambda p: _write(pq, pa, table, p))
                 added[kind] = tally if df is not None else None
             if meta is not None:
                 self._replace(META, lambda p: p.write_bytes(pickle.dumps(meta)))

@@ -29,6 +29,14 @@ class Names:
         """The names of ``col`` (a Series, Index, array or list; a ``Names`` as it is)."""
         if isinstance(col, Names):
             return col
+        if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):   # codes as they are
+            cat = pd.Categorical(col)
+            codes = cat.codes.astype(np.int64)
+            names = np.array([str(u) for u in cat.categories], dtype=object)
+            if (codes < 0).any():                                        # missing: "nan", as str()
+                names = np.append(names, str(np.nan))
+                codes[codes < 0] = len(names) - 1
+            return cls(codes, names)
         if not isinstance(col, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
             col = np.asarray(col, dtype=object)
         codes, uniq = pd.factorize(col, use_na_sentinel=False)       # arrow-backed str: in C++

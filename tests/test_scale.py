@@ -237,6 +237,26 @@ def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(
     assert len(list((cache / "tables").iterdir())) == 1
 
 
+def test_tables_without_rows_are_cached_in_one_small_file(tmp_path):
+    import pandas as pd
+
+    from nsys2prv.nsys.cache import EMPTY, TableCache
+
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    rows = pd.DataFrame({"start": [1, 2], "name": pd.Categorical(["a", "b"])})
+    none = pd.DataFrame({"start": pd.Series([], dtype="int64"), "name": pd.Categorical([])})
+    tally = {"source_rows": 0, "dropped": {}, "notes": {}}
+    TableCache(tmp_path / "c", src).store({"m": 1}, {"kernels": (rows, tally), "memset": (none, tally)})
+    TableCache(tmp_path / "c", src).store(None, {"osrt": (none.iloc[:, :1], tally), "mpi": (None, None)})
+    cache = TableCache(tmp_path / "c", src)
+    assert sorted(p.name for p in cache.dir.iterdir()) == sorted([EMPTY, "kernels.parquet", "kinds.json", "meta.pkl"])
+    assert cache.table("kernels").equals(rows)
+    assert cache.table("memset").equals(none) and isinstance(cache.table("memset")["name"].dtype, pd.CategoricalDtype)
+    assert list(cache.table("osrt").columns) == ["start"] and cache.table("mpi") is None
+    assert list(cache.table("memset", columns=["name"]).columns) == ["name"]
+
+
 def test_categories_added_later_are_read_and_cached(tmp_path):
     src = need(CLOVERLEAF)
     inp = tmp_path / "clover.sqlite"

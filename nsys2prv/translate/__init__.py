@@ -59,8 +59,8 @@ def translate_report(ctx: Context, out: Translation) -> None:
 
     for tr in TRANSLATORS:
         df = ctx.tables.get(tr.kind)
-        if df is not None:
-            run(tr.count or tr.kind, lambda: tr.fn(df, ctx, out))
+        if df is not None:                  # an empty table: its summary line, no translator run
+            run(tr.count or tr.kind, (lambda: tr.fn(df, ctx, out)) if len(df) else (lambda: 0))
     for kind, fn in LINKERS:
         run(kind, lambda: fn(ctx, out))
 

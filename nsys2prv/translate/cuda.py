@@ -50,6 +50,8 @@ def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 
 def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_type: int, state: int) -> int:
     count = out.count(kind)
+    if df.empty:                            # e.g. no NCCL kernel among the kernels
+        return 0
     df, threads = ctx.on_gpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     pairs = [(name_type, Names.of(df["name"])),

@@ -1,8 +1,8 @@
 """What every reader shares: the Reader record, the read result and small column helpers.
 
 A reader turns the tables of one report into one *normalised table* (a pandas
-DataFrame with plain columns, documented on each reader) plus counts of what it
-could not use.  Readers never assume a schema version: they build their SELECT
+DataFrame with plain columns, documented on each reader; names taken from StringIds
+are categorical, see ``text_names``) plus counts of what it could not use.  Readers never assume a schema version: they build their SELECT
 from the columns the probe found.
 """
 

@@ -37,6 +37,8 @@ class Reader:
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
     """Any numeric-ish column (Int64 with NULLs, float, object) as int64, NULL -> fill."""
+    if getattr(col, "dtype", None) == np.int64:          # already int64 (no NULL): as it is
+        return np.asarray(col)
     s = pd.to_numeric(pd.Series(col), errors="coerce")
     return s.fillna(fill).astype(np.int64).to_numpy()
 

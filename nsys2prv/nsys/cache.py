@@ -131,9 +131,12 @@ class TableCache:
         """Create the entry's directory and remove stale entries of the same input; False when the
         cache cannot be written (it is then simply not used)."""
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self.dir.mkdir(parents=True)
+            except FileExistsError:
+                return True                 # stale entries went when this one was made
             prefix = self.dir.name.rsplit("-", 1)[0] + "-"
-            for other in self.dir.parent.glob(prefix + "*"):
+            for other in self.dir.parent.glob(prefix + "*"):   # (a listing of every entry: once)
                 if other != self.dir and other.is_dir():
                     shutil.rmtree(other, ignore_errors=True)
             return True

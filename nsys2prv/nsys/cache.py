@@ -25,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 
 TABLES_VERSION = "3"     # bump when a reader's normalised table or tally changes (2: categorical names;
-                         # 3: tables without rows in EMPTY)
+                         # 3: tables without rows pickled)
 META = "meta.pkl"
-EMPTY = "empty.pkl"      # kind -> its table when it has no rows (one small file, not one Parquet each)
+EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"
 
 
@@ -69,7 +69,6 @@ class TableCache:
     def __init__(self, root: Path, source: Path):
         self.dir = entry_dir(root, source)
         self._manifest: dict | None = None
-        self._empties: dict | None = None
 
     # -- reading ----------------------------------------------------------------------------------
     def meta(self):
@@ -88,16 +87,6 @@ class TableCache:
                 self._manifest = {}
         return self._manifest
 
-    @property
-    def empties(self) -> dict:
-        if self._empties is None:
-            try:
-                with open(self.dir / EMPTY, "rb") as fh:
-                    self._empties = pickle.load(fh)
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-                self._empties = {}
-        return self._empties
-
     def has(self, kind: str) -> bool:
         return kind in self.kinds
 
@@ -105,9 +94,12 @@ class TableCache:
         """The cached table of ``kind`` (None: the report has none)."""
         if self.kinds.get(kind) is None:
             return None
-        if kind in self.empties:
-            df = self.empties[kind]
+        try:
+            with open(self.dir / f"{kind}{EMPTY}", "rb") as fh:
+                df = pickle.load(fh)
             return df[columns] if columns is not None else df
+        except FileNotFoundError:
+            pass
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -152,10 +144,10 @@ class TableCache:
         if not self.prepare():
             return
         try:
-            added, empty = {}, {}
+            added = {}
             for kind, (df, tally) in tables.items():
                 if df is not None and len(df) == 0:
-                    empty[kind] = df
+                    self._replace(f"{kind}{EMPTY}", lambda p: p.write_bytes(pickle.dumps(df)))
                 elif df is not None:
                     try:
                         table = pa.Table.from_pandas(df, preserve_index=False)
@@ -163,11 +155,6 @@ class TableCache:
                         continue          # a column Parquet cannot hold: read from the SQLite each time
                     self._replace(f"{kind}.parquet", lambda p: _write(pq, pa, table, p))
                 added[kind] = tally if df is not None else None
-            if empty:
-                self._empties = None
-                merged = {**self.empties, **empty}
-                self._replace(EMPTY, lambda p: p.write_bytes(pickle.dumps(merged)))
-                self._empties = merged
             if meta is not None:
                 self._replace(META, lambda p: p.write_bytes(pickle.dumps(meta)))
             self._manifest = None

@@ -76,9 +76,10 @@ class Messages:
 def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
     name = p2p["name"].astype(str)
     both = name.isin(BOTH).to_numpy()
-    # Split Sendrecv: rows of one call share (tid, start, end, name); first row = send half.
-    nth = p2p.groupby(["tid", "start", "end", "name"], sort=False).cumcount().to_numpy()
-    size = p2p.groupby(["tid", "start", "end", "name"], sort=False)["row"].transform("size").to_numpy()
+    # Split Sendrecv: rows of one call share (tid, start, end, name); first row = send half
+    # (names are categorical: only the observed groups).
+    nth = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True).cumcount().to_numpy()
+    size = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True)["row"].transform("size").to_numpy()
     is_send = name.isin(SENDS).to_numpy() | (both & ((size == 1) | (nth == 0)))
     is_recv = name.isin(RECVS).to_numpy() | (both & ((size == 1) | (nth == 1)))
     thread = model.cpu_threads(r, p2p["tid"].to_numpy(np.int64))

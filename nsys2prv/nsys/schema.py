@@ -206,8 +206,11 @@ class Report:
         """StringIds as a Series id -> text (loaded once)."""
         if not self.has("StringIds", "id", "value"):
             return pd.Series(dtype=object)
-        df = self.query("SELECT id, value FROM StringIds")
-        return pd.Series(df["value"].to_numpy(dtype=object), index=df["id"].to_numpy(dtype=np.int64))
+        rows = self._rows("SELECT id, value FROM StringIds")     # straight to Python objects: a
+        if not rows:                                              # DataFrame would make Arrow strings
+            return pd.Series(dtype=object)                        # of them only to turn them back
+        ids, values = zip(*rows)
+        return pd.Series(np.array(values, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
 
     def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:
         """Map StringIds keys to text; a missing or NULL id gives None (LEFT JOIN semantics)."""

@@ -66,6 +66,10 @@ def per_name(names, test: Callable[[str], bool]) -> np.ndarray:
     if isinstance(names, Names):
         hit = np.fromiter((bool(test(u)) for u in names.names), bool, count=len(names.names))
         return hit[names.codes]
+    if isinstance(getattr(names, "dtype", None), pd.CategoricalDtype):      # the categories, as they are
+        cat = pd.Categorical(names)
+        hit = np.fromiter((bool(test(str(u))) for u in cat.categories), bool, count=len(cat.categories))
+        return np.append(hit, False)[cat.codes]     # code -1 (missing) -> the appended False
     if not isinstance(names, (pd.Series, pd.Index)):
         names = pd.Series(names, dtype=object)
     codes, uniq = pd.factorize(names, use_na_sentinel=True)

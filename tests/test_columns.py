@@ -23,11 +23,13 @@ def test_names_of_any_column_keeps_each_row(dtype):
     assert not is_names(np.arange(3))
 
 
-def test_per_name_on_names_and_columns_agree():
-    col = pd.Series(["ncclKernel_x", "gemm", None, "NCCLdev"], dtype="str")
+@pytest.mark.parametrize("dtype", ["str", object, "category"])
+def test_per_name_on_names_and_columns_agree(dtype):
+    col = pd.Series(["ncclKernel_x", "gemm", None, "NCCLdev"], dtype=dtype)
     test = lambda s: "nccl" in s.lower()
     assert per_name(col, test).tolist() == [True, False, False, True]
     assert per_name(Names.of(col), test).tolist() == [True, False, False, True]
+    assert per_name(col, lambda s: s == "nan").tolist() == [False] * 4      # missing: False, never "nan"
 
 
 def test_labels_number_names_from_codes_as_from_objects():

@@ -35,6 +35,7 @@ class ValueLabels:
         self.types = types
         self.names: dict[int, pd.Index] = {}   # type id -> sorted names (value = position + base)
         self.base: dict[int, int] = {}
+        self._pos: dict = {}                    # (type, id of a Names dictionary) -> (it, positions)
 
     def collect(self, batches: list[EventBatch]) -> None:
         seen: dict[int, set] = {}
@@ -73,11 +74,20 @@ class ValueLabels:
             groups = [(int(t), types == t) for t in np.unique(types)]
         out = np.zeros(len(v), np.int64)
         for t, sel in groups:
-            pos = self.names[t].get_indexer(v.names)[v.codes[sel]]
+            pos = self._positions(t, v.names)[v.codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")
             out[sel] = pos + self.base[t]
         return out
+
+    def _positions(self, t: int, names: np.ndarray) -> np.ndarray:
+        """Position of each of ``names`` among type ``t``'s sorted names (-1: absent), once per
+        dictionary: the batches of a translator share one (begin and end records, row subsets)."""
+        key = (t, id(names))
+        hit = self._pos.get(key)
+        if hit is None or hit[0] is not names:
+            hit = self._pos[key] = (names, self.names[t].get_indexer(names))   # (names kept: its id stays its own)
+        return hit[1]
 
     def labels(self, type_id: int) -> dict[int, str]:
         names = self.names.get(type_id)

@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from nsys2prv.errors import UserError
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.nvtx import load_nvtx
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.schema import Report, sql_column
 
 RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")
@@ -39,15 +40,17 @@ class Identity:
 
 def identify(report: Report) -> Identity:
     ident = Identity(host=report.hostname)
+    # (plain rows, not DataFrames: a report lists every process of its host, thousands of them)
     if report.has("PROCESSES", "pid", "name"):
-        df = report.query("SELECT pid, name FROM PROCESSES WHERE pid IS NOT NULL")
-        ident.process_names = {int(p): str(n) for p, n in zip(df["pid"], df["name"]) if n is not None}
+        ident.process_names = {int(p): str(n) for p, n in report.rows(
+            "SELECT pid, name FROM PROCESSES WHERE pid IS NOT NULL") if n is not None}
     names: dict[int, str] = {}
     if report.has("ThreadNames", "nameId", "globalTid"):
-        df = report.query("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
-        if len(df):
-            texts = report.lookup(df["nameId"])
-            for g, t in zip(tid_of(df["globalTid"].astype(np.int64)), texts):
+        rows = report.rows("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
+        if rows:
+            gtid, ids = zip(*rows)
+            texts = report.lookup(pd.Series(ids, dtype=object))
+            for g, t in zip(tid_of(np.asarray(sql_column(gtid), dtype=np.int64)), texts):
                 if t is not None:
                     names[int(g)] = str(t)
     nv = load_nvtx(report)

@@ -63,7 +63,7 @@ class Report:
         if table not in self.tables:
             return []
         if table not in self._columns:
-            rows = self._rows(f'PRAGMA table_info("{table}")')
+            rows = self.rows(f'PRAGMA table_info("{table}")')
             self._columns[table] = [r[1] for r in rows]
         return self._columns[table]
 
@@ -75,7 +75,7 @@ class Report:
         if table not in self.tables:
             return 0
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
-        return int(self._rows(sql)[0][0])
+        return int(self.rows(sql)[0][0])
 
     def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "") -> str:
         """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``)."""
@@ -83,7 +83,8 @@ class Report:
         return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
 
     # -- queries ---------------------------------------------------------
-    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -103,12 +104,12 @@ class Report:
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
-        return pd.DataFrame({n: _column(c) for n, c in zip(names, cols)})
+        return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})
 
     def _adbc_query(self, sql: str) -> pd.DataFrame | None:
         """``sql`` through the ADBC SQLite driver (the optional ``fast`` extra: Arrow columns
         straight from C, ~5x faster than sqlite3's Python tuples), or None when the driver is not
-        installed, fails in any way, or gives a column it cannot give exactly as ``_column`` does
+        installed, fails in any way, or gives a column it cannot give exactly as ``sql_column`` does
         (text and blob columns: it turns a number stored in a text column into text); the caller
         then reads through sqlite3."""
         try:
@@ -128,7 +129,7 @@ class Report:
     def meta(self) -> dict[str, str]:
         for t in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
             if self.has(t, "name", "value"):
-                rows = self._rows(f'SELECT name, value FROM "{t}"')
+                rows = self.rows(f'SELECT name, value FROM "{t}"')
                 return {str(k): str(v) for k, v in rows}
         return {}
 
@@ -146,7 +147,7 @@ class Report:
         env: dict[str, str] = {}
         if not self.has("META_DATA_CAPTURE", "name", "value"):
             return env
-        rows = self._rows("SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'")
+        rows = self.rows("SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'")
         for (v,) in rows:
             if isinstance(v, str) and "=" in v:
                 k, _, val = v.partition("=")
@@ -160,7 +161,7 @@ class Report:
         env: dict[str, str] = {}
         if not self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
             return env
-        for (v,) in self._rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'"):
+        for (v,) in self.rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'"):
             if isinstance(v, bytes):
                 v = v.decode("utf-8", "replace")
             if not isinstance(v, str):
@@ -174,7 +175,7 @@ class Report:
     @cached_property
     def session_start_ns(self) -> int | None:
         if self.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
-            rows = self._rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")
+            rows = self.rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")
             if rows and rows[0][0] is not None:
                 try:
                     return int(float(rows[0][0])) if not isinstance(rows[0][0], int) else rows[0][0]
@@ -196,7 +197,7 @@ class Report:
     @cached_property
     def hostname(self) -> str:
         if self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
-            rows = self._rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1")
+            rows = self.rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1")
             if rows and rows[0][0]:
                 return str(rows[0][0])
         return "unknown-host"
@@ -206,7 +207,7 @@ class Report:
         """StringIds as a Series id -> text (loaded once)."""
         if not self.has("StringIds", "id", "value"):
             return pd.Series(dtype=object)
-        rows = self._rows("SELECT id, value FROM StringIds")     # straight to Python objects: a
+        rows = self.rows("SELECT id, value FROM StringIds")     # straight to Python objects: a
         if not rows:                                              # DataFrame would make Arrow strings
             return pd.Series(dtype=object)                        # of them only to turn them back
         ids, values = zip(*rows)
@@ -232,7 +233,7 @@ class Report:
         return f"Report({self.source!r}, schema={self.schema_version})"
 
 
-def _column(values: tuple) -> np.ndarray | pd.Series:
+def sql_column(values: tuple) -> np.ndarray | pd.Series:
     """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object."""
     arr = np.asarray(values, dtype=object)
     kinds = {type(v) for v in values}
@@ -249,7 +250,7 @@ def _column(values: tuple) -> np.ndarray | pd.Series:
 
 
 def _EXACT(typ) -> bool:
-    """Arrow types the ADBC driver gives exactly as sqlite3 + ``_column`` would (it refuses an int
+    """Arrow types the ADBC driver gives exactly as sqlite3 + ``sql_column`` would (it refuses an int
     column holding a float or text, and a float column holding text)."""
     import pyarrow as pa
     return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)

@@ -107,3 +107,20 @@ def test_text_names_per_distinct_id(ids):
     assert isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_unique   # each name once
     stripped = pd.Series(text_names(Report(), pd.Series(ids), strip_suffix=True)).tolist()
     assert stripped[0] == stripped[4] == "cudaLaunchKernel" and stripped[3] == "cudaMemcpy"
+
+
+def test_to_int64_sets_only_what_is_not_int64_already():
+    from nsys2prv.nsys.readers.base import ReadResult, interval_frame, to_int64
+
+    df = pd.DataFrame({"a": np.array([1, 2], np.int64), "b": pd.array([3, None], dtype="Int64"),
+                       "c": [1.0, np.nan]})
+    a = df["a"].to_numpy()
+    for col, fill in (("a", 0), ("b", -1), ("c", 7), ("d", 5)):
+        to_int64(df, col, fill)
+    assert df["a"].to_numpy() is a or np.shares_memory(df["a"].to_numpy(), a)      # untouched
+    assert df["b"].tolist() == [3, -1] and df["c"].tolist() == [1, 7] and df["d"].tolist() == [5, 5]
+    assert all(df[c].dtype == np.int64 for c in "abcd")
+    # the time hygiene's int64 fast path drops and counts rows ending before they start
+    res = ReadResult()
+    out = interval_frame(pd.DataFrame({"start": [5, 9, 1], "end": [6, 8, 1]}), res)
+    assert out["start"].tolist() == [5, 1] and res.dropped == {"end before start": 1}

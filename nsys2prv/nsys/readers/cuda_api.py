@@ -7,7 +7,7 @@ corr (correlationId), driver (bool: eventClass 1).
 from __future__ import annotations
 
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names, to_int64
 from nsys2prv.nsys.schema import Report
 
 TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -21,8 +21,8 @@ def read(report: Report) -> ReadResult | None:
         f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
-    df["tid"] = int64(df["tid"])
-    df["corr"] = int64(df["corr"], fill=-1)
+    to_int64(df, "tid")
+    to_int64(df, "corr", fill=-1)
     df["driver"] = int64(df["eventClass"], fill=0) == 1
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)
     res.table = df[["start", "end", "tid", "corr", "name", "driver"]]

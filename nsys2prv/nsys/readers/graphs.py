@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, host_rows, int64,
-                                        read_gpu_activity, text_names)
+from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, host_rows,
+                                        read_gpu_activity, text_names, to_int64)
 from nsys2prv.nsys.schema import Report
 
 TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS"
@@ -47,7 +47,7 @@ def read_api(report: Report) -> ReadResult | None:
         return None
     df, res = got
     for col in ("graph_id", "exec_id", "node_id"):
-        df[col] = int64(df[col])
+        to_int64(df, col)
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)
     res.table = df[["start", "end", "tid", "name", "graph_id", "exec_id", "node_id"]]
     return res

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
 from nsys2prv.nsys.readers.nvtx import read_mpi_domain
 from nsys2prv.nsys.schema import Report
 
@@ -43,7 +43,7 @@ def _read_tables(report: Report) -> ReadResult | None:
     df, res = got
     df["name"] = text_names(report, df["textId"])
     for c in EXTRA:
-        df[c] = int64(df[c] if c in df else np.full(len(df), np.nan), fill=_DEFAULTS[c])
+        to_int64(df, c, fill=_DEFAULTS[c])
     # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).
     dup = df.duplicated(["tid", "start", "end", "name"], keep="first").to_numpy()
     res.drop("repeated row of one call (per-request Wait/Test, split Sendrecv): merged", int(dup.sum()))
@@ -94,7 +94,7 @@ def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     df["name"] = text_names(report, df["textId"])
     for c, fill in (("row", 0), ("start", 0), ("end", 0), ("tid", 0), ("peer", -1), ("tag", -1), ("size", 0),
                     ("request", 0)):
-        df[c] = int64(df[c], fill=fill)
+        to_int64(df, c, fill=fill)
     waits = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in WAIT_COLUMNS})
     w = "MPI_START_WAIT_EVENTS"
     if report.has(w, "start", "end", "globalTid", "requestHandle"):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from nsys2prv.intervals import nesting_depth
 from nsys2prv.nsys.ids import PROCESS_KEY_MASK
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, to_int64
 from nsys2prv.nsys.schema import Report
 
 TABLE = "NVTX_EVENTS"
@@ -48,9 +48,8 @@ def load_nvtx(report: Report) -> dict | None:
         f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
         f"{c('category')}, {c('jsonText')}, {c('jsonTextId')}, {c('binaryData')} FROM {TABLE}")
     etype = int64(df["eventType"], fill=-1)
-    df["tid"] = int64(df["tid"])
-    df["domainId"] = int64(df["domainId"])
-    df["category"] = int64(df["category"])
+    for c in ("tid", "domainId", "category"):
+        to_int64(df, c)
     df["pkey"] = df["tid"].to_numpy() & PROCESS_KEY_MASK
     text = _text(report, df)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
 from nsys2prv.nsys.schema import Report
 
 TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
@@ -29,7 +29,7 @@ def read(report: Report) -> ReadResult | None:
     if got is None:
         return None
     df, res = got
-    df["event_kind"] = int64(df["event_kind"])
+    to_int64(df, "event_kind")
     df["bytes"] = np.maximum(int64(df["bytes"]), 0)
     df["name"] = text_names(report, df["nameId"])
     func = pd.Series(report.lookup(df["funcName"])).fillna("<unknown function>").astype(str)

@@ -7,7 +7,7 @@ as dropped.
 
 from __future__ import annotations
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names
+from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names, to_int64
 from nsys2prv.nsys.schema import Report
 
 TABLE = "OSRT_API"
@@ -24,7 +24,7 @@ def read(report: Report) -> ReadResult | None:
     is_marker = (marker == MARKER_CLASSES[0]) | (marker == MARKER_CLASSES[1])
     res.drop("profiling started/finished markers (not calls)", int(is_marker.sum()))
     df = interval_frame(df[~is_marker], res)
-    df["tid"] = int64(df["tid"])
+    to_int64(df, "tid")
     df["name"] = text_names(report, df["nameId"])
     res.table = df[["start", "end", "tid", "name"]]
     return res

@@ -124,3 +124,22 @@ def test_to_int64_sets_only_what_is_not_int64_already():
     res = ReadResult()
     out = interval_frame(pd.DataFrame({"start": [5, 9, 1], "end": [6, 8, 1]}), res)
     assert out["start"].tolist() == [5, 1] and res.dropped == {"end before start": 1}
+
+
+def test_invalid_utf8_text_is_replaced_not_fatal(tmp_path):
+    import sqlite3
+
+    from nsys2prv.nsys.schema import Report
+
+    path = tmp_path / "r.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("INSERT INTO StringIds VALUES (1, 'good'), (2, CAST(x'6b65726ee9' AS TEXT))")   # latin-1 'kerné'
+    con.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER)")             # an export
+    con.commit()
+    con.close()
+    report = Report(path, 0, source=str(path))
+    assert report.rows("SELECT value FROM StringIds WHERE id = 1") == [("good",)]     # fast path, valid text
+    assert report.strings.to_dict() == {1: "good", 2: "kern\ufffd"}                     # bad byte replaced
+    assert report.query("SELECT id, value FROM StringIds")["value"].tolist() == ["good", "kern\ufffd"]
+    report.close()

@@ -83,24 +83,34 @@ class Report:
         return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
 
     # -- queries ---------------------------------------------------------
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
+    def _fetch(self, sql: str, params: tuple = ()):
+        """(cursor description, rows).  Text is decoded by sqlite3 itself (C); the first text that
+        is not valid UTF-8 switches the connection to a decoder that replaces bad bytes, and the
+        query is run again."""
         try:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                cur = self._conn.execute(sql, params)
+                return cur.description, cur.fetchall()
+            except sqlite3.OperationalError as exc:
+                if self._conn.text_factory is not str or "decode" not in str(exc):
+                    raise
+                self._conn.text_factory = _decode_text
+                cur = self._conn.execute(sql, params)
+                return cur.description, cur.fetchall()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"cannot read the export ({exc})", self.source) from None
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
+        return self._fetch(sql, params)[1]
 
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
         if not params and self._adbc is not False:
             df = self._adbc_query(sql)
             if df is not None:
                 return df
-        try:
-            cur = self._conn.execute(sql, params)
-            names = [d[0] for d in cur.description]
-            rows = cur.fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"cannot read the export ({exc})", self.source) from None
+        description, rows = self._fetch(sql, params)
+        names = [d[0] for d in description]
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
@@ -329,7 +339,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.text_factory = _decode_text   # names with invalid UTF-8 must not abort the read
+        conn.text_factory = str             # (Report._fetch: invalid UTF-8 switches to _decode_text)
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None

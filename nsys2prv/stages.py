@@ -303,10 +303,28 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
         tables[kind] = df
 
 
+_POP_KEYS: list = []        # [(weak reference to a model, its POP lookups)]: one model per run
+
+
+def _pop_keys(model: Model) -> tuple:
+    """``collect_partial``'s lookups of ``model`` -- (report, pid) -> task and the GPUs of one task
+    -- derived once per model, not once per report (each is O(ranks): O(ranks^2) over a run).  The
+    workers of a run all hold one model object (forked, or scattered by Dask)."""
+    if _POP_KEYS and _POP_KEYS[0][0]() is model:
+        return _POP_KEYS[0][1]
+    import weakref
+
+    from nsys2prv.metrics.pop import _task_lookup, exclusive_devices
+
+    keys = (_task_lookup(model), exclusive_devices(model))
+    _POP_KEYS[:] = [(weakref.ref(model), keys)]
+    return keys
+
+
 def translate(job: RankJob, model: Model) -> RankResult:
     """Stage C for one report (``model``: the run's resource model, sent once per worker)."""
     from nsys2prv.metrics import gpu_attribution
-    from nsys2prv.metrics.pop import _task_lookup, collect_partial, exclusive_devices
+    from nsys2prv.metrics.pop import collect_partial
     from nsys2prv.translate import translate_report
     from nsys2prv.translate.context import Context
 
@@ -317,8 +335,8 @@ def translate(job: RankJob, model: Model) -> RankResult:
     out = Translation()
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
-    pop = collect_partial(r, tables, _task_lookup(model), job.clock, job.pop_names,
-                          None if job.pop_names else exclusive_devices(model))
+    lookup, exclusive = _pop_keys(model)
+    pop = collect_partial(r, tables, lookup, job.clock, job.pop_names, None if job.pop_names else exclusive)
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if "cuda_api" in tables:
         calls = tables["cuda_api"]

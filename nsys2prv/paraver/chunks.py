@@ -433,8 +433,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         floor = int(head[active].min())
         if lim <= floor:                 # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, threads, sigs, tails, drops = [], [], [], [], [], []
-        base = 0
+        times, keys, threads, sigs, tails = [], [], [], [], []
         for i in active:
             if head[i] >= lim:
                 continue
@@ -452,16 +451,6 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
                 continue
             t = win[:hi - lo]
             k_, th, sg, tail = r.take(lo, hi)
-            st = np.flatnonzero(sg == STATE_SIG)
-            if len(st):
-                w = r.widths[sg]
-                at = np.cumsum(w) - w                     # each record's first tail field
-                end_at = at[st]
-                opn = tail[end_at] == OPEN_END
-                tail[end_at[opn]] = end_ns
-                late = st[opn][t[st[opn]] >= end_ns]      # a final state starting at END: not written
-                if len(late):
-                    drops.append(late + base)
             if sig_base[i]:
                 sg[sg >= EVENT_SIG0] += sig_base[i]
             times.append(t)
@@ -469,18 +458,21 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
             threads.append(th)
             sigs.append(sg)
             tails.append(tail)
-            base += len(t)
             cur[i] = hi
         if not times:
             continue
         time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
         tail = np.concatenate(tails)
         w = tables.width[sig]
-        offs = np.cumsum(w) - w
+        offs = np.cumsum(w) - w                       # each record's first tail field
+        st = np.flatnonzero(sig == STATE_SIG)
+        opn = st[tail[offs[st]] == OPEN_END]          # a thread's final state: closed at END
+        tail[offs[opn]] = end_ns
         perm = np.lexsort((key, time)).astype(np.int64)
-        if drops:
+        late = opn[time[opn] >= end_ns]               # a final state starting at END: not written
+        if len(late):
             dropped = np.zeros(len(time), bool)
-            dropped[np.concatenate(drops)] = True
+            dropped[late] = True
             perm = perm[~dropped[perm]]
         kinds = np.bincount(np.minimum(sig[perm], EVENT_SIG0), minlength=3)
         stats.states += int(kinds[STATE_SIG])

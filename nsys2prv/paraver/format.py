@@ -77,6 +77,18 @@ class Tables(NamedTuple):
 
 
 @njit(cache=True)
+def _object(buf, pos, g, cpu, task, thr):
+    """``cpu:1:task:thread`` of global thread ``g`` at ``buf[pos:]``; the position after it."""
+    pos = _num(buf, pos, cpu[g])
+    buf[pos] = 58
+    buf[pos + 1] = 49  # appl 1
+    buf[pos + 2] = 58
+    pos = _num(buf, pos + 3, task[g])
+    buf[pos] = 58
+    return _num(buf, pos + 1, thr[g])
+
+
+@njit(cache=True)
 def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
                     types, dyn, remap, buf):
     """Records of chunks (see chunks.py): kind:cpu:1:task:thread:time, then per signature the
@@ -90,13 +102,7 @@ def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr,
         kr = 1 if s == 0 else (3 if s == 1 else 2)
         buf[pos] = 48 + kr
         buf[pos + 1] = 58
-        pos = _num(buf, pos + 2, cpu[g])
-        buf[pos] = 58
-        buf[pos + 1] = 49  # appl 1
-        buf[pos + 2] = 58
-        pos = _num(buf, pos + 3, task[g])
-        buf[pos] = 58
-        pos = _num(buf, pos + 1, thr[g])
+        pos = _object(buf, pos + 2, g, cpu, task, thr)
         buf[pos] = 58
         pos = _num(buf, pos + 1, time[r])
         o = offs[r]
@@ -115,13 +121,7 @@ def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr,
                 v = tail[o + f]
                 buf[pos] = 58
                 if kr == 3 and f == 1:            # the receiving thread
-                    pos = _num(buf, pos + 1, cpu[v])
-                    buf[pos] = 58
-                    buf[pos + 1] = 49
-                    buf[pos + 2] = 58
-                    pos = _num(buf, pos + 3, task[v])
-                    buf[pos] = 58
-                    pos = _num(buf, pos + 1, thr[v])
+                    pos = _object(buf, pos + 1, v, cpu, task, thr)
                 else:
                     pos = _num(buf, pos + 1, v)
         buf[pos] = 10

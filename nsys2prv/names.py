@@ -64,15 +64,14 @@ def is_names(values) -> bool:
 def per_name(names, test: Callable[[str], bool]) -> np.ndarray:
     """``test`` applied to every distinct name, broadcast back to the column; missing names are False."""
     if isinstance(names, Names):
-        hit = np.fromiter((bool(test(u)) for u in names.names), bool, count=len(names.names))
-        return hit[names.codes]
-    if isinstance(getattr(names, "dtype", None), pd.CategoricalDtype):      # the categories, as they are
+        codes, uniq = names.codes, names.names
+    elif isinstance(getattr(names, "dtype", None), pd.CategoricalDtype):      # the categories, as they are
         cat = pd.Categorical(names)
-        hit = np.fromiter((bool(test(str(u))) for u in cat.categories), bool, count=len(cat.categories))
-        return np.append(hit, False)[cat.codes]     # code -1 (missing) -> the appended False
-    if not isinstance(names, (pd.Series, pd.Index)):
-        names = pd.Series(names, dtype=object)
-    codes, uniq = pd.factorize(names, use_na_sentinel=True)
+        codes, uniq = cat.codes, cat.categories
+    else:
+        if not isinstance(names, (pd.Series, pd.Index)):
+            names = pd.Series(names, dtype=object)
+        codes, uniq = pd.factorize(names, use_na_sentinel=True)
     if len(codes) == 0:
         return np.zeros(0, bool)
     hit = np.fromiter((bool(test(str(u))) for u in uniq), bool, count=len(uniq))

@@ -11,7 +11,7 @@ import click
 
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, Config, parse_categories
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 
 EPILOG = """\b
 Examples:
@@ -103,7 +103,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     from nsys2prv.model.align import parse_method
     from nsys2prv.pipeline import convert
-    from nsys2prv.report import print_summary
+    from nsys2prv.pipeline.summary import print_summary
 
     t0 = time.perf_counter()
 
@@ -162,7 +162,7 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
     """POP metrics and scalability over several runs (RUN... ; the first is the reference)."""
 
     def run():
-        from nsys2prv.metrics import report
+        from nsys2prv.metrics import tables
         from nsys2prv.metrics.scaling import default_labels, load_run, scaling as compute_scaling, select_scope
 
         if len(runs) > 1 and not scaling:
@@ -175,13 +175,13 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force, align) for r in runs]
         names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
         res = compute_scaling(loaded, names, scaling or "strong", region, iterations)
-        cols = [report.column(r, r["label"]) for r in res["runs"]]
+        cols = [tables.column(r, r["label"]) for r in res["runs"]]
         title = f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})"
-        cap = report.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0])
+        cap = tables.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0])
         output.parent.mkdir(parents=True, exist_ok=True)
-        paths, notes = report.write_all(res, cols, output, title, cap)
+        paths, notes = tables.write_all(res, cols, output, title, cap)
         if not quiet:
-            click.echo(report.text_table(cols, title))
+            click.echo(tables.text_table(cols, title))
             for n in notes:
                 click.echo(f"  note: {n}")
             click.echo("  wrote: " + ", ".join(paths))
@@ -213,7 +213,7 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 code = code or 1
-    from nsys2prv.parallel import being_traced
+    from nsys2prv.pipeline.parallel import being_traced
 
     if being_traced():
         sys.exit(code)              # a profiler or coverage tool writes its results at exit

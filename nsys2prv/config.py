@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 
 # Internal category -> one-line description.  "gpu" (kernels, memcpy, memset) is always on.
 CATEGORIES = {

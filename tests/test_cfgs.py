@@ -21,7 +21,7 @@ import pytest
 from cfg_parser import CfgError, parse_cfg
 from conftest import MPI4, ROOT, convert, need
 from nsys2prv.paraver import cfgs as C
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import convert, convert_valid
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from test_schema_versions import build_rank
 from trace_tools import begins, intervals
 
@@ -124,7 +124,7 @@ def test_command_leaves_fast_with_complete_output(ranks, tmp_path):
 def test_worker_failure_ends_the_command_without_leftover_workers(ranks, tmp_path):
     """A job failing in a forked worker: exit 3 with the one-line message, and no worker left
     behind (a leftover worker would hold the pipes open and ``run`` would time out)."""
-    code = ("import sys, nsys2prv.stages as S\n"
+    code = ("import sys, nsys2prv.pipeline.stages as S\n"
             "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
             "S.translate = boom\n"
             "from nsys2prv.cli import entry\n"

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import CLOVERLEAF, convert_valid, need
-from nsys2prv.nsys.schema import strip_version_suffix
-from nsys2prv.paraver import registry as R
+from nsys2prv.nsys.database import strip_version_suffix
+from nsys2prv.core import registry as R
 from trace_tools import begins, intervals
 
 

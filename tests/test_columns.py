@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsys2prv.names import Names, is_names, per_name
-from nsys2prv.paraver import registry as R
+from nsys2prv.core.names import Names, is_names, per_name
+from nsys2prv.core import registry as R
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate.cuda import first_match, pair_codes
 from nsys2prv.translate.records import EventBatch
@@ -129,7 +129,7 @@ def test_to_int64_sets_only_what_is_not_int64_already():
 def test_invalid_utf8_text_is_replaced_not_fatal(tmp_path):
     import sqlite3
 
-    from nsys2prv.nsys.schema import Report
+    from nsys2prv.nsys.database import Report
 
     path = tmp_path / "r.sqlite"
     con = sqlite3.connect(path)

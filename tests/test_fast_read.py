@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CLOVERLEAF, MPI4, need
 from nsys2prv.nsys.readers import READERS
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 from nsysgen import SCHEMAS
 from test_schema_versions import build_rank
 

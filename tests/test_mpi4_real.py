@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import MPI4, convert_valid, need
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from trace_tools import intervals
 
 RANKS = [MPI4 / f"rank{r}.sqlite" for r in range(4)]

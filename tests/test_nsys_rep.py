@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, convert_valid
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from trace_tools import begins
 
 TOOLS = ("nsys", "mpicc", "mpirun")

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nsys2prv.cli import main
-from nsys2prv.metrics import report
-from nsys2prv.metrics.classify import is_nccl
-from nsys2prv.metrics.intervals import clip_to_windows, mask_durations, union
+from nsys2prv.metrics import tables
+from nsys2prv.core.classify import is_nccl
+from nsys2prv.metrics.measures import clip_to_windows, mask_durations, union
 from nsys2prv.metrics.pop import PopInputs, evaluate
 from nsysgen import NsysBuilder
 
@@ -233,15 +233,15 @@ def test_table_files(worked, tmp_path):
 
 def test_png_is_skipped_with_a_note_without_matplotlib(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib -> ImportError
-    cols = [report.column({"elapsed_ns": 1, "device": {"load_balance": 0.5}, "host": {}}, "run")]
-    note = report.write_png(cols, tmp_path / "x.pop.png")
+    cols = [tables.column({"elapsed_ns": 1, "device": {"load_balance": 0.5}, "host": {}}, "run")]
+    note = tables.write_png(cols, tmp_path / "x.pop.png")
     assert note == "x.pop.png not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
     assert not (tmp_path / "x.pop.png").exists()
 
 
 def test_pop_colours_follow_the_80_percent_convention():
-    assert report.colour(0.8, "pct") == report.colour(1.0, "pct") != report.colour(0.79, "pct")
-    assert report.colour(None, "pct") == report.colour(3, "int")
+    assert tables.colour(0.8, "pct") == tables.colour(1.0, "pct") != tables.colour(0.79, "pct")
+    assert tables.colour(None, "pct") == tables.colour(3, "int")
 
 
 # ---------------------------------------------------------------------------------------------------

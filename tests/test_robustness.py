@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import CLOVERLEAF, convert, convert_valid, need
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 from test_schema_versions import build_rank

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from conftest import CLOVERLEAF, MPI4, need, validate_trace
 from nsys2prv.cli import main
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 from test_gpu_depth import build as build_full
 from test_schema_versions import build_rank
 
@@ -147,7 +147,7 @@ def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_pa
 def test_jobs_1_in_a_worker_equals_in_process(cases, tmp_path, monkeypatch):
     """-j 1 runs the per-report stages in one worker process; NSYS2PRV_IN_PROCESS=1 (and any
     profiler or tracer) in the main process: the same bytes."""
-    from nsys2prv import parallel
+    from nsys2prv.pipeline import parallel
 
     assert isinstance(parallel.executor(1), parallel.Local)
     for name, args in cases:
@@ -192,7 +192,7 @@ def test_dask_cluster_equals_local_run(cases, tmp_path):
 
 def test_dask_without_a_scheduler_is_a_user_error(cases, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    from nsys2prv.parallel import Dask
+    from nsys2prv.pipeline.parallel import Dask
     monkeypatch.setattr(Dask, "TIMEOUT", "2")
     name, args = cases[0]
     res = CliRunner().invoke(main, ["-q", "--no-cache", "--dask", "tcp://127.0.0.1:9", *map(str, args),
@@ -391,7 +391,7 @@ def test_pop_lookups_are_derived_once_per_model():
     """Stage C derives collect_partial's lookups of the run's model once, not once per report."""
     from types import SimpleNamespace as NS
 
-    from nsys2prv.stages import _pop_keys
+    from nsys2prv.pipeline.stages import _pop_keys
 
     class FakeModel:                          # (the fields the lookups read)
         def __init__(self, gpu_tasks):

@@ -24,21 +24,21 @@ def pop_for_tables(tables, model, offsets, nccl_as: str = "communication", regio
 
 def write_pop(res: dict, base: Path) -> tuple[list[str], list[str], str]:
     """Write OUT.pop.* for one run; returns (paths, notes, the text table with advice)."""
-    from nsys2prv.metrics import report
+    from nsys2prv.metrics import tables
 
-    cols = report.single_run_columns(res)
+    cols = tables.single_run_columns(res)
     title = f"POP metrics of {res.get('label') or base.name} (NCCL kernels as {res['nccl_as']})"
-    paths, notes = report.write_all(res, cols, base, title, report.caption(res))
+    paths, notes = tables.write_all(res, cols, base, title, tables.caption(res))
     return paths, notes, render(res)
 
 
 def render(res: dict) -> str:
-    from nsys2prv.metrics import report
+    from nsys2prv.metrics import tables
 
     title = f"POP metrics (NCCL kernels as {res['nccl_as']}; T = {res['elapsed_ns'] / 1e9:.6g} s)"
-    text = report.text_table(report.single_run_columns(res), title)
+    text = tables.text_table(tables.single_run_columns(res), title)
     if res.get("advice"):
-        text += "\n advice:\n" + report.advice_text(res["advice"])
+        text += "\n advice:\n" + tables.advice_text(res["advice"])
     return text
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.errors import UserError
-from nsys2prv.metrics.classify import is_nccl
-from nsys2prv.metrics.intervals import clip_to_windows, first_start, mask_durations, union
+from nsys2prv.core.errors import UserError
+from nsys2prv.core.classify import is_nccl
+from nsys2prv.metrics.measures import clip_to_windows, first_start, mask_durations, union
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")

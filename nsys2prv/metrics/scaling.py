@@ -11,7 +11,7 @@ import glob
 import json
 from pathlib import Path
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.pop import SCHEMA
 
 SCALING_SCHEMA = "nsys2prv-pop-scaling/1"
@@ -28,7 +28,7 @@ def run_reports(paths: list[Path], nccl_as: str, region=None, iterations=None, w
     from nsys2prv.nsys.export import resolve_input
     from nsys2prv.nsys.identity import identify
     from nsys2prv.nsys.readers import READERS
-    from nsys2prv.nsys.schema import Report
+    from nsys2prv.nsys.database import Report
     from nsys2prv.pipeline import METADATA_TABLES, _read_report
     from nsys2prv.translate.records import Translation
 

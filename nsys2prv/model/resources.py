@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.identity import INTERNAL_THREAD, RANK_THREAD_NAME, Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.gpu_metrics import gpu_of

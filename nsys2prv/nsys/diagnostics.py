@@ -3,7 +3,7 @@ warnings and errors are shown to the user, since they can mean incomplete data."
 
 from __future__ import annotations
 
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 WARNING = 2
 

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 INSTALL_HINT = ("install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "

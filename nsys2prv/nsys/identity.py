@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.nvtx import load_nvtx
-from nsys2prv.nsys.schema import Report, sql_column
+from nsys2prv.nsys.database import Report, sql_column
 
 RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")

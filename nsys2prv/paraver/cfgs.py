@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 
 # --- The grammar's vocabulary (paraver-kernel: semanticmanagement createFunction, paraverlabels.h,
 # histogramstatistic.cpp).  The test parser accepts only these names. ---------------------------

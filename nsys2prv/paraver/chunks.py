@@ -36,7 +36,7 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from nsys2prv.model.resources import Model
-from nsys2prv.names import is_names
+from nsys2prv.core.names import is_names
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Tables, write_compact
 from nsys2prv.paraver.labels import ValueLabels

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.names import Names, is_names
-from nsys2prv.paraver.registry import EventType
+from nsys2prv.core.names import Names, is_names
+from nsys2prv.core.registry import EventType
 from nsys2prv.translate.records import EventBatch
 
 

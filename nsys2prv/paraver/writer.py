@@ -20,7 +20,7 @@ from nsys2prv.paraver.format import write_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
-from nsys2prv.paraver.registry import EventType
+from nsys2prv.core.registry import EventType
 from nsys2prv.paraver.row import render_row
 from nsys2prv.translate.records import StateIntervals, Translation
 

@@ -9,9 +9,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from nsys2prv.intervals import paint_states
+from nsys2prv.core.intervals import paint_states
 from nsys2prv.model.resources import Model
-from nsys2prv.paraver import registry as R
+from nsys2prv.core import registry as R
 from nsys2prv.translate import cuda, gpu_links, gpu_metrics, graphs, host, openacc
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import StateIntervals, Translation

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nsys2prv.tally import Tally
+from nsys2prv.core.tally import Tally
 
 ORDER_SPAN = 1 << 20
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.fit import P2P, FitResult, fit_clocks
 from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 METHODS = ("auto", "session", "mpi", "nccl", "none")
 

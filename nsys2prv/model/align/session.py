@@ -8,8 +8,8 @@ earliest session start, so a single report keeps the times Nsight Systems shows.
 
 from __future__ import annotations
 
-from nsys2prv.errors import UserError
-from nsys2prv.nsys.schema import Report
+from nsys2prv.core.errors import UserError
+from nsys2prv.nsys.database import Report
 
 MAX_START_GAP_NS = 3600 * 10**9     # reports of one job start within minutes; > 1 h = another run
 

@@ -14,8 +14,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.schema import Report, strip_version_suffix
-from nsys2prv.tally import Tally
+from nsys2prv.nsys.database import Report, strip_version_suffix
+from nsys2prv.core.tally import Tally
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names, to_int64
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, int64
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 NEW, NEW_INFO = "GPU_METRICS", "TARGET_INFO_GPU_METRICS"
 OLD, OLD_TYPES, OLD_SOURCES = "GENERIC_EVENTS", "GENERIC_EVENT_TYPES", "GENERIC_EVENT_SOURCES"

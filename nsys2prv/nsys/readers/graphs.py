@@ -18,7 +18,7 @@ import pandas as pd
 
 from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, host_rows,
                                         read_gpu_activity, text_names, to_int64)
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS"
 

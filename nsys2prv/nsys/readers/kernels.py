@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, read_gpu_activity,
                                         text_names)
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 NUMERIC = {  # normalised name -> export column

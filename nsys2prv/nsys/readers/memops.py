@@ -8,7 +8,7 @@ src_device, dst_device; memset adds value, mem_kind.
 from __future__ import annotations
 
 from nsys2prv.nsys.readers.base import GPU_ACTIVITY_COLUMNS, ReadResult, Reader, read_gpu_activity
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"

@@ -14,7 +14,7 @@ import pandas as pd
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
 from nsys2prv.nsys.readers.nvtx import read_mpi_domain
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TABLES = {  # table -> normalised column -> export column
     "MPI_P2P_EVENTS": {"peer": "remoteRank", "size": "size", "tag": "tag", "comm": "commHandle"},

@@ -25,8 +25,8 @@ import pandas as pd
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, int64
 from nsys2prv.nsys.readers.nvtx import TABLE as NVTX_TABLE, read_nccl_ranges
-from nsys2prv.nsys.schema import Report
-from nsys2prv.paraver.registry import NCCL_DATATYPES, NCCL_REDOPS
+from nsys2prv.nsys.database import Report
+from nsys2prv.core.registry import NCCL_DATATYPES, NCCL_REDOPS
 
 SCHEMA_ENTRIES, ENUM_ENTRIES = "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUM_ENTRIES"
 FIELD_NAMES = {  # lower-case payload entry name -> normalised column (NCCL's nvtx_payload_schemas.h names)

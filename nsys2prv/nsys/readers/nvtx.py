@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.intervals import nesting_depth
+from nsys2prv.core.intervals import nesting_depth
 from nsys2prv.nsys.ids import PROCESS_KEY_MASK
 from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, to_int64
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TABLE = "NVTX_EVENTS"
 PUSHPOP, STARTEND, MARK = 59, 60, 34

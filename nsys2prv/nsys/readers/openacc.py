@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
-from nsys2prv.nsys.schema import Report
+from nsys2prv.nsys.database import Report
 
 TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
           "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}

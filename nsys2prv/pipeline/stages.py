@@ -115,7 +115,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo,
     fresh: dict = {}
     if info is None or missing:
         from nsys2prv.nsys.readers import READERS
-        from nsys2prv.nsys.schema import Report
+        from nsys2prv.nsys.database import Report
 
         by_kind = {r.kind: r for r in READERS}
         report = Report(sqlite, src.index, source=str(src.input))
@@ -252,7 +252,7 @@ def _trim_identity(info: ReportInfo, keys: dict[str, pd.DataFrame]) -> None:
 def _read_p2p(src: Source):
     from nsys2prv.nsys.export import resolve_input
     from nsys2prv.nsys.readers.mpi import read_p2p
-    from nsys2prv.nsys.schema import Report
+    from nsys2prv.nsys.database import Report
 
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
@@ -352,7 +352,7 @@ def translate(job: RankJob, model: Model) -> RankResult:
 
     res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
     del out
-    from nsys2prv.memory import release
+    from nsys2prv.core.memory import release
 
     release()                               # the next report of this worker starts from a trimmed heap
     return res

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Tables that only an Nsight Systems export has; one of them must exist.

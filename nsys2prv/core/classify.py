@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.names import per_name
+from nsys2prv.core.names import per_name
 
 NCCL_SUBSTRING = "nccl"
 

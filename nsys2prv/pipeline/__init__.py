@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsys2prv.config import CATEGORIES, Config
-from nsys2prv.errors import UserError
-from nsys2prv.stages import (LINK_CATEGORIES, METADATA_TABLES, OPTIONAL_TABLES, UNTRANSLATED_TABLES, RankJob,
+from nsys2prv.core.errors import UserError
+from nsys2prv.pipeline.stages import (LINK_CATEGORIES, METADATA_TABLES, OPTIONAL_TABLES, UNTRANSLATED_TABLES, RankJob,
                              Source)
 from nsys2prv.translate.records import Translation
 
@@ -161,9 +161,9 @@ class _Timer:
 def convert(cfg: Config, log=print) -> Summary:
     from nsys2prv.metrics import gpu_attribution, pop as popm, write_pop
     from nsys2prv.model.resources import build_model
-    from nsys2prv.paraver import registry as R
-    from nsys2prv.parallel import executor
-    from nsys2prv.stages import scan, translate
+    from nsys2prv.core import registry as R
+    from nsys2prv.pipeline.parallel import executor
+    from nsys2prv.pipeline.stages import scan, translate
 
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
@@ -174,7 +174,7 @@ def convert(cfg: Config, log=print) -> Summary:
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
         if cfg.dask is None:
-            from nsys2prv.warmup import warm_numba
+            from nsys2prv.pipeline.warmup import warm_numba
             warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
         tick("start-up (numba)")
         work.mkdir(parents=True, exist_ok=True)
@@ -301,7 +301,7 @@ def convert(cfg: Config, log=print) -> Summary:
 def merge_parts(cfg: Config) -> int:
     """Processes for the merge: --jobs (default: the cores); one with --dask (the client's threads
     are still up: no fork then) or where workers are not forked (``parallel.can_fork``)."""
-    from nsys2prv.parallel import can_fork, default_jobs
+    from nsys2prv.pipeline.parallel import can_fork, default_jobs
 
     if cfg.dask is not None or not can_fork():
         return 1

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from nsys2prv.errors import UserError
+from nsys2prv.core.errors import UserError
 
 
 def can_fork() -> bool:

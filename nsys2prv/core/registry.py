@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from nsys2prv.paraver import extrae_mpi
+from nsys2prv.core import extrae_mpi
 
 END_VALUE = 0
 END_LABEL = "End"

@@ -24,8 +24,8 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
     try:
         import numpy as np
 
-        from nsys2prv.intervals import innermost_enclosing, nesting_depth, paint_states
-        from nsys2prv.metrics.intervals import mask_durations
+        from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, paint_states
+        from nsys2prv.metrics.measures import mask_durations
         from nsys2prv.paraver.format import _format, _format_compact
 
         z, one = np.zeros(1, np.int64), np.ones(1, np.int64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -60,7 +61,8 @@ def _handle_errors(debug: bool, fn):
         sys.exit(130)
 
 
-@click.command(cls=_MainCommand, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.command(cls=_MainCommand, epilog=EPILOG,
+               context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="INPUT... OUT")
 @click.option("-t", "--trace", "categories", metavar="CATEGORIES",
               help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).")
@@ -101,6 +103,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
          nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
+    # here, not at the top: --help and --version answer without loading pandas and numba
     from nsys2prv.model.align import parse_method
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
@@ -162,15 +165,18 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
     """POP metrics and scalability over several runs (RUN... ; the first is the reference)."""
 
     def run():
+        # here, not at the top: --help answers without loading pandas and numba
         from nsys2prv.metrics import tables
-        from nsys2prv.metrics.scaling import default_labels, load_run, scaling as compute_scaling, select_scope
+        from nsys2prv.metrics.scaling import default_labels, select_scope
+        from nsys2prv.metrics.scaling import scaling as compute_scaling
+        from nsys2prv.pipeline.runs import load_run
 
         if len(runs) > 1 and not scaling:
             raise UserError("give --scaling strong or --scaling weak with several runs (state it in papers)")
         names = [l.strip() for l in labels.split(",")] if labels else None
         if names is not None and len(names) != len(runs):
             raise UserError(f"--labels has {len(names)} label(s) for {len(runs)} run(s)")
-        from nsys2prv.model.align import parse_method
+        from nsys2prv.model.align import parse_method  # checked before any report is read
         parse_method(align)
         loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force, align) for r in runs]
         names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
@@ -191,12 +197,10 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
 
 def entry() -> None:
     """The console script (and ``python -m nsys2prv``): ``main``, then leave without the
-    interpreter's teardown.  Freeing pandas', numba's and the worker pool's objects one by one took
-    0.3-0.9 s after the work was done; every output file is closed by then, so only the standard
-    streams need a flush.  (``main`` itself stays an ordinary click command for in-process callers;
+    interpreter's teardown (freeing pandas', numba's and the worker pool's objects one by one is
+    slow); every output file is closed by then, so only the standard streams need a flush.
+    (``main`` itself stays an ordinary click command for in-process callers;
     under a profiler or tracer -- ``python -m cProfile -m nsys2prv`` -- the exit is the normal one.)"""
-    import os
-
     code = 0
     try:
         main()
@@ -213,7 +217,7 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 code = code or 1
-    from nsys2prv.pipeline.parallel import being_traced
+    from nsys2prv.pipeline.parallel import being_traced  # after main: --help stays light
 
     if being_traced():
         sys.exit(code)              # a profiler or coverage tool writes its results at exit

@@ -1,4 +1,4 @@
-"""Translation categories, their aliases (nsys2prv 0.5.8 names) and the run Config."""
+"""The run Config and the ``-t`` parser (categories and aliases come from ``kinds.py``)."""
 
 from __future__ import annotations
 
@@ -6,38 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
+from nsys2prv.kinds import CATEGORIES as _DECLARED
+from nsys2prv.kinds import GROUP_ALIASES
 
-# Internal category -> one-line description.  "gpu" (kernels, memcpy, memset) is always on.
-CATEGORIES = {
-    "gpu": "CUDA kernels, memory copies and memsets (always translated)",
-    "cuda_api": "CUDA runtime and driver API calls",
-    "nvtx_pushpop": "NVTX push/pop ranges and marks",
-    "nvtx_startend": "NVTX start/end ranges",
-    "mpi": "MPI calls",
-    "osrt": "OS runtime library calls (opt-in)",
-    "nccl": "NCCL NVTX ranges, and their payloads on the NCCL kernels they launched",
-    "gpu_metrics": "GPU metrics samples (one row per GPU) and their attribution to kernels/NVTX ranges",
-    "openacc": "OpenACC data, launch and other events",
-    "graphs": "CUDA graph executions and graph API events",
-}
-ALWAYS = frozenset({"gpu"})
-OPT_IN = frozenset({"osrt"})  # not part of "everything" unless asked for
-
+# Internal category -> one-line description, and every -t name -> the categories it selects; both
+# built from the declarations in kinds.py.
+CATEGORIES = {c.name: c.doc for c in _DECLARED}
+ALWAYS = frozenset(c.name for c in _DECLARED if c.always)
+OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)   # not part of "everything" unless asked for
 ALIASES = {
-    # nsys2prv 0.5.8 names
-    "cuda_api_trace": {"cuda_api"},
-    "nvtx_pushpop_trace": {"nvtx_pushpop"},
-    "nvtx_startend_trace": {"nvtx_startend"},
-    "mpi_event_trace": {"mpi"},
-    "gpu_metrics": {"gpu_metrics"},
-    "openacc": {"openacc"},
-    "graphs": {"graphs"},
-    "nccl": {"nccl"},
-    # short forms
-    "cuda_api": {"cuda_api"},
-    "nvtx": {"nvtx_pushpop", "nvtx_startend"},
-    "mpi": {"mpi"},
-    "osrt": {"osrt"},
+    **{alias: {c.name} for c in _DECLARED for alias in c.aliases},
+    **{c.name: {c.name} for c in _DECLARED},
+    **{name: set(cats) for name, cats in GROUP_ALIASES.items()},
     "all": set(CATEGORIES) - OPT_IN,
 }
 

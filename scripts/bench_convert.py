@@ -111,7 +111,8 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     src = sum(c["source_rows"] for c in summary["categories"].values())
     res = {"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
            "records_per_s": round(total / wall),
-           "cpu_s": round(cpu, 3), "records_per_cpu_s": round(total / cpu) if cpu > 0 else None, "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
+           "cpu_s": round(cpu, 3), "records_per_cpu_s": round(total / cpu) if cpu > 0 else None,
+           "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
            "peak_tree_pss_mb": round(peak[0] / 1024, 1) if pss else None}
     if maxrss <= before:
         res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell

@@ -1,6 +1,6 @@
 """A strict reader of Paraver .cfg files as nsys2prv writes them.
 
-Grammar: PARAVER_FORMAT.md (the working example loaded by paramedir) and the loader of BSC's
+Grammar: docs/trace-content.md (the working example loaded by paramedir) and the loader of BSC's
 paraver-kernel (api/cfg.cpp, api/paraverlabels.h): windows are counted in file order (1-based),
 derived windows and 2D analyzers refer to earlier windows by that number, a filter line is
 ``window_filter_module KIND COUNT item...`` with COUNT items, a window's semantic functions must be

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-
 import tempfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,8 +13,9 @@ from click.testing import CliRunner
 # The normalised-table cache (and .nsys-rep exports) of the test session: never the user's.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="nsys2prv-test-cache-")
 
-from nsys2prv.cli import main
 from paraver_validator import load_trace, validate_trace
+
+from nsys2prv.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"

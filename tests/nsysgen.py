@@ -1,6 +1,6 @@
 """Generate Nsight Systems-shaped SQLite exports with REAL DDL and known contents.
 
-Four schema shapes (NSYS_SQLITE.md, "the sheet"):
+Four schema shapes (docs/nsys-schema.md, "the sheet"):
 
 - ``"2.9.1"``  (nsys 2022.2): derived from the 3.0.0 DDL by explicit transformations (``_to_2_9_1``).
 - ``"3.0.0"``  (nsys 2022.4): ``data/ddl/schema_3.0.0.sql``, a ``nsys export --lazy false`` of the local
@@ -166,7 +166,8 @@ def _generic_event_tables() -> list[TableDDL]:
              "supplement (sheet §12 A): generic event types"),
         _tbl("GENERIC_EVENTS", [_col("rawTimestamp", "INTEGER   NOT NULL"),
                                 _col("timestamp", "INTEGER   NOT NULL"),
-                                _col("typeId", "INTEGER   NOT NULL", "REFERENCES GENERIC_EVENT_TYPES; gpu = typeId & 0xFF"),
+                                _col("typeId", "INTEGER   NOT NULL",
+                                     "REFERENCES GENERIC_EVENT_TYPES; gpu = typeId & 0xFF"),
                                 _col("data", "TEXT      NOT NULL", "JSON, e.g. {\"SM Active\": 50}")],
              "supplement (sheet §12 A): generic events (GPU metrics as JSON)"),
     ]
@@ -176,7 +177,8 @@ def _mpi_tables(with_comm_uid: bool) -> list[TableDDL]:
     """MPI_* tables, exact columns of sheet §9.2.  ``commUid`` only where the shape has it."""
     uid = [_col("commUid", "INTEGER", "type not in the sheet: INTEGER chosen (a uid)")] if with_comm_uid else []
     ev = [_col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER", "nullable (sheet §9.2)"),
-          _col("globalTid", "INTEGER"), _col("textId", "INTEGER   NOT NULL", "REFERENCES StringIds(id) -- function name")]
+          _col("globalTid", "INTEGER"),
+          _col("textId", "INTEGER   NOT NULL", "REFERENCES StringIds(id) -- function name")]
     req = _col("requestHandle", "INTEGER")
     return [
         _tbl("MPI_RANKS", [_col("globalTid", "INTEGER   NOT NULL"), _col("rank", "INTEGER   NOT NULL")],
@@ -267,7 +269,8 @@ def _graph_tables() -> list[TableDDL]:
             _col("deviceId", "INTEGER   NOT NULL"), _col("contextId", "INTEGER   NOT NULL"),
             _col("greenContextId", "INTEGER"), _col("streamId", "INTEGER   NOT NULL"),
             _col("correlationId", "INTEGER"), _col("globalPid", "INTEGER"), _col("graphId", "INTEGER"),
-            _col("graphExecId", "INTEGER")], "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)"),
+            _col("graphExecId", "INTEGER")],
+           "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)"),
     ]
 
 

@@ -1,6 +1,6 @@
 """Strict validator and loader for Paraver traces (NAME.prv[.gz], NAME.pcf, NAME.row).
 
-The grammar checked here is the one stated in /work/shared/docs/PARAVER_FORMAT.md (what
+The grammar checked here is the one stated in /work/shared/docs/docs/trace-content.md (what
 Paraver's own parser accepts), tightened to what nsys2prv must write.
 
 Public API::

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import MPI4, ROOT, convert, convert_valid, need
 from nsysgen import NsysBuilder
+from trace_tools import intervals
+
+from nsys2prv.core import registry as R
 from nsys2prv.model.align.fit import P2P, fit_clocks
 from nsys2prv.model.align.syncpoints import SyncPoints
-from nsys2prv.core import registry as R
-from trace_tools import intervals
 
 MPI8 = ROOT / "tests" / "data" / "mpi8"
 BOUND_REAL_NS = 50_000

@@ -17,13 +17,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-
 from cfg_parser import CfgError, parse_cfg
 from conftest import MPI4, ROOT, convert, need
-from nsys2prv.paraver import cfgs as C
-from nsys2prv.core import registry as R
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
+
+from nsys2prv.core import registry as R
+from nsys2prv.paraver import cfgs as C
 
 PID = 7000
 SM, ISSUE, TENSOR = "SMs Active [Throughput %]", "SM Issue [Throughput %]", "Tensor Active [Throughput %]"

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import convert, convert_valid
-from nsys2prv.core import registry as R
 from test_schema_versions import build_rank
 from trace_tools import begins, intervals
+
+from nsys2prv.core import registry as R
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,8 @@ def ranks(tmp_path_factory):
 
 def test_filter_nvtx_keeps_only_the_range_window(ranks, tmp_path):
     # "compute" spans 150-400 us in rank 0 and 1150-1400 us (aligned) in rank 1: window = 150 us .. 1400 us.
-    trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi", "--align", "session", "-m", *ranks, "-f", "compute"], tmp_path / "f")
+    trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi", "--align", "session", "-m", *ranks, "-f", "compute"],
+                                   tmp_path / "f")
     assert trace.header.end_time == 1_400_000 - 150_000
     k = intervals(trace, R.CUDA_KERNEL.id)
     # rank 0's kernels (180-260, 190-370 us) start 30/40 us into the window; rank 1's (1180.., 1190..) too
@@ -126,7 +127,7 @@ def test_worker_failure_ends_the_command_without_leftover_workers(ranks, tmp_pat
     behind (a leftover worker would hold the pipes open and ``run`` would time out)."""
     code = ("import sys, nsys2prv.pipeline.stages as S\n"
             "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
-            "S.translate = boom\n"
+            "S.translate_report = boom\n"
             "from nsys2prv.cli import entry\n"
             f"sys.argv = ['nsys2prv', '-j', '2', '-m', {str(ranks[0])!r}, {str(ranks[1])!r}, {str(tmp_path / 'x')!r}]\n"
             "entry()\n")

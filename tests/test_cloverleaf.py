@@ -7,11 +7,11 @@ import sqlite3
 
 import pandas as pd
 import pytest
-
 from conftest import CLOVERLEAF, convert_valid, need
-from nsys2prv.nsys.database import strip_version_suffix
-from nsys2prv.core import registry as R
 from trace_tools import begins, intervals
+
+from nsys2prv.core import registry as R
+from nsys2prv.nsys.database import strip_version_suffix
 
 
 @pytest.fixture(scope="module")

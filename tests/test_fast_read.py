@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import CLOVERLEAF, MPI4, need
-from nsys2prv.nsys.readers import READERS
-from nsys2prv.nsys.database import Report
 from nsysgen import SCHEMAS
 from test_schema_versions import build_rank
+
+from nsys2prv.kinds import KINDS
+from nsys2prv.nsys.database import Report
 
 pytest.importorskip("adbc_driver_sqlite")
 
@@ -28,9 +28,9 @@ def read_all(path: Path, adbc: bool, monkeypatch) -> dict:
         report = Report(path)
         try:
             out = {}
-            for r in READERS:
-                res = r.read(report)
-                out[r.kind] = None if res is None else (res.table, res.source_rows, res.dropped, res.notes)
+            for k in KINDS:
+                res = k.reader.read(report)
+                out[k.name] = None if res is None else (res.table, res.source_rows, res.dropped, res.notes)
             out["strings"] = report.strings
             used = report._adbc
         finally:
@@ -68,8 +68,10 @@ def test_same_tables_on_every_schema_and_real_export(tmp_path, monkeypatch):
 
 MUTATIONS = [
     # an int column holding a float, a text, a NULL run longer than the driver's first batch
-    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1.5 WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)",
-    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = 'x' WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)",
+    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1.5 "
+    "WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)",
+    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = 'x' "
+    "WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_RUNTIME)",
     "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid < 3000",
     "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = NULL WHERE rowid % 2 = 0",
     # a number and invalid UTF-8 in the text of names

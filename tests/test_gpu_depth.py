@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-
 from conftest import CLOVERLEAF, convert_valid, need
-from nsys2prv.cli import main
 from nsysgen import SCHEMAS, NsysBuilder
 from paraver_validator import validate_trace
 from trace_tools import begins, intervals
+
+from nsys2prv.cli import main
 
 PID = 5000
 MAIN, ACC = PID, PID + 3
@@ -36,7 +36,8 @@ NCCL_RANK, NCCL_NRANKS, NCCL_PEER, NCCL_DEV = 9507, 9508, 9509, 9510
 METRIC_DRAM, METRIC_SM = 9400, 9401          # sorted metric names: "DRAM..." < "SMs..."
 NVTX_PP, NVTX_GPU = 9600, 9605
 GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_NODE, GRAPH_API = 63000008, 63000100, 63000101, 63000102, 63000103
-ACC_OTHER, ACC_DATA, ACC_LAUNCH, ACC_REGION, ACC_FUNC, ACC_SIZE = 66000000, 66000001, 66000002, 66100000, 66200000, 66300001
+ACC_OTHER, ACC_DATA, ACC_LAUNCH = 66000000, 66000001, 66000002
+ACC_REGION, ACC_FUNC, ACC_SIZE = 66100000, 66200000, 66300001
 RUNNING, GROUP_COMM, MEMXFER, IDLE = 1, 13, 17, 0
 TAG_LAUNCH = 55001
 SM, DRAM = "SMs Active [Throughput %]", "DRAM Read Bandwidth [Throughput %]"
@@ -209,7 +210,8 @@ def test_gpu_metric_samples(traces, schema):
     e = tr.events[tr.events["type"].isin([METRIC_SM, METRIC_DRAM])]
     got = sorted((int(r.thread), int(r.time), int(r.type), int(r.value)) for r in e.itertuples())
     gpu3 = [(100_000, 10, 0), (200_000, 50, 20), (400_000, 90, 0), (500_000, 30, 40), (800_000, 0, 0)]
-    exp = sorted([(GPU3_ROW, t, METRIC_SM, sm) for t, sm, _ in gpu3] + [(GPU3_ROW, t, METRIC_DRAM, d) for t, _, d in gpu3]
+    exp = sorted([(GPU3_ROW, t, METRIC_SM, sm) for t, sm, _ in gpu3]
+                 + [(GPU3_ROW, t, METRIC_DRAM, d) for t, _, d in gpu3]
                  + [(GPU1_ROW, t, METRIC_SM, v) for t, v in ((600_000, 20), (650_000, 60), (750_000, 0))])
     assert got == exp
     assert s["categories"]["gpu_metrics"] == {
@@ -274,8 +276,10 @@ def test_cuda_graphs(traces, schema):
         st = tr.states[(tr.states["thread"] == S7) & (tr.states["begin"] == 715_000)]
         assert [tuple(map(int, r)) for r in st[["end", "state"]].to_numpy()] == [(760_000, RUNNING)]
         link = tr.comms[(tr.comms["log_send"] == 710_000)]
-        assert [tuple(map(int, r)) for r in link[["rthread", "log_recv", "tag"]].to_numpy()] == [(S7, 715_000, TAG_LAUNCH)]
-        assert s["categories"]["graph_exec"]["translated_rows"] == 1 and s["categories"]["graph_api"]["translated_rows"] == 2
+        got = [tuple(map(int, r)) for r in link[["rthread", "log_recv", "tag"]].to_numpy()]
+        assert got == [(S7, 715_000, TAG_LAUNCH)]
+        assert s["categories"]["graph_exec"]["translated_rows"] == 1
+        assert s["categories"]["graph_api"]["translated_rows"] == 2
     else:
         assert GRAPH_EXEC not in set(tr.events["type"]) and s["categories"]["graph_api"]["translated_rows"] == 1
 
@@ -368,7 +372,7 @@ def test_gpu_of_maps_pid_and_ordinal_then_any_process_then_keeps_the_ordinal():
     import numpy as np
     import pandas as pd
 
-    from nsys2prv.nsys.readers.gpu_metrics import gpu_of
+    from nsys2prv.nsys.devices import gpu_of
 
     devmap = pd.DataFrame({"pid": [10, 10, -1, -1, -1], "device": [0, 1, 0, 2, 2], "gpu": [5, 6, 7, 8, 9]})
     pid = np.array([10, 10, 11, 11, 12, 10, 11])

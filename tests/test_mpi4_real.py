@@ -8,10 +8,10 @@ import sqlite3
 
 import pandas as pd
 import pytest
-
 from conftest import MPI4, convert_valid, need
-from nsys2prv.core import registry as R
 from trace_tools import intervals
+
+from nsys2prv.core import registry as R
 
 RANKS = [MPI4 / f"rank{r}.sqlite" for r in range(4)]
 

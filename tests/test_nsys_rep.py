@@ -10,10 +10,10 @@ import sqlite3
 import subprocess
 
 import pytest
-
 from conftest import ROOT, convert_valid
-from nsys2prv.core import registry as R
 from trace_tools import begins
+
+from nsys2prv.core import registry as R
 
 TOOLS = ("nsys", "mpicc", "mpirun")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
-from nsysgen import SCHEMAS, NsysBuilder, decode_gtid, encode_gtid, parse_ddl, schema_ddl, DDL_DIR
+from nsysgen import DDL_DIR, SCHEMAS, NsysBuilder, decode_gtid, encode_gtid, parse_ddl, schema_ddl
 
 
 def _tables(path) -> dict[str, list[str]]:
@@ -146,10 +145,12 @@ def test_metadata_and_contents(tmp_path, schema):
         env = [v for k, v in con.execute("SELECT name, value FROM META_DATA_CAPTURE")
                if k == "PROCESS_0:ENVIRONMENT_VARIABLE"]
         assert env == ['PMI_RANK="3"']
-    assert con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchall() == [(1_700_000_000_123_456_789,)]
+    start = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchall()
+    assert start == [(1_700_000_000_123_456_789,)]
     assert con.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name='Hostname'").fetchall() == [("nodeX",)]
     # strings resolve
-    name = con.execute("SELECT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId").fetchone()
+    name = con.execute("SELECT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                       "JOIN StringIds s ON s.id = r.nameId").fetchone()
     assert name == ("cudaLaunchKernel_v7000",)
     assert con.execute("SELECT gridX, gridY, gridZ, blockX, blockY, blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL"
                        ).fetchall() == [(2, 3, 4, 5, 6, 7)]

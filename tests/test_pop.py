@@ -1,4 +1,4 @@
-"""POP efficiency metrics (nsys2prv/metrics): the worked example of POP_METRICS.md §3 end to end
+"""POP efficiency metrics (nsys2prv/metrics): the worked example of docs/pop-metrics.md end to end
 through the CLI under both NCCL rules, the host tree, regions and iterations, the scalability
 subcommand, the table files, and property tests of the interval algebra.
 
@@ -18,13 +18,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nsysgen import NsysBuilder
 
 from nsys2prv.cli import main
-from nsys2prv.metrics import tables
 from nsys2prv.core.classify import is_nccl
+from nsys2prv.metrics import tables
 from nsys2prv.metrics.measures import clip_to_windows, mask_durations, union
 from nsys2prv.metrics.pop import PopInputs, evaluate
-from nsysgen import NsysBuilder
 
 S = 1_000_000_000
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
@@ -63,7 +63,7 @@ def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=
 
 
 # ---------------------------------------------------------------------------------------------------
-# POP_METRICS.md §3: 2 GPUs, 2 MPI ranks, T = 10 s.
+# docs/pop-metrics.md: 2 GPUs, 2 MPI ranks, T = 10 s.
 WORKED = {
     0: dict(kernels=[(13, 0, 6), (14, 5, 7, "softmax")], memcpy=[(13, 6.5, 8)], nccl=[(15, 8, 9)],
             api=[(0, 1, "cudaLaunchKernel_v7000"), (7, 9, "cudaDeviceSynchronize_v3020")], mpi=[(9, 10)]),

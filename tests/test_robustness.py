@@ -9,13 +9,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from conftest import CLOVERLEAF, convert, convert_valid, need
-from nsys2prv.core import registry as R
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 from test_schema_versions import build_rank
+
+from nsys2prv.core import registry as R
 
 
 @pytest.fixture(scope="module")

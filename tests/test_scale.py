@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import CLOVERLEAF, MPI4, need, validate_trace
-from nsys2prv.cli import main
-from nsys2prv.nsys.database import Report
 from test_gpu_depth import build as build_full
 from test_schema_versions import build_rank
+
+from nsys2prv.cli import main
+from nsys2prv.nsys.database import Report
 
 OUTPUTS = (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".gpu_metrics.csv")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from nsys2prv.cli import main
 from nsysgen import MPI_TABLE_SCHEMAS, SCHEMAS, NsysBuilder
 from paraver_validator import load_trace, validate_trace
+
+from nsys2prv.cli import main
 
 SESSION0 = 1_700_000_000_000_000_000
 SHIFT = 1_000_000

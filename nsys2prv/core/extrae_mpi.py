@@ -16,8 +16,8 @@ Sources (stored copies of public repositories):
         (commit 044e8b20...): Get_State() and PRV_MPI_Event_Handlers[] = the
         Paraver state set while inside each MPI call.
   [EVH] bsc-performance-tools/extrae  src/common/events.h (latest stored
-        version): STATE_* numbers, MPI_GLOBAL_OP_* = MPI_INIT_EV(50000001)+1000xx,
-        MPI_IO_SIZE_EV, soft counter ids, MPI_STATS_BASE.
+        version): state numbers, MPI_GLOBAL_OP_* = MPI_INIT_EV(50000001)+1000xx,
+        MPI_IO_SIZE_EV, soft counter ids.
   [LBL] bsc-performance-tools/extrae  src/merger/paraver/labels.h
         (commit 215c0a861898bf9cc3f5bb2c3e6fba07dc254558) and labels.c
         (commit 02099d27...): STATES / STATES_COLOR / GRADIENT_* tables,
@@ -34,13 +34,13 @@ Confidence markers:
     with [DIM]; types for 194..219 follow Extrae's classification rules
     (medium).
   * States: verbatim from [SEM] for every call Extrae's merger handles; calls
-    listed in STATE_INFERRED are not handled by Extrae 3.x's merger (Extrae
-    only labels them, or they are newer than the stored merger) and got the
+    that Extrae 3.x's merger does not handle (values above 172, and the
+    topology, group, datatype and attribute helpers it only labels) got the
     state Extrae uses for the analogous call (medium/low).
 """
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, Tuple
 
 # --------------------------------------------------------------------------
 # Paraver event types for MPI calls  [EV] MPI_EventEncoding.h
@@ -117,26 +117,6 @@ MPI_EXTRA_EVENT_TYPES: Dict[int, str] = {
         "Elapsed time outside MPI_Request_get_status",
 }
 
-# [EVH] MPI_STATS_BASE 54000000 + enum index; labels from [LBL] labels.h.
-MPI_STATS_BASE = 54000000
-MPI_STATS_EVENT_TYPES: Dict[int, str] = {
-    54000000: "Number of P2P MPI calls",
-    54000001: "Bytes sent in P2P MPI calls",
-    54000002: "Bytes received in P2P MPI calls",
-    54000003: "Number of GLOBAL MPI calls",
-    54000004: "Bytes sent in GLOBAL MPI calls",
-    54000005: "Bytes received in GLOBAL MPI calls",
-    54000006: "Elapsed time in MPI",
-    54000007: "Number of incoming P2P MPI calls",
-    54000008: "Number of outgoing P2P MPI calls",
-    54000009: "Number of partners in incoming communications",
-    54000010: "Number of partners in outgoing communications",
-    54000011: "Elapsed time in OTHER MPI calls",
-    54000012: "Elapsed time in P2P MPI calls",
-    54000013: "Elapsed time in GLOBAL MPI calls",
-    54000014: "Number of OTHER MPI calls",
-}
-
 # Communication records (type 3) as Extrae writes them
 # ([SEM] + src/merger/paraver/trace_communication.c trace_communicationAt):
 #   3:cpu_s:ptask_s:task_s:thread_s:log_send:phy_send:
@@ -150,25 +130,6 @@ MPI_STATS_EVENT_TYPES: Dict[int, str] = {
 # --------------------------------------------------------------------------
 # Paraver states  [EVH] STATE_* numbers, [LBL] labels/colours
 # --------------------------------------------------------------------------
-STATE_IDLE = 0
-STATE_RUNNING = 1
-STATE_NOT_CREATED = 2          # STATE_STOPPED
-STATE_WAITMESS = 3             # blocking receive
-STATE_SEND = 4                 # Send/Bsend/Rsend/Ssend
-STATE_SYNC = 5                 # STATE_BARRIER
-STATE_PROBE = 6
-STATE_OVHD = 7                 # "Scheduling and Fork/Join"
-STATE_TWRECV = 8               # Wait*/Test*
-STATE_BLOCKED = 9
-STATE_ISEND = 10
-STATE_IRECV = 11               # STATE_IWAITMESS
-STATE_IO = 12
-STATE_BCAST = 13               # group communication
-STATE_NOT_TRACING = 14
-STATE_OTHERS = 15              # STATE_MIXED, STATE_INITFINI
-STATE_SENDRECVOP = 16
-STATE_MEMORY_XFER = 17
-
 # Extrae's labels.h holds 24 states (0..23); newer labels.c iterates 32
 # (0..31) but the definitions of 24..31 were not found.
 EXTRAE_STATES: Dict[int, str] = {
@@ -246,64 +207,6 @@ PCF_DEFAULT_SEMANTIC = (
     "DEFAULT_SEMANTIC\n"
     "\n"
     "THREAD_FUNC          State As Is\n"
-    "\n\n"
-)
-
-PCF_STATES = (
-    "STATES\n"
-    "0    Idle\n"
-    "1    Running\n"
-    "2    Not created\n"
-    "3    Waiting a message\n"
-    "4    Blocking Send\n"
-    "5    Synchronization\n"
-    "6    Test/Probe\n"
-    "7    Scheduling and Fork/Join\n"
-    "8    Wait/WaitAll\n"
-    "9    Blocked\n"
-    "10    Immediate Send\n"
-    "11    Immediate Receive\n"
-    "12    I/O\n"
-    "13    Group Communication\n"
-    "14    Tracing Disabled\n"
-    "15    Others\n"
-    "16    Send Receive\n"
-    "17    Memory transfer\n"
-    "18    Profiling\n"
-    "19    On-line analysis\n"
-    "20    Remote memory access\n"
-    "21    Atomic memory operation\n"
-    "22    Memory ordering operation\n"
-    "23    Distributed locking\n"
-    "\n\n"
-)
-
-PCF_STATES_COLOR = (
-    "STATES_COLOR\n"
-    "0    {117,195,255}\n"
-    "1    {0,0,255}\n"
-    "2    {255,255,255}\n"
-    "3    {255,0,0}\n"
-    "4    {255,0,174}\n"
-    "5    {179,0,0}\n"
-    "6    {0,255,0}\n"
-    "7    {255,255,0}\n"
-    "8    {235,0,0}\n"
-    "9    {0,162,0}\n"
-    "10    {255,0,255}\n"
-    "11    {100,100,177}\n"
-    "12    {172,174,41}\n"
-    "13    {255,144,26}\n"
-    "14    {2,255,177}\n"
-    "15    {192,224,0}\n"
-    "16    {66,66,66}\n"
-    "17    {255,0,96}\n"
-    "18    {169,169,169}\n"
-    "19    {169,0,0}\n"
-    "20    {0,109,255}\n"
-    "21    {200,61,68}\n"
-    "22    {200,66,0}\n"
-    "23    {0,41,0}\n"
     "\n\n"
 )
 
@@ -588,56 +491,12 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_File_set_size", _I, 219, 12),
 )
 
-# Highest value present in the Extrae 3.x merger sources read ([EV] 044e8b).
-EXTRAE3_MAX_VALUE = 172
-
-# Calls whose state is NOT taken from Extrae's merger (Extrae 3.x only labels
-# them, or they are newer than the stored merger): state chosen by analogy.
-STATE_INFERRED: FrozenSet[str] = frozenset(
-    [c.name for c in MPI_CALLS if c.value > EXTRAE3_MAX_VALUE]
-    + [
-        "MPI_Comm_group", "MPI_Comm_remote_group", "MPI_Comm_remote_size",
-        "MPI_Comm_test_inter", "MPI_Comm_compare",
-        "MPI_Cart_shift", "MPI_Cart_coords", "MPI_Cart_get", "MPI_Cart_map",
-        "MPI_Cart_rank", "MPI_Cartdim_get", "MPI_Dims_create",
-        "MPI_Graph_get", "MPI_Graph_map", "MPI_Graph_create",
-        "MPI_Graph_neighbors", "MPI_Graphdims_get",
-        "MPI_Graph_neighbors_count", "MPI_Topo_test",
-        "MPI_Accumulate", "MPI_Win_test",
-        "MPI_Pack", "MPI_Unpack", "MPI_Op_create", "MPI_Op_free",
-        "MPI_Attr_delete", "MPI_Attr_get", "MPI_Attr_put",
-        "MPI_Group_difference", "MPI_Group_excl", "MPI_Group_free",
-        "MPI_Group_incl", "MPI_Group_intersection", "MPI_Group_rank",
-        "MPI_Group_range_excl", "MPI_Group_range_incl", "MPI_Group_size",
-        "MPI_Group_translate_ranks", "MPI_Group_union", "MPI_Group_compare",
-        "MPI_Keyval_free", "MPI_Keyval_create", "MPI_Abort",
-        "MPI_Error_class", "MPI_Errhandler_create", "MPI_Errhandler_free",
-        "MPI_Errhandler_get", "MPI_Error_string", "MPI_Errhandler_set",
-        "MPI_Get_processor_name", "MPI_Initialized", "MPI_Wtick",
-        "MPI_Wtime", "MPI_Address", "MPI_Buffer_attach", "MPI_Buffer_detach",
-        "MPI_Get_count", "MPI_Get_elements", "MPI_Pack_size",
-        "MPI_Test_cancelled",
-        "MPI_Type_commit", "MPI_Type_contiguous", "MPI_Type_extent",
-        "MPI_Type_free", "MPI_Type_hindexed", "MPI_Type_hvector",
-        "MPI_Type_indexed", "MPI_Type_lb", "MPI_Type_size",
-        "MPI_Type_struct", "MPI_Type_ub", "MPI_Type_vector",
-    ]
-)
-
 # Functions Extrae records under another call's value.  MPI_Init_thread's
 # wrapper emits MPI_INIT_EV (src/tracer/wrappers/MPI/mpi_wrapper.c), so it
 # appears as value 31 "MPI_Init".  (Dimemas' prv2dim has its own
 # MPI_Init_thread = 194, which clashes with Extrae 4.x MPI_Comm_split_type.)
 MPI_ALIASES: Dict[str, str] = {
     "MPI_Init_thread": "MPI_Init",
-}
-
-# Extrae writes these labels in the .pcf (MPI_WIN_START_LABEL and
-# MPI_WIN_COMPLETE_LABEL are swapped in [EV]; nsys2prv copies the swap).
-# Use them only if byte-identical .pcf output is wanted.
-EXTRAE_PCF_LABEL_QUIRKS: Dict[int, str] = {
-    69: "MPI_Win_complete",
-    70: "MPI_Win_start",
 }
 
 # Convenience lookups.

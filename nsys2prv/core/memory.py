@@ -3,9 +3,9 @@
 A worker converts several reports one after the other; each leaves tens of MB of freed but
 still mapped heap behind (glibc keeps freed chunks of its main arena and raises its mmap
 threshold after large frees, so later large arrays come from the heap too).  ``release()``
-asks glibc to return free pages (``malloc_trim``, ~2 ms); elsewhere it does nothing.  No
-``gc.collect()``: the arrays are freed by reference counting, and a full collection costs
-~60 ms per report in a process that has loaded pandas and numba.
+asks glibc to return free pages (``malloc_trim``, cheap); elsewhere it does nothing.  No
+``gc.collect()``: the arrays are freed by reference counting, and a full collection is costly
+in a process that has loaded pandas and numba.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ class EventType:
     group: str = ""                  # .pcf block: types of one group share a VALUES list
 
 
-# --- Paraver states (customary ids, PARAVER_FORMAT.md .pcf section) --------------------------
+# --- Paraver states (customary ids, docs/trace-content.md) --------------------------
 IDLE, RUNNING, NOT_CREATED, WAITING_MESSAGE, BLOCKING_SEND, SYNCHRONIZATION = 0, 1, 2, 3, 4, 5
 TEST_PROBE, SCHED_FORK_JOIN, WAIT, BLOCKED, IMMEDIATE_SEND, IMMEDIATE_RECV = 6, 7, 8, 9, 10, 11
 IO, GROUP_COMM, TRACING_DISABLED, OTHERS, SEND_RECEIVE, MEMORY_TRANSFER = 12, 13, 14, 15, 16, 17
@@ -157,7 +157,8 @@ COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
 FIXED_TYPES: tuple[EventType, ...] = (
     CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, NCCL_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
     GRAPH_NODE, GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_API, NCCL_RANGE, NCCL_OPERATION, *NCCL_FIELDS.values(),
-    *OPENACC_TABLE_TYPES.values(), OPENACC_REGION, OPENACC_FUNCTION, OPENACC_DATA_SIZE, OSRT, *MPI_TYPES.values(), MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
+    *OPENACC_TABLE_TYPES.values(), OPENACC_REGION, OPENACC_FUNCTION, OPENACC_DATA_SIZE, OSRT, *MPI_TYPES.values(),
+    MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
 )
 BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
 assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"

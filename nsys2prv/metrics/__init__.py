@@ -1,31 +1,23 @@
 """POP efficiency metrics from the normalised tables (never from the .prv text).
 
-- ``classify``: which kernels are NCCL (``is_nccl``)
-- ``intervals``: unions / overlaps per device and window (numpy + numba)
+- ``measures``: unions / overlaps per device and window (numpy + numba)
 - ``pop``: host and device trees, regions and iterations
 - ``advice``: findings with their evidence
-- ``report``: text, JSON, CSV, Markdown, LaTeX, PNG
+- ``tables``: text, JSON, CSV, Markdown, LaTeX, PNG
 - ``scaling``: several runs (``nsys2prv pop``)
+- ``gpu_attribution``: GPU metric means per kernel and NVTX range
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from nsys2prv.metrics.pop import NCCL_RULES, collect, compute
-
-
-def pop_for_tables(tables, model, offsets, nccl_as: str = "communication", region: str | None = None,
-                   iterations: str | None = None, warmup: int = 0, label: str = "") -> dict:
-    """The POP result of one run from the pipeline's per-report tables, Model and offsets."""
-    return compute(collect(tables, model, list(offsets), nccl_as), region=region, iterations=iterations,
-                   warmup=warmup, label=label)
+from nsys2prv.metrics import tables
+from nsys2prv.metrics.pop import NCCL_RULES
 
 
 def write_pop(res: dict, base: Path) -> tuple[list[str], list[str], str]:
     """Write OUT.pop.* for one run; returns (paths, notes, the text table with advice)."""
-    from nsys2prv.metrics import tables
-
     cols = tables.single_run_columns(res)
     title = f"POP metrics of {res.get('label') or base.name} (NCCL kernels as {res['nccl_as']})"
     paths, notes = tables.write_all(res, cols, base, title, tables.caption(res))
@@ -33,8 +25,6 @@ def write_pop(res: dict, base: Path) -> tuple[list[str], list[str], str]:
 
 
 def render(res: dict) -> str:
-    from nsys2prv.metrics import tables
-
     title = f"POP metrics (NCCL kernels as {res['nccl_as']}; T = {res['elapsed_ns'] / 1e9:.6g} s)"
     text = tables.text_table(tables.single_run_columns(res), title)
     if res.get("advice"):
@@ -42,4 +32,4 @@ def render(res: dict) -> str:
     return text
 
 
-__all__ = ["pop_for_tables", "write_pop", "render", "NCCL_RULES"]
+__all__ = ["write_pop", "render", "NCCL_RULES"]

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.model.resources import Model
+from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
-from nsys2prv.nsys.readers.gpu_metrics import gpu_of
 
 KEYS = ["rank", "device", "kind", "name"]
 

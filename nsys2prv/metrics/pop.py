@@ -2,7 +2,7 @@
 
 Inputs are the per-report normalised tables (``tables[r][kind]``), the resource Model and
 the per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
-formulas: /work/shared/docs/POP_METRICS.md (§2.3-2.5 device/host, §1.3 MPI, §2.4 scaling).
+formulas: docs/pop-metrics.md.
 
 Everything that is a *choice* is written into the result's ``definitions``.
 """
@@ -14,9 +14,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.errors import UserError
+from nsys2prv import __version__
 from nsys2prv.core.classify import is_nccl
-from nsys2prv.metrics.measures import clip_to_windows, first_start, mask_durations, union
+from nsys2prv.core.errors import UserError
+from nsys2prv.metrics.advice import advise
+from nsys2prv.metrics.measures import (
+    clip_to_windows,
+    first_start,
+    mask_durations,
+    union,
+)
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -54,7 +61,7 @@ class PopInputs:
 
 # ----------------------------------------------------------------------------------------------------
 # collection
-def _task_lookup(model) -> dict[tuple[int, int], int]:
+def task_lookup(model) -> dict[tuple[int, int], int]:
     return {(t.report, t.pid): i for i, t in enumerate(model.tasks)}
 
 
@@ -210,12 +217,6 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
                              "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
     return PopPartial(_report_span(tabs, off), dev, host, has, nvtx, dev_pre, host_pre)
-
-
-def collect(tables: list[dict], model, offsets: list[int], nccl_as: str = "communication") -> PopInputs:
-    lookup = _task_lookup(model)
-    return combine([collect_partial(r, tabs, lookup, off) for r, (tabs, off) in enumerate(zip(tables, offsets))],
-                   model, nccl_as)
 
 
 def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> PopInputs:
@@ -479,8 +480,6 @@ def _overlapping(lo, hi) -> bool:
 def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
             label: str = "") -> dict:
     """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice."""
-    from nsys2prv import __version__
-    from nsys2prv.metrics.advice import advise
 
     if warmup < 0:
         raise UserError("--warmup must be >= 0")
@@ -594,5 +593,5 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
     return d
 
 
-__all__ = ["collect", "compute", "evaluate", "device_tree", "host_tree", "definitions", "PopInputs",
+__all__ = ["compute", "evaluate", "device_tree", "host_tree", "definitions", "PopInputs",
            "NCCL_RULES"]

@@ -1,72 +1,15 @@
-"""Scalability over several runs (``nsys2prv pop RUN...``).
+"""Scalability over several runs (``nsys2prv pop RUN...``): the table from each run's POP result.
 
-A RUN is an earlier conversion's ``OUT.pop.json`` or a (quoted) glob of reports of one run,
-whose POP metrics are then computed without writing a trace.  The first run is the
-reference; the scaling mode is always stated (--scaling), never detected.
+The first run is the reference; the scaling mode is always stated (--scaling), never detected.
+Loading a run (an ``OUT.pop.json`` or one run's reports) is ``pipeline.runs.load_run``.
 """
 
 from __future__ import annotations
 
-import glob
-import json
-from pathlib import Path
-
 from nsys2prv.core.errors import UserError
-from nsys2prv.metrics.pop import SCHEMA
 
 SCALING_SCHEMA = "nsys2prv-pop-scaling/1"
 MODES = ("strong", "weak")
-
-
-def run_reports(paths: list[Path], nccl_as: str, region=None, iterations=None, warmup: int = 0,
-                cache_dir=None, force: bool = False, label: str = "", align_method: str = "auto") -> dict:
-    """POP metrics of one run's reports: the conversion's read -> model -> align stages only."""
-    from nsys2prv.config import Config
-    from nsys2prv.metrics import pop_for_tables
-    from nsys2prv.model.align import align
-    from nsys2prv.model.resources import build_model
-    from nsys2prv.nsys.export import resolve_input
-    from nsys2prv.nsys.identity import identify
-    from nsys2prv.nsys.readers import READERS
-    from nsys2prv.nsys.database import Report
-    from nsys2prv.pipeline import METADATA_TABLES, _read_report
-    from nsys2prv.translate.records import Translation
-
-    cfg = Config(inputs=list(paths), output=Path(label or "run"), merge=True, force=force, cache_dir=cache_dir,
-                 show_progress=False)
-    needed = tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
-    sqlite_paths = [resolve_input(Path(p), cache_dir, False, needed) for p in paths]
-    reports = [Report(sp, i, source=str(src)) for i, (sp, src) in enumerate(zip(sqlite_paths, paths))]
-    try:
-        out = Translation()
-        tables = [_read_report(r, cfg, out) for r in reports]
-        model = build_model(tables, [identify(r) for r in reports], force=force, sources=[r.source for r in reports])
-        clocks = list(align(align_method, reports, tables, model, None, force).clocks)
-        res = pop_for_tables(tables, model, clocks, nccl_as, region, iterations, warmup, label=label)
-    finally:
-        for r in reports:
-            r.close()
-    res["source"] = [str(p) for p in paths]
-    return res
-
-
-def load_run(spec: str, nccl_as: str, region=None, iterations=None, warmup: int = 0, cache_dir=None,
-             force: bool = False, align_method: str = "auto") -> dict:
-    p = Path(spec)
-    if p.suffix == ".json" and p.exists():
-        try:
-            res = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UserError(f"not a readable POP JSON file ({exc})", spec) from None
-        if not isinstance(res, dict) or res.get("schema") != SCHEMA:
-            raise UserError(f"not an OUT.pop.json of a conversion (schema {SCHEMA})", spec)
-        res["source"] = [spec]
-        return res
-    matches = sorted(glob.glob(spec)) or ([spec] if p.exists() else [])
-    if not matches:
-        raise UserError("matches no file (give an OUT.pop.json or a quoted glob of one run's reports)", spec)
-    return run_reports([Path(m) for m in matches], nccl_as, region, iterations, warmup, cache_dir, force,
-                       label=Path(matches[0]).parent.name, align_method=align_method)
 
 
 def select_scope(res: dict, region=None, iterations=None) -> dict:
@@ -154,4 +97,4 @@ def default_labels(scopes: list[dict]) -> list[str]:
     return out
 
 
-__all__ = ["scaling", "load_run", "select_scope", "run_reports", "default_labels", "MODES"]
+__all__ = ["scaling", "select_scope", "default_labels", "MODES"]

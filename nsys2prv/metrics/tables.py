@@ -12,6 +12,8 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 ROWS = [  # key, label, indent, kind
     ("device.global_efficiency", "Device Global efficiency", 0, "pct"),
     ("device.parallel_efficiency", "Device Parallel efficiency", 1, "pct"),
@@ -162,10 +164,10 @@ def colour(v, kind: str) -> str:
 
 def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
     """The coloured table as a PNG; returns a note instead when matplotlib is missing."""
-    try:
+    try:                # optional dependency (extra "plot")
         import matplotlib
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # after choosing the Agg backend
     except ImportError:
         return f"{path.name} not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
     rows = list(_rows(cols))
@@ -229,7 +231,6 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
 
 
 def _json_default(o):
-    import numpy as np
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):

@@ -13,13 +13,9 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.errors import UserError
+from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.identity import INTERNAL_THREAD, RANK_THREAD_NAME, Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
-from nsys2prv.nsys.readers.gpu_metrics import gpu_of
-
-CPU_KINDS = ("cuda_api", "nvtx", "nccl_ranges", "mpi", "osrt", "graph_api", "openacc")  # globalTid column `tid`
-GPU_KINDS = ("kernels", "memcpy", "memset", "graph_exec")                             # gpid/device/stream
-METRIC_KIND = "gpu_metrics"                                                           # gpu column
 
 
 @dataclass
@@ -165,34 +161,30 @@ def _metric_owners(tasks: list[Task], task_gpus: list[set[int]], report: int, gp
     return owners
 
 
-def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity],
+def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
                 force: bool = False, sources: list[str] | None = None,
                 devmaps: list[pd.DataFrame] | None = None) -> Model:
-    """Tasks, threads and nodes from the normalised tables of every report."""
-    sources = sources or [f"report {i}" for i in range(len(tables))]
+    """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream,
+    "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``)."""
+    sources = sources or [f"report {i}" for i in range(len(keys))]
     tasks: list[Task] = []
     cpu_keys: list[dict[int, set[int]]] = []
     gpu_keys: list[dict[int, set[tuple[int, int]]]] = []
     hidden: dict[tuple[int, int], str] = {}
-    for r, (tabs, ident) in enumerate(zip(tables, identities)):
+    for r, (tabs, ident) in enumerate(zip(keys, identities)):
         cpu: dict[int, set[int]] = {}
         gpu: dict[int, set[tuple[int, int]]] = {}
-        for kind in CPU_KINDS:
-            df = tabs.get(kind)
-            if df is None or df.empty:
-                continue
-            g = np.unique(df["tid"].to_numpy(np.int64))
+        df = tabs.get("cpu")
+        if df is not None and len(df):
+            g = df["tid"].to_numpy(np.int64)
             for p, t in zip(pid_of(g), tid_of(g)):
                 name = ident.thread_names.get(int(t), "")
                 if INTERNAL_THREAD.match(name):
                     hidden[(r, int(t))] = name
                     continue
                 cpu.setdefault(int(p), set()).add(int(t))
-        for kind in GPU_KINDS:
-            df = tabs.get(kind)
-            if df is None or df.empty:
-                continue
-            u = df[["gpid", "device", "stream"]].drop_duplicates()
+        u = tabs.get("gpu")
+        if u is not None and len(u):
             for p, d, s in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"]):
                 gpu.setdefault(int(p), set()).add((int(d), int(s)))
         pids = sorted(set(cpu) | set(gpu))
@@ -226,8 +218,8 @@ def build_model(tables: list[dict[str, pd.DataFrame]], identities: list[Identity
         task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
                          else set(devs.tolist()))
     owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
-    for r, tabs in enumerate(tables):
-        df = tabs.get(METRIC_KIND)
+    for r, tabs in enumerate(keys):
+        df = tabs.get("metric")
         if df is not None and len(df):
             for g, ti in _metric_owners(tasks, task_gpus, r, np.unique(df["gpu"].to_numpy(np.int64))).items():
                 owners.setdefault(ti, {})[g] = r

@@ -23,6 +23,10 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nsys2prv import __version__
 
 TABLES_VERSION = "3"     # bump when a reader's normalised table or tally changes (2: categorical names;
                          # 3: tables without rows pickled)
@@ -37,7 +41,6 @@ def _hash(text: str) -> str:
 
 def entry_dir(root: Path, source: Path) -> Path:
     """The cache directory of one input (the SQLite export actually read)."""
-    from nsys2prv import __version__
 
     src = source.resolve()
     st = src.stat()
@@ -100,12 +103,10 @@ class TableCache:
             return df[columns] if columns is not None else df
         except FileNotFoundError:
             pass
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
         _system_pool(pa)
-        # one file, one process: without the dataset layer and Arrow's thread pool (small tables
-        # read in 0.7 instead of 1.3 ms; a worker converts one report at a time anyway)
+        # one file, one process: without the dataset layer and Arrow's thread pool (faster for
+        # small tables; a worker converts one report at a time anyway)
         table = pq.ParquetFile(self.dir / f"{kind}.parquet").read(columns=columns, use_threads=False)
         return table.to_pandas(use_threads=False)
 
@@ -137,8 +138,6 @@ class TableCache:
 
     def store(self, meta, tables: dict[str, tuple[pd.DataFrame | None, dict | None]]) -> None:
         """Add ``tables`` (kind -> (table or None, tally)) and the metadata."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
         _system_pool(pa)
         if not self.prepare():

@@ -2,7 +2,7 @@
 
 Nothing here assumes a schema version: tables and columns are discovered from
 ``sqlite_master`` / ``PRAGMA table_info`` once per file, and readers ask for what
-they need (see ``docs NSYS_SQLITE.md`` §15).
+they need (see docs/nsys-schema.md).
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import re
 import sqlite3
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from nsys2prv.core.errors import UserError
 
@@ -118,7 +120,7 @@ class Report:
 
     def _adbc_query(self, sql: str) -> pd.DataFrame | None:
         """``sql`` through the ADBC SQLite driver (the optional ``fast`` extra: Arrow columns
-        straight from C, ~5x faster than sqlite3's Python tuples), or None when the driver is not
+        straight from C instead of sqlite3's Python tuples), or None when the driver is not
         installed, fails in any way, or gives a column it cannot give exactly as ``sql_column`` does
         (text and blob columns: it turns a number stored in a text column into text); the caller
         then reads through sqlite3."""
@@ -262,15 +264,15 @@ def sql_column(values: tuple) -> np.ndarray | pd.Series:
 def _EXACT(typ) -> bool:
     """Arrow types the ADBC driver gives exactly as sqlite3 + ``sql_column`` would (it refuses an int
     column holding a float or text, and a float column holding text)."""
-    import pyarrow as pa
     return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
 
 
 class _AdbcReader:
-    """A read-only ADBC SQLite connection (low-level API: the DB-API module imports
-    pyarrow.dataset, 0.2 s)."""
+    """A read-only ADBC SQLite connection (low-level API: the DB-API module would import
+    pyarrow.dataset)."""
 
     def __init__(self, path: Path):
+        # optional dependency (extra "fast"): ImportError here means the stdlib reader
         import adbc_driver_manager
         import adbc_driver_sqlite
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
@@ -284,7 +286,6 @@ class _AdbcReader:
             raise
 
     def query(self, sql: str) -> pd.DataFrame | None:
-        import pyarrow as pa
 
         stmt = self._mgr.AdbcStatement(self._conn)
         try:
@@ -351,5 +352,4 @@ def _decode_text(raw: bytes) -> str:
 
 
 def _uri_path(path: Path) -> str:
-    from urllib.parse import quote
     return quote(str(path))

@@ -1,6 +1,6 @@
 """Who is who in a report: host, processes, their MPI ranks, thread names.
 
-Rank of a process, in order of preference (NSYS_SQLITE.md §5):
+Rank of a process, in order of preference (docs/nsys-schema.md):
 MPI_RANKS, the NVTX thread name "MPI Rank N", the captured environment
 (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), else None (report order later).
 The environment is META_DATA_CAPTURE's (2023+ exports), else TARGET_INFO_SYSTEM_ENV
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.errors import UserError
+from nsys2prv.nsys.database import Report, sql_column
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.nvtx import load_nvtx
-from nsys2prv.nsys.database import Report, sql_column
 
 RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")

@@ -1,4 +1,4 @@
-"""Serialized Nsight Systems ids: globalTid / globalPid (NSYS_SQLITE.md §2).
+"""Serialized Nsight Systems ids: globalTid / globalPid (docs/nsys-schema.md).
 
 bits 63..56 hardware id, 55..48 VM id, 47..24 PID, 23..0 TID.
 """

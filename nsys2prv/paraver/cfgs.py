@@ -39,14 +39,7 @@ THREAD_FUNCTIONS = frozenset({
     "Recv Messages in Transit", "Recv BandWidth", "Recv Negative Messages", "Recv Negative Bytes",
     "Number Of Receives", "Number Of Receive Bytes", "Application ID", "Task ID", "Thread ID", "Node ID",
     "Cpu ID", "In Appl ID", "In Task ID", "In Thread ID", "In Node ID", "In Cpu ID"})
-AGGREGATE_FUNCTIONS = frozenset({"Adding", "Adding Sign", "Average", "Maximum", "Minimum", "Activity",
-                                 "In Activity", "Mode", "Thread i", "Add Tasks"})
 CPU_FUNCTIONS = frozenset({"Active Thd", "Active Thd Sign", "Active Thd Val", "Active Thd Val Sign"})
-COMPOSE_FUNCTIONS = frozenset({"As Is", "Sign", "1-Sign", "Mod", "Mod+1", "Div", "Prod", "Add", "Subs",
-                               "Select Range", "Is In Range", "Is Equal", "Is Equal (Sign)", "Stacked Val",
-                               "In Stacked Val", "Nesting level", "Delta", "Burst Time", "Join Bursts"})
-DERIVED_OPERATIONS = frozenset({"add", "product", "substract", "divide", "maximum", "minimum",
-                                "controlled: clear by", "controlled: maximum", "controlled: add"})
 STATISTICS = frozenset({"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
                         "#Sends", "#Receives", "Bytes sent"})
 COMM_STATISTICS = frozenset({"#Sends", "#Receives", "Bytes sent"})
@@ -389,7 +382,7 @@ between rank threads, and launch links from CPU threads to GPU streams, whose co
              (Window("Communications", open=False, comm_lines=True),),
              (time_per_value("Bytes sent per thread pair", statistic="Bytes sent"),),
              summary="Who sends how much to whom: the MPI communication pattern and its volume."))
-    # POP device quantities (POP_METRICS.md section 2): per process = per device with one GPU per rank.
+    # POP device quantities (docs/pop-metrics.md): per process = per device with one GPU per rank.
     add(View("analysis/device_useful.cfg", f"""
 POP useful device time U: histogram task x (1 = any compute kernel (type {KERNEL}) running on a stream
 of the process, 0 = none). Column 1 is the union over the process's streams (concurrent kernels count

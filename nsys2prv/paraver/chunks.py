@@ -12,8 +12,7 @@ tail holds: 0 a state (end, state; end -1: the thread's final state, closed at t
 2 and up an event whose (type ids, which values are local name codes) are entry sig - 2 of the
 chunk's ``ChunkMeta.sigs``: the tail holds only the values.  The rest of a Paraver record (cpu,
 appl, task, thread, and the receiver's) comes from the model when the merge formats it
-(``format.write_compact``): the chunk files are about as large as the text they become (8-rank
-benchmark: 114 MB of chunks for a 112 MB .prv; 190 MB when every event pair kept its type).
+(``format.write_compact``): the chunk files are about as large as the text they become.
 
 Stage D (the main process): the files are merged in bounded rounds -- from every report take
 the records up to the smallest of the reports' window maxima, sort that small set, close the final
@@ -29,18 +28,28 @@ report order], so both paths write identical bytes.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+import shutil
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
 import numpy as np
+from tqdm import tqdm
 
-from nsys2prv.model.resources import Model
 from nsys2prv.core.names import is_names
+from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Tables, write_compact
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals, Translation
+from nsys2prv.translate import paint, trace_end
+from nsys2prv.translate.records import (
+    CommBatch,
+    EventBatch,
+    StateIntervals,
+    Translation,
+)
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
@@ -105,7 +114,6 @@ def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
 
 def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
     """``translate.paint`` restricted to the global threads ``lanes`` (sorted)."""
-    from nsys2prv.translate import paint
 
     return paint(out, model, t_end, lanes)
 
@@ -113,7 +121,6 @@ def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -
 def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str,
                 consume: bool = False) -> ChunkMeta:
     """Write the report's chunk file; ``consume``: empty ``out``'s batches once written."""
-    from nsys2prv.translate import trace_end
 
     lanes = np.array(sorted(g for t in model.tasks if t.report == report for g in t.threads), np.int64)
     end = trace_end(out)
@@ -297,7 +304,7 @@ class _Reader:
 def _open_files_for(n: int) -> bool:
     """Whether ``n`` more files may stay open (raising the soft limit when the hard one allows)."""
     try:
-        import resource
+        import resource  # Unix only: elsewhere a fixed cautious limit
     except ImportError:
         return n < 200
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -359,7 +366,8 @@ class _Limits:
         owner = np.repeat(np.arange(len(idx)), sizes)
         nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]), sizes).astype(np.int64)
         order = np.argsort(times, kind="stable")
-        self.times, self.owner, self.nth = times[order], owner[order], nth[order]   # nth: the entry's place in its chunk
+        # nth: the entry's place in its chunk
+        self.times, self.owner, self.nth = times[order], owner[order], nth[order]
         self.stop = np.array([r.stop for r in readers], np.int64)
         self.j, self.budget = 0, budget
         self.window = max(1024, 2 * budget // STRIDE)
@@ -425,7 +433,6 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)   # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
-        from tqdm import tqdm
         bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
     while (cur < stop).any():
         active = np.flatnonzero(cur < stop)
@@ -508,9 +515,6 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
     into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
     bytes as one merge: each part is the sorted run of the records of its time range)."""
-    import multiprocessing as mp
-    import shutil
-    from concurrent.futures import ProcessPoolExecutor
 
     cuts = split_times(chunks, parts)
     if not cuts:
@@ -519,7 +523,6 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in range(1, len(bounds) - 1)]
     bar = None
     if progress:
-        from tqdm import tqdm
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
     with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork")) as pool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.model.resources import Model
 from nsys2prv.core.names import is_names
+from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CommBatch, EventBatch, StateIntervals
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from nsys2prv.core import extrae_mpi, registry as R
-from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.core import extrae_mpi
+from nsys2prv.core import registry as R
 from nsys2prv.core.registry import EventType
+from nsys2prv.paraver.labels import ValueLabels
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 PCF_MAX = 2**31 - 1

@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import gzip
 import os
+import queue
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from nsys2prv.core.registry import EventType
 from nsys2prv.model.resources import Model
+from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import write_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
-from nsys2prv.core.registry import EventType
 from nsys2prv.paraver.row import render_row
 from nsys2prv.translate.records import StateIntervals, Translation
-
 
 MIN_SPLIT = 250_000          # records per part below which a split merge costs more than it saves
 
@@ -102,8 +104,6 @@ class _ThreadedWriter:
     """File-like: compression (gzip) runs in a separate thread, overlapping the formatting."""
 
     def __init__(self, fh, depth: int = 4):
-        import queue
-        import threading
 
         self.fh, self.q, self.error = fh, queue.Queue(depth), None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -167,7 +167,6 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report, then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part)."""
-    from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 
     names: dict[int, list] = {}
     for c in chunks:

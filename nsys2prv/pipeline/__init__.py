@@ -6,7 +6,8 @@
     D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
 
 Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see
-``stages.py`` and ``parallel.py``.  Memory in the main process is O(reports), not O(events).
+``stages.py`` and ``parallel.py``.  ``pop_of_reports`` (``nsys2prv pop`` on reports) runs the same
+stages A and B and the POP part of stage C.  Memory in the main process is O(reports), not O(events).
 """
 
 from __future__ import annotations
@@ -14,58 +15,39 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nsys2prv.config import CATEGORIES, Config
+from nsys2prv import kinds as K
+from nsys2prv.config import Config
+from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
-from nsys2prv.pipeline.stages import (LINK_CATEGORIES, METADATA_TABLES, OPTIONAL_TABLES, UNTRANSLATED_TABLES, RankJob,
-                             Source)
+from nsys2prv.metrics import gpu_attribution, write_pop
+from nsys2prv.metrics import pop as popm
+from nsys2prv.model.align import P2P, parse_method
+from nsys2prv.model.align import align as fit_alignment
+from nsys2prv.model.resources import build_model
+from nsys2prv.nsys.export import default_cache_dir
+from nsys2prv.nsys.identity import check_same_job
+from nsys2prv.paraver.cfgs import install_views
+from nsys2prv.paraver.chunks import write_chunk
+from nsys2prv.paraver.writer import write_merged, write_trace
+from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.parallel import can_fork, default_jobs, executor
+from nsys2prv.pipeline.stages import RankJob, Source
+from nsys2prv.pipeline.summary import Summary, build_summary
+from nsys2prv.pipeline.warmup import warm_numba
+from nsys2prv.translate import paint, trace_end
+from nsys2prv.translate.mpi_messages import match_messages, translate_messages
 from nsys2prv.translate.records import Translation
 
-__all__ = ["convert", "Summary", "CATEGORIES", "METADATA_TABLES"]
-
-
-@dataclass
-class Summary:
-    outputs: list[str]
-    reports: list[dict]
-    ranks: int
-    nodes: list[str]
-    threads: int
-    streams: int
-    metric_rows: int
-    records: dict[str, int]
-    categories: dict[str, dict]
-    untranslated: list[dict]
-    alignment: dict
-    notes: list[str] = field(default_factory=list)
-    pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
-
-    def to_json(self) -> str:
-        return json.dumps({k: v for k, v in self.__dict__.items() if k != "pop_text"}, indent=2, default=str)
-
-
-def _read_report(report, cfg: Config, out: Translation) -> dict:
-    """Every translated normalised table of one open report (used by ``nsys2prv pop``)."""
-    from nsys2prv.nsys.readers import READERS
-
-    tables = {}
-    for reader in READERS:
-        if not any(cfg.wants(c) for c in reader.categories):
-            continue
-        res = reader.read(report)
-        if res is None:
-            continue
-        out.count(reader.kind).absorb(res)
-        tables[reader.kind] = res.table
-    return tables
+__all__ = ["convert", "pop_of_reports", "Summary"]
 
 
 def translated_kinds(cfg: Config) -> tuple[str, ...]:
-    from nsys2prv.nsys.readers import READERS
-
-    return tuple(r.kind for r in READERS if any(cfg.wants(c) for c in r.categories))
+    return K.kinds_of(cfg.categories)
 
 
 def _check_output(base: Path) -> None:
@@ -98,8 +80,6 @@ def _absorb(out: Translation, counts: dict) -> None:
 
 def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     """What stage A must also read for the clock alignment and the MPI messages."""
-    from nsys2prv.model.align import parse_method
-
     method, marker = parse_method(cfg.align)
     if n_reports < 2:
         return {"align_kinds": (), "marker": None, "p2p": False}
@@ -108,12 +88,8 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": cfg.wants("mpi")}
 
 
-def align(cfg: Config, infos: list, scans: list, model):
+def align_run(cfg: Config, infos: list, scans: list, model):
     """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
-    from nsys2prv.model.align import P2P, align as fit_alignment
-    from nsys2prv.nsys.identity import check_same_job
-    from nsys2prv.translate.mpi_messages import match_messages
-
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
     messages = match_messages([s.p2p for s in scans], model)
@@ -144,8 +120,6 @@ class _Timer:
     """Stage times on stderr when NSYS2PRV_TIMING is set (the benchmark script sets it)."""
 
     def __init__(self):
-        import sys
-        import time
         self.on, self.now, self.err = bool(os.environ.get("NSYS2PRV_TIMING")), time.perf_counter, sys.stderr
         self.t = self.now()
 
@@ -158,13 +132,87 @@ class _Timer:
             self.t = t
 
 
-def convert(cfg: Config, log=print) -> Summary:
-    from nsys2prv.metrics import gpu_attribution, pop as popm, write_pop
-    from nsys2prv.model.resources import build_model
-    from nsys2prv.core import registry as R
-    from nsys2prv.pipeline.parallel import executor
-    from nsys2prv.pipeline.stages import scan, translate
+@dataclass
+class Prepared:
+    """What stages A and B know of a run: the reports, the resource model and the clocks."""
+    sources: list
+    scans: list
+    model: object
+    alignment: object
+    messages: object
+    clocks: list
+    clips: list
+    origin_epoch: int
+    out: Translation = field(default_factory=Translation)     # the readers' tallies
 
+    @property
+    def infos(self) -> list:
+        return [s.info for s in self.scans]
+
+
+def _cache_root(cfg: Config, work: Path) -> Path:
+    return (cfg.cache_dir or default_cache_dir()) / "tables" if cfg.table_cache else work / "tables"
+
+
+def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepared:
+    """Stage A on every report (in ``ex``), then stage B: model, alignment, -f window."""
+    kinds = translated_kinds(cfg)
+    calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
+    extra = _align_sources(cfg, kinds, len(cfg.inputs))
+    sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
+                      cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
+
+    # -- A: per report, read (or load the cache) -> small metadata -------------------------------
+    scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
+    infos = [s.info for s in scans]
+    tick("A: read/scan")
+    out = Translation()
+    for s in scans:
+        for kind, tally in s.tallies.items():
+            c = out.count(kind)
+            c.source_rows += tally["source_rows"]
+            for why, n in tally["dropped"].items():
+                c.drop(why, n)
+            for why, n in tally["notes"].items():
+                c.note(why, n)
+    if not any(s.rows for s in scans):
+        raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
+                        "categories)", ", ".join(str(p) for p in cfg.inputs))
+
+    # -- B: global: model, alignment, window ---------------------------------------------------------
+    model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                        sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+    alignment, messages = align_run(cfg, infos, scans, model)
+    clocks = list(alignment.clocks)
+    origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
+    clips = [None] * len(infos)
+    if cfg.filter_nvtx:
+        lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks)
+        clips = [(c.local(lo), c.local(hi)) for c in clocks]
+        messages = messages.within(clocks, lo, hi)
+        clocks = [c.shifted(-lo) for c in clocks]
+    else:
+        mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
+        if mins and min(mins) < 0:
+            shift = -min(mins)
+            clocks = [c.shifted(shift) for c in clocks]
+            alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+    for rep_info, c in zip(alignment.reports, clocks):
+        rep_info["trace_offset_ns"] = c.offset
+    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out)
+
+
+def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
+               work: Path | None) -> list[RankJob]:
+    pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+    return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
+                    types, clip, pop_names, cfg.wants("gpu_metrics"),
+                    None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
+                    pop_only=work is None)
+            for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
+
+
+def convert(cfg: Config, log=print) -> Summary:
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
     _check_output(cfg.output)
@@ -174,61 +222,14 @@ def convert(cfg: Config, log=print) -> Summary:
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
         if cfg.dask is None:
-            from nsys2prv.pipeline.warmup import warm_numba
             warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
         tick("start-up (numba)")
         work.mkdir(parents=True, exist_ok=True)
-        if cfg.table_cache:
-            from nsys2prv.nsys.export import default_cache_dir
-            cache_root = (cfg.cache_dir or default_cache_dir()) / "tables"
-        else:
-            cache_root = work / "tables"
-        kinds = translated_kinds(cfg)
-        calls = any(cfg.wants(c) for c in LINK_CATEGORIES) and "cuda_api" not in kinds
-        extra = _align_sources(cfg, kinds, len(cfg.inputs))
-        sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                          cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
-
-        # -- A: per report, read (or load the cache) -> small metadata -------------------------------
-        scans = ex.map(scan, sources, cfg.filter_nvtx, desc="read")
-        infos = [s.info for s in scans]
-        tick("A: read/scan")
-        out = Translation()
-        for s in scans:
-            for kind, tally in s.tallies.items():
-                c = out.count(kind)
-                c.source_rows += tally["source_rows"]
-                for why, n in tally["dropped"].items():
-                    c.drop(why, n)
-                for why, n in tally["notes"].items():
-                    c.note(why, n)
-        if not any(s.rows for s in scans):
-            raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
-                            "categories)", ", ".join(str(p) for p in cfg.inputs))
-
-        # -- B: global: model, alignment, window, types ------------------------------------------------
-        model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
-                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
-        alignment, messages = align(cfg, infos, scans, model)
-        clocks = list(alignment.clocks)
-        origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
-        clips = [None] * len(infos)
-        if cfg.filter_nvtx:
-            lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks)
-            clips = [(c.local(lo), c.local(hi)) for c in clocks]
-            messages = messages.within(clocks, lo, hi)
-            clocks = [c.shifted(-lo) for c in clocks]
-        else:
-            mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
-            if mins and min(mins) < 0:
-                shift = -min(mins)
-                clocks = [c.shifted(shift) for c in clocks]
-                alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
-        for rep_info, c in zip(alignment.reports, clocks):
-            rep_info["trace_offset_ns"] = c.offset
-        domains = sorted({d for s in scans for d in s.domains})
+        run = prepare(cfg, ex, _cache_root(cfg, work), tick)
+        model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
+        domains = sorted({d for s in run.scans for d in s.domains})
         nvtx_index = {d: i for i, d in enumerate(domains)}
-        metric_names = list(dict.fromkeys(m for s in scans for m in s.metrics))
+        metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
         metric_types = R.gpu_metric_types(metric_names)
         types = dict(R.BY_ID)
         for d, i in nvtx_index.items():
@@ -236,18 +237,14 @@ def convert(cfg: Config, log=print) -> Summary:
         types.update({t.id: t for t in metric_types.values()})
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
-        pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-        jobs = [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                        types, clip, pop_names, cfg.wants("gpu_metrics"),
-                        None if cfg.in_memory else str(work / f"r{src.index}.chunk"))
-                for src, info, clock, clip in zip(sources, infos, clocks, clips)]
+        jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
         tick("B: model/align")
-        results = ex.map(translate, jobs, desc="translate", shared=model)
+        results = ex.map(stages.translate_report, jobs, desc="translate", shared=model)
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
             _absorb(out, r.counts)
-        msg = _message_chunk(cfg, messages, clocks, model, types, work, len(sources), out)
+        msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         inputs = popm.combine([r.pop for r in results], model, cfg.nccl_as)
@@ -258,12 +255,12 @@ def convert(cfg: Config, log=print) -> Summary:
         tick("POP")
         try:
             if cfg.in_memory:
-                stats = _write_in_memory(results, model, types, cfg, origin_epoch, msg)
+                stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg)
             else:
-                from nsys2prv.paraver.writer import write_merged
                 chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
-                stats = write_merged(chunks, model, types, cfg.output, origin_epoch, cfg.compress, cfg.chunk_records,
-                                     progress=cfg.show_progress, parts=merge_parts(cfg), work_dir=work)
+                stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
+                                     cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
+                                     work_dir=work)
             if cfg.wants("gpu_metrics"):
                 attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
                 if attributed is not None:
@@ -277,7 +274,6 @@ def convert(cfg: Config, log=print) -> Summary:
             ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
-        from nsys2prv.paraver.cfgs import install_views
         try:
             views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
         except OSError as exc:
@@ -286,11 +282,11 @@ def convert(cfg: Config, log=print) -> Summary:
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
 
-    summary = _summary(cfg, infos, model, out, stats, alignment, clocks)
+    summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks)
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
-    sync_path.write_text(json.dumps(alignment.to_dict(), indent=2), encoding="utf-8")
+    sync_path.write_text(json.dumps(run.alignment.to_dict(), indent=2), encoding="utf-8")
     summary.outputs.append(str(sync_path))
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary_path.write_text(summary.to_json(), encoding="utf-8")
@@ -298,11 +294,29 @@ def convert(cfg: Config, log=print) -> Summary:
     return summary
 
 
+def pop_of_reports(cfg: Config) -> dict:
+    """POP metrics of one run's reports without a trace: stages A and B and the POP part of stage C,
+    exactly as a conversion with the same Config computes them (cache and workers included)."""
+    ex = None
+    try:
+        ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+        if cfg.dask is None:
+            warm_numba(skip_blas_probe=cfg.own_process)
+        run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
+        results = ex.map(stages.translate_report, _rank_jobs(cfg, run, {}, {}, {}, None), desc="POP", shared=run.model)
+    finally:
+        if ex is not None:
+            ex.close(final=True)
+    inputs = popm.combine([r.pop for r in results], run.model, cfg.nccl_as)
+    res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                       label=cfg.output.name)
+    res["source"] = [str(p) for p in cfg.inputs]
+    return res
+
+
 def merge_parts(cfg: Config) -> int:
     """Processes for the merge: --jobs (default: the cores); one with --dask (the client's threads
     are still up: no fork then) or where workers are not forked (``parallel.can_fork``)."""
-    from nsys2prv.pipeline.parallel import can_fork, default_jobs
-
     if cfg.dask is not None or not can_fork():
         return 1
     return cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs()
@@ -313,23 +327,16 @@ def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, inde
     records, as one more chunk (or a Translation for the in-memory writer); counts go into ``out``."""
     if not cfg.wants("mpi") or not len(messages):
         return None
-    from nsys2prv.translate.mpi_messages import translate_messages
-
     msgs = Translation()
     translate_messages(messages, clocks, msgs)
     _absorb(out, msgs.counts)
     if cfg.in_memory:
         return msgs
-    from nsys2prv.paraver.chunks import write_chunk
-
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
 
 
 def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None):
     """The reference writer: every report's records in memory, one global sort (``--in-memory``)."""
-    from nsys2prv.paraver.writer import write_trace
-    from nsys2prv.translate import paint, trace_end
-
     out = Translation()
     for part in [r.out for r in results] + ([msgs] if msgs is not None else []):
         out.events += part.events
@@ -338,45 +345,3 @@ def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None
     end_ns = trace_end(out)
     states = paint(out, model, end_ns)
     return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
-
-
-def _summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:
-    cats = {}
-    for kind, c in out.counts.items():
-        cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
-                      "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
-    untranslated = []
-    for category, tabs in [*UNTRANSLATED_TABLES.items(), *OPTIONAL_TABLES.items()]:
-        if category in OPTIONAL_TABLES and cfg.wants(category):
-            continue    # translated: its rows are in the category counts
-        for r in reports:
-            for t in tabs:
-                n = r.count(t)
-                if n:
-                    why = ("category not requested with -t" if not cfg.wants(category)
-                           else "not translated by this version of nsys2prv")
-                    untranslated.append({"report": r.source, "table": t, "rows": n, "reason": why})
-    return Summary(
-        outputs=[str(p) for p in stats.files],
-        reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
-                  "host": r.hostname, "offset_ns": c.offset, "drift_ppm": c.drift * 1e6,
-                  "capture_warnings": r.capture_warnings}
-                 for r, c in zip(reports, clocks)],
-        ranks=len(model.tasks), nodes=list(model.nodes),
-        threads=sum(t.kind == "cpu" for t in model.threads),
-        streams=sum(t.kind == "gpu" for t in model.threads),
-        metric_rows=sum(t.kind == "metric" for t in model.threads),
-        records={"states": stats.states, "events": stats.events, "communications": stats.comms,
-                 "end_ns": stats.end_ns},
-        categories=cats, untranslated=untranslated,
-        alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)])
-
-
-def _task_note(model, reports, shown: int = 8) -> str:
-    items = [f"{t.label}={Path(reports[t.report].source).name}"
-             + (f" (rank from {t.rank_source})" if t.rank_source else "") for t in model.tasks]
-    more = f", ... ({len(items) - shown} more)" if len(items) > shown else ""
-    return "tasks: " + ", ".join(items[:shown]) + more
-
-

@@ -5,8 +5,8 @@ Every executor maps a module-level function over picklable jobs and returns the 
 job order; an exception in a job is re-raised here (UserError keeps its message).
 
 ``map(fn, items, *args, shared=obj)`` calls ``fn(item, *args, obj)`` with one object every job
-needs (the resource model: O(ranks)), sent once per worker rather than once per job -- pickled
-with each of N jobs it cost O(N^2) (256 ranks: 0.45 MB and 90 ms per job).  Local processes
+needs (the resource model: O(ranks)), sent once per worker rather than once per job (pickled
+with each of N jobs it would cost O(N^2)).  Local processes
 inherit it: the pool is forked anew after it is set; Dask scatters it to every worker once.
 """
 
@@ -18,6 +18,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+
+from tqdm import tqdm
 
 from nsys2prv.core.errors import UserError
 
@@ -39,7 +41,6 @@ def _bar(total: int, desc: str, show: bool):
     """A progress bar (tqdm, on stderr) for a stage over several reports, or None."""
     if not show or total < 2:
         return None
-    from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="report", leave=False)
 
 
@@ -145,7 +146,7 @@ class Dask:
     TIMEOUT = os.environ.get("NSYS2PRV_DASK_TIMEOUT", "30")
 
     def __init__(self, address: str):
-        try:
+        try:            # optional dependency (extra "dask")
             from distributed import Client
         except ImportError:
             raise UserError("--dask needs the optional extra: pip install 'nsys2prv[dask]'") from None
@@ -166,7 +167,7 @@ class Dask:
         futures = [self.client.submit(fn, it, *args, pure=False) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         if bar is not None:
-            from distributed import as_completed as dask_completed
+            from distributed import as_completed as dask_completed  # optional extra: only with --dask
             for _ in dask_completed(futures):
                 _tick(bar)
             _done(bar)
@@ -185,8 +186,8 @@ def executor(jobs: int | None = None, dask: str | None = None, progress: bool = 
     else:
         jobs = default_jobs() if jobs is None or jobs <= 0 else jobs
         # -j 1 is one worker process too: the main process then holds only the model and the
-        # reports' small results (in-process the retained heap of every report's stage C made it
-        # 360-370 MB on 8 ranks, against 275 + 252 MB); in-process for debuggers and profilers
+        # reports' small results (not the retained heap of every report's stage C); in-process
+        # for debuggers and profilers
         in_process = os.environ.get("NSYS2PRV_IN_PROCESS") == "1" or being_traced()
         ex = Serial() if jobs == 1 and in_process else Local(jobs)
     ex.progress = progress

@@ -14,32 +14,35 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 
 from __future__ import annotations
 
+import pickle
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from nsys2prv import kinds as K
+from nsys2prv.core.memory import release
+from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
-from nsys2prv.model.resources import CPU_KINDS, GPU_KINDS, METRIC_KIND, Model
-from nsys2prv.nsys.identity import Identity
+from nsys2prv.model.align.syncpoints import sync_tables
+from nsys2prv.model.resources import Model
+from nsys2prv.nsys.cache import TableCache, _hash
+from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.devices import device_map
+from nsys2prv.nsys.diagnostics import capture_warnings
+from nsys2prv.nsys.export import resolve_input
+from nsys2prv.nsys.identity import Identity, identify
+from nsys2prv.nsys.ids import pid_of, tid_of
+from nsys2prv.nsys.readers.mpi import read_p2p
+from nsys2prv.paraver.chunks import write_chunk
+from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation
 
 METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
                    "TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "META_DATA_CAPTURE",
                    "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
-# Event tables this version reads for no category: reported, never silently ignored.
-UNTRANSLATED_TABLES = {
-    "gpu": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",),
-}
-# Event tables of optional categories: reported when their category was not requested.
-OPTIONAL_TABLES = {
-    "gpu_metrics": ("GPU_METRICS", "GENERIC_EVENTS"),
-    "openacc": ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
-    "graphs": ("CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
-}
-LINK_CATEGORIES = ("nccl", "nvtx_pushpop")   # need the CUDA API calls even without -t cuda_api
 
 
 @dataclass
@@ -64,11 +67,7 @@ class ReportInfo:
 
 
 def report_info(report) -> ReportInfo:
-    from nsys2prv.nsys.diagnostics import capture_warnings
-    from nsys2prv.nsys.identity import identify
-    from nsys2prv.nsys.readers.gpu_metrics import device_map
-
-    tables = [t for tabs in (*UNTRANSLATED_TABLES.values(), *OPTIONAL_TABLES.values()) for t in tabs]
+    tables = [t for c in K.CATEGORIES for t in (*c.untranslated_tables, *c.optional_tables)]
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
                       capture_warnings(report), {t: report.count(t) for t in tables}, identify(report),
@@ -91,8 +90,7 @@ class Source:
 
 
 def needed_export_tables() -> tuple[str, ...]:
-    from nsys2prv.nsys.readers import READERS
-    return tuple(dict.fromkeys([t for r in READERS for t in r.tables] + list(METADATA_TABLES)))
+    return tuple(dict.fromkeys(K.export_tables() + METADATA_TABLES))
 
 
 def _default_kinds(src: Source) -> tuple[str, ...]:
@@ -102,9 +100,6 @@ def _default_kinds(src: Source) -> tuple[str, ...]:
 def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo, dict]:
     """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
     (default: the translated ones plus the link calls), from the cache when it has them."""
-    from nsys2prv.nsys.cache import TableCache
-    from nsys2prv.nsys.export import resolve_input
-
     if kinds is None:
         kinds = _default_kinds(src)
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
@@ -114,16 +109,12 @@ def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo,
     missing = [k for k in kinds if not cache.has(k)]
     fresh: dict = {}
     if info is None or missing:
-        from nsys2prv.nsys.readers import READERS
-        from nsys2prv.nsys.database import Report
-
-        by_kind = {r.kind: r for r in READERS}
         report = Report(sqlite, src.index, source=str(src.input))
         try:
             if info is None:
                 info = report_info(report)
             for k in missing:
-                res = by_kind[k].read(report)
+                res = K.BY_NAME[k].reader.read(report)
                 fresh[k] = (None, None) if res is None else (
                     res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
         finally:
@@ -144,8 +135,8 @@ def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo,
 @dataclass
 class Scan:
     info: ReportInfo
-    tallies: dict[str, dict]                # read tallies of the translated kinds (READERS order)
-    keys: dict[str, pd.DataFrame]           # the tables reduced to the resource model's keys
+    tallies: dict[str, dict]                # read tallies of the translated kinds (declaration order)
+    keys: dict[str, pd.DataFrame]           # the resource model's keys, per side (``model_keys``)
     domains: list[str]
     metrics: list[str]
     min_time: int | None
@@ -155,16 +146,17 @@ class Scan:
     p2p: tuple | None = None                # mpi.read_p2p: raw point-to-point and wait rows
 
 
+MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream"], K.METRIC: ["gpu"]}
+
+
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Just what ``build_model`` reads of each table (unique thread / stream / GPU keys)."""
+    """Just what ``build_model`` reads of the tables: the unique keys of each side of the model
+    (CPU thread ids, GPU streams, GPU metric rows), over the kinds declared on that side."""
     keys = {}
-    for kind, df in tables.items():
-        if kind in CPU_KINDS:
-            keys[kind] = pd.DataFrame({"tid": np.unique(df["tid"].to_numpy(np.int64))})
-        elif kind in GPU_KINDS:
-            keys[kind] = df[["gpid", "device", "stream"]].drop_duplicates().reset_index(drop=True)
-        elif kind == METRIC_KIND:
-            keys[kind] = pd.DataFrame({"gpu": np.unique(df["gpu"].to_numpy(np.int64))})
+    for side, cols in MODEL_KEYS.items():
+        frames = [tables[k][cols] for k in K.side_kinds(side) if k in tables and len(tables[k])]
+        if frames:
+            keys[side] = pd.concat(frames, ignore_index=True).drop_duplicates().reset_index(drop=True)
     return keys
 
 
@@ -179,21 +171,16 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
-SCAN_VERSION = 2        # bump when a Scan's content changes (2: identity trimmed to the model's names)
+SCAN_VERSION = 3        # bump when a Scan's content changes
 
 
-def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
+def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     """Stage A for one report; the result itself is cached (per categories and -f range), so a
     warm start reads no table at all here."""
-    import pickle
-
-    from nsys2prv.nsys.cache import TableCache, _hash
-
     tag = _hash(repr((SCAN_VERSION, src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p)))
     cache = None
     if not src.force_sqlite:
         try:
-            from nsys2prv.nsys.export import resolve_input
             sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                                    False, needed_export_tables())
             cache = TableCache(Path(src.cache_root), sqlite)
@@ -213,8 +200,6 @@ def scan(src: Source, filter_nvtx: str | None = None) -> Scan:
 
 
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
-    from nsys2prv.model.align.syncpoints import sync_tables
-
     extra = tuple(k for k in src.align_kinds if k not in src.kinds)
     info, got = load(src, _default_kinds(src) + extra)
     tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
@@ -232,28 +217,20 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
 
 def _trim_identity(info: ReportInfo, keys: dict[str, pd.DataFrame]) -> None:
     """Keep the names of just the processes and threads the model will have: the captured lists
-    hold every process and thread of the host (CloverLeaf: 39 kB per report, kept for each of
-    hundreds of reports by the main process)."""
-    from nsys2prv.nsys.ids import pid_of, tid_of
-
+    hold every process and thread of the host, and the main process keeps one per report."""
     tids, pids = set(), set()
-    for kind, df in keys.items():
-        if kind in CPU_KINDS:
-            g = df["tid"].to_numpy(np.int64)
-            tids.update(tid_of(g).tolist())
-            pids.update(pid_of(g).tolist())
-        elif kind in GPU_KINDS:
-            pids.update(pid_of(df["gpid"].to_numpy(np.int64)).tolist())
+    if K.CPU in keys:
+        g = keys[K.CPU]["tid"].to_numpy(np.int64)
+        tids.update(tid_of(g).tolist())
+        pids.update(pid_of(g).tolist())
+    if K.GPU in keys:
+        pids.update(pid_of(keys[K.GPU]["gpid"].to_numpy(np.int64)).tolist())
     ident = info.identity
     ident.thread_names = {t: n for t, n in ident.thread_names.items() if t in tids}
     ident.process_names = {p: n for p, n in ident.process_names.items() if p in pids}
 
 
 def _read_p2p(src: Source):
-    from nsys2prv.nsys.export import resolve_input
-    from nsys2prv.nsys.readers.mpi import read_p2p
-    from nsys2prv.nsys.database import Report
-
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
     report = Report(sqlite, src.index, source=str(src.input))
@@ -278,6 +255,7 @@ class RankJob:
     pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
     attribution: bool                       # GPU metrics attribution partial
     chunk: str | None                       # chunk file prefix (None: return the Translation)
+    pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation
 
 
 @dataclass
@@ -312,22 +290,37 @@ def _pop_keys(model: Model) -> tuple:
     workers of a run all hold one model object (forked, or scattered by Dask)."""
     if _POP_KEYS and _POP_KEYS[0][0]() is model:
         return _POP_KEYS[0][1]
-    import weakref
-
-    from nsys2prv.metrics.pop import _task_lookup, exclusive_devices
-
-    keys = (_task_lookup(model), exclusive_devices(model))
+    keys = (pop.task_lookup(model), pop.exclusive_devices(model))
     _POP_KEYS[:] = [(weakref.ref(model), keys)]
     return keys
 
 
-def translate(job: RankJob, model: Model) -> RankResult:
-    """Stage C for one report (``model``: the run's resource model, sent once per worker)."""
-    from nsys2prv.metrics import gpu_attribution
-    from nsys2prv.metrics.pop import collect_partial
-    from nsys2prv.translate import translate_report
-    from nsys2prv.translate.context import Context
+def translate_tables(ctx: Context, out: Translation) -> None:
+    """Every declared translator on its table, then the links; each counted under its summary name."""
+    def run(name: str, fn) -> None:
+        existed = name in out.counts
+        n_events, n_comms = len(out.events), len(out.comms)
+        rows = fn()
+        records = sum(len(b) for b in out.events[n_events:]) + sum(len(c) for c in out.comms[n_comms:])
+        count = out.count(name)
+        count.translated_rows += rows
+        count.records += records
+        if not existed and name in K.OPTIONAL_COUNTS and not (rows or records or count.source_rows or count.dropped):
+            del out.counts[name]   # a link or split with nothing to do: not a summary line
 
+    for kind in K.KINDS:
+        df = ctx.tables.get(kind.name)
+        if df is None:
+            continue
+        for tr in kind.translators:         # an empty table: its summary line, no translator run
+            run(tr.count or kind.name, (lambda: tr.fn(df, ctx, out)) if len(df) else (lambda: 0))
+    for link in K.LINKS:
+        run(link.name, lambda: link.fn(ctx, out))
+
+
+def translate_report(job: RankJob, model: Model) -> RankResult:
+    """Stage C for one report (``model``: the run's resource model, sent once per worker).  Without
+    a chunk prefix and with ``job.pop_only``, only the POP partial is computed (``nsys2prv pop``)."""
     r = job.src.index
     _, got = load(job.src)
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
@@ -336,23 +329,21 @@ def translate(job: RankJob, model: Model) -> RankResult:
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
     lookup, exclusive = _pop_keys(model)
-    pop = collect_partial(r, tables, lookup, job.clock, job.pop_names, None if job.pop_names else exclusive)
+    partial = pop.collect_partial(r, tables, lookup, job.clock, job.pop_names, None if job.pop_names else exclusive)
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
+    if job.pop_only:
+        return RankResult(r, out.counts, partial, attributed)
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
     ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=calls,
                   metric_types=job.metric_types, devmap=job.info.devmap)
-    translate_report(ctx, out)
+    translate_tables(ctx, out)
     del tables, calls, ctx, got
-    res = RankResult(r, out.counts, pop, attributed)
+    res = RankResult(r, out.counts, partial, attributed)
     if job.chunk is None:
         res.out = out
         return res
-    from nsys2prv.paraver.chunks import write_chunk
-
     res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
     del out
-    from nsys2prv.core.memory import release
-
     release()                               # the next report of this worker starts from a trimmed heap
     return res

@@ -1,10 +1,76 @@
-"""The short human summary printed at the end of a conversion."""
+"""The conversion summary: what was read, translated, dropped and not translated (OUT.summary.json),
+and the short text printed at the end of a conversion."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import click
 
-from nsys2prv.pipeline import Summary
+from nsys2prv import kinds as K
+from nsys2prv.translate.records import Translation
+
+
+@dataclass
+class Summary:
+    outputs: list[str]
+    reports: list[dict]
+    ranks: int
+    nodes: list[str]
+    threads: int
+    streams: int
+    metric_rows: int
+    records: dict[str, int]
+    categories: dict[str, dict]
+    untranslated: list[dict]
+    alignment: dict
+    notes: list[str] = field(default_factory=list)
+    pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
+
+    def to_json(self) -> str:
+        return json.dumps({k: v for k, v in self.__dict__.items() if k != "pop_text"}, indent=2, default=str)
+
+
+def build_summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:
+    cats = {}
+    for kind, c in out.counts.items():
+        cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
+                      "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
+    untranslated = []
+    for category in K.CATEGORIES:
+        wanted = cfg.wants(category.name)
+        tabs = category.untranslated_tables + (() if wanted else category.optional_tables)
+        for r in reports:
+            for t in tabs:
+                n = r.count(t)
+                if n:
+                    why = ("category not requested with -t" if not wanted
+                           else "not translated by this version of nsys2prv")
+                    untranslated.append({"report": r.source, "table": t, "rows": n, "reason": why})
+    return Summary(
+        outputs=[str(p) for p in stats.files],
+        reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
+                  "host": r.hostname, "offset_ns": c.offset, "drift_ppm": c.drift * 1e6,
+                  "capture_warnings": r.capture_warnings}
+                 for r, c in zip(reports, clocks)],
+        ranks=len(model.tasks), nodes=list(model.nodes),
+        threads=sum(t.kind == "cpu" for t in model.threads),
+        streams=sum(t.kind == "gpu" for t in model.threads),
+        metric_rows=sum(t.kind == "metric" for t in model.threads),
+        records={"states": stats.states, "events": stats.events, "communications": stats.comms,
+                 "end_ns": stats.end_ns},
+        categories=cats, untranslated=untranslated,
+        alignment=alignment.to_dict(),
+        notes=[_task_note(model, reports)])
+
+
+def _task_note(model, reports, shown: int = 8) -> str:
+    items = [f"{t.label}={Path(reports[t.report].source).name}"
+             + (f" (rank from {t.rank_source})" if t.rank_source else "") for t in model.tasks]
+    more = f", ... ({len(items) - shown} more)" if len(items) > shown else ""
+    return "tasks: " + ", ".join(items[:shown]) + more
 
 
 def print_summary(s: Summary, seconds: float) -> None:

@@ -1,7 +1,7 @@
 """Load numba and every compiled kernel of nsys2prv once, early (before worker processes are
 forked, so that they inherit it instead of paying for it again).
 
-Numba's start-up probes BLAS by importing ``scipy.linalg`` (~0.15 s) when SciPy is installed;
+Numba's start-up probes BLAS by importing ``scipy.linalg`` when SciPy is installed;
 nsys2prv's kernels never use BLAS, so a process that owns its numba (the command line and its
 local workers) can skip that probe with ``skip_blas_probe=True``.
 """
@@ -22,9 +22,14 @@ def warm_numba(skip_blas_probe: bool = False) -> None:
     if block:
         sys.modules["scipy.linalg"] = None        # numba's optional BLAS probe fails fast
     try:
+        # after the BLAS probe is blocked above: importing these loads numba
         import numpy as np
 
-        from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, paint_states
+        from nsys2prv.core.intervals import (
+            innermost_enclosing,
+            nesting_depth,
+            paint_states,
+        )
         from nsys2prv.metrics.measures import mask_durations
         from nsys2prv.paraver.format import _format, _format_compact
 

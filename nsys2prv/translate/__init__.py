@@ -1,68 +1,18 @@
-"""Normalised tables -> Paraver record batches.  The table below is the whole dispatch:
-one translator per normalised table kind, plus the cross-table launch links."""
+"""Normalised tables -> Paraver record batches.
+
+One module per area (``cuda``, ``host``, ``graphs``, ``openacc``, ``gpu_metrics``, the links in
+``gpu_links``); which translator reads which table is declared in ``kinds.py``.  Here: the end
+of the trace and the painting of the final state timelines, which the writers share.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
-import pandas as pd
 
+from nsys2prv.core import registry as R
 from nsys2prv.core.intervals import paint_states
 from nsys2prv.model.resources import Model
-from nsys2prv.core import registry as R
-from nsys2prv.translate import cuda, gpu_links, gpu_metrics, graphs, host, openacc
-from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import StateIntervals, Translation
-
-
-@dataclass(frozen=True)
-class Translator:
-    kind: str                                                   # normalised table it reads
-    fn: Callable[[pd.DataFrame, Context, Translation], int]     # returns rows translated
-    count: str = ""                                             # summary category (default: kind)
-
-
-TRANSLATORS: tuple[Translator, ...] = (
-    Translator("cuda_api", cuda.cuda_api),
-    Translator("kernels", cuda.kernels),
-    Translator("kernels", cuda.nccl_kernels, "nccl_kernels"),
-    Translator("memcpy", cuda.memcpy),
-    Translator("memset", cuda.memset),
-    Translator("nvtx", host.nvtx),
-    Translator("nccl_ranges", host.nccl_ranges),
-    Translator("mpi", host.mpi),
-    Translator("osrt", host.osrt),
-    Translator("gpu_metrics", gpu_metrics.gpu_metrics),
-    Translator("graph_exec", graphs.graph_exec),
-    Translator("graph_api", graphs.graph_api),
-    Translator("openacc", openacc.openacc),
-)
-OPTIONAL_COUNTS = ("launch_links", "nccl_kernels", "nccl_payloads", "nvtx_on_gpu")
-# Cross-table links: host call -> GPU activity (name, function)
-LINKERS = (("launch_links", cuda.launch_links), ("nccl_payloads", gpu_links.nccl_payloads),
-           ("nvtx_on_gpu", gpu_links.nvtx_on_gpu))
-
-
-def translate_report(ctx: Context, out: Translation) -> None:
-    def run(kind: str, fn) -> None:
-        existed = kind in out.counts
-        n_events, n_comms = len(out.events), len(out.comms)
-        rows = fn()
-        records = sum(len(b) for b in out.events[n_events:]) + sum(len(c) for c in out.comms[n_comms:])
-        count = out.count(kind)
-        count.translated_rows += rows
-        count.records += records
-        if not existed and kind in OPTIONAL_COUNTS and not (rows or records or count.source_rows or count.dropped):
-            del out.counts[kind]   # a link or split with nothing to do: not a summary line
-
-    for tr in TRANSLATORS:
-        df = ctx.tables.get(tr.kind)
-        if df is not None:                  # an empty table: its summary line, no translator run
-            run(tr.count or tr.kind, (lambda: tr.fn(df, ctx, out)) if len(df) else (lambda: 0))
-    for kind, fn in LINKERS:
-        run(kind, lambda: fn(ctx, out))
 
 
 def trace_end(out: Translation) -> int:

@@ -6,12 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.ids import process_key
+from nsys2prv.core import registry as R
 from nsys2prv.core.classify import is_nccl
 from nsys2prv.core.names import Names, contains
-from nsys2prv.core import registry as R
+from nsys2prv.nsys.ids import process_key
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.records import CommBatch, StateIntervals, Translation, interval_events
+from nsys2prv.translate.records import (
+    CommBatch,
+    StateIntervals,
+    Translation,
+    interval_events,
+)
 
 SYNC_CALL = r"Synchronize"   # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import registry as R
 from nsys2prv.core.intervals import innermost_enclosing
 from nsys2prv.core.names import Names, contains
 from nsys2prv.nsys.ids import process_key
-from nsys2prv.core import registry as R
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.records import Translation, interval_events, sparse_interval_events
+from nsys2prv.translate.records import (
+    Translation,
+    interval_events,
+    sparse_interval_events,
+)
 
 GPU_ACTIVITY = ("kernels", "memcpy", "memset", "graph_exec")
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.names import Names
 from nsys2prv.core import registry as R
+from nsys2prv.core.names import Names
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.records import StateIntervals, Translation, sparse_interval_events
+from nsys2prv.translate.records import (
+    StateIntervals,
+    Translation,
+    sparse_interval_events,
+)
 
 
 def _ids(df: pd.DataFrame, cols: dict[str, int]) -> list:
@@ -22,7 +26,8 @@ def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     names = Names.of("graph " + df["graph_id"].astype(str))
     out.events += sparse_interval_events(
-        start, end, threads, [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
+        start, end, threads,
+        [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
         _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}))
     n = len(df)
     out.states.append(StateIntervals(threads, start, end, np.full(n, R.RUNNING, np.int64),

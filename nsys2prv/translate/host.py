@@ -5,11 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.names import Names
 from nsys2prv.core import registry as R
+from nsys2prv.core.names import Names
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.records import (PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation,
-                                        interval_events)
+from nsys2prv.translate.records import (
+    PUNCTUAL_ORDER,
+    EventBatch,
+    StateIntervals,
+    Translation,
+    interval_events,
+)
 
 
 def _nvtx_type_ids(domains: pd.Series, ctx: Context, kind: str) -> np.ndarray:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.names import Names
 from nsys2prv.core import registry as R
+from nsys2prv.core.names import Names
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation, sparse_interval_events
 

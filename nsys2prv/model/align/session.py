@@ -1,4 +1,4 @@
-"""``session`` alignment (NSYS_SQLITE.md §3): wall = utcEpochNs + t.
+"""``session`` alignment (docs/nsys-schema.md): wall = utcEpochNs + t.
 
 For session-relative exports wall = utcEpochNs + t; exports made with
 ``--ts-normalize`` already hold wall-clock times, and ``--ts-shift`` was added to

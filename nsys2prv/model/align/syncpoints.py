@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.model.resources import Model
 from nsys2prv.core.names import per_name
+from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
 
 MPI_SYNC = ("MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",

@@ -2,7 +2,8 @@
 
 A reader turns the tables of one report into one *normalised table* (a pandas
 DataFrame with plain columns, documented on each reader; names taken from StringIds
-are categorical, see ``text_names``) plus counts of what it could not use.  Readers never assume a schema version: they build their SELECT
+are categorical, see ``text_names``) plus counts of what it could not use.  Readers never assume a
+schema version: they build their SELECT
 from the columns the probe found.
 """
 
@@ -14,8 +15,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.database import Report, strip_version_suffix
 from nsys2prv.core.tally import Tally
+from nsys2prv.nsys.database import Report, strip_version_suffix
 
 
 @dataclass
@@ -28,11 +29,9 @@ class ReadResult(Tally):
 
 @dataclass(frozen=True)
 class Reader:
-    kind: str                       # name of the normalised table
-    categories: tuple[str, ...]     # translation categories that enable it (config.CATEGORIES)
+    """How one normalised table is read; its name, categories and side are declared in ``kinds.py``."""
     tables: tuple[str, ...]         # export tables it may read (for `nsys export --tables`)
     read: Callable[[Report], ReadResult | None]
-    doc: str = ""
 
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
@@ -45,7 +44,7 @@ def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
 
 def to_int64(df: pd.DataFrame, col: str, fill: int = 0) -> None:
     """``df[col] = int64(df[col], fill)`` -- skipped when the column is int64 already (setting a
-    column makes pandas rebuild its blocks: ~0.1 ms a column, 30 columns a report)."""
+    column makes pandas rebuild its blocks)."""
     if col not in df or df[col].dtype != np.int64:
         df[col] = int64(df[col] if col in df else np.full(len(df), np.nan), fill)
 

@@ -6,9 +6,15 @@ corr (correlationId), driver (bool: eventClass 1).
 
 from __future__ import annotations
 
-
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names, to_int64
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    Reader,
+    ReadResult,
+    int64,
+    interval_frame,
+    text_names,
+    to_int64,
+)
 
 TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 
@@ -29,4 +35,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("cuda_api", ("cuda_api",), (TABLE,), read, "CUDA runtime/driver API calls")
+READER = Reader((TABLE,), read)

@@ -1,4 +1,4 @@
-"""CUDA graphs, both export shapes (NSYS_SQLITE.md §6.7); the shape is told by columns, not names.
+"""CUDA graphs, both export shapes (docs/nsys-schema.md); the shape is told by columns, not names.
 
 - ``graph_exec``: whole-graph executions on streams, ``CUPTI_ACTIVITY_KIND_GRAPH_TRACE``
   (``--cuda-graph-trace=graph``).  Columns: start, end, gpid, device, context, stream, corr,
@@ -16,9 +16,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, host_rows,
-                                        read_gpu_activity, text_names, to_int64)
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    GPU_ACTIVITY_COLUMNS,
+    Reader,
+    ReadResult,
+    host_rows,
+    read_gpu_activity,
+    text_names,
+    to_int64,
+)
 
 TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS"
 
@@ -53,5 +60,5 @@ def read_api(report: Report) -> ReadResult | None:
     return res
 
 
-EXEC_READER = Reader("graph_exec", ("graphs",), (TRACE,), read_exec, "CUDA graph executions on streams")
-API_READER = Reader("graph_api", ("graphs",), (EVENTS, NODES), read_api, "CUDA graph API events")
+EXEC_READER = Reader((TRACE,), read_exec)
+API_READER = Reader((EVENTS, NODES), read_api)

@@ -7,10 +7,14 @@ local_mem, graph_node (0 = none).
 
 from __future__ import annotations
 
-
-from nsys2prv.nsys.readers.base import (GPU_ACTIVITY_COLUMNS, ReadResult, Reader, read_gpu_activity,
-                                        text_names)
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    GPU_ACTIVITY_COLUMNS,
+    Reader,
+    ReadResult,
+    read_gpu_activity,
+    text_names,
+)
 
 TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 NUMERIC = {  # normalised name -> export column
@@ -36,4 +40,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("kernels", ("gpu",), (TABLE,), read, "CUDA kernels")
+READER = Reader((TABLE,), read)

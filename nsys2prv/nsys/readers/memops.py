@@ -7,8 +7,13 @@ src_device, dst_device; memset adds value, mem_kind.
 
 from __future__ import annotations
 
-from nsys2prv.nsys.readers.base import GPU_ACTIVITY_COLUMNS, ReadResult, Reader, read_gpu_activity
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    GPU_ACTIVITY_COLUMNS,
+    Reader,
+    ReadResult,
+    read_gpu_activity,
+)
 
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
@@ -32,5 +37,5 @@ def read_memset(report: Report) -> ReadResult | None:
     return _read(report, MEMSET, {"value": "value", "mem_kind": "memKind"})
 
 
-MEMCPY_READER = Reader("memcpy", ("gpu",), (MEMCPY,), read_memcpy, "CUDA memory copies")
-MEMSET_READER = Reader("memset", ("gpu",), (MEMSET,), read_memset, "CUDA memsets")
+MEMCPY_READER = Reader((MEMCPY,), read_memcpy)
+MEMSET_READER = Reader((MEMSET,), read_memset)

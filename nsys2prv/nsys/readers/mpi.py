@@ -12,9 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
-from nsys2prv.nsys.readers.nvtx import read_mpi_domain
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    Reader,
+    ReadResult,
+    host_rows,
+    int64,
+    text_names,
+    to_int64,
+)
+from nsys2prv.nsys.readers.nvtx import read_mpi_domain
 
 TABLES = {  # table -> normalised column -> export column
     "MPI_P2P_EVENTS": {"peer": "remoteRank", "size": "size", "tag": "tag", "comm": "commHandle"},
@@ -73,7 +80,7 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("mpi", ("mpi",), (*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read, "MPI calls")
+READER = Reader((*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read)
 
 
 # -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------

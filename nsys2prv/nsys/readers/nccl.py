@@ -1,4 +1,4 @@
-"""NCCL: the NVTX ranges of the "NCCL" domain with their payloads decoded (NSYS_SQLITE.md §7.4, §8).
+"""NCCL: the NVTX ranges of the "NCCL" domain with their payloads decoded (docs/nsys-schema.md).
 
 Payload forms:
 - JSON (``jsonText``/``jsonTextId``): an object of ``{"field name": value}``, possibly nested
@@ -7,7 +7,7 @@ Payload forms:
   export describes in ``NVTX_PAYLOAD_SCHEMA_ENTRIES`` (entry names, NVTX payload entry types,
   offsets) and ``NVTX_PAYLOAD_ENUM_ENTRIES`` for enumerations.  The blob layout is not documented:
   we read a 32-byte header (u64 domainId, schemaId, payload size, header size, little endian) and
-  the payload after it (the one third-party model known, NSYS_SQLITE.md §7.4: unverified).
+  the payload after it (the one third-party model known, docs/nsys-schema.md: unverified).
 
 Normalised columns: those of the NVTX range table, plus one column per known field
 (``registry.NCCL_FIELDS``): bytes, datatype, redop, root, comm, rank, nranks, peer, cuda_device
@@ -23,10 +23,11 @@ import struct
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64
-from nsys2prv.nsys.readers.nvtx import TABLE as NVTX_TABLE, read_nccl_ranges
-from nsys2prv.nsys.database import Report
 from nsys2prv.core.registry import NCCL_DATATYPES, NCCL_REDOPS
+from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import Reader, ReadResult, int64
+from nsys2prv.nsys.readers.nvtx import TABLE as NVTX_TABLE
+from nsys2prv.nsys.readers.nvtx import read_nccl_ranges
 
 SCHEMA_ENTRIES, ENUM_ENTRIES = "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUM_ENTRIES"
 FIELD_NAMES = {  # lower-case payload entry name -> normalised column (NCCL's nvtx_payload_schemas.h names)
@@ -181,6 +182,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("nccl_ranges", ("nccl",), (NVTX_TABLE, SCHEMA_ENTRIES, ENUM_ENTRIES, "NVTX_PAYLOAD_SCHEMAS",
-                                           "NVTX_PAYLOAD_ENUMS"), read,
-                "NVTX ranges of the NCCL domain, with their payloads")
+READER = Reader((NVTX_TABLE, SCHEMA_ENTRIES, ENUM_ENTRIES, "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_ENUMS"), read)

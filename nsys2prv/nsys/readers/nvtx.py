@@ -14,9 +14,15 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.intervals import nesting_depth
-from nsys2prv.nsys.ids import PROCESS_KEY_MASK
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, to_int64
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.ids import PROCESS_KEY_MASK
+from nsys2prv.nsys.readers.base import (
+    Reader,
+    ReadResult,
+    int64,
+    interval_frame,
+    to_int64,
+)
 
 TABLE = "NVTX_EVENTS"
 PUSHPOP, STARTEND, MARK = 59, 60, 34
@@ -130,4 +136,4 @@ def read_mpi_domain(report: Report) -> ReadResult | None:
     return _ranges(report, lambda ev: ((ev["domain"] == MPI_DOMAIN) & (ev["kind"] != "mark")).to_numpy())
 
 
-READER = Reader("nvtx", ("nvtx_pushpop", "nvtx_startend"), (TABLE,), read_nvtx, "NVTX ranges and marks (all domains but MPI/NCCL)")
+READER = Reader((TABLE,), read_nvtx)

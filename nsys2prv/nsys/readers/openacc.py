@@ -1,4 +1,4 @@
-"""OpenACC events (CUPTI_ACTIVITY_KIND_OPENACC_DATA / _LAUNCH / _OTHER, NSYS_SQLITE.md §10).
+"""OpenACC events (CUPTI_ACTIVITY_KIND_OPENACC_DATA / _LAUNCH / _OTHER, docs/nsys-schema.md).
 
 Normalised columns: start, end, tid, table ('data' | 'launch' | 'other'), name (event name),
 event_kind (ENUM_OPENACC_EVENT_KIND id), function (``func@file:line``), bytes (data events, else 0).
@@ -9,8 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, host_rows, int64, text_names, to_int64
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    Reader,
+    ReadResult,
+    host_rows,
+    int64,
+    text_names,
+    to_int64,
+)
 
 TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
           "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}
@@ -40,4 +47,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("openacc", ("openacc",), tuple(TABLES.values()), read, "OpenACC data, launch and other events")
+READER = Reader(tuple(TABLES.values()), read)

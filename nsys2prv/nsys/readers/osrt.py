@@ -7,8 +7,15 @@ as dropped.
 
 from __future__ import annotations
 
-from nsys2prv.nsys.readers.base import ReadResult, Reader, int64, interval_frame, text_names, to_int64
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.readers.base import (
+    Reader,
+    ReadResult,
+    int64,
+    interval_frame,
+    text_names,
+    to_int64,
+)
 
 TABLE = "OSRT_API"
 MARKER_CLASSES = (31, 32)
@@ -30,4 +37,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader("osrt", ("osrt",), (TABLE,), read, "OS runtime library calls")
+READER = Reader((TABLE,), read)

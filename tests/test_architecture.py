@@ -1,0 +1,145 @@
+"""The package layout keeps one direction: core <- nsys <- model <- translate <- paraver, metrics <- kinds
+<- config <- pipeline <- cli.  Imports inside functions count; one kept inside a function says why."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
+# Each unit may import only units of a lower layer (or itself).
+LAYERS = [("",), ("core",), ("nsys",), ("model",), ("translate",), ("paraver", "metrics"), ("kinds",),
+          ("config",), ("pipeline",), ("cli",), ("__main__",)]
+LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+
+
+def _unit(module: str) -> str | None:
+    """``nsys2prv.nsys.readers.mpi`` -> ``nsys``; the root package (its ``__init__``) -> ``""``."""
+    parts = module.split(".")
+    if parts[0] != "nsys2prv":
+        return None
+    if len(parts) == 1 or parts[1] == "__version__":
+        return ""
+    return parts[1]
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        name = ".".join(rel.parts).removesuffix(".__init__")
+        yield path, name, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def import_edges() -> list[tuple[str, str, str, bool]]:
+    """(importing unit, imported unit, 'file:line', inside a function) for every nsys2prv import."""
+    edges = []
+    for path, name, tree in _modules():
+        me = _unit(name)
+        inner = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [node.module] if node.module != "nsys2prv" else [f"nsys2prv.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for t in targets:
+                other = _unit(t)
+                if other is not None and other != me:
+                    edges.append((me, other, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}", id(node) in inner))
+    return edges
+
+
+def test_every_unit_has_a_layer():
+    units = {_unit(name) for _, name, _ in _modules()}
+    assert units <= set(LAYER_OF), f"units without a layer in LAYERS: {sorted(units - set(LAYER_OF))}"
+
+
+def test_imports_go_one_way():
+    wrong = [f"{where}: {a} -> {b}" for a, b, where, _ in import_edges() if LAYER_OF[b] >= LAYER_OF[a]]
+    assert not wrong, "imports against the layer order:\n" + "\n".join(wrong)
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one unit (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_package_level_cycle():
+    graph: dict[str, set[str]] = {}
+    for a, b, _, _ in import_edges():
+        graph.setdefault(a, set()).add(b)
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _explained(lines: list[str], lineno: int) -> bool:
+    """A comment on the import's line, or above its block of imports (blank lines allowed)."""
+    i = lineno - 1
+    while i >= 0:
+        text = lines[i].strip()
+        if "#" in text:
+            return True
+        if text and not (text.startswith(("import ", "from ")) or text.endswith((",", "(")) or text == ")"):
+            return False
+        i -= 1
+    return False
+
+
+def test_imports_inside_functions_say_why():
+    missing = []
+    for path, _, tree in _modules():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for f in ast.walk(tree):
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(f):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) and not _explained(lines, node.lineno):
+                        where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+                        missing.append(f"{where}: {lines[node.lineno - 1].strip()}")
+    assert not missing, "imports inside functions without a reason:\n" + "\n".join(sorted(set(missing)))
+
+
+@pytest.mark.parametrize("module", ["nsys2prv.core.registry", "nsys2prv.core.names", "nsys2prv.core.intervals"])
+def test_core_modules_import_alone(module):
+    """The core is importable without the rest of the package (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = (f"import sys, {module}\n"
+            "bad = sorted(m for m in sys.modules if m.startswith('nsys2prv.') and not m.startswith('nsys2prv.core'))\n"
+            "print(bad); sys.exit(1 if bad else 0)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from nsys2prv.core.jit import njit
 
 _BIG = np.iinfo(np.int64).max
 
@@ -60,7 +61,7 @@ def _emit(o_lane, o_begin, o_end, o_state, k, lane, begin, end, state):
 
 
 @njit(cache=True)
-def _paint(offsets, start, end, state, prio, default, t_end):
+def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
     n_lanes = len(offsets) - 1
     n = len(start)
     cap = 2 * n + n_lanes + 1
@@ -73,7 +74,6 @@ def _paint(offsets, start, end, state, prio, default, t_end):
         lo = offsets[lane]
         hi = offsets[lane + 1]
         m = hi - lo
-        ends_order = np.argsort(end[lo:hi], kind="mergesort") + lo
         active = np.empty(max(m, 1), np.int64)
         n_active = 0
         cur = default[lane]
@@ -82,10 +82,10 @@ def _paint(offsets, start, end, state, prio, default, t_end):
         j = 0
         while i < hi or j < m:
             ti = start[i] if i < hi else _BIG
-            tj = end[ends_order[j]] if j < m else _BIG
+            tj = end[ends_order[lo + j]] if j < m else _BIG
             t = min(ti, tj)
-            while j < m and end[ends_order[j]] == t:
-                victim = ends_order[j]
+            while j < m and end[ends_order[lo + j]] == t:
+                victim = ends_order[lo + j]
                 for a in range(n_active):
                     if active[a] == victim:
                         active[a] = active[n_active - 1]
@@ -130,7 +130,8 @@ def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np
     order = np.lexsort((start, lane))
     lane, start, end, state, prio = lane[order], start[order], end[order], state[order], prio[order]
     offsets = np.searchsorted(lane, np.arange(len(default) + 1)).astype(np.int64)
-    return _paint(offsets, start, end, state, prio, np.asarray(default, np.int64), np.int64(t_end))
+    ends_order = np.lexsort((end, lane)).astype(np.int64)   # per lane by end; ties keep start order
+    return _paint(offsets, start, end, ends_order, state, prio, np.asarray(default, np.int64), np.int64(t_end))
 
 
 @njit(cache=True)

@@ -13,7 +13,8 @@ span, the occurrences of an NVTX region or iterations) without Python loops over
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from nsys2prv.core.jit import njit
 
 
 @njit(cache=True)

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
+from nsys2prv.core.paths import user_cache_dir
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 INSTALL_HINT = ("install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
@@ -32,8 +33,7 @@ def find_nsys() -> str | None:
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "nsys2prv"
+    return user_cache_dir()
 
 
 def cached_export_path(report: Path, cache_dir: Path) -> Path:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from nsys2prv.core.jit import njit
 
 
 @njit(cache=True)

@@ -99,6 +99,11 @@ def align_run(cfg: Config, infos: list, scans: list, model):
     return alignment, messages
 
 
+def _stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def _rss_mb(field: str = "VmRSS") -> float:
     try:
         with open("/proc/self/status") as fh:
@@ -222,7 +227,8 @@ def convert(cfg: Config, log=print) -> Summary:
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
         if cfg.dask is None:
-            warm_numba(skip_blas_probe=cfg.own_process)     # before the workers fork: they inherit it
+            # before the workers fork: they inherit it
+            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None)
         tick("start-up (numba)")
         work.mkdir(parents=True, exist_ok=True)
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)

@@ -8,15 +8,29 @@ local workers) can skip that probe with ``skip_blas_probe=True``.
 
 from __future__ import annotations
 
+import os
 import sys
+
+from nsys2prv.core.paths import user_cache_dir
 
 _done = False
 
 
-def warm_numba(skip_blas_probe: bool = False) -> None:
+def first_compilation() -> bool:
+    """No compiled kernel of nsys2prv is cached yet (``core/jit.py``): this run compiles them."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return False
+    return not any((user_cache_dir() / "numba").glob("*/*.nbi"))
+
+
+def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
+    """``say(text)``, when given, is told once when the kernels are compiled rather than loaded."""
     global _done
     if _done:
         return
+    if say is not None and first_compilation():
+        say("nsys2prv: compiling its numba kernels (first run only; cached in "
+            f"{user_cache_dir() / 'numba'}) ...")
     block = (skip_blas_probe and "scipy.linalg" not in sys.modules
              and "numba.np.arraymath" not in sys.modules)
     if block:

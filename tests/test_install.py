@@ -1,0 +1,72 @@
+"""The newcomer's path: install, convert, reinstall editable, and the command still works; numba's
+compiled kernels are cached in the user's cache directory, never inside the installed package."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from conftest import MPI4
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(cache: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["XDG_CACHE_HOME"] = str(cache)
+    return env
+
+
+def test_compiled_kernels_are_cached_in_the_user_cache(tmp_path):
+    before = {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")}
+    env = _env(tmp_path / "cache")
+    ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
+    res = subprocess.run([sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "t")],
+                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    cached = list((tmp_path / "cache" / "nsys2prv" / "numba").glob("*/*.nbi"))
+    assert len(cached) >= 5, cached            # every kernel of core, metrics and paraver
+    assert {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")} == before
+
+
+def test_first_compilation_is_seen(tmp_path, monkeypatch):
+    from nsys2prv.pipeline.warmup import first_compilation
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert first_compilation()
+    (tmp_path / "nsys2prv" / "numba" / "core_x").mkdir(parents=True)
+    (tmp_path / "nsys2prv" / "numba" / "core_x" / "intervals._paint-1.py311.nbi").write_bytes(b"")
+    assert not first_compilation()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert not first_compilation()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the working tree")
+def test_install_then_editable_install_keeps_the_command_working(tmp_path):
+    """``pip install .``, a conversion, then ``pip install -e .``: the installed command still runs
+    from any directory (a stale ``site-packages/nsys2prv`` must not shadow the editable install)."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    py, exe = env_dir / "bin" / "python", env_dir / "bin" / "nsys2prv"
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "out"))
+    env = _env(tmp_path / "cache")
+    pip = [str(py), "-m", "pip", "install", "-q", "--no-deps"]
+    run = lambda cmd, cwd=tmp_path: subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)  # noqa: E731
+    assert run([*pip, str(src)]).returncode == 0
+    ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
+    res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "t")])
+    assert res.returncode == 0, res.stderr
+    assert run([*pip, "-e", str(src)]).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = run([str(exe), "--version"], cwd=elsewhere)
+    assert res.returncode == 0 and "nsys2prv" in res.stdout, res.stderr
+    res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "again")], cwd=elsewhere)
+    assert res.returncode == 0, res.stderr

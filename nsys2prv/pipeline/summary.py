@@ -95,6 +95,9 @@ def print_summary(s: Summary, seconds: float) -> None:
     click.echo("  wrote: " + ", ".join(s.outputs))
 
 
+ALIGNMENT_WARNING_NS = 100_000      # estimated alignment errors above this are said
+
+
 def _alignment_table(al: dict, shown: int = 16) -> None:
     """One line per report: method, offset, drift, residual spread of its sync points."""
     reports = al.get("reports", [])
@@ -104,13 +107,21 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
     click.echo(f"  clock alignment: {al['method']}; {al.get('sync_points', 0)} sync point(s), "
                f"{al.get('messages', 0)} matched message(s); violated constraints "
                f"{v.get('after_estimate', 0)} after the estimate, {v.get('after_fix', 0)} after the fix")
-    click.echo(f"  {'ranks':<10} {'method':<16} {'offset (ns)':>16} {'correction':>12} {'drift ppm':>10} "
+    click.echo(f"  {'ranks':<10} {'method':<16} {'started (s)':>12} {'correction (ns)':>16} {'drift ppm':>10} "
                f"{'spread (ns)':>12} {'est. error':>11} {'points':>7}")
     for r in reports[:shown]:
         ranks = ",".join(str(x) for x in r["ranks"]) or "-"
         spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns']:.0f}"
         err = "-" if r.get("stderr_ns") is None else f"{r['stderr_ns']:.0f}"
-        click.echo(f"  {ranks:<10} {r['method'][:16]:<16} {r['offset_ns']:>16} {r['correction_ns']:>12} "
-                   f"{r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}")
+        click.echo(f"  {ranks:<10} {r['method'][:16]:<16} {r['session_offset_ns'] / 1e9:>12.6f} "
+                   f"{r['correction_ns']:>16} {r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}")
     if len(reports) > shown:
         click.echo(f"  ... {len(reports) - shown} more in the .sync.json")
+    click.echo("  (started: the report's session start after the first one's; correction: what the sync points "
+               "moved it by)")
+    fitted = [r for r in reports if r.get("stderr_ns") is not None and r["correction_ns"] != 0]
+    worst = max(fitted, key=lambda r: r["stderr_ns"], default=None)
+    if worst is not None and worst["stderr_ns"] > ALIGNMENT_WARNING_NS:
+        click.echo(f"  warning: estimated clock alignment error up to {worst['stderr_ns'] / 1e3:.0f} us (ranks "
+                   f"{','.join(map(str, worst['ranks']))}): events of different ranks closer than that may be "
+                   "shown in the wrong order")

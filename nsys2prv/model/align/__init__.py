@@ -7,7 +7,8 @@ Methods (``--align``):
   point-to-point messages (syncpoints.py, fit.py);
 - ``nccl``: NCCL collective kernels run by every rank;
 - ``marker:NAME``: the k-th occurrence of the NVTX range NAME on every rank;
-- ``auto`` (default): MPI and NCCL sync points together when there are any, else session;
+- ``auto`` (default): session when every report comes from one host and the sync points agree
+  with it (one clock), else MPI and NCCL sync points together when there are any, else session;
 - ``none``: raw timestamps.
 Sync-point methods start from the session offsets and correct them; ranks without sync
 points keep their session offset (noted).  Whatever the method, the sync points found are
@@ -94,12 +95,23 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
                 "marker": f"an NVTX range '{marker}' present in every rank"}[method]
         raise UserError(f"--align {spec}: the reports have no {what}; try --align auto or session")
     fitting = multi and method not in ("session", "none") and (sp.n > 0 or len(p2p.src) > 0)
+    ref = _reference(model, sp)
+    base = np.zeros(n_rep, np.int64) if method == "none" else np.asarray(session, np.int64)
+    host = one_host(reports)
+    if method == "auto" and fitting and host is not None:
+        # one host, one clock: the session starts are exact unless the sync points contradict them
+        as_is = fit_clocks(sp, p2p, base, ref, estimate=False)
+        if as_is.violations_after == 0:
+            fitting = False
+            notes.append(f"every report comes from host {host}, whose clock they share: session alignment "
+                         "(exact); the sync points only check it")
+        else:
+            notes.append(f"every report comes from host {host}, but their session starts violate "
+                         f"{as_is.violations_after} sync constraint(s): clocks fitted to the sync points")
     if method == "auto":
         name = "+".join(sp.sources + (["p2p"] if len(p2p.src) else [])) if fitting else "session"
     else:
         name = method if method != "marker" else f"marker:{marker}"
-    ref = _reference(model, sp)
-    base = np.zeros(n_rep, np.int64) if method == "none" else np.asarray(session, np.int64)
     res = fit_clocks(sp, p2p, base, ref, estimate=fitting)
     clocks = [Clock(int(o), float(k), int(t)) for o, k, t in zip(res.offsets, res.drift, res.t_ref)]
     notes += res.notes
@@ -116,6 +128,15 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
                 "reports_moved_by_fix": res.moved_by_fix}
     al.reports = _per_report(name, fitting, reports, model, res, base)
     return al
+
+
+def one_host(reports) -> str | None:
+    """The host every report was taken on, when they share one known host name."""
+    hosts = {r.hostname for r in reports}
+    if len(hosts) != 1:
+        return None
+    host = next(iter(hosts))
+    return host if host and host != "unknown" else None
 
 
 def _reference(model: Model, sp) -> int:

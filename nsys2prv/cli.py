@@ -91,7 +91,7 @@ def _handle_errors(debug: bool, fn):
               help="Local worker processes for the per-report stages, and parts of the final merge "
                    "(0 = one per core).  [default: 0]")
 @click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
-                                                 "scheduler file (needs pip install 'nsys2prv[dask]').")
+                                                 "scheduler file (needs Dask: pip install 'dask[distributed]').")
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
 @click.option("--chunk-records", type=click.IntRange(min=1), default=1 << 16, hidden=True,
               help="Records per merge round over all reports (memory bound).")

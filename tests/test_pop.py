@@ -228,14 +228,14 @@ def test_table_files(worked, tmp_path):
     except ImportError:
         assert not png.exists()
         out = run_cli(["-m", *worked, tmp_path / "w"]).output
-        assert "note: w.pop.png not written: matplotlib is not installed (pip install 'nsys2prv[plot]')" in out
+        assert "note: w.pop.png not written: matplotlib is not installed (pip install matplotlib)" in out
 
 
 def test_png_is_skipped_with_a_note_without_matplotlib(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib -> ImportError
     cols = [tables.column({"elapsed_ns": 1, "device": {"load_balance": 0.5}, "host": {}}, "run")]
     note = tables.write_png(cols, tmp_path / "x.pop.png")
-    assert note == "x.pop.png not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
+    assert note == "x.pop.png not written: matplotlib is not installed (pip install matplotlib)"
     assert not (tmp_path / "x.pop.png").exists()
 
 

@@ -169,7 +169,7 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt  # after choosing the Agg backend
     except ImportError:
-        return f"{path.name} not written: matplotlib is not installed (pip install 'nsys2prv[plot]')"
+        return f"{path.name} not written: matplotlib is not installed (pip install matplotlib)"
     rows = list(_rows(cols))
     label_w, col_w = 3.2, 1.6                       # inches
     fig_w = label_w + col_w * len(cols)

@@ -149,7 +149,8 @@ class Dask:
         try:            # optional dependency (extra "dask")
             from distributed import Client
         except ImportError:
-            raise UserError("--dask needs the optional extra: pip install 'nsys2prv[dask]'") from None
+            raise UserError("--dask needs Dask: pip install 'dask[distributed]' "
+                            "(or, from this repository, pip install '.[dask]')") from None
         try:
             if Path(address).is_file():
                 self.client = Client(scheduler_file=address, timeout=f"{self.TIMEOUT}s")

@@ -29,7 +29,8 @@ Categories (-t, comma separated; default: all but osrt):
 Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES))) + """
 \b
 POP metrics: every conversion also writes OUT.pop.json/.csv/.md/.tex(/.png).
-Scalability over runs: nsys2prv pop RUN... --scaling strong|weak  (see nsys2prv pop --help)"""
+Scalability over runs: nsys2prv pop RUN... --scaling strong|weak  (see nsys2prv pop --help)
+Profiling an MPI job: srun "$(nsys2prv wrapper)" ./app  (see nsys2prv wrapper --help)"""
 
 
 class _MainCommand(click.Command):
@@ -39,6 +40,8 @@ class _MainCommand(click.Command):
         argv = list(sys.argv[1:] if args is None else args)
         if argv and argv[0] == "pop":
             return pop_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} pop", **kwargs)
+        if argv and argv[0] == "wrapper" and len(argv) <= 2:
+            return wrapper_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} wrapper", **kwargs)
         return super().main(argv, prog_name=prog_name, **kwargs)
 
 
@@ -193,6 +196,27 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
             click.echo("  wrote: " + ", ".join(paths))
 
     _handle_errors(debug, run)
+
+
+WRAPPER = Path(__file__).resolve().parent / "data" / "nsys-rank.sh"
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def wrapper_main():
+    """Print the path of nsys-rank.sh, the per-rank profiling wrapper shipped with nsys2prv.
+
+    \b
+      srun   "$(nsys2prv wrapper)" ./app args...
+      mpirun -np 8 "$(nsys2prv wrapper)" ./app args...
+      mpirun -np 8 "$(nsys2prv wrapper)" -t cuda,nvtx,mpi -- ./app args...
+
+    \b
+    It gives each rank a private TMPDIR (nsys agents sharing one can hang), staggers the starts on a
+    node (NSYS2PRV_STAGGER seconds per local rank) and writes rank<N>.nsys-rep into NSYS2PRV_OUTDIR
+    (default: the current directory).  Options before "--" replace its nsys profile defaults
+    (-t cuda,nvtx,mpi,osrt --mpi-impl=openmpi|mpich -s none --cpuctxsw=none).
+    Then: nsys2prv -m rank*.nsys-rep out/trace"""
+    click.echo(str(WRAPPER))
 
 
 def entry() -> None:

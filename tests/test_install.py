@@ -50,7 +50,8 @@ def test_first_compilation_is_seen(tmp_path, monkeypatch):
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the working tree")
 def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     """``pip install .``, a conversion, then ``pip install -e .``: the installed command still runs
-    from any directory (a stale ``site-packages/nsys2prv`` must not shadow the editable install)."""
+    from any directory (a stale ``site-packages/nsys2prv`` must not shadow the editable install), and
+    the installed profiling wrapper is executable."""
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
     py, exe = env_dir / "bin" / "python", env_dir / "bin" / "nsys2prv"
@@ -63,6 +64,8 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "t")])
     assert res.returncode == 0, res.stderr
+    wrapper = run([str(exe), "wrapper"]).stdout.strip()       # shipped with its executable bit
+    assert str(env_dir) in wrapper and os.access(wrapper, os.X_OK), wrapper
     assert run([*pip, "-e", str(src)]).returncode == 0
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -70,3 +73,4 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     assert res.returncode == 0 and "nsys2prv" in res.stdout, res.stderr
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "again")], cwd=elsewhere)
     assert res.returncode == 0, res.stderr
+

@@ -3,7 +3,7 @@
 
 Usage: bench_convert.py [--runs N] [--stages] [--pss] OUT -- NSYS2PRV-ARGS...
 Example:
-  python scripts/make_bench_inputs.py ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite /tmp/bench8 --ranks 8 --repeat 15
+  python scripts/make_bench_inputs.py CUDA_EXPORT.sqlite /tmp/bench8 --ranks 8 --repeat 15
   python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- -m /tmp/bench8/rank*.sqlite            # warm cache
   python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- --no-cache -m /tmp/bench8/rank*.sqlite # cold read
 

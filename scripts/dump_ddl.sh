@@ -9,8 +9,8 @@
 #   are complete (with --lazy false, 2022.4 leaves most ENUM_* tables empty).
 #   Without REPORT, a 1-rank report is made first with scripts/profile_app.sh.
 # * schema_3.13.2.sql / enums_3.13.2.sql from the cloverleaf export
-#   ($CLOVERLEAF_SQLITE, default /work/shared/data/cloverleaf-cuda-nsys2024.5.sqlite;
-#   skipped if absent). Only its DDL and enum rows are written, never its data.
+#   ($CLOVERLEAF_SQLITE: a real export of schema 3.13.2, e.g. Nsight Systems 2024.5;
+#   skipped if unset or absent). Only its DDL and enum rows are written, never its data.
 #
 # schema_*.sql is exactly `sqlite3 FILE .schema` (Python fallback when the sqlite3
 # CLI is missing); enums_*.sql holds one INSERT per row of every ENUM_* table, in
@@ -20,7 +20,7 @@ set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/.." && pwd)
 DEST=${DDL_DEST:-$REPO/tests/data/ddl}   # DDL_DEST: write elsewhere (e.g. to diff)
-CLOVERLEAF_SQLITE=${CLOVERLEAF_SQLITE:-/work/shared/data/cloverleaf-cuda-nsys2024.5.sqlite}
+CLOVERLEAF_SQLITE=${CLOVERLEAF_SQLITE:-}
 PY=${PYTHON:-python3}
 mkdir -p "$DEST"
 

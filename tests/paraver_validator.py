@@ -1,7 +1,7 @@
 """Strict validator and loader for Paraver traces (NAME.prv[.gz], NAME.pcf, NAME.row).
 
-The grammar checked here is the one stated in /work/shared/docs/docs/trace-content.md (what
-Paraver's own parser accepts), tightened to what nsys2prv must write.
+The grammar checked here is what Paraver's own parser (paraver-kernel) accepts, tightened to what
+nsys2prv must write (docs/trace-content.md describes the content).
 
 Public API::
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 import traceback
@@ -45,6 +46,23 @@ class _MainCommand(click.Command):
         return super().main(argv, prog_name=prog_name, **kwargs)
 
 
+class Interrupted(BaseException):
+    """A SIGINT, SIGTERM or SIGHUP: raised in the main thread so that every ``finally`` cleans up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted(signum)
+
+
+def catch_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_interrupted)
+
+
 def _handle_errors(debug: bool, fn):
     try:
         return fn()
@@ -52,6 +70,12 @@ def _handle_errors(debug: bool, fn):
         if debug:
             traceback.print_exc()
         click.echo(f"nsys2prv: error: {exc}", err=True)
+        sys.exit(2)
+    except OSError as exc:      # the system said no (disk full, permission, read-only): not a bug
+        if debug:
+            traceback.print_exc()
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"nsys2prv: error: {where}{exc.strerror or exc}", err=True)
         sys.exit(2)
     except Exception as exc:  # a bug: one line unless --debug
         if debug:
@@ -226,8 +250,13 @@ def entry() -> None:
     (``main`` itself stays an ordinary click command for in-process callers;
     under a profiler or tracer -- ``python -m cProfile -m nsys2prv`` -- the exit is the normal one.)"""
     code = 0
+    catch_signals()
     try:
         main()
+    except Interrupted as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"nsys2prv: stopped by {name}; nothing written (earlier outputs are kept)", file=sys.stderr)
+        code = 128 + exc.signum
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):

@@ -28,8 +28,7 @@ import pyarrow.parquet as pq
 
 from nsys2prv import __version__
 
-TABLES_VERSION = "3"     # bump when a reader's normalised table or tally changes (2: categorical names;
-                         # 3: tables without rows pickled)
+TABLES_VERSION = "4"     # bump when a reader's normalised table or tally changes
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"
@@ -109,6 +108,11 @@ class TableCache:
         # small tables; a worker converts one report at a time anyway)
         table = pq.ParquetFile(self.dir / f"{kind}.parquet").read(columns=columns, use_threads=False)
         return table.to_pandas(use_threads=False)
+
+    def discard(self) -> None:
+        """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self._manifest = None
 
     # -- writing (atomic renames; concurrent writers at worst redo work) ----------------------------
     def _replace(self, name: str, write) -> None:

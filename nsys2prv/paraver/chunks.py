@@ -28,6 +28,7 @@ report order], so both paths write identical bytes.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing as mp
 import os
 import shutil
@@ -39,6 +40,7 @@ import numpy as np
 from tqdm import tqdm
 
 from nsys2prv.core.names import is_names
+from nsys2prv.core.workers import init_worker
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Tables, write_compact
@@ -94,6 +96,18 @@ class ChunkMeta:
         return np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in self.sigs], np.int64)
 
 
+def _tofile(a: np.ndarray, fh, path) -> None:
+    """``a.tofile(fh)``; numpy reports a short write (a full disk, a file size limit) as an OSError
+    without errno or path: give it both."""
+    try:
+        a.tofile(fh)
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        raise OSError(errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)",
+                      str(path)) from None
+
+
 def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
     """A chunk file from whole sorted arrays (``meta``: the other ChunkMeta fields)."""
     n = len(time)
@@ -103,7 +117,7 @@ def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
     hdr[:2] = n, len(tail)
     with open(path, "wb") as fh:
         for a in (hdr, *cols, tail):
-            a.tofile(fh)
+            _tofile(a, fh, path)
     m = ChunkMeta(str(path), n, meta.pop("states", 0), meta.pop("events", 0), meta.pop("comms", 0),
                   meta.pop("end", int(cols[0].max()) if n else 0), **meta)
     m.index = cols[0][::STRIDE].copy()
@@ -176,7 +190,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     hdr[:2] = nrec, nfields
     with open(path, "wb") as fh:
         for a in (hdr, time, key, thread, sig):
-            a.tofile(fh)
+            _tofile(a, fh, path)
         del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
@@ -184,7 +198,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
             for sid, rows, dst in groups:
                 for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
                     flat[dst + j] = col
-            flat.tofile(fh)
+            _tofile(flat, fh, path)
     del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
@@ -525,7 +539,8 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     if progress:
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
-    with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork")) as pool:
+    with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork"), initializer=init_worker,
+                             initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
                    for p, path in zip(range(1, len(bounds) - 1), paths)]
         first = merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,

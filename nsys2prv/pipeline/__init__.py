@@ -12,6 +12,7 @@ stages A and B and the POP part of stage C.  Memory in the main process is O(rep
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
 from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
 from nsys2prv.pipeline.parallel import can_fork, default_jobs, executor
 from nsys2prv.pipeline.stages import RankJob, Source
 from nsys2prv.pipeline.summary import Summary, build_summary
@@ -48,17 +50,6 @@ __all__ = ["convert", "pop_of_reports", "Summary"]
 
 def translated_kinds(cfg: Config) -> tuple[str, ...]:
     return K.kinds_of(cfg.categories)
-
-
-def _check_output(base: Path) -> None:
-    """Fail before any work when OUT cannot be written (the trace itself is written atomically)."""
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        probe = base.with_name(f".{base.name}.probe{os.getpid()}")
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"cannot write the output there ({exc.strerror})", str(base.parent)) from None
 
 
 def _nvtx_window(name: str, windows: list, clocks: list) -> tuple[int, int]:
@@ -220,9 +211,25 @@ def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric
 def convert(cfg: Config, log=print) -> Summary:
     if len(cfg.inputs) > 1 and not cfg.merge:
         raise UserError(f"{len(cfg.inputs)} inputs given: pass -m/--merge to merge several reports into one trace")
-    _check_output(cfg.output)
+    check_not_an_input(cfg.output)
+    outputs = OutputSet(cfg.output, cfg.cfgs).open()
+    try:
+        summary = _convert(dataclasses.replace(cfg, output=outputs.staged, cfgs=outputs.staged_cfgs), outputs)
+        outputs.commit()
+    except OSError as exc:
+        if exc.filename:
+            raise
+        # a write that failed without naming its file (a full disk, a file size limit): the outputs'
+        raise UserError(f"cannot write the outputs ({exc.strerror or exc})", str(cfg.output)) from None
+    finally:
+        outputs.close()
+    return summary
+
+
+def _convert(cfg: Config, outputs: OutputSet) -> Summary:
+    """The conversion into the staging directory of ``outputs`` (``cfg.output`` points there)."""
     tick = _Timer()
-    work = cfg.output.with_name(f".{cfg.output.name}.work{os.getpid()}")
+    work = outputs.work
     ex = None
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
@@ -230,7 +237,6 @@ def convert(cfg: Config, log=print) -> Summary:
             # before the workers fork: they inherit it
             warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None)
         tick("start-up (numba)")
-        work.mkdir(parents=True, exist_ok=True)
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
         domains = sorted({d for s in run.scans for d in s.domains})
@@ -250,6 +256,7 @@ def convert(cfg: Config, log=print) -> Summary:
         tick("C: translate/sort")
         for r in results:
             _absorb(out, r.counts)
+            infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
@@ -259,44 +266,40 @@ def convert(cfg: Config, log=print) -> Summary:
         pop = popm.compute(inputs, region=cfg.region,
                            iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
         tick("POP")
-        try:
-            if cfg.in_memory:
-                stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg)
-            else:
-                chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
-                stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
-                                     cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                     work_dir=work)
-            if cfg.wants("gpu_metrics"):
-                attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
-                if attributed is not None:
-                    stats.files.append(gpu_attribution.write_csv(
-                        attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
-            tick("D: merge/write")
-        except OSError as exc:
-            raise UserError(f"cannot write the trace ({exc.strerror})", str(cfg.output)) from None
+        if cfg.in_memory:
+            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg)
+        else:
+            chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
+            stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
+                                 cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
+                                 work_dir=work)
+        if cfg.wants("gpu_metrics"):
+            attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
+            if attributed is not None:
+                stats.files.append(gpu_attribution.write_csv(
+                    attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
+        tick("D: merge/write")
     finally:
         if ex is not None:
             ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
-        try:
-            views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
-        except OSError as exc:
-            raise UserError(f"cannot write the Paraver views ({exc.strerror})", str(cfg.cfgs)) from None
-        stats.files.append(Path(f"{cfg.cfgs}/ ({len(views)} views)"))
+        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
+        stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
 
     summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks)
+    summary.notes += outputs.notes
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
     sync_path.write_text(json.dumps(run.alignment.to_dict(), indent=2), encoding="utf-8")
     summary.outputs.append(str(sync_path))
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
+    summary.outputs = [outputs.final_path(p) for p in summary.outputs]
     summary_path.write_text(summary.to_json(), encoding="utf-8")
-    summary.outputs.append(str(summary_path))
+    summary.outputs.append(outputs.final_path(summary_path))
     return summary
 
 

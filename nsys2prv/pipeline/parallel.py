@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from nsys2prv.core.errors import UserError
+from nsys2prv.core.workers import init_worker
 
 
 def can_fork() -> bool:
@@ -111,7 +112,8 @@ class Local:
             return [fn(it, *args) for it in items]
         if self.pool is None:
             ctx = mp.get_context("fork" if fork else "spawn")
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=init_worker,
+                                            initargs=(os.getpid(),))
         futures = [self.pool.submit(fn, it, *args) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         for f in as_completed(futures):

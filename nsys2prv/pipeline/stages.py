@@ -97,7 +97,29 @@ def _default_kinds(src: Source) -> tuple[str, ...]:
     return src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
 
 
-def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo, dict]:
+ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
+
+
+def drop_absurd_times(res) -> None:
+    """Rows whose start or end lies more than a week from the median start of their table (a corrupt
+    export: an end of 2**63-1, a start of 0 in an absolute-time export) are dropped and counted: they
+    would stretch the trace or overflow when the clocks are aligned."""
+    df = res.table
+    if df is None or not len(df) or "start" not in df or "end" not in df:
+        return
+    start, end = df["start"].to_numpy(np.float64), df["end"].to_numpy(np.float64)
+    mid = float(np.median(start))
+    bad = (np.abs(start - mid) > ABSURD_NS) | (np.abs(end - mid) > ABSURD_NS)
+    if bad.any():
+        res.drop("timestamp more than a week away from the report's other rows (corrupt row)", int(bad.sum()))
+        res.table = df[~bad].reset_index(drop=True)
+
+
+# what reading a damaged (truncated, overwritten) cache file raises: Arrow's errors are ValueErrors/OSErrors
+CACHE_DAMAGE = (OSError, ValueError, EOFError, pickle.UnpicklingError, KeyError, TypeError, AttributeError)
+
+
+def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
     """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
     (default: the translated ones plus the link calls), from the cache when it has them."""
     if kinds is None:
@@ -115,6 +137,8 @@ def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo,
                 info = report_info(report)
             for k in missing:
                 res = K.BY_NAME[k].reader.read(report)
+                if res is not None:
+                    drop_absurd_times(res)
                 fresh[k] = (None, None) if res is None else (
                     res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
         finally:
@@ -122,11 +146,16 @@ def load(src: Source, kinds: tuple[str, ...] | None = None) -> tuple[ReportInfo,
         cache.store(info, fresh)
     info.source, info.index = str(src.input), src.index
     out = {}
-    for k in kinds:
-        if k in fresh:
-            out[k] = fresh[k]
-        else:
-            out[k] = (cache.table(k), cache.kinds.get(k))
+    try:
+        for k in kinds:
+            out[k] = fresh[k] if k in fresh else (cache.table(k), cache.kinds.get(k))
+    except CACHE_DAMAGE as exc:
+        if _retry:
+            raise
+        cache.discard()
+        info, out = load(src, kinds, _retry=True)
+        info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
+                                 f"{exc}); discarded and rebuilt from the report"]
     return info, out
 
 
@@ -266,7 +295,7 @@ class RankResult:
     attribution: pd.DataFrame | None
     chunk: object = None                    # paraver.chunks.ChunkMeta
     out: Translation | None = None          # in-memory path only
-    extra: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)    # about the report, found in this stage (a damaged cache)
 
 
 def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
@@ -322,7 +351,8 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     """Stage C for one report (``model``: the run's resource model, sent once per worker).  Without
     a chunk prefix and with ``job.pop_only``, only the POP partial is computed (``nsys2prv pop``)."""
     r = job.src.index
-    _, got = load(job.src)
+    info, got = load(job.src)
+    warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
     calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
     out = Translation()
@@ -332,14 +362,14 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     partial = pop.collect_partial(r, tables, lookup, job.clock, job.pop_names, None if job.pop_names else exclusive)
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if job.pop_only:
-        return RankResult(r, out.counts, partial, attributed)
+        return RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
     ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=calls,
                   metric_types=job.metric_types, devmap=job.info.devmap)
     translate_tables(ctx, out)
     del tables, calls, ctx, got
-    res = RankResult(r, out.counts, partial, attributed)
+    res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if job.chunk is None:
         res.out = out
         return res

@@ -1,0 +1,46 @@
+"""What every worker process of nsys2prv does first: die with its parent, leave signals to it.
+
+- ``PR_SET_PDEATHSIG`` (Linux): the kernel sends SIGKILL to the worker when the process that forked it
+  dies, even by SIGKILL; elsewhere, a watchdog thread checks the parent every 0.5 s.  A killed
+  conversion leaves no worker behind holding the caller's terminal or pipes.
+- SIGINT, SIGTERM and SIGHUP are ignored: the parent handles them once, cleans up and stops the
+  workers; a Ctrl-C reaches every process of the terminal's group, and without this each worker
+  printed its own traceback.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def init_worker(parent: int | None = None) -> None:
+    """The initializer of every worker pool (``parent``: the pid that created the pool)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    parent = parent if parent is not None else os.getppid()
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:          # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()

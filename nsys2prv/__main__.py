@@ -1,3 +1,3 @@
-from nsys2prv.cli import entry
+from nsys2prv.launch import entry
 
 entry()

@@ -13,7 +13,7 @@ import click
 
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, Config, parse_categories
-from nsys2prv.core.errors import UserError
+from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 
 EPILOG = """\b
 Examples:
@@ -44,23 +44,6 @@ class _MainCommand(click.Command):
         if argv and argv[0] == "wrapper" and len(argv) <= 2:
             return wrapper_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} wrapper", **kwargs)
         return super().main(argv, prog_name=prog_name, **kwargs)
-
-
-class Interrupted(BaseException):
-    """A SIGINT, SIGTERM or SIGHUP: raised in the main thread so that every ``finally`` cleans up."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_interrupted(signum, _frame):
-    raise Interrupted(signum)
-
-
-def catch_signals() -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise_interrupted)
 
 
 def _handle_errors(debug: bool, fn):
@@ -250,7 +233,7 @@ def entry() -> None:
     (``main`` itself stays an ordinary click command for in-process callers;
     under a profiler or tracer -- ``python -m cProfile -m nsys2prv`` -- the exit is the normal one.)"""
     code = 0
-    catch_signals()
+    catch_signals()                 # again: ``entry`` may be called without the launcher
     try:
         main()
     except Interrupted as exc:

@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
 # Each unit may import only units of a lower layer (or itself).
 LAYERS = [("",), ("core",), ("nsys",), ("model",), ("translate",), ("paraver", "metrics"), ("kinds",),
-          ("config",), ("pipeline",), ("cli",), ("__main__",)]
+          ("config",), ("pipeline",), ("cli",), ("launch",), ("__main__",)]
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 
 

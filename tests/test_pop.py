@@ -283,11 +283,14 @@ def test_whole_trace_region_and_iterations(regions, tmp_path):
     assert (it["name"], it["warmup"], it["count"]) == ("step", 1, 2)
     assert [(r["index"], r["start_ns"], r["end_ns"]) for r in it["table"]] == [(2, t(5), t(8)), (3, t(8), t(12))]
     assert _factors(it["table"][0]) == pytest.approx((3, 3.5 / 6, 0.7, 1, 2.5 / 3, 3.5 / 6, 0.7, 2.5 / 3, 1))
-    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 6.5 / 8, 3.25 / 3.5,
+    # rank 0 ends at 11 s (its last MPI call): in [8, 12] it is alive 3 s, 1 s of it in MPI -> outside MPI 2, 3.5
+    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 5.5 / 8, 2.75 / 3.5,
                                                       0.875, 1))
-    # steady state = union [5, 12]: U = 4.5, 4.5; outside MPI = 5.5, 4.5
+    assert it["table"][1]["host"]["not_alive_time_ns"] == {"Rank 0": t(1), "Rank 1": 0}
+    # steady state = union [5, 12]: U = 4.5, 4.5; alive 6, 7; outside MPI = 4.5, 4.5
     assert steady["kind"] == "iterations" and steady["name"] == "step (iterations 2..3)"
-    assert _factors(steady) == pytest.approx((7, 9 / 14, 1, 1, 4.5 / 7, 10 / 14, 5 / 5.5, 5.5 / 7, 1))
+    assert _factors(steady) == pytest.approx((7, 9 / 14, 1, 1, 4.5 / 7, 9 / 14, 1, 4.5 / 7, 1))
+    assert steady["host"]["alive_time_ns"] == {"Rank 0": t(6), "Rank 1": t(7)}
     # per-iteration CSV and the region columns of the tables
     iters = list(csv.DictReader(open(f"{tmp_path}/r.pop.iterations.csv")))
     assert [r["iteration"] for r in iters] == ["2", "3"]

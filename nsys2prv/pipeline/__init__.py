@@ -144,6 +144,8 @@ class Prepared:
     clips: list
     origin_epoch: int
     out: Translation = field(default_factory=Translation)     # the readers' tallies
+    pop_model: object = None        # the POP processes: a model over the POP kinds, whatever -t
+    lifetimes: list = field(default_factory=list)   # per report, pid -> aligned (first, last) activity
 
     @property
     def infos(self) -> list:
@@ -159,8 +161,10 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     kinds = translated_kinds(cfg)
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
+    pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
+                      if k not in kinds)
     sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                      cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
+                      cfg.force_sqlite, kinds, calls, **extra, pop_kinds=pop_kinds) for i, p in enumerate(cfg.inputs)]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
@@ -199,14 +203,25 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
             alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
     for rep_info, c in zip(alignment.reports, clocks):
         rep_info["trace_offset_ns"] = c.offset
-    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out)
+    pop_model = build_model([s.pop_keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+    lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
+                    lifetimes)
 
 
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+    lookup = popm.task_lookup(run.pop_model)
+    tasks = [{} for _ in run.sources]
+    for key, task in lookup.items():
+        tasks[key[0]][key] = task
+    exclusive = popm.exclusive_devices(run.pop_model)
+    report_of = [t.report for t in run.pop_model.tasks]
+    mine = [{(t, d) for t, d in exclusive if report_of[t] == src.index} for src in run.sources]
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                    types, clip, pop_names, cfg.wants("gpu_metrics"),
+                    types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
                     None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
                     pop_only=work is None)
             for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
@@ -247,7 +262,7 @@ def convert(cfg: Config, log=print) -> Summary:
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        inputs = popm.combine([r.pop for r in results], model, cfg.nccl_as)
+        inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
         for r in results:
             r.pop = None                # combined: the reports' partials are no longer needed
         pop = popm.compute(inputs, region=cfg.region,
@@ -307,7 +322,7 @@ def pop_of_reports(cfg: Config) -> dict:
     finally:
         if ex is not None:
             ex.close(final=True)
-    inputs = popm.combine([r.pop for r in results], run.model, cfg.nccl_as)
+    inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                        label=cfg.output.name)
     res["source"] = [str(p) for p in cfg.inputs]

@@ -573,8 +573,9 @@ def _overlapping(lo, hi) -> bool:
 
 
 def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
-            label: str = "") -> dict:
-    """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice."""
+            label: str = "", filter_nvtx: str | None = None) -> dict:
+    """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice.
+    ``filter_nvtx``: the -f range the inputs were cut to (stated in the scope)."""
 
     if warmup < 0:
         raise UserError("--warmup must be >= 0")
@@ -583,7 +584,8 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
     notes = list(inp.notes)
     top = evaluate(inp, [inp.t0], [inp.t1])[0]
     result = {"schema": SCHEMA, "tool": f"nsys2prv {__version__}", "label": label, "nccl_as": inp.nccl_as,
-              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1},
+              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1,
+                        **({"filter_nvtx": filter_nvtx} if filter_nvtx else {})},
               **top, "devices": inp.devices, "processes": inp.procs,
               "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
     # device idle before its first useful kernel (whole trace)

@@ -265,8 +265,8 @@ def convert(cfg: Config, log=print) -> Summary:
         inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
         for r in results:
             r.pop = None                # combined: the reports' partials are no longer needed
-        pop = popm.compute(inputs, region=cfg.region,
-                           iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
+        pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                           label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
         tick("POP")
         try:
             if cfg.in_memory:
@@ -295,7 +295,7 @@ def convert(cfg: Config, log=print) -> Summary:
             raise UserError(f"cannot write the Paraver views ({exc.strerror})", str(cfg.cfgs)) from None
         stats.files.append(Path(f"{cfg.cfgs}/ ({len(views)} views)"))
 
-    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
+    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
     summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks)
     summary.outputs += pop_paths
@@ -324,7 +324,7 @@ def pop_of_reports(cfg: Config) -> dict:
             ex.close(final=True)
     inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                       label=cfg.output.name)
+                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
     res["source"] = [str(p) for p in cfg.inputs]
     return res
 

@@ -443,6 +443,14 @@ def test_idle_before_first_kernel_advice(regions, tmp_path):
     assert adv["evidence"]["device"] == "nodeB:GPU0" and adv["evidence"]["idle_before_first_kernel_ns"] == t(3)
 
 
+def test_regions_need_no_nvtx_in_the_trace(regions, tmp_path):
+    # the NVTX ranges of --region/--iterations are read for the metrics even when -t leaves NVTX out
+    args = ["--region", "init", "--iterations", "step", "--warmup", "1"]
+    run_cli(["-q", "-m", *regions, *args, tmp_path / "all" / "r"])
+    run_cli(["-q", "-t", "mpi", "-m", *regions, *args, tmp_path / "mpi" / "r"])
+    assert Path(f"{tmp_path}/mpi/r.pop.json").read_bytes() == Path(f"{tmp_path}/all/r.pop.json").read_bytes()
+
+
 def test_all_iterations_without_warmup(regions, tmp_path):
     run_cli(["-q", "-m", *regions, "--iterations", "step", tmp_path / "r"])
     first = pop_json(tmp_path / "r")["iterations"]["table"][0]

@@ -1,7 +1,8 @@
 """The POP efficiency model (host and device trees), computed from the normalised tables.
 
-Inputs are the per-report normalised tables (``tables[r][kind]``), the resource Model and
-the per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
+Inputs are the per-report normalised tables of ``KINDS`` (read whatever -t translates), the POP
+processes (a resource Model over those kinds), each process's lifetime (nsys/lifetimes.py) and the
+per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
 formulas: docs/pop-metrics.md.
 
 Everything that is a *choice* is written into the result's ``definitions``.
@@ -552,8 +553,8 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
         es.append(hit["end"].to_numpy(np.int64))
     k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
     if len(k) == 0:
-        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (is NVTX translated? it "
-                        "needs -t nvtx)")
+        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (push/pop or start/end "
+                        "ranges of any domain but MPI/NCCL)")
     s, e = np.concatenate(ss), np.concatenate(es)
     n = int(k.max()) + 1
     lo = np.full(n, np.iinfo(np.int64).max, np.int64)

@@ -1,13 +1,18 @@
 """The conversion, stage by stage.
 
     A  per report (in parallel)   export -> read/normalise (or the Parquet cache) -> small metadata
-    B  global                      resource model, clock alignment, -f window, type registry
+    B  global                      resource models (trace, POP), clock alignment, -f window, lifetimes,
+                                   type registry
     C  per report (in parallel)   clip -> POP / GPU-metric partials -> translate -> paint -> sorted chunk
     D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
 
 Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see
 ``stages.py`` and ``parallel.py``.  ``pop_of_reports`` (``nsys2prv pop`` on reports) runs the same
 stages A and B and the POP part of stage C.  Memory in the main process is O(reports), not O(events).
+
+-t chooses what goes into the trace, never the POP metrics: stages A and C also read the POP kinds
+(``metrics.pop.KINDS``) and the POP processes are a model of their own, so OUT.pop.json is the same
+whatever -t selects; the trace's model, clocks and records do not depend on them.
 """
 
 from __future__ import annotations

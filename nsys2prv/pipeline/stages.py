@@ -2,11 +2,14 @@
 in this process, in local worker processes (--jobs) or on Dask workers (--dask).
 
 - ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache)
-  and return only small metadata: identity, device map, the keys the resource model needs, NVTX
-  domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+  and return only small metadata: identity, device map, each process's lifetime (first and last
+  activity over every event table), the keys the resource models need (the trace's, over the
+  translated kinds; POP's, over the POP kinds whatever -t), NVTX domains, GPU metric names, min
+  time, the -f window's occurrence, the readers' tallies.
 - ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
-  POP and GPU-metric partial results, translate, and either return the Translation (in-memory
-  path) or write the report's sorted record chunk (``paraver/chunks.py``) and return its metadata.
+  POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
+  -t kinds, and either return the Translation (in-memory path) or write the report's sorted record
+  chunk (``paraver/chunks.py``) and return its metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
 ``pipeline.py`` and ``paraver/writer.py``.

@@ -215,16 +215,24 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
                     lifetimes)
 
 
+def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]]:
+    """collect_partial's lookups, derived once per run and split per report (each job carries only
+    its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
+    no reduction in the workers)."""
+    tasks: list[dict] = [{} for _ in range(n_reports)]
+    for key, task in popm.task_lookup(pop_model).items():
+        tasks[key[0]][key] = task
+    exclusive = popm.exclusive_devices(pop_model)
+    report_of = [t.report for t in pop_model.tasks]
+    mine = [None if exclusive is None else {(t, d) for t, d in exclusive if report_of[t] == r}
+            for r in range(n_reports)]
+    return tasks, mine
+
+
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-    lookup = popm.task_lookup(run.pop_model)
-    tasks = [{} for _ in run.sources]
-    for key, task in lookup.items():
-        tasks[key[0]][key] = task
-    exclusive = popm.exclusive_devices(run.pop_model)
-    report_of = [t.report for t in run.pop_model.tasks]
-    mine = [{(t, d) for t, d in exclusive if report_of[t] == src.index} for src in run.sources]
+    tasks, mine = pop_lookups(run.pop_model, len(run.sources))
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
                     types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
                     None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),

@@ -198,6 +198,9 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         paths, notes = tables.write_all(res, cols, output, title, cap)
         if not quiet:
             click.echo(tables.text_table(cols, title))
+            for r in res["runs"]:
+                for why in tables.na_reasons(r):
+                    click.echo(f"  n/a ({r['label']}): {why}")
             for n in notes:
                 click.echo(f"  note: {n}")
             click.echo("  wrote: " + ", ".join(paths))

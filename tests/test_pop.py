@@ -35,9 +35,10 @@ def t(x: float) -> int:
 
 
 def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=(), mpi=(), nvtx=(),
-          device: int = 0, pid: int | None = None) -> str:
+          device: int = 0, pid: int | None = None, osrt=(), sched=()) -> str:
     """One rank's report: kernels/memcpy/nccl = (stream, start, end[, name]) on ``device``;
-    api = (start, end, name); mpi = (start, end); nvtx = (start, end, name) push/pop ranges."""
+    api = (start, end, name); mpi = (start, end); nvtx = (start, end, name) push/pop ranges;
+    osrt = (start, end, name) OS runtime calls; sched = times of scheduling events (SCHED_EVENTS)."""
     b = NsysBuilder(path, host=host)
     pid = pid or 5000 + rank
     b.process(pid, "./train")
@@ -59,6 +60,11 @@ def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=
         b.mpi(pid, pid, "MPI_Allreduce", t(a), t(e), kind="coll", size=8, recv_size=8)
     for a, e, name in nvtx:
         b.nvtx_push(pid, pid, t(a), t(e), text=name)
+    for a, e, name in osrt:
+        b.osrt(pid, pid, name, t(a), t(e))
+    for i, a in enumerate(sched):
+        b._add("SCHED_EVENTS", start=t(a), cpu=0, isSchedIn=int(i % 2 == 0), globalTid=b.gtid(pid, pid),
+               threadState=None, threadBlock=None)
     return str(b.save())
 
 
@@ -245,6 +251,135 @@ def test_pop_colours_follow_the_80_percent_convention():
 
 
 # ---------------------------------------------------------------------------------------------------
+# Process lifetimes and T.  Rank 0 runs [0, 10] (scheduling events at 0 and 10 s, read by no translator)
+# and waits in MPI_Init [1, 4] for rank 1, which starts at 3 s (an OS runtime call) and ends at 8 s.
+LIFE = {
+    0: dict(sched=[0, 10], osrt=[(0.5, 1, "open")], mpi=[(1, 4), (6, 8)], api=[(4, 4.5, "cudaLaunchKernel_v7000")],
+            kernels=[(13, 4, 6)]),
+    1: dict(osrt=[(3, 3.5, "open")], mpi=[(3.5, 4), (7, 8)], api=[(4, 5, "cudaLaunchKernel_v7000")],
+            kernels=[(13, 4, 7)]),
+}
+
+
+@pytest.fixture(scope="module")
+def life(tmp_path_factory):
+    d = tmp_path_factory.mktemp("life")
+    return [build(d / f"rank{r}.sqlite", r, ("nodeA", "nodeB")[r], **LIFE[r]) for r in (0, 1)]
+
+
+def test_lifetimes_and_elapsed_time(life, tmp_path):
+    run_cli(["-q", "-m", *life, tmp_path / "l"])
+    res = pop_json(tmp_path / "l")
+    # T = the run's elapsed time [0, 10] (the scheduling events), not the span of the translated events [0.5, 8]
+    assert res["elapsed_ns"] == t(10) and res["scope"] == {"kind": "trace", "start_ns": 0, "end_ns": t(10)}
+    assert [(p["label"], p["start_ns"], p["end_ns"]) for p in res["processes"]] == [
+        ("Rank 0", 0, t(10)), ("Rank 1", t(3), t(8))]
+    h, d = res["host"], res["device"]
+    assert h["alive_time_ns"] == {"Rank 0": t(10), "Rank 1": t(5)}
+    assert h["not_alive_time_ns"] == {"Rank 0": 0, "Rank 1": t(5)}
+    assert h["mpi_time_ns"] == {"Rank 0": t(5), "Rank 1": t(1.5)}
+    assert h["outside_mpi_time_ns"] == {"Rank 0": t(5), "Rank 1": t(3.5)}      # alive - MPI
+    assert h["offload_time_ns"] == {"Rank 0": t(0.5), "Rank 1": t(1)}
+    assert h["useful_time_ns"] == {"Rank 0": t(4.5), "Rank 1": t(2.5)}
+    assert h["mpi_parallel_efficiency"] == pytest.approx(8.5 / 20)
+    assert h["mpi_load_balance"] == pytest.approx(4.25 / 5)
+    assert h["mpi_communication_efficiency"] == pytest.approx(0.5)
+    assert h["device_offload_efficiency"] == pytest.approx(7 / 8.5)
+    assert h["parallel_efficiency"] == pytest.approx(7 / 20)
+    assert d["useful_time_ns"] == {"nodeA:GPU0": t(2), "nodeB:GPU0": t(3)}
+    assert (d["parallel_efficiency"], d["orchestration_efficiency"]) == pytest.approx((5 / 20, 3 / 10))
+    assert d["idle_before_first_kernel_ns"] == {"nodeA:GPU0": t(4), "nodeB:GPU0": t(4)}
+    assert "not started yet or already ended" in res["definitions"]["host_times"]
+    assert "does not depend on -t" in res["definitions"]["elapsed_time"]
+    adv = {a["kind"]: a for a in res["advice"]}
+    late = adv["late_start"]
+    assert late["evidence"] == {"process": "Rank 1", "start_delay_ns": t(3), "first_process": "Rank 0",
+                                "elapsed_ns": t(10), "all_ns": {"Rank 0": 0, "Rank 1": t(3)}}
+    assert late["message"].startswith("Rank 1 started 3.000 s (30.0% of T) after Rank 0") and \
+        "--region or --iterations/--warmup" in late["message"]
+    assert adv["early_end"]["evidence"]["process"] == "Rank 1"
+    assert adv["early_end"]["evidence"]["end_advance_ns"] == t(2)
+
+
+def test_no_late_start_advice_within_ten_percent(tmp_path):
+    r0 = build(tmp_path / "a.sqlite", 0, "nodeA", kernels=[(13, 1, 2)], mpi=[(0, 1), (2, 10)])
+    r1 = build(tmp_path / "b.sqlite", 1, "nodeB", kernels=[(13, 1, 2)], mpi=[(0.9, 1), (2, 10)])
+    run_cli(["-q", "-m", r0, r1, tmp_path / "n"])
+    res = pop_json(tmp_path / "n")
+    assert [p["start_ns"] for p in res["processes"]] == [0, t(0.9)]
+    assert not {"late_start", "early_end"} & {a["kind"] for a in res["advice"]}
+
+
+@pytest.mark.parametrize("categories", ["mpi", "cuda_api,osrt", "nvtx", "all,osrt"])
+def test_pop_json_is_the_same_whatever_t(life, tmp_path, categories):
+    # -t chooses what goes into the trace, never the metrics: OUT.pop.json is byte-identical
+    run_cli(["-q", "-m", *life, tmp_path / "ref" / "l"])
+    run_cli(["-q", "-t", categories, "-m", *life, tmp_path / "t" / "l"])
+    assert Path(f"{tmp_path}/t/l.pop.json").read_bytes() == Path(f"{tmp_path}/ref/l.pop.json").read_bytes()
+
+
+def test_pop_subcommand_has_the_lifetimes(life, tmp_path):
+    run_cli(["-q", "-m", *life, tmp_path / "l"])
+    run_cli(["pop", "-q", str(Path(life[0]).parent / "rank*.sqlite"), "-o", tmp_path / "s"])
+    conv, run = pop_json(tmp_path / "l"), pop_json(tmp_path / "s")["runs"][0]
+    assert run["elapsed_ns"] == conv["elapsed_ns"] == t(10)
+    assert run["host"]["not_alive_time_ns"] == conv["host"]["not_alive_time_ns"] == {"Rank 0": 0, "Rank 1": t(5)}
+
+
+def test_filter_window_cuts_lifetimes(life, tmp_path):
+    # -f: T is the part of the run inside the window; rank 1 (alive [3, 8]) is alive 2 s of [1, 6] (T = 5)
+    a = build(tmp_path / "a.sqlite", 0, "nodeA", **LIFE[0], nvtx=[(1, 6, "w")])
+    b = build(tmp_path / "b.sqlite", 1, "nodeB", **LIFE[1], nvtx=[(3, 3.2, "w")])
+    run_cli(["-q", "-m", a, b, "-f", "w", tmp_path / "f"])
+    res = pop_json(tmp_path / "f")
+    assert res["elapsed_ns"] == t(5) and res["scope"]["filter_nvtx"] == "w"
+    assert res["host"]["alive_time_ns"] == {"Rank 0": t(5), "Rank 1": t(3)}
+    assert res["host"]["outside_mpi_time_ns"] == {"Rank 0": t(2), "Rank 1": t(2.5)}
+    out = run_cli(["-m", a, b, "-f", "w", tmp_path / "f"]).output
+    assert "T = 5.000000 s: the run's elapsed time (first to last activity of the processes inside the -f " \
+           "window of NVTX range 'w', trace time 0.000000 .. 5.000000 s); the Paraver trace is " in out
+    assert "(from its time 0, the -f window start, to its last record)" in out
+
+
+MPI4 = sorted(str(p) for p in (Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
+
+
+def test_real_mpi4_pop_is_the_same_whatever_t_and_fits_the_lifetimes(tmp_path):
+    outs = {}
+    for cats in ("mpi", "nvtx"):
+        res = CliRunner().invoke(main, ["-t", cats, "-m", *MPI4, str(tmp_path / cats / "o")], catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        outs[cats] = res.output
+    assert Path(f"{tmp_path}/mpi/o.pop.json").read_bytes() == Path(f"{tmp_path}/nvtx/o.pop.json").read_bytes()
+    res = pop_json(tmp_path / "nvtx" / "o")
+    h, T = res["host"], res["elapsed_ns"]
+    # the SQL lifetimes of the reports (every event table), moved by the clock offsets of the trace
+    sync = json.loads(Path(f"{tmp_path}/nvtx/o.sync.json").read_text())
+    offsets = [r["trace_offset_ns"] for r in sync["reports"]]
+    import sqlite3
+    for p, path, off in zip(res["processes"], MPI4, offsets):
+        con = sqlite3.connect(path)
+        lo = min(con.execute(f"SELECT min(start) FROM {tb}").fetchone()[0]
+                 for tb in ("NVTX_EVENTS", "OSRT_API", "PROFILER_OVERHEAD"))
+        hi = max(con.execute(f"SELECT max(coalesce(end, start)) FROM {tb}").fetchone()[0]
+                 for tb in ("NVTX_EVENTS", "OSRT_API", "PROFILER_OVERHEAD"))
+        con.close()
+        assert (p["start_ns"], p["end_ns"]) == (lo + off, hi + off)
+        alive = p["end_ns"] - p["start_ns"]
+        assert h["alive_time_ns"][p["label"]] == alive
+        assert 0 <= h["outside_mpi_time_ns"][p["label"]] <= alive
+        assert h["not_alive_time_ns"][p["label"]] == T - alive
+    assert T == max(p["end_ns"] for p in res["processes"]) - min(p["start_ns"] for p in res["processes"])
+    assert res["host"]["mpi_load_balance"] is not None          # MPI read whatever -t (here: nvtx only)
+    # n/a reasons and notes are printed under the table
+    for out in outs.values():
+        assert "n/a: every device metric: no GPU activity in the analysed time" in out
+        assert "note: no process owns a GPU stream: the host tree counts every process" in out
+        assert "Paraver trace length" in out and "T = " in out
+    assert "late_start" in {a["kind"] for a in res["advice"]}
+
+
+# ---------------------------------------------------------------------------------------------------
 # Regions and iterations.  NVTX "init" [0,2] then "step" x3; rank 1's third step ends later (12 s).
 REGIONS = {
     0: dict(kernels=[(13, 0.5, 1), (13, 2, 4), (13, 5, 7.5), (13, 8, 10)], mpi=[(4, 5), (7.5, 8), (10, 11)],
@@ -283,11 +418,14 @@ def test_whole_trace_region_and_iterations(regions, tmp_path):
     assert (it["name"], it["warmup"], it["count"]) == ("step", 1, 2)
     assert [(r["index"], r["start_ns"], r["end_ns"]) for r in it["table"]] == [(2, t(5), t(8)), (3, t(8), t(12))]
     assert _factors(it["table"][0]) == pytest.approx((3, 3.5 / 6, 0.7, 1, 2.5 / 3, 3.5 / 6, 0.7, 2.5 / 3, 1))
-    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 6.5 / 8, 3.25 / 3.5,
+    # rank 0 ends at 11 s (its last MPI call): in [8, 12] it is alive 3 s, 1 s of it in MPI -> outside MPI 2, 3.5
+    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 5.5 / 8, 2.75 / 3.5,
                                                       0.875, 1))
-    # steady state = union [5, 12]: U = 4.5, 4.5; outside MPI = 5.5, 4.5
+    assert it["table"][1]["host"]["not_alive_time_ns"] == {"Rank 0": t(1), "Rank 1": 0}
+    # steady state = union [5, 12]: U = 4.5, 4.5; alive 6, 7; outside MPI = 4.5, 4.5
     assert steady["kind"] == "iterations" and steady["name"] == "step (iterations 2..3)"
-    assert _factors(steady) == pytest.approx((7, 9 / 14, 1, 1, 4.5 / 7, 10 / 14, 5 / 5.5, 5.5 / 7, 1))
+    assert _factors(steady) == pytest.approx((7, 9 / 14, 1, 1, 4.5 / 7, 9 / 14, 1, 4.5 / 7, 1))
+    assert steady["host"]["alive_time_ns"] == {"Rank 0": t(6), "Rank 1": t(7)}
     # per-iteration CSV and the region columns of the tables
     iters = list(csv.DictReader(open(f"{tmp_path}/r.pop.iterations.csv")))
     assert [r["iteration"] for r in iters] == ["2", "3"]
@@ -303,6 +441,14 @@ def test_idle_before_first_kernel_advice(regions, tmp_path):
     assert res["device"]["idle_before_first_kernel_ns"] == {"nodeA:GPU0": t(0.5), "nodeB:GPU0": t(3)}
     adv = {a["kind"]: a for a in res["advice"]}["idle_before_first_kernel"]
     assert adv["evidence"]["device"] == "nodeB:GPU0" and adv["evidence"]["idle_before_first_kernel_ns"] == t(3)
+
+
+def test_regions_need_no_nvtx_in_the_trace(regions, tmp_path):
+    # the NVTX ranges of --region/--iterations are read for the metrics even when -t leaves NVTX out
+    args = ["--region", "init", "--iterations", "step", "--warmup", "1"]
+    run_cli(["-q", "-m", *regions, *args, tmp_path / "all" / "r"])
+    run_cli(["-q", "-t", "mpi", "-m", *regions, *args, tmp_path / "mpi" / "r"])
+    assert Path(f"{tmp_path}/mpi/r.pop.json").read_bytes() == Path(f"{tmp_path}/all/r.pop.json").read_bytes()
 
 
 def test_all_iterations_without_warmup(regions, tmp_path):

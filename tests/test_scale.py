@@ -387,19 +387,18 @@ def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
         assert limits(budget, 7) == limits(budget, None) and len(limits(budget, None)) > 1
 
 
-def test_pop_lookups_are_derived_once_per_model():
-    """Stage C derives collect_partial's lookups of the run's model once, not once per report."""
+def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
+    """collect_partial's lookups of the POP model are derived once per run (main process) and each
+    report's job carries only its own part (each is O(ranks): O(ranks^2) per run if per report)."""
     from types import SimpleNamespace as NS
 
-    from nsys2prv.pipeline.stages import _pop_keys
+    from nsys2prv.pipeline import pop_lookups
 
     class FakeModel:                          # (the fields the lookups read)
         def __init__(self, gpu_tasks):
             self.tasks = [NS(report=i, pid=100 + i, node=0) for i in range(3)]
             self.threads = [NS(kind="gpu", task=t, key=(0, d)) for t, d in gpu_tasks]
 
-    a, b = FakeModel([(0, 0), (1, 1), (2, 1)]), FakeModel([(0, 0)])
-    keys = _pop_keys(a)
-    assert _pop_keys(a) is keys                                     # the same objects: not derived again
-    assert keys == ({(0, 100): 0, (1, 101): 1, (2, 102): 2}, {(0, 0)})   # GPU 1 is shared: not exclusive
-    assert _pop_keys(b) is not keys and _pop_keys(b)[1] == {(0, 0)}
+    tasks, exclusive = pop_lookups(FakeModel([(0, 0), (1, 1), (2, 1)]), 3)
+    assert tasks == [{(0, 100): 0}, {(1, 101): 1}, {(2, 102): 2}]
+    assert exclusive == [{(0, 0)}, set(), set()]              # GPU 1 is shared: not exclusive

@@ -1,12 +1,14 @@
 """Findings derived from the numbers, each with its evidence.  Thresholds: POP's 80% for
 "low" factors; 90% for the straggler / exposed-communication findings; 10% of T for idle
-lead-in.  Every item: kind, message, evidence (numbers)."""
+lead-in and for processes starting late or ending early.  Every item: kind, message, evidence
+(numbers)."""
 
 from __future__ import annotations
 
 GOOD = 0.80
 FLAG = 0.90
 LEAD_IN = 0.10
+LATE = 0.10         # a process starting (ending) this fraction of T after (before) the first (last) one
 
 FACTORS = [  # (tree, key, label, what a low value means)
     ("device", "load_balance", "Device load balance",
@@ -62,6 +64,7 @@ def advise(res: dict) -> list[dict]:
                                f"ranks wait for it (MPI load balance {_pct(host['mpi_load_balance'])}).",
                     "evidence": {"process": hi, "outside_mpi_ns": O[hi], "mean_outside_mpi_ns": mean,
                                  "mpi_load_balance": host["mpi_load_balance"]}})
+    out += _lifetimes(res)
     lead = {k: v for k, v in (dev.get("idle_before_first_kernel_ns") or {}).items() if v is not None}
     if lead and T > 0 and max(lead.values()) > LEAD_IN * T:
         d = max(lead, key=lead.get)
@@ -91,6 +94,41 @@ def advise(res: dict) -> list[dict]:
                                f"OrchE {_pct(alt['orchestration_efficiency'])} (now LB {_pct(dev['load_balance'])}"
                                f", CommE {_pct(dev['communication_efficiency'])}); state the rule in tables.",
                     "evidence": {"nccl_as": dev.get("nccl_as"), "other": alt}})
+    return out
+
+
+def _lifetimes(res: dict) -> list[dict]:
+    """Processes that start late or end early: their time outside their lifetime is not useful."""
+    T = res["elapsed_ns"]
+    procs = [p for p in res.get("processes", []) if p.get("start_ns") is not None and p.get("end_ns") is not None]
+    if len(procs) < 2 or T <= 0:
+        return []
+    out = []
+    first = min(procs, key=lambda p: p["start_ns"])
+    late = {p["label"]: p["start_ns"] - first["start_ns"] for p in procs}
+    worst = max(late, key=late.get)
+    if late[worst] > LATE * T:
+        n = sum(v > LATE * T for v in late.values())
+        out.append({"kind": "late_start",
+                    "message": f"{worst} started {_s(late[worst])} ({_pct(late[worst] / T)} of T) after "
+                               f"{first['label']}"
+                               + (f" ({n} processes start more than {_pct(LATE)} of T late)" if n > 1 else "")
+                               + ": time before a process starts is not useful (host.not_alive_time_ns), which "
+                                 "lowers MPI load balance and parallel efficiency; the others may wait for it in "
+                                 "MPI_Init. Analyse the part where all processes run with --region or "
+                                 "--iterations/--warmup.",
+                    "evidence": {"process": worst, "start_delay_ns": late[worst], "first_process": first["label"],
+                                 "elapsed_ns": T, "all_ns": late}})
+    last = max(procs, key=lambda p: p["end_ns"])
+    early = {p["label"]: last["end_ns"] - p["end_ns"] for p in procs}
+    worst = max(early, key=early.get)
+    if early[worst] > LATE * T:
+        out.append({"kind": "early_end",
+                    "message": f"{worst} ended {_s(early[worst])} ({_pct(early[worst] / T)} of T) before "
+                               f"{last['label']}: time after a process ends is not useful (host.not_alive_time_ns); "
+                               "analyse the part where all processes run with --region or --iterations/--warmup.",
+                    "evidence": {"process": worst, "end_advance_ns": early[worst], "last_process": last["label"],
+                                 "elapsed_ns": T, "all_ns": early}})
     return out
 
 

@@ -1,7 +1,8 @@
 """The POP efficiency model (host and device trees), computed from the normalised tables.
 
-Inputs are the per-report normalised tables (``tables[r][kind]``), the resource Model and
-the per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
+Inputs are the per-report normalised tables of ``KINDS`` (read whatever -t translates), the POP
+processes (a resource Model over those kinds), each process's lifetime (nsys/lifetimes.py) and the
+per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
 formulas: docs/pop-metrics.md.
 
 Everything that is a *choice* is written into the result's ``definitions``.
@@ -28,6 +29,11 @@ from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
 SCHEMA = "nsys2prv-pop/1"
+# The normalised tables the metrics read, whatever -t translates (the trace): GPU activity, the host
+# calls of the host tree, and NVTX ranges when --region/--iterations need them.
+KINDS = ("kernels", "memcpy", "memset", "cuda_api", "mpi")
+REGION_KINDS = ("nvtx",)
+ALL_KINDS = KINDS + REGION_KINDS
 
 # device interval classes (bits of the sweep masks)
 KERNEL, MEMOP, NCCL = 0, 1, 2
@@ -57,6 +63,9 @@ class PopInputs:
     host_pre: np.ndarray | None = None
     first_kernel_pre: np.ndarray | None = None
     first_nccl_pre: np.ndarray | None = None
+    # per host process: aligned [first, last] activity (start == end: none in the analysed time);
+    # None: every process alive over the whole window
+    life: tuple | None = None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -80,23 +89,55 @@ def _at(clock, t):
     return t + clock
 
 
-def _report_span(tabs: dict, off) -> tuple[int, int] | None:
-    lo, hi = [], []
+def aligned_lifetimes(lifetimes: list[dict | None], clocks: list, clips: list) -> list[dict]:
+    """Per report, pid -> aligned (first, last) activity, cut to the report's -f window (raw times;
+    None: no window); a process with no activity inside the window is left out."""
+    out = []
+    for spans, clock, win in zip(lifetimes, clocks, clips):
+        mine = {}
+        for pid, (lo, hi) in (spans or {}).items():
+            if win is not None:
+                lo, hi = max(lo, win[0]), min(hi, win[1])
+                if hi < lo:
+                    continue
+            mine[int(pid)] = (_at(clock, int(lo)), _at(clock, int(hi)))
+        out.append(mine)
+    return out
+
+
+def _task_spans(tabs: dict, report: int, lookup, off) -> tuple:
+    """(task, first start, last end) of each task's rows over the tables (aligned)."""
+    t, s, e = [], [], []
     for df in tabs.values():
-        if df is not None and len(df) and "start" in df and "end" in df:
-            lo.append(_at(off, int(df["start"].min())))
-            hi.append(_at(off, int(df["end"].max())))
-    return (min(lo), max(hi)) if lo else None
+        if df is None or not len(df) or "start" not in df or "end" not in df:
+            continue
+        ids = df["gpid"] if "gpid" in df else df["tid"] if "tid" in df else None
+        if ids is None:
+            continue
+        t.append(_tasks_of(report, ids, lookup))
+        s.append(df["start"].to_numpy(np.int64))
+        e.append(df["end"].to_numpy(np.int64))
+    z = np.zeros(0, np.int64)
+    if not t:
+        return z, z, z
+    task, start, end = np.concatenate(t), np.concatenate(s), np.concatenate(e)
+    ok = task >= 0
+    tasks, g = np.unique(task[ok], return_inverse=True)
+    lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, g, start[ok])
+    np.maximum.at(hi, g, end[ok])
+    return tasks, _at(off, lo), _at(off, hi)
 
 
 @dataclass
 class PopPartial:
     """What one report contributes to the POP inputs, reduced: per (task, device, class) and per
     (task, class) the *union* of its intervals (unions keep every measure of the sweeps exact),
-    the report's span, which host kinds it has, and its NVTX ranges (only the named ones).  When
+    each task's first and last row, which host kinds it has, and its NVTX ranges (only the named ones).  When
     only the trace window is measured (no --region/--iterations), the host intervals and those of
     GPUs no other task uses are reduced to their mask durations here, in the worker."""
-    span: tuple[int, int] | None
+    spans: tuple                        # (task, first start, last end) arrays, aligned
     dev: tuple                          # (task, device, cls, start, end) arrays, unions
     host: tuple                         # (task, cls, start, end) arrays, unions
     has: dict
@@ -216,15 +257,47 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
                              "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
-    return PopPartial(_report_span(tabs, off), dev, host, has, nvtx, dev_pre, host_pre)
+    return PopPartial(_task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, off), dev, host, has, nvtx,
+                      dev_pre, host_pre)
 
 
-def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> PopInputs:
-    """The run's PopInputs from the reports' partial results (a cheap reduction)."""
+def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per task of ``model``: aligned [first, last] activity -- its process's lifetime in its report
+    (``aligned_lifetimes``), widened to the task's own rows (a report without the lifetime, rows
+    outside it); start > end where a task has none."""
+    n = len(model.tasks)
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    for i, t in enumerate(model.tasks):
+        span = (lifetimes[t.report] if lifetimes is not None and t.report < len(lifetimes) else {}).get(t.pid)
+        if span is not None:
+            lo[i], hi[i] = span
+    for p in parts:
+        task, s, e = p.spans
+        np.minimum.at(lo, task, s)
+        np.maximum.at(hi, task, e)
+    return lo, hi
+
+
+def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> tuple[int, int]:
+    """[t0, t1]: from the first start to the last end of the processes' lifetimes (the POP processes';
+    without any, every process of the reports)."""
+    alive = lo <= hi
+    if alive.any():
+        return int(lo[alive].min()), int(hi[alive].max())
+    spans = [s for rep in (lifetimes or []) for s in rep.values()]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
+
+
+def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
+            lifetimes: list[dict] | None = None) -> PopInputs:
+    """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
+    processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
+    aligned (first, last) activity (``aligned_lifetimes``)."""
     if nccl_as not in NCCL_RULES:
         raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
-    spans = [p.span for p in parts if p.span is not None]
-    t0, t1 = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
+    life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
+    t0, t1 = run_window(life_lo, life_hi, lifetimes)
     notes: list[str] = []
 
     # -- device intervals: key = (node index, device id) ---------------------------------------------
@@ -289,10 +362,15 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication") -> P
         for tasks, dur in hpre:
             pi = proc_index[tasks]
             np.add.at(host_pre, pi[pi >= 0], dur[pi >= 0])
-    procs = [{"label": model.tasks[i].label, "rank": model.tasks[i].rank, "host": model.tasks[i].host,
-              "node": model.tasks[i].node} for i in counted]
+    procs = []
+    for i in counted:
+        t, alive = model.tasks[i], bool(life_lo[i] <= life_hi[i])
+        procs.append({"label": t.label, "rank": t.rank, "host": t.host, "node": t.node,
+                      "start_ns": int(life_lo[i]) if alive else None, "end_ns": int(life_hi[i]) if alive else None})
+    counted_lo = np.array([life_lo[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
+    counted_hi = np.array([life_hi[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
     return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
-                     [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n)
+                     [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -346,8 +424,9 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
 
 
 def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
-              labels: list[str] | None = None) -> dict:
-    """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API."""
+              labels: list[str] | None = None, alive: np.ndarray | None = None) -> dict:
+    """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API and the time each
+    process is alive in the analysed time (``alive``, (H,); None: all of T)."""
     H = dur.shape[0]
     labels = labels or [f"P{i}" for i in range(H)]
     keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
@@ -358,13 +437,14 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
           "transfer_efficiency": "not available: needs a Dimemas replay (none for nsys traces)",
           "computation_scalability": "single run (see `nsys2prv pop` for several runs)"}
     if H == 0 or T <= 0 or not (has_mpi or has_api):
-        na["all"] = ("no MPI or CUDA API calls of GPU-owning processes (trace them: -t mpi,cuda_api)"
-                     if T > 0 else "empty analysed time")
+        na["all"] = ("no MPI or CUDA API calls of GPU-owning processes in the reports (trace them with nsys: "
+                     "--trace mpi,cuda)" if T > 0 else "empty analysed time")
         out["not_available"] = na
         return out
     mpi = dur[:, (_M2 & 1) != 0].sum(axis=1)
     offload = dur[:, _M2 == 2].sum(axis=1)
-    outside = T - mpi
+    alive = np.full(H, T, np.int64) if alive is None else np.asarray(alive, np.int64)
+    outside = alive - mpi
     useful = outside - offload
     omax = int(outside.max())
     node_ids = np.unique(nodes)
@@ -380,19 +460,21 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
     else:
         for k in ("mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in", "mpi_load_balance_out",
                   "mpi_communication_efficiency"):
-            na[k] = "no MPI calls in the reports (or MPI not translated: -t mpi)"
+            na[k] = "no MPI calls in the reports (MPI not traced by nsys)"
     if has_api:
         out["device_offload_efficiency"] = _ratio(useful.sum(), outside.sum())
         out["parallel_efficiency"] = float(useful.sum()) / (H * T)
         out["global_efficiency"] = out["parallel_efficiency"]
     else:
         for k in ("device_offload_efficiency", "parallel_efficiency", "global_efficiency"):
-            na[k] = "no CUDA API calls in the reports (or not translated: -t cuda_api)"
+            na[k] = "no CUDA API calls in the reports (CUDA not traced by nsys)"
     out.update({
         "useful_time_ns": {l: int(u) for l, u in zip(labels, useful)},
         "mpi_time_ns": {l: int(m) for l, m in zip(labels, mpi)},
         "offload_time_ns": {l: int(o) for l, o in zip(labels, offload)},
         "outside_mpi_time_ns": {l: int(o) for l, o in zip(labels, outside)},
+        "alive_time_ns": {l: int(a) for l, a in zip(labels, alive)},
+        "not_alive_time_ns": {l: int(T - a) for l, a in zip(labels, alive)},
         "useful_time_total_ns": int(useful.sum()),
         "max_outside_mpi_process": labels[int(np.argmax(outside))],
         "not_available": na,
@@ -413,6 +495,18 @@ def _durations(arrays, n_groups: int, n_cls: int, lo, hi, per_window: bool) -> n
     return mask_durations(g, cs, ce, c[row], n_groups, n_cls)[None]
 
 
+def _alive(inp: PopInputs, lo, hi, per_window: bool) -> np.ndarray | None:
+    """(windows or 1, H): each host process's lifetime inside the windows (None: no lifetimes known)."""
+    if inp.life is None:
+        return None
+    H = len(inp.procs)
+    s, e = inp.life
+    row, win, cs, ce = clip_to_windows(np.asarray(s, np.int64), np.asarray(e, np.int64), lo, hi)
+    out = np.zeros((len(lo) if per_window else 1, H), np.int64)
+    np.add.at(out, (win if per_window else np.zeros(len(row), np.int64), row), ce - cs)
+    return out
+
+
 def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     """Metrics over windows: one result over their union (per_window False; windows must be
     disjoint and sorted) or one per window."""
@@ -421,6 +515,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     D, H = len(inp.devices), len(inp.procs)
     ddur = _durations(inp.dev, D, 3, lo, hi, per_window)
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
+    alive = _alive(inp, lo, hi, per_window)
     if inp.dev_pre is not None or inp.host_pre is not None:
         if per_window or len(lo) != 1 or (lo[0], hi[0]) != (inp.t0, inp.t1):
             raise AssertionError("POP partials reduced in the workers measure the trace window only")
@@ -441,7 +536,8 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
                                   ("nccl_as", "parallel_efficiency", "load_balance", "communication_efficiency",
                                    "orchestration_efficiency")}
         res.append({"elapsed_ns": int(T), "device": dev,
-                    "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels)})
+                    "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels,
+                                      None if alive is None else alive[k])})
     return res
 
 
@@ -457,8 +553,8 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
         es.append(hit["end"].to_numpy(np.int64))
     k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
     if len(k) == 0:
-        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (is NVTX translated? it "
-                        "needs -t nvtx)")
+        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (push/pop or start/end "
+                        "ranges of any domain but MPI/NCCL)")
     s, e = np.concatenate(ss), np.concatenate(es)
     n = int(k.max()) + 1
     lo = np.full(n, np.iinfo(np.int64).max, np.int64)
@@ -478,8 +574,9 @@ def _overlapping(lo, hi) -> bool:
 
 
 def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
-            label: str = "") -> dict:
-    """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice."""
+            label: str = "", filter_nvtx: str | None = None) -> dict:
+    """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice.
+    ``filter_nvtx``: the -f range the inputs were cut to (stated in the scope)."""
 
     if warmup < 0:
         raise UserError("--warmup must be >= 0")
@@ -488,7 +585,8 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
     notes = list(inp.notes)
     top = evaluate(inp, [inp.t0], [inp.t1])[0]
     result = {"schema": SCHEMA, "tool": f"nsys2prv {__version__}", "label": label, "nccl_as": inp.nccl_as,
-              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1},
+              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1,
+                        **({"filter_nvtx": filter_nvtx} if filter_nvtx else {})},
               **top, "devices": inp.devices, "processes": inp.procs,
               "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
     # device idle before its first useful kernel (whole trace)
@@ -543,10 +641,22 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
     d = {
         "source": "POP metrics computed from the normalised Nsight Systems tables (not from the .prv); "
                   "formulas follow BasicAnalysis 06_metrics / TALP perf_metrics.c (host and device trees)",
-        "elapsed_time": "T = aligned time from the first to the last event of any translated kind over all "
-                        "reports (the trace span; Paraver's time 0 is the earliest session start, so the "
-                        "Paraver trace can be longer by the lead-in before the first event). For a region: the "
-                        "total length of the union of its windows. All activity is clipped to the windows.",
+        "elapsed_time": "T = the run's elapsed time: from the earliest start to the latest end of the lifetimes "
+                        "of the POP processes (process_lifetime; processes owning GPU activity or making MPI or "
+                        "CUDA API calls; without any, every process of the reports), on the aligned timeline. "
+                        "It does not depend on -t, which only chooses what goes into the Paraver trace: the "
+                        "metrics read the GPU activity, MPI and CUDA API calls (and NVTX ranges for --region/"
+                        "--iterations) of the reports whatever -t selects. With -f/--filter-nvtx, the part of "
+                        "that time inside the -f window. For a region: the total length of the union of its "
+                        "windows. All activity is clipped to the windows. Paraver's time 0 is the earliest "
+                        "session start (or the -f window start), so the Paraver trace length (printed with the "
+                        "conversion summary) differs from T by the time before the first and after the last "
+                        "process activity.",
+        "process_lifetime": "a process's lifetime = [first, last] timestamp of any of its activity in its report, "
+                            "over every event table of the export with a thread or process id, translated or "
+                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI, "
+                            "profiler overhead... (processes[].start_ns/end_ns, aligned; null: no activity in "
+                            "the analysed time)",
         "physical_device": "one GPU = (host name, CUDA device id); all streams, and all processes of that host "
                            "using that device id, are flattened by interval union",
         "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
@@ -562,13 +672,16 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         "device_orchestration_efficiency": "max_d A_d / T; LB x CommE x OrchE = parallel efficiency",
         "host_processes": "processes owning at least one GPU stream (BasicAnalysis); CPU-only processes are "
                           "listed in excluded_processes. One host unit per process (t_i = 1).",
-        "host_times": "per process, the calls of all its threads are united: MPI_i = |union of MPI calls|, "
-                      "offload_i = |union of CUDA API calls minus MPI_i|, OutsideMPI_i = T - MPI_i, "
-                      "UsefulHost_i = OutsideMPI_i - offload_i (an upper bound: time outside any traced call, "
-                      "before the first and after the last event included, counts as useful)",
+        "host_times": "per process, the calls of all its threads are united: Alive_i = |lifetime_i within the "
+                      "analysed time| (alive_time_ns), NotAlive_i = T - Alive_i (not started yet or already "
+                      "ended: not_alive_time_ns, never useful), MPI_i = |union of MPI calls|, offload_i = |union "
+                      "of CUDA API calls minus MPI_i|, OutsideMPI_i = Alive_i - MPI_i, UsefulHost_i = "
+                      "OutsideMPI_i - offload_i (an upper bound: time of a living process outside any traced "
+                      "call counts as useful)",
         "host_availability": "MPI factors need MPI data and offload factors CUDA API data in the reports (traced "
-                             "and translated with -t), even if no call falls in the analysed time",
-        "mpi_parallel_efficiency": "sum_i OutsideMPI_i / (H*T)",
+                             "by nsys; whatever -t translates), even if no call falls in the analysed time",
+        "mpi_parallel_efficiency": "sum_i OutsideMPI_i / (H*T) (time a process is not alive is lost here, like "
+                                   "time in MPI)",
         "mpi_load_balance": "mean_i OutsideMPI_i / max_i OutsideMPI_i = LB_in x LB_out",
         "mpi_load_balance_in_out": "LB_in = max_node(mean OutsideMPI on node) / max_i OutsideMPI_i; "
                                    "LB_out = mean_i OutsideMPI_i / max_node(mean OutsideMPI on node) (TALP)",

@@ -194,7 +194,9 @@ def caption(res: dict, scaling: str | None = None, reference: str | None = None)
     text = ("Device metrics after per-GPU union of kernel intervals over streams; data movement = memcpy/memset"
             + (" and NCCL kernels" if rule == "communication" else "") + " not overlapped by compute kernels"
             + ("; NCCL kernels counted as useful" if rule == "useful" else "")
-            + ". T = elapsed time of the analysed region (trace span: first to last event). Max terms over "
+            + ". T = the run's elapsed time (first to last activity of the processes, whatever was "
+              "translated into the trace) or a region's total length; time a process is not alive is not "
+              "useful. Max terms over "
               "physical GPUs. Host useful time = time outside MPI and CUDA API calls (upper bound). "
               "SerE/TrfE not available (no Dimemas replay). Host and device trees are not multiplied.")
     if scaling:
@@ -238,9 +240,50 @@ def _json_default(o):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def na_reasons(res: dict) -> list[str]:
+    """Why the printed n/a are n/a: one line per reason, naming the metrics (and the columns of
+    the table it holds for, when not all)."""
+    scopes = [("trace", res)] + [(r["name"], r) for r in res.get("regions", [])]
+    labels = {key: label for key, label, *_ in ROWS}
+    found: dict[str, dict[str, list[str]]] = {}        # reason -> metric label -> columns
+    for header, scope in scopes:
+        values = column(scope, header)["values"]
+        for tree in ("device", "host"):
+            na = (scope.get(tree) or {}).get("not_available")
+            if isinstance(na, str):
+                na = {"all": na}
+            for key, why in (na or {}).items():
+                if key == "all":
+                    names = [f"every {tree} metric"]
+                else:
+                    names = [labels[f"{tree}.{key}"]] if values.get(f"{tree}.{key}") is None else []
+                for n in names:
+                    found.setdefault(why, {}).setdefault(n, []).append(header)
+    out = []
+    for why, metrics in found.items():
+        cols = sorted({c for cs in metrics.values() for c in cs}, key=[h for h, _ in scopes].index)
+        where = "" if len(cols) == len(scopes) else f" [{', '.join(cols)}]"
+        out.append(f"{', '.join(metrics)}{where}: {why}")
+    return out
+
+
+def elapsed_text(res: dict, trace_ns: int | None = None) -> str:
+    """What T is, with the Paraver trace's length beside it when given."""
+    scope = res.get("scope") or {}
+    where = (f" inside the -f window of NVTX range '{scope['filter_nvtx']}'" if scope.get("filter_nvtx") else "")
+    lo, hi = scope.get("start_ns", 0) / 1e9, scope.get("end_ns", 0) / 1e9
+    text = (f"  T = {res['elapsed_ns'] / 1e9:.6f} s: the run's elapsed time (first to last activity of the "
+            f"processes{where}, trace time {lo:.6f} .. {hi:.6f} s)")
+    if trace_ns is not None:
+        text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0, the "
+                 + ("-f window start" if scope.get("filter_nvtx") else "earliest session start")
+                 + ", to its last record)")
+    return text
+
+
 def advice_text(items: list[dict]) -> str:
     return "\n".join(f"  - {a['message']}" for a in items)
 
 
 __all__ = ["ROWS", "column", "single_run_columns", "text_table", "markdown_table", "latex_table", "write_csv",
-           "write_png", "write_all", "caption", "advice_text", "colour"]
+           "write_png", "write_all", "caption", "advice_text", "colour", "na_reasons", "elapsed_text"]

@@ -1,13 +1,18 @@
 """The conversion, stage by stage.
 
     A  per report (in parallel)   export -> read/normalise (or the Parquet cache) -> small metadata
-    B  global                      resource model, clock alignment, -f window, type registry
+    B  global                      resource models (trace, POP), clock alignment, -f window, lifetimes,
+                                   type registry
     C  per report (in parallel)   clip -> POP / GPU-metric partials -> translate -> paint -> sorted chunk
     D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
 
 Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see
 ``stages.py`` and ``parallel.py``.  ``pop_of_reports`` (``nsys2prv pop`` on reports) runs the same
 stages A and B and the POP part of stage C.  Memory in the main process is O(reports), not O(events).
+
+-t chooses what goes into the trace, never the POP metrics: stages A and C also read the POP kinds
+(``metrics.pop.KINDS``) and the POP processes are a model of their own, so OUT.pop.json is the same
+whatever -t selects; the trace's model, clocks and records do not depend on them.
 """
 
 from __future__ import annotations
@@ -140,6 +145,8 @@ class Prepared:
     clips: list
     origin_epoch: int
     out: Translation = field(default_factory=Translation)     # the readers' tallies
+    pop_model: object = None        # the POP processes: a model over the POP kinds, whatever -t
+    lifetimes: list = field(default_factory=list)   # per report, pid -> aligned (first, last) activity
 
     @property
     def infos(self) -> list:
@@ -155,8 +162,10 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     kinds = translated_kinds(cfg)
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
+    pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
+                      if k not in kinds)
     sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                      cfg.force_sqlite, kinds, calls, **extra) for i, p in enumerate(cfg.inputs)]
+                      cfg.force_sqlite, kinds, calls, **extra, pop_kinds=pop_kinds) for i, p in enumerate(cfg.inputs)]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
@@ -195,14 +204,33 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
             alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
     for rep_info, c in zip(alignment.reports, clocks):
         rep_info["trace_offset_ns"] = c.offset
-    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out)
+    pop_model = build_model([s.pop_keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+    lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
+                    lifetimes)
+
+
+def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]]:
+    """collect_partial's lookups, derived once per run and split per report (each job carries only
+    its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
+    no reduction in the workers)."""
+    tasks: list[dict] = [{} for _ in range(n_reports)]
+    for key, task in popm.task_lookup(pop_model).items():
+        tasks[key[0]][key] = task
+    exclusive = popm.exclusive_devices(pop_model)
+    report_of = [t.report for t in pop_model.tasks]
+    mine = [None if exclusive is None else {(t, d) for t, d in exclusive if report_of[t] == r}
+            for r in range(n_reports)]
+    return tasks, mine
 
 
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+    tasks, mine = pop_lookups(run.pop_model, len(run.sources))
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                    types, clip, pop_names, cfg.wants("gpu_metrics"),
+                    types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
                     None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
                     pop_only=work is None)
             for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
@@ -260,11 +288,11 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        inputs = popm.combine([r.pop for r in results], model, cfg.nccl_as)
+        inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
         for r in results:
             r.pop = None                # combined: the reports' partials are no longer needed
-        pop = popm.compute(inputs, region=cfg.region,
-                           iterations=cfg.iterations, warmup=cfg.warmup, label=cfg.output.name)
+        pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                           label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
         tick("POP")
         if cfg.in_memory:
             stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg)
@@ -287,7 +315,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
-    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output)
+    pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
     summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks)
     summary.notes += outputs.notes
@@ -316,9 +344,9 @@ def pop_of_reports(cfg: Config) -> dict:
     finally:
         if ex is not None:
             ex.close(final=True)
-    inputs = popm.combine([r.pop for r in results], run.model, cfg.nccl_as)
+    inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                       label=cfg.output.name)
+                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
     res["source"] = [str(p) for p in cfg.inputs]
     return res
 

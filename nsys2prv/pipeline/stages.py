@@ -2,11 +2,14 @@
 in this process, in local worker processes (--jobs) or on Dask workers (--dask).
 
 - ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache)
-  and return only small metadata: identity, device map, the keys the resource model needs, NVTX
-  domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+  and return only small metadata: identity, device map, each process's lifetime (first and last
+  activity over every event table), the keys the resource models need (the trace's, over the
+  translated kinds; POP's, over the POP kinds whatever -t), NVTX domains, GPU metric names, min
+  time, the -f window's occurrence, the readers' tallies.
 - ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
-  POP and GPU-metric partial results, translate, and either return the Translation (in-memory
-  path) or write the report's sorted record chunk (``paraver/chunks.py``) and return its metadata.
+  POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
+  -t kinds, and either return the Translation (in-memory path) or write the report's sorted record
+  chunk (``paraver/chunks.py``) and return its metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
 ``pipeline.py`` and ``paraver/writer.py``.
@@ -15,7 +18,6 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 from __future__ import annotations
 
 import pickle
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
+from nsys2prv.nsys.lifetimes import process_lifetimes
 from nsys2prv.nsys.readers.mpi import read_p2p
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
@@ -61,6 +64,9 @@ class ReportInfo:
     devmap: pd.DataFrame
     source: str = ""                # the file the user named
     index: int = 0
+    # pid -> (first, last) activity timestamp over every event table (nsys/lifetimes.py); None in
+    # metadata cached by an older version (then computed and cached again)
+    lifetimes: dict | None = None
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
@@ -71,7 +77,7 @@ def report_info(report) -> ReportInfo:
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
                       capture_warnings(report), {t: report.count(t) for t in tables}, identify(report),
-                      device_map(report), report.source, report.index)
+                      device_map(report), report.source, report.index, process_lifetimes(report))
 
 
 @dataclass
@@ -87,6 +93,7 @@ class Source:
     align_kinds: tuple[str, ...] = ()   # tables read only for the clock alignment (not translated)
     marker: str | None = None       # --align marker:NAME
     p2p: bool = False               # raw MPI point-to-point rows, for message records and alignment
+    pop_kinds: tuple[str, ...] = ()     # tables read only for the POP metrics (not translated)
 
 
 def needed_export_tables() -> tuple[str, ...]:
@@ -94,7 +101,8 @@ def needed_export_tables() -> tuple[str, ...]:
 
 
 def _default_kinds(src: Source) -> tuple[str, ...]:
-    return src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
+    kinds = src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
+    return kinds + tuple(k for k in src.pop_kinds if k not in kinds)
 
 
 ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
@@ -121,7 +129,7 @@ CACHE_DAMAGE = (OSError, ValueError, EOFError, pickle.UnpicklingError, KeyError,
 
 def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
     """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
-    (default: the translated ones plus the link calls), from the cache when it has them."""
+    (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
     if kinds is None:
         kinds = _default_kinds(src)
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
@@ -130,11 +138,13 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     info = cache.meta()
     missing = [k for k in kinds if not cache.has(k)]
     fresh: dict = {}
-    if info is None or missing:
+    if info is None or missing or info.lifetimes is None:
         report = Report(sqlite, src.index, source=str(src.input))
         try:
             if info is None:
                 info = report_info(report)
+            elif info.lifetimes is None:            # metadata cached before lifetimes existed
+                info.lifetimes = process_lifetimes(report)
             for k in missing:
                 res = K.BY_NAME[k].reader.read(report)
                 if res is not None:
@@ -166,6 +176,7 @@ class Scan:
     info: ReportInfo
     tallies: dict[str, dict]                # read tallies of the translated kinds (declaration order)
     keys: dict[str, pd.DataFrame]           # the resource model's keys, per side (``model_keys``)
+    pop_keys: dict[str, pd.DataFrame]       # the same over the POP kinds, whatever -t (metrics/pop.py KINDS)
     domains: list[str]
     metrics: list[str]
     min_time: int | None
@@ -200,13 +211,14 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
-SCAN_VERSION = 3        # bump when a Scan's content changes
+SCAN_VERSION = 4        # bump when a Scan's content changes
 
 
 def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     """Stage A for one report; the result itself is cached (per categories and -f range), so a
     warm start reads no table at all here."""
-    tag = _hash(repr((SCAN_VERSION, src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p)))
+    tag = _hash(repr((SCAN_VERSION, src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p,
+                      src.pop_kinds)))
     cache = None
     if not src.force_sqlite:
         try:
@@ -238,22 +250,25 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
     sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
     keys = model_keys(tables)
-    _trim_identity(info, keys)
-    return Scan(info, tallies, keys, domains, metrics, min(mins) if mins else None,
+    pop_keys = model_keys({k: t for k, (t, _) in got.items() if k in pop.KINDS and t is not None})
+    _trim_identity(info, [keys, pop_keys])
+    return Scan(info, tallies, keys, pop_keys, domains, metrics, min(mins) if mins else None,
                 sum(len(df) for df in tables.values()), _first_occurrence(tables, filter_nvtx), sync,
                 _read_p2p(src) if src.p2p else None)
 
 
-def _trim_identity(info: ReportInfo, keys: dict[str, pd.DataFrame]) -> None:
-    """Keep the names of just the processes and threads the model will have: the captured lists
-    hold every process and thread of the host, and the main process keeps one per report."""
+def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) -> None:
+    """Keep the names of just the processes and threads the models (the trace's, POP's) will have:
+    the captured lists hold every process and thread of the host, and the main process keeps one per
+    report."""
     tids, pids = set(), set()
-    if K.CPU in keys:
-        g = keys[K.CPU]["tid"].to_numpy(np.int64)
-        tids.update(tid_of(g).tolist())
-        pids.update(pid_of(g).tolist())
-    if K.GPU in keys:
-        pids.update(pid_of(keys[K.GPU]["gpid"].to_numpy(np.int64)).tolist())
+    for keys in key_sets:
+        if K.CPU in keys:
+            g = keys[K.CPU]["tid"].to_numpy(np.int64)
+            tids.update(tid_of(g).tolist())
+            pids.update(pid_of(g).tolist())
+        if K.GPU in keys:
+            pids.update(pid_of(keys[K.GPU]["gpid"].to_numpy(np.int64)).tolist())
     ident = info.identity
     ident.thread_names = {t: n for t, n in ident.thread_names.items() if t in tids}
     ident.process_names = {p: n for p, n in ident.process_names.items() if p in pids}
@@ -282,6 +297,8 @@ class RankJob:
     types: dict                             # event type id -> EventType (every type of the trace)
     clip: tuple[int, int] | None            # -f window in the report's raw times
     pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
+    pop_tasks: dict                         # (report, pid) -> POP task index, for this report's processes
+    pop_exclusive: set | None               # (POP task, device) of GPUs of one task (None: keep intervals)
     attribution: bool                       # GPU metrics attribution partial
     chunk: str | None                       # chunk file prefix (None: return the Translation)
     pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation
@@ -299,7 +316,7 @@ class RankResult:
 
 
 def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
-    for kind, df in tables.items():
+    for kind, df in list(tables.items()):
         start, end = df["start"], df["end"]
         point = start == end   # marks: inside when within the window; intervals: when they overlap it
         inside = ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
@@ -308,20 +325,6 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
         df["start"] = df["start"].clip(lower=lo)
         df["end"] = df["end"].clip(upper=hi)
         tables[kind] = df
-
-
-_POP_KEYS: list = []        # [(weak reference to a model, its POP lookups)]: one model per run
-
-
-def _pop_keys(model: Model) -> tuple:
-    """``collect_partial``'s lookups of ``model`` -- (report, pid) -> task and the GPUs of one task
-    -- derived once per model, not once per report (each is O(ranks): O(ranks^2) over a run).  The
-    workers of a run all hold one model object (forked, or scattered by Dask)."""
-    if _POP_KEYS and _POP_KEYS[0][0]() is model:
-        return _POP_KEYS[0][1]
-    keys = (pop.task_lookup(model), pop.exclusive_devices(model))
-    _POP_KEYS[:] = [(weakref.ref(model), keys)]
-    return keys
 
 
 def translate_tables(ctx: Context, out: Translation) -> None:
@@ -356,10 +359,15 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
     calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
     out = Translation()
+    # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
+    untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
-    lookup, exclusive = _pop_keys(model)
-    partial = pop.collect_partial(r, tables, lookup, job.clock, job.pop_names, None if job.pop_names else exclusive)
+        clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
+    pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
+    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names,
+                                  None if job.pop_names else job.pop_exclusive)
+    del untranslated, pop_tables
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if job.pop_only:
         return RankResult(r, out.counts, partial, attributed, warnings=warnings)

@@ -79,7 +79,8 @@ def print_summary(s: Summary, seconds: float) -> None:
                f"({', '.join(s.nodes)}), {s.threads} CPU thread(s), {s.streams} GPU stream(s)"
                + (f", {s.metric_rows} GPU metric row(s)" if s.metric_rows else ""))
     click.echo(f"  records: {rec['states']} states, {rec['events']} events, {rec['communications']} "
-               f"communications; trace length {rec['end_ns'] / 1e9:.6f} s; {seconds:.2f} s wall")
+               f"communications; Paraver trace length {rec['end_ns'] / 1e9:.6f} s (POP's T below is the run's "
+               f"elapsed time); {seconds:.2f} s wall")
     click.echo(f"  {'category':<14} {'source rows':>12} {'translated':>11} {'records':>9}  dropped / notes")
     for kind, c in sorted(s.categories.items()):
         extra = "; ".join(f"{n} {why}" for why, n in {**c["dropped"], **c["notes"]}.items())

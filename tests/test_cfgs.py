@@ -131,12 +131,12 @@ def test_required_views_are_shipped():
     assert want <= set(SHIPPED)
 
 
-def test_readme_lists_every_view():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_views_page_lists_every_view():
+    page = (ROOT / "docs" / "paraver-views.md").read_text(encoding="utf-8")
     for v in C.VIEWS:
-        assert f"`{v.path}`" in readme, f"README does not list {v.path}"
+        assert f"`{v.path}`" in page, f"docs/paraver-views.md does not list {v.path}"
     for key in C.METRIC_FAMILIES:
-        assert f"hwcounters/gpu_{key}.cfg" in readme
+        assert f"hwcounters/gpu_{key}.cfg" in page
 
 
 # --- the parser is strict --------------------------------------------------------------------------
@@ -303,7 +303,8 @@ def test_cfgs_directory_that_cannot_be_written_is_a_user_error(full, tmp_path):
     blocker.write_text("")
     src = out.parent.parent / "rank0.sqlite"
     code, text = convert(["--cfgs", blocker / "sub", src, tmp_path / "t"], expect_ok=False)
-    assert code == 2 and "cannot write the Paraver views" in text
+    assert code == 2 and f"{blocker / 'sub'}: cannot write the output there (Not a directory)" in text
+    assert not (tmp_path / "t.prv").exists()            # refused before any work
 
 
 # --- packaging ---------------------------------------------------------------------------------------

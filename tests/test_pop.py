@@ -152,8 +152,12 @@ def test_worked_example_host_tree(worked, tmp_path):
     assert h["mpi_communication_efficiency"] == pytest.approx(0.9)
     assert h["device_offload_efficiency"] == pytest.approx(11.5 / 16.5)      # 0.697
     assert h["parallel_efficiency"] == pytest.approx(11.5 / 20)              # 0.575
-    assert h["serialization_efficiency"] is None and h["transfer_efficiency"] is None
-    assert "Dimemas" in h["not_available"]["serialization_efficiency"]
+    # ideal network: rank 1 enters the Allreduce at 7.5 and waits for rank 0 (9); both leave at 9 instead
+    # of 10: T_ideal = 9, SerE = max OutsideMPI / T_ideal = 9 / 9, TrfE = T_ideal / T = 9 / 10
+    assert h["ideal_elapsed_ns"] == t(9)
+    assert h["serialization_efficiency"] == pytest.approx(1.0) and h["transfer_efficiency"] == pytest.approx(0.9)
+    assert h["serialization_efficiency"] * h["transfer_efficiency"] == pytest.approx(h["mpi_communication_efficiency"])
+    assert "replay_notes" not in h
 
 
 def test_host_tree_one_node_splits_lb_in_and_excludes_cpu_only_processes(tmp_path):
@@ -213,16 +217,19 @@ def test_table_files(worked, tmp_path):
     rows = {r["metric"]: r for r in csv.DictReader(open(f"{tmp_path}/w.pop.csv"))}
     assert rows["device.load_balance"]["trace"] == "0.857143"
     assert rows["host.device_offload_efficiency"]["trace"] == "0.696970"
-    assert rows["host.serialization_efficiency"]["trace"] == ""            # n/a
+    assert rows["host.serialization_efficiency"]["trace"] == "1.000000"
+    assert rows["host.transfer_efficiency"]["trace"] == "0.900000"
+    assert rows["host.computation_scalability"]["trace"] == ""            # n/a: one run
     assert rows["device.count"]["trace"] == "2"
     md = Path(f"{tmp_path}/w.pop.md").read_text()
     assert "| Metric | trace |" in md
     assert "| &emsp;&emsp;Device Load balance | 85.71% |" in md
-    assert "| &emsp;&emsp;&emsp;&emsp;Serialization efficiency | n/a |" in md
+    assert "| &emsp;&emsp;&emsp;&emsp;Serialization efficiency | 100.00% |" in md
+    assert "| &emsp;&emsp;&emsp;&emsp;Transfer efficiency | 90.00% |" in md
     tex = Path(f"{tmp_path}/w.pop.tex").read_text()
     for needle in (r"\usepackage{booktabs}", r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lr}",
                    r"Metric & trace \\", r"\hspace{2em}Device Load balance & 85.71\% \\",
-                   r"\hspace{2em}Device Offload efficiency & 69.70\% \\", r"Serialization efficiency & n/a \\",
+                   r"\hspace{2em}Device Offload efficiency & 69.70\% \\", r"Serialization efficiency & 100.00\% \\",
                    "NCCL kernels not overlapped"):
         assert needle in tex, needle
     png = Path(f"{tmp_path}/w.pop.png")

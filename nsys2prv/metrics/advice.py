@@ -19,7 +19,8 @@ FACTORS = [  # (tree, key, label, what a low value means)
      "GPUs idle (neither computing nor moving data): launch latency, host work, synchronisation, lead-in"),
     ("host", "mpi_load_balance", "MPI load balance", "ranks spend unequal time outside MPI"),
     ("host", "mpi_communication_efficiency", "MPI communication efficiency",
-     "time in MPI on the most loaded rank (transfer and serialisation cannot be told apart without Dimemas)"),
+     "time in MPI on the most loaded rank (see serialisation and transfer efficiency: waiting for partners "
+     "vs the network)"),
     ("host", "device_offload_efficiency", "Device offload efficiency",
      "host time spent inside CUDA API calls (launches, copies, synchronisation)"),
 ]

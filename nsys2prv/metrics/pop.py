@@ -25,6 +25,7 @@ from nsys2prv.metrics.measures import (
     mask_durations,
     union,
 )
+from nsys2prv.metrics.replay import replay
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -66,6 +67,7 @@ class PopInputs:
     # per host process: aligned [first, last] activity (start == end: none in the analysed time);
     # None: every process alive over the whole window
     life: tuple | None = None
+    replay: object = None               # metrics.replay.Replay over the host processes (MPI runs)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -147,6 +149,7 @@ class PopPartial:
     # and per task (task, mask durations (k, 4)) -- a few numbers instead of every interval
     dev_pre: tuple | None = None
     host_pre: tuple | None = None
+    mpi_calls: pd.DataFrame | None = None   # (task, start, end, name, root, comm), aligned: for the replay
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -248,6 +251,15 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         host = _unions([task[ok], c[ok]], s[ok], e[ok])
     else:
         host = _unions([z] * 2, z, z)
+    mpi_calls = None
+    df = tabs.get("mpi")
+    if df is not None and len(df):
+        mpi_calls = pd.DataFrame({"task": _tasks_of(report, df["tid"], lookup),
+                                  "start": _at(off, df["start"].to_numpy(np.int64)),
+                                  "end": _at(off, df["end"].to_numpy(np.int64)), "name": df["name"].astype(str),
+                                  "root": df["peer"].to_numpy(np.int64), "comm": df["comm"].to_numpy(np.int64),
+                                  "peers": (df["source"] == "tables").to_numpy()})
+        mpi_calls = mpi_calls[mpi_calls["task"] >= 0]
     df = tabs.get("nvtx")
     if df is None or df.empty:
         nvtx = pd.DataFrame({"start": [], "end": [], "name": []})
@@ -258,7 +270,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
                              "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
     return PopPartial(_task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, off), dev, host, has, nvtx,
-                      dev_pre, host_pre)
+                      dev_pre, host_pre, mpi_calls)
 
 
 def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -290,7 +302,7 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
 
 
 def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
-            lifetimes: list[dict] | None = None) -> PopInputs:
+            lifetimes: list[dict] | None = None, messages: pd.DataFrame | None = None) -> PopInputs:
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
     processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
     aligned (first, last) activity (``aligned_lifetimes``)."""
@@ -369,8 +381,33 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
                       "start_ns": int(life_lo[i]) if alive else None, "end_ns": int(life_hi[i]) if alive else None})
     counted_lo = np.array([life_lo[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
     counted_hi = np.array([life_hi[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
-    return PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
-                     [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
+    inputs = PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
+                       [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
+    inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
+    return inputs
+
+
+def _replay(parts, model, proc_index, procs, lo, hi, messages):
+    """The ideal-network replay of the host processes' MPI calls (None without MPI calls)."""
+    frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
+    if not frames:
+        return None
+    calls = pd.concat(frames, ignore_index=True)
+    calls["rank"] = proc_index[calls["task"].to_numpy(np.int64)]
+    calls = calls[calls["rank"] >= 0]
+    by_rank = {p["rank"]: i for i, p in enumerate(procs) if p["rank"] is not None}
+    calls["root"] = calls["root"].map(lambda r: by_rank.get(int(r), -1)).astype(np.int64)
+    msg = None
+    if messages is None and calls["peers"].all():      # the export names peers, and no message matched
+        messages = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("send_task", "send_start", "recv_task",
+                                                                     "recv_end")})
+    if messages is not None:
+        msg = pd.DataFrame({"send_rank": proc_index[messages["send_task"].to_numpy(np.int64)],
+                            "send_start": messages["send_start"].to_numpy(np.int64),
+                            "recv_rank": proc_index[messages["recv_task"].to_numpy(np.int64)],
+                            "recv_end": messages["recv_end"].to_numpy(np.int64)})
+        msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
+    return replay(calls[["rank", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -424,18 +461,20 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
 
 
 def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
-              labels: list[str] | None = None, alive: np.ndarray | None = None) -> dict:
+              labels: list[str] | None = None, alive: np.ndarray | None = None, t_ideal: int | None = None,
+              replayed=None) -> dict:
     """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API and the time each
-    process is alive in the analysed time (``alive``, (H,); None: all of T)."""
+    process is alive in the analysed time (``alive``, (H,); None: all of T); ``t_ideal``: the analysed
+    time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency."""
     H = dur.shape[0]
     labels = labels or [f"P{i}" for i in range(H)]
     keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
             "mpi_load_balance_out", "mpi_communication_efficiency", "serialization_efficiency",
             "transfer_efficiency", "device_offload_efficiency", "computation_scalability", "global_efficiency")
     out: dict = {"count": H, **dict.fromkeys(keys)}
-    na = {"serialization_efficiency": "not available: needs a Dimemas replay (none for nsys traces)",
-          "transfer_efficiency": "not available: needs a Dimemas replay (none for nsys traces)",
-          "computation_scalability": "single run (see `nsys2prv pop` for several runs)"}
+    na = {"computation_scalability": "single run (see `nsys2prv pop` for several runs)"}
+    if t_ideal is None:
+        na["serialization_efficiency"] = na["transfer_efficiency"] = "no MPI calls to replay"
     if H == 0 or T <= 0 or not (has_mpi or has_api):
         na["all"] = ("no MPI or CUDA API calls of GPU-owning processes in the reports (trace them with nsys: "
                      "--trace mpi,cuda)" if T > 0 else "empty analysed time")
@@ -457,6 +496,11 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
             "mpi_load_balance_out": _ratio(outside.mean(), node_mean.max()),
             "mpi_communication_efficiency": omax / T,
         })
+        if t_ideal is not None and t_ideal > 0:
+            out.update({"serialization_efficiency": omax / t_ideal, "transfer_efficiency": t_ideal / T,
+                        "ideal_elapsed_ns": int(t_ideal)})
+            if replayed is not None and replayed.notes:
+                out["replay_notes"] = list(replayed.notes)
     else:
         for k in ("mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in", "mpi_load_balance_out",
                   "mpi_communication_efficiency"):
@@ -528,6 +572,12 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     plabels = [p["label"] for p in inp.procs]
     nodes = np.array([p["node"] for p in inp.procs], np.int64)
     other = "useful" if inp.nccl_as == "communication" else "communication"
+    if inp.replay is None:
+        ideal = [None] * len(Ts)
+    elif per_window:
+        ideal = [inp.replay.window(int(a), int(b)) for a, b in zip(lo, hi)]
+    else:
+        ideal = [sum(inp.replay.window(int(a), int(b)) for a, b in zip(lo, hi))]
     res = []
     for k, T in enumerate(Ts):
         dev = device_tree(ddur[k], int(T), inp.nccl_as, dlabels)
@@ -537,7 +587,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
                                    "orchestration_efficiency")}
         res.append({"elapsed_ns": int(T), "device": dev,
                     "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels,
-                                      None if alive is None else alive[k])})
+                                      None if alive is None else alive[k], ideal[k], inp.replay)})
     return res
 
 
@@ -686,7 +736,14 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         "mpi_load_balance_in_out": "LB_in = max_node(mean OutsideMPI on node) / max_i OutsideMPI_i; "
                                    "LB_out = mean_i OutsideMPI_i / max_node(mean OutsideMPI on node) (TALP)",
         "mpi_communication_efficiency": "max_i OutsideMPI_i / T",
-        "serialization_transfer": "not available: they need a Dimemas replay, which nsys traces lack",
+        "serialization_efficiency": "max_i OutsideMPI_i / T_ideal, where T_ideal is the analysed time of the run "
+                                    "replayed on an ideal network (zero latency, infinite bandwidth): computation "
+                                    "bursts keep their durations, MPI calls only wait for their partners "
+                                    "(synchronising collectives for the last member, rooted ones for the root, "
+                                    "receives and waits for the matching send to start; sends are eager); every "
+                                    "process starts at the start of its life (nsys2prv's own replay, "
+                                    "metrics/replay.py; without MPI peers in the export only collectives wait)",
+        "transfer_efficiency": "T_ideal / T; serialization x transfer = MPI communication efficiency",
         "device_offload_efficiency": "sum_i UsefulHost_i / sum_i OutsideMPI_i (BasicAnalysis = TALP hybrid-v2 "
                                      "without OpenMP)",
         "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency",

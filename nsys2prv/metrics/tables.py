@@ -198,7 +198,8 @@ def caption(res: dict, scaling: str | None = None, reference: str | None = None)
               "translated into the trace) or a region's total length; time a process is not alive is not "
               "useful. Max terms over "
               "physical GPUs. Host useful time = time outside MPI and CUDA API calls (upper bound). "
-              "SerE/TrfE not available (no Dimemas replay). Host and device trees are not multiplied.")
+              "SerE = max OutsideMPI / T_ideal, TrfE = T_ideal / T, T_ideal from an ideal-network replay of the "
+              "MPI calls. Host and device trees are not multiplied.")
     if scaling:
         text += f" Scaling mode: {scaling} (stated, not detected); reference = {reference}."
     return text

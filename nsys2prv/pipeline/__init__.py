@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core import registry as R
@@ -81,7 +84,8 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
         return {"align_kinds": (), "marker": None, "p2p": False}
     extra = (("mpi",) if method in ("mpi", "auto") else ()) + (("kernels",) if method in ("nccl", "auto") else ()) \
         + (("nvtx",) if method == "marker" else ())
-    return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": cfg.wants("mpi")}
+    # the MPI messages are read whatever -t: they serve the alignment and the POP replay too
+    return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
 
 
 def align_run(cfg: Config, infos: list, scans: list, model):
@@ -211,6 +215,34 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
                     lifetimes)
 
 
+def _pop_messages(run: Prepared):
+    """Matched MPI messages for the POP replay: send and receive tasks of the POP model, the send call's
+    start and the end of the call completing the receive, on the aligned timeline (None: no peers)."""
+    m = run.messages
+    if m is None or not len(m):
+        return None
+    lookup = popm.task_lookup(run.pop_model)
+    threads, tasks = run.model.threads, run.model.tasks
+
+    def pop_task(thread_ids):
+        out = []
+        for g in thread_ids.tolist():
+            t = tasks[threads[g].task]
+            out.append(lookup.get((t.report, t.pid), -1))
+        return np.array(out, np.int64)
+
+    def aligned(reports, times):
+        out = np.empty(len(times), np.int64)
+        for r in np.unique(reports):
+            sel = reports == r
+            out[sel] = run.clocks[int(r)].apply(times[sel])
+        return out
+
+    return pd.DataFrame({"send_task": pop_task(m.send_thread), "recv_task": pop_task(m.recv_thread),
+                         "send_start": aligned(m.send_report, m.log_send),
+                         "recv_end": aligned(m.recv_report, m.phys_recv)})
+
+
 def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]]:
     """collect_partial's lookups, derived once per run and split per report (each job carries only
     its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
@@ -288,7 +320,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
+        inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes,
+                              _pop_messages(run))
         for r in results:
             r.pop = None                # combined: the reports' partials are no longer needed
         pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
@@ -344,7 +377,7 @@ def pop_of_reports(cfg: Config) -> dict:
     finally:
         if ex is not None:
             ex.close(final=True)
-    inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes)
+    inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run))
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                        label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
     res["source"] = [str(p) for p in cfg.inputs]

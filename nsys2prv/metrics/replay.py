@@ -110,16 +110,40 @@ class Replay:
         return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
 
 
-def classify(names: pd.Series, have_peers: bool) -> np.ndarray:
-    """The replay kind of every call from its MPI function name."""
-    name = names.astype(str)
-    kind = np.full(len(name), ZERO, np.int64)
-    kind[name.isin(SYNC_CALLS).to_numpy()] = SYNC
-    kind[name.isin(GATHER_CALLS).to_numpy()] = ROOT_GATHER
-    kind[name.isin(BCAST_CALLS).to_numpy()] = ROOT_BCAST
-    if have_peers:
-        kind[name.isin(RECV_CALLS).to_numpy()] = RECV
+def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
+    """The replay kind of each distinct MPI function name."""
+    kind = np.full(len(categories), ZERO, np.int64)
+    for i, n in enumerate(categories):
+        n = ALIASES.get(n, n)
+        kind[i] = (SYNC if n in SYNC_CALLS else ROOT_GATHER if n in GATHER_CALLS else ROOT_BCAST if n in BCAST_CALLS
+                   else RECV if have_peers and n in RECV_CALLS else ZERO)
     return kind
+
+
+def _codes(values) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and the distinct values (categorical columns: as they are)."""
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        cat = values.array
+        return np.asarray(cat.codes, np.int64), np.asarray(cat.categories, object)
+    codes, uniq = pd.factorize(np.asarray(values))
+    return codes.astype(np.int64), np.asarray(uniq, object)
+
+
+def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Index of the call of process ``rank`` whose time (sorted within each process) equals ``t``; -1: none."""
+    out = np.full(len(t), -1, np.int64)
+    order = np.argsort(rank, kind="stable")
+    r_sorted = rank[order]
+    edges = np.searchsorted(r_sorted, np.arange(len(bounds)), "left")
+    for r in np.flatnonzero(np.diff(edges)):
+        if r >= len(bounds) - 1:
+            continue
+        sel = order[edges[r]:edges[r + 1]]
+        a, b = bounds[r], bounds[r + 1]
+        j = np.searchsorted(times[a:b], t[sel], "left")
+        hit = (j < b - a) & (times[np.minimum(a + j, max(b - 1, a))] == t[sel]) if b > a else np.zeros(len(sel), bool)
+        out[sel] = np.where(hit, a + j, -1)
+    return out
 
 
 def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | None = None) -> Replay:
@@ -133,63 +157,64 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     """
     lifetimes = np.asarray(lifetimes, np.int64).reshape(-1, 2)
     n_rank = len(lifetimes)
-    calls = calls.sort_values(["rank", "start", "end"], kind="stable").reset_index(drop=True)
-    rank = calls["rank"].to_numpy(np.int64)
-    start, end = calls["start"].to_numpy(np.int64), calls["end"].to_numpy(np.int64)
-    name = calls["name"].astype(str).replace(ALIASES)
+    rank0, start0, end0 = (calls[c].to_numpy(np.int64) for c in ("rank", "start", "end"))
+    order = np.lexsort((end0, start0, rank0))
+    rank, start, end = rank0[order], start0[order], end0[order]
+    name_code, names = _codes(calls["name"])
+    name_code = name_code[order]
+    comm = calls["comm"].to_numpy(np.int64)[order]
+    root = calls["root"].to_numpy(np.int64)[order]
     have_peers = messages is not None
-    kind = classify(name, have_peers)
+    kind = classify(names, have_peers)[name_code]
     notes = [] if have_peers else ["the reports name no MPI peers (MPI as NVTX ranges): only collectives "
                                    "synchronise in the replay; receives do not wait"]
 
     # collective instances: the k-th call of (name, communicator) on each process
-    coll = np.full(len(calls), -1, np.int64)
-    is_coll = kind != ZERO
-    is_coll &= kind != RECV
-    inst_size = np.zeros(0, np.int64)
-    inst_root = np.zeros(0, np.int64)
-    root_me = np.zeros(len(calls), np.bool_)
-    if is_coll.any():
-        sub = pd.DataFrame({"rank": rank[is_coll], "name": name[is_coll].to_numpy(),
-                            "comm": calls["comm"].to_numpy(np.int64)[is_coll]})
-        sub["k"] = sub.groupby(["rank", "name", "comm"], sort=False).cumcount()
-        ids, uniq = pd.factorize(pd.MultiIndex.from_frame(sub[["name", "comm", "k"]]))
-        coll[is_coll] = ids
-        inst_size = np.bincount(ids, minlength=len(uniq)).astype(np.int64)
-        root = calls["root"].to_numpy(np.int64)[is_coll]
-        me = root == rank[is_coll]
-        root_me[is_coll] = me
-        inst_root = np.full(len(uniq), -1, np.int64)
-        idx = np.flatnonzero(is_coll)
+    n = len(rank)
+    coll = np.full(n, -1, np.int64)
+    root_me = np.zeros(n, np.bool_)
+    inst_size = inst_root = np.zeros(0, np.int64)
+    idx = np.flatnonzero((kind != ZERO) & (kind != RECV))
+    if len(idx):
+        comm_code, _ = _codes(comm[idx])
+        op = name_code[idx] * (int(comm_code.max()) + 1) + comm_code             # (name, communicator)
+        grp = np.lexsort((np.arange(len(idx)), op, rank[idx]))                   # per (rank, op), in call order
+        key = rank[idx][grp] * (int(op.max()) + 1) + op[grp]
+        first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+        k = np.arange(len(idx)) - np.repeat(first, np.diff(np.r_[first, len(idx)]))
+        kth = np.empty(len(idx), np.int64)
+        kth[grp] = k
+        ids = np.unique(op * (int(kth.max()) + 1) + kth, return_inverse=True)[1].reshape(-1)
+        coll[idx] = ids
+        inst_size = np.bincount(ids).astype(np.int64)
+        me = root[idx] == rank[idx]
+        root_me[idx] = me
+        inst_root = np.full(len(inst_size), -1, np.int64)
         inst_root[ids[me]] = idx[me]
-        rooted = np.isin(kind[is_coll], (ROOT_GATHER, ROOT_BCAST))
-        if rooted.any() and (root[rooted] < 0).all():
+        rooted = np.isin(kind[idx], (ROOT_GATHER, ROOT_BCAST))
+        if rooted.any() and (root[idx][rooted] < 0).all():
             notes.append("roots of rooted collectives unknown: they do not synchronise in the replay")
 
     # receive completions: the call (on recv_rank) that ended at recv_end waits for the send starting at send_start
-    dep_ptr = np.zeros(len(calls) + 1, np.int64)
+    bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
+    dep_ptr = np.zeros(n + 1, np.int64)
     dep_send = np.zeros(0, np.int64)
-    unmatched = 0
     if have_peers and len(messages):
-        key_call = pd.DataFrame({"rank": rank, "t": end, "i": np.arange(len(calls))}).drop_duplicates(["rank", "t"])
-        key_send = pd.DataFrame({"rank": rank, "t": start, "i": np.arange(len(calls))}).drop_duplicates(["rank", "t"])
-        m = messages.merge(key_call.rename(columns={"rank": "recv_rank", "t": "recv_end", "i": "recv"}), how="left",
-                           on=["recv_rank", "recv_end"])
-        m = m.merge(key_send.rename(columns={"rank": "send_rank", "t": "send_start", "i": "send"}), how="left",
-                    on=["send_rank", "send_start"])
-        ok = m["recv"].notna() & m["send"].notna()
-        unmatched = int((~ok).sum())
-        m = m[ok]
-        recv, send = m["recv"].to_numpy(np.int64), m["send"].to_numpy(np.int64)
-        order = np.argsort(recv, kind="stable")
-        recv, send = recv[order], send[order]
-        dep_ptr[1:] = np.cumsum(np.bincount(recv, minlength=len(calls)))
+        send = _find(bounds, start, messages["send_rank"].to_numpy(np.int64), messages["send_start"].to_numpy(np.int64))
+        by_end = np.lexsort((end, rank))                    # calls by (rank, end): ends sorted within each process
+        recv_pos = _find(bounds, end[by_end], messages["recv_rank"].to_numpy(np.int64),
+                         messages["recv_end"].to_numpy(np.int64))
+        recv = np.where(recv_pos >= 0, by_end[np.maximum(recv_pos, 0)], -1)
+        ok = (send >= 0) & (recv >= 0)
+        if (~ok).any():
+            notes.append(f"{int((~ok).sum())} message(s) not found among the calls: their receives do not wait")
+        recv, send = recv[ok], send[ok]
+        o = np.argsort(recv, kind="stable")
+        recv, send = recv[o], send[o]
+        dep_ptr[1:] = np.cumsum(np.bincount(recv, minlength=n))
         dep_send = send
         kind[recv] = RECV                     # whatever its name, a call completing a receive waits for it
-    if unmatched:
-        notes.append(f"{unmatched} message(s) not found among the calls: their receives do not wait")
 
-    bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
     arrive, done, final, unresolved = _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root,
                                               dep_ptr, dep_send, lifetimes[:, 0].copy(), lifetimes[:, 1].copy())
     if unresolved:

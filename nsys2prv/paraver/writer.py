@@ -68,7 +68,8 @@ class _Layout:
 
 
 def write_trace(out: Translation, states: StateIntervals, model: Model, types: dict[int, EventType],
-                base: Path, end_ns: int, epoch_ns: int | None, compress: bool = False) -> WriteStats:
+                base: Path, end_ns: int, epoch_ns: int | None, compress: bool = False,
+                mpi_world: bool = False) -> WriteStats:
     labels = ValueLabels(types)
     labels.collect(out.events)
     missing = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))} - set(types)
@@ -96,7 +97,7 @@ def write_trace(out: Translation, states: StateIntervals, model: Model, types: d
         if lay.mats:
             write_records(fh, *lay.flatten())
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
     return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)
 
 
@@ -130,7 +131,7 @@ class _ThreadedWriter:
 
 
 def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns: int | None, body,
-                types: dict[int, EventType], labels: ValueLabels) -> list[Path]:
+                types: dict[int, EventType], labels: ValueLabels, mpi_world: bool = False) -> list[Path]:
     """OUT.prv(.gz) (header, then ``body(fh)`` writes the records), OUT.pcf and OUT.row, atomically."""
     base.parent.mkdir(parents=True, exist_ok=True)
     prv = base.with_name(base.name + (".prv.gz" if compress else ".prv"))
@@ -142,13 +143,13 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
             with gzip.open(temps[0], "wb", compresslevel=6) as gz:
                 fh = _ThreadedWriter(gz)
                 try:
-                    fh.write(render_header(model, end_ns, epoch_ns).encode())
+                    fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
                     body(fh)
                 finally:
                     fh.close()
         else:
             with open(temps[0], "wb", buffering=1 << 20) as fh:
-                fh.write(render_header(model, end_ns, epoch_ns).encode())
+                fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
                 body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
         temps[2].write_text(render_row(model), encoding="utf-8")
@@ -163,7 +164,7 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
                  compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
-                 work_dir: Path | None = None) -> WriteStats:
+                 work_dir: Path | None = None, mpi_world: bool = False) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report, then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part)."""
@@ -192,6 +193,6 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels)
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
     m = stats[0]
     return WriteStats(m.states, m.events, m.comms, end_ns, targets)

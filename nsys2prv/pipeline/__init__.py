@@ -327,13 +327,14 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                            label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
         tick("POP")
+        mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
         if cfg.in_memory:
-            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg)
+            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg, mpi_world)
         else:
             chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
             stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
                                  cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                 work_dir=work)
+                                 work_dir=work, mpi_world=mpi_world)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -405,7 +406,7 @@ def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, inde
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
 
 
-def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None):
+def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None, mpi_world: bool = False):
     """The reference writer: every report's records in memory, one global sort (``--in-memory``)."""
     out = Translation()
     for part in [r.out for r in results] + ([msgs] if msgs is not None else []):
@@ -414,4 +415,4 @@ def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None
         out.comms += part.comms
     end_ns = trace_end(out)
     states = paint(out, model, end_ns)
-    return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress)
+    return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress, mpi_world)

@@ -85,11 +85,14 @@ def print_summary(s: Summary, seconds: float) -> None:
     for kind, c in sorted(s.categories.items()):
         extra = "; ".join(f"{n} {why}" for why, n in {**c["dropped"], **c["notes"]}.items())
         click.echo(f"  {kind:<14} {c['source_rows']:>12} {c['translated_rows']:>11} {c['event_records']:>9}  {extra}")
-    for u in s.untranslated:
-        click.echo(f"  not translated: {u['rows']} rows of {u['table']} in {u['report']} ({u['reason']})")
-    for r in s.reports:
-        for w in r["capture_warnings"]:
-            click.echo(f"  {r['path']}: {w}")
+    for (table, reason), items in _grouped(s.untranslated, lambda u: (u["table"], u["reason"])).items():
+        rows = sum(u["rows"] for u in items)
+        where = items[0]["report"] if len(items) == 1 else f"{len(items)} reports"
+        click.echo(f"  not translated: {rows} rows of {table} in {where} ({reason})")
+    warnings = [(r["path"], w) for r in s.reports for w in r["capture_warnings"]]
+    for w, items in _grouped(warnings, lambda pw: pw[1]).items():
+        where = items[0][0] if len(items) == 1 else f"{len(items)} reports"
+        click.echo(f"  {where}: {w}")
     _alignment_table(s.alignment)
     for note in s.alignment["notes"] + s.notes:
         click.echo(f"  note: {note}")
@@ -97,6 +100,14 @@ def print_summary(s: Summary, seconds: float) -> None:
 
 
 ALIGNMENT_WARNING_NS = 100_000      # estimated alignment errors above this are said
+
+
+def _grouped(items, key) -> dict:
+    """Items by ``key``, in first-seen order: what repeats per report is said once."""
+    out: dict = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
 
 
 def _alignment_table(al: dict, shown: int = 16) -> None:

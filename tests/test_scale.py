@@ -190,6 +190,17 @@ def test_dask_cluster_equals_local_run(cases, tmp_path):
             same_outputs(local, dask)
 
 
+def test_dask_cluster_of_worker_processes_equals_local_run(cases, tmp_path):
+    """A multi-process Dask cluster (what a SLURM job with dask-scheduler/dask-worker gives): workers in
+    other processes read the inputs and write the chunks beside OUT; the outputs are the same bytes."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        name, args = cases[0]
+        local = run(args, tmp_path / f"local-{name}")
+        dask = run(["--dask", cl.scheduler_address, *args], tmp_path / f"dask-{name}")
+        same_outputs(local, dask)
+
+
 def test_dask_without_a_scheduler_is_a_user_error(cases, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     from nsys2prv.pipeline.parallel import Dask

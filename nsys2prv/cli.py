@@ -14,6 +14,7 @@ import click
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, Config, parse_categories
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
+from nsys2prv.core.workers import being_traced
 
 EPILOG = """\b
 Examples:
@@ -256,8 +257,6 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):
                 code = code or 1
-    from nsys2prv.pipeline.parallel import being_traced  # after main: --help stays light
-
     if being_traced():
         sys.exit(code)              # a profiler or coverage tool writes its results at exit
     os._exit(code)

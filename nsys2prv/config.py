@@ -1,16 +1,16 @@
-"""The run Config and the ``-t`` parser (categories and aliases come from ``kinds.py``)."""
+"""The run Config and the ``-t`` parser (categories and aliases come from ``core/categories.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nsys2prv.core.categories import CATEGORIES as _DECLARED
+from nsys2prv.core.categories import GROUP_ALIASES
 from nsys2prv.core.errors import UserError
-from nsys2prv.kinds import CATEGORIES as _DECLARED
-from nsys2prv.kinds import GROUP_ALIASES
 
 # Internal category -> one-line description, and every -t name -> the categories it selects; both
-# built from the declarations in kinds.py.
+# built from the declarations in core/categories.py.
 CATEGORIES = {c.name: c.doc for c in _DECLARED}
 ALWAYS = frozenset(c.name for c in _DECLARED if c.always)
 OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)   # not part of "everything" unless asked for

@@ -1,5 +1,5 @@
 """The package layout keeps one direction: core <- nsys <- model <- translate <- paraver, metrics <- kinds
-<- config <- pipeline <- cli.  Imports inside functions count; one kept inside a function says why."""
+<- config <- pipeline <- cli <- launch.  Imports inside functions count; one kept inside a function says why."""
 
 from __future__ import annotations
 
@@ -132,7 +132,8 @@ def test_imports_inside_functions_say_why():
     assert not missing, "imports inside functions without a reason:\n" + "\n".join(sorted(set(missing)))
 
 
-@pytest.mark.parametrize("module", ["nsys2prv.core.registry", "nsys2prv.core.names", "nsys2prv.core.intervals"])
+@pytest.mark.parametrize("module", ["nsys2prv.core.registry", "nsys2prv.core.names", "nsys2prv.core.intervals",
+                                    "nsys2prv.core.categories"])
 def test_core_modules_import_alone(module):
     """The core is importable without the rest of the package (a fresh interpreter)."""
     import subprocess
@@ -143,3 +144,16 @@ def test_core_modules_import_alone(module):
             "print(bad); sys.exit(1 if bad else 0)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_help_and_version_do_not_load_pandas():
+    """The command line answers --help and --version without loading pandas or numba (start-up time)."""
+    import subprocess
+    import sys
+
+    for arg in ("--version", "--help"):
+        res = subprocess.run([sys.executable, "-X", "importtime", "-m", "nsys2prv", arg], capture_output=True,
+                             text=True)
+        loaded = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if "|" in line}
+        assert res.returncode == 0 and "nsys2prv" in res.stdout
+        assert not loaded & {"pandas", "numba", "pyarrow"}, arg

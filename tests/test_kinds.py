@@ -10,12 +10,14 @@ import pytest
 from nsys2prv import kinds as K
 from nsys2prv.config import ALIASES, CATEGORIES, parse_categories
 from nsys2prv.core import registry as R
+from nsys2prv.core.categories import CATEGORIES as CATEGORIES_DECLARED
+from nsys2prv.core.categories import GROUP_ALIASES, Category
 from nsys2prv.core.errors import UserError
 from nsys2prv.nsys import readers
 from nsys2prv.nsys.readers.base import Reader
 
 
-def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS) -> list[str]:
+def declaration_problems(kinds=K.KINDS, categories=CATEGORIES_DECLARED, links=K.LINKS) -> list[str]:
     """What is half-declared: the checks this file runs on the real declarations, as a function so
     that a deliberately broken declaration can show that each check fails."""
     problems = []
@@ -40,7 +42,7 @@ def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS) 
     for c in categories:
         if not any(c.name in k.categories for k in kinds):
             problems.append(f"category {c.name}: no kind")
-    names = [a for c in categories for a in (c.name, *c.aliases)] + list(K.GROUP_ALIASES)
+    names = [a for c in categories for a in (c.name, *c.aliases)] + list(GROUP_ALIASES)
     for a in {a for a in names if names.count(a) > 1}:
         problems.append(f"-t name {a} means two things")
     claimed = {t.id for k in kinds for t in k.types} | {t.id for link in links for t in link.types}
@@ -85,23 +87,23 @@ def test_every_reader_module_is_declared_once():
     (lambda ks, cs: ([k for k in ks if k.name != "osrt"], cs), "category osrt: no kind"),
     (lambda ks, cs: ([k for k in ks if k.name != "osrt"], [c for c in cs if c.name != "osrt"]),
      "event type 66400000 (OS runtime call) is written by no declared kind or link"),
-    (lambda ks, cs: (ks, [*cs, K.Category("again", "x", ("cuda_api_trace",))]),
+    (lambda ks, cs: (ks, [*cs, Category("again", "x", ("cuda_api_trace",))]),
      "-t name cuda_api_trace means two things"),
-    (lambda ks, cs: (ks, [*cs, K.Category("x", "x", untranslated_tables=("OSRT_API",))]),
+    (lambda ks, cs: (ks, [*cs, Category("x", "x", untranslated_tables=("OSRT_API",))]),
      "OSRT_API is read by a kind but listed as untranslated under x"),
 ])
 def test_a_half_declared_kind_is_found(breakage, expected):
-    kinds, cats = breakage(list(K.KINDS), list(K.CATEGORIES))
+    kinds, cats = breakage(list(K.KINDS), list(CATEGORIES_DECLARED))
     assert expected in declaration_problems(kinds, cats)
 
 
 def test_category_names_and_aliases_come_from_the_declarations():
-    assert set(CATEGORIES) == {c.name for c in K.CATEGORIES}
+    assert set(CATEGORIES) == {c.name for c in CATEGORIES_DECLARED}
     assert ALIASES["cuda_api_trace"] == {"cuda_api"} and ALIASES["nvtx"] == {"nvtx_pushpop", "nvtx_startend"}
-    assert parse_categories(None) == frozenset(c.name for c in K.CATEGORIES if c.default)
+    assert parse_categories(None) == frozenset(c.name for c in CATEGORIES_DECLARED if c.default)
     assert "osrt" not in parse_categories("all")
     # every category is a -t name of its own (nvtx_pushpop, gpu: listed by --help, accepted by -t)
-    for c in K.CATEGORIES:
+    for c in CATEGORIES_DECLARED:
         assert c.name in parse_categories(c.name)
     with pytest.raises(UserError, match="unknown category 'sched'"):
         parse_categories("sched")

@@ -44,3 +44,9 @@ def init_worker(parent: int | None = None) -> None:
         os._exit(1)
     if not armed:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def being_traced() -> bool:
+    """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
+    it and leave it normally, so that the tool sees everything and writes its results."""
+    return sys.getprofile() is not None or sys.gettrace() is not None

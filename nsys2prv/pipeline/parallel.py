@@ -22,7 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from nsys2prv.core.errors import UserError
-from nsys2prv.core.workers import init_worker
+from nsys2prv.core.workers import being_traced, init_worker
 
 
 def can_fork() -> bool:
@@ -53,12 +53,6 @@ def _tick(bar) -> None:
 def _done(bar) -> None:
     if bar is not None:
         bar.close()
-
-
-def being_traced() -> bool:
-    """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
-    it and leave it normally, so that the tool sees everything and writes its results."""
-    return sys.getprofile() is not None or sys.gettrace() is not None
 
 
 _SHARED = None          # the ``shared`` object of the running map, inherited by forked workers

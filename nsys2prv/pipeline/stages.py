@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import kinds as K
+from nsys2prv.core.intervals import overlap_lanes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
@@ -146,15 +147,42 @@ class Scan:
     p2p: tuple | None = None                # mpi.read_p2p: raw point-to-point and wait rows
 
 
-MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream"], K.METRIC: ["gpu"]}
+MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
+
+
+def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
+    """Give the GPU activities (every GPU-side kind) of a stream that overlap an earlier activity of
+    the same stream a lane > 0 (column ``lane``, only on the tables of a report that has such
+    overlaps): each lane is a row of its own in the trace, so that no activity's end record closes
+    another one still running.  Stages A and C run it on the same unclipped tables, so they agree.
+    Returns the number of activities on an extra lane."""
+    kinds = [k for k in K.side_kinds(K.GPU) if k in tables and len(tables[k])]
+    if not kinds:
+        return 0
+    col = lambda c: np.concatenate([tables[k][c].to_numpy(np.int64) for k in kinds])  # noqa: E731
+    group = pd.MultiIndex.from_arrays([col("gpid"), col("device"), col("stream")]).factorize()[0]
+    lanes = overlap_lanes(np.asarray(group, np.int64), col("start"), col("end"))
+    if not lanes.any():
+        return 0
+    cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
+    for k, part in zip(kinds, np.split(lanes, cut)):
+        tables[k] = tables[k].assign(lane=part)
+    return int((lanes > 0).sum())
+
+
+def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    if "lane" in cols and "lane" not in df:
+        return df[[c for c in cols if c != "lane"]].assign(lane=np.zeros(len(df), np.int64))
+    return df[cols]
 
 
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Just what ``build_model`` reads of the tables: the unique keys of each side of the model
-    (CPU thread ids, GPU streams, GPU metric rows), over the kinds declared on that side."""
+    (CPU thread ids, GPU streams and their overlap lanes, GPU metric rows), over the kinds declared
+    on that side."""
     keys = {}
     for side, cols in MODEL_KEYS.items():
-        frames = [tables[k][cols] for k in K.side_kinds(side) if k in tables and len(tables[k])]
+        frames = [_key_frame(tables[k], cols) for k in K.side_kinds(side) if k in tables and len(tables[k])]
         if frames:
             keys[side] = pd.concat(frames, ignore_index=True).drop_duplicates().reset_index(drop=True)
     return keys
@@ -171,7 +199,7 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
-SCAN_VERSION = 3        # bump when a Scan's content changes
+SCAN_VERSION = 4        # bump when a Scan's content changes
 
 
 def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
@@ -208,6 +236,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
     metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
     sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
+    add_lanes(tables)
     keys = model_keys(tables)
     _trim_identity(info, keys)
     return Scan(info, tallies, keys, domains, metrics, min(mins) if mins else None,
@@ -326,6 +355,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
     calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
     out = Translation()
+    add_lanes(tables)                       # before the clip: as stage A numbered them
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
     lookup, exclusive = _pop_keys(model)

@@ -22,6 +22,7 @@ class Summary:
     threads: int
     streams: int
     metric_rows: int
+    overlap_rows: int             # extra rows of streams whose activities overlap (CUDA-Dd.Ss-2, ...)
     records: dict[str, int]
     categories: dict[str, dict]
     untranslated: list[dict]
@@ -57,7 +58,8 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  for r, c in zip(reports, clocks)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
-        streams=sum(t.kind == "gpu" for t in model.threads),
+        streams=sum(t.kind == "gpu" and not t.key[3] for t in model.threads),
+        overlap_rows=sum(t.kind == "gpu" and bool(t.key[3]) for t in model.threads),
         metric_rows=sum(t.kind == "metric" for t in model.threads),
         records={"states": stats.states, "events": stats.events, "communications": stats.comms,
                  "end_ns": stats.end_ns},
@@ -77,6 +79,7 @@ def print_summary(s: Summary, seconds: float) -> None:
     rec = s.records
     click.echo(f"nsys2prv: {len(s.reports)} report(s) -> {s.ranks} task(s) on {len(s.nodes)} node(s) "
                f"({', '.join(s.nodes)}), {s.threads} CPU thread(s), {s.streams} GPU stream(s)"
+               + (f", {s.overlap_rows} extra stream row(s) for overlapping GPU activities" if s.overlap_rows else "")
                + (f", {s.metric_rows} GPU metric row(s)" if s.metric_rows else ""))
     click.echo(f"  records: {rec['states']} states, {rec['events']} events, {rec['communications']} "
                f"communications; trace length {rec['end_ns'] / 1e9:.6f} s; {seconds:.2f} s wall")

@@ -57,7 +57,7 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
     count = out.count(kind)
     if df.empty:                            # e.g. no NCCL kernel among the kernels
         return 0
-    df, threads = ctx.on_gpu(df, count)
+    df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     pairs = [(name_type, Names.of(df["name"])),
              (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
@@ -73,7 +73,7 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
 
 def _memop(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, values: np.ndarray) -> int:
     count = out.count(kind)
-    df, threads = ctx.on_gpu(df.assign(_v=values), count)
+    df, threads = ctx.on_gpu(df.assign(_v=values), count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     out.events += interval_events(start, end, threads, [
         (R.MEMOP.id, df["_v"].to_numpy(np.int64)), (R.MEMOP_SIZE.id, np.maximum(df["bytes"].to_numpy(np.int64), 0)),
@@ -147,7 +147,8 @@ def launch_links(ctx: Context, out: Translation) -> int:
         rows, call = np.flatnonzero(found), call[found]
         send = ctx.model.cpu_threads(ctx.report, tid[call])
         recv = ctx.model.gpu_threads(ctx.report, act["gpid"].to_numpy(np.int64)[rows],
-                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows])
+                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows],
+                                     act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None)
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
         rows, call, send, recv = rows[ok], call[ok], send[ok], recv[ok]

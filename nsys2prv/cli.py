@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from nsys2prv import __version__
-from nsys2prv.config import ALIASES, CATEGORIES, Config, parse_categories
+from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categories
 from nsys2prv.core.errors import UserError
 
 EPILOG = """\b
@@ -23,7 +23,8 @@ Examples:
   nsys2prv --cfgs out/cfgs report.sqlite out/trace
 
 \b
-Categories (-t, comma separated; default: all but osrt):
+Categories (-t, comma separated; default without -t: every category but the opt-in ones
+(""" + ", ".join(sorted(OPT_IN)) + """); -t all: every category, opt-in ones included):
 """ + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items()) + """
 \b
 Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES))) + """

@@ -4,7 +4,7 @@ A *data kind* is one normalised table: the nsys reader that builds it, the ``-t`
 enable it, the side of the resource model its rows live on, the translators that turn it into
 Paraver records (each counted under a summary name) and the fixed event types they write.  A
 *category* is what the user names with ``-t``: a description, its aliases (BSC nsys2prv 0.5.8
-names and short forms), whether "everything" includes it, and the export tables reported as not
+names and short forms), whether the default (no ``-t``) includes it, and the export tables reported as not
 translated when it is off.  *Links* join the tables of one report (host call -> GPU activity).
 
 Every lookup the pipeline, the command line and the summary use (readers, translators, category
@@ -76,7 +76,7 @@ class Category:
     name: str
     doc: str
     aliases: tuple[str, ...] = ()       # other -t names for exactly this category
-    default: bool = True                # part of "everything" (no -t, -t all)
+    default: bool = True                # part of the default (no -t); "-t all" takes every category
     always: bool = False                # translated whatever -t says
     needs_calls: bool = False           # also reads the CUDA API calls (links) when cuda_api is off
     optional_tables: tuple[str, ...] = ()       # counted as "not requested with -t" when off

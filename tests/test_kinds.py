@@ -99,7 +99,8 @@ def test_category_names_and_aliases_come_from_the_declarations():
     assert set(CATEGORIES) == {c.name for c in K.CATEGORIES}
     assert ALIASES["cuda_api_trace"] == {"cuda_api"} and ALIASES["nvtx"] == {"nvtx_pushpop", "nvtx_startend"}
     assert parse_categories(None) == frozenset(c.name for c in K.CATEGORIES if c.default)
-    assert "osrt" not in parse_categories("all")
+    assert "osrt" not in parse_categories(None)
+    assert parse_categories("all") == frozenset(CATEGORIES)          # -t all: every category, osrt too
     # every category is a -t name of its own (nvtx_pushpop, gpu: listed by --help, accepted by -t)
     for c in K.CATEGORIES:
         assert c.name in parse_categories(c.name)

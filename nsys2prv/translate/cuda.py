@@ -92,6 +92,8 @@ def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return _memop(df, ctx, out, "memset", np.full(len(df), R.MEMSET_VALUE, np.int64))
 
 
+UNIFIED_MEMORY_KINDS = (11, 12, 13)     # Unified HtoD / DtoH / DtoD: page migrations (correlation id 0)
+MIGRATION = "unified memory migration: no API call"
 LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, True),
          ("memset", R.TAG_MEMORY_OP, True), ("graph_exec", R.TAG_KERNEL_LAUNCH, False))
 
@@ -143,7 +145,11 @@ def launch_links(ctx: Context, out: Translation) -> int:
         call = first_match(codes[lo:hi], call_codes, order)
         count.source_rows += len(act)
         found = call >= 0
-        count.drop("no API call with its correlation id (call not traced or not requested)", int((~found).sum()))
+        migration = ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS) \
+            if kind == "memcpy" else np.zeros(len(found), bool)
+        count.drop(MIGRATION, int(migration.sum()))
+        count.drop("no API call with its correlation id (call not traced or not requested)",
+                   int((~found & ~migration).sum()))
         rows, call = np.flatnonzero(found), call[found]
         send = ctx.model.cpu_threads(ctx.report, tid[call])
         recv = ctx.model.gpu_threads(ctx.report, act["gpid"].to_numpy(np.int64)[rows],

@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 
 from nsys2prv import __version__
 
-TABLES_VERSION = "3"     # bump when a reader's normalised table or tally changes (2: categorical names;
-                         # 3: tables without rows pickled)
+TABLES_VERSION = "4"     # bump when a reader's normalised table or tally changes (2: categorical names;
+                         # 3: tables without rows pickled; 4: every table's rows in the metadata)
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"

@@ -36,7 +36,9 @@ from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
+from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
 from nsys2prv.nsys.readers.mpi import read_p2p
+from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation
@@ -57,22 +59,28 @@ class ReportInfo:
     time_normalized: bool
     time_shift_ns: int
     capture_warnings: list[str]
-    table_counts: dict[str, int]    # rows of the tables reported as untranslated
+    table_counts: dict[str, int]    # rows of every non-empty table that is not metadata (kinds.is_metadata)
     identity: Identity
     devmap: pd.DataFrame
     source: str = ""                # the file the user named
     index: int = 0
+    nvtx_classes: dict[str, int] = field(default_factory=dict)   # NVTX_EVENTS rows by class (nvtx.row_classes)
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
 
+    def fates(self, kinds: tuple[str, ...]) -> list[dict]:
+        """Every listed table of the report with the fate of its rows (``kinds.table_fates``)."""
+        return K.table_fates(self.table_counts, self.nvtx_classes, kinds)
+
 
 def report_info(report) -> ReportInfo:
-    tables = [t for c in K.CATEGORIES for t in (*c.untranslated_tables, *c.optional_tables)]
+    counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
+    nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
-                      capture_warnings(report), {t: report.count(t) for t in tables}, identify(report),
-                      device_map(report), report.source, report.index)
+                      capture_warnings(report), counts, identify(report),
+                      device_map(report), report.source, report.index, nvtx_classes)
 
 
 @dataclass

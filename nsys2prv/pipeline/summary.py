@@ -25,7 +25,8 @@ class Summary:
     overlap_rows: int             # extra rows of streams whose activities overlap (CUDA-Dd.Ss-2, ...)
     records: dict[str, int]
     categories: dict[str, dict]
-    untranslated: list[dict]
+    tables: list[dict]            # every non-metadata table of every report: rows and their fate
+    untranslated: list[dict]      # the rows of those tables not translated (why) or left out (which -t)
     alignment: dict
     notes: list[str] = field(default_factory=list)
     pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
@@ -39,17 +40,12 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
     for kind, c in out.counts.items():
         cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
                       "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
-    untranslated = []
-    for category in K.CATEGORIES:
-        wanted = cfg.wants(category.name)
-        tabs = category.untranslated_tables + (() if wanted else category.optional_tables)
-        for r in reports:
-            for t in tabs:
-                n = r.count(t)
-                if n:
-                    why = ("category not requested with -t" if not wanted
-                           else "not translated by this version of nsys2prv")
-                    untranslated.append({"report": r.source, "table": t, "rows": n, "reason": why})
+    kinds = K.kinds_of(cfg.categories)
+    tables = [{"report": r.source, **t} for r in reports for t in r.fates(kinds)]
+    untranslated = [{"report": t["report"], "table": t["table"], "rows": f["rows"],
+                     "reason": f["reason"] if f["fate"] == "not translated" else
+                     f"category not requested with -t (add {f['flag']})"}
+                    for t in tables for f in t["fates"] if f["fate"] != "translated"]
     return Summary(
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
@@ -63,7 +59,7 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
         metric_rows=sum(t.kind == "metric" for t in model.threads),
         records={"states": stats.states, "events": stats.events, "communications": stats.comms,
                  "end_ns": stats.end_ns},
-        categories=cats, untranslated=untranslated,
+        categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
         notes=[_task_note(model, reports)])
 
@@ -87,8 +83,14 @@ def print_summary(s: Summary, seconds: float) -> None:
     for kind, c in sorted(s.categories.items()):
         extra = "; ".join(f"{n} {why}" for why, n in {**c["dropped"], **c["notes"]}.items())
         click.echo(f"  {kind:<14} {c['source_rows']:>12} {c['translated_rows']:>11} {c['event_records']:>9}  {extra}")
+    left: dict[tuple[str, str], list[int]] = {}     # (table, reason) -> [rows, reports]
     for u in s.untranslated:
-        click.echo(f"  not translated: {u['rows']} rows of {u['table']} in {u['report']} ({u['reason']})")
+        agg = left.setdefault((u["table"], u["reason"]), [0, 0])
+        agg[0] += u["rows"]
+        agg[1] += 1
+    for (table, reason), (rows, n) in left.items():
+        where = f"{n} reports" if n > 1 else "1 report"
+        click.echo(f"  not translated: {rows} rows of {table} in {where} ({reason})")
     for r in s.reports:
         for w in r["capture_warnings"]:
             click.echo(f"  {r['path']}: {w}")

@@ -11,7 +11,6 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
-
 OVERLAP_NOTE = ("starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
                 "(CUDA-Dd.Ss-2, -3, ...)")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from nsys2prv import __version__
-from nsys2prv.config import ALIASES, CATEGORIES, Config, parse_categories
+from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categories
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 from nsys2prv.core.workers import being_traced
 
@@ -25,7 +25,8 @@ Examples:
   nsys2prv --cfgs out/cfgs report.sqlite out/trace
 
 \b
-Categories (-t, comma separated; default: all but osrt):
+Categories (-t, comma separated; default without -t: every category but the opt-in ones
+(""" + ", ".join(sorted(OPT_IN)) + """); -t all: every category, opt-in ones included):
 """ + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items()) + """
 \b
 Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES))) + """

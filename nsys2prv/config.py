@@ -13,12 +13,12 @@ from nsys2prv.core.errors import UserError
 # built from the declarations in core/categories.py.
 CATEGORIES = {c.name: c.doc for c in _DECLARED}
 ALWAYS = frozenset(c.name for c in _DECLARED if c.always)
-OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)   # not part of "everything" unless asked for
+OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)   # not in the default (no -t) unless asked for
 ALIASES = {
     **{alias: {c.name} for c in _DECLARED for alias in c.aliases},
     **{c.name: {c.name} for c in _DECLARED},
     **{name: set(cats) for name, cats in GROUP_ALIASES.items()},
-    "all": set(CATEGORIES) - OPT_IN,
+    "all": set(CATEGORIES),             # every category, the opt-in ones too
 }
 
 

@@ -4,7 +4,7 @@ A *data kind* is one normalised table: the nsys reader that builds it, the ``-t`
 enable it, the side of the resource model its rows live on, the translators that turn it into
 Paraver records (each counted under a summary name) and the fixed event types they write.  A
 *category* is what the user names with ``-t``: a description, its aliases (BSC nsys2prv 0.5.8
-names and short forms), whether "everything" includes it, and the export tables reported as not
+names and short forms), whether the default (no ``-t``) includes it, and the export tables reported as not
 translated when it is off.  *Links* join the tables of one report (host call -> GPU activity).
 
 Every lookup the pipeline, the command line and the summary use (readers, translators, category
@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from nsys2prv.core import registry as R
-from nsys2prv.core.categories import CATEGORIES, Category
+from nsys2prv.core.categories import CATEGORIES, GROUP_ALIASES, Category
 from nsys2prv.nsys.readers import (
     cuda_api,
     gpu_metrics,
@@ -107,6 +107,89 @@ LINKS: tuple[Link, ...] = (
 )
 # Summary names that appear only when they have rows or records (a link or a split with nothing to do).
 OPTIONAL_COUNTS = ("nccl_kernels", *(link.name for link in LINKS))
+
+# ---------------------------------------------------------------------------------------------------
+# The fate of every export table (OUT.summary.json "tables"): a table that describes others (names,
+# enumerations, devices, the capture, the export) is metadata and not listed; every other non-empty
+# table is listed with its rows, each row read by a kind (translated, or left out by -t) or not
+# translated with the reason declared here.
+METADATA_PREFIXES = ("ENUM_", "TARGET_INFO_", "META_DATA_", "sqlite_")
+METADATA_TABLES = frozenset({
+    "StringIds", "ThreadNames", "ProcessStreams", "PROCESSES", "EXPORT_META_DATA", "ANALYSIS_DETAILS",
+    "ANALYSIS_FILE", "UnwindMethodType", "MPI_RANKS", "MPI_COMMUNICATORS", "NVTX_PAYLOAD_SCHEMAS",
+    "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUMS", "NVTX_PAYLOAD_ENUM_ENTRIES", "GENERIC_EVENT_SOURCES",
+    "GENERIC_EVENT_TYPES", "OSRT_FILE_ACCESS_DESCRIPTORS_NAMES", "CUDA_CALLCHAINS_NAMES"})
+NOT_THIS_VERSION = "not translated by this version of nsys2prv"
+UNTRANSLATED_TABLES = {   # table -> why its rows are not translated (tables read by no kind)
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": "CUDA synchronization activities: not translated by this version of "
+                                           "nsys2prv (the API calls that wait are)",
+    "CUPTI_ACTIVITY_KIND_CUDA_EVENT": "CUDA event records (cudaEventRecord on streams): " + NOT_THIS_VERSION,
+    "CUPTI_ACTIVITY_KIND_OVERHEAD": "CUPTI's own overhead: " + NOT_THIS_VERSION,
+    "PROFILER_OVERHEAD": "Nsight Systems' own overhead: " + NOT_THIS_VERSION,
+    "DIAGNOSTIC_EVENT": "Nsight Systems diagnostic messages (warnings and errors are shown as capture warnings)",
+    "SCHED_EVENTS": "thread scheduling (on/off CPU): " + NOT_THIS_VERSION,
+    "COMPOSITE_EVENTS": "CPU IP/backtrace samples: " + NOT_THIS_VERSION,
+    "SAMPLING_CALLCHAINS": "call stacks of the CPU samples: " + NOT_THIS_VERSION,
+    "OSRT_CALLCHAINS": "call stacks of OS runtime calls: " + NOT_THIS_VERSION,
+    "CUDA_CALLCHAINS": "call stacks of CUDA API calls: " + NOT_THIS_VERSION,
+    "OSRT_FILE_ACCESS_EVENTS": "OS runtime file accesses: " + NOT_THIS_VERSION,
+    "OSRT_FILE_ACCESS_DESCRIPTORS": "file descriptors of the OS runtime file accesses: " + NOT_THIS_VERSION,
+    "CUDA_GPU_MEMORY_USAGE_EVENTS": "CUDA memory allocations and frees: " + NOT_THIS_VERSION,
+    "CUDA_GPU_MEMORY_POOL_EVENTS": "CUDA memory pool events: " + NOT_THIS_VERSION,
+    "CUDA_UM_CPU_PAGE_FAULT_EVENTS": "unified memory CPU page faults: " + NOT_THIS_VERSION,
+    "CUDA_UM_GPU_PAGE_FAULT_EVENTS": "unified memory GPU page faults: " + NOT_THIS_VERSION,
+}
+# NVTX_EVENTS rows by class (nsys.readers.nvtx.row_classes): the kind that reads them, or why none does.
+NVTX_TABLE = "NVTX_EVENTS"
+NVTX_CLASS_KINDS = {"ranges": "nvtx", "nccl": "nccl_ranges", "mpi": "mpi"}
+NVTX_CLASS_REASONS = {
+    "names": "NVTX domain, category and thread names (they name ranges, threads and ranks: no record of their own)",
+    "mpi_marks": "NVTX marks in the MPI domain: " + NOT_THIS_VERSION,
+    "mpi_unread": "NVTX ranges of the MPI domain: the MPI calls are read from the MPI_* tables instead",
+    "other": "NVTX event type not translated by this version of nsys2prv",
+}
+
+
+def is_metadata(table: str) -> bool:
+    return table in METADATA_TABLES or table.startswith(METADATA_PREFIXES)
+
+
+def table_kind(table: str) -> str | None:
+    """The kind that reads every row of ``table`` (None: no kind does; NVTX_EVENTS: split by class)."""
+    readers = [k.name for k in KINDS if table in k.reader.tables]
+    return readers[0] if len(readers) == 1 else None
+
+
+def flag_of(kind: str) -> str:
+    """The -t name that enables ``kind``."""
+    cats = set(BY_NAME[kind].categories)
+    group = [name for name, members in GROUP_ALIASES.items() if set(members) == cats]
+    return group[0] if group else BY_NAME[kind].categories[0]
+
+
+def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tuple[str, ...]) -> list[dict]:
+    """``[{"table", "rows", "fates": [{"rows", "fate", "kind" and/or "flag", or "reason"}]}]`` of one report:
+    ``counts`` its non-metadata tables' rows, ``nvtx_classes`` its NVTX_EVENTS rows by class,
+    ``kinds`` the kinds translated."""
+    def part(rows: int, kind: str | None, reason: str | None = None) -> dict:
+        if kind is None:
+            return {"rows": rows, "fate": "not translated", "reason": reason or NOT_THIS_VERSION}
+        if kind in kinds:
+            return {"rows": rows, "fate": "translated", "kind": kind}
+        return {"rows": rows, "fate": "left out", "kind": kind, "flag": f"-t {flag_of(kind)}"}
+
+    out = []
+    for table, rows in sorted(counts.items()):
+        if not rows or is_metadata(table):
+            continue
+        if table == NVTX_TABLE and nvtx_classes:
+            parts = [part(n, NVTX_CLASS_KINDS.get(c), NVTX_CLASS_REASONS.get(c, NVTX_CLASS_REASONS["other"]))
+                     for c, n in nvtx_classes.items() if n]
+        else:
+            parts = [part(rows, table_kind(table), UNTRANSLATED_TABLES.get(table))]
+        out.append({"table": table, "rows": rows, "fates": parts})
+    return out
+
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 CATEGORY_BY_NAME: dict[str, Category] = {c.name: c for c in CATEGORIES}

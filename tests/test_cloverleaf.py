@@ -111,7 +111,13 @@ def test_launch_communications(clover):
 def test_summary_reports_untranslated_tables(clover):
     _, summary = clover
     tables = {u["table"]: u["rows"] for u in summary["untranslated"]}
-    assert tables == {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312}
+    assert tables == {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312, "COMPOSITE_EVENTS": 1531, "DIAGNOSTIC_EVENT": 19,
+                      "OSRT_API": 1831, "OSRT_CALLCHAINS": 8930, "PROFILER_OVERHEAD": 47, "SAMPLING_CALLCHAINS": 7527,
+                      "SCHED_EVENTS": 1254}
+    assert {t["table"]: [f["fate"] for f in t["fates"]] for t in summary["tables"]
+            if t["fates"][0]["fate"] != "not translated"} == {
+        "CUPTI_ACTIVITY_KIND_KERNEL": ["translated"], "CUPTI_ACTIVITY_KIND_MEMCPY": ["translated"],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": ["translated"], "OSRT_API": ["left out"]}
     cats = summary["categories"]
     assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == 1312
     assert cats["cuda_api"]["event_records"] == 2 * 3048

@@ -24,6 +24,9 @@ from paraver_validator import validate_trace
 from trace_tools import begins, intervals
 
 from nsys2prv.cli import main
+from nsys2prv.kinds import NVTX_CLASS_REASONS
+
+NVTX_NAMES = NVTX_CLASS_REASONS["names"]
 
 PID = 5000
 MAIN, ACC = PID, PID + 3
@@ -217,7 +220,8 @@ def test_gpu_metric_samples(traces, schema):
     assert s["categories"]["gpu_metrics"] == {
         "source_rows": 15, "translated_rows": 13, "event_records": 13,
         "dropped": {"negative or missing timestamp": 2}, "notes": {"negative value clamped to 0": 1}}
-    assert s["metric_rows"] == 2 and not s["untranslated"]
+    assert s["metric_rows"] == 2
+    assert {(u["table"], u["reason"]) for u in s["untranslated"]} == {("NVTX_EVENTS", NVTX_NAMES)}
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -306,15 +310,19 @@ def test_openacc_events(traces, schema):
 def test_categories_not_requested_are_listed_untranslated(tmp_path, schema):
     out, s = run(tmp_path, schema, "cuda_api_trace,nvtx")
     validate_trace(str(out))
-    tables = {u["table"]: (u["rows"], u["reason"]) for u in s["untranslated"]}
-    why = "category not requested with -t"
+    tables = {(u["table"], u["reason"]): u["rows"] for u in s["untranslated"]}
+    why = "category not requested with -t (add -t {})".format
     # one JSON row per sample instant (incl. the negative one) vs one row per metric and sample
     metrics = ("GPU_METRICS", 2 + 13) if schema == "3.22" else ("GENERIC_EVENTS", 1 + 5 + 3)
-    exp = {metrics[0]: (metrics[1], why), "CUPTI_ACTIVITY_KIND_OPENACC_DATA": (1, why),
-           "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH": (1, why), "CUPTI_ACTIVITY_KIND_OPENACC_OTHER": (1, why),
-           "CUDA_GRAPH_EVENTS": (1, why)}   # 3.22: graph-level (instantiate); 3.0.0: the node event
+    exp = {(metrics[0], why("gpu_metrics")): metrics[1], ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", why("openacc")): 1,
+           ("CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", why("openacc")): 1,
+           ("CUPTI_ACTIVITY_KIND_OPENACC_OTHER", why("openacc")): 1,
+           ("CUDA_GRAPH_EVENTS", why("graphs")): 1,   # 3.22: graph-level (instantiate); 3.0.0: the node event
+           # the NCCL ranges (-t nccl not given) and the NVTX domain name (plus the rank's thread name: 3.0.0)
+           ("NVTX_EVENTS", why("nccl")): 3, ("NVTX_EVENTS", NVTX_NAMES): 1 if schema == "3.22" else 2}
     if schema == "3.22":
-        exp.update({"CUDA_GRAPH_NODE_EVENTS": (1, why), "CUPTI_ACTIVITY_KIND_GRAPH_TRACE": (1, why)})
+        exp.update({("CUDA_GRAPH_NODE_EVENTS", why("graphs")): 1,
+                    ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", why("graphs")): 1})
     assert tables == exp
     assert not Path(f"{out}.gpu_metrics.csv").exists()
     assert "GPU1 metrics" not in " ".join(validate_trace(str(out)).row["THREAD"])

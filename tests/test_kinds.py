@@ -17,7 +17,8 @@ from nsys2prv.nsys import readers
 from nsys2prv.nsys.readers.base import Reader
 
 
-def declaration_problems(kinds=K.KINDS, categories=CATEGORIES_DECLARED, links=K.LINKS) -> list[str]:
+def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS,
+                         untranslated=K.UNTRANSLATED_TABLES) -> list[str]:
     """What is half-declared: the checks this file runs on the real declarations, as a function so
     that a deliberately broken declaration can show that each check fails."""
     problems = []
@@ -53,13 +54,18 @@ def declaration_problems(kinds=K.KINDS, categories=CATEGORIES_DECLARED, links=K.
     for n in {n for n in counts if counts.count(n) > 1}:
         problems.append(f"summary name {n} counted by two translators")
     read = {t for k in kinds for t in k.reader.tables}
-    for c in categories:
-        for t in c.untranslated_tables:
-            if t in read:
-                problems.append(f"{t} is read by a kind but listed as untranslated under {c.name}")
-        for t in c.optional_tables:
-            if not any(t in k.reader.tables and c.name in k.categories for k in kinds):
-                problems.append(f"{t}: optional table of {c.name} that none of its kinds reads")
+    for t in untranslated:
+        if t in read:
+            problems.append(f"{t} is read by a kind but declared untranslated")
+        if K.is_metadata(t):
+            problems.append(f"{t} is declared untranslated but is metadata (never listed)")
+    for t in sorted(read):
+        readers = [k.name for k in kinds if t in k.reader.tables]
+        if len(readers) > 1 and not K.is_metadata(t) and t != K.NVTX_TABLE:
+            problems.append(f"{t} is read by {', '.join(readers)}: the fate of its rows needs a split")
+    for cls, kind in K.NVTX_CLASS_KINDS.items():
+        if kind not in kind_names or K.NVTX_TABLE not in next(k for k in kinds if k.name == kind).reader.tables:
+            problems.append(f"NVTX class {cls}: kind {kind} does not read {K.NVTX_TABLE}")
     return problems
 
 
@@ -89,19 +95,24 @@ def test_every_reader_module_is_declared_once():
      "event type 66400000 (OS runtime call) is written by no declared kind or link"),
     (lambda ks, cs: (ks, [*cs, Category("again", "x", ("cuda_api_trace",))]),
      "-t name cuda_api_trace means two things"),
-    (lambda ks, cs: (ks, [*cs, Category("x", "x", untranslated_tables=("OSRT_API",))]),
-     "OSRT_API is read by a kind but listed as untranslated under x"),
+    (lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "OSRT_API": "x"}),
+     "OSRT_API is read by a kind but declared untranslated"),
+    (lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "StringIds": "x"}),
+     "StringIds is declared untranslated but is metadata (never listed)"),
+    (lambda ks, cs: ([*ks, K.Kind("again", K.BY_NAME["osrt"].reader, ("osrt",), K.CPU, ks[0].translators, doc="x")],
+                     cs), "OSRT_API is read by osrt, again: the fate of its rows needs a split"),
 ])
 def test_a_half_declared_kind_is_found(breakage, expected):
-    kinds, cats = breakage(list(K.KINDS), list(CATEGORIES_DECLARED))
-    assert expected in declaration_problems(kinds, cats)
+    kinds, cats, *rest = breakage(list(K.KINDS), list(K.CATEGORIES))
+    assert expected in declaration_problems(kinds, cats, K.LINKS, *rest)
 
 
 def test_category_names_and_aliases_come_from_the_declarations():
     assert set(CATEGORIES) == {c.name for c in CATEGORIES_DECLARED}
     assert ALIASES["cuda_api_trace"] == {"cuda_api"} and ALIASES["nvtx"] == {"nvtx_pushpop", "nvtx_startend"}
-    assert parse_categories(None) == frozenset(c.name for c in CATEGORIES_DECLARED if c.default)
-    assert "osrt" not in parse_categories("all")
+    assert parse_categories(None) == frozenset(c.name for c in K.CATEGORIES if c.default)
+    assert "osrt" not in parse_categories(None)
+    assert parse_categories("all") == frozenset(CATEGORIES)          # -t all: every category, osrt too
     # every category is a -t name of its own (nvtx_pushpop, gpu: listed by --help, accepted by -t)
     for c in CATEGORIES_DECLARED:
         assert c.name in parse_categories(c.name)

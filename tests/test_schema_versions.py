@@ -17,6 +17,7 @@ from nsysgen import MPI_TABLE_SCHEMAS, SCHEMAS, NsysBuilder
 from paraver_validator import load_trace, validate_trace
 
 from nsys2prv.cli import main
+from nsys2prv.kinds import NVTX_CLASS_REASONS
 
 SESSION0 = 1_700_000_000_000_000_000
 SHIFT = 1_000_000
@@ -384,8 +385,12 @@ def test_summary_json(traces, schema):
     how = "NVTX thread name" if schema in OLD else "MPI_RANKS"
     assert s["notes"] == [f"tasks: Rank 0=rank0.sqlite (rank from {how}), Rank 1=rank1.sqlite (rank from {how})"]
     table, rows = ("GPU_METRICS", 4) if schema == "3.22" else ("GENERIC_EVENTS", 2)
+    # the NVTX domain and category names (and, in the old shapes, the rank's thread name and the MPI domain)
+    names = 4 if schema in OLD else 2
     assert [(Path(u["report"]).name, u["table"], u["rows"], u["reason"]) for u in s["untranslated"]] == [
-        (f"rank{r}.sqlite", table, rows, "category not requested with -t") for r in (0, 1)]
+        row for r in (0, 1) for row in (
+            (f"rank{r}.sqlite", table, rows, "category not requested with -t (add -t gpu_metrics)"),
+            (f"rank{r}.sqlite", "NVTX_EVENTS", names, NVTX_CLASS_REASONS["names"]))]
     assert s["records"] == {"states": 2 * (15 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 14 + 12),
                             "communications": 10 + 2 * (schema in MPI_TABLE_SCHEMAS),
                             "end_ns": END}

@@ -1,6 +1,8 @@
 """Interval algorithms shared by translation and metrics (numba; loops are unavoidable here).
 
 - ``nesting_depth``: push/pop nesting level of each interval within its group.
+- ``overlap_lanes``: the lowest free lane of each interval within its group, so that the intervals
+  of one lane never overlap (GPU activities that overlap on one stream get extra rows).
 - ``paint_states``: per lane (thread), a piecewise-constant timeline from prioritised
   intervals; where none is active the lane's default state holds.
 """
@@ -44,6 +46,41 @@ def nesting_depth(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
         return np.zeros(0, np.int64)
     order = np.lexsort((-end, start, group))
     return _depth_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
+                         order.astype(np.int64))
+
+
+@njit(cache=True)
+def _lanes_sorted(group, start, end, order):
+    n = len(order)
+    lane = np.zeros(n, np.int64)
+    free_at = np.empty(n, np.int64)     # per lane of the current group: the end of its last interval
+    used = 0
+    prev_group = -1
+    for k in range(n):
+        i = order[k]
+        if k == 0 or group[i] != prev_group:
+            used = 0
+            prev_group = group[i]
+        chosen = used
+        for j in range(used):
+            if free_at[j] <= start[i]:
+                chosen = j
+                break
+        if chosen == used:
+            used += 1
+        free_at[chosen] = max(end[i], start[i])
+        lane[i] = chosen
+    return lane
+
+
+def overlap_lanes(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Lane of each interval within its group (0 = first): intervals taken by start time (then
+    input order) go to the lowest lane whose last interval has ended, so one lane never holds two
+    overlapping intervals and a group without overlaps is all lane 0."""
+    if len(start) == 0:
+        return np.zeros(0, np.int64)
+    order = np.lexsort((start, group))
+    return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
                          order.astype(np.int64))
 
 

@@ -1,5 +1,7 @@
 """The Paraver resource model: node = host, task = profiled process (rank), threads =
-the process's CPU threads that have events, then one thread per GPU stream.
+the process's CPU threads that have events, then one thread per GPU stream -- and one more per
+overlap lane of a stream whose activities overlap (``CUDA-D0.S7-2`` after ``CUDA-D0.S7``, as
+Nsight Systems draws them; BSC BasicAnalysis reads the suffix as the same stream).
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -22,7 +24,7 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 class Thread:
     task: int            # 0-based task index
     kind: str            # "cpu" | "gpu" | "metric"
-    key: tuple           # ("cpu", tid), ("gpu", device, stream) or ("metric", gpu)
+    key: tuple           # ("cpu", tid), ("gpu", device, stream, lane) or ("metric", gpu)
     name: str
     cpu: int = 0         # 1-based global CPU
     local: int = 0       # 1-based thread number inside its task
@@ -124,12 +126,15 @@ class Model:
         pos = idx.index.get_indexer(tids)
         return np.where(pos >= 0, idx.to_numpy()[pos], -1)
 
-    def gpu_threads(self, report: int, gpid, device, stream) -> np.ndarray:
+    def gpu_threads(self, report: int, gpid, device, stream, lane=None) -> np.ndarray:
+        """Global thread index of each GPU activity's stream row (``lane``: its overlap lane, default
+        0; -1: not in the model)."""
         idx = self._gpu_index.get(report)
         if idx is None:
             return np.full(len(gpid), -1, np.int64)
+        lane = np.zeros(len(gpid), np.int64) if lane is None else np.asarray(lane, np.int64)
         return idx.lookup(pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64),
-                          np.asarray(stream, np.int64))
+                          np.asarray(stream, np.int64), lane)
 
     def metric_threads(self, report: int, gpu) -> np.ndarray:
         """Global thread index of the metric row of each GPU id of a report (-1: none)."""
@@ -164,16 +169,16 @@ def _metric_owners(tasks: list[Task], task_gpus: list[set[int]], report: int, gp
 def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
                 force: bool = False, sources: list[str] | None = None,
                 devmaps: list[pd.DataFrame] | None = None) -> Model:
-    """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream,
-    "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``)."""
+    """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
+    (/lane), "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``)."""
     sources = sources or [f"report {i}" for i in range(len(keys))]
     tasks: list[Task] = []
     cpu_keys: list[dict[int, set[int]]] = []
-    gpu_keys: list[dict[int, set[tuple[int, int]]]] = []
+    gpu_keys: list[dict[int, set[tuple[int, int, int]]]] = []
     hidden: dict[tuple[int, int], str] = {}
     for r, (tabs, ident) in enumerate(zip(keys, identities)):
         cpu: dict[int, set[int]] = {}
-        gpu: dict[int, set[tuple[int, int]]] = {}
+        gpu: dict[int, set[tuple[int, int, int]]] = {}
         df = tabs.get("cpu")
         if df is not None and len(df):
             g = df["tid"].to_numpy(np.int64)
@@ -185,8 +190,9 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
                 cpu.setdefault(int(p), set()).add(int(t))
         u = tabs.get("gpu")
         if u is not None and len(u):
-            for p, d, s in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"]):
-                gpu.setdefault(int(p), set()).add((int(d), int(s)))
+            lanes = u["lane"] if "lane" in u else np.zeros(len(u), np.int64)
+            for p, d, s, ln in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"], lanes):
+                gpu.setdefault(int(p), set()).add((int(d), int(s), int(ln)))
         pids = sorted(set(cpu) | set(gpu))
         for pid in pids:
             rank = ident.ranks.get(pid)
@@ -213,7 +219,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
     metric_index: dict[int, tuple[list, list]] = {}
     task_gpus = []
     for task in tasks:
-        devs = np.array(sorted({d for d, _ in gpu_keys[task.report].get(task.pid, ())}), np.int64)
+        devs = np.array(sorted({d for d, _, _ in gpu_keys[task.report].get(task.pid, ())}), np.int64)
         dm = devmaps[task.report] if devmaps is not None else None
         task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
                          else set(devs.tolist()))
@@ -235,12 +241,13 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             cpu_index[task.report][0].append(t)
             cpu_index[task.report][1].append(len(threads))
             threads.append(Thread(ti, "cpu", ("cpu", t), f"{task.label} {tname} ({t})"))
-        for d, s in sorted(gpu_keys[task.report].get(task.pid, ())):
+        for d, s, ln in sorted(gpu_keys[task.report].get(task.pid, ())):
             task.threads.append(len(threads))
             gpu_index.setdefault(task.report, ([], []))
-            gpu_index[task.report][0].append((task.pid, d, s))
+            gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            threads.append(Thread(ti, "gpu", ("gpu", d, s), f"{task.label} CUDA-D{d}.S{s}"))
+            suffix = f"-{ln + 1}" if ln else ""     # overlap lanes: CUDA-D0.S7-2, -3, ...
+            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"{task.label} CUDA-D{d}.S{s}{suffix}"))
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
             metric_index.setdefault(task.report, ([], []))

@@ -61,6 +61,10 @@ class Report:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')").fetchall()
         return {r[0] for r in rows}
 
+    def base_tables(self) -> list[str]:
+        """The export's tables (not its views), sorted."""
+        return sorted(r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
     def columns(self, table: str) -> list[str]:
         if table not in self.tables:
             return []

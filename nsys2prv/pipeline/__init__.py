@@ -60,6 +60,22 @@ def translated_kinds(cfg: Config) -> tuple[str, ...]:
     return K.kinds_of(cfg.categories)
 
 
+def no_events_message(infos: list, kinds: tuple[str, ...]) -> str:
+    """Why there is nothing to translate, and which -t would translate what the reports hold."""
+    left: dict[str, dict[str, int]] = {}        # flag -> {kind: rows}
+    for info in infos:
+        for t in info.fates(kinds):
+            for f in t["fates"]:
+                if f["fate"] == "left out":
+                    by_kind = left.setdefault(f["flag"], {})
+                    by_kind[f["kind"]] = by_kind.get(f["kind"], 0) + f["rows"]
+    if not left:
+        return "no events to translate (no CUDA, NVTX, MPI or OS runtime rows in the reports)"
+    held = "; ".join(", ".join(f"{n:,} rows of {K.BY_NAME[k].doc}" for k, n in by_kind.items()) + f": add {flag}"
+                     for flag, by_kind in left.items())
+    return f"no events for the chosen categories; the reports hold {held}"
+
+
 def _nvtx_window(name: str, windows: list, clocks: list) -> tuple[int, int]:
     """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
     hits = [(c.apply_one(w[0]), c.apply_one(w[1])) for w, c in zip(windows, clocks) if w is not None]
@@ -185,8 +201,7 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
             for why, n in tally["notes"].items():
                 c.note(why, n)
     if not any(s.rows for s in scans):
-        raise UserError("no events to translate (no CUDA, NVTX, MPI or OS runtime rows for the chosen "
-                        "categories)", ", ".join(str(p) for p in cfg.inputs))
+        raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
     model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,

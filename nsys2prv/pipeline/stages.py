@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import kinds as K
+from nsys2prv.core.intervals import overlap_lanes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
@@ -38,7 +39,9 @@ from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import process_lifetimes
+from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
 from nsys2prv.nsys.readers.mpi import read_p2p
+from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation
@@ -59,7 +62,7 @@ class ReportInfo:
     time_normalized: bool
     time_shift_ns: int
     capture_warnings: list[str]
-    table_counts: dict[str, int]    # rows of the tables reported as untranslated
+    table_counts: dict[str, int]    # rows of every non-empty table that is not metadata (kinds.is_metadata)
     identity: Identity
     devmap: pd.DataFrame
     source: str = ""                # the file the user named
@@ -67,17 +70,23 @@ class ReportInfo:
     # pid -> (first, last) activity timestamp over every event table (nsys/lifetimes.py); None in
     # metadata cached by an older version (then computed and cached again)
     lifetimes: dict | None = None
+    nvtx_classes: dict[str, int] = field(default_factory=dict)   # NVTX_EVENTS rows by class (nvtx.row_classes)
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
 
+    def fates(self, kinds: tuple[str, ...]) -> list[dict]:
+        """Every listed table of the report with the fate of its rows (``kinds.table_fates``)."""
+        return K.table_fates(self.table_counts, self.nvtx_classes, kinds)
+
 
 def report_info(report) -> ReportInfo:
-    tables = [t for c in K.CATEGORIES for t in (*c.untranslated_tables, *c.optional_tables)]
+    counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
+    nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
-                      capture_warnings(report), {t: report.count(t) for t in tables}, identify(report),
-                      device_map(report), report.source, report.index, process_lifetimes(report))
+                      capture_warnings(report), counts, identify(report),
+                      device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes)
 
 
 @dataclass
@@ -186,15 +195,42 @@ class Scan:
     p2p: tuple | None = None                # mpi.read_p2p: raw point-to-point and wait rows
 
 
-MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream"], K.METRIC: ["gpu"]}
+MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
+
+
+def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
+    """Give the GPU activities (every GPU-side kind) of a stream that overlap an earlier activity of
+    the same stream a lane > 0 (column ``lane``, only on the tables of a report that has such
+    overlaps): each lane is a row of its own in the trace, so that no activity's end record closes
+    another one still running.  Stages A and C run it on the same unclipped tables, so they agree.
+    Returns the number of activities on an extra lane."""
+    kinds = [k for k in K.side_kinds(K.GPU) if k in tables and len(tables[k])]
+    if not kinds:
+        return 0
+    col = lambda c: np.concatenate([tables[k][c].to_numpy(np.int64) for k in kinds])  # noqa: E731
+    group = pd.MultiIndex.from_arrays([col("gpid"), col("device"), col("stream")]).factorize()[0]
+    lanes = overlap_lanes(np.asarray(group, np.int64), col("start"), col("end"))
+    if not lanes.any():
+        return 0
+    cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
+    for k, part in zip(kinds, np.split(lanes, cut)):
+        tables[k] = tables[k].assign(lane=part)
+    return int((lanes > 0).sum())
+
+
+def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    if "lane" in cols and "lane" not in df:
+        return df[[c for c in cols if c != "lane"]].assign(lane=np.zeros(len(df), np.int64))
+    return df[cols]
 
 
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Just what ``build_model`` reads of the tables: the unique keys of each side of the model
-    (CPU thread ids, GPU streams, GPU metric rows), over the kinds declared on that side."""
+    (CPU thread ids, GPU streams and their overlap lanes, GPU metric rows), over the kinds declared
+    on that side."""
     keys = {}
     for side, cols in MODEL_KEYS.items():
-        frames = [tables[k][cols] for k in K.side_kinds(side) if k in tables and len(tables[k])]
+        frames = [_key_frame(tables[k], cols) for k in K.side_kinds(side) if k in tables and len(tables[k])]
         if frames:
             keys[side] = pd.concat(frames, ignore_index=True).drop_duplicates().reset_index(drop=True)
     return keys
@@ -249,6 +285,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
     metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
     sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
+    add_lanes(tables)
     keys = model_keys(tables)
     pop_keys = model_keys({k: t for k, (t, _) in got.items() if k in pop.KINDS and t is not None})
     _trim_identity(info, [keys, pop_keys])
@@ -359,6 +396,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
     calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
     out = Translation()
+    add_lanes(tables)                       # before the clip: as stage A numbered them
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     if job.clip is not None:

@@ -22,9 +22,11 @@ class Summary:
     threads: int
     streams: int
     metric_rows: int
+    overlap_rows: int             # extra rows of streams whose activities overlap (CUDA-Dd.Ss-2, ...)
     records: dict[str, int]
     categories: dict[str, dict]
-    untranslated: list[dict]
+    tables: list[dict]            # every non-metadata table of every report: rows and their fate
+    untranslated: list[dict]      # the rows of those tables not translated (why) or left out (which -t)
     alignment: dict
     notes: list[str] = field(default_factory=list)
     pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
@@ -38,17 +40,12 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
     for kind, c in out.counts.items():
         cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
                       "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
-    untranslated = []
-    for category in K.CATEGORIES:
-        wanted = cfg.wants(category.name)
-        tabs = category.untranslated_tables + (() if wanted else category.optional_tables)
-        for r in reports:
-            for t in tabs:
-                n = r.count(t)
-                if n:
-                    why = ("category not requested with -t" if not wanted
-                           else "not translated by this version of nsys2prv")
-                    untranslated.append({"report": r.source, "table": t, "rows": n, "reason": why})
+    kinds = K.kinds_of(cfg.categories)
+    tables = [{"report": r.source, **t} for r in reports for t in r.fates(kinds)]
+    untranslated = [{"report": t["report"], "table": t["table"], "rows": f["rows"],
+                     "reason": f["reason"] if f["fate"] == "not translated" else
+                     f"category not requested with -t (add {f['flag']})"}
+                    for t in tables for f in t["fates"] if f["fate"] != "translated"]
     return Summary(
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
@@ -57,11 +54,12 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  for r, c in zip(reports, clocks)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
-        streams=sum(t.kind == "gpu" for t in model.threads),
+        streams=sum(t.kind == "gpu" and not t.key[3] for t in model.threads),
+        overlap_rows=sum(t.kind == "gpu" and bool(t.key[3]) for t in model.threads),
         metric_rows=sum(t.kind == "metric" for t in model.threads),
         records={"states": stats.states, "events": stats.events, "communications": stats.comms,
                  "end_ns": stats.end_ns},
-        categories=cats, untranslated=untranslated,
+        categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
         notes=[_task_note(model, reports)])
 
@@ -77,6 +75,7 @@ def print_summary(s: Summary, seconds: float) -> None:
     rec = s.records
     click.echo(f"nsys2prv: {len(s.reports)} report(s) -> {s.ranks} task(s) on {len(s.nodes)} node(s) "
                f"({', '.join(s.nodes)}), {s.threads} CPU thread(s), {s.streams} GPU stream(s)"
+               + (f", {s.overlap_rows} extra stream row(s) for overlapping GPU activities" if s.overlap_rows else "")
                + (f", {s.metric_rows} GPU metric row(s)" if s.metric_rows else ""))
     click.echo(f"  records: {rec['states']} states, {rec['events']} events, {rec['communications']} "
                f"communications; Paraver trace length {rec['end_ns'] / 1e9:.6f} s (POP's T below is the run's "

@@ -42,6 +42,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
         from nsys2prv.core.intervals import (
             innermost_enclosing,
             nesting_depth,
+            overlap_lanes,
             paint_states,
         )
         from nsys2prv.metrics.measures import mask_durations
@@ -50,6 +51,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
         z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
         paint_states(z, z, one, z, z, z, 2)
         nesting_depth(z, z, one)
+        overlap_lanes(z, z, one)
         innermost_enclosing(z, z, one, z, z)
         mask_durations(z, z, one, z, 1, 1)
         _format(z, z, one, z, 0, 1, np.empty(64, np.uint8))

@@ -11,6 +11,9 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
+OVERLAP_NOTE = ("starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
+                "(CUDA-Dd.Ss-2, -3, ...)")
+
 
 @dataclass
 class Context:
@@ -31,11 +34,17 @@ class Context:
         count.drop("on an Nsight Systems internal thread ([NSys*])", int((~keep).sum()))
         return df[keep], threads[keep]
 
-    def on_gpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
+    def on_gpu(self, df: pd.DataFrame, count: CategoryCount,
+               activity: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+        """Rows whose stream (and overlap lane) is in the model, and their global thread ids;
+        ``activity``: the GPU activities themselves, whose rows on an overlap lane are counted."""
+        lane = df["lane"].to_numpy(np.int64) if "lane" in df else None
         threads = self.model.gpu_threads(self.report, df["gpid"].to_numpy(np.int64),
-                                         df["device"].to_numpy(np.int64), df["stream"].to_numpy(np.int64))
+                                         df["device"].to_numpy(np.int64), df["stream"].to_numpy(np.int64), lane)
         keep = threads >= 0
         count.drop("stream not in the resource model", int((~keep).sum()))
+        if activity and lane is not None:
+            count.note(OVERLAP_NOTE, int((lane[keep] > 0).sum()))
         return df[keep], threads[keep]
 
     def times(self, col: pd.Series) -> np.ndarray:

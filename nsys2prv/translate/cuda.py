@@ -57,7 +57,7 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
     count = out.count(kind)
     if df.empty:                            # e.g. no NCCL kernel among the kernels
         return 0
-    df, threads = ctx.on_gpu(df, count)
+    df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     pairs = [(name_type, Names.of(df["name"])),
              (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
@@ -73,7 +73,7 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
 
 def _memop(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, values: np.ndarray) -> int:
     count = out.count(kind)
-    df, threads = ctx.on_gpu(df.assign(_v=values), count)
+    df, threads = ctx.on_gpu(df.assign(_v=values), count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     out.events += interval_events(start, end, threads, [
         (R.MEMOP.id, df["_v"].to_numpy(np.int64)), (R.MEMOP_SIZE.id, np.maximum(df["bytes"].to_numpy(np.int64), 0)),
@@ -92,6 +92,8 @@ def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return _memop(df, ctx, out, "memset", np.full(len(df), R.MEMSET_VALUE, np.int64))
 
 
+UNIFIED_MEMORY_KINDS = (11, 12, 13)     # Unified HtoD / DtoH / DtoD: page migrations (correlation id 0)
+MIGRATION = "unified memory migration: no API call"
 LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, True),
          ("memset", R.TAG_MEMORY_OP, True), ("graph_exec", R.TAG_KERNEL_LAUNCH, False))
 
@@ -143,11 +145,16 @@ def launch_links(ctx: Context, out: Translation) -> int:
         call = first_match(codes[lo:hi], call_codes, order)
         count.source_rows += len(act)
         found = call >= 0
-        count.drop("no API call with its correlation id (call not traced or not requested)", int((~found).sum()))
+        migration = ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS) \
+            if kind == "memcpy" else np.zeros(len(found), bool)
+        count.drop(MIGRATION, int(migration.sum()))
+        count.drop("no API call with its correlation id (call not traced or not requested)",
+                   int((~found & ~migration).sum()))
         rows, call = np.flatnonzero(found), call[found]
         send = ctx.model.cpu_threads(ctx.report, tid[call])
         recv = ctx.model.gpu_threads(ctx.report, act["gpid"].to_numpy(np.int64)[rows],
-                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows])
+                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows],
+                                     act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None)
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
         rows, call, send, recv = rows[ok], call[ok], send[ok], recv[ok]

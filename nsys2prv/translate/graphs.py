@@ -22,7 +22,7 @@ def _ids(df: pd.DataFrame, cols: dict[str, int]) -> list:
 
 def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("graph_exec")
-    df, threads = ctx.on_gpu(df, count)
+    df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     names = Names.of("graph " + df["graph_id"].astype(str))
     out.events += sparse_interval_events(

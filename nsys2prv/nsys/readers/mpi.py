@@ -60,6 +60,11 @@ def _read_tables(report: Report) -> ReadResult | None:
     return res
 
 
+def from_nvtx(report: Report) -> bool:
+    """The report's MPI calls are the NVTX domain "MPI" (no MPI_* table: nsys 2022.x exports)."""
+    return not any(report.has(t, "start", "end", "globalTid", "textId") for t in TABLES)
+
+
 def read(report: Report) -> ReadResult | None:
     res = _read_tables(report)
     if res is not None:

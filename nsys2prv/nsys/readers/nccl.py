@@ -27,8 +27,9 @@ from nsys2prv.core.registry import NCCL_DATATYPES, NCCL_REDOPS
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import Reader, ReadResult, int64
 from nsys2prv.nsys.readers.nvtx import TABLE as NVTX_TABLE
-from nsys2prv.nsys.readers.nvtx import read_nccl_ranges
+from nsys2prv.nsys.readers.nvtx import load_nvtx, read_nccl_ranges
 
+NCCL_BY_NAME = "NVTX domain without a name, recognised as NCCL by its range names (nccl*)"
 SCHEMA_ENTRIES, ENUM_ENTRIES = "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUM_ENTRIES"
 FIELD_NAMES = {  # lower-case payload entry name -> normalised column (NCCL's nvtx_payload_schemas.h names)
     "message size [bytes]": "bytes", "bytes": "bytes", "size": "bytes",
@@ -152,6 +153,7 @@ def read(report: Report) -> ReadResult | None:
     if res is None:
         return None
     df = res.table
+    res.note(NCCL_BY_NAME, load_nvtx(report)["nccl_by_name"])
     unknown: dict[str, int] = {}
     parsed: list[dict] = [{}] * len(df)
     has_json = df["json"].notna().to_numpy()

@@ -75,6 +75,7 @@ def load_nvtx(report: Report) -> dict | None:
     ev["kind"] = pd.Series(etype[used]).map(KINDS).to_numpy()
     pairs = pd.MultiIndex.from_arrays([ev["domainId"], ev["pkey"]])
     ev["domain"] = [domains.get((d, p), "" if d == 0 else f"domain {d}") for d, p in pairs]
+    nccl_by_name = _nccl_by_name(ev, domains)
     ev["category_name"] = [categories.get((ci, d, p)) if ci else None
                            for ci, d, p in zip(ev["category"], ev["domainId"], ev["pkey"])]
     json = ev["jsonText"].to_numpy(dtype=object).copy()
@@ -84,11 +85,49 @@ def load_nvtx(report: Report) -> dict | None:
     ev["json"] = json
     # "Unused" NVTX rows: domain/category/thread naming is metadata, the rest is not translated.
     other = int((~used & ~dom & ~cat & ~thr).sum())
+    domain = ev["domain"].to_numpy(object)
+    mark = ev["kind"].to_numpy(object) == "mark"
+    in_mpi, in_nccl = domain == MPI_DOMAIN, domain == NCCL_DOMAIN
+    classes = {"names": int((dom | cat | thr).sum()), "ranges": int((~in_mpi & ~in_nccl).sum()),
+               "nccl": int(in_nccl.sum()), "mpi": int((in_mpi & ~mark).sum()), "mpi_marks": int((in_mpi & mark).sum()),
+               "other": other}
     out = {"events": ev, "thread_names": thread_names, "source_rows": len(df),
-           "metadata_rows": int((dom | cat | thr).sum()), "other_rows": other,
+           "metadata_rows": int((dom | cat | thr).sum()), "other_rows": other, "classes": classes,
+           "nccl_by_name": nccl_by_name,
            "max_time": _max_time(df)}
     report.cache["nvtx"] = out
     return out
+
+
+def _nccl_by_name(ev: pd.DataFrame, domains: dict) -> int:
+    """NCCL without its domain name: newer NCCL versions register their domain through the NVTX
+    payload extension, and some exports have no domain-creation row for it, so its ranges
+    (ncclSend, ncclGroupStart, ...) arrive in a domain without a name.  A non-default domain without
+    a name whose every range and mark is named ``nccl*`` is the NCCL domain (``ev`` changed in
+    place); returns the rows recognised so."""
+    unnamed = np.array([(d, p) not in domains and d != 0 for d, p in zip(ev["domainId"], ev["pkey"])], bool)
+    if not unnamed.any():
+        return 0
+    sub = ev[unnamed]
+    nccl = sub["name"].map(lambda n: isinstance(n, str) and n.startswith("nccl")).to_numpy(bool)
+    whole = pd.Series(nccl).groupby([sub["domainId"].to_numpy(), sub["pkey"].to_numpy()]).transform("all")
+    hit = np.flatnonzero(unnamed)[whole.to_numpy(bool)]
+    if len(hit):
+        ev.iloc[hit, ev.columns.get_loc("domain")] = NCCL_DOMAIN
+    return len(hit)
+
+
+def row_classes(report: Report, mpi_from_nvtx: bool) -> dict[str, int]:
+    """NVTX_EVENTS rows by class (``kinds.NVTX_CLASS_KINDS`` / ``NVTX_CLASS_REASONS``): names, ranges
+    (and marks) of the other domains, NCCL, MPI, MPI marks, other event types; MPI ranges are
+    "mpi_unread" when the report's MPI calls come from the MPI_* tables (``mpi_from_nvtx`` False)."""
+    nv = load_nvtx(report)
+    if nv is None:
+        return {}
+    classes = dict(nv["classes"])
+    if not mpi_from_nvtx:
+        classes["mpi_unread"] = classes.pop("mpi")
+    return {c: n for c, n in classes.items() if n}
 
 
 def _max_time(df: pd.DataFrame) -> int:

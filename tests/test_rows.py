@@ -1,0 +1,278 @@
+"""Issue 14 "Every row accounted for, on exports from every Nsight Systems version" (and issue 15
+item 1): GPU activities that overlap on one stream, the fate of every table's rows, ``-t all``,
+lazy ``--stats`` exports, unified-memory migrations, NCCL ranges in an unnamed domain, the host
+name, and missing columns / unresolvable names (``--strict``).
+
+Every export is generated (tests/nsysgen.py) and every trace validated strictly; counts and times
+are exact.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import CLOVERLEAF, ROOT, need
+from nsysgen import NsysBuilder
+from paraver_validator import validate_trace
+from trace_tools import intervals
+
+from nsys2prv import kinds as K
+from nsys2prv.cli import main
+from nsys2prv.nsys.readers.nccl import NCCL_BY_NAME
+from nsys2prv.translate.context import OVERLAP_NOTE
+from nsys2prv.translate.cuda import MIGRATION
+
+PID = 6000
+MAIN = PID
+# Paraver ids written out on purpose (registry.py)
+KERNEL, MEMOP, CORR = 63000006, 63000001, 9200
+RUNNING, IDLE, MEMXFER = 1, 0, 17
+TAG_LAUNCH, TAG_MEMOP = 55001, 55002
+
+
+def run(args: list, expect: int = 0) -> tuple[int, str]:
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == expect, res.output + repr(res.exception)
+    return res.exit_code, res.output
+
+
+def convert(src, out: Path, *opts) -> tuple[object, dict]:
+    run(["-q", *opts, *([src] if isinstance(src, (str, Path)) else src), out])
+    return validate_trace(str(out)), json.loads(Path(f"{out}.summary.json").read_text())
+
+
+# ---------------------------------------------------------------------------------------------------
+# 1. GPU activities overlapping on one stream
+def overlap_export(path: Path) -> Path:
+    """Stream 7: k_first [100 000, 130 000); k_second starts 12 442 ns before k_first ends and runs
+    43 136 ns (as in a real nsys 2026.2 export); k_third starts while both run; a copy and k_after
+    come after all of them (back on the stream's first row).  Stream 9: no overlap."""
+    b = NsysBuilder(path, schema="3.13.2", host="gpunode")
+    b.process(PID, "./overlap")
+    for corr, (start, end) in enumerate([(90_000, 91_000), (92_000, 93_000), (94_000, 95_000),
+                                         (96_000, 97_000), (98_000, 99_000), (99_000, 99_500)], start=1):
+        b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000" if corr != 4 else "cudaMemcpyAsync_v3020", start, end, corr)
+    b.kernel(PID, 0, 7, 100_000, 130_000, 1, "k_first")
+    b.kernel(PID, 0, 7, 117_558, 160_694, 2, "k_second")
+    b.kernel(PID, 0, 7, 120_000, 125_000, 3, "k_third")
+    b.memcpy(PID, 0, 7, 170_000, 180_000, 4, 4096, copy_kind=1)
+    b.kernel(PID, 0, 7, 190_000, 200_000, 5, "k_after")
+    b.kernel(PID, 0, 9, 100_000, 150_000, 6, "k_other")
+    return b.save()
+
+
+@pytest.fixture(scope="module")
+def overlap(tmp_path_factory):
+    d = tmp_path_factory.mktemp("overlap")
+    return convert(overlap_export(d / "rank0.sqlite"), d / "trace", "-t", "cuda_api")
+
+
+def test_overlapping_kernels_get_extra_rows_of_their_stream(overlap):
+    tr, s = overlap
+    assert tr.row["THREAD"] == ["Process 6000 main (6000)", "Process 6000 CUDA-D0.S7", "Process 6000 CUDA-D0.S7-2",
+                                "Process 6000 CUDA-D0.S7-3", "Process 6000 CUDA-D0.S9"]
+    S7, S7_2, S7_3, S9 = 2, 3, 4, 5
+    k = intervals(tr, KERNEL)
+    assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [
+        ("k_after", S7, 190_000, 200_000), ("k_first", S7, 100_000, 130_000),
+        ("k_other", S9, 100_000, 150_000), ("k_second", S7_2, 117_558, 160_694),
+        ("k_third", S7_3, 120_000, 125_000)]
+    # per-name kernel time is exact whatever the overlap
+    assert (k["end"] - k["start"]).groupby(k["label"]).sum().to_dict() == {
+        "k_after": 10_000, "k_first": 30_000, "k_other": 50_000, "k_second": 43_136, "k_third": 5_000}
+    # the copy is back on the first row; every row is Running exactly during its kernels
+    m = intervals(tr, MEMOP)
+    assert list(zip(m["thread"], m["start"], m["end"])) == [(S7, 170_000, 180_000)]
+    st = tr.states[(tr.states["state"] != IDLE) & (tr.states["thread"] >= S7)]
+    assert sorted(map(tuple, st[["thread", "begin", "end", "state"]].astype(int).to_numpy().tolist())) == [
+        (S7, 100_000, 130_000, RUNNING), (S7, 170_000, 180_000, MEMXFER), (S7, 190_000, 200_000, RUNNING),
+        (S7_2, 117_558, 160_694, RUNNING), (S7_3, 120_000, 125_000, RUNNING), (S9, 100_000, 150_000, RUNNING)]
+    # launch communications arrive on the row that holds the activity
+    c = tr.comms[tr.comms["tag"].isin([TAG_LAUNCH, TAG_MEMOP])]
+    assert sorted(zip(c["rthread"], c["phys_recv"])) == [
+        (S7, 100_000), (S7, 170_000), (S7, 190_000), (S7_2, 117_558), (S7_3, 120_000), (S9, 100_000)]
+
+
+def test_overlaps_are_counted_in_the_summary(overlap):
+    _, s = overlap
+    assert (s["streams"], s["overlap_rows"]) == (2, 2)
+    assert s["categories"]["kernels"]["notes"] == {OVERLAP_NOTE: 2}
+    assert s["categories"]["kernels"]["translated_rows"] == 5
+    assert s["categories"]["memcpy"]["notes"] == {}
+
+
+def test_no_overlap_no_extra_row(tmp_path):
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.13.2")
+    b.process(PID, "./app")
+    b.kernel(PID, 0, 7, 100_000, 130_000, 1, "a")
+    b.kernel(PID, 0, 7, 130_000, 140_000, 2, "b")      # starts exactly when a ends: same row
+    tr, s = convert(b.save(), tmp_path / "t")
+    assert tr.row["THREAD"] == ["Process 6000 CUDA-D0.S7"]
+    assert (s["streams"], s["overlap_rows"]) == (1, 0) and s["categories"]["kernels"]["notes"] == {}
+
+
+def test_overlap_lanes_survive_the_nvtx_window(tmp_path):
+    """-f clips after the lanes are numbered on the whole report: stage A and C agree."""
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.13.2")
+    b.process(PID, "./app")
+    b.nvtx_push(PID, MAIN, 150_000, 400_000, text="window")
+    b.kernel(PID, 0, 7, 100_000, 200_000, 1, "early")
+    b.kernel(PID, 0, 7, 180_000, 300_000, 2, "late")
+    tr, _ = convert(b.save(), tmp_path / "t", "-f", "window")
+    k = intervals(tr, KERNEL)
+    assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [("early", 2, 0, 50_000),
+                                                                         ("late", 3, 30_000, 150_000)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 2. Every non-empty table of every report, with its rows and their fate
+def table_rows(path) -> dict[str, int]:
+    """Rows of every non-empty table of an export that is not metadata, read straight from SQLite."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in names}
+    return {t: n for t, n in counts.items() if n and not K.is_metadata(t)}
+
+
+def assert_every_table_accounted(summary: dict, paths) -> None:
+    listed = {}
+    for t in summary["tables"]:
+        assert sum(f["rows"] for f in t["fates"]) == t["rows"], t
+        for f in t["fates"]:
+            assert f["fate"] in ("translated", "not translated", "left out"), f
+            assert ("kind" in f) if f["fate"] == "translated" else ("reason" in f or "flag" in f), f
+        listed[(Path(t["report"]).resolve(), t["table"])] = t["rows"]
+    expected = {(Path(p).resolve(), t): n for p in paths for t, n in table_rows(p).items()}
+    assert listed == expected
+
+
+def accounting_export(path: Path, osrt_only: bool = False) -> Path:
+    b = NsysBuilder(path, schema="3.0.0", host="acct")
+    b.process(PID, "./app")
+    for i in range(3):
+        b.osrt(PID, MAIN, "read", 30_000 + 2_000 * i, 31_000 + 2_000 * i)
+    if osrt_only:
+        return b.save()
+    b.nvtx_domain(PID, MAIN, 1, "solver", ts=1_000)
+    b.nvtx_category(PID, MAIN, 1, 7, "phase", ts=1_500)
+    b.nvtx_thread_name(PID, MAIN + 1, "worker", ts=1_600)
+    b.nvtx_push(PID, MAIN, 10_000, 20_000, text="step")
+    b.nvtx_mark(PID, MAIN, 15_000, "here")
+    b.nvtx_push(PID, MAIN, 11_000, 12_000, registered="solve", domain_id=1, category=7)
+    b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", 12_000, 13_000, 1)
+    b.kernel(PID, 0, 7, 14_000, 18_000, 1, "k")
+    for i in range(4):
+        b._add("SCHED_EVENTS", start=1_000 * i, cpu=0, isSchedIn=i % 2, globalTid=b.gtid(PID, MAIN))
+    for i in range(2):
+        b._add("COMPOSITE_EVENTS", id=i + 1, start=5_000 + i, cpu=0, globalTid=b.gtid(PID, MAIN), cpuCycles=9)
+        b._add("CUPTI_ACTIVITY_KIND_CUDA_EVENT", deviceId=0, contextId=1, streamId=7, correlationId=50 + i,
+               globalPid=b.gpid(PID), eventId=i + 1)
+    b._add("PROFILER_OVERHEAD", start=100, end=200, globalTid=b.gtid(PID, MAIN), nameId=b.sid("overhead"))
+    return b.save()
+
+
+def fates(summary: dict) -> dict:
+    return {t["table"]: [(f["rows"], f["fate"], f.get("flag") or f.get("kind") or f["reason"]) for f in t["fates"]]
+            for t in summary["tables"]}
+
+
+def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
+    src = accounting_export(tmp_path / "r.sqlite")
+    _, s = convert(src, tmp_path / "t")
+    assert_every_table_accounted(s, [src])
+    assert fates(s) == {
+        "COMPOSITE_EVENTS": [(2, "not translated", K.UNTRANSLATED_TABLES["COMPOSITE_EVENTS"])],
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT": [(2, "not translated",
+                                            K.UNTRANSLATED_TABLES["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])],
+        "CUPTI_ACTIVITY_KIND_KERNEL": [(1, "translated", "kernels")],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": [(1, "translated", "cuda_api")],
+        "NVTX_EVENTS": [(3, "not translated", K.NVTX_CLASS_REASONS["names"]), (3, "translated", "nvtx")],
+        "OSRT_API": [(3, "left out", "-t osrt")],
+        "PROFILER_OVERHEAD": [(1, "not translated", K.UNTRANSLATED_TABLES["PROFILER_OVERHEAD"])],
+        "SCHED_EVENTS": [(4, "not translated", K.UNTRANSLATED_TABLES["SCHED_EVENTS"])],
+    }
+    assert {(u["table"], u["rows"]) for u in s["untranslated"]} == {
+        ("COMPOSITE_EVENTS", 2), ("CUPTI_ACTIVITY_KIND_CUDA_EVENT", 2), ("NVTX_EVENTS", 3), ("OSRT_API", 3),
+        ("PROFILER_OVERHEAD", 1), ("SCHED_EVENTS", 4)}
+    # -t nvtx: the CUDA API calls are left out, naming the flag; -t all takes osrt too
+    _, s = convert(src, tmp_path / "n", "-t", "nvtx")
+    assert fates(s)["CUPTI_ACTIVITY_KIND_RUNTIME"] == [(1, "left out", "-t cuda_api")]
+    _, s = convert(src, tmp_path / "a", "-t", "all")
+    assert fates(s)["OSRT_API"] == [(3, "translated", "osrt")]
+    assert s["categories"]["osrt"]["translated_rows"] == 3
+
+
+def test_only_os_runtime_calls_says_which_flag_would_translate_them(tmp_path):
+    src = accounting_export(tmp_path / "r.sqlite", osrt_only=True)
+    _, text = run(["-q", src, tmp_path / "t"], expect=2)
+    assert text.strip() == (f"nsys2prv: error: {src}: no events for the chosen categories; the reports hold 3 rows "
+                            "of OS runtime library calls: add -t osrt")
+    tr, s = convert(src, tmp_path / "t", "-t", "osrt")
+    assert s["categories"]["osrt"]["translated_rows"] == 3
+
+
+def test_every_table_of_the_real_cloverleaf_export(tmp_path):
+    src = need(CLOVERLEAF)
+    _, s = convert(src, tmp_path / "t")
+    assert_every_table_accounted(s, [src])
+
+
+@pytest.mark.parametrize("run_dir", ["mpi4", "mpi8"])
+def test_every_table_of_the_real_mpi_reports(tmp_path, run_dir):
+    ranks = sorted((ROOT / "tests" / "data" / run_dir).glob("rank*.sqlite"))
+    _, s = convert(ranks, tmp_path / "t", "-m")
+    assert_every_table_accounted(s, ranks)
+    nvtx = [t for t in s["tables"] if t["table"] == "NVTX_EVENTS"]
+    assert len(nvtx) == len(ranks)
+    kinds = {f.get("kind") for t in nvtx for f in t["fates"]}
+    assert {"mpi", "nvtx"} <= kinds
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. Unified memory migrations have no API call, by nature
+def test_unified_memory_migrations_are_not_missing_calls(tmp_path):
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.13.2")
+    b.process(PID, "./um")
+    b.cuda_api(PID, MAIN, "cudaMemcpyAsync_v3020", 1_000, 2_000, 5)
+    b.memcpy(PID, 0, 7, 3_000, 4_000, 5, 64, copy_kind=1)
+    for i, kind in enumerate((11, 12, 11)):
+        b.memcpy(PID, 0, 7, 10_000 + 2_000 * i, 11_000 + 2_000 * i, 0, 4096, copy_kind=kind)
+    b.memcpy(PID, 0, 7, 20_000, 21_000, 99, 64, copy_kind=2)       # its call was not traced
+    tr, s = convert(b.save(), tmp_path / "t", "-t", "cuda_api")
+    assert s["categories"]["launch_links"]["dropped"] == {
+        MIGRATION: 3, "no API call with its correlation id (call not traced or not requested)": 1}
+    assert s["categories"]["memcpy"]["translated_rows"] == 5
+    m = intervals(tr, MEMOP)
+    assert m["label"].value_counts().to_dict() == {"Memcpy Unified HtoD": 2, "Memcpy Unified DtoH": 1,
+                                                   "Memcpy HtoD": 1, "Memcpy DtoH": 1}
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6. NCCL ranges in an NVTX domain without a name (nsys 2026.2: no domain-creation row)
+NCCL_RANGE = 9500
+
+
+def test_nccl_ranges_without_a_domain_name_are_recognised_by_name(tmp_path):
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22")
+    b.process(PID, "./nccl")
+    names = ["ncclGroupStart", "ncclSend", "ncclRecv", "ncclGroupEnd"]
+    for i, name in enumerate(names):
+        b.nvtx_push(PID, MAIN, 10_000 * (i + 1), 10_000 * (i + 1) + 5_000, registered=name, domain_id=1)
+    b.nvtx_payload_schema(1, 0x1000001, "NcclNvtxParamsSend", [("Message size [bytes]", 22, 0)], 8)
+    # another unnamed domain whose names are not all nccl*: an ordinary NVTX domain
+    b.nvtx_push(PID, MAIN, 60_000, 61_000, text="ncclLookalike", domain_id=2)
+    b.nvtx_push(PID, MAIN, 62_000, 63_000, text="mine", domain_id=2)
+    b.kernel(PID, 0, 7, 1_000, 2_000, 1, "k")
+    src = b.save()
+    tr, s = convert(src, tmp_path / "t", "-t", "nccl,nvtx")
+    assert s["categories"]["nccl_ranges"]["source_rows"] == s["categories"]["nccl_ranges"]["translated_rows"] == 4
+    assert s["categories"]["nccl_ranges"]["notes"] == {NCCL_BY_NAME: 4}
+    r = intervals(tr, NCCL_RANGE)
+    assert list(zip(r["label"], r["start"])) == [(n, 10_000 * (i + 1)) for i, n in enumerate(names)]
+    assert s["categories"]["nvtx"]["translated_rows"] == 2
+    assert fates(s)["NVTX_EVENTS"] == [(2, "translated", "nvtx"), (4, "translated", "nccl_ranges")]
+    assert_every_table_accounted(s, [src])

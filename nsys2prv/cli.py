@@ -109,10 +109,13 @@ def _handle_errors(debug: bool, fn):
               help="Records per merge round over all reports (memory bound).")
 @click.option("--in-memory", is_flag=True, hidden=True, help="Reference writer: every record in memory.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
+@click.option("--strict", is_flag=True,
+              help="Exit with code 4 (after writing the outputs) when data could not be read: a table lacking a "
+                   "column, an export without its string table.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
 def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, cache_dir, cfgs,
-         nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, debug):
+         nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, strict, debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
@@ -140,6 +143,10 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
     if not quiet:
         print_summary(summary, time.perf_counter() - t0)
         click.echo(summary.pop_text)
+    if strict and summary.warnings:
+        click.echo(f"nsys2prv: error: --strict: {len(summary.warnings)} warning(s): {summary.warnings[0]}"
+                   + (" ..." if len(summary.warnings) > 1 else ""), err=True)
+        sys.exit(4)
 
 
 POP_EPILOG = """\b

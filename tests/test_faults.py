@@ -204,3 +204,57 @@ def test_a_file_size_limit_is_one_line_naming_the_path(tmp_path):
     assert "Traceback" not in res.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("limited")) == []
     assert leftovers(tmp_path) == []
+
+
+# --- data the exports hold but the readers cannot read -------------------------------------------------
+def _renamed(src: Path, dst: Path, table: str, old: str, new: str) -> Path:
+    dst.write_bytes(src.read_bytes())
+    with sqlite3.connect(dst) as con:
+        con.execute(f'ALTER TABLE {table} RENAME COLUMN "{old}" TO "{new}"')
+    return dst
+
+
+@pytest.mark.parametrize("table,column,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
+                                               ("CUPTI_ACTIVITY_KIND_KERNEL", "start", "kernels"),
+                                               ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api")])
+def test_a_missing_column_is_counted_warned_and_strict_fails(ranks, tmp_path, table, column, kind):
+    bad = _renamed(ranks[1], tmp_path / "rank1.sqlite", table, column, "renamed")
+    with sqlite3.connect(bad) as con:
+        n = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    _, good = convert_valid(["-m", *ranks], tmp_path / "good")
+    convert(["-m", ranks[0], bad, tmp_path / "bad"])
+    s = json.loads((tmp_path / "bad.summary.json").read_text())
+    k = s["categories"][kind]
+    why = f"{table} lacks column(s) the reader needs: {column} (not translated)"
+    assert k["dropped"][why] == n and k["source_rows"] == good["categories"][kind]["source_rows"]
+    assert k["translated_rows"] == good["categories"][kind]["translated_rows"] - n
+    assert s["warnings"] == [f"{kind}: {n} rows of {why}"]
+    code, text = convert(["--strict", "-m", ranks[0], bad, tmp_path / "strict"], expect_ok=False)
+    assert code == 4 and f"--strict: 1 warning(s): {kind}:" in text
+    assert Path(f"{tmp_path / 'strict'}.prv").exists()              # the outputs are written
+
+
+def test_a_missing_short_name_falls_back_to_the_demangled_one(ranks, tmp_path):
+    bad = _renamed(ranks[1], tmp_path / "rank1.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL", "shortName", "renamed")
+    _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "t")
+    assert s["warnings"] == [] and not s["categories"]["kernels"]["dropped"]
+
+
+def test_a_missing_string_table_is_warned(ranks, tmp_path):
+    bad = tmp_path / "rank1.sqlite"
+    bad.write_bytes(ranks[1].read_bytes())
+    with sqlite3.connect(bad) as con:
+        con.execute("DROP TABLE StringIds")
+    _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "t")
+    assert any("no StringIds table" in w and "1 report(s)" in w for w in s["warnings"])
+
+
+def test_a_blob_name_is_decoded(ranks, tmp_path):
+    bad = tmp_path / "rank0.sqlite"
+    bad.write_bytes(ranks[0].read_bytes())
+    with sqlite3.connect(bad) as con:
+        sid = con.execute("SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1").fetchone()[0]
+        con.execute("UPDATE StringIds SET value = CAST('blob_kernel' AS BLOB) WHERE id = ?", (sid,))
+    trace, _ = convert_valid(["-m", bad, ranks[1]], tmp_path / "t")
+    pcf = Path(f"{tmp_path / 't'}.pcf").read_text()
+    assert "blob_kernel" in pcf and "b'blob_kernel'" not in pcf

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from nsys2prv import __version__
 
-TABLES_VERSION = "5"     # bump when a reader's normalised table or tally changes
+TABLES_VERSION = "6"     # bump when a reader's normalised table or tally changes
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"
@@ -94,7 +94,8 @@ class TableCache:
 
     def table(self, kind: str, columns: list[str] | None = None) -> pd.DataFrame | None:
         """The cached table of ``kind`` (None: the report has none)."""
-        if self.kinds.get(kind) is None:
+        entry = self.kinds.get(kind)
+        if entry is None or entry.get("no_table"):
             return None
         try:
             with open(self.dir / f"{kind}{EMPTY}", "rb") as fh:
@@ -157,7 +158,10 @@ class TableCache:
                     except (pa.ArrowException, TypeError, ValueError):
                         continue          # a column Parquet cannot hold: read from the SQLite each time
                     self._replace(f"{kind}.parquet", lambda p: _write(pq, pa, table, p))
-                added[kind] = tally if df is not None else None
+                if df is not None:
+                    added[kind] = tally
+                else:       # no table, but rows counted (a table the reader could not read): keep the tally
+                    added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
             if meta is not None:
                 self._replace(META, lambda p: p.write_bytes(pickle.dumps(meta)))
             self._manifest = None

@@ -55,6 +55,9 @@ class Report:
         self._columns: dict[str, list[str]] = {}
         self._adbc = None      # the optional ADBC reader (see _adbc_query); False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
+        # what the readers asked of each table: columns found missing, and tables some probe accepted
+        self.missing_columns: dict[str, set[str]] = {}
+        self.probed_ok: set[str] = set()
 
     # -- probing ---------------------------------------------------------
     def _probe_tables(self) -> set[str]:
@@ -75,7 +78,19 @@ class Report:
 
     def has(self, table: str, *cols: str) -> bool:
         have = self.columns(table)
-        return bool(have) and all(c in have for c in cols)
+        if not have:
+            return False
+        missing = [c for c in cols if c not in have]
+        if missing:
+            self.missing_columns.setdefault(table, set()).update(missing)
+            return False
+        self.probed_ok.add(table)
+        return True
+
+    def unreadable(self, tables) -> dict[str, list[str]]:
+        """Of ``tables``, those with rows that no reader's probe accepted: table -> the columns it lacked."""
+        return {t: sorted(self.missing_columns[t]) for t in tables
+                if t in self.missing_columns and t not in self.probed_ok and self.count(t)}
 
     def count(self, table: str, where: str = "") -> int:
         if table not in self.tables:
@@ -227,6 +242,7 @@ class Report:
         if not rows:                                              # DataFrame would make Arrow strings
             return pd.Series(dtype=object)                        # of them only to turn them back
         ids, values = zip(*rows)
+        values = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]   # a BLOB
         return pd.Series(np.array(values, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
 
     def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import process_lifetimes
+from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
 from nsys2prv.nsys.readers.mpi import read_p2p
 from nsys2prv.nsys.readers.nvtx import row_classes
@@ -85,7 +86,7 @@ def report_info(report) -> ReportInfo:
     nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
-                      capture_warnings(report), counts, identify(report),
+                      capture_warnings(report) + _string_warnings(report), counts, identify(report),
                       device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes)
 
 
@@ -115,6 +116,26 @@ def _default_kinds(src: Source) -> tuple[str, ...]:
 
 
 ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
+
+
+MISSING_COLUMNS = "lacks column(s) the reader needs"
+STRINGS_MISSING = "no StringIds table (or no id/value columns)"
+
+
+def _string_warnings(report: Report) -> list[str]:
+    return [] if report.has("StringIds", "id", "value") else [STRINGS_MISSING]
+
+
+def count_unreadable(report: Report, tables, res):
+    """Rows of tables the reader could not read (a column missing): counted as dropped with the table and
+    the columns named, never silently skipped (``--strict`` turns them into an error)."""
+    for table, cols in report.unreadable(tables).items():
+        n = report.count(table)
+        if res is None:
+            res = ReadResult(table=None, source_rows=0)
+        res.source_rows += n
+        res.drop(f"{table} {MISSING_COLUMNS}: {', '.join(cols)} (not translated)", n)
+    return res
 
 
 def drop_absurd_times(res) -> None:
@@ -158,6 +179,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
                 res = K.BY_NAME[k].reader.read(report)
                 if res is not None:
                     drop_absurd_times(res)
+                res = count_unreadable(report, K.BY_NAME[k].reader.tables, res)
                 fresh[k] = (None, None) if res is None else (
                     res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
         finally:
@@ -247,7 +269,7 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
-SCAN_VERSION = 4        # bump when a Scan's content changes
+SCAN_VERSION = 5        # bump when a Scan's content changes
 
 
 def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
@@ -280,7 +302,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     extra = tuple(k for k in src.align_kinds if k not in src.kinds)
     info, got = load(src, _default_kinds(src) + extra)
     tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
-    tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and t is not None}
+    tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and (t is not None or tally)}
     mins = [int(df["start"].min()) for df in tables.values() if len(df)]
     domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
     metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from nsys2prv import kinds as K
+from nsys2prv.pipeline.stages import MISSING_COLUMNS, STRINGS_MISSING
 from nsys2prv.translate.records import Translation
 
 
@@ -29,6 +30,7 @@ class Summary:
     untranslated: list[dict]      # the rows of those tables not translated (why) or left out (which -t)
     alignment: dict
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # data that could not be read (``--strict``: exit 4)
     pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
 
     def to_json(self) -> str:
@@ -61,7 +63,20 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  "end_ns": stats.end_ns},
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)])
+        notes=[_task_note(model, reports)],
+        warnings=_warnings(cats, reports))
+
+
+def _warnings(cats: dict, reports) -> list[str]:
+    """What the exports held but could not be read: tables lacking a column the reader needs, an export
+    without its string table (every name would be '<unknown name #id>')."""
+    out = [f"{kind}: {n} rows of {why}" for kind, c in cats.items() for why, n in c["dropped"].items()
+           if MISSING_COLUMNS in why]
+    names = [r.source for r in reports if any(STRINGS_MISSING in w for w in r.capture_warnings)]
+    if names:
+        out.append(f"{STRINGS_MISSING} in {len(names)} report(s) ({', '.join(names[:3])}"
+                   f"{' ...' if len(names) > 3 else ''}): names are shown as '<unknown name #id>'")
+    return out
 
 
 def _task_note(model, reports, shown: int = 8) -> str:
@@ -92,6 +107,8 @@ def print_summary(s: Summary, seconds: float) -> None:
     for w, items in _grouped(warnings, lambda pw: pw[1]).items():
         where = items[0][0] if len(items) == 1 else f"{len(items)} reports"
         click.echo(f"  {where}: {w}")
+    for w in s.warnings:
+        click.echo(f"  warning: {w}")
     _alignment_table(s.alignment)
     for note in s.alignment["notes"] + s.notes:
         click.echo(f"  note: {note}")

@@ -85,7 +85,7 @@ KINDS: tuple[Kind, ...] = (
          doc="CUDA memsets"),
     Kind("nvtx", nvtx.READER, ("nvtx_pushpop", "nvtx_startend"), CPU, (Translator(host.nvtx),),
          doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)"),
-    Kind("nccl_ranges", nccl.READER, ("nccl",), CPU, (Translator(host.nccl_ranges),), (R.NCCL_RANGE,),
+    Kind("nccl", nccl.READER, ("nccl",), CPU, (Translator(host.nccl_ranges),), (R.NCCL_RANGE,),
          doc="NVTX ranges of the NCCL domain, with their payloads"),
     Kind("mpi", mpi.READER, ("mpi",), CPU, (Translator(host.mpi),),
          (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM), doc="MPI calls"),
@@ -141,7 +141,7 @@ UNTRANSLATED_TABLES = {   # table -> why its rows are not translated (tables rea
 }
 # NVTX_EVENTS rows by class (nsys.readers.nvtx.row_classes): the kind that reads them, or why none does.
 NVTX_TABLE = "NVTX_EVENTS"
-NVTX_CLASS_KINDS = {"ranges": "nvtx", "nccl": "nccl_ranges", "mpi": "mpi"}
+NVTX_CLASS_KINDS = {"ranges": "nvtx", "nccl": "nccl", "mpi": "mpi"}
 NVTX_CLASS_REASONS = {
     "names": "NVTX domain, category and thread names (they name ranges, threads and ranks: no record of their own)",
     "mpi_marks": "NVTX marks in the MPI domain: " + NOT_THIS_VERSION,

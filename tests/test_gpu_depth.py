@@ -201,7 +201,7 @@ def test_nccl_payloads_on_nccl_kernels(traces, schema):
     assert s["categories"]["nccl_payloads"] == {"source_rows": 2, "translated_rows": 2, "event_records": 4,
                                                 "dropped": {}, "notes": {}}
     # the init range's unknown field is counted; the ranges themselves stay on the CPU (type 9500)
-    assert s["categories"]["nccl_ranges"]["notes"] == {"NCCL payload field without a Paraver type: Color": 1}
+    assert s["categories"]["nccl"]["notes"] == {"NCCL payload field without a Paraver type: Color": 1}
     assert begins(tr, NCCL_RANGE).to_dict() == {"ncclAllReduce": 1, "ncclBroadcast": 1, "ncclCommInitRank": 1}
 
 

@@ -269,10 +269,10 @@ def test_nccl_ranges_without_a_domain_name_are_recognised_by_name(tmp_path):
     b.kernel(PID, 0, 7, 1_000, 2_000, 1, "k")
     src = b.save()
     tr, s = convert(src, tmp_path / "t", "-t", "nccl,nvtx")
-    assert s["categories"]["nccl_ranges"]["source_rows"] == s["categories"]["nccl_ranges"]["translated_rows"] == 4
-    assert s["categories"]["nccl_ranges"]["notes"] == {NCCL_BY_NAME: 4}
+    assert s["categories"]["nccl"]["source_rows"] == s["categories"]["nccl"]["translated_rows"] == 4
+    assert s["categories"]["nccl"]["notes"] == {NCCL_BY_NAME: 4}
     r = intervals(tr, NCCL_RANGE)
     assert list(zip(r["label"], r["start"])) == [(n, 10_000 * (i + 1)) for i, n in enumerate(names)]
     assert s["categories"]["nvtx"]["translated_rows"] == 2
-    assert fates(s)["NVTX_EVENTS"] == [(2, "translated", "nvtx"), (4, "translated", "nccl_ranges")]
+    assert fates(s)["NVTX_EVENTS"] == [(2, "translated", "nvtx"), (4, "translated", "nccl")]
     assert_every_table_accounted(s, [src])

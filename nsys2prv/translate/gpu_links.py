@@ -38,7 +38,7 @@ def _activity_of(calls: pd.DataFrame, act: pd.DataFrame) -> pd.DataFrame:
 
 def nccl_payloads(ctx: Context, out: Translation) -> int:
     """Each NCCL kernel launched inside an NCCL range gets the range's operation and payload fields."""
-    ranges, calls, kern = ctx.tables.get("nccl_ranges"), ctx.calls, ctx.tables.get("kernels")
+    ranges, calls, kern = ctx.tables.get("nccl"), ctx.calls, ctx.tables.get("kernels")
     if ranges is None or calls is None or kern is None or "nccl" not in ctx.categories:
         return 0
     count = out.count("nccl_payloads")

@@ -62,7 +62,7 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 
 
 def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    count = out.count("nccl_ranges")
+    count = out.count("nccl")
     df = df[df["kind"] != "mark"]
     df, threads = ctx.on_cpu(df, count)
     out.events += interval_events(ctx.times(df["start"]), ctx.times(df["end"]), threads,

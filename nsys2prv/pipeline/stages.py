@@ -175,11 +175,16 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
                 info = report_info(report)
             elif info.lifetimes is None:            # metadata cached before lifetimes existed
                 info.lifetimes = process_lifetimes(report)
+            results = {}
             for k in missing:
-                res = K.BY_NAME[k].reader.read(report)
-                if res is not None:
-                    drop_absurd_times(res)
-                res = count_unreadable(report, K.BY_NAME[k].reader.tables, res)
+                results[k] = K.BY_NAME[k].reader.read(report)
+                if results[k] is not None:
+                    drop_absurd_times(results[k])
+            seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
+            for k in missing:
+                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
+                seen.update(tables)
+                res = count_unreadable(report, tables, results[k])
                 fresh[k] = (None, None) if res is None else (
                     res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
         finally:

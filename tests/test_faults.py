@@ -258,3 +258,10 @@ def test_a_blob_name_is_decoded(ranks, tmp_path):
     trace, _ = convert_valid(["-m", bad, ranks[1]], tmp_path / "t")
     pcf = Path(f"{tmp_path / 't'}.pcf").read_text()
     assert "blob_kernel" in pcf and "b'blob_kernel'" not in pcf
+
+
+def test_files_of_an_earlier_run_that_this_run_does_not_write_are_removed(ranks, tmp_path):
+    convert(["-z", "-m", *ranks, tmp_path / "t"])
+    assert (tmp_path / "t.prv.gz").exists()
+    convert(["-m", *ranks, tmp_path / "t"])
+    assert (tmp_path / "t.prv").exists() and not (tmp_path / "t.prv.gz").exists()

@@ -135,9 +135,15 @@ class OutputSet:
                     else:
                         dest.parent.mkdir(parents=True, exist_ok=True)
                         os.replace(src, dest)
+            written = set()
             for src in sorted(self.stage.iterdir()):
                 if src.is_file():
                     os.replace(src, self.dir / src.name)
+                    written.add(src.name)
+            for suffix in SUFFIXES:     # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
+                old = self.out.with_name(self.out.name + suffix)
+                if old.name not in written and old.is_file():
+                    old.unlink()
         except OSError as exc:
             raise UserError(f"cannot move the outputs into place ({exc.strerror})", str(exc.filename or self.dir)) \
                 from None

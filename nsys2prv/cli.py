@@ -88,6 +88,9 @@ def _handle_errors(debug: bool, fn):
               help="Merge even when reports claim the same rank, come from different jobs or start hours apart.")
 @click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
               help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.")
+@click.option("--time-origin", type=click.Choice(["run", "session"]), default="run", show_default=True,
+              help="Paraver time 0: the run's start (the trace then spans exactly the POP elapsed time T, as "
+                   "BasicAnalysis measures it), or the earliest session start (times as Nsight Systems shows them).")
 @click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Where .nsys-rep exports and normalised tables are cached (default: $XDG_CACHE_HOME/nsys2prv).")
 @click.option("--cfgs", "cfgs", metavar="DIR", type=click.Path(path_type=Path),
@@ -114,8 +117,9 @@ def _handle_errors(debug: bool, fn):
                    "column, an export without its string table.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, cache_dir, cfgs,
-         nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, strict, debug):
+def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, time_origin, cache_dir,
+         cfgs, nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, strict,
+         debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
@@ -134,8 +138,8 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
                      region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align, jobs=jobs or None,
-                     dask=dask, table_cache=not no_cache, chunk_records=chunk_records, in_memory=in_memory,
-                     own_process=True)
+                     time_origin=time_origin, dask=dask, table_cache=not no_cache, chunk_records=chunk_records,
+                     in_memory=in_memory, own_process=True)
         parse_method(align)
         return convert(cfg)
 

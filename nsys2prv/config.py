@@ -49,6 +49,7 @@ class Config:
     force_sqlite: bool = False
     force: bool = False               # merge despite duplicate ranks / different jobs / far-apart starts
     align: str = "auto"               # --align: auto, session, mpi, nccl, marker:NAME, none
+    time_origin: str = "run"          # --time-origin: "run" (0 = the run's start, END = its end) | "session"
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)

@@ -3,7 +3,9 @@ API call and memcpy of the source is in the trace, per name, with its exact dura
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ from nsys2prv.nsys.database import strip_version_suffix
 def clover(tmp_path_factory):
     out = tmp_path_factory.mktemp("clover") / "clover"
     trace, summary = convert_valid([need(CLOVERLEAF)], out)
+    summary["pop"] = json.loads(Path(f"{out}.pop.json").read_text())
     return trace, summary
 
 
@@ -68,11 +71,24 @@ def test_resource_model_and_times(clover):
     h = trace.header
     assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, 2)
     assert trace.row["NODE"] == ["nid008553"]
-    assert trace.row["THREAD"] == ["Rank 0 cuda-cloverleaf (1701896)", "Rank 0 CUDA-D0.S7"]
-    # A single report keeps the session-relative times Nsight Systems shows.
+    assert trace.row["THREAD"] == ["Rank 0 cuda-cloverleaf (1701896)", "CUDA-D0.S7"]
+    # Time 0 = the process's first activity (over every table of the export), END = its last: the
+    # trace spans exactly POP's T; Nsight Systems' session time = trace time - offset_ns.
+    with sqlite3.connect(f"file:{CLOVERLEAF}?mode=ro", uri=True) as con:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        starts = []
+        for t in tables:
+            cols = {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')}
+            idc = "globalTid" if "globalTid" in cols else "globalPid" if "globalPid" in cols else None
+            if "start" in cols and idc and not t.startswith(("TARGET_INFO_", "META_DATA_")):
+                starts.append(con.execute(f'SELECT min(start) FROM "{t}" WHERE ("{idc}" >> 24) & 16777215 = 1701896')
+                              .fetchone()[0])
+    first_activity = min(x for x in starts if x is not None)
+    assert summary["reports"][0]["offset_ns"] == -first_activity
     first = source("SELECT min(start) AS s FROM CUPTI_ACTIVITY_KIND_KERNEL")["s"][0]
-    assert intervals(trace, R.CUDA_KERNEL.id)["start"].min() == first
-    assert summary["records"]["end_ns"] == h.end_time
+    assert intervals(trace, R.CUDA_KERNEL.id)["start"].min() == first - first_activity
+    assert summary["records"]["end_ns"] == h.end_time == summary["pop"]["elapsed_ns"]
+    assert summary["pop"]["scope"]["start_ns"] == 0
 
 
 def test_stream_states_follow_kernels_and_copies(clover):

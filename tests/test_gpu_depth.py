@@ -124,7 +124,7 @@ def run(tmp: Path, schema: str, categories: str | None = None) -> tuple[Path, di
     tmp.mkdir(parents=True, exist_ok=True)
     src = build(tmp / "rank0.sqlite", schema)
     out = tmp / "trace"
-    args = ["-q"] + (["-t", categories] if categories else []) + [str(src), str(out)]
+    args = ["-q", "--time-origin", "session"] + (["-t", categories] if categories else []) + [str(src), str(out)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output + repr(res.exception)
     return out, json.loads(Path(f"{out}.summary.json").read_text())
@@ -155,16 +155,15 @@ def label(tr, type_id: int, value: int) -> str:
     return tr.pcf.types[type_id]["values"][value]
 
 
-# Threads of the task: 1 main, 2 acc-worker, 3 CUDA-D0.S7, 4 CUDA-D0.S20, 5 CUDA-D1.S9, 6 GPU1 metrics, 7 GPU3 metrics
+# Threads of the task: 1 main, 2 acc-worker, 3 CUDA-D0.S7, 4 CUDA-D0.S20, 5 CUDA-D1.S9, 6 Metrics GPU1, 7 Metrics GPU3
 S7, S20, S9, GPU1_ROW, GPU3_ROW = 3, 4, 5, 6, 7
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_rows_and_metric_rows_after_streams(traces, schema):
     _, _, tr = traces[schema]
-    assert tr.row["THREAD"] == ["Rank 0 main (5000)", "Rank 0 acc-worker (5003)", "Rank 0 CUDA-D0.S7",
-                                "Rank 0 CUDA-D0.S20", "Rank 0 CUDA-D1.S9", "Rank 0 GPU1 metrics",
-                                "Rank 0 GPU3 metrics"]
+    assert tr.row["THREAD"] == ["Rank 0 main (5000)", "Rank 0 acc-worker (5003)", "CUDA-D0.S7",
+                                "CUDA-D0.S20", "CUDA-D1.S9", "Metrics GPU1", "Metrics GPU3"]
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -325,7 +324,7 @@ def test_categories_not_requested_are_listed_untranslated(tmp_path, schema):
                     ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", why("graphs")): 1})
     assert tables == exp
     assert not Path(f"{out}.gpu_metrics.csv").exists()
-    assert "GPU1 metrics" not in " ".join(validate_trace(str(out)).row["THREAD"])
+    assert "Metrics GPU1" not in " ".join(validate_trace(str(out)).row["THREAD"])
     # without -t nccl the NCCL kernels are still NCCL kernels, but carry no payload
     tr = validate_trace(str(out))
     assert begins(tr, NCCL_KERNEL).sum() == 2 and NCCL_OP not in set(tr.events["type"])

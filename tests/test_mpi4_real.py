@@ -105,4 +105,5 @@ def test_session_alignment_of_one_host(mpi4):
     for k in range(4):
         calls = ar.groupby("task").nth(k)
         assert calls["start"].max() <= calls["end"].min(), k   # every rank inside the collective together
-    assert summary["reports"][0]["offset_ns"] == 0 and all(r["offset_ns"] > 0 for r in summary["reports"][1:])
+    first = summary["reports"][0]["offset_ns"]
+    assert all(r["offset_ns"] > first for r in summary["reports"][1:])

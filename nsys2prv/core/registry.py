@@ -72,14 +72,24 @@ GRAPH_EXEC = EventType(63000008, "CUDA graph execution", "dynamic")   # "graph <
 GRAPH_ID = EventType(63000100, "CUDA graph id")
 GRAPH_EXEC_ID = EventType(63000101, "CUDA graph exec id")
 GRAPH_API = EventType(63000103, "CUDA graph API event", "dynamic")     # cudaGraphLaunch, cudaGraphAdd*Node...
-# ENUM_CUDA_MEMCPY_OPER ids map to themselves, except 0 (Unknown), which would read as "End".
-MEMCPY_KIND_LABELS = {1: "Memcpy HtoD", 2: "Memcpy DtoH", 3: "Memcpy HtoA", 4: "Memcpy AtoH", 5: "Memcpy AtoA",
-                      6: "Memcpy AtoD", 7: "Memcpy DtoA", 8: "Memcpy DtoD", 9: "Memcpy HtoH", 10: "Memcpy PtoP",
-                      11: "Memcpy Unified HtoD", 12: "Memcpy Unified DtoH", 13: "Memcpy Unified DtoD"}
-MEMCPY_UNKNOWN, MEMSET_VALUE = 14, 15
-MEMOP = EventType(63000001, "CUDA memory operation", "static",
-                  {END_VALUE: END_LABEL, **MEMCPY_KIND_LABELS, MEMCPY_UNKNOWN: "Memcpy (unknown kind)",
-                   MEMSET_VALUE: "Memset"})
+# Memory operations (type 63000001): the values of BSC's nsys2prv and BasicAnalysis for the four
+# kinds BasicAnalysis counts as device data movement (3 DtoD, 4 DtoH, 5 HtoD, 6 memset), the other
+# CUPTI copy kinds (ENUM_CUDA_MEMCPY_OPER) on values of their own.  The type's label contains
+# "CUDA memcpy kernel", which BasicAnalysis looks for to recognise an nsys2prv trace.
+MEMCPY_DTOD, MEMCPY_DTOH, MEMCPY_HTOD, MEMSET_VALUE = 3, 4, 5, 6
+MEMCPY_VALUES = {  # CUPTI copyKind -> (value, label)
+    1: (MEMCPY_HTOD, "CUDA memcpy Host-to-Device"), 2: (MEMCPY_DTOH, "CUDA memcpy Device-to-Host"),
+    8: (MEMCPY_DTOD, "CUDA memcpy Device-to-Device"), 9: (1, "CUDA memcpy Host-to-Host"),
+    10: (2, "CUDA memcpy Peer-to-Peer"), 3: (7, "CUDA memcpy Host-to-Array"), 4: (8, "CUDA memcpy Array-to-Host"),
+    5: (9, "CUDA memcpy Array-to-Array"), 6: (10, "CUDA memcpy Array-to-Device"),
+    7: (11, "CUDA memcpy Device-to-Array"), 11: (12, "CUDA Unified Memory Host-to-Device migration"),
+    12: (13, "CUDA Unified Memory Device-to-Host migration"), 13: (14, "CUDA Unified Memory Device-to-Device"),
+}
+MEMCPY_UNKNOWN = 15
+MEMCPY_KIND_LABELS = {kind: label for kind, (_, label) in MEMCPY_VALUES.items()}   # by CUPTI copyKind
+MEMOP = EventType(63000001, "CUDA memcpy kernel (memory copies and memsets)", "static",
+                  {END_VALUE: END_LABEL, **{v: label for v, label in MEMCPY_VALUES.values()},
+                   MEMCPY_UNKNOWN: "CUDA memcpy (unknown kind)", MEMSET_VALUE: "CUDA memset"})
 
 # NVTX: every domain its own block of ids, allocated per trace: 9600 + 100 * domain index
 # (domain indices in sorted name order, '' = default domain first) + one of these offsets.

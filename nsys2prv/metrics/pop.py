@@ -698,10 +698,10 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                         "metrics read the GPU activity, MPI and CUDA API calls (and NVTX ranges for --region/"
                         "--iterations) of the reports whatever -t selects. With -f/--filter-nvtx, the part of "
                         "that time inside the -f window. For a region: the total length of the union of its "
-                        "windows. All activity is clipped to the windows. Paraver's time 0 is the earliest "
-                        "session start (or the -f window start), so the Paraver trace length (printed with the "
-                        "conversion summary) differs from T by the time before the first and after the last "
-                        "process activity.",
+                        "windows. All activity is clipped to the windows. The Paraver trace spans exactly T "
+                        "(its time 0 is the start of T, its END the end of T), unless records lie outside "
+                        "(processes that are not POP processes), -f is given (time 0 = the window start) or "
+                        "--time-origin session (time 0 = the earliest session start).",
         "process_lifetime": "a process's lifetime = [first, last] timestamp of any of its activity in its report, "
                             "over every event table of the export with a thread or process id, translated or "
                             "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI, "

@@ -276,9 +276,14 @@ def elapsed_text(res: dict, trace_ns: int | None = None) -> str:
     text = (f"  T = {res['elapsed_ns'] / 1e9:.6f} s: the run's elapsed time (first to last activity of the "
             f"processes{where}, trace time {lo:.6f} .. {hi:.6f} s)")
     if trace_ns is not None:
-        text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0, the "
-                 + ("-f window start" if scope.get("filter_nvtx") else "earliest session start")
-                 + ", to its last record)")
+        if scope.get("filter_nvtx"):
+            text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0, the -f window start, "
+                     "to its last record)")
+        elif lo == 0 and trace_ns == scope.get("end_ns"):
+            text += "; the Paraver trace spans exactly T"
+        else:
+            text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0 to its last record: "
+                     "records outside the POP processes' lifetimes, or --time-origin session)")
     return text
 
 

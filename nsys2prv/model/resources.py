@@ -1,7 +1,13 @@
 """The Paraver resource model: node = host, task = profiled process (rank), threads =
 the process's CPU threads that have events, then one thread per GPU stream -- and one more per
-overlap lane of a stream whose activities overlap (``CUDA-D0.S7-2`` after ``CUDA-D0.S7``, as
-Nsight Systems draws them; BSC BasicAnalysis reads the suffix as the same stream).
+overlap lane of a stream whose activities overlap (a second ``CUDA-D0.S7`` row right after the
+first, as Nsight Systems draws them), then one row per GPU the process is the first to use
+(``Metrics GPU3``: the GPU's sampled metrics, if any).
+
+Labels follow BSC's nsys2prv, which BSC BasicAnalysis reads: streams ``CUDA-D<device>.S<stream>``
+(the node is the task's node), GPU rows ``Metrics GPU<id>``; CPU threads ``Rank 0 main (1234)``.
+A stream label carries no rank (BasicAnalysis would not recognise it): the task level, the CPU
+threads just above and the .row's task labels say whose stream it is.
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -246,14 +252,13 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             gpu_index.setdefault(task.report, ([], []))
             gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            suffix = f"-{ln + 1}" if ln else ""     # overlap lanes: CUDA-D0.S7-2, -3, ...
-            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"{task.label} CUDA-D{d}.S{s}{suffix}"))
+            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"CUDA-D{d}.S{s}"))   # overlap lanes too
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
             metric_index.setdefault(task.report, ([], []))
             metric_index[task.report][0].append(g)
             metric_index[task.report][1].append(len(threads))
-            threads.append(Thread(ti, "metric", ("metric", g), f"{task.label} GPU{g} metrics"))
+            threads.append(Thread(ti, "metric", ("metric", g), f"Metrics GPU{g}"))
     # CPUs: numbered from 1 in node order, one per thread.
     next_cpu = 1
     for node in range(len(nodes)):

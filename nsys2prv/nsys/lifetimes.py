@@ -13,6 +13,7 @@ from __future__ import annotations
 from nsys2prv.nsys.ids import ID_MASK, PID_SHIFT
 
 ID_COLUMNS = ("globalTid", "globalPid")
+ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
 SKIP = ("StringIds", "ThreadNames", "PROCESSES", "ProcessStreams")     # no activity
 
 
@@ -33,19 +34,40 @@ def activity_tables(report) -> list[tuple[str, str, bool]]:
 
 def process_lifetimes(report) -> dict[int, tuple[int, int]]:
     """pid -> (first start, last end) over every activity table of ``report`` (pid 0 and NULL ids,
-    nsys's own system-wide rows, are left out)."""
-    spans: dict[int, tuple[int, int]] = {}
+    nsys's own system-wide rows, are left out).  Timestamps more than ABSURD_NS from the median
+    first start of the tables (corrupt rows, which the readers drop and count) are left out too."""
+    found = []
     for table, idc, has_end in activity_tables(report):
-        last = 'max(coalesce("end", start))' if has_end else "max(start)"
-        sql = (f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), {last} FROM "{table}" '
-               f'WHERE "{idc}" IS NOT NULL AND start IS NOT NULL GROUP BY pid')
-        for pid, lo, hi in report.rows(sql):
-            if not pid or lo is None or hi is None:
-                continue
-            lo, hi = int(lo), max(int(hi), int(lo))
-            old = spans.get(int(pid))
-            spans[int(pid)] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+        found += [(table, idc, has_end, *span) for span in _spans(report, table, idc, has_end)]
+    if not found:
+        return {}
+    los = sorted(lo for *_, lo, _ in found)
+    ref = los[len(los) // 2]
+    lo_ok, hi_ok = ref - ABSURD_NS, ref + ABSURD_NS
+    redo = {(t, i, e) for t, i, e, _, lo, hi in found if lo < lo_ok or hi > hi_ok}
+    found = [f for f in found if f[:3] not in redo]
+    for table, idc, has_end in sorted(redo):
+        found += [(table, idc, has_end, *span) for span in _spans(report, table, idc, has_end, (lo_ok, hi_ok))]
+    spans: dict[int, tuple[int, int]] = {}
+    for *_, pid, lo, hi in found:
+        old = spans.get(pid)
+        spans[pid] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
     return spans
+
+
+def _spans(report, table: str, idc: str, has_end: bool, bounds: tuple[int, int] | None = None) -> list:
+    """[(pid, first start, last end)] of one table (inside ``bounds`` when given)."""
+    end = 'coalesce("end", start)' if has_end else "start"
+    where = f'"{idc}" IS NOT NULL AND start IS NOT NULL'
+    if bounds is not None:
+        where += f" AND start BETWEEN {bounds[0]} AND {bounds[1]} AND {end} BETWEEN {bounds[0]} AND {bounds[1]}"
+    sql = (f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), max({end}) FROM "{table}" '
+           f"WHERE {where} GROUP BY pid")
+    out = []
+    for pid, lo, hi in report.rows(sql):
+        if pid and lo is not None and hi is not None:
+            out.append((int(pid), int(lo), max(int(hi), int(lo))))
+    return out
 
 
 __all__ = ["process_lifetimes", "activity_tables"]

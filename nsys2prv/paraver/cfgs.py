@@ -72,6 +72,7 @@ class Window:
     operation: str | None = None          # derived window: operation over ``parents``
     parents: tuple[int, int] | None = None
     labels: tuple[str, ...] | None = None  # evt_type labels; None: from the registry (or none, if unknown)
+    top: str = "As Is"                    # topcompose1: a function of the window's final value
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def _window(w: Window, number: int) -> list[str]:
                      f"{{evt_value, {evt_value}}} }} }}")
     lines.append("window_compose_functions { 9, { {compose_cpu, As Is}, {compose_appl, As Is}, "
                  f"{{compose_task, As Is}}, {{compose_thread, {w.compose_thread}}}, {{compose_node, As Is}}, "
-                 "{compose_system, As Is}, {compose_workload, As Is}, {topcompose1, As Is}, "
+                 f"{{compose_system, As Is}}, {{compose_workload, As Is}}, {{topcompose1, {w.top}}}, "
                  "{topcompose2, As Is} } }")
     if not derived:
         if w.tags:
@@ -402,12 +403,14 @@ column -1 = kernels without transfers; column 0 = both or neither.""",
              (time_per_value("Non-overlapped transfer time (column 1)", window=3),),
              summary="POP device communication: transfer and NCCL time not hidden behind kernels (column 1)."))
     add(View("analysis/device_idle.cfg", f"""
-POP device idle time: histogram task x (1 = a compute kernel, memory operation or NCCL kernel
-(types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on some stream of the process, 0 = none).
-Column 0 = idle time T - A, column 1 = active time A (useful + non-overlapped transfer).""",
-             (inside("Any GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task"),),
-             (time_per_value("Device active (1) / idle (0) time"),),
-             summary="POP device idle time (column 0); Device OrchE = max active / T."))
+POP device active and idle time: histograms task x value. Window 1 = 1 while a compute kernel, memory
+operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on some stream of the process
+(active time A = useful + non-overlapped transfer); window 2 = 1 while none does (idle time T - A;
+Paraver leaves value 0 out of a histogram, so idle is a window of its own).""",
+             (inside("Any GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task"),
+              inside("No GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign")),
+             (time_per_value("Device active time (column 1)"), time_per_value("Device idle time (column 1)", 2)),
+             summary="POP device active and idle time per process (column 1 of each); Device OrchE = max active / T."))
     add(View("analysis/host_useful.cfg", f"""
 POP useful host time: histogram thread x (window 1 - window 2), window 1 = 1 in state Running
 (state {R.RUNNING}), window 2 = 1 inside a CUDA API call (type {API}). Column 1 = Running outside CUDA calls

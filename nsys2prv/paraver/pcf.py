@@ -20,8 +20,14 @@ def clean_label(text: str) -> str:
     return text or "(empty name)"
 
 
+# The STATES keyword is written indented: Paraver trims a section line before matching it, and BSC
+# BasicAnalysis takes a .pcf whose STATES keyword starts a line for an Extrae trace (its nsys2prv
+# path, which reads our event types, needs a .pcf without one).  See docs/paraver-views.md.
+STATES_KEYWORD = " STATES"
+
+
 def _states_block() -> str:
-    lines = ["STATES"] + [f"{i:<4} {label}" for i, label in sorted(R.STATES.items())]
+    lines = [STATES_KEYWORD] + [f"{i:<4} {label}" for i, label in sorted(R.STATES.items())]
     colors = ["STATES_COLOR"] + [f"{i:<4} {{{r},{g},{b}}}" for i, (r, g, b) in sorted(R.STATE_COLORS.items())]
     return "\n".join(lines) + "\n\n\n" + "\n".join(colors) + "\n\n\n"
 

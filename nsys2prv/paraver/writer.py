@@ -164,9 +164,9 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
                  compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
-                 work_dir: Path | None = None, mpi_world: bool = False) -> WriteStats:
+                 work_dir: Path | None = None, mpi_world: bool = False, min_end: int = 0) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
-    report's names, END = the latest record of any report, then a streaming k-way merge (cut by
+    report's names, END = the latest record of any report (at least ``min_end``), then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part)."""
 
     names: dict[int, list] = {}
@@ -179,7 +179,7 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     labels = ValueLabels.from_names(types, names)
     values = [np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64) if c.names
               else np.zeros(0, np.int64) for c in chunks]
-    end_ns = max((c.end for c in chunks), default=0)
+    end_ns = max([min_end, *(c.end for c in chunks)])
     stats = []
 
     total = sum(c.records for c in chunks)

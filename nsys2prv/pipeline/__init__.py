@@ -167,6 +167,7 @@ class Prepared:
     out: Translation = field(default_factory=Translation)     # the readers' tallies
     pop_model: object = None        # the POP processes: a model over the POP kinds, whatever -t
     lifetimes: list = field(default_factory=list)   # per report, pid -> aligned (first, last) activity
+    run_end: int | None = None      # the run's end (POP's T) on the trace's timeline: the trace lasts until then
 
     @property
     def infos(self) -> list:
@@ -215,19 +216,28 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
         clips = [(c.local(lo), c.local(hi)) for c in clocks]
         messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]
-    else:
-        mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
-        if mins and min(mins) < 0:
-            shift = -min(mins)
-            clocks = [c.shifted(shift) for c in clocks]
-            alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
-    for rep_info, c in zip(alignment.reports, clocks):
-        rep_info["trace_offset_ns"] = c.offset
     pop_model = build_model([s.pop_keys for s in scans], [i.identity for i in infos], force=cfg.force,
                             sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
     lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+    run_end = None
+    if not cfg.filter_nvtx:
+        mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
+        shift = -min(mins) if mins and min(mins) < 0 else 0
+        if cfg.time_origin == "run":
+            # Paraver's 0 = the start of the run (POP's T), unless a record comes earlier
+            t0, run_end = popm.run_window(*popm.task_lifetimes([], pop_model, lifetimes), lifetimes)
+            shift = -min([t0, *mins])
+        elif shift:
+            alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+        if shift:
+            clocks = [c.shifted(shift) for c in clocks]
+            lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+            origin_epoch -= shift
+            run_end = None if run_end is None else run_end + shift
+    for rep_info, c in zip(alignment.reports, clocks):
+        rep_info["trace_offset_ns"] = c.offset
     return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
-                    lifetimes)
+                    lifetimes, run_end)
 
 
 def _pop_messages(run: Prepared):
@@ -344,12 +354,12 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         tick("POP")
         mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
         if cfg.in_memory:
-            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg, mpi_world)
+            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg, mpi_world, run.run_end or 0)
         else:
             chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
             stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
                                  cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                 work_dir=work, mpi_world=mpi_world)
+                                 work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -421,13 +431,14 @@ def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, inde
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
 
 
-def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None, mpi_world: bool = False):
+def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None, mpi_world: bool = False,
+                     min_end: int = 0):
     """The reference writer: every report's records in memory, one global sort (``--in-memory``)."""
     out = Translation()
     for part in [r.out for r in results] + ([msgs] if msgs is not None else []):
         out.events += part.events
         out.states += part.states
         out.comms += part.comms
-    end_ns = trace_end(out)
+    end_ns = max(trace_end(out), min_end)
     states = paint(out, model, end_ns)
     return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress, mpi_world)

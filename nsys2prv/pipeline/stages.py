@@ -38,7 +38,7 @@ from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
-from nsys2prv.nsys.lifetimes import process_lifetimes
+from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
 from nsys2prv.nsys.readers.mpi import read_p2p
@@ -115,7 +115,6 @@ def _default_kinds(src: Source) -> tuple[str, ...]:
     return kinds + tuple(k for k in src.pop_kinds if k not in kinds)
 
 
-ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
 
 
 MISSING_COLUMNS = "lacks column(s) the reader needs"

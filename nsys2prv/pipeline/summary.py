@@ -23,7 +23,7 @@ class Summary:
     threads: int
     streams: int
     metric_rows: int
-    overlap_rows: int             # extra rows of streams whose activities overlap (CUDA-Dd.Ss-2, ...)
+    overlap_rows: int             # extra rows of streams whose activities overlap (same CUDA-Dd.Ss label)
     records: dict[str, int]
     categories: dict[str, dict]
     tables: list[dict]            # every non-metadata table of every report: rows and their fate

@@ -12,7 +12,7 @@ from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
 OVERLAP_NOTE = ("starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
-                "(CUDA-Dd.Ss-2, -3, ...)")
+                "(a second CUDA-Dd.Ss row right after the first)")
 
 
 @dataclass

@@ -82,9 +82,14 @@ def _memop(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, values: 
     return len(df)
 
 
+_VALUE_OF_KIND = np.full(max(R.MEMCPY_VALUES) + 1, R.MEMCPY_UNKNOWN, np.int64)   # CUPTI copyKind -> value
+_VALUE_OF_KIND[list(R.MEMCPY_VALUES)] = [v for v, _ in R.MEMCPY_VALUES.values()]
+
+
 def memcpy(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     kind = df["copy_kind"].to_numpy(np.int64)
-    values = np.where(np.isin(kind, list(R.MEMCPY_KIND_LABELS)), kind, R.MEMCPY_UNKNOWN)
+    known = (kind >= 0) & (kind < len(_VALUE_OF_KIND))
+    values = np.where(known, _VALUE_OF_KIND[np.where(known, kind, 0)], R.MEMCPY_UNKNOWN)
     return _memop(df, ctx, out, "memcpy", values)
 
 

@@ -95,7 +95,8 @@ def convert(tmp_path: Path, schema: str, tag: str = "", **kw) -> tuple[Path, dic
     d.mkdir(parents=True, exist_ok=True)
     inputs = [str(build_rank(d / f"rank{r}.sqlite", schema, r, **kw)) for r in (0, 1)]
     out = d / "trace"
-    res = CliRunner().invoke(main, ["-q", "-t", CATEGORIES, "--align", "session", "--time-origin", "session", "-m", *inputs, str(out)])
+    res = CliRunner().invoke(main, ["-q", "-t", CATEGORIES, "--align", "session", "--time-origin", "session", "-m",
+                                    *inputs, str(out)])
     assert res.exit_code == 0, res.output + repr(res.exception)
     return out, json.loads(Path(str(out) + ".summary.json").read_text())
 

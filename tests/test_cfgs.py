@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from cfg_parser import CfgError, parse_cfg
-from conftest import MPI4, ROOT, convert, need
+from conftest import CLOVERLEAF, MPI4, ROOT, convert, convert_valid, need
 from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 
@@ -331,3 +331,16 @@ def test_package_build_ships_the_views(tmp_path):
         names = {p.relative_to(lib / "nsys2prv" / "cfgs").as_posix() for p in (lib / "nsys2prv" / "cfgs").rglob("*")
                  if p.is_file()}
     assert names == set(SHIPPED)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The POP views run by Paraver's own paramedir reproduce OUT.pop.json to the ns (scripts/check_views.py)
+def test_pop_views_in_paramedir_equal_pop_json(tmp_path):
+    if shutil.which("paramedir") is None:
+        pytest.skip("paramedir (Paraver, built from bsc-performance-tools/paraver-kernel) is not on PATH")
+    out = tmp_path / "clover"
+    convert_valid([need(CLOVERLEAF)], out)
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_views.py"), str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.count("1 compared, largest difference 0 ns") == 5, res.stdout

@@ -44,6 +44,7 @@ class Task:
     rank_source: str
     host: str
     node: int = 0        # 0-based node index
+    life: tuple[int, int] | None = None   # the process's lifetime on the trace's timeline (set in stage B)
     threads: list[int] = field(default_factory=list)
 
     @property

@@ -402,15 +402,20 @@ column -1 = kernels without transfers; column 0 = both or neither.""",
                      task="Maximum", maximum_y=1.0)),
              (time_per_value("Non-overlapped transfer time (column 1)", window=3),),
              summary="POP device communication: transfer and NCCL time not hidden behind kernels (column 1)."))
+    add(View("analysis/device_active.cfg", f"""
+POP device active time A (useful + non-overlapped transfer): histogram task x (1 = a compute kernel,
+memory operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on some stream of the
+process). Column 1 = A of the process; Device OrchE = max A / T.""",
+             (inside("Any GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task"),),
+             (time_per_value("Device active time (column 1)"),),
+             summary="POP device active time per process (column 1); Device OrchE = max active / T."))
     add(View("analysis/device_idle.cfg", f"""
-POP device active and idle time: histograms task x value. Window 1 = 1 while a compute kernel, memory
-operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on some stream of the process
-(active time A = useful + non-overlapped transfer); window 2 = 1 while none does (idle time T - A;
-Paraver leaves value 0 out of a histogram, so idle is a window of its own).""",
-             (inside("Any GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task"),
-              inside("No GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign")),
-             (time_per_value("Device active time (column 1)"), time_per_value("Device idle time (column 1)", 2)),
-             summary="POP device active and idle time per process (column 1 of each); Device OrchE = max active / T."))
+POP device idle time T - A: histogram task x (1 = no compute kernel, memory operation or NCCL kernel
+(types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on any stream of the process). Column 1 = idle time
+(Paraver leaves value 0 out of a histogram, so idle is 1 here: 1-Sign of the activity).""",
+             (inside("No GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign"),),
+             (time_per_value("Device idle time (column 1)"),),
+             summary="POP device idle time per process (column 1)."))
     add(View("analysis/host_useful.cfg", f"""
 POP useful host time: histogram thread x (window 1 - window 2), window 1 = 1 in state Running
 (state {R.RUNNING}), window 2 = 1 inside a CUDA API call (type {API}). Column 1 = Running outside CUDA calls

@@ -236,6 +236,8 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
             run_end = None if run_end is None else run_end + shift
     for rep_info, c in zip(alignment.reports, clocks):
         rep_info["trace_offset_ns"] = c.offset
+    for task in model.tasks:
+        task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
     return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
                     lifetimes, run_end)
 
@@ -439,6 +441,6 @@ def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None
         out.events += part.events
         out.states += part.states
         out.comms += part.comms
-    end_ns = max(trace_end(out), min_end)
+    end_ns = max([trace_end(out), min_end, *(t.life[1] for t in model.tasks if t.life is not None)])
     states = paint(out, model, end_ns)
     return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress, mpi_world)

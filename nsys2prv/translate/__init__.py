@@ -25,7 +25,8 @@ def trace_end(out: Translation) -> int:
 def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None = None) -> StateIntervals:
     """The final gap-free state timeline of every thread (or of the global threads ``lanes``).
 
-    CPU threads: Running between their first and last event, Not created outside,
+    CPU threads: Running between their first and last event (a process's first CPU thread: its whole
+    lifetime, ``Task.life``), Not created outside,
     Synchronization / MPI states inside those calls.  GPU streams: Idle, Running
     during kernels, Memory transfer during copies and memsets.
     """
@@ -40,6 +41,12 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
         if len(b):
             np.minimum.at(first, b.thread, b.time)
             np.maximum.at(last, b.thread, b.time)
+    for task in model.tasks:
+        # a process is alive (Running outside its calls) from its first to its last activity in its
+        # report (model.Task.life), translated or not: its first CPU row shows that whole lifetime
+        if task.life is not None and task.threads and model.threads[task.threads[0]].kind == "cpu":
+            g = task.threads[0]
+            first[g], last[g] = min(first[g], task.life[0]), max(last[g], task.life[1])
     first, last = first[lanes], last[lanes]
     span = np.flatnonzero(is_cpu & (last >= 0))
     parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Run the shipped POP views with Paraver's paramedir on a converted trace and compare them with
+OUT.pop.json (docs/paraver-views.md has the table of which view gives which number).
+
+    python3 scripts/check_views.py out/run            # needs paramedir on PATH (or --paramedir)
+
+Per process: useful host time (host_useful.cfg, the process's first CPU row, column Running), and,
+for processes whose GPU no other process uses, useful / non-overlapped transfer / active / idle
+device time (device_*.cfg, column 1).  Prints one line per quantity with the largest difference
+in ns; exits 1 when a difference is not 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+VIEWS = {"host_useful": "analysis/host_useful.cfg", "device_useful": "analysis/device_useful.cfg",
+         "device_transfer": "analysis/device_transfer_nonoverlapped.cfg",
+         "device_active": "analysis/device_active.cfg", "device_idle": "analysis/device_idle.cfg"}
+
+
+def histogram(path: Path) -> tuple[list[str], list[tuple[str, list[float]]]]:
+    """paramedir's histogram text: (column labels, [(row label, values)]) without the statistics rows."""
+    lines = path.read_text().splitlines()
+    columns = lines[0].split("\t")[1:]
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        label, *vals = line.split("\t")
+        rows.append((label, [float(v) if v.strip() else 0.0 for v in vals]))
+    return [c.strip() for c in columns], rows
+
+
+def column(path: Path, name: str) -> list[tuple[str, float]]:
+    cols, rows = histogram(path)
+    if name not in cols:
+        return [(label, 0.0) for label, _ in rows]
+    i = cols.index(name)
+    return [(label, vals[i] if i < len(vals) else 0.0) for label, vals in rows]
+
+
+def run_views(trace: Path, cfg_dir: Path, paramedir: str, work: Path) -> dict[str, Path]:
+    args, outs = [paramedir, str(trace.with_suffix(".prv"))], {}
+    for key, rel in VIEWS.items():
+        outs[key] = work / f"{key}.txt"
+        args += [str(cfg_dir / rel), str(outs[key])]
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    return outs
+
+
+def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
+    """[(quantity, compared values, largest |difference| in ns)]."""
+    pop = json.loads(Path(f"{base}.pop.json").read_text())
+    row = Path(f"{base}.row").read_text().split("LEVEL THREAD SIZE")[1].splitlines()[1:]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        cfg_dir = work / "cfgs"
+        subprocess.run([sys.executable, "-m", "nsys2prv.paraver.cfgs", "render", str(base), str(cfg_dir)],
+                       check=True, capture_output=True)
+        out = run_views(base, cfg_dir, paramedir, work)
+        host = dict(column(out["host_useful"], "Running"))
+        device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
+    results = []
+    procs = pop["processes"]
+    useful = pop["host"].get("useful_time_ns") or {}
+    first_rows = {}
+    for label in row:   # the first CPU row of each process ("Rank 3 main (1234)")
+        key = " ".join(label.split()[:2])
+        first_rows.setdefault(key, label)
+    diffs = [abs(host.get(first_rows.get(p["label"], ""), 0.0) - useful[p["label"]]) for p in procs
+             if p["label"] in useful]
+    results.append(("host useful per process", len(diffs), int(max(diffs, default=0))))
+    devs = [d for d in pop["devices"] if len(d["processes"]) == 1]
+    task_of = {p["label"]: i for i, p in enumerate(procs)}
+    T = pop["elapsed_ns"]
+    want = {"device_useful": pop["device"]["useful_time_ns"], "device_transfer": pop["device"]["data_movement_time_ns"],
+            "device_active": pop["device"]["active_time_ns"],
+            "device_idle": {k: T - v for k, v in pop["device"]["active_time_ns"].items()}}
+    for key, by_dev in want.items():
+        diffs = [abs(device[key][task_of[d["processes"][0]]] - by_dev[d["label"]]) for d in devs]
+        results.append((f"{key.replace('_', ' ')} per GPU (GPUs of one process)", len(diffs),
+                        int(max(diffs, default=0))))
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("base", type=Path, help="OUT of the conversion (OUT.prv, OUT.pop.json beside it)")
+    ap.add_argument("--paramedir", default=shutil.which("paramedir"), help="paramedir binary")
+    args = ap.parse_args()
+    if not args.paramedir:
+        print("paramedir not found: put it on PATH or pass --paramedir", file=sys.stderr)
+        return 2
+    results = compare(Path(str(args.base).removesuffix(".prv")), args.paramedir)
+    for what, n, diff in results:
+        print(f"{what:<55} {n:>4} compared, largest difference {diff} ns")
+    return 0 if all(d == 0 for _, _, d in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

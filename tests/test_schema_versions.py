@@ -192,7 +192,8 @@ STREAM_EVENTS_RANK0 = {   # thread in task -> [(time, pairs)]
         (318_000, [(MEMOP, 0), (MEMOP_SIZE, 0), (CORR, 0)]), (318_000, [(NVTX_GPU, 0)]), (318_000, [(SOLVER_GPU, 0)])],
 }
 STATES_RANK0 = {   # thread in task -> [(begin, end, state)], gap-free over [0, END)
-    1: [(0, 10_000, NOT_CREATED), (10_000, 50_000, OTHERS), (50_000, 320_000, RUNNING),
+    # the process's first activity is its NVTX domain creation at 1 000: Running from there (Task.life)
+    1: [(0, 1_000, NOT_CREATED), (1_000, 10_000, RUNNING), (10_000, 50_000, OTHERS), (50_000, 320_000, RUNNING),
         (320_000, 380_000, SYNC), (380_000, 400_000, RUNNING), (400_000, 450_000, GROUP_COMM),
         (450_000, 510_000, RUNNING), (510_000, 520_000, BLOCKING_SEND), (520_000, 530_000, RUNNING),
         (530_000, 560_000, WAITING_MSG), (560_000, 600_000, RUNNING), (600_000, 650_000, SYNC),
@@ -397,7 +398,7 @@ def test_summary_json(traces, schema):
         row for r in (0, 1) for row in (
             (f"rank{r}.sqlite", table, rows, "category not requested with -t (add -t gpu_metrics)"),
             (f"rank{r}.sqlite", "NVTX_EVENTS", names, NVTX_CLASS_REASONS["names"]))]
-    assert s["records"] == {"states": 2 * (15 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 14 + 12),
+    assert s["records"] == {"states": 2 * (16 + 3 + 7 + 5) - 1, "events": 2 * (37 + 4 + 14 + 12),
                             "communications": 10 + 2 * (schema in MPI_TABLE_SCHEMAS),
                             "end_ns": END}
 

@@ -22,6 +22,7 @@ from trace_tools import intervals
 
 from nsys2prv import kinds as K
 from nsys2prv.cli import main
+from nsys2prv.nsys.database import NO_METADATA
 from nsys2prv.nsys.readers.nccl import NCCL_BY_NAME
 from nsys2prv.translate.context import OVERLAP_NOTE
 from nsys2prv.translate.cuda import MIGRATION
@@ -278,3 +279,82 @@ def test_nccl_ranges_without_a_domain_name_are_recognised_by_name(tmp_path):
     assert s["categories"]["nvtx"]["translated_rows"] == 2
     assert fates(s)["NVTX_EVENTS"] == [(2, "translated", "nvtx"), (4, "translated", "nccl")]
     assert_every_table_accounted(s, [src])
+
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Lazy exports made by nsys stats (2021-2022): no export metadata, no session start
+def stats_export(path: Path, shift: int = 0) -> Path:
+    b = NsysBuilder(path, schema="3.0.0", host="statshost")
+    b.process(PID, "./app")
+    for i in range(3):
+        b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", 1_000 + 10_000 * i + shift, 2_000 + 10_000 * i + shift, i + 1)
+        b.kernel(PID, 0, 7, 3_000 + 10_000 * i + shift, 9_000 + 10_000 * i + shift, i + 1, f"k{i % 2}")
+    b.cuda_api(PID, MAIN, "cudaMemcpy_v3020", 31_000 + shift, 36_000 + shift, 4)
+    b.memcpy(PID, 0, 7, 32_000 + shift, 35_000 + shift, 4, 4096, copy_kind=2)
+    b.nvtx_push(PID, MAIN, 500 + shift, 40_000 + shift, text="step")
+    b.save()
+    with sqlite3.connect(path) as con:
+        for t in ("EXPORT_META_DATA", "TARGET_INFO_SESSION_START_TIME", "META_DATA_CAPTURE", "META_DATA_EXPORT"):
+            con.execute(f'DROP TABLE IF EXISTS "{t}"')
+    return path
+
+
+def test_a_lazy_stats_export_is_read_with_a_note(tmp_path):
+    src = stats_export(tmp_path / "stats.sqlite")
+    with sqlite3.connect(src) as con:          # what makes it a lazy stats export
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not tables & {"EXPORT_META_DATA", "META_DATA_EXPORT", "TARGET_INFO_SESSION_START_TIME"}
+    tr, s = convert(src, tmp_path / "t")
+    assert s["reports"][0]["notes"] == [NO_METADATA]
+    assert (s["reports"][0]["schema"], s["reports"][0]["nsys"], s["reports"][0]["host"]) == (
+        "unknown", "unknown", "statshost")
+    assert s["alignment"]["notes"] == []         # one report: no session start needed
+    k = intervals(tr, KERNEL)
+    assert list(zip(k["label"], k["start"], k["end"])) == [("k0", 3_000, 9_000), ("k1", 13_000, 19_000),
+                                                           ("k0", 23_000, 29_000)]
+    m = intervals(tr, MEMOP)
+    assert list(zip(m["label"], m["start"], m["end"])) == [("CUDA memcpy Device-to-Host", 32_000, 35_000)]
+    assert {c: s["categories"][c]["translated_rows"] for c in ("kernels", "memcpy", "cuda_api", "nvtx")} == {
+        "kernels": 3, "memcpy": 1, "cuda_api": 4, "nvtx": 1}
+    assert s["categories"]["launch_links"]["translated_rows"] == 4
+    assert_every_table_accounted(s, [src])
+    # the note is printed once
+    _, text = run(["--time-origin", "session", src, tmp_path / "p"])
+    assert text.count(NO_METADATA) == 1
+
+
+def test_lazy_stats_exports_merged(tmp_path):
+    """No session start: the times are taken as they are (said once); sync points still align them."""
+    a, b = stats_export(tmp_path / "stats.sqlite"), stats_export(tmp_path / "stats2.sqlite", shift=100)
+    tr, s = convert([a, b], tmp_path / "m", "-m")
+    assert [r["notes"] for r in s["reports"]] == [[NO_METADATA], [NO_METADATA]]
+    assert [n for n in s["alignment"]["notes"] if n.startswith("session alignment impossible")] == [
+        f"session alignment impossible: no session start time (TARGET_INFO_SESSION_START_TIME) in {a}, {b}; "
+        "session times taken as they are (MPI, NCCL or marker sync points, where the reports have them, still "
+        "align the clocks: --align auto, mpi, nccl, marker:NAME)"]
+    assert (s["alignment"]["method"], [r["offset_ns"] for r in s["reports"]]) == ("session", [0, 0])
+    k = intervals(tr, KERNEL)
+    assert sorted(zip(k["task"], k["start"], k["end"])) == [
+        (1, 3_000, 9_000), (1, 13_000, 19_000), (1, 23_000, 29_000),
+        (2, 3_100, 9_100), (2, 13_100, 19_100), (2, 23_100, 29_100)]
+    assert_every_table_accounted(s, [a, b])
+    _, text = run(["-m", "--time-origin", "session", a, b, tmp_path / "p"])
+    assert text.count(NO_METADATA) == 1 and f"2 reports: note: {NO_METADATA}" in text
+    # data-driven alignment: the NVTX range 'step' starts at the same time in both
+    tr, s = convert([a, b], tmp_path / "k", "-m", "--align", "marker:step")
+    assert [r["offset_ns"] for r in s["reports"]] == [0, -100]
+    k = intervals(tr, KERNEL)
+    assert sorted(zip(k["task"], k["start"])) == [(1, 3_000), (1, 13_000), (1, 23_000),
+                                                  (2, 3_000), (2, 13_000), (2, 23_000)]
+
+
+def test_a_plain_sqlite_file_is_still_refused(tmp_path):
+    db = tmp_path / "plain.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE StringIds (id INTEGER, value TEXT)")
+        con.execute("CREATE TABLE things (x INTEGER)")
+    _, text = run(["-q", db, tmp_path / "t"], expect=2)
+    assert text.strip() == (f"nsys2prv: error: {db}: SQLite file is not an Nsight Systems export (none of the "
+                            "tables TARGET_INFO_SESSION_START_TIME, EXPORT_META_DATA, META_DATA_EXPORT, nor "
+                            "StringIds with event tables)")
+    assert not (tmp_path / "t.prv").exists()

@@ -21,8 +21,15 @@ import pyarrow as pa
 from nsys2prv.core.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# Tables that only an Nsight Systems export has; one of them must exist.
+# Tables that only an Nsight Systems export has; one of them must exist -- or, in a lazy export
+# made by ``nsys stats`` (2021-2022: no export metadata, no session start), StringIds and one of
+# the event tables (NSYS_EVENT_TABLES, NSYS_EVENT_PREFIX).
 NSYS_MARKER_TABLES = ("TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
+NSYS_EVENT_TABLES = ("NVTX_EVENTS", "OSRT_API", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS",
+                     "MPI_START_WAIT_EVENTS", "CUDA_GRAPH_EVENTS", "GPU_METRICS", "GENERIC_EVENTS")
+NSYS_EVENT_PREFIX = "CUPTI_ACTIVITY_KIND_"
+NO_METADATA = ("no export metadata and no session start time (a lazy export made by nsys stats?): "
+               "read as it is; schema and Nsight Systems version unknown")
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 
 
@@ -48,10 +55,15 @@ class Report:
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise UserError(f"not a readable SQLite database ({exc})", str(self.path)) from None
+        self.notes: list[str] = []     # what the conversion should say about this export
         if not any(t in self.tables for t in NSYS_MARKER_TABLES):
-            self._conn.close()
-            raise UserError("SQLite file is not an Nsight Systems export "
-                            f"(none of the tables {', '.join(NSYS_MARKER_TABLES)})", str(self.path))
+            if "StringIds" in self.tables and any(t in NSYS_EVENT_TABLES or t.startswith(NSYS_EVENT_PREFIX)
+                                                  for t in self.tables):
+                self.notes.append(NO_METADATA)
+            else:
+                self._conn.close()
+                raise UserError("SQLite file is not an Nsight Systems export (none of the tables "
+                                f"{', '.join(NSYS_MARKER_TABLES)}, nor StringIds with event tables)", str(self.path))
         self._columns: dict[str, list[str]] = {}
         self._adbc = None      # the optional ADBC reader (see _adbc_query); False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers

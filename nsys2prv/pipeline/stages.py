@@ -72,6 +72,7 @@ class ReportInfo:
     # metadata cached by an older version (then computed and cached again)
     lifetimes: dict | None = None
     nvtx_classes: dict[str, int] = field(default_factory=dict)   # NVTX_EVENTS rows by class (nvtx.row_classes)
+    notes: list[str] = field(default_factory=list)              # what to say about this export (Report.notes)
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
@@ -87,7 +88,8 @@ def report_info(report) -> ReportInfo:
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
                       capture_warnings(report) + _string_warnings(report), counts, identify(report),
-                      device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes)
+                      device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes,
+                      list(report.notes))
 
 
 @dataclass

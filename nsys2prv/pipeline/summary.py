@@ -52,7 +52,7 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,
                   "host": r.hostname, "offset_ns": c.offset, "drift_ppm": c.drift * 1e6,
-                  "capture_warnings": r.capture_warnings}
+                  "capture_warnings": r.capture_warnings, "notes": r.notes}
                  for r, c in zip(reports, clocks)],
         ranks=len(model.tasks), nodes=list(model.nodes),
         threads=sum(t.kind == "cpu" for t in model.threads),
@@ -107,6 +107,10 @@ def print_summary(s: Summary, seconds: float) -> None:
     for w, items in _grouped(warnings, lambda pw: pw[1]).items():
         where = items[0][0] if len(items) == 1 else f"{len(items)} reports"
         click.echo(f"  {where}: {w}")
+    notes = [(r["path"], n) for r in s.reports for n in r["notes"]]
+    for n, items in _grouped(notes, lambda pn: pn[1]).items():
+        where = items[0][0] if len(items) == 1 else f"{len(items)} reports"
+        click.echo(f"  {where}: note: {n}")
     for w in s.warnings:
         click.echo(f"  warning: {w}")
     _alignment_table(s.alignment)

@@ -26,7 +26,7 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.fit import P2P, FitResult, fit_clocks
-from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset
+from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset, without_session_start
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.database import Report
 
@@ -97,7 +97,7 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
     fitting = multi and method not in ("session", "none") and (sp.n > 0 or len(p2p.src) > 0)
     ref = _reference(model, sp)
     base = np.zeros(n_rep, np.int64) if method == "none" else np.asarray(session, np.int64)
-    host = one_host(reports)
+    host = None if without_session_start(reports) else one_host(reports)   # one clock, but unknown starts
     if method == "auto" and fitting and host is not None:
         # one host, one clock: the session starts are exact unless the sync points contradict them
         as_is = fit_clocks(sp, p2p, base, ref, estimate=False)

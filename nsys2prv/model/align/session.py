@@ -20,13 +20,25 @@ def wall_offset(report: Report) -> int:
     return base - report.time_shift_ns
 
 
+def without_session_start(reports: list[Report]) -> list[str]:
+    """The reports whose times cannot be put on the wall clock (no session start, not normalised)."""
+    return [r.source for r in reports if r.session_start_ns is None and not r.time_normalized]
+
+
 def session_offsets(reports: list[Report]) -> tuple[list[int], list[str]]:
-    """Per report: ns to add so that every report is on the earliest session start's timeline."""
-    walls = [wall_offset(r) for r in reports]
+    """Per report: ns to add so that every report is on the earliest session start's timeline.
+    When a report has no session start (a lazy ``nsys stats`` export), no report's is used: session
+    times are then taken as they are (session alignment is impossible; sync points still align)."""
     notes = []
-    missing = [r.source for r in reports if r.session_start_ns is None and not r.time_normalized]
+    missing = without_session_start(reports)
     if missing and len(reports) > 1:
-        notes.append("no TARGET_INFO_SESSION_START_TIME in " + ", ".join(missing) + ": assumed aligned")
+        walls = [-r.time_shift_ns for r in reports]
+        notes.append("session alignment impossible: no session start time (TARGET_INFO_SESSION_START_TIME) in "
+                     + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+                     + "; session times taken as they are (MPI, NCCL or marker sync points, where the reports have "
+                       "them, still align the clocks: --align auto, mpi, nccl, marker:NAME)")
+    else:
+        walls = [wall_offset(r) for r in reports]
     origin = min(walls)
     return [w - origin for w in walls], notes
 

@@ -358,3 +358,47 @@ def test_a_plain_sqlite_file_is_still_refused(tmp_path):
                             "tables TARGET_INFO_SESSION_START_TIME, EXPORT_META_DATA, META_DATA_EXPORT, nor "
                             "StringIds with event tables)")
     assert not (tmp_path / "t.prv").exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# 7. The host name: Hostname, else DEVICE_DISPLAY_NAME (Windows), else made from the file's name
+def hostless_export(path: Path, display_name: str | None = None) -> Path:
+    """A 3.13.2 export without a Hostname row; META_DATA_CAPTURE's DEVICE_DISPLAY_NAME is
+    ``display_name`` (None: no such row either)."""
+    b = NsysBuilder(path, schema="3.13.2", host="linuxhost")
+    b.process(PID, "./app.exe")
+    b.kernel(PID, 0, 7, 1_000, 2_000, 1, "k")
+    b.save()
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'")
+        if display_name is None:
+            con.execute("DELETE FROM META_DATA_CAPTURE WHERE name = 'DEVICE_DISPLAY_NAME'")
+        else:
+            con.execute("UPDATE META_DATA_CAPTURE SET value = ? WHERE name = 'DEVICE_DISPLAY_NAME'", (display_name,))
+    return path
+
+
+def test_a_windows_capture_is_named_by_its_device_display_name(tmp_path):
+    src = hostless_export(tmp_path / "win.sqlite", "DESKTOP-4F2K9QX")
+    tr, s = convert(src, tmp_path / "t")
+    assert tr.row["NODE"] == ["DESKTOP-4F2K9QX"]
+    assert s["nodes"] == ["DESKTOP-4F2K9QX"] and s["reports"][0]["host"] == "DESKTOP-4F2K9QX"
+    assert not any("host unknown" in n for n in s["notes"])
+
+
+def test_an_export_without_a_host_is_named_after_its_file(tmp_path):
+    src = hostless_export(tmp_path / "win.sqlite")
+    tr, s = convert(src, tmp_path / "t")
+    assert tr.row["NODE"] == ["unknown-host-win"]
+    host_notes = [n for n in s["notes"] if n.startswith("host unknown")]
+    assert host_notes == [
+        "host unknown in 1 report(s) (no Hostname, DEVICE_DISPLAY_NAME or host variable in the export): named "
+        "after the file (win.sqlite -> unknown-host-win); reports with unknown hosts are each treated as their "
+        "own node, with its own clock"]
+    # several: one node each (also for files of the same name), said once
+    ranks = [hostless_export(tmp_path / d / "rank.sqlite", "localhost") for d in ("a", "b", "c")]
+    tr, s = convert(ranks, tmp_path / "m", "-m")
+    assert tr.row["NODE"] == s["nodes"] == ["unknown-host-rank.0", "unknown-host-rank.1", "unknown-host-rank.2"]
+    assert len([n for n in s["notes"] if n.startswith("host unknown in 3 report(s)")]) == 1
+    _, text = run(["-m", "--time-origin", "session", *ranks, tmp_path / "p"])
+    assert text.count("host unknown") == 1

@@ -30,6 +30,11 @@ NSYS_EVENT_TABLES = ("NVTX_EVENTS", "OSRT_API", "MPI_P2P_EVENTS", "MPI_COLLECTIV
 NSYS_EVENT_PREFIX = "CUPTI_ACTIVITY_KIND_"
 NO_METADATA = ("no export metadata and no session start time (a lazy export made by nsys stats?): "
                "read as it is; schema and Nsight Systems version unknown")
+# The host, in order: TARGET_INFO_SYSTEM_ENV 'Hostname'; META_DATA_CAPTURE 'DEVICE_DISPLAY_NAME' (the
+# only name of a Windows capture); the captured environment's host variables.  Placeholders name no host.
+HOST_ENV_VARS = ("SLURMD_NODENAME", "HOSTNAME", "COMPUTERNAME")
+NOT_A_HOST = {"", "localhost", "local (cli)", "unknown", "unknown-host"}
+UNKNOWN_HOST = "unknown-host-"     # + the report file's stem, when the export names no host
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 
 
@@ -238,12 +243,26 @@ class Report:
             return 0
 
     @cached_property
+    def _host(self) -> tuple[str, str | None]:
+        """(host name, where the export has it); (a name made from the report file, None) when it has none."""
+        for table, key in (("TARGET_INFO_SYSTEM_ENV", "Hostname"), ("META_DATA_CAPTURE", "DEVICE_DISPLAY_NAME")):
+            if self.has(table, "name", "value"):
+                for (v,) in self.rows(f"SELECT value FROM {table} WHERE name = ?", (key,)):
+                    if v is not None and str(v).strip().lower() not in NOT_A_HOST:
+                        return str(v).strip(), f"{table} {key}"
+        env = {**self.device_env, **self.capture_env}
+        for var in HOST_ENV_VARS:
+            if env.get(var, "").strip().lower() not in NOT_A_HOST:
+                return env[var].strip(), f"captured environment {var}"
+        return UNKNOWN_HOST + Path(self.source).stem, None
+
+    @property
     def hostname(self) -> str:
-        if self.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
-            rows = self.rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1")
-            if rows and rows[0][0]:
-                return str(rows[0][0])
-        return "unknown-host"
+        return self._host[0]
+
+    @property
+    def host_known(self) -> bool:
+        return self._host[1] is not None
 
     @cached_property
     def strings(self) -> pd.Series:

@@ -191,6 +191,7 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
     infos = [s.info for s in scans]
+    stages.name_unknown_hosts(infos)
     tick("A: read/scan")
     out = Translation()
     for s in scans:

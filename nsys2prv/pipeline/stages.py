@@ -73,6 +73,7 @@ class ReportInfo:
     lifetimes: dict | None = None
     nvtx_classes: dict[str, int] = field(default_factory=dict)   # NVTX_EVENTS rows by class (nvtx.row_classes)
     notes: list[str] = field(default_factory=list)              # what to say about this export (Report.notes)
+    host_known: bool = True         # False: the export names no host (hostname made from the file's name)
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
@@ -89,7 +90,16 @@ def report_info(report) -> ReportInfo:
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
                       capture_warnings(report) + _string_warnings(report), counts, identify(report),
                       device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes,
-                      list(report.notes))
+                      list(report.notes), report.host_known)
+
+
+def name_unknown_hosts(infos: list[ReportInfo]) -> None:
+    """Reports whose export names no host are each their own node: a name made from the file's name
+    that another report also has gets the report's index."""
+    names = [i.hostname for i in infos]
+    for i in infos:
+        if not i.host_known and names.count(i.hostname) > 1:
+            i.hostname = i.identity.host = f"{i.hostname}.{i.index}"
 
 
 @dataclass

@@ -63,7 +63,7 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  "end_ns": stats.end_ns},
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)],
+        notes=[_task_note(model, reports)] + _host_notes(reports),
         warnings=_warnings(cats, reports))
 
 
@@ -77,6 +77,18 @@ def _warnings(cats: dict, reports) -> list[str]:
         out.append(f"{STRINGS_MISSING} in {len(names)} report(s) ({', '.join(names[:3])}"
                    f"{' ...' if len(names) > 3 else ''}): names are shown as '<unknown name #id>'")
     return out
+
+
+def _host_notes(reports, shown: int = 3) -> list[str]:
+    """One note for every report whose export names no host (said once per run)."""
+    unknown = [r for r in reports if not r.host_known]
+    if not unknown:
+        return []
+    items = [f"{Path(r.source).name} -> {r.hostname}" for r in unknown]
+    more = f", ... ({len(items) - shown} more)" if len(items) > shown else ""
+    return [f"host unknown in {len(unknown)} report(s) (no Hostname, DEVICE_DISPLAY_NAME or host variable in the "
+            f"export): named after the file ({', '.join(items[:shown])}{more}); reports with unknown hosts are "
+            "each treated as their own node, with its own clock"]
 
 
 def _task_note(model, reports, shown: int = 8) -> str:

@@ -133,7 +133,7 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
 def one_host(reports) -> str | None:
     """The host every report was taken on, when they share one known host name."""
     hosts = {r.hostname for r in reports}
-    if len(hosts) != 1:
+    if len(hosts) != 1 or not all(getattr(r, "host_known", True) for r in reports):
         return None
     host = next(iter(hosts))
     return host if host and host != "unknown" else None

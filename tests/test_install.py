@@ -17,14 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _env(cache: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "NSYS2PRV_KERNELS")}
     env["XDG_CACHE_HOME"] = str(cache)
     return env
 
 
 def test_compiled_kernels_are_cached_in_the_user_cache(tmp_path):
     before = {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")}
-    env = _env(tmp_path / "cache")
+    env = {**_env(tmp_path / "cache"), "NSYS2PRV_KERNELS": "compiled"}     # a small run would not compile
     ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
     res = subprocess.run([sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "t")],
                          env=env, capture_output=True, text=True, cwd=tmp_path)
@@ -32,19 +32,6 @@ def test_compiled_kernels_are_cached_in_the_user_cache(tmp_path):
     cached = list((tmp_path / "cache" / "nsys2prv" / "numba").glob("*/*.nbi"))
     assert len(cached) >= 5, cached            # every kernel of core, metrics and paraver
     assert {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")} == before
-
-
-def test_first_compilation_is_seen(tmp_path, monkeypatch):
-    from nsys2prv.pipeline.warmup import first_compilation
-
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert first_compilation()
-    (tmp_path / "nsys2prv" / "numba" / "core_x").mkdir(parents=True)
-    (tmp_path / "nsys2prv" / "numba" / "core_x" / "intervals._paint-1.py311.nbi").write_bytes(b"")
-    assert not first_compilation()
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert not first_compilation()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to copy the working tree")

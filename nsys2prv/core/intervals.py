@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.core.jit import njit
+from nsys2prv.core.jit import kernel, njit
 
 _BIG = np.iinfo(np.int64).max
 
 
-@njit(cache=True)
+@kernel(interpret_below=100_000)
 def _depth_sorted(group, start, end, order):
     n = len(order)
     depth = np.zeros(n, np.int64)
@@ -49,7 +49,7 @@ def nesting_depth(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
                          order.astype(np.int64))
 
 
-@njit(cache=True)
+@kernel(interpret_below=50_000)
 def _lanes_sorted(group, start, end, order):
     n = len(order)
     lane = np.zeros(n, np.int64)
@@ -97,7 +97,7 @@ def _emit(o_lane, o_begin, o_end, o_state, k, lane, begin, end, state):
     return k + 1
 
 
-@njit(cache=True)
+@kernel(interpret_below=10_000)
 def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
     n_lanes = len(offsets) - 1
     n = len(start)
@@ -171,7 +171,7 @@ def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np
     return _paint(offsets, start, end, ends_order, state, prio, np.asarray(default, np.int64), np.int64(t_end))
 
 
-@njit(cache=True)
+@kernel(interpret_below=50_000)
 def _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order):
     """Sweep ranges (by group, start) and queries (by group, time) together with a stack."""
     nr, nq = len(r_order), len(q_order)

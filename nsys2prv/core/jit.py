@@ -1,19 +1,32 @@
-"""numba's ``njit`` for nsys2prv's kernels, with their compiled-code cache in the user's cache
+"""numba for nsys2prv's kernels: ``kernel`` (tiered: interpreted on small inputs until compiled) and
+``njit`` (for the helpers kernels call), with their compiled-code cache in the user's cache
 directory (``$XDG_CACHE_HOME/nsys2prv/numba``, else ``~/.cache/nsys2prv/numba``), never inside the
 installed package: a cache written into ``site-packages/nsys2prv/__pycache__`` outlives an
 uninstall and shadows a later editable install.
 
 ``NUMBA_CACHE_DIR``, when set, is numba's own choice and wins; so do numba's own locators where
 the user's cache directory cannot be written.
+
+Compiling a kernel takes 0.3-1.5 s, far longer than running it on a small input: a first conversion
+of a small run would spend most of its time compiling.  A ``kernel`` therefore runs as Python (the
+same source, with the helpers it calls as Python too) while it is neither compiled in this process
+nor in the cache and its input is small (fewer elements in its largest array than its
+``interpret_below``); a larger input compiles it, once, into the cache, and from then on every call
+of every run takes the compiled code.  ``NSYS2PRV_KERNELS=python`` or ``=compiled`` forces one form
+(the tests compare them).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import types
 from pathlib import Path
 
+import numpy as np
 from numba import njit
 from numba.core import caching
+from numba.core.registry import CPUDispatcher
 
 from nsys2prv.core.paths import user_cache_dir
 
@@ -46,4 +59,92 @@ def _install() -> None:
 
 _install()
 
-__all__ = ["njit"]
+
+class Kernel:
+    """A cached numba kernel that runs interpreted on small inputs until it is compiled (module doc)."""
+
+    announce = None     # callable(text): told when a kernel is compiled (set by the command line)
+
+    def __init__(self, fn, interpret_below: int, size=None, python=None):
+        self.py_func = fn
+        self.compiled = njit(cache=True)(fn)
+        self.interpret_below = interpret_below
+        self.size = size
+        self._python = python
+        self._not_cached: set = set()
+        self.__doc__, self.__name__, self.__wrapped__ = fn.__doc__, fn.__name__, fn
+
+    def __call__(self, *args):
+        mode = os.environ.get("NSYS2PRV_KERNELS")      # tests: "python" or "compiled" forces one form
+        if mode == "python":
+            return self.python(*args)
+        if not self.compiled.signatures and mode != "compiled":
+            size = (self.size(args) if self.size is not None
+                    else max((a.size for a in args if isinstance(a, np.ndarray)), default=0))
+            if not self.load(*args):
+                if size < self.interpret_below:
+                    return self.python(*args)
+                if Kernel.announce is not None:
+                    Kernel.announce(f"nsys2prv: compiling {self.__name__} for this machine (first run only; "
+                                    f"cached in {user_cache_dir() / 'numba'}) ...")
+        return self.compiled(*args)
+
+    def load(self, *args) -> bool:
+        """Take this kernel's compiled code for ``args``' types from the cache (True), or say that
+        it is not there (False); never compiles."""
+        if self.compiled.signatures:
+            return True
+        try:
+            sig = tuple(self.compiled.typeof_pyval(a) for a in args)
+        except Exception:
+            return False
+        if sig in self._not_cached:
+            return False
+        try:
+            cache = self.compiled._cache
+            # no index: nothing cached (and numba's compiler is not started just to look)
+            index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+            found = (index is None or os.path.exists(index)) and \
+                cache.load_overload(sig, self.compiled.targetctx) is not None
+        except Exception:       # numba's private cache API changed: compile when needed
+            found = False
+        if not found:
+            self._not_cached.add(sig)
+            return False
+        self.compiled.compile(sig)      # loads what was just found (no compilation)
+        return True
+
+    def python(self, *args):
+        """The kernel as Python, calling its helpers as Python (or its ``python`` twin, if given)."""
+        if self._python is None:
+            self._python = _interpreted(self.py_func)
+        return self._python(*args)
+
+
+def _interpreted(fn):
+    """``fn`` with every numba function among its module's globals replaced by its Python version
+    (the helpers it calls, and theirs)."""
+    g = dict(fn.__globals__)
+    for name, value in list(g.items()):
+        if isinstance(value, CPUDispatcher):
+            f = value.py_func
+            g[name] = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
+        elif isinstance(value, Kernel):
+            g[name] = types.FunctionType(value.py_func.__code__, g, name)
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def kernel(interpret_below: int, size=None, python=None):
+    """Decorator: a cached numba kernel run as Python below ``interpret_below`` (``Kernel``).  The size
+    of a call is ``size(args)``, else the length of its largest array; ``python`` replaces the
+    kernel's own source as its Python form (a vectorised twin, for kernels too slow interpreted)."""
+    return lambda fn: Kernel(fn, interpret_below, size, python)
+
+
+def kernels() -> list[Kernel]:
+    """Every kernel of the modules loaded so far."""
+    return [v for m in list(sys.modules.values()) if getattr(m, "__name__", "").startswith("nsys2prv.")
+            for v in vars(m).values() if isinstance(v, Kernel)]
+
+
+__all__ = ["njit", "kernel", "Kernel", "kernels"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.core.jit import njit
+from nsys2prv.core.jit import kernel
 
 
-@njit(cache=True)
+@kernel(interpret_below=60_000)
 def _sweep(order, group, time, cls, n_groups, n_cls):
     n = len(group)
     out = np.zeros((n_groups, 1 << n_cls), np.int64)

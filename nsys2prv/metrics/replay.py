@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.jit import njit
+from nsys2prv.core.jit import kernel
 
 ZERO, SYNC, ROOT_GATHER, ROOT_BCAST, RECV = 0, 1, 2, 3, 4
 
@@ -223,7 +223,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
                   int(unresolved), notes)
 
 
-@njit(cache=True)
+@kernel(interpret_below=5_000)
 def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_ptr, dep_send, lo, hi):
     n_rank = len(bounds) - 1
     n = len(start)

@@ -1,5 +1,9 @@
 """Bulk formatting of Paraver records into ':'-joined text lines (numba): rows of integers
-(``write_records``, the in-memory writer) and compact chunk records (``write_compact``, the merge)."""
+(``write_records``, the in-memory writer) and compact chunk records (``write_compact``, the merge).
+
+Each kernel has a numpy twin (``_format_np``, ``_format_compact_np``: the same bytes, a few times
+slower) that formats small outputs while the kernel is not compiled yet (``core/jit.py``): a first
+conversion of a small run does not wait for the compiler."""
 
 from __future__ import annotations
 
@@ -7,7 +11,86 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nsys2prv.core.jit import njit
+from nsys2prv.core.jit import kernel, njit
+
+# records written by one writer: the numpy twins (2-3 times slower) format fewer until the kernels are compiled
+LIMIT = 200_000
+
+
+_POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
+
+
+def _text(vals: np.ndarray, last: np.ndarray, buf: np.ndarray) -> int:
+    """``vals`` as decimal text into ``buf``, each followed by '\\n' where ``last`` else ':'; the
+    number of bytes written (numpy: every digit position is one vectorised step)."""
+    if len(vals) == 0:
+        return 0
+    neg = vals < 0
+    mag = np.abs(vals)
+    nd = np.searchsorted(_POW10, mag, side="right") + 1
+    end = np.cumsum(nd + neg + 1)
+    n = int(end[-1])
+    buf[end - 1] = np.where(last, 10, 58)
+    buf[(end - nd - 2)[neg]] = 45              # '-'
+    pos = end - 2                              # the last digit of each
+    while len(mag):
+        buf[pos] = 48 + mag % 10
+        mag //= 10
+        more = mag > 0
+        if not more.all():
+            mag, pos = mag[more], pos[more]
+        pos -= 1
+    return n
+
+
+def _ends(counts: np.ndarray) -> np.ndarray:
+    """Per value of records of ``counts`` values each: is it its record's last."""
+    last = np.zeros(int(counts.sum()), bool)
+    last[np.cumsum(counts)[counts > 0] - 1] = True
+    return last
+
+
+def _format_np(flat, offs, lens, perm, lo, hi, buf):
+    """``_format`` in numpy."""
+    r = perm[lo:hi]
+    counts = lens[r].astype(np.int64)
+    starts = np.cumsum(counts) - counts
+    idx = np.repeat(offs[r] - starts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    return _text(flat[idx], _ends(counts), buf)
+
+
+def _format_compact_np(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
+                       types, dyn, remap, buf):
+    """``_format_compact`` in numpy: the values of every record laid out in one array, then ``_text``."""
+    r = perm[lo:hi]
+    g, s, o = thread[r], sig[r].astype(np.int64), offs[r]
+    kr = np.where(s == 0, 1, np.where(s == 1, 3, 2))
+    w = width[s].astype(np.int64)
+    counts = 6 + np.where(kr == 2, 2 * w, np.where(kr == 3, w + 3, w))
+    base = np.cumsum(counts) - counts
+    vals = np.empty(int(counts.sum()), np.int64)
+    for k, v in enumerate((kr, cpu[g], 1, task[g], thr[g], time[r])):
+        vals[base + k] = v
+    ev, st, cm = kr == 2, kr == 1, kr == 3
+    for f in range(int(w.max()) if len(w) else 0):
+        e = ev & (w > f)
+        if e.any():
+            q = first[s[e]] + f
+            v = tail[o[e] + f]
+            d = dyn[q]
+            v[d] = remap[rbase[s[e]][d] + v[d]]
+            vals[base[e] + 6 + 2 * f] = types[q]
+            vals[base[e] + 7 + 2 * f] = v
+        e = st & (w > f)
+        vals[base[e] + 6 + f] = tail[o[e] + f]
+        e = cm & (w > f)
+        if f == 1:                                 # the receiving thread: cpu:1:task:thread
+            peer = tail[o[e] + 1]
+            for k, v in enumerate((cpu[peer], 1, task[peer], thr[peer])):
+                vals[base[e] + 7 + k] = v
+        else:
+            vals[base[e] + 6 + f + (3 if f > 1 else 0)] = tail[o[e] + f]
+    return _text(vals, _ends(counts), buf)
 
 
 @njit(cache=True)
@@ -34,7 +117,7 @@ def _num(buf, pos, v):
     return end
 
 
-@njit(cache=True)
+@kernel(interpret_below=LIMIT, size=lambda a: len(a[3]), python=_format_np)
 def _format(flat, offs, lens, perm, lo, hi, buf):
     pos = 0
     for k in range(lo, hi):
@@ -89,7 +172,7 @@ def _object(buf, pos, g, cpu, task, thr):
     return _num(buf, pos + 1, thr[g])
 
 
-@njit(cache=True)
+@kernel(interpret_below=LIMIT, size=lambda a: len(a[5]), python=_format_compact_np)
 def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
                     types, dyn, remap, buf):
     """Records of chunks (see chunks.py): kind:cpu:1:task:thread:time, then per signature the

@@ -1,0 +1,157 @@
+"""The numba kernels and their Python forms (core/jit.py): the same results on random inputs and on
+whole conversions; small runs compile nothing, a large input compiles its kernel once into the cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CLOVERLEAF, MPI4, ROOT, convert, need
+
+from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
+from nsys2prv.metrics.measures import mask_durations
+from nsys2prv.paraver.format import _format, _format_compact, _format_compact_np, _format_np
+
+
+def both(monkeypatch, f):
+    """``f()`` with the kernels forced to Python, then compiled."""
+    out = []
+    for mode in ("python", "compiled"):
+        monkeypatch.setenv("NSYS2PRV_KERNELS", mode)
+        out.append(f())
+    return out
+
+
+def _intervals(rng, n, groups=5, span=2000, nested=False):
+    g = rng.integers(0, groups, n)
+    s = rng.integers(0, span, n)
+    if nested:                  # push/pop: each group a stack of intervals inside the previous
+        s = np.sort(s)
+        e = s + (span - s) // 2
+    else:
+        e = s + rng.integers(0, 60, n)          # zero-length intervals and ties included
+    return g, s, e
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interval_kernels_give_the_same_in_python_and_compiled(monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    g, s, e = _intervals(rng, 3000)
+    state, prio = rng.integers(1, 6, 3000), rng.integers(0, 3, 3000)
+    default = rng.integers(0, 2, 5)
+    for f in (lambda: nesting_depth(g, s, e), lambda: overlap_lanes(g, s, e),
+              lambda: innermost_enclosing(g, s, e, g[::-1].copy(), s + 7),
+              lambda: mask_durations(g, s, e, state % 3, 5, 3)):
+        a, b = both(monkeypatch, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    a, b = both(monkeypatch, lambda: paint_states(g, s, e, state, prio, default, 2100))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b)) and len(a[0]) > 500
+    gn, sn, en = _intervals(rng, 500, nested=True)
+    a, b = both(monkeypatch, lambda: nesting_depth(gn, sn, en))
+    assert np.array_equal(a, b) and a.max() > 10
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_record_formatters_and_their_numpy_twins_write_the_same_bytes(seed):
+    rng = np.random.default_rng(seed)
+    n = 4000
+    lens = rng.integers(1, 9, n)
+    offs = np.cumsum(lens) - lens
+    flat = rng.integers(-10**18, 10**18, int(lens.sum())) // 10 ** rng.integers(0, 19, int(lens.sum()))
+    flat[::7] = 0
+    perm = rng.permutation(n)
+    bufs = [np.zeros(int(lens.sum()) * 21 + n, np.uint8) for _ in range(2)]
+    k1 = _format.compiled(flat, offs, lens, perm, 100, n, bufs[0])
+    k2 = _format_np(flat, offs, lens, perm, 100, n, bufs[1])
+    assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
+
+    # compact records: states (sig 0), communications (sig 1), events of 3 signatures
+    n_thr, n_sig = 7, 5
+    cpu, task, thr = (rng.integers(1, 100, n_thr) for _ in range(3))
+    width = np.array([2, 6, 1, 3, 2])
+    first = np.array([0, 0, 0, 1, 4])
+    rbase = np.array([0, 0, 0, 5, 9])
+    types = rng.integers(60000000, 90000000, 6)
+    dyn = np.array([False, True, False, True, False, False])
+    remap = rng.integers(0, 10**6, 40)
+    sig = rng.integers(0, n_sig, n).astype(np.int32)
+    w = width[sig]
+    toffs = np.cumsum(w) - w
+    tail = rng.integers(0, 10**12, int(w.sum()))
+    comm = np.flatnonzero(sig == 1)
+    tail[toffs[comm] + 1] = rng.integers(0, n_thr, len(comm))          # the receiving thread
+    for s in (3, 4):
+        for f in range(width[s]):
+            at = np.flatnonzero(sig == s)
+            if dyn[first[s] + f]:
+                tail[toffs[at] + f] = rng.integers(0, 4, len(at))     # local name codes
+    thread = rng.integers(0, n_thr, n).astype(np.int32)
+    time = np.sort(rng.integers(0, 10**13, n))
+    args = (thread, time, sig, tail, toffs, perm, 0, n, cpu, task, thr, width, first, rbase, types, dyn, remap)
+    bufs = [np.zeros(n * 200, np.uint8) for _ in range(2)]
+    k1 = _format_compact.compiled(*args, bufs[0])
+    k2 = _format_compact_np(*args, bufs[1])
+    assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
+    lines = bytes(bufs[0][:k1]).decode().splitlines()
+    assert len(lines) == n and {ln[0] for ln in lines} == {"1", "2", "3"}
+
+
+def _outputs(out: Path) -> dict:
+    return {ext: Path(f"{out}.{ext}").read_bytes() for ext in ("prv", "pcf", "row")}
+
+
+def test_a_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, tmp_path):
+    ranks = sorted(MPI4.glob("rank*.sqlite"))
+    outs = []
+    for mode in ("python", "compiled"):
+        monkeypatch.setenv("NSYS2PRV_KERNELS", mode)
+        out = tmp_path / mode / "t"
+        convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, out])
+        pop = Path(f"{out}.pop.json").read_text().replace(f'"label": "{out.name}"', "")
+        outs.append((_outputs(out), pop))
+    assert outs[0] == outs[1]
+
+
+def test_a_gpu_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, tmp_path):
+    src = need(CLOVERLEAF)
+    outs = []
+    for mode in ("python", "compiled"):
+        monkeypatch.setenv("NSYS2PRV_KERNELS", mode)
+        convert([src, tmp_path / mode / "t"])
+        outs.append(_outputs(tmp_path / mode / "t"))
+    assert outs[0] == outs[1]
+    assert b"\n3:" in outs[0]["prv"]            # launch-to-kernel communications were formatted
+
+
+def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NSYS2PRV_KERNELS")}
+    env["XDG_CACHE_HOME"] = str(cache)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+
+
+def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
+    cache = tmp_path / "cache"
+    ranks = " ".join(str(p) for p in sorted(MPI4.glob("rank*.sqlite")))
+    res = subprocess.run([sys.executable, "-m", "nsys2prv", "-t", "mpi,nvtx", "-m", *ranks.split(),
+                          str(tmp_path / "t")], capture_output=True, text=True,
+                         env={**{k: v for k, v in os.environ.items() if k != "NSYS2PRV_KERNELS"},
+                              "XDG_CACHE_HOME": str(cache)})
+    assert res.returncode == 0, res.stderr
+    assert "compiling" not in res.stderr
+    assert not list(cache.glob("nsys2prv/numba/*/*.nbi"))
+
+    big = ("import numpy as np; from nsys2prv.core.intervals import _depth_sorted, nesting_depth; "
+           "from nsys2prv.core.jit import Kernel; Kernel.announce = print; n = 200_000; "
+           "z = np.zeros(n, np.int64); s = np.arange(n, dtype=np.int64); "
+           "d = nesting_depth(z, s, s + 1); print('compiled', bool(_depth_sorted.compiled.signatures), d.max())")
+    first = _run(big, cache)
+    assert first.returncode == 0, first.stderr
+    assert "compiling _depth_sorted" in first.stdout and "compiled True 0" in first.stdout
+    assert [p.name.split("-")[0] for p in cache.glob("nsys2prv/numba/*/*.nbi")] == ["intervals._depth_sorted"]
+    again = _run(big.replace("n = 200_000", "n = 10"), cache)          # small, but cached: compiled code
+    assert again.returncode == 0, again.stderr
+    assert "compiling" not in again.stdout and "compiled True 0" in again.stdout

@@ -70,6 +70,7 @@ class Kernel:
         self.compiled = njit(cache=True)(fn)
         self.interpret_below = interpret_below
         self.size = size
+        self.planned = 0
         self._python = python
         self._not_cached: set = set()
         self.__doc__, self.__name__, self.__wrapped__ = fn.__doc__, fn.__name__, fn
@@ -79,8 +80,8 @@ class Kernel:
         if mode == "python":
             return self.python(*args)
         if not self.compiled.signatures and mode != "compiled":
-            size = (self.size(args) if self.size is not None
-                    else max((a.size for a in args if isinstance(a, np.ndarray)), default=0))
+            size = max(self.planned, self.size(args) if self.size is not None
+                       else max((a.size for a in args if isinstance(a, np.ndarray)), default=0))
             if not self.load(*args):
                 if size < self.interpret_below:
                     return self.python(*args)
@@ -88,6 +89,11 @@ class Kernel:
                     Kernel.announce(f"nsys2prv: compiling {self.__name__} for this machine (first run only; "
                                     f"cached in {user_cache_dir() / 'numba'}) ...")
         return self.compiled(*args)
+
+    def plan(self, size: int) -> None:
+        """The caller is about to run ``size`` elements through this kernel in several calls: each
+        call counts as that large (compile for a large total, however small the calls)."""
+        self.planned = size
 
     def load(self, *args) -> bool:
         """Take this kernel's compiled code for ``args``' types from the cache (True), or say that

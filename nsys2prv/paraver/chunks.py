@@ -43,7 +43,7 @@ from nsys2prv.core.names import is_names
 from nsys2prv.core.workers import init_worker
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import Tables, write_compact
+from nsys2prv.paraver.format import Tables, expect_records, write_compact
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import (
@@ -358,6 +358,8 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     keep_open = _open_files_for(len(chunks))
     sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
+    if write is None:       # the formatter runs round by round: it is compiled by the total (core/jit.py)
+        expect_records(sum(r.stop - r.first for r in readers))
     try:
         return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
     finally:

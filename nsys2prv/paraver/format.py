@@ -144,6 +144,22 @@ def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm
         fh.write(memoryview(buf[:n]))
 
 
+def expect_records(n: int) -> None:
+    """``write_compact`` is about to format ``n`` records in several calls: formatted by the numpy
+    twin or compiled according to ``n``, not to each call's share (compiled, or loaded from the
+    cache, now: processes forked after this inherit it)."""
+    _format_compact.plan(n)
+    if n >= _format_compact.interpret_below:
+        _format_compact(*probe_compact())
+
+
+def probe_compact() -> tuple:
+    """Arguments of one tiny valid ``_format_compact`` call, of the types the writers pass (chunk
+    threads and signatures int32, the rest int64, value flags bool)."""
+    z, z32, b = np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1, np.bool_)
+    return (z32, z, z32, np.array([0, 0]), z, z, 0, 1, z, z, z, np.array([2]), z, z, z, b, z, np.empty(256, np.uint8))
+
+
 class Tables(NamedTuple):
     """What the compact formatter looks up (``chunks.sig_tables``): per global thread its cpu, task
     and thread in task; per record signature its tail width, first entry in ``types``/``dyn`` and

@@ -20,7 +20,7 @@ from nsys2prv.core.registry import EventType
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import write_records
+from nsys2prv.paraver.format import expect_records, write_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
@@ -183,6 +183,7 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     stats = []
 
     total = sum(c.records for c in chunks)
+    expect_records(total)     # compiled (or loaded) here, before the merge's processes fork, if it is large
     parts = max(1, min(parts, total // MIN_SPLIT)) if work_dir is not None else 1
 
     objs = object_columns(model)

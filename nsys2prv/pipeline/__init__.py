@@ -48,7 +48,7 @@ from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
 from nsys2prv.pipeline.parallel import can_fork, default_jobs, executor
 from nsys2prv.pipeline.stages import RankJob, Source
 from nsys2prv.pipeline.summary import Summary, build_summary
-from nsys2prv.pipeline.warmup import warm_numba
+from nsys2prv.pipeline.warmup import expect_rows, warm_numba
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.mpi_messages import match_messages, translate_messages
 from nsys2prv.translate.records import Translation
@@ -338,6 +338,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
+        if cfg.dask is None and run.scans:
+            expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = ex.map(stages.translate_report, jobs, desc="translate", shared=model)
         ex.close()                                  # the workers' memory is not needed by the merge

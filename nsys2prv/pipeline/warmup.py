@@ -23,18 +23,17 @@ def _probes():
     from nsys2prv.core.intervals import _depth_sorted, _innermost, _lanes_sorted, _paint
     from nsys2prv.metrics.measures import _sweep
     from nsys2prv.metrics.replay import _replay
-    from nsys2prv.paraver.format import _format, _format_compact
+    from nsys2prv.paraver.format import _format, _format_compact, probe_compact
 
     z, one, u8 = np.zeros(1, np.int64), np.ones(1, np.int64), np.empty(64, np.uint8)
-    z32, b = np.zeros(1, np.int32), np.zeros(1, np.bool_)       # chunk threads and signatures: int32
+    b = np.zeros(1, np.bool_)
     e = z[:0]
     return [(_depth_sorted, (z, z, one, z)), (_lanes_sorted, (z, z, one, z)),
             (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
             (_innermost, (z, z, one, z, z, z, z)), (_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1)),
             (_replay, (np.array([0, 0]), e, e, e, e, b[:0], z, z, z, e, z, z)),
             (_format, (z, z, one, z, 0, 1, u8)),
-            (_format_compact, (z32, z, z32, np.array([0, 0]), z, z, 0, 1, z, z, z, np.array([2]), z, z, z, b, z,
-                               np.empty(256, np.uint8)))]
+            (_format_compact, probe_compact())]
 
 
 def compile_kernels() -> int:
@@ -65,3 +64,13 @@ def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
         if block and sys.modules.get("scipy.linalg", 0) is None:
             del sys.modules["scipy.linalg"]
     _done = True
+
+
+def expect_rows(rows: int) -> None:
+    """Before the workers fork: each will run up to ``rows`` rows through the kernels every
+    conversion uses (states, POP sweeps); where that is large enough to compile them, compile (or
+    load) them once here so that the workers inherit them instead of each compiling its own."""
+    for k, args in _probes():
+        if k.__name__ in ("_paint", "_sweep") and rows >= k.interpret_below:
+            k.plan(rows)
+            k(*args)

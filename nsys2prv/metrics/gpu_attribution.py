@@ -49,7 +49,7 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int, devma
         name = np.where(dom == "", nv["name"].astype(str), dom + ":" + nv["name"].astype(str))
         ranges = pd.DataFrame({"pid": pid_of(nv["tid"].to_numpy(np.int64)), "kind": "nvtx", "name": name,
                                "start": nv["start"].to_numpy(np.int64), "end": nv["end"].to_numpy(np.int64)})
-        gpus = pd.DataFrame([(t.pid, int(g)) for i, t in enumerate(model.tasks) if t.report == report
+        gpus = pd.DataFrame([(model.tasks[i].pid, int(g)) for i in model.report_tasks(report)
                              for g in model.task_gpus(i, devmap)], columns=["pid", "device"])
         parts.append(ranges.merge(gpus, on="pid", how="inner"))
     if not parts:

@@ -10,6 +10,7 @@ Everything that is a *choice* is written into the result's ``definitions``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,6 +151,11 @@ class PopPartial:
     dev_pre: tuple | None = None
     host_pre: tuple | None = None
     mpi_calls: pd.DataFrame | None = None   # (task, start, end, name, root, comm), aligned: for the replay
+    # ``dev`` written to this .npy file instead (trace window only, the run's work directory given): the
+    # intervals of GPUs shared with other tasks wait there, not in the main process, until the node's
+    # reports are all translated; ``dev_host``: the report's host (its tasks' node)
+    dev_file: str | None = None
+    dev_host: str = ""
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -196,11 +202,47 @@ def _reduce_devices(task, dev_id, cls, s, e, exclusive) -> tuple[np.ndarray, tup
     mine = np.isin(code, wanted)
     ukeys, g = np.unique(code[mine], return_inverse=True)
     g = g.astype(np.int64)
-    ms, c = s[mine], cls[mine]
-    dur = mask_durations(g, ms, e[mine], c, len(ukeys), 3)
-    first_k = first_start(g[c == KERNEL], ms[c == KERNEL], len(ukeys))
-    first_n = first_start(g[c == NCCL], ms[c == NCCL], len(ukeys))
-    return ~mine, (ukeys >> 32, ukeys & 0xFFFFFFFF, dur, first_k, first_n)
+    return ~mine, (ukeys >> 32, ukeys & 0xFFFFFFFF, *_device_masks(g, len(ukeys), cls[mine], s[mine], e[mine]))
+
+
+def _device_masks(g, n: int, cls, s, e) -> tuple:
+    """Per device group: mask durations (n, 8), first kernel start, first NCCL kernel start."""
+    return (mask_durations(g, s, e, cls, n, 3), first_start(g[cls == KERNEL], s[cls == KERNEL], n),
+            first_start(g[cls == NCCL], s[cls == NCCL], n))
+
+
+def spill_devices(part: PopPartial, path: str, host: str) -> None:
+    """Move ``part.dev`` (unions of GPUs shared with other tasks) to ``path`` (.npy)."""
+    if len(part.dev[0]):
+        np.save(path, np.stack(part.dev))
+        z = np.zeros(0, np.int64)
+        part.dev, part.dev_file, part.dev_host = (z, z, z, z, z), path, host
+
+
+def reduce_spilled(parts: list[PopPartial]) -> list[tuple]:
+    """The spilled shared GPUs reduced one node at a time (its reports' files, then removed), as
+    ``dev_pre`` rows: one per (task, device) using it, the GPU's durations and first starts on the
+    first, zeros and int64 max on the others (``combine`` sums and takes minima per GPU)."""
+    by_host: dict[str, list[str]] = {}
+    for p in parts:
+        if p.dev_file is not None:
+            by_host.setdefault(p.dev_host, []).append(p.dev_file)
+    out = []
+    for _, files in sorted(by_host.items()):
+        task, dev_id, cls, s, e = np.concatenate([np.load(f) for f in files], axis=1)
+        for f in files:
+            os.remove(f)
+        ukeys, g = np.unique(dev_id, return_inverse=True)
+        g = g.astype(np.int64)
+        dur, first_k, first_n = _device_masks(g, len(ukeys), cls, s, e)
+        pairs = np.unique(g * (1 << 32) + task)            # (device, task) in device order
+        pg, pt = pairs >> 32, pairs & 0xFFFFFFFF
+        lead = np.ones(len(pairs), bool)
+        lead[1:] = pg[1:] != pg[:-1]
+        big = np.iinfo(np.int64).max
+        out.append((pt, ukeys[pg], np.where(lead[:, None], dur[pg], 0), np.where(lead, first_k[pg], big),
+                    np.where(lead, first_n[pg], big)))
+    return out
 
 
 def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, exclusive=None) -> PopPartial:
@@ -314,7 +356,7 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
 
     # -- device intervals: key = (node index, device id) ---------------------------------------------
     devices: list[dict] = []
-    pre = [p.dev_pre for p in parts if p.dev_pre is not None]
+    pre = [p.dev_pre for p in parts if p.dev_pre is not None] + reduce_spilled(parts)
     dev_pre = first_k = first_n = None
     if parts and (any(len(p.dev[0]) for p in parts) or any(len(x[0]) for x in pre)):
         task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*[p.dev for p in parts]))
@@ -336,9 +378,10 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
             first_n = first_k.copy()
             np.minimum.at(first_k, pgroup, pfk)
             np.minimum.at(first_n, pgroup, pfn)
+        users = owners.groupby("g")["task"].agg(sorted).to_dict()   # (one pass: not a scan per GPU)
         for g, k in enumerate(ukeys):
             n, d = int(k >> 32), int(k & 0xFFFFFFFF)
-            ranks = sorted(owners.loc[owners["g"] == g, "task"].tolist())
+            ranks = [int(t) for t in users.get(g, [])]
             devices.append({"label": f"{model.nodes[n]}:GPU{d}", "host": model.nodes[n], "device": d,
                             "processes": [model.tasks[t].label for t in ranks]})
             if len(ranks) > 1:
@@ -355,7 +398,8 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     counted = gpu_tasks or list(range(len(model.tasks)))
     if not gpu_tasks and model.tasks:
         notes.append("no process owns a GPU stream: the host tree counts every process")
-    excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in set(counted)]
+    kept = set(counted)
+    excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in kept]
     proc_index = np.full(len(model.tasks) + 1, -1, np.int64)
     proc_index[counted] = np.arange(len(counted))
     has = {k: any(p.has.get(k, False) for p in parts) for k in ("mpi", "cuda_api")}

@@ -105,18 +105,40 @@ class Model:
     _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
     _metric_index: dict[int, pd.Series] = field(default_factory=dict)
 
-    # per global thread: 1-based task, 1-based thread within task, 1-based cpu
+    # per global thread (arrays built once, after the model is complete): 1-based task, 1-based
+    # thread within its task, 1-based cpu, whether it is a CPU thread
+    def _per_thread(self, name: str, value, dtype) -> np.ndarray:
+        got = self.__dict__.get(name)
+        if got is None or len(got) != len(self.threads):
+            got = self.__dict__[name] = np.array([value(t) for t in self.threads], dtype=dtype)
+        return got
+
     @property
     def task_of(self) -> np.ndarray:
-        return np.array([t.task + 1 for t in self.threads], dtype=np.int64)
+        return self._per_thread("_task_of", lambda t: t.task + 1, np.int64)
 
     @property
     def thread_in_task(self) -> np.ndarray:
-        return np.array([t.local for t in self.threads], dtype=np.int64)
+        return self._per_thread("_thread_in_task", lambda t: t.local, np.int64)
 
     @property
     def cpu_of(self) -> np.ndarray:
-        return np.array([t.cpu for t in self.threads], dtype=np.int64)
+        return self._per_thread("_cpu_of", lambda t: t.cpu, np.int64)
+
+    @property
+    def is_cpu(self) -> np.ndarray:
+        return self._per_thread("_is_cpu", lambda t: t.kind == "cpu", bool)
+
+    def report_tasks(self, report: int) -> list[int]:
+        """Indexes of the tasks of one report (per-report steps look there, not through every task:
+        that would cost ranks x ranks); the index is built once."""
+        n, got = self.__dict__.get("_report_tasks", (-1, None))
+        if n != len(self.tasks):
+            got = {}
+            for i, t in enumerate(self.tasks):
+                got.setdefault(t.report, []).append(i)
+            self.__dict__["_report_tasks"] = (len(self.tasks), got)
+        return got.get(report, [])
 
     def cpus_per_node(self) -> list[int]:
         counts = [0] * len(self.nodes)
@@ -161,10 +183,9 @@ class Model:
         return gpu_of(devmap, np.full(len(devs), self.tasks[task].pid, np.int64), devs)
 
 
-def _metric_owners(tasks: list[Task], task_gpus: list[set[int]], report: int, gpus) -> dict[int, int]:
-    """GPU -> task index: the first task (trace order) of the report whose streams ran on it, else the
-    report's first task."""
-    mine = [i for i, t in enumerate(tasks) if t.report == report]
+def _metric_owners(mine: list[int], task_gpus: list[set[int]], gpus) -> dict[int, int]:
+    """GPU -> task index: the first task (trace order) of the report (its tasks: ``mine``) whose
+    streams ran on it, else the report's first task."""
     owners = {}
     for g in sorted(int(x) for x in gpus):
         users = [i for i in mine if g in task_gpus[i]]
@@ -213,11 +234,10 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
     _check_duplicate_ranks(tasks, sources, force)
     # Tasks in rank order; processes without a rank after them, in report order.
     tasks.sort(key=lambda t: (t.rank is None, t.rank if t.rank is not None else 0, t.report, t.pid))
-    nodes: list[str] = []
+    node_of: dict[str, int] = {}
     for task in tasks:
-        if task.host not in nodes:
-            nodes.append(task.host)
-        task.node = nodes.index(task.host)
+        task.node = node_of.setdefault(task.host, len(node_of))
+    nodes = list(node_of)
 
     threads: list[Thread] = []
     model = Model(nodes, tasks, threads, hidden)
@@ -231,10 +251,14 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
         task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
                          else set(devs.tolist()))
     owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
+    by_report: dict[int, list[int]] = {}
+    for i, t in enumerate(tasks):
+        by_report.setdefault(t.report, []).append(i)
     for r, tabs in enumerate(keys):
         df = tabs.get("metric")
         if df is not None and len(df):
-            for g, ti in _metric_owners(tasks, task_gpus, r, np.unique(df["gpu"].to_numpy(np.int64))).items():
+            gpus = np.unique(df["gpu"].to_numpy(np.int64))
+            for g, ti in _metric_owners(by_report.get(r, []), task_gpus, gpus).items():
                 owners.setdefault(ti, {})[g] = r
     for ti, task in enumerate(tasks):
         ident = identities[task.report]
@@ -262,14 +286,11 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             threads.append(Thread(ti, "metric", ("metric", g), f"Metrics GPU{g}"))
     # CPUs: numbered from 1 in node order, one per thread.
     next_cpu = 1
-    for node in range(len(nodes)):
-        for task in tasks:
-            if task.node != node:
-                continue
-            for local, gid in enumerate(task.threads, start=1):
-                threads[gid].local = local
-                threads[gid].cpu = next_cpu
-                next_cpu += 1
+    for task in sorted(tasks, key=lambda t: t.node):      # (stable: trace order within a node)
+        for local, gid in enumerate(task.threads, start=1):
+            threads[gid].local = local
+            threads[gid].cpu = next_cpu
+            next_cpu += 1
     for r, (keys, gids) in cpu_index.items():
         model._cpu_index[r] = pd.Series(gids, index=pd.Index(keys, dtype=np.int64), dtype=np.int64)
     for r, (keys, gids) in gpu_index.items():

@@ -2,9 +2,9 @@
 
 A report is read from its SQLite export once: its normalised tables (one Parquet file per
 data kind), the readers' tallies and the metadata the conversion needs (identity, device
-map, session start, ...) are stored under a directory named after the input's identity:
-resolved path, size, mtime and ``TABLES_VERSION`` (bump it whenever a reader's output
-changes).  A later conversion -- with other options, other categories or another output --
+map, session start, ...) are stored under a directory named after the input's identity
+(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; bump ``TABLES_VERSION``
+whenever a reader's output changes).  A later conversion -- with other options, other categories or another output --
 loads what it needs from there without opening the SQLite file; kinds not cached yet are
 read from the SQLite and added.  A changed input (size or mtime) gets a new directory and
 the stale one of the same path is removed.
@@ -44,7 +44,7 @@ def entry_dir(root: Path, source: Path) -> Path:
     src = source.resolve()
     st = src.stat()
     ident = f"{st.st_size}|{st.st_mtime_ns}|{TABLES_VERSION}|{__version__}"
-    return root / f"{src.stem}-{_hash(str(src))}-{_hash(ident)}"
+    return root / f"{src.stem}-{_hash(str(src))}" / _hash(ident)
 
 
 def _system_pool(pa) -> None:
@@ -133,9 +133,8 @@ class TableCache:
                 self.dir.mkdir(parents=True)
             except FileExistsError:
                 return True                 # stale entries went when this one was made
-            prefix = self.dir.name.rsplit("-", 1)[0] + "-"
-            for other in self.dir.parent.glob(prefix + "*"):   # (a listing of every entry: once)
-                if other != self.dir and other.is_dir():
+            for other in self.dir.parent.iterdir():     # the input's other versions (not every
+                if other != self.dir and other.is_dir():    # input's: that would cost ranks x ranks)
                     shutil.rmtree(other, ignore_errors=True)
             return True
         except OSError:

@@ -136,8 +136,9 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
                 consume: bool = False) -> ChunkMeta:
     """Write the report's chunk file; ``consume``: empty ``out``'s batches once written."""
 
-    lanes = np.array(sorted(g for t in model.tasks if t.report == report for g in t.threads), np.int64)
-    end = max([trace_end(out), *(t.life[1] for t in model.tasks if t.report == report and t.life is not None)])
+    mine = [model.tasks[i] for i in model.report_tasks(report)]
+    lanes = np.array(sorted(g for t in mine for g in t.threads), np.int64)
+    end = max([trace_end(out), *(t.life[1] for t in mine if t.life is not None)])
     t_open = end + 1                    # every lane's final segment ends here: closed at END in the merge
     states = paint_lanes(out, model, lanes, t_open)
 

@@ -279,9 +279,9 @@ def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]
     for key, task in popm.task_lookup(pop_model).items():
         tasks[key[0]][key] = task
     exclusive = popm.exclusive_devices(pop_model)
-    report_of = [t.report for t in pop_model.tasks]
-    mine = [None if exclusive is None else {(t, d) for t, d in exclusive if report_of[t] == r}
-            for r in range(n_reports)]
+    mine: list[set] = [set() for _ in range(n_reports)]
+    for t, d in exclusive:
+        mine[pop_model.tasks[t].report].add((t, d))
     return tasks, mine
 
 

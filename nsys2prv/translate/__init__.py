@@ -34,20 +34,27 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
     lanes = np.arange(n_threads, dtype=np.int64) if lanes is None else np.asarray(lanes, np.int64)
     local = np.full(n_threads, -1, np.int64)
     local[lanes] = np.arange(len(lanes))
-    is_cpu = np.array([t.kind == "cpu" for t in model.threads], bool)[lanes]
-    first = np.full(n_threads, np.iinfo(np.int64).max, np.int64)
-    last = np.full(n_threads, -1, np.int64)
+    is_cpu = model.is_cpu[lanes]
+    # first and last event time of each lane (arrays of the lanes only: a report's chunk paints its
+    # own threads, and nothing here may cost the run's thread count per report)
+    first = np.full(len(lanes), np.iinfo(np.int64).max, np.int64)
+    last = np.full(len(lanes), -1, np.int64)
     for b in out.events:
         if len(b):
-            np.minimum.at(first, b.thread, b.time)
-            np.maximum.at(last, b.thread, b.time)
-    for task in model.tasks:
+            at = local[b.thread]
+            mine = at >= 0
+            np.minimum.at(first, at[mine], b.time[mine])
+            np.maximum.at(last, at[mine], b.time[mine])
+    tasks = (range(len(model.tasks)) if len(lanes) == n_threads
+             else np.unique(model.task_of[lanes] - 1).tolist())
+    for ti in tasks:
+        task = model.tasks[ti]
         # a process is alive (Running outside its calls) from its first to its last activity in its
         # report (model.Task.life), translated or not: its first CPU row shows that whole lifetime
-        if task.life is not None and task.threads and model.threads[task.threads[0]].kind == "cpu":
-            g = task.threads[0]
-            first[g], last[g] = min(first[g], task.life[0]), max(last[g], task.life[1])
-    first, last = first[lanes], last[lanes]
+        if task.life is not None and task.threads and model.is_cpu[task.threads[0]]:
+            g = local[task.threads[0]]
+            if g >= 0:
+                first[g], last[g] = min(first[g], task.life[0]), max(last[g], task.life[1])
     span = np.flatnonzero(is_cpu & (last >= 0))
     parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),
                             np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)),

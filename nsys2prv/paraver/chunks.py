@@ -520,9 +520,12 @@ def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
     return [int(t) for t in cuts if t > allt[0]]
 
 
-def _merge_part(part: tuple) -> MergeStats:
+_PARTS: list = []      # the parts of a split merge, set before its processes fork (they inherit them)
+
+
+def _merge_part(p: int) -> MergeStats:
     """One part of a split merge, in a worker process: its records into a file of their own."""
-    chunks, values, end_ns, path, budget, t_lo, t_hi, objs = part
+    chunks, values, end_ns, path, budget, t_lo, t_hi, objs = _PARTS[p]
     with open(path, "wb", buffering=1 << 20) as fh:
         return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
 
@@ -542,13 +545,18 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     if progress:
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
+    global _PARTS
+    # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
+    # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
+    _PARTS = [None] + [(chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs)
+                       for p, path in zip(range(1, len(bounds) - 1), paths)]
     with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork"), initializer=init_worker,
                              initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
-                   for p, path in zip(range(1, len(bounds) - 1), paths)]
+        futures = [pool.submit(_merge_part, p) for p in range(1, len(bounds) - 1)]
         first = merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
                       t_hi=bounds[1], objs=objs)
         results = [f.result() for f in futures]
+    _PARTS = []
     for m in [first, *results]:
         stats.states += m.states
         stats.events += m.events

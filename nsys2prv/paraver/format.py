@@ -134,7 +134,7 @@ def _format(flat, offs, lens, perm, lo, hi, buf):
 
 
 def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm: np.ndarray,
-                  chunk: int = 1 << 18) -> None:
+                  chunk: int = 1 << 15) -> None:
     """Write records ``perm[i]`` (fields ``flat[offs:offs+lens]``) in order, one per line."""
     for lo in range(0, len(perm), chunk):
         hi = min(lo + chunk, len(perm))
@@ -229,8 +229,9 @@ def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr,
     return pos
 
 
-def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk: int = 1 << 18) -> None:
-    """Write chunk records ``perm[i]`` in order."""
+def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk: int = 1 << 15) -> None:
+    """Write chunk records ``perm[i]`` in order, ``chunk`` records at a time (the text buffer is
+    sized for the longest fields: ~7 MB for 32k records)."""
     for lo in range(0, len(perm), chunk):
         hi = min(lo + chunk, len(perm))
         s = sig[perm[lo:hi]]

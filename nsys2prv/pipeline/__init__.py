@@ -33,6 +33,7 @@ from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
+from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, parse_method
@@ -239,6 +240,9 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
         rep_info["trace_offset_ns"] = c.offset
     for task in model.tasks:
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
+    for s in scans:         # the models and the alignment are built: their inputs (per report) go
+        s.keys = s.pop_keys = s.sync = s.p2p = None
+    release()               # (before the workers fork: they start from a trimmed heap)
     return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
                     lifetimes, run_end)
 
@@ -279,6 +283,8 @@ def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]
     for key, task in popm.task_lookup(pop_model).items():
         tasks[key[0]][key] = task
     exclusive = popm.exclusive_devices(pop_model)
+    if exclusive is None:
+        return tasks, [None] * n_reports
     mine: list[set] = [set() for _ in range(n_reports)]
     for t, d in exclusive:
         mine[pop_model.tasks[t].report].add((t, d))
@@ -354,6 +360,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                               _pop_messages(run))
         for r in results:
             r.pop = None                # combined: the reports' partials are no longer needed
+        release()                       # (the merge starts from a trimmed heap: it is the peak)
         pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                            label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
         tick("POP")

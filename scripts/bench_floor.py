@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The floor a conversion is measured against: what reading the same rows and writing the same bytes
+cost on this machine, without any translation.
+
+Usage: bench_floor.py OUT.prv REPORT.sqlite...
+
+Prints one JSON line:
+- import_s: a fresh interpreter importing nsys2prv's pipeline (pandas, pyarrow, numba) -- paid by every run;
+- read_s: every row of the event tables nsys2prv reads (and StringIds) as Arrow tables through the ADBC
+  SQLite driver, one report after the other (``read_s_per_core``: divided by the cores, the reads of a
+  conversion run in parallel);
+- write_s: writing as many bytes as OUT.prv holds, 1 MiB at a time, to a file next to it (then removed);
+- rows, bytes: what was read and written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+          "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "OSRT_API", "NVTX_EVENTS",
+          "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS", "StringIds")
+
+
+def read_all(paths: list[str]) -> tuple[float, int]:
+    import adbc_driver_sqlite.dbapi as dbapi
+
+    rows = 0
+    t = time.perf_counter()
+    for p in paths:
+        with dbapi.connect(f"file:{Path(p).resolve()}?mode=ro") as con:
+            cur = con.cursor()
+            cur.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            have = {r[0] for r in cur.fetchall()}
+            for table in TABLES:
+                if table in have:
+                    cur.execute(f'SELECT * FROM "{table}"')
+                    rows += cur.fetch_arrow_table().num_rows
+            cur.close()
+    return time.perf_counter() - t, rows
+
+
+def write_bytes(prv: Path) -> tuple[float, int]:
+    size = prv.stat().st_size
+    block = os.urandom(1 << 20)
+    target = prv.with_name(prv.name + ".floor")
+    t = time.perf_counter()
+    with open(target, "wb") as fh:
+        left = size
+        while left > 0:
+            fh.write(block[:min(left, len(block))])
+            left -= len(block)
+    took = time.perf_counter() - t
+    target.unlink()
+    return took, size
+
+
+def main() -> None:
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    prv, reports = Path(sys.argv[1]), sys.argv[2:]
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import nsys2prv.pipeline"], check=True)
+    import_s = time.perf_counter() - t
+    read_s, rows = read_all(reports)
+    write_s, size = write_bytes(prv)
+    cores = len(os.sched_getaffinity(0))
+    print(json.dumps({"reports": len(reports), "rows": rows, "bytes": size, "import_s": round(import_s, 3),
+                      "read_s": round(read_s, 3), "read_s_per_core": round(read_s / cores, 3),
+                      "write_s": round(write_s, 3), "cores": cores}))
+
+
+if __name__ == "__main__":
+    main()

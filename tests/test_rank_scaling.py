@@ -26,8 +26,9 @@ PID, MAIN = 4000, 4000
 SESSION0 = 1_700_000_000_000_000_000
 
 
-def build_rank(path, rank: int, n_ranks: int):
-    b = NsysBuilder(path, host=f"node{rank // 4:03d}", session_start_ns=SESSION0 + rank * 1000,
+def build_rank(path, rank: int, n_ranks: int, per_host: int = 4):
+    """One rank's report; the ``per_host`` ranks of a host share its GPU 0."""
+    b = NsysBuilder(path, host=f"node{rank // per_host:03d}", session_start_ns=SESSION0 + rank * 1000,
                     env={"PMI_RANK": str(rank)})
     pid = PID + rank
     b.process(pid, "./app")

@@ -1,0 +1,139 @@
+"""Every POP number of OUT.pop.json that a shipped view can show, read from the view as Paraver would
+compute it (tests/view_eval.py: the semantics those views use), on real and generated traces; where
+Paraver's paramedir is on PATH, the evaluator itself is checked against it.
+
+Which view gives which number (docs/paraver-views.md): host useful = analysis/host_useful.cfg, value 1
+on the process's first CPU row; MPI time = analysis/host_mpi.cfg, value 1 on that row (calls of the
+main thread); offload (CUDA API time) = analysis/host_cuda_api.cfg, value 1 on that row; per GPU used
+by one process: useful = device_useful.cfg, data movement not overlapped by kernels =
+device_transfer_nonoverlapped.cfg, active = device_active.cfg, idle = device_idle.cfg, value 1 on
+the process's task row."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CLOVERLEAF, MPI4, ROOT, convert_valid, need
+from test_rank_scaling import build_rank
+from view_eval import Evaluator
+
+CFGS = ROOT / "nsys2prv" / "cfgs" / "analysis"
+HOST = {"useful_time_ns": "host_useful", "mpi_time_ns": "host_mpi", "offload_time_ns": "host_cuda_api"}
+DEVICE = {"useful_time_ns": "device_useful", "data_movement_time_ns": "device_transfer_nonoverlapped",
+          "active_time_ns": "device_active", "idle": "device_idle"}
+
+
+def view(ev: Evaluator, name: str) -> list[dict]:
+    return ev.histogram((CFGS / f"{name}.cfg").read_text())
+
+
+def from_views(trace) -> dict[str, dict[str, int]]:
+    """The POP quantities as the views show them, keyed like OUT.pop.json."""
+    ev = Evaluator(trace)
+    tasks = [label.split(" (")[0] for label in trace.row["TASK"]]
+    first_row, g = [], 0                   # global index of each task's first (CPU) row
+    for n, _ in trace.header.apps[0]:
+        first_row.append(g)
+        g += n
+    out = {}
+    for key, name in HOST.items():
+        rows = view(ev, name)
+        out[key] = {t: rows[first_row[i]].get(1.0, 0) for i, t in enumerate(tasks)}
+    for key, name in DEVICE.items():
+        rows = view(ev, name)
+        out["device " + key] = {t: rows[i].get(1.0, 0) for i, t in enumerate(tasks)}
+    return out
+
+
+def expected(pop: dict) -> dict[str, dict[str, int]]:
+    """OUT.pop.json's numbers; device ones per process for the GPUs one process uses."""
+    out = {key: pop["host"][key] for key in HOST}
+    T = pop["elapsed_ns"]
+    dev = pop["device"]
+    for key in DEVICE:
+        per_gpu = ({g: T - a for g, a in dev["active_time_ns"].items()} if key == "idle" else dev[key])
+        out["device " + key] = {d["processes"][0]: per_gpu[d["label"]] for d in pop["devices"]
+                                if len(d["processes"]) == 1}
+    return out
+
+
+def check(base: Path, trace) -> dict:
+    pop = json.loads(Path(f"{base}.pop.json").read_text())
+    got, want = from_views(trace), expected(pop)
+    for key, values in want.items():
+        assert {p: got[key][p] for p in values} == values, key
+    return want
+
+
+def test_views_reproduce_pop_json_on_the_cloverleaf_export(tmp_path):
+    trace, _ = convert_valid([need(CLOVERLEAF)], tmp_path / "clover")
+    want = check(tmp_path / "clover", trace)
+    # the measured values, so that a view giving nothing cannot pass
+    assert want["useful_time_ns"] == {"Rank 0": 464_605_401}
+    assert want["offload_time_ns"] == {"Rank 0": 571_656_984}
+    assert want["device useful_time_ns"] == {"Rank 0": 294_404_540}
+    assert want["device data_movement_time_ns"] == {"Rank 0": 9_390_923}
+    assert want["device active_time_ns"] == {"Rank 0": 303_795_463}
+    assert want["device idle"] == {"Rank 0": 732_466_922}
+
+
+def test_views_reproduce_pop_json_on_real_mpi_ranks(tmp_path):
+    trace, _ = convert_valid(["-t", "mpi,nvtx,osrt", "-m", *sorted(MPI4.glob("rank*.sqlite"))], tmp_path / "mpi4")
+    want = check(tmp_path / "mpi4", trace)
+    assert len(want["mpi_time_ns"]) == 4 and min(want["mpi_time_ns"].values()) > 0
+    assert min(want["useful_time_ns"].values()) > 0
+
+
+@pytest.mark.parametrize("per_host", [1, 4])
+def test_views_reproduce_pop_json_on_generated_gpu_ranks(tmp_path, per_host):
+    """4 ranks: each on a host and GPU of its own, or all 4 on one host sharing its GPU (then the device
+    views are per process and OUT.pop.json per GPU: only the host numbers are compared)."""
+    ranks = [build_rank(tmp_path / f"rank{r}.sqlite", r, 4, per_host) for r in range(4)]
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    want = check(tmp_path / "out", trace)
+    assert want["mpi_time_ns"] == {f"Rank {r}": 6_000 + 5 * (20_000 - 100 * r) for r in range(4)}
+    assert want["offload_time_ns"] == {f"Rank {r}": 5 * 11_000 for r in range(4)}
+    if per_host == 1:
+        assert want["device useful_time_ns"] == {f"Rank {r}": 5 * 36_000 for r in range(4)}
+        assert want["device data_movement_time_ns"] == {f"Rank {r}": 5 * 6_000 for r in range(4)}
+    else:
+        assert want["device useful_time_ns"] == {}
+
+
+def _paramedir_histogram(paramedir: str, prv: Path, cfg: Path, work: Path) -> list[dict]:
+    out = work / (cfg.stem + ".txt")
+    subprocess.run([paramedir, str(prv), str(cfg), str(out)], check=True, capture_output=True, text=True)
+    lines = out.read_text().splitlines()
+    cols = [c.strip() for c in lines[0].split("\t")[1:]]
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        _, *vals = line.split("\t")
+        rows.append({c: float(v) for c, v in zip(cols, vals) if v.strip() and float(v) != 0})
+    return rows
+
+
+def test_the_evaluator_agrees_with_paramedir(tmp_path):
+    paramedir = shutil.which("paramedir")
+    if paramedir is None:
+        pytest.skip("paramedir (Paraver, built from bsc-performance-tools/paraver-kernel) is not on PATH")
+    ranks = [build_rank(tmp_path / f"rank{r}.sqlite", r, 4, 1) for r in range(4)]
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    ev = Evaluator(trace)
+    for name in sorted({*HOST.values(), *DEVICE.values()}):
+        mine = [{v: t for v, t in row.items()} for row in view(ev, name)]
+        theirs = _paramedir_histogram(paramedir, tmp_path / "out.prv", CFGS / f"{name}.cfg", tmp_path)
+        # paramedir labels columns by value (or by state name for state views): compare the totals per row
+        assert [sorted(r.values()) for r in mine] == [sorted(r.values()) for r in theirs], name
+
+
+if __name__ == "__main__":      # the views' numbers of a converted trace: python3 tests/test_view_semantics.py OUT
+    from paraver_validator import load_trace
+
+    print(json.dumps(from_views(load_trace(sys.argv[1])), indent=1))

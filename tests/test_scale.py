@@ -12,8 +12,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import CLOVERLEAF, MPI4, need, validate_trace
 from test_gpu_depth import build as build_full
+from test_rank_scaling import build_rank as gpu_rank
 from test_schema_versions import build_rank
 
+import nsys2prv.pipeline as P
 from nsys2prv.cli import main
 from nsys2prv.nsys.database import Report
 
@@ -413,3 +415,19 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
     tasks, exclusive = pop_lookups(FakeModel([(0, 0), (1, 1), (2, 1)]), 3)
     assert tasks == [{(0, 100): 0}, {(1, 101): 1}, {(2, 102): 2}]
     assert exclusive == [{(0, 0)}, set(), set()]              # GPU 1 is shared: not exclusive
+
+
+def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):
+    """From LEAN_REPORTS reports on, the main process loads no kernel and the POP reduction and every
+    merge part run in forked processes (memory at a thousand ranks, BENCHMARKS.md): the same bytes."""
+    ranks = [gpu_rank(tmp_path / f"rank{r}.sqlite", r, 8) for r in range(8)]
+    seen = []
+    real = P.lean_main
+    monkeypatch.setattr(P, "lean_main", lambda cfg, ex: seen.append(real(cfg, ex)) or seen[-1])
+    monkeypatch.setattr(P, "LEAN_REPORTS", 10**9)
+    usual = run(["-m", *ranks], tmp_path / "usual" / "out")
+    monkeypatch.setattr(P, "LEAN_REPORTS", 8)
+    lean = run(["-m", *ranks], tmp_path / "lean" / "out")
+    assert seen == [False, True]
+    same_outputs(usual, lean)
+    validate_trace(str(lean))

@@ -486,9 +486,11 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         if not times:
             continue
         time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
-        tail = np.concatenate(tails)
+        tail, thread = np.concatenate(tails), np.concatenate(threads)
+        del times, keys, sigs, tails, threads         # (the pieces would live through the write)
         w = tables.width[sig]
         offs = np.cumsum(w) - w                       # each record's first tail field
+        del w
         st = np.flatnonzero(sig == STATE_SIG)
         opn = st[tail[offs[st]] == OPEN_END]          # a thread's final state: closed at END
         tail[offs[opn]] = end_ns
@@ -502,9 +504,10 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         stats.states += int(kinds[STATE_SIG])
         stats.comms += int(kinds[COMM_SIG])
         stats.events += int(kinds[EVENT_SIG0])
-        write(fh, np.concatenate(threads), time, sig, tail, offs, perm, tables)
+        write(fh, thread, time, sig, tail, offs, perm, tables)
         if bar is not None:
             bar.update(len(time))
+        del time, key, sig, tail, thread, offs, perm
     if progress is True:
         bar.close()
     return stats
@@ -531,16 +534,18 @@ def _merge_part(p: int) -> MergeStats:
 
 
 def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int, parts: int,
-                work_dir, progress: bool = False, objs: tuple = ()) -> MergeStats:
+                work_dir, progress: bool = False, objs: tuple = (), here: bool = True) -> MergeStats:
     """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
     into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
-    bytes as one merge: each part is the sorted run of the records of its time range)."""
+    bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
+    False: every part runs in a forked process (this one keeps no merge buffers: many ranks)."""
 
     cuts = split_times(chunks, parts)
-    if not cuts:
+    if not cuts and here:
         return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
     bounds = [None, *cuts, None]
-    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in range(1, len(bounds) - 1)]
+    away = range(1 if here else 0, len(bounds) - 1)          # the parts run in forked processes
+    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
     bar = None
     if progress:
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
@@ -548,13 +553,14 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     global _PARTS
     # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
     # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
-    _PARTS = [None] + [(chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs)
-                       for p, path in zip(range(1, len(bounds) - 1), paths)]
+    _PARTS = [None] * (len(bounds) - 1)
+    for p, path in zip(away, paths):
+        _PARTS[p] = (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs)
     with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork"), initializer=init_worker,
                              initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(_merge_part, p) for p in range(1, len(bounds) - 1)]
-        first = merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
-                      t_hi=bounds[1], objs=objs)
+        futures = [pool.submit(_merge_part, p) for p in away]
+        first = (merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
+                       t_hi=bounds[1], objs=objs) if here else MergeStats())
         results = [f.result() for f in futures]
     _PARTS = []
     for m in [first, *results]:

@@ -144,12 +144,13 @@ def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm
         fh.write(memoryview(buf[:n]))
 
 
-def expect_records(n: int) -> None:
+def expect_records(n: int, load: bool = True) -> None:
     """``write_compact`` is about to format ``n`` records in several calls: formatted by the numpy
     twin or compiled according to ``n``, not to each call's share (compiled, or loaded from the
-    cache, now: processes forked after this inherit it)."""
+    cache, now: processes forked after this inherit it; ``load`` False: each process that formats
+    loads it itself)."""
     _format_compact.plan(n)
-    if n >= _format_compact.interpret_below:
+    if load and n >= _format_compact.interpret_below:
         _format_compact(*probe_compact())
 
 

@@ -46,7 +46,7 @@ from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
 from nsys2prv.pipeline import stages
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
-from nsys2prv.pipeline.parallel import can_fork, default_jobs, executor
+from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor, in_fork
 from nsys2prv.pipeline.stages import RankJob, Source
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
@@ -327,9 +327,10 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     ex = None
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+        lean = lean_main(cfg, ex)
         if cfg.dask is None:
-            # before the workers fork: they inherit it
-            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None)
+            # before the workers fork: they inherit it (lean: each loads what it runs)
+            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None, load=not lean)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
@@ -344,7 +345,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
-        if cfg.dask is None and run.scans:
+        if cfg.dask is None and run.scans and not lean:
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = ex.map(stages.translate_report, jobs, desc="translate", shared=model)
@@ -356,13 +357,12 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes,
-                              _pop_messages(run))
+        parts = [r.pop for r in results]
         for r in results:
-            r.pop = None                # combined: the reports' partials are no longer needed
-        release()                       # (the merge starts from a trimmed heap: it is the peak)
-        pop = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                           label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+            r.pop = None                # the reports' partials: only in ``parts`` until combined
+        pop = (in_fork if lean else _call)(pop_metrics, cfg, run, parts)
+        del parts
+        release()                       # (the merge starts from a trimmed heap)
         tick("POP")
         mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
         if cfg.in_memory:
@@ -371,7 +371,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
             stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
                                  cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                 work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0)
+                                 work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -393,11 +393,12 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
-    sync_path.write_text(json.dumps(run.alignment.to_dict(), indent=2), encoding="utf-8")
+    with open(sync_path, "w", encoding="utf-8") as fh:
+        json.dump(run.alignment.to_dict(), fh, indent=2)
     summary.outputs.append(str(sync_path))
     summary_path = cfg.output.with_name(cfg.output.name + ".summary.json")
     summary.outputs = [outputs.final_path(p) for p in summary.outputs]
-    summary_path.write_text(summary.to_json(), encoding="utf-8")
+    summary.write_json(summary_path)
     summary.outputs.append(outputs.final_path(summary_path))
     return summary
 
@@ -415,11 +416,33 @@ def pop_of_reports(cfg: Config) -> dict:
     finally:
         if ex is not None:
             ex.close(final=True)
-    inputs = popm.combine([r.pop for r in results], run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run))
-    res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+    res = pop_metrics(cfg, run, [r.pop for r in results])
     res["source"] = [str(p) for p in cfg.inputs]
     return res
+
+
+LEAN_REPORTS = 64      # from this many reports on, the main process runs no kernel (see lean_main)
+
+
+def lean_main(cfg: Config, ex) -> bool:
+    """Many reports: the main process holds every report's small results, so it runs no kernel
+    (numba's compiler would add ~45 MB to it) and does no heavy step itself: the POP reduction and
+    every part of the merge run in forked processes, whose memory goes with them.  Fewer reports:
+    everything is loaded once here and inherited by the workers (faster to start)."""
+    return (cfg.dask is None and can_fork() and isinstance(ex, Local) and not cfg.in_memory
+            and len(cfg.inputs) >= LEAN_REPORTS)
+
+
+def _call(fn, *args):
+    return fn(*args)
+
+
+def pop_metrics(cfg: Config, run, parts: list) -> dict:
+    """OUT.pop.json's content from the reports' partial results."""
+    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run))
+    parts.clear()
+    return popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                        label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
 
 
 def merge_parts(cfg: Config) -> int:

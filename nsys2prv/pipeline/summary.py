@@ -33,8 +33,10 @@ class Summary:
     warnings: list[str] = field(default_factory=list)   # data that could not be read (``--strict``: exit 4)
     pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
 
-    def to_json(self) -> str:
-        return json.dumps({k: v for k, v in self.__dict__.items() if k != "pop_text"}, indent=2, default=str)
+    def write_json(self, path: Path) -> None:
+        """OUT.summary.json, streamed to the file (megabytes at a thousand ranks: never one string)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({k: v for k, v in self.__dict__.items() if k != "pop_text"}, fh, indent=2, default=str)
 
 
 def build_summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:

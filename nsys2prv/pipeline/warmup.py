@@ -44,8 +44,9 @@ def compile_kernels() -> int:
     return len(_probes())
 
 
-def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
-    """``say(text)``, when given, is told when a kernel is compiled (once per kernel and machine)."""
+def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> None:
+    """``say(text)``, when given, is told when a kernel is compiled (once per kernel and machine);
+    ``load`` False: the cached kernels are not loaded here (each process that runs one loads it)."""
     global _done
     if _done:
         return
@@ -58,7 +59,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None) -> None:
         from nsys2prv.core.jit import Kernel
 
         Kernel.announce = say
-        for k, args in _probes():
+        for k, args in _probes() if load else ():
             k.load(*args)
     finally:
         if block and sys.modules.get("scipy.linalg", 0) is None:

@@ -14,7 +14,8 @@ Prints one JSON line per run (and the best of the runs last):
 - peak_rss_mb: the largest RSS of any single process of the conversion (main or a worker: what
   ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` reports);
 - peak_hwm_mb: the largest VmHWM (peak RSS) of any one process of the tree, sampled every 10 ms
-  (a lower bound, but valid for every run, unlike ru_maxrss after the first);
+  (a lower bound, but valid for every run, unlike ru_maxrss after the first); process_hwm_mb: each
+  process's, the command's own first, then the others largest first;
 - peak_tree_pss_mb (with --pss): the largest sum of PSS over the conversion's process tree, sampled
   every 10 ms (shared pages of forked workers counted once). Reading smaps_rollup walks the page
   tables under the process's memory lock and slowed the 8-rank conversion by 0.2-0.4 s, so it is
@@ -66,14 +67,17 @@ def _hwm_kb(pid: int) -> int:
     return _proc_kb(f"/proc/{pid}/status", "VmHWM")
 
 
-def _tree_pss(root: int, hwm: list | None = None, pss: bool = True) -> int:
+def _tree_pss(root: int, hwm: list | None = None, pss: bool = True, each: dict | None = None) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         if pss:
             total += _pss_kb(pid)
         if hwm is not None:
-            hwm[0] = max(hwm[0], _hwm_kb(pid))
+            kb = _hwm_kb(pid)
+            hwm[0] = max(hwm[0], kb)
+            if each is not None:
+                each[pid] = max(each.get(pid, 0), kb)
         todo += _children(pid)
     return total
 
@@ -85,12 +89,12 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     before = r0.ru_maxrss
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE if stages else None, text=True)
-    peak, hwm = [0], [0]
+    peak, hwm, each = [0], [0], {}
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
-            peak[0] = max(peak[0], _tree_pss(proc.pid, hwm, pss))
+            peak[0] = max(peak[0], _tree_pss(proc.pid, hwm, pss, each))
             stop.wait(0.01)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -117,6 +121,9 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     if maxrss <= before:
         res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell
     res["peak_hwm_mb"] = round(hwm[0] / 1024, 1)   # the largest VmHWM sampled (any one process, every run)
+    # every process's VmHWM, the command's first, then the largest
+    res["process_hwm_mb"] = [round(each.pop(proc.pid, 0) / 1024)] + sorted(
+        (round(kb / 1024) for kb in each.values()), reverse=True)
     if stages:
         res["stages"] = {}
         for line in (err or "").splitlines():

@@ -61,7 +61,7 @@ OPEN_END = -1               # a state's end: the thread's final state (closed at
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
-ROUND_PER_CHUNK = 128       # a merge round reads at least this many records per chunk (on average)
+ROUND_PER_CHUNK = 96       # a merge round reads at least this many records per chunk (on average)
 LAYOUT_SLICE = 1 << 16      # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18   # records is written (smaller chunks: at once, without per-slice copies)
 

@@ -6,7 +6,8 @@ OUT.pop.json (docs/paraver-views.md has the table of which view gives which numb
 
 Per process: useful host time (host_useful.cfg, the process's first CPU row, column Running), and,
 for processes whose GPU no other process uses, useful / non-overlapped transfer / active / idle
-device time (device_*.cfg, column 1).  Prints one line per quantity with the largest difference
+device time (device_*.cfg, column 1), and for hosts with one GPU the same per node (node_device_*.cfg,
+however many processes share the GPU).  Prints one line per quantity with the largest difference
 in ns; exits 1 when a difference is not 0.
 """
 
@@ -22,7 +23,10 @@ from pathlib import Path
 
 VIEWS = {"host_useful": "analysis/host_useful.cfg", "device_useful": "analysis/device_useful.cfg",
          "device_transfer": "analysis/device_transfer_nonoverlapped.cfg",
-         "device_active": "analysis/device_active.cfg", "device_idle": "analysis/device_idle.cfg"}
+         "device_active": "analysis/device_active.cfg", "device_idle": "analysis/device_idle.cfg",
+         "node_device_useful": "analysis/node_device_useful.cfg",
+         "node_device_transfer": "analysis/node_device_transfer_nonoverlapped.cfg",
+         "node_device_active": "analysis/node_device_active.cfg", "node_device_idle": "analysis/node_device_idle.cfg"}
 
 
 def histogram(path: Path) -> tuple[list[str], list[tuple[str, list[float]]]]:
@@ -67,6 +71,7 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
         out = run_views(base, cfg_dir, paramedir, work)
         host = dict(column(out["host_useful"], "Running"))
         device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
+        node = {k: dict(column(out["node_" + k], "1")) for k in VIEWS if k.startswith("device")}
     results = []
     procs = pop["processes"]
     useful = pop["host"].get("useful_time_ns") or {}
@@ -86,6 +91,14 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
     for key, by_dev in want.items():
         diffs = [abs(device[key][task_of[d["processes"][0]]] - by_dev[d["label"]]) for d in devs]
         results.append((f"{key.replace('_', ' ')} per GPU (GPUs of one process)", len(diffs),
+                        int(max(diffs, default=0))))
+    hosts = {}
+    for d in pop["devices"]:
+        hosts.setdefault(d["host"], []).append(d)
+    alone = [ds[0] for ds in hosts.values() if len(ds) == 1]      # hosts with one GPU: node row = GPU
+    for key, by_dev in want.items():
+        diffs = [abs(node[key].get(d["host"], 0.0) - by_dev[d["label"]]) for d in alone]
+        results.append((f"{key.replace('_', ' ')} per GPU (node views, hosts of one GPU)", len(diffs),
                         int(max(diffs, default=0))))
     return results
 

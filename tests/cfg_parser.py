@@ -34,7 +34,7 @@ DERIVED_OPS = {"add", "product", "substract", "divide", "maximum", "minimum"}
 FILTER_FUNCTIONS = {"All", "None", "="}
 STATISTICS = {"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
               "#Sends", "#Receives", "Bytes sent"}
-LEVELS = {"thread", "task", "appl", "workload"}
+LEVELS = {"thread", "task", "appl", "workload", "node", "system", "cpu"}
 
 SINGLE_KEYS = ["window_name", "window_type", "window_id", "window_position_x", "window_position_y",
                "window_width", "window_height", "window_comm_lines_enabled", "window_flags_enabled",

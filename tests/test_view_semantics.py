@@ -7,7 +7,8 @@ on the process's first CPU row; MPI time = analysis/host_mpi.cfg, value 1 on tha
 main thread); offload (CUDA API time) = analysis/host_cuda_api.cfg, value 1 on that row; per GPU used
 by one process: useful = device_useful.cfg, data movement not overlapped by kernels =
 device_transfer_nonoverlapped.cfg, active = device_active.cfg, idle = device_idle.cfg, value 1 on
-the process's task row."""
+the process's task row; per GPU of a host with one GPU, however many processes share it: the same four
+as node_device_*.cfg, value 1 on the host's node row."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLOVERLEAF, MPI4, ROOT, convert_valid, need
+from nsysgen import NsysBuilder
 from test_rank_scaling import build_rank
 from view_eval import Evaluator
 
@@ -105,6 +107,50 @@ def test_views_reproduce_pop_json_on_generated_gpu_ranks(tmp_path, per_host):
         assert want["device useful_time_ns"] == {}
 
 
+def shared_gpu_rank(path: Path, r: int) -> str:
+    """Rank r of 8, 4 per host sharing its GPU 0, each rank's kernels 7 us after the previous rank's
+    (so the per-GPU union differs from every process's own)."""
+    b = NsysBuilder(path, host=f"node{r // 4:03d}", session_start_ns=1_700_000_000_000_000_000,
+                    env={"PMI_RANK": str(r)})
+    pid = 4000 + r
+    b.process(pid, "./app")
+    b.mpi(pid, pid, "MPI_Init", 1_000, 5_000, kind="other")
+    b.mpi_rank(pid, pid, r, ts=5_500)
+    t = 10_000
+    for step in range(3):
+        b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t + 1_000, t + 3_000, 2 * step + 1)
+        s = t + 4_000 + (r % 4) * 7_000
+        b.kernel(pid, 0, 7 + r % 4, s, s + 20_000, 2 * step + 1, "saxpy")
+        b.cuda_api(pid, pid, "cudaMemcpy_v3020", t + 41_000, t + 50_000, 2 * step + 2)
+        b.memcpy(pid, 0, 7 + r % 4, t + 42_000 + r * 500, t + 48_000 + r * 500, 2 * step + 2, 4096, copy_kind=2)
+        t += 100_000
+    b.mpi(pid, pid, "MPI_Finalize", t, t + 2_000, kind="other")
+    return str(b.save())
+
+
+def node_views(trace) -> dict[str, dict[str, int]]:
+    """The node views' column 1 per host, keyed like OUT.pop.json's devices (host:GPU0)."""
+    ev = Evaluator(trace)
+    hosts = [label.split(" (")[0] if " (" in label else label for label in trace.row["NODE"]]
+    return {key: {f"{h}:GPU0": row.get(1.0, 0) for h, row in zip(hosts, view(ev, "node_" + name))}
+            for key, name in DEVICE.items()}
+
+
+def test_node_views_give_the_per_gpu_numbers_of_ranks_sharing_a_gpu(tmp_path):
+    ranks = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r) for r in range(8)]
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    pop = json.loads((tmp_path / "out.pop.json").read_text())
+    dev, T = pop["device"], pop["elapsed_ns"]
+    got = node_views(trace)
+    assert got["useful_time_ns"] == dev["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}
+    assert got["data_movement_time_ns"] == dev["data_movement_time_ns"] == {"node000:GPU0": 13_500,
+                                                                           "node001:GPU0": 19_500}
+    assert got["active_time_ns"] == dev["active_time_ns"]
+    assert got["idle"] == {g: T - a for g, a in dev["active_time_ns"].items()}
+    # and the per-process views give each process's own share: 3 kernels of 20 us, not the GPU's 123 us
+    assert from_views(trace)["device useful_time_ns"] == {f"Rank {r}": 60_000 for r in range(8)}
+
+
 def _paramedir_histogram(paramedir: str, prv: Path, cfg: Path, work: Path) -> list[dict]:
     out = work / (cfg.stem + ".txt")
     subprocess.run([paramedir, str(prv), str(cfg), str(out)], check=True, capture_output=True, text=True)
@@ -115,7 +161,8 @@ def _paramedir_histogram(paramedir: str, prv: Path, cfg: Path, work: Path) -> li
         if not line.strip():
             break
         _, *vals = line.split("\t")
-        rows.append({c: float(v) for c, v in zip(cols, vals) if v.strip() and float(v) != 0})
+        # (paramedir shows a column 0 when the view has other values than 1: the evaluator has none)
+        rows.append({c: float(v) for c, v in zip(cols, vals) if v.strip() and float(v) != 0 and c != "0"})
     return rows
 
 
@@ -123,10 +170,10 @@ def test_the_evaluator_agrees_with_paramedir(tmp_path):
     paramedir = shutil.which("paramedir")
     if paramedir is None:
         pytest.skip("paramedir (Paraver, built from bsc-performance-tools/paraver-kernel) is not on PATH")
-    ranks = [build_rank(tmp_path / f"rank{r}.sqlite", r, 4, 1) for r in range(4)]
+    ranks = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r) for r in range(8)]
     trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
     ev = Evaluator(trace)
-    for name in sorted({*HOST.values(), *DEVICE.values()}):
+    for name in sorted({*HOST.values(), *DEVICE.values(), *("node_" + v for v in DEVICE.values())}):
         mine = [{v: t for v, t in row.items()} for row in view(ev, name)]
         theirs = _paramedir_histogram(paramedir, tmp_path / "out.prv", CFGS / f"{name}.cfg", tmp_path)
         # paramedir labels columns by value (or by state name for state views): compare the totals per row

@@ -6,10 +6,12 @@ What it evaluates, as Paraver's kernel does (paraver-kernel: semantic functions,
   before t, 0 before the first; several at one time: the last record wins) and ``Useful`` (1 while the
   thread's state is Running, state 1);
 - compose functions ``As Is``, ``Sign`` (1 where the value is not 0), ``1-Sign`` (1 where it is 0);
-- task level ``Maximum`` / ``Adding`` over the task's threads;
+- task level ``Maximum`` / ``Adding`` over the task's threads; node level (cpu ``Active Thd``) the
+  same over the threads of the node's tasks (every thread has a CPU of its own on its node);
 - derived (composed) windows with ``substract`` and factors 1, 1;
 - the 2D analyzer with the Semantic accumulator and the Time statistic: per row of the window's level,
-  the time spent at each value over [0, END], value 0 left out (Paraver leaves it out of histograms).
+  the time spent at each value over [0, END], value 0 left out (paramedir shows a column 0 only beside
+  other values than 1; the POP numbers are in column 1).
 
 Anything else raises NotImplementedError: a view the evaluator cannot run is not silently skipped.
 """
@@ -101,12 +103,18 @@ class Evaluator:
         per_thread = [(key, (t, _compose(win.compose["compose_thread"], v))) for key, (t, v) in per_thread]
         if win.level == "thread":
             return [(t, _compose(win.compose["topcompose1"], v)) for _, (t, v) in per_thread]
-        if win.level != "task":
+        if win.level not in ("task", "node"):
             raise NotImplementedError(f"level {win.level!r}")
-        agg = win.functions["task"]
+        if win.level == "node" and win.functions.get("cpu") != "Active Thd":
+            raise NotImplementedError(f"cpu function {win.functions.get('cpu')!r}")
+        # a task's threads; a node's: every thread of its tasks (each thread has a CPU of its own there)
+        node_of = [node for _, node in self.trace.header.apps[0]]
+        groups = (range(1, len(node_of) + 1) if win.level == "task" else range(1, len(self.trace.header.nodes) + 1))
+        member = ((lambda tk, g: tk == g) if win.level == "task" else (lambda tk, g: node_of[tk - 1] == g))
+        agg = win.functions[win.level]
         out = []
-        for task in range(1, len(self.trace.header.apps[0]) + 1):
-            sigs = [s for (tk, _), s in per_thread if tk == task]
+        for group in groups:
+            sigs = [s for (tk, _), s in per_thread if member(tk, group)]
             t = np.unique(np.concatenate([s[0] for s in sigs]))
             vals = np.stack([_at(s, t) for s in sigs])
             if agg == "Maximum":
@@ -115,7 +123,7 @@ class Evaluator:
                 v = vals.sum(axis=0)
             else:
                 raise NotImplementedError(f"task function {agg!r}")
-            v = _compose(win.compose["compose_task"], v)
+            v = _compose(win.compose["compose_" + win.level], v)
             out.append((t, _compose(win.compose["topcompose1"], v)))
         return out
 

@@ -43,7 +43,7 @@ CPU_FUNCTIONS = frozenset({"Active Thd", "Active Thd Sign", "Active Thd Val", "A
 STATISTICS = frozenset({"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
                         "#Sends", "#Receives", "Bytes sent"})
 COMM_STATISTICS = frozenset({"#Sends", "#Receives", "Bytes sent"})
-LEVELS = ("thread", "task", "appl", "workload")
+LEVELS = ("thread", "task", "appl", "workload", "node")
 
 FULL_SCALE = "1.000000000000"
 ZERO = "0.000000000000"
@@ -65,6 +65,8 @@ class Window:
     compose_thread: str = "As Is"
     level: str = "thread"
     task: str = "Adding"                  # aggregation at task level (when level is task)
+    node: str = "Adding"                  # aggregation at node level (when level is node: over its CPUs,
+                                          # one per thread: the threads of the node's tasks)
     comm_lines: bool = False
     gradient: bool = False                # numeric values: gradient colours instead of one colour per value
     open: bool = True
@@ -133,14 +135,14 @@ def _window(w: Window, number: int) -> list[str]:
               f"window_open {'true' if w.open else 'false'}", "window_drawmode draw_maximum",
               "window_drawmode_rows draw_maximum", "window_pixel_size 1", "window_labels_to_draw 1"]
     if derived:
-        lines.append("window_selected_functions { 5, { {appl, Adding}, {task, " + w.task + "}, {node, Adding}, "
-                     "{system, Adding}, {workload, Adding}, } }")
+        lines.append("window_selected_functions { 5, { {appl, Adding}, {task, " + w.task + "}, {node, " + w.node
+                     + "}, {system, Adding}, {workload, Adding}, } }")
     else:
         evt_type = "=" if w.types else "All"
         evt_value = "=" if w.values else "All"
         tag = "=" if w.tags else "All"
         lines.append("window_selected_functions { 14, { {cpu, Active Thd}, {appl, Adding}, "
-                     f"{{task, {w.task}}}, {{thread, {w.thread}}}, {{node, Adding}}, {{system, Adding}}, "
+                     f"{{task, {w.task}}}, {{thread, {w.thread}}}, {{node, {w.node}}}, {{system, Adding}}, "
                      "{workload, Adding}, {from_obj, All}, {to_obj, All}, "
                      f"{{tag_msg, {tag}}}, {{size_msg, All}}, {{bw_msg, All}}, {{evt_type, {evt_type}}}, "
                      f"{{evt_value, {evt_value}}} }} }}")
@@ -200,7 +202,8 @@ def inside(name: str, *types: int, level: str = "thread", **kw) -> Window:
     """1 while a begin value of ``types`` is open on a thread (0 after its end); at task level,
     1 while any thread of the task is inside (the union over the task's threads)."""
     return Window(name, "Last Evt Val", tuple(types), compose_thread="Sign", level=level,
-                  task="Maximum" if level == "task" else "Adding", open=False, maximum_y=1.0, **kw)
+                  task="Maximum" if level == "task" else "Adding", node="Maximum" if level == "node" else "Adding",
+                  open=False, maximum_y=1.0, **kw)
 
 
 def time_per_value(name: str, window: int = 1, statistic: str = "Time") -> Histogram:
@@ -416,6 +419,38 @@ POP device idle time T - A: histogram task x (1 = no compute kernel, memory oper
              (inside("No GPU activity", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign"),),
              (time_per_value("Device idle time (column 1)"),),
              summary="POP device idle time per process (column 1)."))
+    # The same per node: the union over every stream of every process of the host, which is per GPU
+    # when a host has one GPU (several ranks sharing it: OUT.pop.json's per-GPU numbers).
+    node_note = ("\nPer node (host): the union over the streams of every process on it, which is OUT.pop.json's"
+                 "\nper-GPU number when the host has one GPU, however many ranks share it.")
+    add(View("analysis/node_device_useful.cfg", f"""
+POP useful device time U per node: histogram node x (1 = a compute kernel (type {KERNEL}) runs on some
+stream of the node). Column 1 = U.{node_note}""",
+             (inside("Compute kernel on any stream of the node", KERNEL, level="node"),),
+             (time_per_value("Useful device time per node (column 1)"),),
+             summary="POP useful device time per node = per GPU when each host has one (column 1)."))
+    add(View("analysis/node_device_transfer_nonoverlapped.cfg", f"""
+POP non-overlapped transfer time X per node: histogram node x (window 1 - window 2), window 1 = 1 while
+a memory operation (type {MEMOP}) or NCCL kernel (type {NCCL_KERNEL}) runs on some stream of the node,
+window 2 = 1 while a compute kernel (type {KERNEL}) does. Column 1 = X.{node_note}""",
+             (inside("Transfer or NCCL on any stream of the node", MEMOP, NCCL_KERNEL, level="node"),
+              inside("Compute kernel on any stream of the node", KERNEL, level="node"),
+              Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level="node",
+                     node="Maximum", maximum_y=1.0)),
+             (time_per_value("Non-overlapped transfer time per node (column 1)", window=3),),
+             summary="POP device data movement per node = per GPU when each host has one (column 1)."))
+    add(View("analysis/node_device_active.cfg", f"""
+POP device active time A per node: histogram node x (1 = a compute kernel, memory operation or NCCL
+kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on some stream of the node). Column 1 = A.{node_note}""",
+             (inside("Any GPU activity on the node", KERNEL, MEMOP, NCCL_KERNEL, level="node"),),
+             (time_per_value("Device active time per node (column 1)"),),
+             summary="POP device active time per node = per GPU when each host has one (column 1)."))
+    add(View("analysis/node_device_idle.cfg", f"""
+POP device idle time T - A per node: histogram node x (1 = no compute kernel, memory operation or NCCL
+kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on any stream of the node). Column 1 = idle time.{node_note}""",
+             (inside("No GPU activity on the node", KERNEL, MEMOP, NCCL_KERNEL, level="node", top="1-Sign"),),
+             (time_per_value("Device idle time per node (column 1)"),),
+             summary="POP device idle time per node = per GPU when each host has one (column 1)."))
     add(View("analysis/host_useful.cfg", f"""
 POP useful host time: histogram thread x (window 1 - window 2), window 1 = 1 in state Running
 (state {R.RUNNING}), window 2 = 1 inside a CUDA API call (type {API}). Column 1 = Running outside CUDA calls

@@ -206,6 +206,15 @@ def inside(name: str, *types: int, level: str = "thread", **kw) -> Window:
                   open=False, maximum_y=1.0, **kw)
 
 
+def transfer_windows(level: str, where: str) -> tuple[Window, ...]:
+    """POP non-overlapped transfer at ``level`` (task or node): transfer or NCCL on any stream minus
+    compute kernel on any stream (window 3)."""
+    return (inside(f"Transfer or NCCL on any stream{where}", MEMOP, NCCL_KERNEL, level=level),
+            inside(f"Compute kernel on any stream{where}", KERNEL, level=level),
+            Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level=level,
+                   maximum_y=1.0, **{level: "Maximum"}))
+
+
 def time_per_value(name: str, window: int = 1, statistic: str = "Time") -> Histogram:
     return Histogram(name, window, window, statistic)
 
@@ -399,10 +408,7 @@ POP non-overlapped transfer time X: histogram task x (window 1 - window 2), wind
 operation (type {MEMOP}) or NCCL kernel (type {NCCL_KERNEL}) runs on any stream of the process,
 window 2 = 1 while a compute kernel (type {KERNEL}) does. Column 1 = transfer not hidden by kernels;
 column -1 = kernels without transfers; column 0 = both or neither.""",
-             (inside("Transfer or NCCL on any stream", MEMOP, NCCL_KERNEL, level="task"),
-              inside("Compute kernel on any stream", KERNEL, level="task"),
-              Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level="task",
-                     task="Maximum", maximum_y=1.0)),
+             transfer_windows("task", ""),
              (time_per_value("Non-overlapped transfer time (column 1)", window=3),),
              summary="POP device communication: transfer and NCCL time not hidden behind kernels (column 1)."))
     add(View("analysis/device_active.cfg", f"""
@@ -433,10 +439,7 @@ stream of the node). Column 1 = U.{node_note}""",
 POP non-overlapped transfer time X per node: histogram node x (window 1 - window 2), window 1 = 1 while
 a memory operation (type {MEMOP}) or NCCL kernel (type {NCCL_KERNEL}) runs on some stream of the node,
 window 2 = 1 while a compute kernel (type {KERNEL}) does. Column 1 = X.{node_note}""",
-             (inside("Transfer or NCCL on any stream of the node", MEMOP, NCCL_KERNEL, level="node"),
-              inside("Compute kernel on any stream of the node", KERNEL, level="node"),
-              Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level="node",
-                     node="Maximum", maximum_y=1.0)),
+             transfer_windows("node", " of the node"),
              (time_per_value("Non-overlapped transfer time per node (column 1)", window=3),),
              summary="POP device data movement per node = per GPU when each host has one (column 1)."))
     add(View("analysis/node_device_active.cfg", f"""

@@ -246,8 +246,11 @@ def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     if not kinds:
         return 0
     col = lambda c: np.concatenate([tables[k][c].to_numpy(np.int64) for k in kinds])  # noqa: E731
-    group = pd.MultiIndex.from_arrays([col("gpid"), col("device"), col("stream")]).factorize()[0]
-    lanes = overlap_lanes(np.asarray(group, np.int64), col("start"), col("end"))
+    group = np.zeros(sum(len(tables[k]) for k in kinds), np.int64)
+    for c in ("gpid", "device", "stream"):      # one id per (process, device, stream): mixed codes
+        codes, uniques = pd.factorize(col(c))   # (a MultiIndex's factorize builds a tuple per row)
+        group = group * len(uniques) + codes
+    lanes = overlap_lanes(group, col("start"), col("end"))
     if not lanes.any():
         return 0
     cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]

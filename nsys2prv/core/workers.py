@@ -6,17 +6,22 @@
 - SIGINT, SIGTERM and SIGHUP are ignored: the parent handles them once, cleans up and stops the
   workers; a Ctrl-C reaches every process of the terminal's group, and without this each worker
   printed its own traceback.
+
+``forked`` / ``in_fork`` run calls in such processes, forked so that they inherit their arguments.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1
 
@@ -50,3 +55,34 @@ def being_traced() -> bool:
     """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
     it and leave it normally, so that the tool sees everything and writes its results."""
     return sys.getprofile() is not None or sys.gettrace() is not None
+
+
+_FORKED: list = []      # the calls of ``forked``, set before its processes fork (they inherit them)
+
+
+def _call_forked(i: int):
+    fn, args = _FORKED[i]
+    return fn(*args)
+
+
+@contextmanager
+def forked(calls: list[tuple]):
+    """Each ``(fn, args)`` of ``calls`` in a forked process of its own, which inherits ``fn`` and
+    ``args`` (only the results are pickled: no copy of large arguments through a pipe, and the memory
+    the call needs goes with its process); yields one future per call.  The caller may work while
+    they run; leaving the block waits for them."""
+    global _FORKED
+    _FORKED = list(calls)
+    try:
+        with ProcessPoolExecutor(max_workers=max(1, len(calls)), mp_context=mp.get_context("fork"),
+                                 initializer=init_worker, initargs=(os.getpid(),)) as pool:
+            futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
+            yield futures
+    finally:
+        _FORKED = []
+
+
+def in_fork(fn, *args):
+    """``fn(*args)`` in a forked process (see ``forked``); its result."""
+    with forked([(fn, args)]) as (future,):
+        return future.result()

@@ -251,14 +251,11 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
         task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
                          else set(devs.tolist()))
     owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
-    by_report: dict[int, list[int]] = {}
-    for i, t in enumerate(tasks):
-        by_report.setdefault(t.report, []).append(i)
     for r, tabs in enumerate(keys):
         df = tabs.get("metric")
         if df is not None and len(df):
             gpus = np.unique(df["gpu"].to_numpy(np.int64))
-            for g, ti in _metric_owners(by_report.get(r, []), task_gpus, gpus).items():
+            for g, ti in _metric_owners(model.report_tasks(r), task_gpus, gpus).items():
                 owners.setdefault(ti, {})[g] = r
     for ti, task in enumerate(tasks):
         ident = identities[task.report]

@@ -29,10 +29,8 @@ report order], so both paths write identical bytes.
 from __future__ import annotations
 
 import errno
-import multiprocessing as mp
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
@@ -40,7 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from nsys2prv.core.names import is_names
-from nsys2prv.core.workers import init_worker
+from nsys2prv.core.workers import forked
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Tables, expect_records, write_compact
@@ -61,7 +59,7 @@ OPEN_END = -1               # a state's end: the thread's final state (closed at
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
-ROUND_PER_CHUNK = 96       # a merge round reads at least this many records per chunk (on average)
+ROUND_PER_CHUNK = 96        # a merge round reads at least this many records per chunk (on average)
 LAYOUT_SLICE = 1 << 16      # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18   # records is written (smaller chunks: at once, without per-slice copies)
 
@@ -523,12 +521,8 @@ def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
     return [int(t) for t in cuts if t > allt[0]]
 
 
-_PARTS: list = []      # the parts of a split merge, set before its processes fork (they inherit them)
-
-
-def _merge_part(p: int) -> MergeStats:
-    """One part of a split merge, in a worker process: its records into a file of their own."""
-    chunks, values, end_ns, path, budget, t_lo, t_hi, objs = _PARTS[p]
+def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs) -> MergeStats:
+    """One part of a split merge, in a forked process: its records into a file of their own."""
     with open(path, "wb", buffering=1 << 20) as fh:
         return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
 
@@ -550,19 +544,14 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     if progress:
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
-    global _PARTS
     # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
     # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
-    _PARTS = [None] * (len(bounds) - 1)
-    for p, path in zip(away, paths):
-        _PARTS[p] = (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs)
-    with ProcessPoolExecutor(max_workers=len(paths), mp_context=mp.get_context("fork"), initializer=init_worker,
-                             initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(_merge_part, p) for p in away]
+    calls = [(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
+             for p, path in zip(away, paths)]
+    with forked(calls) as futures:
         first = (merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
                        t_hi=bounds[1], objs=objs) if here else MergeStats())
         results = [f.result() for f in futures]
-    _PARTS = []
     for m in [first, *results]:
         stats.states += m.states
         stats.events += m.events

@@ -34,6 +34,7 @@ from nsys2prv.config import Config
 from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
+from nsys2prv.core.workers import in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, parse_method
@@ -46,7 +47,7 @@ from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
 from nsys2prv.pipeline import stages
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
-from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor, in_fork
+from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.stages import RankJob, Source
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
@@ -360,7 +361,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
-        pop = (in_fork if lean else _call)(pop_metrics, cfg, run, parts)
+        pop = in_fork(pop_metrics, cfg, run, parts) if lean else pop_metrics(cfg, run, parts)
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
@@ -431,10 +432,6 @@ def lean_main(cfg: Config, ex) -> bool:
     everything is loaded once here and inherited by the workers (faster to start)."""
     return (cfg.dask is None and can_fork() and isinstance(ex, Local) and not cfg.in_memory
             and len(cfg.inputs) >= LEAN_REPORTS)
-
-
-def _call(fn, *args):
-    return fn(*args)
 
 
 def pop_metrics(cfg: Config, run, parts: list) -> dict:

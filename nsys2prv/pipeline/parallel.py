@@ -176,27 +176,6 @@ class Dask:
             self.client = None
 
 
-_FORKED: tuple | None = None
-
-
-def _call_forked():
-    fn, args = _FORKED
-    return fn(*args)
-
-
-def in_fork(fn, *args):
-    """``fn(*args)`` in one forked process, which inherits the arguments (only the result is
-    pickled): the memory it needs is the child's and goes with it."""
-    global _FORKED
-    _FORKED = (fn, args)
-    try:
-        with ProcessPoolExecutor(1, mp_context=mp.get_context("fork"), initializer=init_worker,
-                                 initargs=(os.getpid(),)) as pool:
-            return pool.submit(_call_forked).result()
-    finally:
-        _FORKED = None
-
-
 def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False):
     """The executor for the per-report stages; ``progress`` shows a bar per stage (several reports)."""
     if dask:

@@ -105,6 +105,9 @@ LINKS: tuple[Link, ...] = (
     Link("nccl_payloads", gpu_links.nccl_payloads, (R.NCCL_OPERATION, *R.NCCL_FIELDS.values())),
     Link("nvtx_on_gpu", gpu_links.nvtx_on_gpu),
 )
+# Records made from the run as a whole rather than from one report's tables: the GPU rows' activity,
+# from the POP device intervals of every process on the GPU (pipeline/gpu_rows.py).
+DERIVED_TYPES: tuple[R.EventType, ...] = (R.GPU_ACTIVITY,)
 # Summary names that appear only when they have rows or records (a link or a split with nothing to do).
 OPTIONAL_COUNTS = ("nccl_kernels", *(link.name for link in LINKS))
 

@@ -7,7 +7,8 @@ OUT.pop.json (docs/paraver-views.md has the table of which view gives which numb
 Per process: useful host time (host_useful.cfg, the process's first CPU row, column Running), and,
 for processes whose GPU no other process uses, useful / non-overlapped transfer / active / idle
 device time (device_*.cfg, column 1), and for hosts with one GPU the same per node (node_device_*.cfg,
-however many processes share the GPU).  Prints one line per quantity with the largest difference
+however many processes share the GPU), and per GPU from its GPU row when the trace has them
+(gpu_activity.cfg, columns useful / data movement / idle).  Prints one line per quantity with the largest difference
 in ns; exits 1 when a difference is not 0.
 """
 
@@ -26,11 +27,18 @@ VIEWS = {"host_useful": "analysis/host_useful.cfg", "device_useful": "analysis/d
          "device_active": "analysis/device_active.cfg", "device_idle": "analysis/device_idle.cfg",
          "node_device_useful": "analysis/node_device_useful.cfg",
          "node_device_transfer": "analysis/node_device_transfer_nonoverlapped.cfg",
-         "node_device_active": "analysis/node_device_active.cfg", "node_device_idle": "analysis/node_device_idle.cfg"}
+         "node_device_active": "analysis/node_device_active.cfg", "node_device_idle": "analysis/node_device_idle.cfg",
+         "gpu_activity": "analysis/gpu_activity.cfg"}
+GPU_COLUMNS = {"device_useful": "Useful (compute kernel)",
+               "device_transfer": "Data movement (memory operation or NCCL kernel, no compute kernel)",
+               "device_idle": "Idle"}
 
 
 def histogram(path: Path) -> tuple[list[str], list[tuple[str, list[float]]]]:
-    """paramedir's histogram text: (column labels, [(row label, values)]) without the statistics rows."""
+    """paramedir's histogram text: (column labels, [(row label, values)]) without the statistics rows
+    (none: paramedir wrote no file, as for a view whose event type the trace does not have)."""
+    if not path.exists():
+        return [], []
     lines = path.read_text().splitlines()
     columns = lines[0].split("\t")[1:]
     rows = []
@@ -72,6 +80,7 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
         host = dict(column(out["host_useful"], "Running"))
         device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
         node = {k: dict(column(out["node_" + k], "1")) for k in VIEWS if k.startswith("device")}
+        gpu = {k: [v for _, v in column(out["gpu_activity"], c)] for k, c in GPU_COLUMNS.items()}
     results = []
     procs = pop["processes"]
     useful = pop["host"].get("useful_time_ns") or {}
@@ -100,6 +109,19 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
         diffs = [abs(node[key].get(d["host"], 0.0) - by_dev[d["label"]]) for d in alone]
         results.append((f"{key.replace('_', ' ')} per GPU (node views, hosts of one GPU)", len(diffs),
                         int(max(diffs, default=0))))
+    # GPU rows: the thread's task (header) gives the host (.row task label "Rank 0 (host, pid 1)")
+    header = Path(f"{base}.prv").open().readline()
+    apps = header.split(":", 5)[5] if header.count(":") >= 5 else ""
+    counts = [int(x.split(":")[0]) for x in apps[apps.index("(") + 1:apps.index(")")].split(",")] if "(" in apps else []
+    tasks = Path(f"{base}.row").read_text().split("LEVEL TASK SIZE")[1].splitlines()[1:1 + len(counts)]
+    hosts_of = [t.rsplit("(", 1)[-1].split(", pid")[0] for t in tasks]
+    owner = [i for i, n in enumerate(counts) for _ in range(n)]
+    rows = {f"{hosts_of[owner[g]]}:{label.split()[-1]}": g for g, label in enumerate(row)
+            if label.startswith("Metrics GPU") and g < len(owner)}
+    if any(r in rows for r in (d["label"] for d in pop["devices"])):
+        for key in GPU_COLUMNS:
+            diffs = [abs(gpu[key][rows[d["label"]]] - want[key][d["label"]]) for d in pop["devices"]]
+            results.append((f"{key.replace('_', ' ')} per GPU (GPU rows)", len(diffs), int(max(diffs, default=0))))
     return results
 
 

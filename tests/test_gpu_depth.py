@@ -42,6 +42,7 @@ GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_NODE, GRAPH_API = 63000008, 63000100,
 ACC_OTHER, ACC_DATA, ACC_LAUNCH = 66000000, 66000001, 66000002
 ACC_REGION, ACC_FUNC, ACC_SIZE = 66100000, 66200000, 66300001
 RUNNING, GROUP_COMM, MEMXFER, IDLE = 1, 13, 17, 0
+GPU_ACTIVITY = 63000090
 TAG_LAUNCH = 55001
 SM, DRAM = "SMs Active [Throughput %]", "DRAM Read Bandwidth [Throughput %]"
 GPU_OF_DEVICE = {0: 3, 1: 1}                 # CUDA ordinal -> nsys GPU id (TARGET_INFO_CUDA_DEVICE / _GPU)
@@ -324,9 +325,12 @@ def test_categories_not_requested_are_listed_untranslated(tmp_path, schema):
                     ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", why("graphs")): 1})
     assert tables == exp
     assert not Path(f"{out}.gpu_metrics.csv").exists()
-    assert "Metrics GPU1" not in " ".join(validate_trace(str(out)).row["THREAD"])
-    # without -t nccl the NCCL kernels are still NCCL kernels, but carry no payload
+    # without -t gpu_metrics the GPU rows carry no samples: only the activity of the process's two GPUs
     tr = validate_trace(str(out))
+    assert [label for label in tr.row["THREAD"] if label.startswith("Metrics")] == ["Metrics GPU1", "Metrics GPU3"]
+    types = set(tr.events["type"])
+    assert GPU_ACTIVITY in types and not any(METRIC_DRAM <= t < METRIC_DRAM + 100 for t in types)
+    # without -t nccl the NCCL kernels are still NCCL kernels, but carry no payload
     assert begins(tr, NCCL_KERNEL).sum() == 2 and NCCL_OP not in set(tr.events["type"])
 
 

@@ -46,7 +46,8 @@ def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS,
     names = [a for c in categories for a in (c.name, *c.aliases)] + list(GROUP_ALIASES)
     for a in {a for a in names if names.count(a) > 1}:
         problems.append(f"-t name {a} means two things")
-    claimed = {t.id for k in kinds for t in k.types} | {t.id for link in links for t in link.types}
+    claimed = ({t.id for k in kinds for t in k.types} | {t.id for link in links for t in link.types}
+               | {t.id for t in K.DERIVED_TYPES})
     for t in R.FIXED_TYPES:
         if t.id not in claimed:
             problems.append(f"event type {t.id} ({t.label}) is written by no declared kind or link")

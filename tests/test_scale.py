@@ -408,13 +408,13 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
     from nsys2prv.pipeline import pop_lookups
 
     class FakeModel:                          # (the fields the lookups read)
-        def __init__(self, gpu_tasks):
-            self.tasks = [NS(report=i, pid=100 + i, node=0) for i in range(3)]
-            self.threads = [NS(kind="gpu", task=t, key=(0, d)) for t, d in gpu_tasks]
+        def __init__(self, gpus):
+            self.tasks = [NS(report=i, pid=100 + i, host="node0", gpus=g) for i, g in enumerate(gpus)]
 
-    tasks, exclusive = pop_lookups(FakeModel([(0, 0), (1, 1), (2, 1)]), 3)
+    tasks, exclusive = pop_lookups(FakeModel([(0,), (1,), (1,)]), 3)
     assert tasks == [{(0, 100): 0}, {(1, 101): 1}, {(2, 102): 2}]
     assert exclusive == [{(0, 0)}, set(), set()]              # GPU 1 is shared: not exclusive
+    assert pop_lookups(FakeModel([(0,), (1,), (1,)]), 3, keep_devices=True)[1] == [set(), set(), set()]
 
 
 def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):

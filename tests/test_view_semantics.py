@@ -24,6 +24,8 @@ from nsysgen import NsysBuilder
 from test_rank_scaling import build_rank
 from view_eval import Evaluator
 
+from nsys2prv.core import registry as R
+
 CFGS = ROOT / "nsys2prv" / "cfgs" / "analysis"
 HOST = {"useful_time_ns": "host_useful", "mpi_time_ns": "host_mpi", "offload_time_ns": "host_cuda_api"}
 DEVICE = {"useful_time_ns": "device_useful", "data_movement_time_ns": "device_transfer_nonoverlapped",
@@ -107,9 +109,10 @@ def test_views_reproduce_pop_json_on_generated_gpu_ranks(tmp_path, per_host):
         assert want["device useful_time_ns"] == {}
 
 
-def shared_gpu_rank(path: Path, r: int) -> str:
-    """Rank r of 8, 4 per host sharing its GPU 0, each rank's kernels 7 us after the previous rank's
-    (so the per-GPU union differs from every process's own)."""
+def shared_gpu_rank(path: Path, r: int, gpus: int = 1) -> str:
+    """Rank r of 8, 4 per host sharing its ``gpus`` GPUs (0, or 0 and 1: ranks 0-1 and 2-3 of the host),
+    each rank's kernels 7 us after the previous rank's (so the per-GPU union differs from every
+    process's own)."""
     b = NsysBuilder(path, host=f"node{r // 4:03d}", session_start_ns=1_700_000_000_000_000_000,
                     env={"PMI_RANK": str(r)})
     pid = 4000 + r
@@ -120,9 +123,10 @@ def shared_gpu_rank(path: Path, r: int) -> str:
     for step in range(3):
         b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t + 1_000, t + 3_000, 2 * step + 1)
         s = t + 4_000 + (r % 4) * 7_000
-        b.kernel(pid, 0, 7 + r % 4, s, s + 20_000, 2 * step + 1, "saxpy")
+        b.kernel(pid, r % 4 * gpus // 4, 7 + r % 4, s, s + 20_000, 2 * step + 1, "saxpy")
         b.cuda_api(pid, pid, "cudaMemcpy_v3020", t + 41_000, t + 50_000, 2 * step + 2)
-        b.memcpy(pid, 0, 7 + r % 4, t + 42_000 + r * 500, t + 48_000 + r * 500, 2 * step + 2, 4096, copy_kind=2)
+        b.memcpy(pid, r % 4 * gpus // 4, 7 + r % 4, t + 42_000 + r * 500, t + 48_000 + r * 500, 2 * step + 2, 4096,
+                 copy_kind=2)
         t += 100_000
     b.mpi(pid, pid, "MPI_Finalize", t, t + 2_000, kind="other")
     return str(b.save())
@@ -151,6 +155,86 @@ def test_node_views_give_the_per_gpu_numbers_of_ranks_sharing_a_gpu(tmp_path):
     assert from_views(trace)["device useful_time_ns"] == {f"Rank {r}": 60_000 for r in range(8)}
 
 
+def gpu_rows(trace) -> dict[str, dict[str, int]]:
+    """analysis/gpu_activity.cfg's columns on the 'Metrics GPU<id>' rows, keyed like OUT.pop.json's devices
+    (host:GPU<id>)."""
+    rows = view(Evaluator(trace), "gpu_activity")
+    hosts = [label.split(", pid")[0].split(" (")[-1] for label in trace.row["TASK"]]
+    owner = [i for i, (n, _) in enumerate(trace.header.apps[0]) for _ in range(n)]
+    out: dict[str, dict[str, int]] = {"useful_time_ns": {}, "data_movement_time_ns": {}, "idle": {}}
+    for g, label in enumerate(trace.row["THREAD"]):
+        if label.startswith("Metrics GPU"):
+            gpu = f"{hosts[owner[g]]}:{label.split()[-1]}"
+            for key, value in zip(out, (R.GPU_USEFUL, R.GPU_DATA_MOVEMENT, R.GPU_IDLE)):
+                out[key][gpu] = rows[g].get(float(value), 0)
+    return out
+
+
+def test_the_gpu_rows_give_the_per_gpu_numbers_of_hosts_with_several_shared_gpus(tmp_path):
+    """2 hosts x 2 GPUs, each GPU shared by 2 ranks: neither the per-process views (a process's own
+    kernels) nor the node views (both GPUs of the host) show a GPU; the GPU rows do, exactly."""
+    ranks = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r, gpus=2) for r in range(8)]
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    pop = json.loads((tmp_path / "out.pop.json").read_text())
+    dev, T = pop["device"], pop["elapsed_ns"]
+    got = gpu_rows(trace)
+    # per step: kernels of the GPU's two ranks 7 us apart (20 us each): 27 us; their copies 0.5 us apart
+    # (6 us each): 6.5 us, less what the second rank's kernel hides on node000:GPU1 (2 us)
+    assert got["useful_time_ns"] == dev["useful_time_ns"] == {
+        "node000:GPU0": 81_000, "node000:GPU1": 81_000, "node001:GPU0": 81_000, "node001:GPU1": 81_000}
+    assert got["data_movement_time_ns"] == dev["data_movement_time_ns"] == {
+        "node000:GPU0": 19_500, "node000:GPU1": 13_500, "node001:GPU0": 19_500, "node001:GPU1": 19_500}
+    assert got["idle"] == {g: T - a for g, a in dev["active_time_ns"].items()}
+    assert sorted(label for label in trace.row["THREAD"] if label.startswith("Metrics")) == ["Metrics GPU0",
+                                                                                          "Metrics GPU0",
+                                                                                          "Metrics GPU1",
+                                                                                          "Metrics GPU1"]
+    assert node_views(trace)["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}   # both GPUs
+
+
+def test_one_process_per_gpu_gets_no_gpu_rows(tmp_path):
+    """Processes and GPUs one to one: the per-process views are per GPU, no row is added."""
+    ranks = [build_rank(tmp_path / f"rank{r}.sqlite", r, 4, 1) for r in range(4)]
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    assert not [label for label in trace.row["THREAD"] if label.startswith("Metrics")]
+    assert R.GPU_ACTIVITY.id not in set(trace.events["type"].unique())
+
+
+def test_ranks_each_given_their_own_gpu_as_ordinal_0_do_not_share_it(tmp_path):
+    """Two ranks of a host that each see their GPU as CUDA ordinal 0 (CUDA_VISIBLE_DEVICES), GPUs 0 and 1
+    by the device map: two GPUs of one process each (no GPU rows), not one GPU shared."""
+    ranks = []
+    for r in range(2):
+        b = NsysBuilder(tmp_path / f"rank{r}.sqlite", host="node000", session_start_ns=1_700_000_000_000_000_000,
+                        env={"PMI_RANK": str(r)})
+        b.gpu_id_of_device.update({0: r})
+        b.process(4000 + r, "./app")
+        b.kernel(4000 + r, 0, 7, 10_000 + r * 5_000, 30_000, 1, "saxpy")
+        ranks.append(str(b.save()))
+    trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
+    pop = json.loads((tmp_path / "out.pop.json").read_text())
+    assert [(d["label"], d["processes"]) for d in pop["devices"]] == [("node000:GPU0", ["Rank 0"]),
+                                                                       ("node000:GPU1", ["Rank 1"])]
+    assert pop["device"]["useful_time_ns"] == {"node000:GPU0": 20_000, "node000:GPU1": 15_000}
+    assert not [label for label in trace.row["THREAD"] if label.startswith("Metrics")]
+
+
+def test_a_process_using_two_gpus_gets_a_row_per_gpu(tmp_path):
+    b = NsysBuilder(tmp_path / "one.sqlite", host="node000", session_start_ns=1_700_000_000_000_000_000)
+    b.process(4000, "./app")
+    b.kernel(4000, 0, 7, 10_000, 30_000, 1, "saxpy")
+    b.kernel(4000, 1, 8, 20_000, 50_000, 2, "saxpy")
+    b.memcpy(4000, 1, 8, 50_000, 55_000, 3, 4096, copy_kind=2)
+    trace, _ = convert_valid([str(b.save())], tmp_path / "out")
+    pop = json.loads((tmp_path / "out.pop.json").read_text())
+    got = gpu_rows(trace)
+    assert got["useful_time_ns"] == pop["device"]["useful_time_ns"] == {"node000:GPU0": 20_000,
+                                                                         "node000:GPU1": 30_000}
+    assert got["data_movement_time_ns"] == pop["device"]["data_movement_time_ns"] == {"node000:GPU0": 0,
+                                                                                       "node000:GPU1": 5_000}
+    assert got["idle"] == {g: pop["elapsed_ns"] - a for g, a in pop["device"]["active_time_ns"].items()}
+
+
 def _paramedir_histogram(paramedir: str, prv: Path, cfg: Path, work: Path) -> list[dict]:
     out = work / (cfg.stem + ".txt")
     subprocess.run([paramedir, str(prv), str(cfg), str(out)], check=True, capture_output=True, text=True)
@@ -173,7 +257,7 @@ def test_the_evaluator_agrees_with_paramedir(tmp_path):
     ranks = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r) for r in range(8)]
     trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
     ev = Evaluator(trace)
-    for name in sorted({*HOST.values(), *DEVICE.values(), *("node_" + v for v in DEVICE.values())}):
+    for name in sorted({*HOST.values(), *DEVICE.values(), *("node_" + v for v in DEVICE.values()), "gpu_activity"}):
         mine = [{v: t for v, t in row.items()} for row in view(ev, name)]
         theirs = _paramedir_histogram(paramedir, tmp_path / "out.prv", CFGS / f"{name}.cfg", tmp_path)
         # paramedir labels columns by value (or by state name for state views): compare the totals per row

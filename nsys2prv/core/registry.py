@@ -91,6 +91,15 @@ MEMOP = EventType(63000001, "CUDA memcpy kernel (memory copies and memsets)", "s
                   {END_VALUE: END_LABEL, **{v: label for v, label in MEMCPY_VALUES.values()},
                    MEMCPY_UNKNOWN: "CUDA memcpy (unknown kind)", MEMSET_VALUE: "CUDA memset"})
 
+# GPU activity: on one row per GPU (``Metrics GPU<id>``, written when processes and GPUs are not one to
+# one: a GPU shared by processes or a process using several GPUs), POP's device classification of the
+# union of every stream of every process on that GPU over the run (OUT.pop.json's per-GPU numbers);
+# 0 outside the run.  NCCL kernels are data movement, or useful with --nccl-as useful.
+GPU_USEFUL, GPU_DATA_MOVEMENT, GPU_IDLE = 1, 2, 3
+GPU_ACTIVITY = EventType(63000090, "GPU activity (every stream of every process on the GPU)", "static",
+                         {END_VALUE: "Outside the run", GPU_USEFUL: "Useful (compute kernel)",
+                          GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
+                          GPU_IDLE: "Idle"})
 # NVTX: every domain its own block of ids, allocated per trace: 9600 + 100 * domain index
 # (domain indices in sorted name order, '' = default domain first) + one of these offsets.
 NVTX_BASE, NVTX_DOMAIN_STRIDE = 9600, 100
@@ -166,7 +175,8 @@ COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
 
 FIXED_TYPES: tuple[EventType, ...] = (
     CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, NCCL_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
-    GRAPH_NODE, GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_API, NCCL_RANGE, NCCL_OPERATION, *NCCL_FIELDS.values(),
+    GPU_ACTIVITY, GRAPH_NODE, GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_API, NCCL_RANGE, NCCL_OPERATION,
+    *NCCL_FIELDS.values(),
     *OPENACC_TABLE_TYPES.values(), OPENACC_REGION, OPENACC_FUNCTION, OPENACC_DATA_SIZE, OSRT, *MPI_TYPES.values(),
     MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
 )

@@ -27,6 +27,8 @@ from nsys2prv.metrics.measures import (
     union,
 )
 from nsys2prv.metrics.replay import replay
+from nsys2prv.model.resources import gpu_users
+from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -187,12 +189,8 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
 
 
 def exclusive_devices(model) -> set[tuple[int, int]]:
-    """(task, device id) of every GPU (node, device id) whose streams belong to one task only."""
-    users: dict[tuple[int, int], set[int]] = {}
-    for th in model.threads:
-        if th.kind == "gpu":
-            users.setdefault((model.tasks[th.task].node, int(th.key[1])), set()).add(th.task)
-    return {(next(iter(ts)), dev) for (_, dev), ts in users.items() if len(ts) == 1}
+    """(task, GPU id) of every GPU (host, GPU id) whose streams belong to one task only."""
+    return {(ts[0], g) for (_, g), ts in gpu_users(model.tasks).items() if len(ts) == 1}
 
 
 def _reduce_devices(task, dev_id, cls, s, e, exclusive) -> tuple[np.ndarray, tuple]:
@@ -219,10 +217,11 @@ def spill_devices(part: PopPartial, path: str, host: str) -> None:
         part.dev, part.dev_file, part.dev_host = (z, z, z, z, z), path, host
 
 
-def reduce_spilled(parts: list[PopPartial]) -> list[tuple]:
+def reduce_spilled(parts: list[PopPartial], on_devices=None) -> list[tuple]:
     """The spilled shared GPUs reduced one node at a time (its reports' files, then removed), as
     ``dev_pre`` rows: one per (task, device) using it, the GPU's durations and first starts on the
-    first, zeros and int64 max on the others (``combine`` sums and takes minima per GPU)."""
+    first, zeros and int64 max on the others (``combine`` sums and takes minima per GPU).
+    ``on_devices(task, device, cls, start, end)``: called with each node's intervals first."""
     by_host: dict[str, list[str]] = {}
     for p in parts:
         if p.dev_file is not None:
@@ -232,6 +231,8 @@ def reduce_spilled(parts: list[PopPartial]) -> list[tuple]:
         task, dev_id, cls, s, e = np.concatenate([np.load(f) for f in files], axis=1)
         for f in files:
             os.remove(f)
+        if on_devices is not None:
+            on_devices(task, dev_id, cls, s, e)
         ukeys, g = np.unique(dev_id, return_inverse=True)
         g = g.astype(np.int64)
         dur, first_k, first_n = _device_masks(g, len(ukeys), cls, s, e)
@@ -245,10 +246,12 @@ def reduce_spilled(parts: list[PopPartial]) -> list[tuple]:
     return out
 
 
-def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, exclusive=None) -> PopPartial:
+def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, exclusive=None,
+                    devmap=None) -> PopPartial:
     """One report's PopPartial (``lookup``: (report, pid) -> task index; ``names``: NVTX range names
     kept, None = all; ``exclusive``: ``exclusive_devices(model)`` to reduce in place, for a run that
-    measures the trace window only)."""
+    measures the trace window only; ``devmap``: the report's device map: a GPU is the GPU id of the
+    process's CUDA ordinal, so that ranks each given one GPU as ordinal 0 do not share it)."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -256,7 +259,10 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
             continue
         task = _tasks_of(report, df["gpid"], lookup)
         cls = np.where(is_nccl(df["name"]), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
-        d.append((task, df["device"].to_numpy(np.int64), cls.astype(np.int64),
+        dev_id = df["device"].to_numpy(np.int64)
+        if devmap is not None:
+            dev_id = gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), dev_id)
+        d.append((task, dev_id, cls.astype(np.int64),
                   _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
     dev_pre = host_pre = None
     if d:
@@ -344,22 +350,28 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
 
 
 def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
-            lifetimes: list[dict] | None = None, messages: pd.DataFrame | None = None) -> PopInputs:
+            lifetimes: list[dict] | None = None, messages: pd.DataFrame | None = None,
+            on_devices=None) -> PopInputs:
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
     processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
-    aligned (first, last) activity (``aligned_lifetimes``)."""
+    aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
+    given the device intervals that are still intervals, (task, device, class, start, end) arrays, a
+    node at a time or all at once (GPU activity rows: exact only where no GPU was reduced in a worker)."""
     if nccl_as not in NCCL_RULES:
         raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
     life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
     t0, t1 = run_window(life_lo, life_hi, lifetimes)
     notes: list[str] = []
 
-    # -- device intervals: key = (node index, device id) ---------------------------------------------
+    # -- device intervals: key = (node index, GPU id) ------------------------------------------------
     devices: list[dict] = []
-    pre = [p.dev_pre for p in parts if p.dev_pre is not None] + reduce_spilled(parts)
+    seen = on_devices(t0, t1) if on_devices is not None else None
+    pre = [p.dev_pre for p in parts if p.dev_pre is not None] + reduce_spilled(parts, seen)
     dev_pre = first_k = first_n = None
     if parts and (any(len(p.dev[0]) for p in parts) or any(len(x[0]) for x in pre)):
         task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*[p.dev for p in parts]))
+        if seen is not None and len(task):
+            seen(task, dev_id, cls, s, e)
         node_of = np.array([t.node for t in model.tasks], np.int64)
         key = node_of[task] * (1 << 32) + dev_id
         ptask, pdev, pdur, pfk, pfn = ((np.concatenate(x) for x in zip(*pre)) if pre else
@@ -386,8 +398,8 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
                             "processes": [model.tasks[t].label for t in ranks]})
             if len(ranks) > 1:
                 notes.append(f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
-                             f"({', '.join(devices[-1]['processes'])}): their activity is united; if they "
-                             "really used different GPUs (CUDA_VISIBLE_DEVICES), device metrics merge them")
+                             f"({', '.join(devices[-1]['processes'])}): their activity is united (the "
+                             "trace's GPU row and analysis/gpu_activity.cfg show it)")
         dev = (group.astype(np.int64), s, e, cls)
     else:
         z = np.zeros(0, np.int64)
@@ -751,8 +763,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                             "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI, "
                             "profiler overhead... (processes[].start_ns/end_ns, aligned; null: no activity in "
                             "the analysed time)",
-        "physical_device": "one GPU = (host name, CUDA device id); all streams, and all processes of that host "
-                           "using that device id, are flattened by interval union",
+        "physical_device": "one GPU = (host name, GPU id of the report's device map: TARGET_INFO_CUDA_DEVICE, "
+                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal); all streams, and all processes "
+                           "of that host using that GPU, are flattened by interval union",
         "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
                         "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",
         "useful_device_time": "U_d = |union of useful kernel intervals on GPU d|",

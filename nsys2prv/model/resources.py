@@ -2,7 +2,10 @@
 the process's CPU threads that have events, then one thread per GPU stream -- and one more per
 overlap lane of a stream whose activities overlap (a second ``CUDA-D0.S7`` row right after the
 first, as Nsight Systems draws them), then one row per GPU the process is the first to use
-(``Metrics GPU3``: the GPU's sampled metrics, if any).
+(``Metrics GPU3``: the GPU's sampled metrics, if any).  When processes and GPUs are not one to one
+(a GPU shared by ranks, a rank using several GPUs), every GPU of a host has such a row, in the first
+task using it: it carries the GPU's activity over all its streams and processes (GPU_ACTIVITY), the
+per-GPU timeline no Paraver level can aggregate (a node aggregates every CPU of the host).
 
 Labels follow BSC's nsys2prv, which BSC BasicAnalysis reads: streams ``CUDA-D<device>.S<stream>``
 (the node is the task's node), GPU rows ``Metrics GPU<id>``; CPU threads ``Rank 0 main (1234)``.
@@ -45,6 +48,7 @@ class Task:
     host: str
     node: int = 0        # 0-based node index
     life: tuple[int, int] | None = None   # the process's lifetime on the trace's timeline (set in stage B)
+    gpus: tuple[int, ...] = ()            # the GPUs (ids via the report's device map) of its streams
     threads: list[int] = field(default_factory=list)
 
     @property
@@ -101,6 +105,9 @@ class Model:
     tasks: list[Task]
     threads: list[Thread]
     hidden_threads: dict[tuple[int, int], str]          # (report, tid) -> name of hidden internal threads
+    # (host, GPU id) -> global thread of the GPU's row that carries its activity (GPU_ACTIVITY):
+    # only when processes and GPUs are not one to one (``gpu_rows`` of build_model)
+    device_rows: dict[tuple[str, int], int] = field(default_factory=dict)
     _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
     _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
     _metric_index: dict[int, pd.Series] = field(default_factory=dict)
@@ -194,11 +201,35 @@ def _metric_owners(mine: list[int], task_gpus: list[set[int]], gpus) -> dict[int
     return owners
 
 
+def gpu_users(tasks: list[Task]) -> dict[tuple[str, int], list[int]]:
+    """(host, GPU id) -> the tasks whose streams ran on it, in trace order."""
+    users: dict[tuple[str, int], list[int]] = {}
+    for ti, task in enumerate(tasks):
+        for g in task.gpus:
+            users.setdefault((task.host, g), []).append(ti)
+    return users
+
+
+def _activity_owners(tasks: list[Task], owners: dict[int, dict[int, int]]) -> dict:
+    """(host, GPU id) -> task index of the row carrying the GPU's activity, when processes and GPUs
+    are not one to one (a GPU used by several processes, or a process using several GPUs; else {}):
+    a task of the host that already has a metric row for that GPU, else the first task using it."""
+    users = gpu_users(tasks)
+    if all(len(u) == 1 for u in users.values()) and all(len(t.gpus) <= 1 for t in tasks):
+        return {}
+    out = {}
+    for (host, d), tis in users.items():
+        with_metric = [ti for ti, gpus in sorted(owners.items()) if tasks[ti].host == host and d in gpus]
+        out[(host, d)] = (with_metric or tis)[0]
+    return out
+
+
 def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
                 force: bool = False, sources: list[str] | None = None,
-                devmaps: list[pd.DataFrame] | None = None) -> Model:
+                devmaps: list[pd.DataFrame] | None = None, gpu_rows: bool = False) -> Model:
     """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
-    (/lane), "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``)."""
+    (/lane), "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``).  ``gpu_rows``: give
+    every GPU a row for its activity when processes and GPUs are not one to one (``_activity_owners``)."""
     sources = sources or [f"report {i}" for i in range(len(keys))]
     tasks: list[Task] = []
     cpu_keys: list[dict[int, set[int]]] = []
@@ -250,6 +281,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
         dm = devmaps[task.report] if devmaps is not None else None
         task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
                          else set(devs.tolist()))
+        task.gpus = tuple(sorted(task_gpus[-1]))
     owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
     for r, tabs in enumerate(keys):
         df = tabs.get("metric")
@@ -257,6 +289,9 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             gpus = np.unique(df["gpu"].to_numpy(np.int64))
             for g, ti in _metric_owners(model.report_tasks(r), task_gpus, gpus).items():
                 owners.setdefault(ti, {})[g] = r
+    activity = _activity_owners(tasks, owners) if gpu_rows else {}
+    for (_, d), ti in activity.items():
+        owners.setdefault(ti, {}).setdefault(d, tasks[ti].report)
     for ti, task in enumerate(tasks):
         ident = identities[task.report]
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
@@ -281,6 +316,8 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             metric_index[task.report][0].append(g)
             metric_index[task.report][1].append(len(threads))
             threads.append(Thread(ti, "metric", ("metric", g), f"Metrics GPU{g}"))
+            if activity.get((task.host, g)) == ti:
+                model.device_rows[(task.host, g)] = len(threads) - 1
     # CPUs: numbered from 1 in node order, one per thread.
     next_cpu = 1
     for task in sorted(tasks, key=lambda t: t.node):      # (stable: trace order within a node)

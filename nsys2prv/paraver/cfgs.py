@@ -454,6 +454,15 @@ kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on any stream of the node).
              (inside("No GPU activity on the node", KERNEL, MEMOP, NCCL_KERNEL, level="node", top="1-Sign"),),
              (time_per_value("Device idle time per node (column 1)"),),
              summary="POP device idle time per node = per GPU when each host has one (column 1)."))
+    add(View("analysis/gpu_activity.cfg", f"""
+POP time per GPU: histogram thread x GPU activity (type {R.GPU_ACTIVITY.id}) on the 'Metrics GPU<id>' rows,
+over every stream of every process on the GPU: column {R.GPU_USEFUL} = useful U (a compute kernel runs),
+{R.GPU_DATA_MOVEMENT} = data movement X (only memory operations or NCCL kernels), {R.GPU_IDLE} = idle; active A = U + X.
+The rows exist when processes and GPUs are not one to one (a GPU shared by ranks, or a rank using several
+GPUs); otherwise device_*.cfg (per process = per GPU) give these numbers.""",
+             (events("GPU activity (all streams and processes)", R.GPU_ACTIVITY.id, open=False, maximum_y=3.0),),
+             (time_per_value("Time per GPU activity (1 useful, 2 data movement, 3 idle)"),),
+             summary="POP per-GPU useful (1), data movement (2) and idle (3) time, whoever shares the GPU."))
     add(View("analysis/host_useful.cfg", f"""
 POP useful host time: histogram thread x (window 1 - window 2), window 1 = 1 in state Running
 (state {R.RUNNING}), window 2 = 1 inside a CUDA API call (type {API}). Column 1 = Running outside CUDA calls

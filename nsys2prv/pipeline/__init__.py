@@ -46,6 +46,7 @@ from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
 from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
 from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.stages import RankJob, Source
@@ -209,7 +210,7 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
     model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
-                        sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+                        sources=[i.source for i in infos], devmaps=[i.devmap for i in infos], gpu_rows=True)
     alignment, messages = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
@@ -276,14 +277,14 @@ def _pop_messages(run: Prepared):
                          "recv_end": aligned(m.recv_report, m.phys_recv)})
 
 
-def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]]:
+def pop_lookups(pop_model, n_reports: int, keep_devices: bool = False) -> tuple[list[dict], list[set | None]]:
     """collect_partial's lookups, derived once per run and split per report (each job carries only
     its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
-    no reduction in the workers)."""
+    no reduction in the workers; ``keep_devices``: none, every GPU's intervals reach the GPU rows)."""
     tasks: list[dict] = [{} for _ in range(n_reports)]
     for key, task in popm.task_lookup(pop_model).items():
         tasks[key[0]][key] = task
-    exclusive = popm.exclusive_devices(pop_model)
+    exclusive = set() if keep_devices else popm.exclusive_devices(pop_model)
     if exclusive is None:
         return tasks, [None] * n_reports
     mine: list[set] = [set() for _ in range(n_reports)]
@@ -295,7 +296,8 @@ def pop_lookups(pop_model, n_reports: int) -> tuple[list[dict], list[set | None]
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-    tasks, mine = pop_lookups(run.pop_model, len(run.sources))
+    keep = bool(run.model.device_rows) and work is not None         # (a trace is written: its GPU rows)
+    tasks, mine = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep)
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
                     types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
                     None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
@@ -361,15 +363,18 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
-        pop = in_fork(pop_metrics, cfg, run, parts) if lean else pop_metrics(cfg, run, parts)
+        rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, None if cfg.in_memory else work, len(run.sources) + 1)
+                if model.device_rows else None)
+        pop, gpu_rows = in_fork(_pop_and_rows, cfg, run, parts, rows) if lean else _pop_and_rows(cfg, run, parts, rows)
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
         mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
         if cfg.in_memory:
-            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, msg, mpi_world, run.run_end or 0)
+            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, [msg, *gpu_rows], mpi_world,
+                                     run.run_end or 0)
         else:
-            chunks = [r.chunk for r in results] + ([msg] if msg is not None else [])
+            chunks = [r.chunk for r in results] + ([msg] if msg is not None else []) + gpu_rows
             stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
                                  cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
                                  work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
@@ -434,9 +439,15 @@ def lean_main(cfg: Config, ex) -> bool:
             and len(cfg.inputs) >= LEAN_REPORTS)
 
 
-def pop_metrics(cfg: Config, run, parts: list) -> dict:
-    """OUT.pop.json's content from the reports' partial results."""
-    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run))
+def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:
+    """POP's result and the GPU activity rows' chunks (or Translations), made from the same reduction."""
+    pop = pop_metrics(cfg, run, parts, rows)
+    return pop, (rows.finish() if rows is not None else [])
+
+
+def pop_metrics(cfg: Config, run, parts: list, rows: GpuRows | None = None) -> dict:
+    """OUT.pop.json's content from the reports' partial results (``rows``: given the device intervals)."""
+    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run), on_devices=rows)
     parts.clear()
     return popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                         label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
@@ -463,11 +474,12 @@ def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, inde
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
 
 
-def _write_in_memory(results, model, types, cfg: Config, origin_epoch, msgs=None, mpi_world: bool = False,
+def _write_in_memory(results, model, types, cfg: Config, origin_epoch, extra=(), mpi_world: bool = False,
                      min_end: int = 0):
-    """The reference writer: every report's records in memory, one global sort (``--in-memory``)."""
+    """The reference writer: every report's records in memory, one global sort (``--in-memory``);
+    ``extra``: Translations after the reports' (messages, GPU activity rows; None: none)."""
     out = Translation()
-    for part in [r.out for r in results] + ([msgs] if msgs is not None else []):
+    for part in [r.out for r in results] + [x for x in extra if x is not None]:
         out.events += part.events
         out.states += part.states
         out.comms += part.comms

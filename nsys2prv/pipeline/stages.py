@@ -445,7 +445,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names,
-                                  None if job.pop_names else job.pop_exclusive)
+                                  None if job.pop_names else job.pop_exclusive, job.info.devmap)
     if job.chunk is not None and not job.pop_names and job.pop_exclusive is not None:
         # trace window only (reduced in the workers): the GPUs shared with other reports wait in a file
         pop.spill_devices(partial, job.chunk + ".pop.npy", job.info.identity.host)

@@ -65,8 +65,15 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  "end_ns": stats.end_ns},
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)] + _host_notes(reports),
+        notes=[_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model),
         warnings=_warnings(cats, reports))
+
+
+def _gpu_row_notes(model) -> list[str]:
+    if not model.device_rows:
+        return []
+    return [f"processes and GPUs are not one to one: {len(model.device_rows)} GPU row(s) 'Metrics GPU<id>' carry "
+            "each GPU's activity over all its streams and processes (type 63000090; analysis/gpu_activity.cfg)"]
 
 
 def _warnings(cats: dict, reports) -> list[str]:

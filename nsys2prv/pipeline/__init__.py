@@ -406,6 +406,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     summary.outputs = [outputs.final_path(p) for p in summary.outputs]
     summary.write_json(summary_path)
     summary.outputs.append(outputs.final_path(summary_path))
+    tick("E: views, POP tables, summary")
     return summary
 
 

@@ -100,8 +100,9 @@ def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkey
 
 def test_split_points_keep_equal_times_together(tmp_path):
     import numpy as np
+    from chunk_files import save_chunk
 
-    from nsys2prv.paraver.chunks import save_chunk, split_times
+    from nsys2prv.paraver.chunks import split_times
 
     def chunk(path, times):
         n = len(times)
@@ -287,8 +288,9 @@ def test_categories_added_later_are_read_and_cached(tmp_path):
 def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
     """Chunk files of the real layout whose records are events of one field: a global record id."""
     import numpy as np
+    from chunk_files import save_chunk
 
-    from nsys2prv.paraver.chunks import EVENT_SIG0, STRIDE, save_chunk
+    from nsys2prv.paraver.chunks import EVENT_SIG0, STRIDE
 
     rng = np.random.default_rng(seed)
     metas, all_t, all_k, all_id = [], [], [], []

@@ -321,6 +321,39 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
                       dev_pre, host_pre, mpi_calls)
 
 
+def merge_partials(parts: list[PopPartial], dev_rows: bool, host_rows: bool, exclusive=None) -> PopPartial:
+    """The PopPartial of a report translated in time slices (``pipeline/slices.py``) from those of its
+    slices (each collected with ``exclusive`` None): ``collect_partial`` on the whole report, exactly --
+    unions of the slices' unions, first and last rows, the ranges and calls in slice order, then the
+    same reduction.  ``dev_rows``/``host_rows``: whether any slice had GPU activity / MPI or CUDA API
+    rows (``collect_partial`` reduces only then)."""
+    z = np.zeros(0, np.int64)
+    cat = lambda rows, n: tuple(np.concatenate(x) for x in zip(*rows)) if rows else (z,) * n  # noqa: E731
+    t, s, e = cat([p.spans for p in parts], 3)
+    tasks, g = np.unique(t, return_inverse=True)
+    lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, g, s)
+    np.maximum.at(hi, g, e)
+    task, dev_id, cls, s, e = cat([p.dev for p in parts], 5)
+    dev_pre = host_pre = None
+    if dev_rows and exclusive is not None:
+        keep, dev_pre = _reduce_devices(task, dev_id, cls, s, e, exclusive)
+        task, dev_id, cls, s, e = task[keep], dev_id[keep], cls[keep], s[keep], e[keep]
+    dev = _unions([task, dev_id, cls], s, e)
+    task, c, s, e = cat([p.host for p in parts], 4)
+    if host_rows and exclusive is not None:
+        tasks_h, gh = np.unique(task, return_inverse=True)
+        host_pre = (tasks_h, mask_durations(gh.astype(np.int64), s, e, c, len(tasks_h), 2))
+        host = (z, z, z, z)
+    else:
+        host = _unions([task, c], s, e)
+    has = {k: True for p in parts for k in p.has}
+    calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
+    return PopPartial((tasks, lo, hi), dev, host, has, pd.concat([p.nvtx for p in parts], ignore_index=True),
+                      dev_pre, host_pre, pd.concat(calls, ignore_index=True) if calls else None)
+
+
 def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
     """Per task of ``model``: aligned [first, last] activity -- its process's lifetime in its report
     (``aligned_lifetimes``), widened to the task's own rows (a report without the lifetime, rows

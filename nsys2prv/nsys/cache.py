@@ -32,6 +32,7 @@ TABLES_VERSION = "8"     # bump when a reader's normalised table or tally change
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"
+ROW_GROUP = 1 << 17      # rows per Parquet row group: what a slice of a large report reads at least
 
 
 def _hash(text: str) -> str:
@@ -61,7 +62,8 @@ def _write(pq, pa, table, path) -> None:
     do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
     text = [f.name for f in table.schema
             if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    pq.write_table(table, path, compression="lz4", use_dictionary=text or False, write_statistics=False)
+    pq.write_table(table, path, compression="lz4", use_dictionary=text or False, write_statistics=False,
+                   row_group_size=ROW_GROUP)
 
 
 class TableCache:
@@ -109,6 +111,12 @@ class TableCache:
         # small tables; a worker converts one report at a time anyway)
         table = pq.ParquetFile(self.dir / f"{kind}.parquet").read(columns=columns, use_threads=False)
         return table.to_pandas(use_threads=False)
+
+    def parquet(self, kind: str) -> Path | None:
+        """The Parquet file of a cached kind with rows (None: no rows, no table, or not cached)."""
+        entry = self.kinds.get(kind)
+        path = self.dir / f"{kind}.parquet"
+        return path if kind in self.kinds and not (entry or {}).get("no_table") and path.is_file() else None
 
     def discard(self) -> None:
         """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report."""

@@ -106,39 +106,22 @@ def _tofile(a: np.ndarray, fh, path) -> None:
                       str(path)) from None
 
 
-def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
-    """A chunk file from whole sorted arrays (``meta``: the other ChunkMeta fields)."""
-    n = len(time)
-    cols = [np.asarray(c, d) for c, (_, d) in zip((time, key, thread, sig), SECTIONS)]
-    tail = np.asarray(tail, np.int64)
-    hdr = np.zeros(HEADER, np.int64)
-    hdr[:2] = n, len(tail)
-    with open(path, "wb") as fh:
-        for a in (hdr, *cols, tail):
-            _tofile(a, fh, path)
-    m = ChunkMeta(str(path), n, meta.pop("states", 0), meta.pop("events", 0), meta.pop("comms", 0),
-                  meta.pop("end", int(cols[0].max()) if n else 0), **meta)
-    m.index = cols[0][::STRIDE].copy()
-    offs = np.concatenate([[0], np.cumsum(m.widths()[cols[3]])])
-    m.fields = offs[:n:STRIDE].copy()
-    return m
-
-
-def paint_lanes(out: Translation, model: Model, lanes: np.ndarray, t_end: int) -> StateIntervals:
-    """``translate.paint`` restricted to the global threads ``lanes`` (sorted)."""
-
-    return paint(out, model, t_end, lanes)
-
-
 def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str,
-                consume: bool = False) -> ChunkMeta:
-    """Write the report's chunk file; ``consume``: empty ``out``'s batches once written."""
+                consume: bool = False, painted: tuple[StateIntervals, int, int] | None = None) -> ChunkMeta:
+    """Write the report's chunk file; ``consume``: empty ``out``'s batches once written.  The
+    report's threads are painted here, unless ``painted`` gives the states to write instead, with
+    the time that marks a thread's final state and the chunk's end (a sliced report:
+    ``pipeline/slices.py``)."""
 
-    mine = [model.tasks[i] for i in model.report_tasks(report)]
-    lanes = np.array(sorted(g for t in mine for g in t.threads), np.int64)
-    end = max([trace_end(out), *(t.life[1] for t in mine if t.life is not None)])
-    t_open = end + 1                    # every lane's final segment ends here: closed at END in the merge
-    states = paint_lanes(out, model, lanes, t_open)
+    if painted is None:
+        mine = [model.tasks[i] for i in model.report_tasks(report)]
+        lanes = np.array(sorted(g for t in mine for g in t.threads), np.int64)
+        end = max([trace_end(out), *(t.life[1] for t in mine if t.life is not None)])
+        t_open = end + 1                # every lane's final segment ends here: closed at END in the merge
+        states = paint(out, model, t_open, lanes)
+    else:
+        states, t_open, end = painted
+        end = max(end, trace_end(out))
 
     labels = ValueLabels(types)
     labels.collect(out.events)

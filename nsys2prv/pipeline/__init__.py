@@ -45,7 +45,7 @@ from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
-from nsys2prv.pipeline import stages
+from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
 from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
@@ -86,14 +86,6 @@ def _nvtx_window(name: str, windows: list, clocks: list) -> tuple[int, int]:
         raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
                         "(is NVTX translated? it needs -t nvtx)")
     return min(h[0] for h in hits), max(h[1] for h in hits)
-
-
-def _absorb(out: Translation, counts: dict) -> None:
-    for kind, c in counts.items():
-        mine = out.count(kind)
-        mine.absorb(c)
-        mine.records += c.records
-        mine.translated_rows += c.translated_rows
 
 
 def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
@@ -351,11 +343,11 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         if cfg.dask is None and run.scans and not lean:
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
-        results = ex.map(stages.translate_report, jobs, desc="translate", shared=model)
+        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
-            _absorb(out, r.counts)
+            out.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
@@ -374,7 +366,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, [msg, *gpu_rows], mpi_world,
                                      run.run_end or 0)
         else:
-            chunks = [r.chunk for r in results] + ([msg] if msg is not None else []) + gpu_rows
+            chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
+                + ([msg] if msg is not None else []) + gpu_rows
             stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
                                  cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
                                  work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
@@ -469,7 +462,7 @@ def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, inde
         return None
     msgs = Translation()
     translate_messages(messages, clocks, msgs)
-    _absorb(out, msgs.counts)
+    out.absorb(msgs.counts)
     if cfg.in_memory:
         return msgs
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))

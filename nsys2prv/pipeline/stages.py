@@ -122,7 +122,7 @@ def needed_export_tables() -> tuple[str, ...]:
     return tuple(dict.fromkeys(K.export_tables() + METADATA_TABLES))
 
 
-def _default_kinds(src: Source) -> tuple[str, ...]:
+def default_kinds(src: Source) -> tuple[str, ...]:
     kinds = src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
     return kinds + tuple(k for k in src.pop_kinds if k not in kinds)
 
@@ -172,7 +172,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
     (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
     if kinds is None:
-        kinds = _default_kinds(src)
+        kinds = default_kinds(src)
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
     cache = TableCache(Path(src.cache_root), sqlite)
@@ -319,7 +319,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
 
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     extra = tuple(k for k in src.align_kinds if k not in src.kinds)
-    info, got = load(src, _default_kinds(src) + extra)
+    info, got = load(src, default_kinds(src) + extra)
     tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
     tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and (t is not None or tally)}
     mins = [int(df["start"].min()) for df in tables.values() if len(df)]
@@ -405,8 +405,9 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
         tables[kind] = df
 
 
-def translate_tables(ctx: Context, out: Translation) -> None:
-    """Every declared translator on its table, then the links; each counted under its summary name."""
+def translate_tables(ctx: Context, out: Translation, translators: bool = True, links: bool = True) -> None:
+    """Every declared translator on its table, then the links; each counted under its summary name
+    (a sliced report runs them apart, on different rows: ``pipeline/slices.py``)."""
     def run(name: str, fn) -> None:
         existed = name in out.counts
         n_events, n_comms = len(out.events), len(out.comms)
@@ -418,13 +419,13 @@ def translate_tables(ctx: Context, out: Translation) -> None:
         if not existed and name in K.OPTIONAL_COUNTS and not (rows or records or count.source_rows or count.dropped):
             del out.counts[name]   # a link or split with nothing to do: not a summary line
 
-    for kind in K.KINDS:
+    for kind in K.KINDS if translators else ():
         df = ctx.tables.get(kind.name)
         if df is None:
             continue
         for tr in kind.translators:         # an empty table: its summary line, no translator run
             run(tr.count or kind.name, (lambda: tr.fn(df, ctx, out)) if len(df) else (lambda: 0))
-    for link in K.LINKS:
+    for link in K.LINKS if links else ():
         run(link.name, lambda: link.fn(ctx, out))
 
 

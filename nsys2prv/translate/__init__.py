@@ -32,11 +32,16 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
     """
     n_threads = len(model.threads)
     lanes = np.arange(n_threads, dtype=np.int64) if lanes is None else np.asarray(lanes, np.int64)
-    local = np.full(n_threads, -1, np.int64)
+    first, last = event_spans(out, model, lanes)
+    return paint_spans(out.states, model, lanes, first, last, t_end)
+
+
+def event_spans(out: Translation, model: Model, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and last event time of each of the global threads ``lanes`` (int64 max and -1 where a
+    lane has none): arrays of the lanes only (a report's chunk paints its own threads, and nothing
+    here may cost the run's thread count per report)."""
+    local = np.full(len(model.threads), -1, np.int64)
     local[lanes] = np.arange(len(lanes))
-    is_cpu = model.is_cpu[lanes]
-    # first and last event time of each lane (arrays of the lanes only: a report's chunk paints its
-    # own threads, and nothing here may cost the run's thread count per report)
     first = np.full(len(lanes), np.iinfo(np.int64).max, np.int64)
     last = np.full(len(lanes), -1, np.int64)
     for b in out.events:
@@ -45,6 +50,18 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
             mine = at >= 0
             np.minimum.at(first, at[mine], b.time[mine])
             np.maximum.at(last, at[mine], b.time[mine])
+    return first, last
+
+
+def paint_spans(states: list[StateIntervals], model: Model, lanes: np.ndarray, first: np.ndarray,
+                last: np.ndarray, t_end: int) -> StateIntervals:
+    """``paint`` from the lanes' first and last event times (``event_spans``) and the prioritised
+    intervals ``states``: segments covering [0, t_end) on every lane of ``lanes``."""
+    n_threads = len(model.threads)
+    local = np.full(n_threads, -1, np.int64)
+    local[lanes] = np.arange(len(lanes))
+    first, last = first.copy(), last.copy()
+    is_cpu = model.is_cpu[lanes]
     tasks = (range(len(model.tasks)) if len(lanes) == n_threads
              else np.unique(model.task_of[lanes] - 1).tolist())
     for ti in tasks:
@@ -58,7 +75,7 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
     span = np.flatnonzero(is_cpu & (last >= 0))
     parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),
                             np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)),
-             *(StateIntervals(local[s.thread], s.start, s.end, s.state, s.prio) for s in out.states)]
+             *(StateIntervals(local[s.thread], s.start, s.end, s.state, s.prio) for s in states)]
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)  # noqa: E731
     default = np.where(is_cpu, R.NOT_CREATED, R.IDLE).astype(np.int64)
     thread = cat("thread")

@@ -87,6 +87,14 @@ class Translation:
     def count(self, kind: str) -> CategoryCount:
         return self.counts.setdefault(kind, CategoryCount())
 
+    def absorb(self, counts: dict[str, CategoryCount]) -> None:
+        """Add the counts of another translation (kind -> CategoryCount) to these."""
+        for kind, c in counts.items():
+            mine = self.count(kind)
+            mine.absorb(c)
+            mine.records += c.records
+            mine.translated_rows += c.translated_rows
+
 
 def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
                     start_pairs: list[tuple[object, np.ndarray]], depth: np.ndarray | int = 0,

@@ -1,0 +1,497 @@
+"""Large reports in time slices: stage C in bounded memory, every worker on one report.
+
+A report with more than ``2 * slice_rows`` rows to read in stage C is cut, on its own timeline,
+into slices of about ``slice_rows`` rows.  A row belongs to the slice its start falls in and is
+translated there only, whole: a kernel, range or call that crosses a border is neither cut nor
+doubled.  Three kinds of jobs do it:
+
+- ``plan`` (one per report): each cached table's row groups (rows, start and end range), the
+  slice borders, and the only facts of a row that depend on rows of other slices: the overlap
+  lane of every GPU activity (``stages.add_lanes`` over the whole report) and the position of
+  its launch call in the CUDA API table (``launch_links``' first match).  Reads a few columns.
+- ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
+  links, each activity's launch call and the NVTX ranges around those calls; the translators and
+  links as for a whole report, its POP partial (unreduced: ``metrics.pop.merge_partials`` joins
+  the slices), an events chunk, and the state intervals of the slice's rows and of the rows
+  still running at its start (``.states.npy``), to paint.
+- ``paint_report`` (one per report, after every slice): the state timeline painted slice after
+  slice with the lanes' first and last event over the whole report; a segment still open at a
+  border is carried into the next slice and written where it ends, so the segments are exactly
+  those of painting the whole report at once (``translate.paint``).
+
+A report is not sliced (it is translated whole by ``stages.translate_report``) when its tables are
+not in the Parquet cache, when two CUDA API calls of a process share a correlation id (the links
+of such calls need every call), when NCCL ranges are translated (their payload count is per
+call), or when GPU metric samples are attributed to kernels (``OUT.gpu_metrics.csv``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from nsys2prv import kinds as K
+from nsys2prv.core.memory import release
+from nsys2prv.metrics import pop
+from nsys2prv.model.resources import Model
+from nsys2prv.nsys.cache import TableCache
+from nsys2prv.nsys.export import resolve_input
+from nsys2prv.nsys.ids import process_key
+from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
+from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.stages import RankJob, RankResult
+from nsys2prv.translate import event_spans, paint_spans, trace_end
+from nsys2prv.translate.context import Context
+from nsys2prv.translate.cuda import LINKS as LAUNCH_LINKS
+from nsys2prv.translate.cuda import first_match, pair_codes
+from nsys2prv.translate.records import StateIntervals, Translation
+
+SLICE_ROWS = 400_000        # rows of a slice (a report is sliced from twice that)
+LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)     # GPU activities launched by a call
+
+
+@dataclass
+class Groups:
+    """The row groups of one cached table: rows, first row, and the range of starts and ends."""
+    path: str
+    rows: np.ndarray
+    first: np.ndarray
+    min_start: np.ndarray
+    max_start: np.ndarray
+    max_end: np.ndarray
+
+
+@dataclass
+class Plan:
+    """How one report is sliced (``plan``); the arrays it derives wait in ``prefix``.* files."""
+    index: int
+    borders: list[int]                  # slice k: borders[k] <= start < borders[k + 1] (report time)
+    groups: dict[str, Groups]           # kind -> row groups (kinds with rows)
+    lanes: dict[str, str] = field(default_factory=dict)       # GPU kind -> .npy of its rows' lanes
+    launches: dict[str, str] = field(default_factory=dict)    # activity kind -> .npy of its call's row
+
+    @property
+    def slices(self) -> int:
+        return len(self.borders) - 1
+
+
+@dataclass
+class SliceJob:
+    job: RankJob                        # the report's job (its chunk prefix: this slice's)
+    plan: Plan
+    k: int                              # the slice
+
+
+@dataclass
+class SliceResult:
+    index: int
+    k: int
+    counts: dict
+    pop: object                         # metrics.pop.PopPartial of the slice's rows (unreduced)
+    chunk: ChunkMeta
+    states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
+    first: np.ndarray                   # per lane of the report: first and last event time
+    last: np.ndarray
+    end: int                            # the slice's latest record
+    dev_rows: bool = False              # GPU activity / MPI or CUDA API rows for POP (merge_partials)
+    host_rows: bool = False
+
+
+@dataclass
+class PaintJob:
+    job: RankJob
+    plan: Plan
+    states: list[str]                   # per slice, its states file
+    first: np.ndarray
+    last: np.ndarray
+    end: int                            # the report's latest record (its lifetimes included)
+
+
+def _cache(src: stages.Source) -> TableCache:
+    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                           src.force_sqlite, stages.needed_export_tables())
+    return TableCache(Path(src.cache_root), sqlite)
+
+
+def report_lanes(model: Model, report: int) -> np.ndarray:
+    return np.array(sorted(g for i in model.report_tasks(report) for g in model.tasks[i].threads), np.int64)
+
+
+# ---------------------------------------------------------------------------------------------------
+# plan
+def _groups(path: Path, step: int) -> tuple[Groups, np.ndarray] | None:
+    """The row groups of a table, and a sample of its starts (every ``step``-th of each group)."""
+    pf = pq.ParquetFile(path)
+    if not {"start", "end"} <= set(pf.schema_arrow.names):
+        return None
+    n = pf.metadata.num_row_groups
+    rows = np.array([pf.metadata.row_group(i).num_rows for i in range(n)], np.int64)
+    lo, hi, top = (np.zeros(n, np.int64) for _ in range(3))
+    sample = []
+    for i in range(n):
+        t = pf.read_row_group(i, columns=["start", "end"], use_threads=False)
+        s, e = t.column("start").to_numpy(), t.column("end").to_numpy()
+        lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
+        sample.append(np.sort(s)[::step])
+    first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+    return Groups(str(path), rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
+
+
+def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
+    """Slice borders at quantiles of the start sample: about ``slice_rows`` rows a slice.  With a -f
+    window, every inner border lies inside it (no clipped start can equal a border's time)."""
+    parts = max(1, round(rows / slice_rows))
+    s = np.sort(sample)
+    cuts = np.unique(s[(np.arange(1, parts) * len(s)) // parts]) if parts > 1 and len(s) else np.zeros(0, np.int64)
+    if clip is not None:
+        cuts = cuts[(cuts > clip[0]) & (cuts < clip[1])]
+    return [LOW, *(int(c) for c in cuts), HIGH]
+
+
+def _read(g: Groups, columns: list[str] | None, wanted) -> tuple[pd.DataFrame, np.ndarray]:
+    """Rows (and their positions in the table) of the row groups ``wanted`` selects (a boolean per
+    group), filtered by ``keep(df) -> mask`` in ``wanted``'s second item."""
+    select, keep = wanted
+    idx = np.flatnonzero(select)
+    pf = pq.ParquetFile(g.path)
+    frames, pos = [], []
+    for i in idx:
+        df = pf.read_row_group(int(i), columns=columns, use_threads=False).to_pandas(use_threads=False)
+        m = keep(df)
+        frames.append(df[m])
+        pos.append(g.first[i] + np.flatnonzero(m))
+    if not frames:
+        empty = pf.schema_arrow.empty_table().to_pandas()
+        return (empty[columns] if columns else empty), np.zeros(0, np.int64)
+    return pd.concat(frames, ignore_index=True), np.concatenate(pos).astype(np.int64)
+
+
+def owned(g: Groups, lo: int, hi: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows whose start is in [lo, hi), in table order, and their positions."""
+    sel = (g.max_start >= lo) & (g.min_start < hi)
+    return _read(g, columns, (sel, lambda df: ((df["start"] >= lo) & (df["start"] < hi)).to_numpy()))
+
+
+def running_at(g: Groups, t: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows that start before ``t`` and end after it."""
+    sel = (g.min_start < t) & (g.max_end > t)
+    return _read(g, columns, (sel, lambda df: ((df["start"] < t) & (df["end"] > t)).to_numpy()))
+
+
+def overlapping(g: Groups, t0: int, t1: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows with start <= t1 and end >= t0 (those that contain an instant of [t0, t1])."""
+    sel = (g.min_start <= t1) & (g.max_end >= t0)
+    return _read(g, columns, (sel, lambda df: ((df["start"] <= t1) & (df["end"] >= t0)).to_numpy()))
+
+
+def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame:
+    """The rows at sorted unique ``positions``, in that order."""
+    grp = np.searchsorted(g.first, positions, "right") - 1
+    sel = np.zeros(len(g.rows), bool)
+    sel[grp] = True
+    df, pos = _read(g, columns, (sel, lambda d: np.ones(len(d), bool)))
+    return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
+
+
+def _column(g: Groups, name: str) -> np.ndarray:
+    pf = pq.ParquetFile(g.path)
+    return np.concatenate([pf.read_row_group(i, columns=[name], use_threads=False).column(name).to_numpy()
+                           for i in range(len(g.rows))]).astype(np.int64, copy=False)
+
+
+def _has_rows(cache: TableCache, kind: str) -> bool:
+    df = cache.table(kind) if cache.has(kind) and cache.parquet(kind) is None else None
+    return df is not None and len(df) > 0
+
+
+def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
+    """Phase 0 for one report (None: translate it whole)."""
+    src = job.src
+    kinds = stages.default_kinds(src)
+    cache = _cache(src)
+    if any(not cache.has(k) or _has_rows(cache, k) for k in kinds):
+        return None                     # not cached (a cache that cannot be written), or odd rows
+    groups, samples = {}, []
+    for k in kinds:
+        path = cache.parquet(k)
+        if path is None:
+            continue
+        got = _groups(path, max(1, slice_rows // 64))
+        if got is None:
+            return None
+        groups[k], sample = got
+        samples.append(sample)
+    if "nccl" in src.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.categories:
+        return None
+    if job.attribution and "gpu_metrics" in groups and "kernels" in groups:
+        return None
+    borders = _borders(np.concatenate(samples) if samples else np.zeros(0, np.int64), rows, slice_rows, job.clip)
+    if len(borders) < 3:
+        return None
+    p = Plan(src.index, borders, groups)
+    gpu = [k for k in K.side_kinds(K.GPU) if k in src.kinds and k in groups]
+    if gpu:
+        cols = {c: [_column(groups[k], c) for k in gpu] for c in ("gpid", "device", "stream", "start", "end")}
+        tables = {k: pd.DataFrame({c: cols[c][i] for c in cols}) for i, k in enumerate(gpu)}
+        del cols
+        stages.add_lanes(tables)
+        for k in gpu:
+            if "lane" in tables[k]:
+                p.lanes[k] = f"{prefix}.lanes-{k}.npy"
+                np.save(p.lanes[k], tables[k]["lane"].to_numpy(np.int64))
+        del tables
+    links = [k for k in ACTIVITIES if k in src.kinds and k in groups]
+    if links and "cuda_api" in groups and ("cuda_api" in src.kinds or src.calls):
+        g = groups["cuda_api"]
+        corr = _column(g, "corr")
+        calls = np.flatnonzero(corr >= 0)
+        codes = [pair_codes(np.concatenate([process_key(_column(g, "tid")[calls]), *[_column(groups[k], "gpid")
+                                                                                     for k in links]]),
+                            np.concatenate([corr[calls], *[_column(groups[k], "corr") for k in links]]))]
+        del corr
+        call_codes = codes[0][:len(calls)]
+        order = np.argsort(call_codes, kind="stable")
+        if (np.diff(call_codes[order]) == 0).any():
+            return None                 # calls sharing a correlation id: linked on the whole report
+        at = len(calls)
+        for k in links:
+            n = int(groups[k].rows.sum())
+            hit = first_match(codes[0][at:at + n], call_codes, order)
+            at += n
+            p.launches[k] = f"{prefix}.calls-{k}.npy"
+            np.save(p.launches[k], np.where(hit >= 0, calls[np.maximum(hit, 0)], -1))
+    release()
+    return p
+
+
+# ---------------------------------------------------------------------------------------------------
+# translate
+def _with_lanes(df: pd.DataFrame, pos: np.ndarray, lanes: str | None) -> pd.DataFrame:
+    return df if lanes is None else df.assign(lane=np.load(lanes, mmap_mode="r")[pos])
+
+
+def _rows(plan: Plan, src: stages.Source, kinds, pick) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+    out = {}
+    for k in kinds:
+        g = plan.groups.get(k)
+        if g is not None:
+            df, pos = pick(g)
+            out[k] = (_with_lanes(df, pos, plan.lanes.get(k) if k in src.kinds else None), pos)
+        else:
+            out[k] = None
+    return out
+
+
+def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
+    return cache.table(kind) if cache.has(kind) else None
+
+
+def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
+    """Phase 1: one slice of a report, as ``stages.translate_report`` does a whole one."""
+    job, plan, k = sj.job, sj.plan, sj.k
+    src, r = job.src, job.src.index
+    lo, hi = plan.borders[k], plan.borders[k + 1]
+    cache = _cache(src)
+    kinds = stages.default_kinds(src)
+    got = _rows(plan, src, kinds, lambda g: owned(g, lo, hi))
+    every = {kind: got[kind][0] if got[kind] is not None else _empty_table(cache, kind) for kind in kinds}
+    tables = {kind: t for kind, t in every.items() if kind in src.kinds and t is not None}
+    positions = {kind: got[kind][1] for kind in tables if got[kind] is not None}
+    untranslated = {kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables
+                    and t is not None}
+    del every
+    out = Translation()
+    if job.clip is not None:
+        stages.clip(tables, job.clip[0], job.clip[1], out)
+        stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
+        positions = {kind: positions[kind][_kept(got[kind][0], job.clip)] for kind in positions}
+    pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
+    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
+    dev_rows = any(len(pop_tables[x]) for x in ("kernels", "memcpy", "memset") if x in pop_tables)
+    host_rows = any(len(pop_tables[x]) for x in ("mpi", "cuda_api") if x in pop_tables)
+    del untranslated, pop_tables
+    ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
+                  metric_types=job.metric_types, devmap=job.info.devmap)
+    stages.translate_tables(ctx, out, links=False)
+    _links(ctx, out, plan, src, positions, tables, job.clip)
+    lanes = report_lanes(model, r)
+    first, last = event_spans(out, model, lanes)
+    states = out.states
+    if k > 0:                           # the rows still running at the slice's start: their states
+        running = {kind: t[0] for kind, t in _rows(plan, src, src.kinds, lambda g: running_at(g, lo)).items()
+                   if t is not None}
+        if job.clip is not None:
+            stages.clip(running, job.clip[0], job.clip[1], Translation())
+        before = Translation()
+        stages.translate_tables(Context(r, job.clock, model, job.categories, job.nvtx_index, running,
+                                        metric_types=job.metric_types, devmap=job.info.devmap),
+                                before, links=False)
+        states = [*states, *before.states]
+        del running, before
+    path = f"{job.chunk}.states.npy"
+    np.save(path, np.stack([np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states]
+                                           or [np.zeros(0, np.int64)])
+                            for f in ("thread", "start", "end", "state", "prio")]))
+    out.states = []
+    del tables, ctx, got, states
+    end = trace_end(out)
+    chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
+                        painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
+    counts = out.counts
+    del out
+    release()
+    return SliceResult(r, k, counts, partial, chunk, path, first, last, end, dev_rows, host_rows)
+
+
+def _kept(df: pd.DataFrame, clip) -> np.ndarray:
+    """The rows ``stages.clip`` keeps (its mask, on the unclipped rows)."""
+    start, end = df["start"], df["end"]
+    point = start == end
+    return ((end > clip[0]) & (start < clip[1]) | point & (start >= clip[0]) & (start <= clip[1])).to_numpy()
+
+
+def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, positions: dict, tables: dict,
+           clip) -> None:
+    """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
+    the NVTX ranges around those calls, then the declared links on just those rows."""
+    acts = {k: tables[k] for k in ACTIVITIES if k in tables}
+    need = [np.load(plan.launches[k], mmap_mode="r")[positions[k]] for k in acts if k in plan.launches]
+    calls_pos = np.unique(np.concatenate(need)) if need else np.zeros(0, np.int64)
+    calls_pos = calls_pos[calls_pos >= 0]
+    link_tables = dict(acts)
+    calls = None
+    if "cuda_api" in plan.groups and (len(calls_pos) or "cuda_api" in tables):
+        calls = at_positions(plan.groups["cuda_api"], calls_pos)
+        if clip is not None and "cuda_api" in tables:     # (as the whole report: untranslated calls unclipped)
+            one = {"cuda_api": calls}
+            stages.clip(one, clip[0], clip[1], Translation())
+            calls = one["cuda_api"]
+        calls = calls.reset_index(drop=True)
+        if "cuda_api" in tables:
+            link_tables["cuda_api"] = calls
+        if len(calls):
+            t0, t1 = int(calls["start"].min()), int(calls["start"].max())
+            for kind in ("nvtx", "nccl"):
+                if kind in tables and kind in plan.groups:
+                    rng = overlapping(plan.groups[kind], t0, t1)[0]
+                    if clip is not None:
+                        one = {kind: rng}
+                        stages.clip(one, clip[0], clip[1], Translation())
+                        rng = one[kind]
+                    link_tables[kind] = rng.reset_index(drop=True)
+    lctx = Context(ctx.report, ctx.clock, ctx.model, ctx.categories, ctx.nvtx_domains, link_tables, calls=calls,
+                   metric_types=ctx.metric_types, devmap=ctx.devmap)
+    stages.translate_tables(lctx, out, translators=False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# paint
+def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
+    """Phase 2: the report's state timeline, slice after slice (one states chunk per slice)."""
+    job, plan = pj.job, pj.plan
+    r = job.src.index
+    lanes = report_lanes(model, r)
+    t_open = pj.end + 1
+    carry_state = np.full(len(lanes), -1, np.int64)
+    carry_begin = np.zeros(len(lanes), np.int64)
+    chunks = []
+    for k, path in enumerate(pj.states):
+        lo_t = 0 if k == 0 else int(job.clock.apply_one(plan.borders[k]))
+        hi_t = t_open if k == plan.slices - 1 else int(job.clock.apply_one(plan.borders[k + 1]))
+        arr = np.load(path)
+        os.remove(path)
+        if hi_t <= lo_t:                # (no time of the trace in this slice: the carry goes on)
+            continue
+        s = paint_spans([StateIntervals(*arr)], model, lanes, pj.first, pj.last, hi_t)
+        del arr
+        # segments cover [0, hi_t) (and beyond, up to the intervals' ends) on every lane, by lane and time
+        keep = (s.end > lo_t) & (s.start < hi_t)
+        lane = np.searchsorted(lanes, s.thread[keep])
+        begin, end, state = np.maximum(s.start[keep], lo_t), np.minimum(s.end[keep], hi_t), s.state[keep]
+        first = np.ones(len(lane), bool)
+        first[1:] = lane[1:] != lane[:-1]
+        last = np.ones(len(lane), bool)
+        last[:-1] = lane[1:] != lane[:-1]
+        # a segment carried from the slice before: continued by an equal first state, else closed here
+        cont = first & (carry_state[lane] == state)
+        begin = np.where(cont, carry_begin[lane], begin)
+        closing = carry_state >= 0
+        closing[lane[cont]] = False
+        ended = np.flatnonzero(closing)
+        parts = [(lanes[ended], carry_begin[ended], np.full(len(ended), lo_t, np.int64), carry_state[ended])]
+        carry_state[:] = -1
+        if k == plan.slices - 1:
+            parts.append((lanes[lane], begin, end, state))
+        else:
+            parts.append((lanes[lane[~last]], begin[~last], end[~last], state[~last]))
+            carry_state[lane[last]] = state[last]
+            carry_begin[lane[last]] = begin[last]
+        thread, start, stop, st = (np.concatenate(x) for x in zip(*parts))
+        states = StateIntervals(thread, start, stop, st, np.zeros(len(thread), np.int64))
+        chunks.append(write_chunk(Translation(), model, r, job.types, f"{job.chunk}.p{k}",
+                                  painted=(states, t_open, pj.end)))
+    release()
+    return chunks
+
+
+# ---------------------------------------------------------------------------------------------------
+# the three phases, for every report of a run
+def _plan(item: tuple, slice_rows: int) -> Plan | None:
+    job, rows = item
+    return plan(job, rows, slice_rows, job.chunk)
+
+
+def _translate(item, model: Model):
+    return translate_slice(item, model) if isinstance(item, SliceJob) else stages.translate_report(item, model)
+
+
+def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int) -> list[RankResult]:
+    """Stage C: every report translated (the large ones in slices, ``jobs`` writing chunks), in
+    ``ex``; the results in report order, a sliced report's ``chunk`` a list of chunks."""
+    big = [(j, n) for j, n in zip(jobs, rows) if j.chunk is not None and not j.pop_only and n > 2 * slice_rows]
+    plans = dict(zip([j.src.index for j, _ in big], ex.map(_plan, big, slice_rows, desc="plan"))) if big else {}
+    items: list = []
+    for j in jobs:
+        p = plans.get(j.src.index)
+        if p is None:
+            items.append(j)
+        else:
+            items += [SliceJob(replace(j, chunk=f"{j.chunk}.s{k}"), p, k) for k in range(p.slices)]
+    done = ex.map(_translate, items, desc="translate", shared=model)
+    results: list = [r for r in done if isinstance(r, RankResult)]
+    paints = []
+    for j in jobs:
+        p = plans.get(j.src.index)
+        if p is None:
+            continue
+        parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index),
+                       key=lambda r: r.k)
+        results.append(_join(j, parts, model))
+        lives = [model.tasks[i].life[1] for i in model.report_tasks(j.src.index) if model.tasks[i].life is not None]
+        first = np.minimum.reduce([r.first for r in parts])
+        last = np.maximum.reduce([r.last for r in parts])
+        paints.append(PaintJob(j, p, [r.states for r in parts], first, last, max([r.end for r in parts] + lives)))
+    painted = ex.map(paint_report, paints, desc="paint", shared=model) if paints else []
+    by_index = {r.index: r for r in results}
+    for pj, chunks in zip(paints, painted):
+        by_index[pj.job.src.index].chunk += chunks
+    return [by_index[j.src.index] for j in jobs]
+
+
+def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
+    """A sliced report's RankResult: its slices' counts and POP partials joined (as translated whole)."""
+    out = Translation()
+    for r in parts:
+        out.absorb(r.counts)
+    exclusive = None if job.pop_names else job.pop_exclusive
+    partial = pop.merge_partials([r.pop for r in parts], any(r.dev_rows for r in parts),
+                                 any(r.host_rows for r in parts), exclusive)
+    if not job.pop_names and job.pop_exclusive is not None:
+        pop.spill_devices(partial, job.chunk + ".pop.npy", job.info.identity.host)
+    return RankResult(job.src.index, out.counts, partial, None, chunk=[r.chunk for r in parts])

@@ -1,0 +1,149 @@
+"""Large reports in time slices (pipeline/slices.py): a sliced conversion writes exactly the bytes of
+the whole-report one, whatever crosses the slice borders, and no slice holds more than its share."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from nsysgen import NsysBuilder
+
+from nsys2prv.config import Config, parse_categories
+from nsys2prv.pipeline import convert, slices
+
+PID, MAIN, WORKER = 4200, 4201, 4202
+STEP = 1_000                        # one iteration every microsecond
+
+
+def build(path: Path, iterations: int) -> Path:
+    """A CUDA + NVTX + MPI + OS runtime report whose every kind has rows crossing slice borders:
+    a range over the whole run and nested per-iteration ranges, kernels three iterations long
+    (overlapping the next ones on their stream: extra lanes), kernels launched long before they
+    run (call and kernel in different slices), long synchronisations and MPI calls."""
+    b = NsysBuilder(path, schema="3.13.2", host="slicehost", env={"PMI_RANK": "0"})
+    b.process(PID, "./app")
+    b.thread_name(PID, WORKER, "io-worker")
+    b.mpi_rank(PID, MAIN, 0, ts=500)
+    end = 10_000 + (iterations + 40) * STEP
+    b.nvtx_push(PID, MAIN, 1_000, end, text="run")
+    corr = 100
+    for i in range(iterations):
+        t = 10_000 + i * STEP
+        b.nvtx_push(PID, MAIN, t, t + 900, text="iteration")
+        b.nvtx_push(PID, MAIN, t + 100, t + 800, text="step", domain_id=0)
+        b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 200, t + 210, corr)
+        long = i % 3 == 0
+        b.kernel(PID, 0, 7, t + 300, t + (3 * STEP if long else 700), corr, "stencil" if long else "update")
+        b.cuda_api(PID, MAIN, "cudaMemcpyAsync_v3020", t + 400, t + 420, corr + 1)
+        b.memcpy(PID, 0, 8, t + 430, t + 460, corr + 1, 4096, copy_kind=1)
+        if i % 25 == 0:                 # queued: runs 30 iterations after its launch
+            b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 212, t + 215, corr + 2)
+            b.kernel(PID, 0, 9, t + 30 * STEP, t + 30 * STEP + 500, corr + 2, "queued")
+        if i % 10 == 0:
+            b.cuda_api(PID, MAIN, "cudaDeviceSynchronize_v3020", t + 850, t + 4 * STEP + 50, corr + 3)
+        if i % 20 == 5:
+            b.mpi(PID, MAIN, "MPI_Allreduce", t + 870, t + 2 * STEP + 20, kind="coll", size=64, recv_size=64)
+        b.osrt(PID, WORKER, "read", t + 10, t + 990)
+        if i % 7 == 0:
+            b.nvtx_mark(PID, WORKER, t + 500, "tick")
+        corr += 4
+    return b.save()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("slices") / "rank0.sqlite", 600)
+
+
+def _convert(src: Path, out: Path, slice_rows: int, **kw) -> dict:
+    convert(Config(inputs=[src], output=out, show_progress=False, jobs=kw.pop("jobs", 1), slice_rows=slice_rows,
+                   **kw), log=lambda *a, **k: None)
+    files = {}
+    for ext in (".prv", ".pcf", ".row", ".pop.json", ".summary.json"):
+        text = Path(f"{out}{ext}").read_text()
+        if ext.endswith(".json"):
+            d = json.loads(text)
+            for key in ("outputs", "label", "output"):
+                d.pop(key, None)
+            text = json.dumps(d, sort_keys=True)
+        files[ext] = text
+    return files
+
+
+def _plans(monkeypatch) -> list:
+    seen = []
+    real = slices.plan
+
+    def spy(*a, **k):
+        p = real(*a, **k)
+        seen.append(p)
+        return p
+    monkeypatch.setattr(slices, "plan", spy)
+    return seen
+
+
+@pytest.mark.parametrize("options", [{}, {"filter_nvtx": "run"},
+                                     {"categories": parse_categories("cuda_api_trace")},
+                                     {"categories": parse_categories("nvtx,cuda_api_trace,mpi,osrt"), "jobs": 2}],
+                         ids=["all", "filter", "cuda", "parallel"])
+def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monkeypatch, options):
+    whole = _convert(report, tmp_path / "whole", 10**9, **dict(options))
+    plans = _plans(monkeypatch)
+    for rows in (1_000, 300):
+        sliced = _convert(report, tmp_path / f"s{rows}", rows, **dict(options))
+        assert plans[-1] is not None and plans[-1].slices >= 3
+        for ext, text in whole.items():
+            assert sliced[ext] == text, f"{ext} differs with {plans[-1].slices} slices"
+
+
+def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch):
+    """The borders fall inside long kernels, nested ranges, calls and states: every one of them is
+    written once (the counts of the whole report), and the lanes and links survive."""
+    plans = _plans(monkeypatch)
+    files = _convert(report, tmp_path / "s", 500)
+    p = plans[-1]
+    inner = p.borders[1:-1]
+    assert len(inner) >= 6
+    body = [ln.split(":") for ln in files[".prv"].splitlines()[1:] if ln[0] in "123"]
+    states = [r for r in body if r[0] == "1"]
+    # every state segment of a thread ends where its next one starts: no cut, no overlap
+    by_thread: dict = {}
+    for r in states:
+        by_thread.setdefault(tuple(r[1:5]), []).append((int(r[5]), int(r[6])))
+    for segs in by_thread.values():
+        segs.sort()
+        assert all(a[1] == b[0] for a, b in zip(segs, segs[1:]))
+    summary = json.loads(files[".summary.json"])
+    kinds = summary["categories"]
+    assert kinds["kernels"]["translated_rows"] == kinds["kernels"]["source_rows"] == 600 + 24
+    assert kinds["kernels"]["event_records"] == 2 * (600 + 24)
+    assert kinds["nvtx"]["translated_rows"] == 1 + 2 * 600 + 86
+    assert kinds["launch_links"]["translated_rows"] == 2 * 600 + 24
+    assert kinds["mpi"]["translated_rows"] == 30
+    assert kinds["nvtx_on_gpu"]["translated_rows"] == 2 * 600 + 24       # the innermost range of each launch
+    # the long kernels overlap the next ones on stream 7: extra rows, lanes taken over the whole report
+    assert set(p.lanes) == {"kernels", "memcpy"} and summary["overlap_rows"] >= 1
+
+
+def test_a_slice_holds_its_share_whatever_the_reports_size(tmp_path, monkeypatch):
+    """Rows a slice job holds (its own, those running at its start, the launch calls of its
+    kernels) stay about the slice size for a report four times as large."""
+    log = tmp_path / "held.txt"
+    real = slices.translate_slice
+
+    def spy(sj, model):                 # (runs in a worker: the counts go through a file)
+        g, (lo, hi) = sj.plan.groups, sj.plan.borders[sj.k:sj.k + 2]
+        n = sum(len(slices.owned(x, lo, hi)[1]) + len(slices.running_at(x, lo)[1]) for x in g.values())
+        with open(log, "a") as fh:
+            fh.write(f"{n}\n")
+        return real(sj, model)
+    monkeypatch.setattr(slices, "translate_slice", spy)
+    most = {}
+    for n in (400, 1600):
+        log.unlink(missing_ok=True)
+        _convert(build(tmp_path / f"r{n}.sqlite", n), tmp_path / f"o{n}", 1_000)
+        held = [int(x) for x in log.read_text().split()]
+        assert len(held) >= n // 170             # about 6.5 rows an iteration
+        most[n] = max(held)
+    assert most[400] <= 1.5 * 1_000 and most[1600] <= 1.5 * 1_000

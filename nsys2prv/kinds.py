@@ -62,6 +62,9 @@ class Kind:
     translators: tuple[Translator, ...]
     types: tuple[R.EventType, ...] = ()     # fixed event types its translators write
     doc: str = ""
+    # its reader is row by row (no row depends on another: no nesting, no pairing), so a large
+    # table is read a batch of rows at a time (pipeline/stages.py read_each)
+    batched: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,22 +77,23 @@ class Link:
 
 KINDS: tuple[Kind, ...] = (
     Kind("cuda_api", cuda_api.READER, ("cuda_api",), CPU, (Translator(cuda.cuda_api),), (R.CUDA_API, R.CORRELATION),
-         doc="CUDA runtime/driver API calls"),
+         doc="CUDA runtime/driver API calls", batched=True),
     Kind("kernels", kernels.READER, ("gpu",), GPU,
          (Translator(cuda.kernels), Translator(cuda.nccl_kernels, "nccl_kernels")),
          (R.CUDA_KERNEL, R.CUDA_KERNEL_FULL, R.NCCL_KERNEL, *R.KERNEL_PARAMS.values(), R.GRAPH_NODE),
-         doc="CUDA kernels"),
+         doc="CUDA kernels", batched=True),
     Kind("memcpy", memops.MEMCPY_READER, ("gpu",), GPU, (Translator(cuda.memcpy),), (R.MEMOP, R.MEMOP_SIZE),
-         doc="CUDA memory copies"),
+         doc="CUDA memory copies", batched=True),
     Kind("memset", memops.MEMSET_READER, ("gpu",), GPU, (Translator(cuda.memset),), (R.MEMOP, R.MEMOP_SIZE),
-         doc="CUDA memsets"),
+         doc="CUDA memsets", batched=True),
     Kind("nvtx", nvtx.READER, ("nvtx_pushpop", "nvtx_startend"), CPU, (Translator(host.nvtx),),
          doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)"),
     Kind("nccl", nccl.READER, ("nccl",), CPU, (Translator(host.nccl_ranges),), (R.NCCL_RANGE,),
          doc="NVTX ranges of the NCCL domain, with their payloads"),
     Kind("mpi", mpi.READER, ("mpi",), CPU, (Translator(host.mpi),),
          (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM), doc="MPI calls"),
-    Kind("osrt", osrt.READER, ("osrt",), CPU, (Translator(host.osrt),), (R.OSRT,), doc="OS runtime library calls"),
+    Kind("osrt", osrt.READER, ("osrt",), CPU, (Translator(host.osrt),), (R.OSRT,), doc="OS runtime library calls",
+         batched=True),
     Kind("gpu_metrics", gpu_metrics.READER, ("gpu_metrics",), METRIC, (Translator(metrics_tr.gpu_metrics),),
          doc="GPU metric samples (event types per metric name)"),
     Kind("graph_exec", graphs.EXEC_READER, ("graphs",), GPU, (Translator(graph_tr.graph_exec),),

@@ -148,6 +148,24 @@ class TableCache:
         except OSError:
             return False
 
+    def set_tallies(self, tallies: dict[str, dict], new: bool = False) -> None:
+        """Replace the tallies of kinds already stored (counts completed after their tables were);
+        ``new``: of kinds whose table was just written (``BatchWriter``)."""
+        if not tallies or not self.dir.is_dir():
+            return
+        try:
+            self._manifest = None
+            manifest = {**self.kinds, **{k: t for k, t in tallies.items() if new or k in self.kinds}}
+            self._replace(MANIFEST, lambda p: p.write_text(json.dumps(manifest), encoding="utf-8"))
+            self._manifest = manifest
+        except OSError:
+            pass
+
+    def batches(self, kind: str) -> "BatchWriter | None":
+        """A writer of ``kind``'s table a batch of rows at a time (None: the cache cannot be written)."""
+        _system_pool(pa)
+        return BatchWriter(self, kind) if self.prepare() else None
+
     def store(self, meta, tables: dict[str, tuple[pd.DataFrame | None, dict | None]]) -> None:
         """Add ``tables`` (kind -> (table or None, tally)) and the metadata."""
 
@@ -177,3 +195,53 @@ class TableCache:
             self._manifest = manifest
         except OSError:
             pass                  # a full or read-only cache never fails a conversion
+
+
+def _wide_dictionaries(table):
+    """Dictionary columns with int32 indices: every batch of a table gets the same schema."""
+    fields = [pa.field(f.name, pa.dictionary(pa.int32(), f.type.value_type)) if pa.types.is_dictionary(f.type)
+              else f for f in table.schema]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+
+
+class BatchWriter:
+    """One kind's Parquet file written batch by batch (a large table read a batch at a time): the
+    rows of the batches in order, as ``TableCache.store`` would write the whole table."""
+
+    def __init__(self, cache: TableCache, kind: str):
+        self.cache, self.kind = cache, kind
+        self.tmp = cache.dir / f".{kind}.parquet.tmp{os.getpid()}"
+        self.writer = None
+        self.schema = None
+
+    def write(self, df: pd.DataFrame) -> None:
+        table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
+        if self.writer is None:
+            self.schema = table.schema
+            text = [f.name for f in table.schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
+            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="lz4", use_dictionary=text or False,
+                                           write_statistics=False)
+        else:
+            table = table.cast(self.schema)
+        self.writer.write_table(table, row_group_size=ROW_GROUP)
+
+    def close(self, tally: dict | None) -> None:
+        """The file in place and the kind in the manifest with its tally."""
+        try:
+            if self.writer is not None:
+                self.writer.close()
+                self.writer = None
+                os.replace(self.tmp, self.cache.dir / f"{self.kind}.parquet")
+                self.cache.set_tallies({self.kind: tally}, new=True)
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except (OSError, pa.ArrowException):
+                pass
+            self.writer = None
+        if self.tmp.exists():
+            self.tmp.unlink()

@@ -75,6 +75,7 @@ class Report:
         # what the readers asked of each table: columns found missing, and tables some probe accepted
         self.missing_columns: dict[str, set[str]] = {}
         self.probed_ok: set[str] = set()
+        self.window: tuple[str, int, int] | None = None    # queries read only rowids [lo, hi) of this table
 
     # -- probing ---------------------------------------------------------
     def _probe_tables(self) -> set[str]:
@@ -142,7 +143,19 @@ class Report:
         """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
         return self._fetch(sql, params)[1]
 
+    def rowid_range(self, table: str) -> tuple[int, int] | None:
+        """The smallest and largest rowid of a table (None: empty, or a table without rowids)."""
+        try:
+            lo, hi = self.rows(f'SELECT min(rowid), max(rowid) FROM "{table}"')[0]
+        except sqlite3.DatabaseError:
+            return None
+        return None if lo is None else (int(lo), int(hi))
+
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        if self.window is not None:         # one batch of rows of a table (stages.read_each)
+            table, lo, hi = self.window
+            sql = re.sub(rf"\bFROM\s+{table}\b",
+                         f"FROM (SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}) AS {table}", sql)
         if not params and self._adbc is not False:
             df = self._adbc_query(sql)
             if df is not None:

@@ -18,6 +18,7 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 from __future__ import annotations
 
 import pickle
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -317,22 +318,193 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     return res
 
 
+def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, dict]:
+    """Every table of ``kinds`` in turn, from the cache or read from the report and added to the cache,
+    given to ``visit(kind, table or None)`` and let go before the next: stage A holds one table at a
+    time, not the report.  Returns the metadata and each kind's tally (None: no such data)."""
+    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                           src.force_sqlite, needed_export_tables())
+    cache = TableCache(Path(src.cache_root), sqlite)
+    info = cache.meta()
+    missing = [k for k in kinds if not cache.has(k)]
+    report = None
+    results: dict = {}
+    try:
+        if info is None or missing or info.lifetimes is None:
+            report = Report(sqlite, src.index, source=str(src.input))
+            if info is None:
+                info = report_info(report)
+            elif info.lifetimes is None:            # metadata cached before lifetimes existed
+                info.lifetimes = process_lifetimes(report)
+        for k in kinds:
+            ranges = _batches(report, k) if k in missing else None
+            if ranges:
+                results[k] = _read_batched(report, k, ranges, cache, visit)
+                continue
+            if k in missing:
+                res = K.BY_NAME[k].reader.read(report)
+                table = None
+                if res is not None:
+                    drop_absurd_times(res)
+                    table, res.table = res.table, None
+                    cache.store(None, {k: (table, _tally(res))})
+                results[k] = res
+            else:
+                table = cache.table(k)
+            visit(k, table)
+            del table
+        tallies = {k: cache.kinds.get(k) for k in kinds if k not in missing}
+        seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
+        fresh = {}
+        for k in missing:
+            tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
+            seen.update(tables)
+            res = count_unreadable(report, tables, results[k])
+            tallies[k] = fresh[k] = None if res is None else _tally(res)
+        if report is not None:
+            cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
+            cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None})
+    finally:
+        if report is not None:
+            report.close()
+    info.source, info.index = str(src.input), src.index
+    return info, tallies
+
+
+BATCH_ROWS = 500_000         # rows of a large table read at a time (kinds declared ``batched``)
+
+
+def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
+    """Rowid ranges of about BATCH_ROWS rows of a large table read by a row-by-row reader (None:
+    read it whole: small, not row by row, or with open-ended rows, which are closed at the table's
+    last time)."""
+    reader = K.BY_NAME[kind].reader
+    if not K.BY_NAME[kind].batched or len(reader.tables) != 1:
+        return None
+    table = reader.tables[0]
+    try:
+        if report.count(table) <= 2 * BATCH_ROWS or not report.has(table, "end") \
+                or report.count(table, '"end" IS NULL'):
+            return None
+    except sqlite3.DatabaseError:
+        return None
+    span = report.rowid_range(table)
+    if span is None:
+        return None
+    return [(lo, lo + BATCH_ROWS) for lo in range(span[0], span[1] + 1, BATCH_ROWS)]
+
+
+def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit):
+    """``kind``'s table read a rowid range at a time: each batch added to the cache and visited,
+    the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
+    reader = K.BY_NAME[kind].reader
+    total = None
+    writer = cache.batches(kind)
+    try:
+        for lo, hi in ranges:
+            report.window = (reader.tables[0], lo, hi)
+            try:
+                res = reader.read(report)
+            finally:
+                report.window = None
+            if res is None:
+                break
+            drop_absurd_times(res)
+            df, res.table = res.table, None
+            if total is None:
+                total = res
+            else:
+                total.absorb(res)
+            if writer is not None:
+                writer.write(df)
+            visit(kind, df)
+            del df
+        if writer is not None and total is not None:
+            writer.close(_tally(total))
+    finally:
+        if writer is not None:
+            writer.abort()
+    return total
+
+
+def _tally(res) -> dict:
+    return {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes}
+
+
+class _Facts:
+    """What stage A keeps of each table as it goes by (``read_each``): the Scan's reductions."""
+
+    def __init__(self, src: Source, filter_nvtx: str | None):
+        self.src, self.filter_nvtx = src, filter_nvtx
+        self.rows, self.mins, self.domains, self.metrics = 0, [], [], []
+        self.sync: dict = {}
+        self.window = None
+        self.present: set[str] = set()
+        self.keys: dict[str, list] = {}
+        self.pop_keys: dict[str, list] = {}
+        self.gpu: dict[str, pd.DataFrame] = {}      # translated GPU kinds: the columns add_lanes reads
+
+    def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
+        if df is None:
+            return
+        if kind in pop.KINDS:
+            for side, frame in model_keys({kind: df}).items():
+                self.pop_keys.setdefault(side, []).append((kind, frame))
+        for k, rows in sync_tables({kind: df}, self.src.marker).items():      # (a batch at a time)
+            self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
+        if kind not in self.src.kinds:
+            return
+        self.present.add(kind)
+        self.rows += len(df)
+        if len(df):
+            self.mins.append(int(df["start"].min()))
+        if kind == "nvtx":
+            self.domains = sorted(df["domain"].unique())
+            self.window = _first_occurrence({kind: df}, self.filter_nvtx)
+        if kind == "gpu_metrics":
+            self.metrics = list(df["metric"].unique())
+        if kind in K.side_kinds(K.GPU):
+            part = df[["gpid", "device", "stream", "start", "end"]]
+            self.gpu[kind] = pd.concat([self.gpu[kind], part], ignore_index=True) if kind in self.gpu else part.copy()
+        else:
+            for side, frame in model_keys({kind: df}).items():
+                self.keys.setdefault(side, []).append((kind, frame))
+
+    def model_keys(self) -> tuple[dict, dict]:
+        add_lanes(self.gpu)
+        gpu_keys = model_keys(self.gpu)
+        self.gpu = {}
+        keys = {**{side: _unique(frames) for side, frames in self.keys.items()}, **gpu_keys}
+        return ({side: keys[side] for side in MODEL_KEYS if side in keys},
+                {side: _unique(frames) for side, frames in self.pop_keys.items()})
+
+
+def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+    """The distinct keys of the kinds' frames, taken in the kinds' declaration order (as ``model_keys``)."""
+    order = [k.name for k in K.KINDS]
+    frames = sorted(frames, key=lambda kf: order.index(kf[0]))
+    return pd.concat([f for _, f in frames], ignore_index=True).drop_duplicates().reset_index(drop=True)
+
+
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     extra = tuple(k for k in src.align_kinds if k not in src.kinds)
-    info, got = load(src, default_kinds(src) + extra)
-    tables = {k: t for k, (t, _) in got.items() if k in src.kinds and t is not None}
-    tallies = {k: tally for k, (t, tally) in got.items() if k in src.kinds and (t is not None or tally)}
-    mins = [int(df["start"].min()) for df in tables.values() if len(df)]
-    domains = sorted(tables["nvtx"]["domain"].unique()) if "nvtx" in tables else []
-    metrics = list(tables["gpu_metrics"]["metric"].unique()) if "gpu_metrics" in tables else []
-    sync = sync_tables({k: t for k, (t, _) in got.items() if t is not None}, src.marker)
-    add_lanes(tables)
-    keys = model_keys(tables)
-    pop_keys = model_keys({k: t for k, (t, _) in got.items() if k in pop.KINDS and t is not None})
+    facts = _Facts(src, filter_nvtx)
+    try:
+        info, got = read_each(src, default_kinds(src) + extra, facts)
+    except CACHE_DAMAGE as exc:         # a damaged cache entry: discarded and read again from the report
+        sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                               src.force_sqlite, needed_export_tables())
+        TableCache(Path(src.cache_root), sqlite).discard()
+        facts = _Facts(src, filter_nvtx)
+        info, got = read_each(src, default_kinds(src) + extra, facts)
+        info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
+                                 f"{exc}); discarded and rebuilt from the report"]
+    tallies = {k: tally for k, tally in got.items() if k in src.kinds and (k in facts.present or tally)}
+    sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}     # (sync_tables' order)
+    keys, pop_keys = facts.model_keys()
     _trim_identity(info, [keys, pop_keys])
-    return Scan(info, tallies, keys, pop_keys, domains, metrics, min(mins) if mins else None,
-                sum(len(df) for df in tables.values()), _first_occurrence(tables, filter_nvtx), sync,
-                _read_p2p(src) if src.p2p else None)
+    return Scan(info, tallies, keys, pop_keys, facts.domains, facts.metrics, min(facts.mins) if facts.mins else None,
+                facts.rows, facts.window, sync, _read_p2p(src) if src.p2p else None)
 
 
 def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) -> None:

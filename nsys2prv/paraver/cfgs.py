@@ -28,22 +28,9 @@ from pathlib import Path
 
 from nsys2prv.core import registry as R
 
-# --- The grammar's vocabulary (paraver-kernel: semanticmanagement createFunction, paraverlabels.h,
-# histogramstatistic.cpp).  The test parser accepts only these names. ---------------------------
-THREAD_FUNCTIONS = frozenset({
-    "State As Is", "Useful", "State Sign", "Given State", "In State", "Not In State", "State Record Dur.",
-    "Last Evt Type", "Last Evt Val", "Next Evt Type", "Next Evt Val", "Avg Next Evt Val", "Avg Last Evt Val",
-    "Given Evt Val", "In Evt Val", "Int. Between Evt", "Not In Evt Val", "In Evt Range", "Event Bytes",
-    "Last Tag", "Comm Size", "Comm Recv. Partner", "Comm Partner", "Last Send Dur.", "Next Recv Dur.",
-    "Send Bytes in Transit", "Send Messages in Transit", "Send BandWidth", "Recv Bytes in Transit",
-    "Recv Messages in Transit", "Recv BandWidth", "Recv Negative Messages", "Recv Negative Bytes",
-    "Number Of Receives", "Number Of Receive Bytes", "Application ID", "Task ID", "Thread ID", "Node ID",
-    "Cpu ID", "In Appl ID", "In Task ID", "In Thread ID", "In Node ID", "In Cpu ID"})
-CPU_FUNCTIONS = frozenset({"Active Thd", "Active Thd Sign", "Active Thd Val", "Active Thd Val Sign"})
-STATISTICS = frozenset({"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
-                        "#Sends", "#Receives", "Bytes sent"})
+# Statistics of a histogram that count communications (paraver-kernel histogramstatistic.cpp); the
+# vocabulary the test parser accepts is in tests/cfg_parser.py.
 COMM_STATISTICS = frozenset({"#Sends", "#Receives", "Bytes sent"})
-LEVELS = ("thread", "task", "appl", "workload", "node")
 
 FULL_SCALE = "1.000000000000"
 ZERO = "0.000000000000"

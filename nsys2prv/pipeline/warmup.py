@@ -36,14 +36,6 @@ def _probes():
             (_format_compact, probe_compact())]
 
 
-def compile_kernels() -> int:
-    """Compile every kernel into the cache now (what large inputs would do on their first run); the
-    number compiled or loaded."""
-    for k, args in _probes():
-        k.compiled(*args)
-    return len(_probes())
-
-
 def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> None:
     """``say(text)``, when given, is told when a kernel is compiled (once per kernel and machine);
     ``load`` False: the cached kernels are not loaded here (each process that runs one loads it)."""

@@ -250,3 +250,40 @@ def test_the_nccl_rule_exists_once():
 def test_the_nccl_rule_detector(code, hits):
     tree = ast.parse(code)
     assert len(nccl_name_tests(tree, _string_constants([tree]))) == hits
+
+
+# --- No reaching into another module's private names ------------------------------------------------------
+# (file, "expression") -> why it may.  Third-party privates only: a private name of nsys2prv gets a public
+# name in its module instead (e.g. nsys.cache.entry_hash, TableCache.replace_file, <module>.warmup_probes).
+PRIVATE_REACHES = {
+    ("nsys2prv/cli.py", "os._exit"): "the standard library's documented exit without clean-up",
+    ("nsys2prv/core/workers.py", "os._exit"): "the standard library's documented exit without clean-up",
+    ("nsys2prv/core/jit.py", "caching._SourceFileBackedLocatorMixin"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "caching._CacheLocator"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "self.compiled._cache"): "numba has no public way to ask its cache",
+    ("nsys2prv/nsys/database.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
+    # pipeline/stages.py: until it uses nsys.cache.entry_hash and TableCache.replace_file
+    ("nsys2prv/pipeline/stages.py", "from nsys2prv.nsys.cache import _hash"): "being renamed",
+    ("nsys2prv/pipeline/stages.py", "cache._replace"): "being renamed",
+}
+
+
+def private_reaches(tree: ast.AST) -> list[tuple[int, str]]:
+    """``from nsys2prv.x import _name`` and ``obj._name`` on anything but ``self``/``cls``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nsys2prv"):
+            out += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_private_reaches_across_modules():
+    found = [f"{rel}:{line} {expr}" for path, _, tree in _modules()
+             for rel in [path.relative_to(PACKAGE.parent).as_posix()]
+             for line, expr in private_reaches(tree) if (rel, expr) not in PRIVATE_REACHES]
+    assert not found, "private names used from outside their class or module: " + ", ".join(found)

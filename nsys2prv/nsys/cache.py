@@ -38,6 +38,9 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+entry_hash = _hash      # public name: 16 hex digits of SHA-256, for names of cache entries and files
+
+
 def entry_dir(root: Path, source: Path) -> Path:
     """The cache directory of one input (the SQLite export actually read)."""
 
@@ -124,6 +127,8 @@ class TableCache:
         finally:
             if tmp.exists():
                 tmp.unlink()
+
+    replace_file = _replace     # public name: write a file of the entry through ``write(tmp)``, then rename
 
     def prepare(self) -> bool:
         """Create the entry's directory and remove stale entries of the same input; False when the

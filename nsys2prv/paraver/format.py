@@ -240,3 +240,9 @@ def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk
         buf = np.empty(fields * 21 + (hi - lo), np.uint8)     # a field: up to 20 characters and ':'
         n = _format_compact(thread, time, sig, tail, offs, perm, lo, hi, *tables, buf)
         fh.write(memoryview(buf[:n]))
+
+def warmup_probes() -> list[tuple]:
+    """Every kernel of this module with arguments of the types the conversion calls it with (one
+    element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
+    z, one, u8 = np.zeros(1, np.int64), np.ones(1, np.int64), np.empty(64, np.uint8)
+    return [(_format, (z, z, one, z, 0, 1, u8)), (_format_compact, probe_compact())]

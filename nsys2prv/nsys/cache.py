@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nsys2prv import __version__
+from nsys2prv.core.versions import code_version
 
-TABLES_VERSION = "8"     # bump when a reader's normalised table or tally changes
+TABLES_VERSION = code_version()     # derived from the code and its storage libraries (core/versions.py)
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"

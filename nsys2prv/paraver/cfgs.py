@@ -93,10 +93,9 @@ def type_label(type_id: int) -> str | None:
 
 
 def _labels(w: Window) -> list[str] | None:
-    labels = list(w.labels) if w.labels is not None else [type_label(t) for t in w.types]
-    if not labels or any(lab is None or '"' in lab for lab in labels):
-        return None
-    return labels
+    found = list(w.labels) if w.labels is not None else [type_label(t) for t in w.types]
+    labels = [lab for lab in found if lab is not None and '"' not in lab]
+    return labels if labels and len(labels) == len(found) else None
 
 
 def _window(w: Window, number: int) -> list[str]:
@@ -105,6 +104,7 @@ def _window(w: Window, number: int) -> list[str]:
     lines.append(f"window_type {'composed' if derived else 'single'}")
     lines.append(f"window_id {number}")
     if derived:
+        assert w.parents is not None, f"derived window {w.name} without parents"
         lines += [f"window_factors {FULL_SCALE} {FULL_SCALE}", f"window_operation {w.operation}",
                   f"window_identifiers {w.parents[0]} {w.parents[1]}"]
     lines += ["window_position_x 0", f"window_position_y {30 * (number - 1)}", "window_width 600",
@@ -199,7 +199,8 @@ def transfer_windows(level: str, where: str) -> tuple[Window, ...]:
     return (inside(f"Transfer or NCCL on any stream{where}", MEMOP, NCCL_KERNEL, level=level),
             inside(f"Compute kernel on any stream{where}", KERNEL, level=level),
             Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level=level,
-                   maximum_y=1.0, **{level: "Maximum"}))
+                   task="Maximum" if level == "task" else "Adding", node="Maximum" if level == "node" else "Adding",
+                   maximum_y=1.0))
 
 
 def time_per_value(name: str, window: int = 1, statistic: str = "Time") -> Histogram:

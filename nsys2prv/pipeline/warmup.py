@@ -35,7 +35,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> No
     block = (skip_blas_probe and "scipy.linalg" not in sys.modules
              and "numba.np.arraymath" not in sys.modules)
     if block:
-        sys.modules["scipy.linalg"] = None        # numba's optional BLAS probe fails fast
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import's "not importable": numba's BLAS probe fails fast
     try:
         # after the BLAS probe is blocked above: importing these loads numba
         from nsys2prv.core.jit import Kernel

@@ -7,7 +7,9 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -39,7 +41,9 @@ Profiling an MPI job: srun "$(nsys2prv wrapper)" ./app  (see nsys2prv wrapper --
 class _MainCommand(click.Command):
     """The conversion command; ``nsys2prv pop ...`` (first argument "pop") runs the POP subcommand."""
 
-    def main(self, args=None, prog_name=None, **kwargs):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        kwargs = {"complete_var": complete_var, "standalone_mode": standalone_mode, **extra}
         argv = list(sys.argv[1:] if args is None else args)
         if argv and argv[0] == "pop":
             return pop_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} pop", **kwargs)

@@ -157,3 +157,133 @@ def test_help_and_version_do_not_load_pandas():
         loaded = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if "|" in line}
         assert res.returncode == 0 and "nsys2prv" in res.stdout
         assert not loaded & {"pandas", "numba", "pyarrow"}, arg
+
+
+# --- The NCCL rule exists once -----------------------------------------------------------------------------
+# Whether a kernel is NCCL is decided by nsys2prv.core.classify.is_nccl only (translation, POP and the clock
+# alignment all call it).  A second rule -- a regular expression, a substring test, a ``str.contains`` on
+# "nccl" -- would let the trace, the POP metrics and the alignment disagree on the same kernel.
+NCCL_RULE_HOME = "nsys2prv/core/classify.py"
+# Tests on "nccl" that are not kernel classifiers: (file, enclosing function) -> why.
+NCCL_OTHER_RULES = {
+    ("nsys2prv/nsys/readers/nvtx.py", "_nccl_by_name"): "recognises the NCCL NVTX *domain* from its range names",
+}
+NAME_MATCHERS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split",
+                 "contains", "startswith", "endswith", "find", "rfind", "index", "rindex"}
+
+
+def _string_constants(trees) -> dict[str, str]:
+    """Module-level ``NAME = "text"`` assignments of every module (a rule may keep its pattern in a constant)."""
+    out = {}
+    for tree in trees:
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        out[t.id] = node.value.value
+    return out
+
+
+def nccl_name_tests(tree: ast.AST, constants: dict[str, str]) -> list[tuple[int, str]]:
+    """(line, enclosing function) of every test of a name against "nccl" in ``tree``: a matcher call
+    (re.compile/search, str.contains, startswith, find, ...) given "nccl", or ``"nccl" in <call or
+    lambda argument>``.  Labels (``"nccl" in ctx.categories``, ``out.count("nccl")``) are not tests."""
+    def is_nccl_text(e: ast.AST) -> bool:
+        if isinstance(e, ast.Constant) and isinstance(e.value, str):
+            text = e.value
+        elif isinstance(e, (ast.Name, ast.Attribute)):
+            text = constants.get(e.id if isinstance(e, ast.Name) else e.attr, "")
+        else:
+            return False
+        return "nccl" in text.lower()
+
+    hits = []
+
+    def visit(node: ast.AST, func: str, lambda_args: frozenset):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        if isinstance(node, ast.Lambda):
+            lambda_args = lambda_args | {a.arg for a in node.args.args}
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in NAME_MATCHERS and any(is_nccl_text(a) for a in node.args):
+                hits.append((node.lineno, func))
+        if isinstance(node, ast.Compare) and is_nccl_text(node.left):
+            for op, right in zip(node.ops, node.comparators):
+                if isinstance(op, (ast.In, ast.NotIn)) and (
+                        isinstance(right, ast.Call) or (isinstance(right, ast.Name) and right.id in lambda_args)):
+                    hits.append((node.lineno, func))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func, lambda_args)
+
+    visit(tree, "", frozenset())
+    return hits
+
+
+def test_the_nccl_rule_exists_once():
+    modules = list(_modules())
+    constants = _string_constants(tree for _, _, tree in modules)
+    found, home = [], []
+    for path, _, tree in modules:
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        for line, func in nccl_name_tests(tree, constants):
+            if rel == NCCL_RULE_HOME:
+                home.append(line)
+            elif (rel, func) not in NCCL_OTHER_RULES:
+                found.append(f"{rel}:{line} ({func or 'module level'})")
+    assert not found, ("a second NCCL kernel rule: use nsys2prv.core.classify.is_nccl instead of " + ", ".join(found))
+    assert home, f"the detector no longer sees the rule in {NCCL_RULE_HOME}: update nccl_name_tests"
+
+
+@pytest.mark.parametrize("code, hits", [
+    ('import re\nK = re.compile("nccl", re.IGNORECASE)', 1),                    # model/align had this one
+    ('keep = per_name(names, lambda n: K.search(n) is not None)\nK = re.compile("NCCL")', 1),
+    ('keep = df["name"].str.contains("nccl", case=False)', 1),
+    ('keep = contains(names, "nccl", case=False)', 1),
+    ('S = "nccl"\ndef f(names):\n    return per_name(names, lambda n: S in n.lower())', 1),
+    ('keep = per_name(names, lambda n: "nccl" in n)', 1),
+    ('keep = names.map(lambda s: s.lower().startswith("nccl"))', 1),
+    ('if "nccl" not in ctx.categories:\n    pass', 0),                       # labels, not name tests
+    ('c = out.count("nccl")\nt = tables.get("nccl")\nok = method in ("nccl", "auto")', 0),
+])
+def test_the_nccl_rule_detector(code, hits):
+    tree = ast.parse(code)
+    assert len(nccl_name_tests(tree, _string_constants([tree]))) == hits
+
+
+# --- No reaching into another module's private names ------------------------------------------------------
+# (file, "expression") -> why it may.  Third-party privates only: a private name of nsys2prv gets a public
+# name in its module instead (e.g. nsys.cache.entry_hash, TableCache.replace_file, <module>.warmup_probes).
+PRIVATE_REACHES = {
+    ("nsys2prv/cli.py", "os._exit"): "the standard library's documented exit without clean-up",
+    ("nsys2prv/core/workers.py", "os._exit"): "the standard library's documented exit without clean-up",
+    ("nsys2prv/core/jit.py", "caching._SourceFileBackedLocatorMixin"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "caching._CacheLocator"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",
+    ("nsys2prv/core/jit.py", "self.compiled._cache"): "numba has no public way to ask its cache",
+    ("nsys2prv/nsys/database.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
+    # pipeline/stages.py: until it uses nsys.cache.entry_hash and TableCache.replace_file
+    ("nsys2prv/pipeline/stages.py", "from nsys2prv.nsys.cache import _hash"): "being renamed",
+    ("nsys2prv/pipeline/stages.py", "cache._replace"): "being renamed",
+}
+
+
+def private_reaches(tree: ast.AST) -> list[tuple[int, str]]:
+    """``from nsys2prv.x import _name`` and ``obj._name`` on anything but ``self``/``cls``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nsys2prv"):
+            out += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_private_reaches_across_modules():
+    found = [f"{rel}:{line} {expr}" for path, _, tree in _modules()
+             for rel in [path.relative_to(PACKAGE.parent).as_posix()]
+             for line, expr in private_reaches(tree) if (rel, expr) not in PRIVATE_REACHES]
+    assert not found, "private names used from outside their class or module: " + ", ".join(found)

@@ -58,7 +58,7 @@ def test_memcpy_conserved_per_kind_with_bytes(clover):
                  "FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1")
     iv = intervals(trace, R.MEMOP.id)
     for kind, n, nbytes, total in src.itertuples(index=False):
-        label = R.MEMCPY_KIND_LABELS[kind]
+        label = R.MEMCPY_VALUES[kind][1]          # by CUPTI copyKind
         sel = iv[iv["label"] == label]
         assert len(sel) == n
         assert int((sel["end"] - sel["start"]).sum()) == total

@@ -214,3 +214,11 @@ def innermost_enclosing(r_group: np.ndarray, r_start: np.ndarray, r_end: np.ndar
     r_order = np.lexsort((-r_end, r_start, r_group)).astype(np.int64)
     q_order = np.lexsort((q_time, q_group)).astype(np.int64)
     return _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order)
+
+def warmup_probes() -> list[tuple]:
+    """Every kernel of this module with arguments of the types the conversion calls it with (one
+    element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
+    z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
+    return [(_depth_sorted, (z, z, one, z)), (_lanes_sorted, (z, z, one, z)),
+            (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
+            (_innermost, (z, z, one, z, z, z, z))]

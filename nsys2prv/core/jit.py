@@ -107,7 +107,7 @@ class Kernel:
         if sig in self._not_cached:
             return False
         try:
-            cache = self.compiled._cache
+            cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
             # no index: nothing cached (and numba's compiler is not started just to look)
             index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
             found = (index is None or os.path.exists(index)) and \

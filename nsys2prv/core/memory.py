@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from typing import Callable
 
-_trim = False
+_probed = False
+_trim: Callable[[int], int] | None = None       # glibc's malloc_trim, once probed (None: not there)
 
 
-def _malloc_trim():
-    global _trim
-    if _trim is False:
-        _trim = None
+def _malloc_trim() -> Callable[[int], int] | None:
+    global _probed, _trim
+    if not _probed:
+        _probed = True
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _trim = libc.malloc_trim
-            _trim.argtypes, _trim.restype = [ctypes.c_size_t], ctypes.c_int
+            trim = libc.malloc_trim
+            trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+            _trim = trim
         except (OSError, AttributeError):
             _trim = None
     return _trim

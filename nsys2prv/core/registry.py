@@ -86,7 +86,6 @@ MEMCPY_VALUES = {  # CUPTI copyKind -> (value, label)
     12: (13, "CUDA Unified Memory Device-to-Host migration"), 13: (14, "CUDA Unified Memory Device-to-Device"),
 }
 MEMCPY_UNKNOWN = 15
-MEMCPY_KIND_LABELS = {kind: label for kind, (_, label) in MEMCPY_VALUES.items()}   # by CUPTI copyKind
 MEMOP = EventType(63000001, "CUDA memcpy kernel (memory copies and memsets)", "static",
                   {END_VALUE: END_LABEL, **{v: label for v, label in MEMCPY_VALUES.values()},
                    MEMCPY_UNKNOWN: "CUDA memcpy (unknown kind)", MEMSET_VALUE: "CUDA memset"})

@@ -120,4 +120,11 @@ def first_start(group, start, n_groups: int) -> np.ndarray:
     return out
 
 
-__all__ = ["mask_durations", "union", "clip_to_windows", "first_start"]
+def warmup_probes() -> list[tuple]:
+    """Every kernel of this module with arguments of the types the conversion calls it with (one
+    element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
+    z = np.zeros(1, np.int64)
+    return [(_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1))]
+
+
+__all__ = ["warmup_probes", "mask_durations", "union", "clip_to_windows", "first_start"]

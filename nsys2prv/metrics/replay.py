@@ -290,3 +290,10 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
     for r in range(n_rank):
         final[r] = t[r] + max(hi[r] - prev_end[r], 0)
     return arrive, done, final, unresolved
+
+def warmup_probes() -> list[tuple]:
+    """Every kernel of this module with arguments of the types the conversion calls it with (one
+    element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
+    z, b = np.zeros(1, np.int64), np.zeros(1, np.bool_)
+    e = z[:0]
+    return [(_replay, (np.array([0, 0]), e, e, e, e, b[:0], z, z, z, e, z, z))]

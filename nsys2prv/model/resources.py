@@ -181,6 +181,15 @@ class Model:
         pos = idx.index.get_indexer(gpu)
         return np.where(pos >= 0, idx.to_numpy()[pos], -1)
 
+    def index_threads(self, cpu: dict[int, tuple[list, list]], gpu: dict[int, tuple[list, list]],
+                      metric: dict[int, tuple[list, list]]) -> None:
+        """Per report, (keys, global threads) of its CPU threads (tid), GPU stream rows ((pid, device,
+        stream, lane)) and metric rows (GPU id): the tables ``cpu_threads``, ``gpu_threads`` and
+        ``metric_threads`` look in (``build_model`` calls this once, when every thread is known)."""
+        self._cpu_index = {r: _index(keys, gids) for r, (keys, gids) in cpu.items()}
+        self._gpu_index = {r: KeyTable(keys, gids) for r, (keys, gids) in gpu.items()}
+        self._metric_index = {r: _index(keys, gids) for r, (keys, gids) in metric.items()}
+
     def task_gpus(self, task: int, devmap: pd.DataFrame | None) -> np.ndarray:
         """GPU ids (physical, via the device map) of a task's streams."""
         devs = np.array(sorted({self.threads[g].key[1] for g in self.tasks[task].threads
@@ -325,12 +334,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             threads[gid].local = local
             threads[gid].cpu = next_cpu
             next_cpu += 1
-    for r, (keys, gids) in cpu_index.items():
-        model._cpu_index[r] = _index(keys, gids)
-    for r, (keys, gids) in gpu_index.items():
-        model._gpu_index[r] = KeyTable(keys, gids)
-    for r, (keys, gids) in metric_index.items():
-        model._metric_index[r] = _index(keys, gids)
+    model.index_threads(cpu_index, gpu_index, metric_index)
     return model
 
 

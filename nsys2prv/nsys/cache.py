@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nsys2prv import __version__
+from nsys2prv.core.versions import code_version
 
-TABLES_VERSION = "8"     # bump when a reader's normalised table or tally changes
+TABLES_VERSION = code_version()     # derived from the code and its storage libraries (core/versions.py)
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"
@@ -37,6 +38,9 @@ ROW_GROUP = 1 << 17      # rows per Parquet row group: what a slice of a large r
 
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+entry_hash = _hash      # public name: 16 hex digits of SHA-256, for names of cache entries and files
 
 
 def entry_dir(root: Path, source: Path) -> Path:
@@ -132,6 +136,8 @@ class TableCache:
         finally:
             if tmp.exists():
                 tmp.unlink()
+
+    replace_file = _replace     # public name: write a file of the entry through ``write(tmp)``, then rename
 
     def prepare(self) -> bool:
         """Create the entry's directory and remove stale entries of the same input; False when the

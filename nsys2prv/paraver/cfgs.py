@@ -28,22 +28,9 @@ from pathlib import Path
 
 from nsys2prv.core import registry as R
 
-# --- The grammar's vocabulary (paraver-kernel: semanticmanagement createFunction, paraverlabels.h,
-# histogramstatistic.cpp).  The test parser accepts only these names. ---------------------------
-THREAD_FUNCTIONS = frozenset({
-    "State As Is", "Useful", "State Sign", "Given State", "In State", "Not In State", "State Record Dur.",
-    "Last Evt Type", "Last Evt Val", "Next Evt Type", "Next Evt Val", "Avg Next Evt Val", "Avg Last Evt Val",
-    "Given Evt Val", "In Evt Val", "Int. Between Evt", "Not In Evt Val", "In Evt Range", "Event Bytes",
-    "Last Tag", "Comm Size", "Comm Recv. Partner", "Comm Partner", "Last Send Dur.", "Next Recv Dur.",
-    "Send Bytes in Transit", "Send Messages in Transit", "Send BandWidth", "Recv Bytes in Transit",
-    "Recv Messages in Transit", "Recv BandWidth", "Recv Negative Messages", "Recv Negative Bytes",
-    "Number Of Receives", "Number Of Receive Bytes", "Application ID", "Task ID", "Thread ID", "Node ID",
-    "Cpu ID", "In Appl ID", "In Task ID", "In Thread ID", "In Node ID", "In Cpu ID"})
-CPU_FUNCTIONS = frozenset({"Active Thd", "Active Thd Sign", "Active Thd Val", "Active Thd Val Sign"})
-STATISTICS = frozenset({"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
-                        "#Sends", "#Receives", "Bytes sent"})
+# Statistics of a histogram that count communications (paraver-kernel histogramstatistic.cpp); the
+# vocabulary the test parser accepts is in tests/cfg_parser.py.
 COMM_STATISTICS = frozenset({"#Sends", "#Receives", "Bytes sent"})
-LEVELS = ("thread", "task", "appl", "workload", "node")
 
 FULL_SCALE = "1.000000000000"
 ZERO = "0.000000000000"
@@ -106,10 +93,9 @@ def type_label(type_id: int) -> str | None:
 
 
 def _labels(w: Window) -> list[str] | None:
-    labels = list(w.labels) if w.labels is not None else [type_label(t) for t in w.types]
-    if not labels or any(lab is None or '"' in lab for lab in labels):
-        return None
-    return labels
+    found = list(w.labels) if w.labels is not None else [type_label(t) for t in w.types]
+    labels = [lab for lab in found if lab is not None and '"' not in lab]
+    return labels if labels and len(labels) == len(found) else None
 
 
 def _window(w: Window, number: int) -> list[str]:
@@ -118,6 +104,7 @@ def _window(w: Window, number: int) -> list[str]:
     lines.append(f"window_type {'composed' if derived else 'single'}")
     lines.append(f"window_id {number}")
     if derived:
+        assert w.parents is not None, f"derived window {w.name} without parents"
         lines += [f"window_factors {FULL_SCALE} {FULL_SCALE}", f"window_operation {w.operation}",
                   f"window_identifiers {w.parents[0]} {w.parents[1]}"]
     lines += ["window_position_x 0", f"window_position_y {30 * (number - 1)}", "window_width 600",
@@ -212,7 +199,8 @@ def transfer_windows(level: str, where: str) -> tuple[Window, ...]:
     return (inside(f"Transfer or NCCL on any stream{where}", MEMOP, NCCL_KERNEL, level=level),
             inside(f"Compute kernel on any stream{where}", KERNEL, level=level),
             Window("Transfer not overlapped by kernels", operation="substract", parents=(1, 2), level=level,
-                   maximum_y=1.0, **{level: "Maximum"}))
+                   task="Maximum" if level == "task" else "Adding", node="Maximum" if level == "node" else "Adding",
+                   maximum_y=1.0))
 
 
 def time_per_value(name: str, window: int = 1, statistic: str = "Time") -> Histogram:

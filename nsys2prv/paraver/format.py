@@ -141,7 +141,7 @@ def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm
         size = int(lens[perm[lo:hi]].sum()) * 21 + (hi - lo)
         buf = np.empty(size, np.uint8)
         n = _format(flat, offs, lens, perm, lo, hi, buf)
-        fh.write(memoryview(buf[:n]))
+        fh.write(buf[:n].data)
 
 
 def expect_records(n: int, load: bool = True) -> None:
@@ -239,4 +239,10 @@ def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk
         fields = 6 * (hi - lo) + 2 * int(tables.width[s].sum()) + 3 * int((s == 1).sum())
         buf = np.empty(fields * 21 + (hi - lo), np.uint8)     # a field: up to 20 characters and ':'
         n = _format_compact(thread, time, sig, tail, offs, perm, lo, hi, *tables, buf)
-        fh.write(memoryview(buf[:n]))
+        fh.write(buf[:n].data)
+
+def warmup_probes() -> list[tuple]:
+    """Every kernel of this module with arguments of the types the conversion calls it with (one
+    element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
+    z, one, u8 = np.zeros(1, np.int64), np.ones(1, np.int64), np.empty(64, np.uint8)
+    return [(_format, (z, z, one, z, 0, 1, u8)), (_format_compact, probe_compact())]

@@ -53,7 +53,7 @@ def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
         done.update(u.id for u in block)
         lines = ["EVENT_TYPE"] + [f"{u.gradient} {u.id} {clean_label(u.label)}" for u in block]
         values = _type_values(t, labels)
-        if t.group:  # shared list: the union of the group's values
+        if t.group and values is not None:  # shared list: the union of the group's values (static types)
             for u in block[1:]:
                 values.update(_type_values(u, labels) or {})
         if values:

@@ -18,30 +18,12 @@ _done = False
 def _probes():
     """Every kernel with arguments of the types the conversion calls it with (one element each)."""
     # here, not at the top: importing these loads numba (warm_numba blocks its BLAS probe first)
-    import numpy as np
+    from nsys2prv.core import intervals
+    from nsys2prv.metrics import measures, replay
+    from nsys2prv.paraver import format as paraver_format
 
-    from nsys2prv.core.intervals import _depth_sorted, _innermost, _lanes_sorted, _paint
-    from nsys2prv.metrics.measures import _sweep
-    from nsys2prv.metrics.replay import _replay
-    from nsys2prv.paraver.format import _format, _format_compact, probe_compact
-
-    z, one, u8 = np.zeros(1, np.int64), np.ones(1, np.int64), np.empty(64, np.uint8)
-    b = np.zeros(1, np.bool_)
-    e = z[:0]
-    return [(_depth_sorted, (z, z, one, z)), (_lanes_sorted, (z, z, one, z)),
-            (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
-            (_innermost, (z, z, one, z, z, z, z)), (_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1)),
-            (_replay, (np.array([0, 0]), e, e, e, e, b[:0], z, z, z, e, z, z)),
-            (_format, (z, z, one, z, 0, 1, u8)),
-            (_format_compact, probe_compact())]
-
-
-def compile_kernels() -> int:
-    """Compile every kernel into the cache now (what large inputs would do on their first run); the
-    number compiled or loaded."""
-    for k, args in _probes():
-        k.compiled(*args)
-    return len(_probes())
+    return [*intervals.warmup_probes(), *measures.warmup_probes(), *replay.warmup_probes(),
+            *paraver_format.warmup_probes()]
 
 
 def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> None:
@@ -53,7 +35,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> No
     block = (skip_blas_probe and "scipy.linalg" not in sys.modules
              and "numba.np.arraymath" not in sys.modules)
     if block:
-        sys.modules["scipy.linalg"] = None        # numba's optional BLAS probe fails fast
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import's "not importable": numba's BLAS probe fails fast
     try:
         # after the BLAS probe is blocked above: importing these loads numba
         from nsys2prv.core.jit import Kernel

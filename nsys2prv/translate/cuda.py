@@ -134,8 +134,8 @@ def launch_links(ctx: Context, out: Translation) -> int:
     corr = api["corr"].to_numpy(np.int64)
     ok = corr >= 0
     tid, corr, cstart = api["tid"].to_numpy(np.int64)[ok], corr[ok], api["start"].to_numpy(np.int64)[ok]
-    acts = [(kind, tag, sized, ctx.tables.get(kind)) for kind, tag, sized in LINKS]
-    acts = [(kind, tag, sized, a) for kind, tag, sized, a in acts if a is not None and not a.empty]
+    found_tables = [(kind, tag, sized, ctx.tables.get(kind)) for kind, tag, sized in LINKS]
+    acts = [(kind, tag, sized, a) for kind, tag, sized, a in found_tables if a is not None and not a.empty]
     # one code space for the (process, correlation id) pairs of the calls and of every activity
     k1 = [process_key(tid)] + [a["gpid"].to_numpy(np.int64) for *_, a in acts]
     k2 = [corr] + [a["corr"].to_numpy(np.int64) for *_, a in acts]

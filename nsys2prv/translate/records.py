@@ -15,10 +15,18 @@ before outer ends, outer starts before inner starts, punctual events last.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Union
 
 import numpy as np
 
+from nsys2prv.core.names import Names
 from nsys2prv.core.tally import Tally
+
+# One (type, value) column of an EventBatch: the type id (one int, or an int64 id per row) and the
+# values (int64, or names: a ``Names`` or an object array, whose ids the writer assigns).
+TypeIds = Union[int, np.ndarray]
+Values = Union[np.ndarray, Names]
+Pair = tuple[TypeIds, Values]
 
 ORDER_SPAN = 1 << 20
 
@@ -39,7 +47,7 @@ class EventBatch:
     time: np.ndarray                   # int64 trace time
     thread: np.ndarray                 # int64 global thread index
     order: np.ndarray                  # int64 tie-break at equal times
-    pairs: list[tuple[object, np.ndarray]]  # (type id: int or int64 array, values: int64 or object names)
+    pairs: list[Pair]                  # (type id: int or int64 array, values: int64 or names)
 
     def __len__(self) -> int:
         return len(self.time)
@@ -97,8 +105,8 @@ class Translation:
 
 
 def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
-                    start_pairs: list[tuple[object, np.ndarray]], depth: np.ndarray | int = 0,
-                    end_pairs: list[tuple[object, np.ndarray]] | None = None) -> list[EventBatch]:
+                    start_pairs: list[Pair], depth: np.ndarray | int = 0,
+                    end_pairs: list[Pair] | None = None) -> list[EventBatch]:
     """A begin record (the given pairs) and an end record (same types, value 0) per interval."""
     n = len(start)
     if end_pairs is None:
@@ -109,7 +117,7 @@ def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
 
 
 def sparse_interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
-                           pairs: list[tuple[object, np.ndarray]],
+                           pairs: list[Pair],
                            optional: list[tuple[int, np.ndarray, np.ndarray]]) -> list[EventBatch]:
     """Like ``interval_events``, plus optional (type, values, present) pairs written only on the
     rows where ``present`` holds: rows are grouped by which optional pairs they have."""
@@ -121,6 +129,6 @@ def sparse_interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarra
     batches = []
     for code in np.unique(pattern):
         sel = pattern == code
-        extra = [(t, v[sel]) for (t, v, _), on in zip(optional, present[sel][0]) if on]
+        extra: list[Pair] = [(t, v[sel]) for (t, v, _), on in zip(optional, present[sel][0]) if on]
         batches += interval_events(start[sel], end[sel], thread[sel], [(t, v[sel]) for t, v in pairs] + extra)
     return batches if n else []

@@ -19,7 +19,7 @@ root may leave before the others arrive.  MPI_Init/MPI_Finalize are constraints
 (they contain a PMIx fence) but their exits are poor estimates (tests/data/mpi4:
 exits of MPI_Init spread over 16 ms, of MPI_Finalize over 3 ms, against 20-150 us
 for MPI_Allreduce), so they estimate only when nothing else does.
-NCCL: kernels whose name contains "nccl"; only all-to-all kinds (AllReduce,
+NCCL: kernels ``core.classify.is_nccl`` accepts; only all-to-all kinds (AllReduce,
 AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
 first).  marker:NAME: the user asserts the range is a sync point: both flags.
 """
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.classify import is_nccl
 from nsys2prv.core.names import per_name
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
@@ -40,7 +41,6 @@ MPI_SYNC = ("MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "
             "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block")
 MPI_BOUNDS = ("MPI_Init", "MPI_Finalize")           # constraints; estimates only as a last resort
 MPI_ALIASES = {"MPI_Init_thread": "MPI_Init"}
-NCCL_KERNEL = re.compile("nccl", re.IGNORECASE)
 NCCL_ALL_TO_ALL = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.IGNORECASE)
 
 
@@ -112,7 +112,7 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         if df is None or df.empty:
             continue
         name = df["name"].astype(str)
-        keep = per_name(name, lambda n: NCCL_KERNEL.search(n) is not None)
+        keep = is_nccl(name)
         if not keep.any():
             continue
         frames.append(_frame(r, df, "gpid", keep, "nccl:" + name[keep].to_numpy(object), True,
@@ -146,8 +146,7 @@ def sync_tables(tables: dict, marker: str | None = None) -> dict:
         out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), ["start", "end", "tid", "name"]]
     df = tables.get("kernels")
     if df is not None and len(df):
-        out["kernels"] = df.loc[per_name(df["name"], lambda n: NCCL_KERNEL.search(n) is not None),
-                                ["start", "end", "gpid", "name"]]
+        out["kernels"] = df.loc[is_nccl(df["name"]), ["start", "end", "gpid", "name"]]
     df = tables.get("nvtx")
     if marker and df is not None and len(df):
         name = df["name"].astype(str)

@@ -263,9 +263,6 @@ PRIVATE_REACHES = {
     ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "self.compiled._cache"): "numba has no public way to ask its cache",
     ("nsys2prv/nsys/database.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
-    # pipeline/stages.py: until it uses nsys.cache.entry_hash and TableCache.replace_file
-    ("nsys2prv/pipeline/stages.py", "from nsys2prv.nsys.cache import _hash"): "being renamed",
-    ("nsys2prv/pipeline/stages.py", "cache._replace"): "being renamed",
 }
 
 

@@ -32,7 +32,7 @@ from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import TableCache, _hash
+from nsys2prv.nsys.cache import TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -289,13 +289,11 @@ def _first_occurrence(tables: dict, name: str | None) -> tuple[int, int] | None:
     return int(first["start"]), int(first["end"])
 
 
-SCAN_VERSION = 5        # bump when a Scan's content changes
-
-
 def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     """Stage A for one report; the result itself is cached (per categories and -f range), so a
     warm start reads no table at all here."""
-    tag = _hash(repr((SCAN_VERSION, src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p,
+    # (the scan lives in the table cache entry, whose name holds the code's version: core/versions.py)
+    tag = entry_hash(repr((src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p,
                       src.pop_kinds)))
     cache = None
     if not src.force_sqlite:
@@ -312,7 +310,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     res = _scan(src, filter_nvtx)
     if cache is not None and cache.dir.is_dir():
         try:
-            cache._replace(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
+            cache.replace_file(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
         except OSError:
             pass
     return res

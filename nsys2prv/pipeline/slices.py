@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from nsys2prv import kinds as K
+from nsys2prv.core.intervals import overlap_lanes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop
 from nsys2prv.model.resources import Model
@@ -48,7 +49,7 @@ from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans, trace_end
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.cuda import LINKS as LAUNCH_LINKS
-from nsys2prv.translate.cuda import first_match, pair_codes
+from nsys2prv.translate.cuda import first_match
 from nsys2prv.translate.records import StateIntervals, Translation
 
 SLICE_ROWS = 400_000        # rows of a slice (a report is sliced from twice that)
@@ -199,6 +200,69 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
+def _streams(tables: list[Groups], cols: tuple[str, ...]) -> tuple[np.ndarray, dict]:
+    """One int64 code per distinct value tuple of ``cols`` over the rows of ``tables`` (in order),
+    read a row group at a time, and the tuple -> code map."""
+    codes, ids = [], {}
+    for g in tables:
+        pf = pq.ParquetFile(g.path)
+        for i in range(len(g.rows)):
+            t = pf.read_row_group(i, columns=list(cols), use_threads=False)
+            key = np.stack([t.column(c).to_numpy().astype(np.int64) for c in cols], axis=1)
+            uniq, inv = np.unique(key, axis=0, return_inverse=True)
+            local = np.array([ids.setdefault(tuple(u), len(ids)) for u in uniq.tolist()], np.int64)
+            codes.append(local[inv.ravel()])
+    return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), ids
+
+
+def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
+    """``stages.add_lanes`` over the GPU activities of ``tables`` (in declaration order), reading
+    three columns: each table's lanes, or None where no activity overlaps another of its stream."""
+    if not tables:
+        return None
+    group, _ = _streams(tables, ("gpid", "device", "stream"))
+    lanes = overlap_lanes(group, np.concatenate([_column(g, "start") for g in tables]),
+                          np.concatenate([_column(g, "end") for g in tables]))
+    del group
+    if not lanes.any():
+        return None
+    return np.split(lanes, np.cumsum([int(g.rows.sum()) for g in tables])[:-1])
+
+
+def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
+    """Each activity's launch call: the row of the first CUDA API call of its process with its
+    correlation id (as ``cuda.launch_links``), -1 where none; None when calls share an id."""
+    proc, ids = _streams([api], ("tid",))
+    proc = np.array([process_key(np.array([t], np.int64))[0] for t, in sorted(ids, key=ids.get)],
+                    np.int64)[proc] if len(proc) else proc          # tid code -> its process key
+    corr = _column(api, "corr")
+    calls = np.flatnonzero(corr >= 0)
+    key, corr = proc[calls], corr[calls]
+    del proc
+    acts_corr = [_column(g, "corr") for g in acts]
+    lo = min([int(corr.min())] * bool(len(corr)) + [int(c.min()) for c in acts_corr if len(c)] or [0])
+    hi = max([int(corr.max())] * bool(len(corr)) + [int(c.max()) for c in acts_corr if len(c)] or [0])
+    span = hi - lo + 1
+    if span * (len(ids) + 1) >= 1 << 62:
+        return None                     # (codes would overflow: linked on the whole report)
+    pk: dict[int, int] = {}                             # process key -> small code
+
+    def pair(k: np.ndarray, c: np.ndarray) -> np.ndarray:
+        u = np.unique(k)
+        m = np.array([pk.setdefault(int(x), len(pk)) for x in u], np.int64)
+        return m[np.searchsorted(u, k)] * span + (c - lo)
+    call_codes = pair(key, corr)
+    del key, corr
+    order = np.argsort(call_codes, kind="stable")
+    if (np.diff(call_codes[order]) == 0).any():
+        return None
+    out = []
+    for g, c in zip(acts, acts_corr):
+        hit = first_match(pair(_column(g, "gpid"), c), call_codes, order)
+        out.append(np.where(hit >= 0, calls[np.maximum(hit, 0)], -1))
+    return out
+
+
 def _column(g: Groups, name: str) -> np.ndarray:
     pf = pq.ParquetFile(g.path)
     return np.concatenate([pf.read_row_group(i, columns=[name], use_threads=False).column(name).to_numpy()
@@ -236,36 +300,20 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
         return None
     p = Plan(src.index, borders, groups)
     gpu = [k for k in K.side_kinds(K.GPU) if k in src.kinds and k in groups]
-    if gpu:
-        cols = {c: [_column(groups[k], c) for k in gpu] for c in ("gpid", "device", "stream", "start", "end")}
-        tables = {k: pd.DataFrame({c: cols[c][i] for c in cols}) for i, k in enumerate(gpu)}
-        del cols
-        stages.add_lanes(tables)
-        for k in gpu:
-            if "lane" in tables[k]:
-                p.lanes[k] = f"{prefix}.lanes-{k}.npy"
-                np.save(p.lanes[k], tables[k]["lane"].to_numpy(np.int64))
-        del tables
+    lanes = _lanes([groups[k] for k in gpu])
+    if lanes is not None:
+        for k, part in zip(gpu, lanes):
+            p.lanes[k] = f"{prefix}.lanes-{k}.npy"
+            np.save(p.lanes[k], part)
+    del lanes
     links = [k for k in ACTIVITIES if k in src.kinds and k in groups]
     if links and "cuda_api" in groups and ("cuda_api" in src.kinds or src.calls):
-        g = groups["cuda_api"]
-        corr = _column(g, "corr")
-        calls = np.flatnonzero(corr >= 0)
-        codes = [pair_codes(np.concatenate([process_key(_column(g, "tid")[calls]), *[_column(groups[k], "gpid")
-                                                                                     for k in links]]),
-                            np.concatenate([corr[calls], *[_column(groups[k], "corr") for k in links]]))]
-        del corr
-        call_codes = codes[0][:len(calls)]
-        order = np.argsort(call_codes, kind="stable")
-        if (np.diff(call_codes[order]) == 0).any():
+        found = _launches(groups["cuda_api"], [groups[k] for k in links])
+        if found is None:
             return None                 # calls sharing a correlation id: linked on the whole report
-        at = len(calls)
-        for k in links:
-            n = int(groups[k].rows.sum())
-            hit = first_match(codes[0][at:at + n], call_codes, order)
-            at += n
+        for k, part in zip(links, found):
             p.launches[k] = f"{prefix}.calls-{k}.npy"
-            np.save(p.launches[k], np.where(hit >= 0, calls[np.maximum(hit, 0)], -1))
+            np.save(p.launches[k], part)
     release()
     return p
 

@@ -85,8 +85,10 @@ def _plans(monkeypatch) -> list:
 
 @pytest.mark.parametrize("options", [{}, {"filter_nvtx": "run"},
                                      {"categories": parse_categories("cuda_api_trace")},
-                                     {"categories": parse_categories("nvtx,cuda_api_trace,mpi,osrt"), "jobs": 2}],
-                         ids=["all", "filter", "cuda", "parallel"])
+                                     {"categories": parse_categories("nvtx,cuda_api_trace,mpi,osrt"), "jobs": 2},
+                                     {"categories": parse_categories("nvtx,mpi,osrt")},
+                                     {"region": "iteration"}],
+                         ids=["all", "filter", "cuda", "parallel", "host-only", "region"])
 def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monkeypatch, options):
     whole = _convert(report, tmp_path / "whole", 10**9, **dict(options))
     plans = _plans(monkeypatch)

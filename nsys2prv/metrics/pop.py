@@ -156,7 +156,7 @@ class PopPartial:
     # ``dev`` written to this .npy file instead (trace window only, the run's work directory given): the
     # intervals of GPUs shared with other tasks wait there, not in the main process, until the node's
     # reports are all translated; ``dev_host``: the report's host (its tasks' node)
-    dev_file: str | None = None
+    dev_file: str | list[str] | None = None
     dev_host: str = ""
 
 
@@ -224,8 +224,8 @@ def reduce_spilled(parts: list[PopPartial], on_devices=None) -> list[tuple]:
     ``on_devices(task, device, cls, start, end)``: called with each node's intervals first."""
     by_host: dict[str, list[str]] = {}
     for p in parts:
-        if p.dev_file is not None:
-            by_host.setdefault(p.dev_host, []).append(p.dev_file)
+        if p.dev_file is not None:          # (a report translated in slices: one file a slice)
+            by_host.setdefault(p.dev_host, []).extend([p.dev_file] if isinstance(p.dev_file, str) else p.dev_file)
     out = []
     for _, files in sorted(by_host.items()):
         task, dev_id, cls, s, e = np.concatenate([np.load(f) for f in files], axis=1)
@@ -321,37 +321,53 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
                       dev_pre, host_pre, mpi_calls)
 
 
-def merge_partials(parts: list[PopPartial], dev_rows: bool, host_rows: bool, exclusive=None) -> PopPartial:
-    """The PopPartial of a report translated in time slices (``pipeline/slices.py``) from those of its
-    slices (each collected with ``exclusive`` None): ``collect_partial`` on the whole report, exactly --
-    unions of the slices' unions, first and last rows, the ranges and calls in slice order, then the
-    same reduction.  ``dev_rows``/``host_rows``: whether any slice had GPU activity / MPI or CUDA API
-    rows (``collect_partial`` reduces only then)."""
+def _cat(rows: list[tuple], n: int) -> tuple:
     z = np.zeros(0, np.int64)
-    cat = lambda rows, n: tuple(np.concatenate(x) for x in zip(*rows)) if rows else (z,) * n  # noqa: E731
-    t, s, e = cat([p.spans for p in parts], 3)
+    return tuple(np.concatenate(x) for x in zip(*rows)) if rows else (z,) * n
+
+
+def _spans_of(parts: list[PopPartial]) -> tuple:
+    """Each task's first and last row over the parts (of one report)."""
+    t, s, e = _cat([p.spans for p in parts], 3)
     tasks, g = np.unique(t, return_inverse=True)
     lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
     hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
     np.minimum.at(lo, g, s)
     np.maximum.at(hi, g, e)
-    task, dev_id, cls, s, e = cat([p.dev for p in parts], 5)
-    dev_pre = host_pre = None
-    if dev_rows and exclusive is not None:
-        keep, dev_pre = _reduce_devices(task, dev_id, cls, s, e, exclusive)
-        task, dev_id, cls, s, e = task[keep], dev_id[keep], cls[keep], s[keep], e[keep]
-    dev = _unions([task, dev_id, cls], s, e)
-    task, c, s, e = cat([p.host for p in parts], 4)
-    if host_rows and exclusive is not None:
-        tasks_h, gh = np.unique(task, return_inverse=True)
-        host_pre = (tasks_h, mask_durations(gh.astype(np.int64), s, e, c, len(tasks_h), 2))
-        host = (z, z, z, z)
-    else:
-        host = _unions([task, c], s, e)
-    has = {k: True for p in parts for k in p.has}
+    return tasks, lo, hi
+
+
+def _ranges_calls(parts: list[PopPartial]) -> tuple:
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
-    return PopPartial((tasks, lo, hi), dev, host, has, pd.concat([p.nvtx for p in parts], ignore_index=True),
-                      dev_pre, host_pre, pd.concat(calls, ignore_index=True) if calls else None)
+    return (pd.concat([p.nvtx for p in parts], ignore_index=True),
+            pd.concat(calls, ignore_index=True) if calls else None)
+
+
+def join_reduced(parts: list[PopPartial]) -> PopPartial:
+    """The PopPartial of a report translated in time slices whose slices reduced their own time
+    (``pipeline/slices.py``: disjoint times, so their durations add up, as those of several reports
+    do in ``combine``): the reductions side by side, the shared GPUs' interval files listed."""
+    pre = [p.dev_pre for p in parts if p.dev_pre is not None]
+    hpre = [p.host_pre for p in parts if p.host_pre is not None]
+    files = [f for p in parts for f in ([p.dev_file] if isinstance(p.dev_file, str) else p.dev_file or [])]
+    nvtx, calls = _ranges_calls(parts)
+    return PopPartial(_spans_of(parts), _cat([p.dev for p in parts], 5), _cat([p.host for p in parts], 4),
+                      {k: True for p in parts for k in p.has}, nvtx,
+                      tuple(np.concatenate(x) for x in zip(*pre)) if pre else None,
+                      (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
+                      calls, files or None, next((p.dev_host for p in parts if p.dev_file), ""))
+
+
+def merge_partials(parts: list[PopPartial]) -> PopPartial:
+    """The PopPartial of a report translated in time slices (``pipeline/slices.py``) whose intervals stay
+    intervals (no reduction in the workers: --region, --iterations): ``collect_partial`` on the whole
+    report, exactly -- unions of the slices' unions, first and last rows, the ranges and calls in slice
+    order."""
+    nvtx, calls = _ranges_calls(parts)
+    task, dev_id, cls, s, e = _cat([p.dev for p in parts], 5)
+    task_h, c, s_h, e_h = _cat([p.host for p in parts], 4)
+    return PopPartial(_spans_of(parts), _unions([task, dev_id, cls], s, e), _unions([task_h, c], s_h, e_h),
+                      {k: True for p in parts for k in p.has}, nvtx, None, None, calls)
 
 
 def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:

@@ -100,8 +100,6 @@ class SliceResult:
     first: np.ndarray                   # per lane of the report: first and last event time
     last: np.ndarray
     end: int                            # the slice's latest record
-    dev_rows: bool = False              # GPU activity / MPI or CUDA API rows for POP (merge_partials)
-    host_rows: bool = False
 
 
 @dataclass
@@ -361,9 +359,9 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         positions = {kind: positions[kind][_kept(got[kind][0], job.clip)] for kind in positions}
     pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
     partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
-    dev_rows = any(len(pop_tables[x]) for x in ("kernels", "memcpy", "memset") if x in pop_tables)
-    host_rows = any(len(pop_tables[x]) for x in ("mpi", "cuda_api") if x in pop_tables)
     del untranslated, pop_tables
+    if not job.pop_names and job.pop_exclusive is not None:
+        partial = _window_partial(job, plan, k, partial)
     ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
                   metric_types=job.metric_types, devmap=job.info.devmap)
     stages.translate_tables(ctx, out, links=False)
@@ -394,7 +392,31 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     counts = out.counts
     del out
     release()
-    return SliceResult(r, k, counts, partial, chunk, path, first, last, end, dev_rows, host_rows)
+    return SliceResult(r, k, counts, partial, chunk, path, first, last, end)
+
+
+def _window_partial(job: RankJob, plan: Plan, k: int, owned_part):
+    """The slice's POP partial when only the trace window is measured: the intervals of the POP
+    kinds that run in the slice's time (its rows and those running at its start), cut to it, reduced
+    here (``collect_partial`` with the run's exclusive GPUs; the slices' times do not overlap, so
+    their durations add up) and the shared GPUs' intervals spilled to a file; the first and last
+    rows, ranges and MPI calls are the slice's own rows'."""
+    src, r = job.src, job.src.index
+    lo, hi = plan.borders[k], plan.borders[k + 1]
+    kinds = [x for x in stages.default_kinds(src) if x in pop.KINDS and x in plan.groups]
+    window = {}
+    for x in kinds:
+        rows = pd.concat([owned(plan.groups[x], lo, hi)[0]] + ([running_at(plan.groups[x], lo)[0]] if k else []),
+                         ignore_index=True)
+        window[x] = rows
+    if job.clip is not None:
+        stages.clip(window, job.clip[0], job.clip[1], Translation())
+    stages.clip(window, lo, hi, Translation())
+    cut = pop.collect_partial(r, window, job.pop_tasks, job.clock, None, job.pop_exclusive, job.info.devmap)
+    part = pop.PopPartial(owned_part.spans, cut.dev, cut.host, owned_part.has, owned_part.nvtx, cut.dev_pre,
+                          cut.host_pre, owned_part.mpi_calls)
+    pop.spill_devices(part, f"{job.chunk}.pop.npy", job.info.identity.host)
+    return part
 
 
 def _kept(df: pd.DataFrame, clip) -> np.ndarray:
@@ -537,9 +559,8 @@ def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
     out = Translation()
     for r in parts:
         out.absorb(r.counts)
-    exclusive = None if job.pop_names else job.pop_exclusive
-    partial = pop.merge_partials([r.pop for r in parts], any(r.dev_rows for r in parts),
-                                 any(r.host_rows for r in parts), exclusive)
-    if not job.pop_names and job.pop_exclusive is not None:
-        pop.spill_devices(partial, job.chunk + ".pop.npy", job.info.identity.host)
+    if not job.pop_names and job.pop_exclusive is not None:       # reduced in the slices (_window_partial)
+        partial = pop.join_reduced([r.pop for r in parts])
+    else:
+        partial = pop.merge_partials([r.pop for r in parts])
     return RankResult(job.src.index, out.counts, partial, None, chunk=[r.chunk for r in parts])

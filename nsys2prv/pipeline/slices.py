@@ -198,30 +198,47 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
-def _streams(tables: list[Groups], cols: tuple[str, ...]) -> tuple[np.ndarray, dict]:
-    """One int64 code per distinct value tuple of ``cols`` over the rows of ``tables`` (in order),
-    read a row group at a time, and the tuple -> code map."""
-    codes, ids = [], {}
+def _columns(tables: list[Groups], cols: tuple[str, ...]):
+    """``cols`` of the rows of ``tables`` (in order), a row group at a time: int64 arrays."""
     for g in tables:
         pf = pq.ParquetFile(g.path)
         for i in range(len(g.rows)):
             t = pf.read_row_group(i, columns=list(cols), use_threads=False)
-            key = np.stack([t.column(c).to_numpy().astype(np.int64) for c in cols], axis=1)
-            uniq, inv = np.unique(key, axis=0, return_inverse=True)
-            local = np.array([ids.setdefault(tuple(u), len(ids)) for u in uniq.tolist()], np.int64)
-            codes.append(local[inv.ravel()])
-    return (np.concatenate(codes) if codes else np.zeros(0, np.int64)), ids
+            yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
+
+
+def _codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
+    """One int64 code per distinct tuple of the columns ``values`` (``ids``: tuple -> code, grown)."""
+    parts = [pd.factorize(v) for v in values]
+    comb = np.zeros(len(values[0]), np.int64)
+    for codes, uniq in parts:                   # mixed radix over the (few) distinct values per column
+        comb = comb * len(uniq) + codes
+    u, inv = np.unique(comb, return_inverse=True)
+    tuples = []
+    for x in u.tolist():
+        digits = []
+        for codes, uniq in reversed(parts):
+            x, d = divmod(x, len(uniq))
+            digits.append(int(uniq[d]))
+        tuples.append(tuple(reversed(digits)))
+    local = np.array([ids.setdefault(t, len(ids)) for t in tuples], np.int64)
+    return local[inv.ravel()]
 
 
 def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
     """``stages.add_lanes`` over the GPU activities of ``tables`` (in declaration order), reading
-    three columns: each table's lanes, or None where no activity overlaps another of its stream."""
+    five columns a row group at a time: each table's lanes, or None where no activity overlaps
+    another of its stream."""
     if not tables:
         return None
-    group, _ = _streams(tables, ("gpid", "device", "stream"))
-    lanes = overlap_lanes(group, np.concatenate([_column(g, "start") for g in tables]),
-                          np.concatenate([_column(g, "end") for g in tables]))
-    del group
+    ids: dict = {}
+    group, start, end = [], [], []
+    for gpid, dev, stream, s, e in _columns(tables, ("gpid", "device", "stream", "start", "end")):
+        group.append(_codes([gpid, dev, stream], ids))
+        start.append(s)
+        end.append(e)
+    lanes = overlap_lanes(np.concatenate(group), np.concatenate(start), np.concatenate(end))
+    del group, start, end
     if not lanes.any():
         return None
     return np.split(lanes, np.cumsum([int(g.rows.sum()) for g in tables])[:-1])
@@ -230,41 +247,30 @@ def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
 def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     """Each activity's launch call: the row of the first CUDA API call of its process with its
     correlation id (as ``cuda.launch_links``), -1 where none; None when calls share an id."""
-    proc, ids = _streams([api], ("tid",))
-    proc = np.array([process_key(np.array([t], np.int64))[0] for t, in sorted(ids, key=ids.get)],
-                    np.int64)[proc] if len(proc) else proc          # tid code -> its process key
-    corr = _column(api, "corr")
+    procs: dict = {}                    # process key -> small code
+    keys, corrs = [], []
+    for tid, corr in _columns([api], ("tid", "corr")):
+        keys.append(_codes([process_key(tid)], procs))
+        corrs.append(corr)
+    key, corr = np.concatenate(keys or [np.zeros(0, np.int64)]), np.concatenate(corrs or [np.zeros(0, np.int64)])
+    del keys, corrs
     calls = np.flatnonzero(corr >= 0)
-    key, corr = proc[calls], corr[calls]
-    del proc
-    acts_corr = [_column(g, "corr") for g in acts]
-    lo = min([int(corr.min())] * bool(len(corr)) + [int(c.min()) for c in acts_corr if len(c)] or [0])
-    hi = max([int(corr.max())] * bool(len(corr)) + [int(c.max()) for c in acts_corr if len(c)] or [0])
-    span = hi - lo + 1
-    if span * (len(ids) + 1) >= 1 << 62:
+    act = [[(_codes([gpid], procs), c) for gpid, c in _columns([g], ("gpid", "corr"))] for g in acts]
+    lo = min([int(c.min()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0])
+    span = max([int(c.max()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0]) - lo + 1
+    if span * (len(procs) + 1) >= 1 << 62:
         return None                     # (codes would overflow: linked on the whole report)
-    pk: dict[int, int] = {}                             # process key -> small code
-
-    def pair(k: np.ndarray, c: np.ndarray) -> np.ndarray:
-        u = np.unique(k)
-        m = np.array([pk.setdefault(int(x), len(pk)) for x in u], np.int64)
-        return m[np.searchsorted(u, k)] * span + (c - lo)
-    call_codes = pair(key, corr)
+    call_codes = key[calls] * span + (corr[calls] - lo)
     del key, corr
     order = np.argsort(call_codes, kind="stable")
     if (np.diff(call_codes[order]) == 0).any():
         return None
     out = []
-    for g, c in zip(acts, acts_corr):
-        hit = first_match(pair(_column(g, "gpid"), c), call_codes, order)
+    for parts in act:
+        code = np.concatenate([k * span + (c - lo) for k, c in parts] or [np.zeros(0, np.int64)])
+        hit = first_match(code, call_codes, order)
         out.append(np.where(hit >= 0, calls[np.maximum(hit, 0)], -1))
     return out
-
-
-def _column(g: Groups, name: str) -> np.ndarray:
-    pf = pq.ParquetFile(g.path)
-    return np.concatenate([pf.read_row_group(i, columns=[name], use_threads=False).column(name).to_numpy()
-                           for i in range(len(g.rows))]).astype(np.int64, copy=False)
 
 
 def _has_rows(cache: TableCache, kind: str) -> bool:

@@ -110,7 +110,7 @@ def aligned_lifetimes(lifetimes: list[dict | None], clocks: list, clips: list) -
     return out
 
 
-def _task_spans(tabs: dict, report: int, lookup, off) -> tuple:
+def task_spans(tabs: dict, report: int, lookup, off) -> tuple:
     """(task, first start, last end) of each task's rows over the tables (aligned)."""
     t, s, e = [], [], []
     for df in tabs.values():
@@ -317,7 +317,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
                              "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
-    return PopPartial(_task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, off), dev, host, has, nvtx,
+    return PopPartial(task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, off), dev, host, has, nvtx,
                       dev_pre, host_pre, mpi_calls)
 
 

@@ -363,11 +363,17 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         stages.clip(tables, job.clip[0], job.clip[1], out)
         stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
         positions = {kind: positions[kind][_kept(got[kind][0], job.clip)] for kind in positions}
+    # the rows still running at the slice's start (read once: their states, their POP time in the slice)
+    running = {} if k == 0 else {kind: t[0] for kind, t in _rows(plan, src, kinds, lambda g: running_at(g, lo)).items()
+                                 if t is not None}
+    if job.clip is not None:
+        stages.clip(running, job.clip[0], job.clip[1], Translation())
     pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
-    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
-    del untranslated, pop_tables
     if not job.pop_names and job.pop_exclusive is not None:
-        partial = _window_partial(job, plan, k, partial)
+        partial = _window_partial(job, plan, k, pop_tables, running)
+    else:
+        partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
+    del untranslated, pop_tables
     ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
                   metric_types=job.metric_types, devmap=job.info.devmap)
     stages.translate_tables(ctx, out, links=False)
@@ -375,17 +381,15 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     lanes = report_lanes(model, r)
     first, last = event_spans(out, model, lanes)
     states = out.states
-    if k > 0:                           # the rows still running at the slice's start: their states
-        running = {kind: t[0] for kind, t in _rows(plan, src, src.kinds, lambda g: running_at(g, lo)).items()
-                   if t is not None}
-        if job.clip is not None:
-            stages.clip(running, job.clip[0], job.clip[1], Translation())
+    if running:                         # their states
         before = Translation()
-        stages.translate_tables(Context(r, job.clock, model, job.categories, job.nvtx_index, running,
+        stages.translate_tables(Context(r, job.clock, model, job.categories, job.nvtx_index,
+                                        {kind: t for kind, t in running.items() if kind in src.kinds},
                                         metric_types=job.metric_types, devmap=job.info.devmap),
                                 before, links=False)
         states = [*states, *before.states]
-        del running, before
+        del before
+    del running
     path = f"{job.chunk}.states.npy"
     np.save(path, np.stack([np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states]
                                            or [np.zeros(0, np.int64)])
@@ -401,26 +405,22 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     return SliceResult(r, k, counts, partial, chunk, path, first, last, end)
 
 
-def _window_partial(job: RankJob, plan: Plan, k: int, owned_part):
-    """The slice's POP partial when only the trace window is measured: the intervals of the POP
-    kinds that run in the slice's time (its rows and those running at its start), cut to it, reduced
-    here (``collect_partial`` with the run's exclusive GPUs; the slices' times do not overlap, so
-    their durations add up) and the shared GPUs' intervals spilled to a file; the first and last
-    rows, ranges and MPI calls are the slice's own rows'."""
-    src, r = job.src, job.src.index
+def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dict):
+    """The slice's POP partial when only the trace window is measured.  The intervals of the POP
+    kinds that run in the slice's time (its rows ``tables`` and those running at its start), cut to
+    it, are reduced here (``collect_partial`` with the run's exclusive GPUs: the slices' times do not
+    overlap, so their durations add up) and the shared GPUs' intervals spilled to a file; each task's
+    first and last row, the ranges and the MPI calls are those of the slice's own rows."""
+    r = job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    kinds = [x for x in stages.default_kinds(src) if x in pop.KINDS and x in plan.groups]
-    window = {}
-    for x in kinds:
-        rows = pd.concat([owned(plan.groups[x], lo, hi)[0]] + ([running_at(plan.groups[x], lo)[0]] if k else []),
-                         ignore_index=True)
-        window[x] = rows
-    if job.clip is not None:
-        stages.clip(window, job.clip[0], job.clip[1], Translation())
+    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop_tasks, job.clock)
+    window = dict(tables)
+    window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
+                   if x in pop.KINDS and x in window and len(rows)})
     stages.clip(window, lo, hi, Translation())
-    cut = pop.collect_partial(r, window, job.pop_tasks, job.clock, None, job.pop_exclusive, job.info.devmap)
-    part = pop.PopPartial(owned_part.spans, cut.dev, cut.host, owned_part.has, owned_part.nvtx, cut.dev_pre,
-                          cut.host_pre, owned_part.mpi_calls)
+    part = pop.collect_partial(r, window, job.pop_tasks, job.clock, None, job.pop_exclusive, job.info.devmap)
+    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop_tasks, job.clock)
+    part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
     pop.spill_devices(part, f"{job.chunk}.pop.npy", job.info.identity.host)
     return part
 

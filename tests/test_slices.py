@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
-from nsys2prv.pipeline import convert, slices
+from nsys2prv.nsys.cache import TableCache
+from nsys2prv.pipeline import convert, slices, stages
 
 PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000                        # one iteration every microsecond
@@ -149,3 +151,19 @@ def test_a_slice_holds_its_share_whatever_the_reports_size(tmp_path, monkeypatch
         assert len(held) >= n // 170             # about 6.5 rows an iteration
         most[n] = max(held)
     assert most[400] <= 1.5 * 1_000 and most[1600] <= 1.5 * 1_000
+
+
+def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, monkeypatch):
+    """Stage A reads a large table of a row-by-row reader a rowid range at a time into the cache:
+    the cached tables, and so the outputs, are those of reading it whole."""
+    whole = _convert(report, tmp_path / "whole", 10**9, cache_dir=tmp_path / "c1")
+    monkeypatch.setattr(stages, "BATCH_ROWS", 97)
+    batched = _convert(report, tmp_path / "batched", 10**9, cache_dir=tmp_path / "c2")
+    assert batched == whole
+    cache = TableCache(tmp_path / "c2" / "tables", report)
+    groups = pq.ParquetFile(cache.parquet("cuda_api")).metadata.num_row_groups
+    assert groups >= 10                 # one row group a batch (1,900 calls, 97 rows a batch)
+    a = TableCache(tmp_path / "c1" / "tables", report).table("cuda_api")
+    b = cache.table("cuda_api")
+    assert len(a) == len(b) and (a["start"].to_numpy() == b["start"].to_numpy()).all()
+    assert (a["name"].astype(str).to_numpy() == b["name"].astype(str).to_numpy()).all()

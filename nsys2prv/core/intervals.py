@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from nsys2prv.core.jit import kernel, njit
 
@@ -222,3 +223,22 @@ def warmup_probes() -> list[tuple]:
     return [(_depth_sorted, (z, z, one, z)), (_lanes_sorted, (z, z, one, z)),
             (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
             (_innermost, (z, z, one, z, z, z, z))]
+
+
+def tuple_codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
+    """One int64 code per distinct tuple of the columns ``values`` (``ids``: tuple -> code, grown: the
+    same codes over several calls), e.g. a GPU stream per (process, device, stream)."""
+    parts = [pd.factorize(v) for v in values]
+    comb = np.zeros(len(values[0]), np.int64)
+    for codes, uniq in parts:                   # mixed radix over the (few) distinct values per column
+        comb = comb * len(uniq) + codes
+    u, inv = np.unique(comb, return_inverse=True)
+    tuples = []
+    for x in u.tolist():
+        digits = []
+        for codes, uniq in reversed(parts):
+            x, d = divmod(x, len(uniq))
+            digits.append(int(uniq[d]))
+        tuples.append(tuple(reversed(digits)))
+    local = np.array([ids.setdefault(t, len(ids)) for t in tuples], np.int64)
+    return local[inv.ravel()]

@@ -36,7 +36,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from nsys2prv import kinds as K
-from nsys2prv.core.intervals import overlap_lanes
+from nsys2prv.core.intervals import overlap_lanes, tuple_codes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop
 from nsys2prv.model.resources import Model
@@ -207,24 +207,6 @@ def _columns(tables: list[Groups], cols: tuple[str, ...]):
             yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
 
 
-def _codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
-    """One int64 code per distinct tuple of the columns ``values`` (``ids``: tuple -> code, grown)."""
-    parts = [pd.factorize(v) for v in values]
-    comb = np.zeros(len(values[0]), np.int64)
-    for codes, uniq in parts:                   # mixed radix over the (few) distinct values per column
-        comb = comb * len(uniq) + codes
-    u, inv = np.unique(comb, return_inverse=True)
-    tuples = []
-    for x in u.tolist():
-        digits = []
-        for codes, uniq in reversed(parts):
-            x, d = divmod(x, len(uniq))
-            digits.append(int(uniq[d]))
-        tuples.append(tuple(reversed(digits)))
-    local = np.array([ids.setdefault(t, len(ids)) for t in tuples], np.int64)
-    return local[inv.ravel()]
-
-
 def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
     """``stages.add_lanes`` over the GPU activities of ``tables`` (in declaration order), reading
     five columns a row group at a time: each table's lanes, or None where no activity overlaps
@@ -234,7 +216,7 @@ def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
     ids: dict = {}
     group, start, end = [], [], []
     for gpid, dev, stream, s, e in _columns(tables, ("gpid", "device", "stream", "start", "end")):
-        group.append(_codes([gpid, dev, stream], ids))
+        group.append(tuple_codes([gpid, dev, stream], ids))
         start.append(s)
         end.append(e)
     lanes = overlap_lanes(np.concatenate(group), np.concatenate(start), np.concatenate(end))
@@ -250,12 +232,12 @@ def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     procs: dict = {}                    # process key -> small code
     keys, corrs = [], []
     for tid, corr in _columns([api], ("tid", "corr")):
-        keys.append(_codes([process_key(tid)], procs))
+        keys.append(tuple_codes([process_key(tid)], procs))
         corrs.append(corr)
     key, corr = np.concatenate(keys or [np.zeros(0, np.int64)]), np.concatenate(corrs or [np.zeros(0, np.int64)])
     del keys, corrs
     calls = np.flatnonzero(corr >= 0)
-    act = [[(_codes([gpid], procs), c) for gpid, c in _columns([g], ("gpid", "corr"))] for g in acts]
+    act = [[(tuple_codes([gpid], procs), c) for gpid, c in _columns([g], ("gpid", "corr"))] for g in acts]
     lo = min([int(c.min()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0])
     span = max([int(c.max()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0]) - lo + 1
     if span * (len(procs) + 1) >= 1 << 62:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import kinds as K
-from nsys2prv.core.intervals import overlap_lanes
+from nsys2prv.core.intervals import overlap_lanes, tuple_codes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
@@ -440,7 +440,8 @@ class _Facts:
         self.present: set[str] = set()
         self.keys: dict[str, list] = {}
         self.pop_keys: dict[str, list] = {}
-        self.gpu: dict[str, pd.DataFrame] = {}      # translated GPU kinds: the columns add_lanes reads
+        self.gpu: dict[str, list] = {}      # translated GPU kinds: (stream code, start, end) per table or batch
+        self.streams: dict = {}             # (gpid, device, stream) -> stream code
 
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
         if df is None:
@@ -461,18 +462,28 @@ class _Facts:
             self.window = _first_occurrence({kind: df}, self.filter_nvtx)
         if kind == "gpu_metrics":
             self.metrics = list(df["metric"].unique())
-        if kind in K.side_kinds(K.GPU):
-            part = df[["gpid", "device", "stream", "start", "end"]]
-            self.gpu[kind] = pd.concat([self.gpu[kind], part], ignore_index=True) if kind in self.gpu else part.copy()
+        if kind in K.side_kinds(K.GPU):     # (lanes over every GPU activity: ``model_keys``)
+            stream = tuple_codes([df[c].to_numpy(np.int64) for c in ("gpid", "device", "stream")], self.streams)
+            self.gpu.setdefault(kind, []).append((stream, df["start"].to_numpy(np.int64, copy=True),
+                                                  df["end"].to_numpy(np.int64, copy=True)))
         else:
             for side, frame in model_keys({kind: df}).items():
                 self.keys.setdefault(side, []).append((kind, frame))
 
     def model_keys(self) -> tuple[dict, dict]:
-        add_lanes(self.gpu)
-        gpu_keys = model_keys(self.gpu)
+        keys = {side: _unique(frames) for side, frames in self.keys.items()}
+        parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]   # (add_lanes' order)
         self.gpu = {}
-        keys = {**{side: _unique(frames) for side, frames in self.keys.items()}, **gpu_keys}
+        if parts:
+            stream, start, end = (np.concatenate(x) for x in zip(*parts))
+            del parts
+            lane = overlap_lanes(stream, start, end)
+            del start, end
+            pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
+            code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
+            triple = np.array(sorted(self.streams, key=self.streams.get), np.int64).reshape(-1, 3)[code]
+            keys[K.GPU] = pd.DataFrame({"gpid": triple[:, 0], "device": triple[:, 1], "stream": triple[:, 2],
+                                        "lane": ln})
         return ({side: keys[side] for side in MODEL_KEYS if side in keys},
                 {side: _unique(frames) for side, frames in self.pop_keys.items()})
 

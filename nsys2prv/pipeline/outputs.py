@@ -15,6 +15,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
@@ -40,6 +41,39 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file, created 0600 if absent, never through a symbolic link (O_NOFOLLOW), and only a
+    regular file of one link (a FIFO would block, a hard link to another file would be truncated)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UserError("the lock file is a symbolic link (not followed: remove it if it is not yours)",
+                            str(path)) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        raise UserError("the lock file is not a plain file of this run's making (a FIFO, a device or a hard "
+                        "link): remove it if it is not yours", str(path))
+    return fd
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _read_small(fd: int) -> str:
+    try:
+        return os.pread(fd, 64, 0).decode("ascii", "replace")
+    except OSError:
+        return ""
 
 
 class OutputSet:
@@ -71,24 +105,34 @@ class OutputSet:
             raise
         return self
 
+    def _lock_path(self) -> Path:
+        return self.dir / f".{self.out.name}.lock"
+
     def _take_lock(self) -> None:
-        path = self.dir / f".{self.out.name}.lock"
-        fh = open(path, "a+")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            fh.seek(0)
-            holder = fh.read().strip() or "?"
-            fh.close()
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise UserError(f"another nsys2prv (pid {holder}) is writing this output; wait for it or choose "
-                                "another OUT", str(self.out)) from None
-            raise
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        self._lock = fh
+        """flock on ``.OUT.lock``: opened without following a link (a planted one is refused, never
+        written through), created 0600; after the flock the name must still be that file (a run that
+        released it unlinked it: then open the new one)."""
+        path = self._lock_path()
+        for _ in range(20):
+            fd = _open_lock(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = re.sub(r"\D", "", _read_small(fd))[:12] or "?"
+                os.close(fd)
+                if exc.errno in (errno.EAGAIN, errno.EACCES):
+                    raise UserError(f"another nsys2prv (pid {holder}) is writing this output; wait for it or "
+                                    "choose another OUT", str(self.out)) from None
+                raise
+            if _same_file(fd, path):
+                break
+            os.close(fd)                # an orphaned inode (unlinked by the run that released it): again
+        else:
+            raise UserError("the lock file keeps changing under this run; another nsys2prv is starting on "
+                            "this OUT", str(path))
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock = fd
 
     def _clean_stale(self) -> None:
         """Temporaries of runs on this OUT whose process is gone (we hold the lock: none is running)."""
@@ -151,9 +195,10 @@ class OutputSet:
     def close(self) -> None:
         shutil.rmtree(self.stage, ignore_errors=True)
         if self._lock is not None:
-            try:
-                (self.dir / f".{self.out.name}.lock").unlink(missing_ok=True)
+            try:            # still holding the flock: only our own file (never a link planted since)
+                if _same_file(self._lock, self._lock_path()):
+                    os.unlink(self._lock_path())
             except OSError:
                 pass
-            self._lock.close()
+            os.close(self._lock)
             self._lock = None

@@ -6,17 +6,12 @@ this tool did not write, every dropped row counted with its reason."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import json
+import dataclasses
 import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, convert, convert_valid
+from conftest import convert, convert_valid
 from test_schema_versions import build_rank
 
 from nsys2prv.core.errors import UserError
@@ -90,3 +85,198 @@ def test_5_the_lock_cannot_be_held_by_two_runs(tmp_path, monkeypatch):
         c.close()
     b = O.OutputSet(tmp_path / "o", None).open()                # released: B gets it
     b.close()
+
+
+# --- 2, 3, 4, 6, 15: the table cache -----------------------------------------------------------------
+from nsys2prv.nsys import cache as C  # noqa: E402
+
+
+def _digest(base: Path) -> dict[str, bytes]:
+    return {e: Path(f"{base}{e}").read_bytes() for e in (".prv", ".pcf", ".row")}
+
+
+def _warnings(summary: dict) -> list[str]:
+    return [w for r in summary["reports"] for w in r["capture_warnings"]]
+
+
+@pytest.fixture
+def cached(ranks, tmp_path):
+    """A warm cache of the two reports, the reference outputs, and each report's entry directory."""
+    cache = tmp_path / "cache"
+    _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "ref")
+    assert _warnings(s) == []
+    entries = [C.entry_dir(cache / "tables", r) for r in ranks]
+    assert all(e.is_dir() for e in entries)
+    return cache, entries, _digest(tmp_path / "ref")
+
+
+def _rerun(ranks, cache, out, ref):
+    _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], out)
+    assert _digest(out) == ref
+    return s
+
+
+def test_2_links_planted_at_every_cache_name_are_never_written_through(ranks, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    cache = tmp_path / "cache"
+    names = ["kinds.json", "meta.n2p", "kernels.parquet", "mpi.parquet", "nvtx.parquet", "memset.empty.arrow",
+             f".meta.pkl.tmp{os.getpid()}", f".kinds.json.tmp{os.getpid()}"]
+    for r in ranks:
+        e = C.entry_dir(cache / "tables", r)
+        e.mkdir(parents=True)
+        for n in names:
+            (e / n).symlink_to(victim)
+    convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "o")
+    assert victim.read_text() == "precious\n"
+    for r in ranks:
+        e = C.entry_dir(cache / "tables", r)
+        assert not (e / "meta.n2p").is_symlink() and not (e / "kinds.json").is_symlink()   # replaced
+        assert (e / "kernels.parquet").is_file() and not (e / "kernels.parquet").is_symlink()
+    _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "o2")
+    assert _digest(tmp_path / "o2") == _digest(tmp_path / "o") and victim.read_text() == "precious\n"
+    assert _warnings(s) == []
+
+
+def test_2_cache_temporaries_are_created_exclusively(tmp_path, monkeypatch):
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    monkeypatch.setattr(C.secrets, "token_hex", lambda n: "0123456789abcdef")
+    cache = C.TableCache(tmp_path / "c" / "tables", src)
+    assert cache.prepare()
+    (cache.dir / ".meta.n2p.0123456789abcdef.tmp").symlink_to(victim)
+    cache.store({"m": 1}, {})
+    assert victim.read_text() == "precious\n" and not (cache.dir / "meta.n2p").exists()
+
+
+def test_3_a_cache_directory_replaced_by_a_link_deletes_nothing_through_it(ranks, tmp_path):
+    cache = tmp_path / "cache"
+    target = tmp_path / "target"
+    for sub in ("0123456789abcdef/keep", "projects/keep"):
+        (target / sub).mkdir(parents=True)
+        (target / sub / "data.txt").write_text("mine\n")
+    e = C.entry_dir(cache / "tables", ranks[0])
+    e.parent.parent.mkdir(parents=True)
+    e.parent.symlink_to(target)                         # the input's directory (STEM-HASH) is a link
+    e1 = C.entry_dir(cache / "tables", ranks[1])
+    e1.parent.mkdir(parents=True)
+    e1.symlink_to(target, target_is_directory=True)     # the entry itself (HASH) is a link
+    convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "o")
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
+        "0123456789abcdef", "0123456789abcdef/keep", "0123456789abcdef/keep/data.txt",
+        "projects", "projects/keep", "projects/keep/data.txt"]
+    assert not e.parent.is_symlink() and not e1.is_symlink() and (e / "kinds.json").is_file()
+
+
+def test_3_stale_entries_lose_only_the_names_the_cache_makes(tmp_path):
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    cache = C.TableCache(tmp_path / "c" / "tables", src)
+    stale = cache.dir.parent / "00000000000000aa"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "meta.pkl").write_bytes(b"old")
+    (stale / "kernels.parquet").symlink_to(victim)
+    (stale / "notes.txt").write_text("someone's\n")
+    old = cache.dir.parent / "00000000000000bb"
+    old.mkdir()
+    (old / "meta.pkl").write_bytes(b"old")
+    (old / "x.empty.pkl").write_bytes(b"old")
+    (cache.dir.parent / "README").write_text("not an entry\n")
+    assert cache.prepare()
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in stale.iterdir()) == ["notes.txt", "sub"]     # not ours: kept
+    assert not old.exists() and (cache.dir.parent / "README").exists()
+
+
+class _Boom:
+    def __reduce__(self):
+        return (os.system, (f"touch {_Boom.marker}",))
+
+
+def test_4_a_pickle_in_the_cache_is_never_loaded(ranks, tmp_path, cached):
+    import pickle
+
+    cache, entries, ref = cached
+    marker = tmp_path / "pwned"
+    _Boom.marker = marker
+    for e in entries:
+        bomb = pickle.dumps(_Boom())
+        for p in [e / "meta.n2p", e / "meta.pkl", e / "kernels.empty.pkl", *e.glob("scan-*")]:
+            p.write_bytes(bomb)
+        (e / f"scan-{'f' * 16}.pkl").write_bytes(bomb)
+    s = _rerun(ranks, cache, tmp_path / "o", ref)
+    assert not marker.exists()
+    notes = _warnings(s)
+    assert len(notes) == 4 and all("not a file of this version of nsys2prv); not used, rebuilt" in n for n in notes)
+    assert sorted(n.split("unusable ")[1].split(" ")[0] for n in notes) == ["meta.n2p"] * 2 + [
+        p.name for e in entries for p in e.glob("scan-*.n2p")]
+    s = _rerun(ranks, cache, tmp_path / "o2", ref)           # rebuilt: a warm run again, nothing to say
+    assert not marker.exists() and _warnings(s) == []
+
+
+def test_6_a_valid_cache_object_of_the_wrong_type_is_a_miss(ranks, tmp_path, cached):
+    cache, entries, ref = cached
+    for e in entries:
+        for p in e.glob("scan-*"):
+            p.write_bytes(C.encode({"not": "a scan"}))
+        (e / "meta.n2p").write_bytes(C.encode([1, 2, 3]))
+    s = _rerun(ranks, cache, tmp_path / "o", ref)
+    notes = _warnings(s)
+    assert len(notes) == 4
+    assert sum("(a dict, not a Scan)" in n for n in notes) == 2 and sum("(a list, not a ReportInfo)" in n
+                                                                       for n in notes) == 2
+    assert _warnings(_rerun(ranks, cache, tmp_path / "o2", ref)) == []
+
+
+def test_6_fields_of_the_wrong_type_are_refused():
+    import pandas as pd
+
+    from nsys2prv.nsys.identity import Identity
+    from nsys2prv.pipeline.stages import ReportInfo
+
+    info = ReportInfo("p", "3", "2024", "h", None, True, 0, [], {"T": 1}, Identity("h", {1: "a"}),
+                      pd.DataFrame({"pid": [1]}), lifetimes={1: (2, 3)})
+    back = C.decode(C.encode(info), ReportInfo, (Identity,))
+    assert back.identity.process_names == {1: "a"} and back.lifetimes == {1: (2, 3)}
+    assert back.devmap.equals(info.devmap)
+    bad = C.encode(dataclasses.replace(info, hostname=7))          # (encode does not check)
+    with pytest.raises(C.CacheDamage, match="ReportInfo.hostname is a int"):
+        C.decode(bad, ReportInfo, (Identity,))
+    with pytest.raises(C.CacheDamage, match="ReportInfo.identity is a dict"):
+        C.decode(C.encode(dataclasses.replace(info, identity={1: 2})), ReportInfo, (Identity,))
+    with pytest.raises(C.CacheDamage, match="ReportInfo.table_counts is a dict"):
+        C.decode(C.encode(dataclasses.replace(info, table_counts={"T": "1"})), ReportInfo, (Identity,))
+    with pytest.raises(C.CacheDamage, match="truncated"):
+        C.decode(C.encode(info)[:-3], ReportInfo, (Identity,))
+    with pytest.raises(C.CacheDamage, match="an object of type 'Identity'"):
+        C.decode(C.encode(info), ReportInfo)              # a class not named by the caller
+    with pytest.raises(C.CacheDamage, match="a ReportInfo, not a Identity"):
+        C.decode(C.encode(info), Identity, (ReportInfo,))
+
+
+def test_15_a_parquet_of_another_kind_is_a_miss(ranks, tmp_path, cached):
+    cache, entries, ref = cached
+    for e in entries:
+        (e / "kernels.parquet").write_bytes((e / "nvtx.parquet").read_bytes())
+        for p in e.glob("scan-*"):
+            p.unlink()                                    # (else a warm run reads no table)
+    s = _rerun(ranks, cache, tmp_path / "o", ref)
+    assert any("kernels.parquet has the columns of another table" in n for n in _warnings(s))
+    s = _rerun(ranks, cache, tmp_path / "o2", ref)
+    assert _warnings(s) == []
+
+
+def test_15_a_manifest_that_is_a_list_is_a_miss(ranks, tmp_path, cached):
+    cache, entries, ref = cached
+    for e in entries:
+        (e / "kinds.json").write_text("[1, 2]")
+        for p in e.glob("scan-*"):
+            p.unlink()
+    s = _rerun(ranks, cache, tmp_path / "o", ref)
+    assert len(_warnings(s)) == 2 and all("unusable kinds.json" in n for n in _warnings(s))
+    s = _rerun(ranks, cache, tmp_path / "o2", ref)
+    assert _warnings(s) == []

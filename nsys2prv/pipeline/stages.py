@@ -17,7 +17,6 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import TableCache, _hash
+from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, _hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -165,7 +164,7 @@ def drop_absurd_times(res) -> None:
 
 
 # what reading a damaged (truncated, overwritten) cache file raises: Arrow's errors are ValueErrors/OSErrors
-CACHE_DAMAGE = (OSError, ValueError, EOFError, pickle.UnpicklingError, KeyError, TypeError, AttributeError)
+CACHE_DAMAGE = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError)
 
 
 def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
@@ -176,7 +175,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
     cache = TableCache(Path(src.cache_root), sqlite)
-    info = cache.meta()
+    info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     fresh: dict = {}
     if info is None or missing or info.lifetimes is None:
@@ -202,6 +201,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
             report.close()
         cache.store(info, fresh)
     info.source, info.index = str(src.input), src.index
+    info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
     out = {}
     try:
         for k in kinds:
@@ -302,18 +302,18 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
             sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                                    False, needed_export_tables())
             cache = TableCache(Path(src.cache_root), sqlite)
-            with open(cache.dir / f"scan-{tag}.pkl", "rb") as fh:
-                res = pickle.load(fh)
-            res.info.source, res.info.index = str(src.input), src.index
-            return res
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass
-    res = _scan(src, filter_nvtx)
-    if cache is not None and cache.dir.is_dir():
-        try:
-            cache._replace(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
+            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
+            if res is not None:
+                res.info.source, res.info.index = str(src.input), src.index
+                return res
         except OSError:
             pass
+    res = _scan(src, filter_nvtx)
+    if cache is not None:       # (what this run found of the cache is said, not cached)
+        said = res.info.capture_warnings
+        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE)]
+        cache.store_obj(f"scan-{tag}.n2p", res)
+        res.info.capture_warnings = [*said, *cache.notes]
     return res
 
 

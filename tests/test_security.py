@@ -7,11 +7,13 @@ this tool did not write, every dropped row counted with its reason."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import convert, convert_valid
+from conftest import convert, convert_valid, load_trace, validate_trace
 from test_schema_versions import build_rank
 
 from nsys2prv.core.errors import UserError
@@ -280,3 +282,77 @@ def test_15_a_manifest_that_is_a_list_is_a_miss(ranks, tmp_path, cached):
     assert len(_warnings(s)) == 2 and all("unusable kinds.json" in n for n in _warnings(s))
     s = _rerun(ranks, cache, tmp_path / "o2", ref)
     assert _warnings(s) == []
+
+
+# --- 7, 15: text in numeric columns -------------------------------------------------------------------
+def _changed(src: Path, dst: Path, *sql: str) -> Path:
+    dst.write_bytes(src.read_bytes())
+    with sqlite3.connect(dst) as con:
+        for s in sql:
+            con.execute(s)
+    return dst
+
+
+@pytest.mark.parametrize("table,column,kind", [
+    ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName", "kernels"),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", "end", "kernels"),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api"),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", "end", "cuda_api"),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid", "cuda_api"),
+    ("NVTX_EVENTS", "end", "nvtx"),
+])
+def test_7_text_in_a_numeric_column_is_a_dropped_row_with_its_reason(ranks, tmp_path, table, column, kind):
+    where = "eventType = 59" if table == "NVTX_EVENTS" else "1"
+    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f"UPDATE {table} SET \"{column}\" = 'abc' "
+                   f"WHERE rowid = (SELECT min(rowid) FROM {table} WHERE {where})")
+    _, good = convert_valid(["-m", *ranks], tmp_path / "good")
+    code, text = convert(["-m", ranks[0], bad, tmp_path / "bad"])
+    s = json.loads((tmp_path / "bad.summary.json").read_text())
+    k, g = s["categories"][kind], good["categories"][kind]
+    assert k["dropped"] == {f"{table}: text in the numeric column {column} (row not used)": 1}
+    assert k["source_rows"] == g["source_rows"] and k["translated_rows"] == g["translated_rows"] - 1
+    validate_trace(str(tmp_path / "bad"))
+    row = Path(f"{tmp_path / 'bad'}.row").read_text()
+    assert row.count("\n") == Path(f"{tmp_path / 'good'}.row").read_text().count("\n")   # no bogus stream/task
+
+
+@pytest.mark.parametrize("table,column", [("MPI_RANKS", "rank"), ("PROCESSES", "pid")])
+def test_7_text_in_a_metadata_column_is_said_not_a_crash(ranks, tmp_path, table, column):
+    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f"UPDATE {table} SET \"{column}\" = 'abc'")
+    with sqlite3.connect(bad) as con:
+        n = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "t")
+    assert s["reports"][1]["notes"] == [f"{n} row(s) of {table}: text in the numeric column {column} (row not used)"]
+
+
+@pytest.mark.parametrize("table", ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"])
+def test_15_text_in_end_does_not_crash_the_lifetimes(ranks, tmp_path, table):
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.lifetimes import process_lifetimes
+
+    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f"UPDATE {table} SET \"end\" = 'abc'")
+    good, damaged = Report(ranks[1]), Report(bad)
+    try:
+        want, got = process_lifetimes(good), process_lifetimes(damaged)
+    finally:
+        good.close()
+        damaged.close()
+    assert set(got) == set(want) and all(got[p][0] == want[p][0] and got[p][1] <= want[p][1] for p in want)
+
+
+# --- 8: missing optional columns -----------------------------------------------------------------------
+@pytest.mark.parametrize("table,column,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "gridX", "kernels"),
+                                               ("CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId", "cuda_api")])
+def test_8_a_missing_optional_column_is_warned_and_invents_no_value(ranks, tmp_path, table, column, kind):
+    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f'ALTER TABLE {table} RENAME COLUMN "{column}" TO "renamed"')
+    with sqlite3.connect(bad) as con:
+        n = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "t")
+    why = f"{table} lacks optional column(s): {column} (their values are not written)"
+    assert s["categories"][kind]["notes"][why] == n and s["warnings"] == [f"{kind}: {n} rows of {why}"]
+    if column == "gridX":       # rank 1's kernels have no grid-size-x record at all (not a 0)
+        ev = load_trace(str(tmp_path / "t")).events
+        assert sorted(ev.loc[ev["type"] == 9101, "task"].unique()) == [1]
+    code, text = convert(["--strict", "-m", ranks[0], bad, tmp_path / "strict"], expect_ok=False)
+    assert code == 4 and f"--strict: 1 warning(s): {kind}: {n} rows of {why}" in text

@@ -75,6 +75,10 @@ class Report:
         # what the readers asked of each table: columns found missing, and tables some probe accepted
         self.missing_columns: dict[str, set[str]] = {}
         self.probed_ok: set[str] = set()
+        # while a reader runs (readers.base.Reader): rows its queries dropped for a non-numeric value
+        # in a numeric column, reason -> rows; and optional columns found missing, table -> columns
+        self.type_drops: dict[str, int] | None = None
+        self.optional_missing: dict[str, list[str]] = {}
 
     # -- probing ---------------------------------------------------------
     def _probe_tables(self) -> set[str]:
@@ -115,10 +119,16 @@ class Report:
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
         return int(self.rows(sql)[0][0])
 
-    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "") -> str:
-        """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``)."""
+    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "",
+                    warn: bool = False) -> str:
+        """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``); ``warn``:
+        a column whose absence loses information (recorded in ``optional_missing``: the reader says it)."""
         alias = alias or col
-        return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
+        if col in self.columns(table):
+            return f"{prefix}{col} AS {alias}"
+        if warn and col not in self.optional_missing.setdefault(table, []):
+            self.optional_missing[table].append(col)
+        return f"NULL AS {alias}"
 
     # -- queries ---------------------------------------------------------
     def _fetch(self, sql: str, params: tuple = ()):
@@ -152,7 +162,36 @@ class Report:
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
+        bad = None
+        for n, c in zip(names, cols):
+            kinds = {type(v) for v in c}
+            if kinds & TEXT and (kinds & NUMBER or n in NUMERIC_COLUMNS):     # text in a numeric column
+                wrong = pd.to_numeric(pd.Series(c, dtype=object), errors="coerce").isna().to_numpy() \
+                    & ~pd.isna(pd.Series(c, dtype=object)).to_numpy()
+                if wrong.any():
+                    self._count_wrong_type(sql, n, wrong, bad)
+                    bad = wrong if bad is None else bad | wrong
+        if bad is not None:     # those rows are dropped (counted), the other columns typed without them
+            keep = np.flatnonzero(~bad)
+            cols = [tuple(np.asarray(c, dtype=object)[keep]) for c in cols]
+            if not keep.size:
+                return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})
+
+    def _count_wrong_type(self, sql: str, column: str, wrong: np.ndarray, before: np.ndarray | None) -> None:
+        """Rows of a query dropped for a value that is not a number in a numeric column: counted in
+        ``type_drops`` (a reader adds them to its tally) -- or, outside a reader, said in ``notes``."""
+        m = re.search(r'\bFROM\s+"?(\w+)', sql, re.IGNORECASE)
+        n = int((wrong & ~before).sum()) if before is not None else int(wrong.sum())
+        if not n:
+            return
+        src = re.search(rf'"?(\w+)"?\s+AS\s+"?{re.escape(column)}\b', sql, re.IGNORECASE)    # the export's name
+        reason = (f"{m.group(1) if m else 'a table'}: text in the numeric column {src.group(1) if src else column} "
+                  "(row not used)")
+        if self.type_drops is not None:
+            self.type_drops[reason] = self.type_drops.get(reason, 0) + n
+        else:
+            self.notes.append(f"{n} row(s) of {reason}")
 
     def _adbc_query(self, sql: str) -> pd.DataFrame | None:
         """``sql`` through the ADBC SQLite driver (the optional ``fast`` extra: Arrow columns
@@ -294,6 +333,18 @@ class Report:
 
     def __repr__(self) -> str:
         return f"Report({self.source!r}, schema={self.schema_version})"
+
+
+TEXT = {str, bytes}
+NUMBER = {int, float}
+# columns (as the readers name them in their queries) that hold numbers whatever else a column of the
+# same query holds: text there is a damaged row, never a value
+NUMERIC_COLUMNS = frozenset({
+    "start", "end", "tid", "gpid", "pid", "device", "context", "stream", "corr", "globalTid", "globalPid",
+    "nameId", "shortName", "demangledName", "rank", "id", "deviceId", "streamId", "contextId", "correlationId",
+    "typeId", "metricId", "timestamp", "bytes", "size", "copyKind", "copy_kind", "domainId",
+    "eventType", "textId", "graphNodeId", "graphExecId",
+})
 
 
 def sql_column(values: tuple) -> np.ndarray | pd.Series:

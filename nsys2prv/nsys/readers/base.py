@@ -27,11 +27,51 @@ class ReadResult(Tally):
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
+OPTIONAL_MISSING = "lacks optional column(s)"
+
+
 @dataclass(frozen=True)
 class Reader:
-    """How one normalised table is read; its name, categories and side are declared in ``kinds.py``."""
+    """How one normalised table is read; its name, categories and side are declared in ``kinds.py``.
+    ``read`` also accounts for what the queries found: rows dropped for text in a numeric column
+    (``Report.type_drops``) and optional columns missing (``Report.col_or_null(warn=True)``) go
+    into the result's tally, the first as dropped rows, the second as a note on every row."""
     tables: tuple[str, ...]         # export tables it may read (for `nsys export --tables`)
     read: Callable[[Report], ReadResult | None]
+
+    def __post_init__(self):
+        object.__setattr__(self, "read", _accounted(self.read))
+
+
+def _accounted(fn):
+    if getattr(fn, "accounted", False):
+        return fn
+
+    def read(report: Report) -> ReadResult | None:
+        outer, report.type_drops = report.type_drops, {}
+        missing_before = {t: list(c) for t, c in report.optional_missing.items()}
+        try:
+            res = fn(report)
+            drops = report.type_drops
+        finally:
+            report.type_drops = outer
+        if drops:
+            if res is None:
+                res = ReadResult(table=None, source_rows=0)
+            for reason, n in drops.items():
+                res.source_rows += n
+                res.drop(reason, n)
+        if res is not None:
+            for table, cols in report.optional_missing.items():
+                new = [c for c in cols if c not in missing_before.get(table, [])]
+                rows = report.count(table) if new else 0
+                if rows:
+                    res.note(f"{table} {OPTIONAL_MISSING}: {', '.join(new)} (their values are not written)", rows)
+        return res
+
+    read.accounted = True
+    read.__wrapped__ = fn
+    return read
 
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
@@ -109,16 +149,18 @@ GPU_ACTIVITY_COLUMNS = ("gpid", "device", "context", "stream", "corr")
 
 
 def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
-                      numeric: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
+                      numeric: tuple[str, ...] = (),
+                      warn: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
     """Rows of a GPU activity table (kernels, memcpy, memset, graph executions): start, end, gpid,
     device, context, stream, corr (-1 = none) and the ``extra`` columns (normalised name -> export
-    column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0)."""
+    column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0).  A missing
+    export column of ``warn`` (normalised names) is noted (``Reader``)."""
     if not report.has(table, "start", "end", "deviceId", "streamId", "globalPid"):
         return None
-    cols = "".join(f", {report.col_or_null(table, col, name)}" for name, col in extra.items())
+    cols = "".join(f", {report.col_or_null(table, col, name, warn=name in warn)}" for name, col in extra.items())
     df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
                       f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
-                      f"{report.col_or_null(table, 'correlationId', 'corr')}{cols} FROM {table}")
+                      f"{report.col_or_null(table, 'correlationId', 'corr', warn=True)}{cols} FROM {table}")
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for c in ("gpid", "device", "context", "stream", *numeric):

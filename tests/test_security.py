@@ -356,3 +356,50 @@ def test_8_a_missing_optional_column_is_warned_and_invents_no_value(ranks, tmp_p
         assert sorted(ev.loc[ev["type"] == 9101, "task"].unique()) == [1]
     code, text = convert(["--strict", "-m", ranks[0], bad, tmp_path / "strict"], expect_ok=False)
     assert code == 4 and f"--strict: 1 warning(s): {kind}: {n} rows of {why}" in text
+
+
+# --- 14: inputs that are not plain exports --------------------------------------------------------------
+def test_14_a_fifo_as_input_is_refused_with_one_line(tmp_path):
+    fifo = tmp_path / "r.sqlite"
+    os.mkfifo(fifo)
+    code, text = convert([fifo, tmp_path / "o"], expect_ok=False)     # (before: blocked forever)
+    assert code == 2 and text == f"nsys2prv: error: {fifo}: not a regular file (a FIFO, socket or device): " \
+                                 "give the export itself\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
+
+
+def test_14_a_wal_export_is_read_without_side_files(ranks, tmp_path):
+    wal = tmp_path / "rank1.sqlite"
+    wal.write_bytes(ranks[1].read_bytes())
+    with sqlite3.connect(wal) as con:
+        assert con.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    con.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rank1.sqlite"]
+    _, ref = convert_valid(["-m", ranks[0], ranks[1], "--no-cache"], tmp_path / "ref")
+    _, s = convert_valid(["-m", ranks[0], wal, "--no-cache"], tmp_path / "o")
+    assert not (tmp_path / "rank1.sqlite-shm").exists() and not (tmp_path / "rank1.sqlite-wal").exists()
+    assert Path(f"{tmp_path / 'o'}.prv").read_bytes() == Path(f"{tmp_path / 'ref'}.prv").read_bytes()
+
+
+def test_14_a_wal_export_opens_without_creating_anything(ranks, tmp_path, monkeypatch):
+    """Read-only media (as root, permissions cannot show it): every file creation beside the export
+    fails, as it would there."""
+    from nsys2prv.nsys.database import Report
+
+    wal = tmp_path / "rank1.sqlite"
+    wal.write_bytes(ranks[1].read_bytes())
+    with sqlite3.connect(wal) as con:
+        con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    os.chmod(tmp_path, 0o555)
+    try:
+        if os.access(tmp_path, os.W_OK) and os.geteuid() != 0:
+            pytest.skip("this file system ignores directory permissions")
+        r = Report(wal)
+        try:
+            assert r.count("CUPTI_ACTIVITY_KIND_KERNEL") == 2
+        finally:
+            r.close()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["rank1.sqlite"]
+    finally:
+        os.chmod(tmp_path, 0o755)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import stat
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
@@ -380,7 +381,7 @@ class _AdbcReader:
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
 
         self._mgr = adbc_driver_manager
-        self._db = adbc_driver_sqlite.connect("file:" + _uri_path(path.resolve()) + "?mode=ro")
+        self._db = adbc_driver_sqlite.connect(_uri(path))
         try:
             self._conn = adbc_driver_manager.AdbcConnection(self._db)
         except Exception:
@@ -428,18 +429,24 @@ class _AdbcReader:
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
-    if not path.exists():
-        raise UserError("file not found", str(path))
-    if path.is_dir():
-        raise UserError("is a directory, not a report", str(path))
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(16)
+        st = path.stat()
+    except FileNotFoundError:
+        raise UserError("file not found", str(path)) from None
     except OSError as exc:
         raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if magic != SQLITE_MAGIC:
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError("is a directory, not a report", str(path))
+    if not stat.S_ISREG(st.st_mode):        # a FIFO would block the read below forever
+        raise UserError("not a regular file (a FIFO, socket or device): give the export itself", str(path))
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
+    if header[:16] != SQLITE_MAGIC:
         raise UserError("not an SQLite file (expected an nsys .sqlite export or a .nsys-rep)", str(path))
-    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
+    uri = _uri(path, header)
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.text_factory = str             # (Report._fetch: invalid UTF-8 switches to _decode_text)
@@ -447,6 +454,28 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
     return conn
+
+
+def _uri(path: Path, header: bytes | None = None) -> str:
+    """The read-only URI of an export.  A WAL-mode database (header bytes 18-19 = 2) would need its
+    ``-shm`` and ``-wal`` files, created beside it (or refused on read-only media): without a WAL file
+    holding data it is opened ``immutable`` -- no locks, no side files."""
+    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
+    if header is None:
+        try:
+            with open(path, "rb") as fh:
+                header = fh.read(100)
+        except OSError:
+            return uri
+    if len(header) >= 20 and header[18] == 2 and header[19] == 2:
+        wal = Path(f"{path.resolve()}-wal")
+        try:
+            has_wal = wal.stat().st_size > 0
+        except OSError:
+            has_wal = False
+        if not has_wal:
+            uri += "&immutable=1"
+    return uri
 
 
 def _decode_text(raw: bytes) -> str:

@@ -10,6 +10,8 @@ import dataclasses
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -403,3 +405,79 @@ def test_14_a_wal_export_opens_without_creating_anything(ranks, tmp_path, monkey
         assert sorted(p.name for p in tmp_path.iterdir()) == ["rank1.sqlite"]
     finally:
         os.chmod(tmp_path, 0o755)
+
+
+# --- 9, 11, 16: what the system says, and OUT ------------------------------------------------------------
+@pytest.fixture
+def tiny_fs(tmp_path):
+    """A tiny tmpfs (``_fill`` it)."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here to fill it (needs CAP_SYS_ADMIN): {res.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(mnt: Path) -> None:
+    fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 512):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def test_9_a_short_write_keeps_its_cause(ranks, tiny_fs, monkeypatch):
+    import nsys2prv.pipeline as P
+
+    def merge_fails(*a, **k):           # numpy's tofile on a full device: no errno, no path
+        _fill(tiny_fs)
+        raise OSError("159100 requested and 102384 written")
+
+    monkeypatch.setattr(P, "_convert", merge_fails)
+    code, text = convert(["-m", *ranks, tiny_fs / "o"], expect_ok=False)
+    assert code == 2 and text == (f"nsys2prv: error: {tiny_fs / 'o'}: cannot write the outputs (No space left on "
+                                  "device; 159100 requested and 102384 written)\n")
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+    assert O.write_error_cause(OSError(28, "No space left on device"), tiny_fs) == "No space left on device"
+
+
+def test_9_a_short_write_under_a_file_size_limit_says_so(tmp_path):
+    import resource
+
+    old = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, old[1]))
+    try:
+        text = O.write_error_cause(OSError("10 requested and 5 written"), tmp_path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old)
+    assert text == "File too large: the file size limit is 1073741824 bytes (ulimit -f); 10 requested and 5 written"
+
+
+@pytest.mark.parametrize("out", ["", ".", "/", "DIR", "DIR/", "DIR/.."])
+def test_11_16_a_directory_as_out_is_refused_with_one_line(ranks, tmp_path, monkeypatch, out):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DIR").mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, text = convert([ranks[0], out], expect_ok=False)
+    shown = str(Path(out)) if out else "."
+    assert code == 2 and text == (f"nsys2prv: error: {shown}: is a directory: OUT is the base name of the output "
+                                  "files, not where they go (e.g. DIR/trace writes DIR/trace.prv)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and not Path("/.prv").exists()
+    assert not (tmp_path.parent / f"{tmp_path.name}.prv").exists()
+
+
+def test_16_stdout_on_a_full_device_is_one_line_after_the_outputs(ranks, tmp_path):
+    with open("/dev/full", "w") as full:
+        res = subprocess.run([sys.executable, "-m", "nsys2prv", "--no-cache", "-m", *map(str, ranks),
+                              str(tmp_path / "o")], stdout=full, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert res.returncode == 2 and res.stderr == ("nsys2prv: error: cannot write the summary to the standard output "
+                                                  "(No space left on device); the outputs are written\n")
+    validate_trace(str(tmp_path / "o"))

@@ -14,6 +14,7 @@ import errno
 import fcntl
 import os
 import re
+import resource
 import shutil
 import stat
 from pathlib import Path
@@ -27,10 +28,37 @@ SUFFIXES = (".prv", ".prv.gz", ".pcf", ".row", ".summary.json", ".sync.json", ".
 
 
 def check_not_an_input(out: Path) -> None:
-    """OUT must be a base name, not one of the inputs (``-m r0.sqlite r1.sqlite r2.sqlite`` forgets it)."""
+    """OUT must be a base name, not one of the inputs (``-m r0.sqlite r1.sqlite r2.sqlite`` forgets it)
+    nor a directory (``outdir`` would write ``outdir.prv`` beside it, ``/tmp`` ``/tmp.prv`` into ``/``)."""
+    if out.name in ("", ".", "..") or out.is_dir():
+        raise UserError("is a directory: OUT is the base name of the output files, not where they go "
+                        "(e.g. DIR/trace writes DIR/trace.prv)", str(out) or '""')
     if out.name.lower().endswith(INPUT_SUFFIXES) or out.is_file():
         raise UserError("looks like an input report, not an output base name: the last argument is where the "
                         "trace goes (add one, e.g. out/trace)", str(out))
+
+
+def write_error_cause(exc: OSError, where: Path) -> str:
+    """What an OSError of a failed write says, with its cause: a short write reported without errno
+    (numpy's ``N requested and M written``) is explained from the file system of ``where`` (no space
+    left, the quota) or the process's file size limit."""
+    if exc.errno is not None or exc.strerror:
+        return exc.strerror or str(exc)
+    text = str(exc)
+    cause = None
+    try:
+        st = os.statvfs(where)
+        if st.f_bavail * st.f_frsize < (1 << 20) or (st.f_favail == 0 and st.f_files):
+            cause = os.strerror(errno.ENOSPC)
+    except OSError:
+        pass
+    if cause is None:
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY:
+            cause = f"{os.strerror(errno.EFBIG)}: the file size limit is {soft} bytes (ulimit -f)"
+    if cause is None:
+        cause = "a short write: no space left on the device, a disk quota or a file size limit"
+    return f"{cause}; {text}" if text else cause
 
 
 def _alive(pid: int) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -481,3 +482,93 @@ def test_16_stdout_on_a_full_device_is_one_line_after_the_outputs(ranks, tmp_pat
     assert res.returncode == 2 and res.stderr == ("nsys2prv: error: cannot write the summary to the standard output "
                                                   "(No space left on device); the outputs are written\n")
     validate_trace(str(tmp_path / "o"))
+
+
+# --- 12: the commit is one step ---------------------------------------------------------------------------
+SET = ("t.prv", "t.pcf", "t.row", "t.summary.json")
+
+
+def _staged(tmp_path: Path, text: str) -> O.OutputSet:
+    out = O.OutputSet(tmp_path / "t", None).open()
+    for name in SET:
+        (out.stage / name).write_text(text + name)
+    return out
+
+
+def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypatch):
+    from nsys2prv.core.errors import catch_signals
+
+    for name in SET:
+        (tmp_path / name).write_text("old" + name)
+    (tmp_path / "t.pop.json").write_text("old")             # not written by the new run: removed
+    out = _staged(tmp_path, "new")
+    real, moved = os.replace, []
+
+    def replace(src, dst, **kw):
+        if Path(dst).parent == tmp_path:                    # a move into place (not the manifest's)
+            if not moved:
+                os.kill(os.getpid(), signal.SIGTERM)        # arrives as the first move begins
+            moved.append(Path(dst).name)
+        return real(src, dst, **kw)
+
+    old_handlers = {s: signal.getsignal(s) for s in O.HELD}
+    catch_signals()
+    monkeypatch.setattr(O.os, "replace", replace)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            out.commit()
+    finally:
+        monkeypatch.undo()
+        for s, h in old_handlers.items():
+            signal.signal(s, h)
+        out.close()
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert sorted(moved) == sorted(SET)
+    assert {n: (tmp_path / n).read_text() for n in SET} == {n: "new" + n for n in SET}
+    assert not (tmp_path / "t.pop.json").exists() and leftovers(tmp_path) == []
+
+
+def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path):
+    for name in SET:
+        (tmp_path / name).write_text("old" + name)
+    (tmp_path / "t.pop.json").write_text("old")
+    pid = os.fork()
+    if pid == 0:                                            # the run that is killed after one move
+        try:
+            out = _staged(tmp_path, "new")
+            real = os.replace
+
+            def replace(src, dst, **kw):
+                real(src, dst, **kw)
+                if Path(dst).parent == tmp_path:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            O.os.replace = replace
+            out.commit()
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    texts = {n: (tmp_path / n).read_text() for n in SET}
+    assert sorted(texts.values()) != sorted("new" + n for n in SET)        # mixed: one moved, three not
+    nxt = O.OutputSet(tmp_path / "t", None).open()
+    try:
+        assert {n: (tmp_path / n).read_text() for n in SET} == {n: "new" + n for n in SET}
+        assert not (tmp_path / "t.pop.json").exists()
+        assert nxt.notes[0].startswith("completed the moving into place of an interrupted earlier run's outputs: ")
+        assert nxt.notes[1].startswith("removed 1 temporary file(s) of an interrupted earlier run: .t.out")
+    finally:
+        nxt.close()
+    assert leftovers(tmp_path) == []
+
+
+def test_12_a_forged_manifest_moves_nothing_elsewhere(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    dead = 2**22 + 7
+    stage = tmp_path / f".t.out{dead}.abc"
+    stage.mkdir()
+    (stage / "x").write_text("x")
+    (stage / O.COMMIT).write_text(json.dumps({"files": ["../victim", "x"], "obsolete": ["victim"], "cfgs": None}))
+    nxt = O.OutputSet(tmp_path / "t", None).open()
+    nxt.close()
+    assert victim.read_text() == "precious\n" and not (tmp_path / "x").exists() and not stage.exists()

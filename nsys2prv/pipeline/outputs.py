@@ -1,9 +1,11 @@
 """The output set of a conversion as one unit.
 
 Every file of a run (trace, .pcf, .row, summary, sync, POP tables, views) is written into a hidden
-staging directory beside OUT (``.OUT.out<pid>``, which also holds the per-report work files) and moved
-into place only when all of them are complete; a failed or interrupted run leaves the previous outputs
-as they were.  A lock file (``.OUT.lock``, flock) keeps two runs from writing one OUT at once: the second
+staging directory beside OUT (``.OUT.out<pid>.<random>``, made with ``mkdtemp``: 0700, never an
+existing name; it also holds the per-report work files) and moved into place only when all of them are
+complete; a failed or interrupted run leaves the previous outputs as they were.  The moves are one step:
+signals wait until they are done, and a manifest written before them lets the next run on OUT complete
+them after a SIGKILL.  A lock file (``.OUT.lock``, flock) keeps two runs from writing one OUT at once: the second
 refuses with one line.  Staging directories and work files of dead runs are removed by the next run on
 the same OUT (and said in its notes).
 """
@@ -12,11 +14,17 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import re
 import resource
 import shutil
+import signal
 import stat
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
@@ -36,6 +44,32 @@ def check_not_an_input(out: Path) -> None:
     if out.name.lower().endswith(INPUT_SUFFIXES) or out.is_file():
         raise UserError("looks like an input report, not an output base name: the last argument is where the "
                         "trace goes (add one, e.g. out/trace)", str(out))
+
+
+COMMIT = ".commit.json"       # in a staging directory: the moves of a commit under way
+HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _signals_held():
+    """SIGINT, SIGTERM and SIGHUP blocked for the block (main thread only); yields the list that
+    receives those that arrived meanwhile (taken, not delivered afterwards)."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        yield held
+    finally:
+        while True:
+            pending = signal.sigpending() & set(HELD)
+            if not pending:
+                break
+            for sig in pending:
+                if signal.sigtimedwait([sig], 0) is not None:
+                    held.append(int(sig))
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def write_error_cause(exc: OSError, where: Path) -> str:
@@ -108,12 +142,17 @@ class OutputSet:
     def __init__(self, out: Path, cfgs: Path | None):
         self.out, self.cfgs = out, cfgs
         self.dir = out.parent
-        self.stage = self.dir / f".{out.name}.out{os.getpid()}"
-        self.staged = self.stage / out.name
-        self.staged_cfgs = self.stage / "cfgs" if cfgs is not None else None
-        self.work = self.stage / "work"
+        self._set_stage(self.dir / f".{out.name}.out{os.getpid()}")     # (the real one: open())
         self.notes: list[str] = []
         self._lock = None
+        self._made_stage = False
+
+    def _set_stage(self, stage: Path) -> None:
+        self.stage = stage
+        self.staged = self.stage / self.out.name
+        self.staged_cfgs = self.stage / "cfgs" if self.cfgs is not None else None
+        self.work = self.stage / "work"
+        self._made_stage = stage.is_dir() and not stage.is_symlink()
 
     # -- before the work ---------------------------------------------------------------------------
     def open(self) -> "OutputSet":
@@ -122,7 +161,8 @@ class OutputSet:
             self._take_lock()
             self._clean_stale()
             self._check_destinations()
-            self.stage.mkdir()
+            # a new directory of a random name (0700, never an existing one or a planted link)
+            self._set_stage(Path(tempfile.mkdtemp(prefix=f".{self.out.name}.out{os.getpid()}.", dir=self.dir)))
             self.work.mkdir()
         except OSError as exc:
             self.close()
@@ -163,18 +203,71 @@ class OutputSet:
         self._lock = fd
 
     def _clean_stale(self) -> None:
-        """Temporaries of runs on this OUT whose process is gone (we hold the lock: none is running)."""
+        """Temporaries of runs on this OUT whose process is gone (we hold the lock: none is running).
+        A staging directory holding a commit manifest was stopped while moving its outputs into place:
+        that move is completed first.  Nothing is followed through a link (a link is removed)."""
         pattern = re.compile(re.escape(f".{self.out.name}.") + r"(?:out|work|prv\.tmp|pcf\.tmp|row\.tmp|prv\.gz\.tmp)"
-                             r"(\d+)$")
-        removed = []
+                             r"(\d+)(?:\.[A-Za-z0-9_]+)?$")
+        removed, completed = [], []
         for p in self.dir.iterdir():
             m = pattern.match(p.name)
-            if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
-                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-                removed.append(p.name)
+            if not m or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+                continue
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if st.st_uid == os.getuid() and (p / COMMIT).is_file() and not (p / COMMIT).is_symlink():
+                    completed += self._complete(p)
+                shutil.rmtree(p, ignore_errors=True)        # (never through a link: rmtree refuses them)
+            else:
+                try:
+                    p.unlink()
+                except OSError:
+                    continue
+            removed.append(p.name)
+        if completed:
+            self.notes.append("completed the moving into place of an interrupted earlier run's outputs: "
+                              + ", ".join(sorted(completed)[:4]) + (" ..." if len(completed) > 4 else ""))
         if removed:
             self.notes.append(f"removed {len(removed)} temporary file(s) of an interrupted earlier run: "
                               + ", ".join(sorted(removed)[:4]) + (" ..." if len(removed) > 4 else ""))
+
+    def _complete(self, stage: Path) -> list[str]:
+        """Finish the commit of a dead run from its manifest (names checked: only this OUT's files)."""
+        try:
+            plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
+            files, obsolete = list(plan["files"]), list(plan["obsolete"])
+            cfgs, cfg_files = plan.get("cfgs"), list(plan.get("cfg_files", []))
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+        names = {self.out.name + sfx for sfx in SUFFIXES}
+        if not all(isinstance(n, str) and n in names for n in files + obsolete):
+            return []
+        if cfgs is not None and (self.cfgs is None or str(self.cfgs) != cfgs):
+            cfg_files = []          # (its views went elsewhere: not this run's to finish)
+        done = []
+        try:
+            for rel in cfg_files:
+                if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
+                    continue
+                src = stage / "cfgs" / rel
+                if src.is_file() and not src.is_symlink():
+                    (self.cfgs / rel).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(src, self.cfgs / rel)
+            for name in files:
+                src = stage / name
+                if src.is_file() and not src.is_symlink():
+                    os.replace(src, self.dir / name)
+                    done.append(name)
+            for name in obsolete:
+                old = self.dir / name
+                if old.is_file() and not old.is_symlink():
+                    old.unlink()
+        except OSError:
+            pass
+        return done
 
     def _check_destinations(self) -> None:
         for suffix in SUFFIXES:
@@ -197,31 +290,49 @@ class OutputSet:
         return p
 
     def commit(self) -> None:
-        """Move every staged file into place (views into --cfgs DIR), then drop the staging directory."""
+        """Move every staged file into place (views into --cfgs DIR), then drop the staging directory.
+        One step as far as signals go: a manifest of the moves is written first (a run killed during
+        them is completed by the next run on this OUT), and SIGINT/SIGTERM/SIGHUP wait until every
+        file is in place (then the command stops, saying that the new outputs are complete)."""
         try:
+            cfg_files = []
             if self.staged_cfgs is not None and self.staged_cfgs.is_dir():
-                for src in sorted(self.staged_cfgs.rglob("*")):
-                    dest = self.cfgs / src.relative_to(self.staged_cfgs)
-                    if src.is_dir():
-                        dest.mkdir(parents=True, exist_ok=True)
-                    else:
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(src, dest)
-            written = set()
-            for src in sorted(self.stage.iterdir()):
-                if src.is_file():
-                    os.replace(src, self.dir / src.name)
-                    written.add(src.name)
-            for suffix in SUFFIXES:     # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
-                old = self.out.with_name(self.out.name + suffix)
-                if old.name not in written and old.is_file():
-                    old.unlink()
+                cfg_files = [str(p.relative_to(self.staged_cfgs)) for p in sorted(self.staged_cfgs.rglob("*"))
+                             if p.is_file()]
+            files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
+            obsolete = [self.out.name + sfx for sfx in SUFFIXES         # what an earlier run wrote and this
+                        if self.out.name + sfx not in files]            # one did not (OUT.prv.gz, ...)
+            plan = {"files": files, "obsolete": obsolete, "cfgs": str(self.cfgs) if self.cfgs else None,
+                    "cfg_files": cfg_files}
+            tmp = self.stage / (COMMIT + ".tmp")
+            tmp.write_text(json.dumps(plan), encoding="utf-8")
+            os.replace(tmp, self.stage / COMMIT)
+            with _signals_held() as held:
+                for rel in cfg_files:
+                    dest = self.cfgs / rel
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(self.staged_cfgs / rel, dest)
+                for name in files:
+                    os.replace(self.stage / name, self.dir / name)
+                for name in obsolete:
+                    old = self.dir / name
+                    if old.is_file() and not old.is_symlink():
+                        old.unlink()
+                (self.stage / COMMIT).unlink()
         except OSError as exc:
             raise UserError(f"cannot move the outputs into place ({exc.strerror})", str(exc.filename or self.dir)) \
                 from None
+        if held:
+            name = signal.Signals(held[0]).name
+            self.close()
+            print(f"nsys2prv: stopped by {name} while the outputs were moved into place: they are complete",
+                  file=sys.stderr)
+            raise SystemExit(128 + held[0])
 
     def close(self) -> None:
-        shutil.rmtree(self.stage, ignore_errors=True)
+        if self._made_stage:
+            shutil.rmtree(self.stage, ignore_errors=True)
+            self._made_stage = False
         if self._lock is not None:
             try:            # still holding the flock: only our own file (never a link planted since)
                 if _same_file(self._lock, self._lock_path()):

@@ -572,3 +572,60 @@ def test_12_a_forged_manifest_moves_nothing_elsewhere(tmp_path):
     nxt = O.OutputSet(tmp_path / "t", None).open()
     nxt.close()
     assert victim.read_text() == "precious\n" and not (tmp_path / "x").exists() and not stage.exists()
+
+
+# --- 13: a signal stops the workers before the staging directory goes -----------------------------------
+def _write_forever(d: str) -> None:
+    i = 0
+    while True:
+        Path(d).mkdir(parents=True, exist_ok=True)
+        (Path(d) / f"chunk{os.getpid()}.{i % 3}").write_bytes(b"x" * 1000)
+        i += 1
+
+
+def _sleep(seconds: float) -> int:
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_13_closing_after_a_signal_stops_busy_workers_that_ignore_sigterm(tmp_path):
+    from nsys2prv.pipeline.parallel import Local
+
+    ex = Local(2)
+    ex.map(_sleep, [0, 0])                              # the pool (its workers ignore SIGTERM)
+    stage = tmp_path / ".o.out1" / "work"
+    futures = [ex.pool.submit(_write_forever, str(stage)) for _ in range(2)]
+    while len(list(stage.glob("chunk*"))) < 2:          # both writing
+        pass
+    procs = list(ex.pool._processes.values())
+    ex.close(final=True)                                # what the conversion does on Interrupted
+    assert all(not p.is_alive() for p in procs) and all(f.done() for f in futures)
+    import shutil
+
+    shutil.rmtree(tmp_path / ".o.out1")
+    os.sched_yield()
+    assert not (tmp_path / ".o.out1").exists()          # nobody left to write it again
+
+
+def test_13_a_signal_during_a_forked_call_does_not_wait_for_it(tmp_path):
+    from nsys2prv.core.errors import Interrupted
+    from nsys2prv.core.workers import forked
+
+    seen = []
+    with pytest.raises(Interrupted):
+        with forked([(_sleep, (3600,))]) as (future,):
+            import time
+
+            while not future.running():
+                time.sleep(0.01)
+            seen = [p for p in multiprocessing_children()]
+            raise Interrupted(signal.SIGINT)            # (as the handler raises it in the merge)
+    assert seen and all(not p.is_alive() for p in seen)
+
+
+def multiprocessing_children():
+    import multiprocessing
+
+    return multiprocessing.active_children() or []

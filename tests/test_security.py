@@ -629,3 +629,17 @@ def multiprocessing_children():
     import multiprocessing
 
     return multiprocessing.active_children() or []
+
+
+# --- 10: names in the Markdown table ------------------------------------------------------------------------
+def test_10_a_region_name_with_a_bar_and_a_newline_keeps_the_markdown_table(ranks, tmp_path):
+    name = "st|ep\nnext"
+    renamed = [_changed(r, tmp_path / r.name, "UPDATE NVTX_EVENTS SET text = 'st|ep' || char(10) || 'next' "
+                        "WHERE text = 'step'") for r in ranks]
+    convert(["-m", *renamed, "--region", name, tmp_path / "t"])
+    md = Path(f"{tmp_path / 't'}.pop.md").read_text().splitlines()
+    table = [line for line in md if line.startswith("|")]
+    assert len({line.count(" | ") - line.count("\\| ") for line in table[2:]}) == 1      # every row: same cells
+    assert "st\\|ep<br>next" in table[0] and all("\n" not in line for line in table)
+    header = [c for c in table[0].split(" | ")]
+    assert len(header) == len(table[2].split(" | "))

@@ -643,3 +643,27 @@ def test_10_a_region_name_with_a_bar_and_a_newline_keeps_the_markdown_table(rank
     assert "st\\|ep<br>next" in table[0] and all("\n" not in line for line in table)
     header = [c for c in table[0].split(" | ")]
     assert len(header) == len(table[2].split(" | "))
+
+
+# --- 16: the wrapper and an argument containing " -- " ------------------------------------------------------
+@pytest.mark.parametrize("args,want", [
+    (["./app", "a -- b"], ["-t", "cuda,nvtx,mpi,osrt", "--mpi-impl=openmpi", "-s", "none", "--cpuctxsw=none",
+                           "--force-overwrite=true", "-o", "{out}/rank0", "./app", "a -- b"]),
+    (["-t", "cuda", "--", "./app", "x -- y"], ["-t", "cuda", "--force-overwrite=true", "-o", "{out}/rank0",
+                                               "./app", "x -- y"]),
+])
+def test_16_the_wrapper_takes_an_argument_containing_a_separator(tmp_path, args, want):
+    import shutil
+
+    from test_wrapper import FAKE_NSYS, TOOLS, logged, run
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nsys").write_text(FAKE_NSYS)
+    (tmp_path / "bin" / "nsys").chmod(0o755)
+    (tmp_path / "tools").mkdir()
+    for name in TOOLS:
+        (tmp_path / "tools" / name).symlink_to(shutil.which(name))
+    res = run(tmp_path, tmp_path / "bin", args, OMPI_COMM_WORLD_RANK="0")
+    assert res.returncode == 0 and res.stderr == ""             # (was: "$1: unbound variable")
+    got, _, _ = logged(tmp_path)
+    assert got == ["profile", *[w.format(out=tmp_path / "reports") for w in want]]

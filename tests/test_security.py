@@ -667,3 +667,19 @@ def test_16_the_wrapper_takes_an_argument_containing_a_separator(tmp_path, args,
     assert res.returncode == 0 and res.stderr == ""             # (was: "$1: unbound variable")
     got, _, _ = logged(tmp_path)
     assert got == ["profile", *[w.format(out=tmp_path / "reports") for w in want]]
+
+
+# --- 16: duplicate rows ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("table,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "kernels"),
+                                        ("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_api")])
+def test_16_a_duplicated_row_is_translated_once_and_counted(ranks, tmp_path, table, kind):
+    from nsys2prv.nsys.readers.base import DUPLICATE
+
+    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f"INSERT INTO {table} SELECT * FROM {table} LIMIT 1")
+    _, good = convert_valid(["-m", *ranks], tmp_path / "good")
+    _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "bad")
+    k, g = s["categories"][kind], good["categories"][kind]
+    assert k["dropped"] == {DUPLICATE: 1} and k["source_rows"] == g["source_rows"] + 1
+    assert k["translated_rows"] == g["translated_rows"]
+    assert Path(f"{tmp_path / 'bad'}.prv").read_bytes().split(b"\n", 1)[1] == \
+        Path(f"{tmp_path / 'good'}.prv").read_bytes().split(b"\n", 1)[1]

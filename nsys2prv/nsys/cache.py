@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 
 from nsys2prv import __version__
 
-TABLES_VERSION = "9"     # bump when a reader's normalised table or tally changes (9: no pickles)
+TABLES_VERSION = "10"    # bump when a reader's normalised table or tally changes (9: no pickles, 10: typed rows)
 META = "meta.n2p"
 EMPTY = ".empty.arrow"   # KIND.empty.arrow: the table of a kind without rows (Arrow IPC, not Parquet)
 MANIFEST = "kinds.json"

@@ -28,6 +28,44 @@ class ReadResult(Tally):
 
 
 OPTIONAL_MISSING = "lacks optional column(s)"
+DUPLICATE = "duplicate of another row (identical in every column): translated once"
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _drop_duplicates(res: ReadResult) -> None:
+    """Rows of a normalised table identical to an earlier one in every column (an export that
+    repeats rows) are dropped and counted, not translated twice.  Numeric and categorical columns
+    are hashed together first (a few vector operations); only rows whose hash repeats are compared."""
+    df = res.table
+    if df is None or len(df) < 2:
+        return
+    h = np.zeros(len(df), np.uint64)
+    with np.errstate(over="ignore"):
+        for c in df.columns:
+            col = df[c]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                v = col.cat.codes.to_numpy().astype(np.uint64)
+            elif col.dtype.kind in "iub":
+                v = col.to_numpy().astype(np.int64).view(np.uint64)
+            elif col.dtype.kind == "f":
+                v = col.to_numpy(np.float64).view(np.uint64)
+            else:
+                continue                        # (text: compared below, on the candidates only)
+            h = (h ^ v) * _MIX
+            h ^= h >> np.uint64(29)
+    maybe = pd.Series(h).duplicated(keep=False).to_numpy()
+    if not maybe.any():
+        return
+    idx = np.flatnonzero(maybe)
+    try:
+        dup_sub = df.iloc[idx].duplicated(keep="first").to_numpy()
+    except TypeError:                           # (a column of unhashable values)
+        return
+    if dup_sub.any():
+        dup = np.zeros(len(df), bool)
+        dup[idx[dup_sub]] = True
+        res.drop(DUPLICATE, int(dup.sum()))
+        res.table = df[~dup].reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -62,6 +100,7 @@ def _accounted(fn):
                 res.source_rows += n
                 res.drop(reason, n)
         if res is not None:
+            _drop_duplicates(res)
             for table, cols in report.optional_missing.items():
                 new = [c for c in cols if c not in missing_before.get(table, [])]
                 rows = report.count(table) if new else 0

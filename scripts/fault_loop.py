@@ -187,7 +187,8 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
             for f in list(e.iterdir()):
                 f.unlink()
                 f.symlink_to(victim)
-            (e / f".meta.n2p.tmp{os.getpid()}").symlink_to(victim)
+            if not (e / f".meta.n2p.tmp{os.getpid()}").is_symlink():
+                (e / f".meta.n2p.tmp{os.getpid()}").symlink_to(victim)
     elif kind == "cache dir link" and entries:
         e = rng.choice(entries).parent
         shutil.rmtree(e)

@@ -683,3 +683,15 @@ def test_16_a_duplicated_row_is_translated_once_and_counted(ranks, tmp_path, tab
     assert k["translated_rows"] == g["translated_rows"]
     assert Path(f"{tmp_path / 'bad'}.prv").read_bytes().split(b"\n", 1)[1] == \
         Path(f"{tmp_path / 'good'}.prv").read_bytes().split(b"\n", 1)[1]
+
+
+def test_3_the_users_own_link_for_the_tables_directory_is_followed(tmp_path):
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "tables").symlink_to(tmp_path / "scratch")          # made by the user (this uid)
+    C.TableCache(tmp_path / "c" / "tables", src).store({"m": 1}, {})
+    assert (tmp_path / "c" / "tables").is_symlink()
+    assert [p.name for p in (tmp_path / "scratch").glob("*/*/meta.n2p")] == ["meta.n2p"]
+    assert C.TableCache(tmp_path / "c" / "tables", src).meta(dict) == {"m": 1}

@@ -324,7 +324,7 @@ class TableCache:
                         os.mkdir(name, 0o777, dir_fd=fd)
                     except FileExistsError:
                         pass
-                nfd = os.open(name, _O_DIR, dir_fd=fd)
+                nfd = _descend(fd, name, name == self.root.name)
                 os.close(fd)
                 fd = nfd
             yield fd
@@ -407,7 +407,7 @@ class TableCache:
             fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 for name in (self.root.name, self._parts[0]):
-                    nfd = os.open(name, _O_DIR, dir_fd=fd)
+                    nfd = _descend(fd, name, name == self.root.name)
                     os.close(fd)
                     fd = nfd
                 _remove_entry(fd, self._parts[1])
@@ -460,8 +460,8 @@ class TableCache:
             fd = os.open(self.root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 for name in (self.root.name, self._parts[0]):
-                    _make_dir(fd, name)
-                    nfd = os.open(name, _O_DIR, dir_fd=fd)
+                    _make_dir(fd, name, own_link_ok=name == self.root.name)
+                    nfd = _descend(fd, name, name == self.root.name)
                     os.close(fd)
                     fd = nfd
                 if not _make_dir(fd, self._parts[1]):
@@ -563,14 +563,30 @@ def _write_to(table, fh) -> None:
         _write(pq, pa, table, sink)
 
 
-def _make_dir(fd: int, name: str) -> bool:
+def _own_link(fd: int, name: str) -> bool:
+    try:
+        st = os.lstat(name, dir_fd=fd)
+    except OSError:
+        return False
+    return stat.S_ISLNK(st.st_mode) and st.st_uid == os.getuid()
+
+
+def _descend(fd: int, name: str, own_link_ok: bool = False) -> int:
+    """The directory ``name`` of ``fd``, opened without following a link -- but for ``CACHE_DIR/tables``
+    (``own_link_ok``), a link of the user's own (moving the tables elsewhere) is followed."""
+    if own_link_ok and _own_link(fd, name):
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    return os.open(name, _O_DIR, dir_fd=fd)
+
+
+def _make_dir(fd: int, name: str, own_link_ok: bool = False) -> bool:
     """``mkdir name`` in ``fd``; True when made.  A symbolic link planted at the name (which this
-    module makes) is removed first, never followed."""
+    module makes) is removed first, never followed (``own_link_ok``: the user's own link is kept)."""
     try:
         os.mkdir(name, 0o777, dir_fd=fd)
         return True
     except FileExistsError:
-        if not stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
+        if not stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode) or (own_link_ok and _own_link(fd, name)):
             return False
     os.unlink(name, dir_fd=fd)
     os.mkdir(name, 0o777, dir_fd=fd)

@@ -45,10 +45,10 @@ def _drop_duplicates(res: ReadResult) -> None:
             col = df[c]
             if isinstance(col.dtype, pd.CategoricalDtype):
                 v = col.cat.codes.to_numpy().astype(np.uint64)
-            elif col.dtype.kind in "iub":
+            elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
                 v = col.to_numpy().astype(np.int64).view(np.uint64)
-            elif col.dtype.kind == "f":
-                v = col.to_numpy(np.float64).view(np.uint64)
+            elif col.dtype.kind in "iuf":           # (float, or a nullable integer: NULL as NaN)
+                v = col.to_numpy(np.float64, na_value=np.nan).view(np.uint64)
             else:
                 continue                        # (text: compared below, on the candidates only)
             h = (h ^ v) * _MIX

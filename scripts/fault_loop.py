@@ -153,6 +153,13 @@ def _bytes(base: Path) -> dict:
     return {e: Path(f"{base}{e}").read_bytes() for e in OUTS if Path(f"{base}{e}").is_file()}
 
 
+def _put(path: Path, data: bytes) -> None:
+    """Plant a file (an earlier attack's link at that name removed first: never written through)."""
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    path.write_bytes(data)
+
+
 def _tree(d: Path) -> dict:
     return {str(p.relative_to(d)): (p.read_bytes() if p.is_file() else None) for p in sorted(d.rglob("*"))}
 
@@ -204,23 +211,23 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
         bomb = pickle.dumps(Boom())
         for e in entries:
             for f in [*e.glob("*.n2p"), e / "meta.pkl", e / "scan-0123456789abcdef.pkl", e / "mpi.empty.pkl"]:
-                f.write_bytes(bomb)
+                _put(f, bomb)
     elif kind == "wrong objects" and entries:
         sys.path.insert(0, str(ROOT))
         from nsys2prv.nsys.cache import encode
         for e in entries:
             for f in e.glob("*.n2p"):
-                f.write_bytes(encode(rng.choice([{"a": 1}, [1, 2], "text", None, 3.5])))
+                _put(f, encode(rng.choice([{"a": 1}, [1, 2], "text", None, 3.5])))
     elif kind == "parquet of another kind" and entries:
         for e in entries:
             files = sorted(e.glob("*.parquet"))
             if len(files) > 1:
-                files[0].write_bytes(files[1].read_bytes())
+                _put(files[0], files[1].read_bytes())
             for f in e.glob("scan-*"):
                 f.unlink()
     elif kind == "manifest a list" and entries:
         for e in entries:
-            (e / "kinds.json").write_text(rng.choice(["[1, 2]", '{"version": 1, "kinds": [], "schemas": {}}', "7"]))
+            _put(e / "kinds.json", rng.choice(["[1, 2]", '{"version": 1, "kinds": [], "schemas": {}}', "7"]).encode())
             for f in e.glob("scan-*"):
                 f.unlink()
     elif kind == "text in a numeric column":
@@ -257,7 +264,7 @@ def attack_loop(runs: int, rng, work: Path, ranks: list[str]) -> int:
     subprocess.run([*base, "-m", *ranks, str(ref)], env=env, check=True, capture_output=True)
     reference = _bytes(ref)
     for i in range(runs):
-        victim.write_text("precious\n")
+        _put(victim, b"precious\n")
         shutil.rmtree(vdir, ignore_errors=True)
         for sub in ("0123456789abcdef/keep", "projects/keep"):
             (vdir / sub).mkdir(parents=True)
@@ -283,7 +290,7 @@ def attack_loop(runs: int, rng, work: Path, ranks: list[str]) -> int:
             bad.append(f"exit {code}, expected {want['code']}")
         if "Traceback" in err or "internal error" in err:
             bad.append("traceback / internal error")
-        if victim.read_text() != "precious\n" or _tree(vdir) != vtree:
+        if victim.read_bytes() != b"precious\n" or _tree(vdir) != vtree:
             bad.append("victim changed")
         if marker.exists():
             bad.append("a pickle was executed")

@@ -511,13 +511,20 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
             moved.append(Path(dst).name)
         return real(src, dst, **kw)
 
+    import threading
+
     old_handlers = {s: signal.getsignal(s) for s in O.HELD}
     catch_signals()
     monkeypatch.setattr(O.os, "replace", replace)
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait)      # (a process with threads: a signal mask would not do)
+    other.start()
     try:
         with pytest.raises(SystemExit) as stop:
             out.commit()
     finally:
+        idle.set()
+        other.join()
         monkeypatch.undo()
         for s, h in old_handlers.items():
             signal.signal(s, h)

@@ -52,24 +52,19 @@ HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @contextmanager
 def _signals_held():
-    """SIGINT, SIGTERM and SIGHUP blocked for the block (main thread only); yields the list that
-    receives those that arrived meanwhile (taken, not delivered afterwards)."""
+    """SIGINT, SIGTERM and SIGHUP only recorded for the block (their handlers replaced: Python runs
+    them in the main thread whichever thread the kernel delivers to -- a signal mask would not hold
+    in a process with other threads); yields the list of those that arrived."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    old = {sig: signal.signal(sig, lambda signum, _frame: held.append(int(signum))) for sig in HELD}
     try:
         yield held
     finally:
-        while True:
-            pending = signal.sigpending() & set(HELD)
-            if not pending:
-                break
-            for sig in pending:
-                if signal.sigtimedwait([sig], 0) is not None:
-                    held.append(int(sig))
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def write_error_cause(exc: OSError, where: Path) -> str:
@@ -292,8 +287,8 @@ class OutputSet:
     def commit(self) -> None:
         """Move every staged file into place (views into --cfgs DIR), then drop the staging directory.
         One step as far as signals go: a manifest of the moves is written first (a run killed during
-        them is completed by the next run on this OUT), and SIGINT/SIGTERM/SIGHUP wait until every
-        file is in place (then the command stops, saying that the new outputs are complete)."""
+        them is completed by the next run on this OUT), and SIGINT/SIGTERM/SIGHUP are only noted until
+        every file is in place (then the command stops, saying that the new outputs are complete)."""
         try:
             cfg_files = []
             if self.staged_cfgs is not None and self.staged_cfgs.is_dir():

@@ -164,8 +164,8 @@ class Report:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
         bad = None
-        for n, c in zip(names, cols):
-            kinds = {type(v) for v in c}
+        types = [{type(v) for v in c} for c in cols]
+        for n, c, kinds in zip(names, cols, types):
             if kinds & TEXT and (kinds & NUMBER or n in NUMERIC_COLUMNS):     # text in a numeric column
                 wrong = pd.to_numeric(pd.Series(c, dtype=object), errors="coerce").isna().to_numpy() \
                     & ~pd.isna(pd.Series(c, dtype=object)).to_numpy()
@@ -177,7 +177,8 @@ class Report:
             cols = [tuple(np.asarray(c, dtype=object)[keep]) for c in cols]
             if not keep.size:
                 return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
-        return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})
+            types = [None] * len(cols)
+        return pd.DataFrame({n: sql_column(c, k) for n, c, k in zip(names, cols, types)})
 
     def _count_wrong_type(self, sql: str, column: str, wrong: np.ndarray, before: np.ndarray | None) -> None:
         """Rows of a query dropped for a value that is not a number in a numeric column: counted in
@@ -348,10 +349,11 @@ NUMERIC_COLUMNS = frozenset({
 })
 
 
-def sql_column(values: tuple) -> np.ndarray | pd.Series:
-    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object."""
+def sql_column(values: tuple, kinds: set | None = None) -> np.ndarray | pd.Series:
+    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object
+    (``kinds``: the values' types, when the caller has them)."""
     arr = np.asarray(values, dtype=object)
-    kinds = {type(v) for v in values}
+    kinds = {type(v) for v in values} if kinds is None else kinds
     if kinds <= {int}:
         try:
             return arr.astype(np.int64)

@@ -149,8 +149,14 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
 
     summary = _handle_errors(debug, run)
     if not quiet:
-        print_summary(summary, time.perf_counter() - t0)
-        click.echo(summary.pop_text)
+        try:
+            print_summary(summary, time.perf_counter() - t0)
+            click.echo(summary.pop_text)
+            sys.stdout.flush()
+        except OSError as exc:      # (a full device, a closed pipe): the outputs are written all the same
+            click.echo(f"nsys2prv: error: cannot write the summary to the standard output ({exc.strerror or exc}); "
+                       "the outputs are written", err=True)
+            sys.exit(2)
     if strict and summary.warnings:
         click.echo(f"nsys2prv: error: --strict: {len(summary.warnings)} warning(s): {summary.warnings[0]}"
                    + (" ..." if len(summary.warnings) > 1 else ""), err=True)

@@ -265,7 +265,7 @@ def test_tables_without_rows_are_cached_in_one_small_file(tmp_path):
     TableCache(tmp_path / "c", src).store(None, {"osrt": (none.iloc[:, :1], tally), "mpi": (None, None)})
     cache = TableCache(tmp_path / "c", src)
     assert sorted(p.name for p in cache.dir.iterdir()) == sorted(
-        ["kernels.parquet", f"memset{EMPTY}", f"osrt{EMPTY}", "kinds.json", "meta.pkl"])
+        ["kernels.parquet", f"memset{EMPTY}", f"osrt{EMPTY}", "kinds.json", "meta.n2p"])
     assert cache.table("kernels").equals(rows)
     assert cache.table("memset").equals(none) and isinstance(cache.table("memset")["name"].dtype, pd.CategoricalDtype)
     assert list(cache.table("osrt").columns) == ["start"] and cache.table("mpi") is None

@@ -73,13 +73,30 @@ def forked(calls: list[tuple]):
     they run; leaving the block waits for them."""
     global _FORKED
     _FORKED = list(calls)
+    pool = ProcessPoolExecutor(max_workers=max(1, len(calls)), mp_context=mp.get_context("fork"),
+                               initializer=init_worker, initargs=(os.getpid(),))
+    done = False
     try:
-        with ProcessPoolExecutor(max_workers=max(1, len(calls)), mp_context=mp.get_context("fork"),
-                                 initializer=init_worker, initargs=(os.getpid(),)) as pool:
-            futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
-            yield futures
+        futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
+        yield futures
+        done = True
     finally:
         _FORKED = []
+        if done:
+            pool.shutdown(wait=True)
+        else:       # an error or a signal in the caller: stop the calls now (SIGKILL: they ignore SIGTERM),
+            kill_pool(pool)     # not when they finish, and none writes on after the caller cleaned up
+
+
+def kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down with SIGKILL to each of its processes, and wait until they are gone."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join()
 
 
 def in_fork(fn, *args):

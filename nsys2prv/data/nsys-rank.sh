@@ -30,7 +30,9 @@ fi
 
 # `nsys profile` options: the user's (before "--"), else defaults for an MPI + CUDA job
 user_opts=()
-if [[ " $* " == *" -- "* ]]; then
+separator=0
+for arg in "$@"; do [ "$arg" = "--" ] && { separator=1; break; }; done   # an argument "--" (not " -- " in one)
+if [ "$separator" = 1 ]; then
     while [ "$1" != "--" ]; do user_opts+=("$1"); shift; done
     shift
 fi

@@ -11,17 +11,35 @@ the stale one of the same path is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);
 ``--no-cache`` uses a private directory next to the output, removed after the conversion.
+
+A cache directory may be shared (a group's project directory, scratch): nothing in it is trusted.
+Below ``CACHE_DIR`` every directory and file is opened relative to its parent's descriptor without
+following a symbolic link (``O_NOFOLLOW``), files must be regular files, new files are created under a
+random name with ``O_EXCL`` and renamed into place, and only names this module makes are ever removed.
+Nothing is unpickled: tables are Parquet / Arrow IPC, the metadata objects JSON (``encode``/``decode``:
+only the dataclasses the caller names, each field checked against its annotation).  An entry that
+cannot be used is a cache miss: rebuilt from the report, and said (``TableCache.notes``).
 """
 
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
+import errno
 import hashlib
 import json
 import os
-import pickle
-import shutil
+import re
+import secrets
+import stat
+import struct
+import sys
+import types
+import typing
+from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,10 +48,24 @@ from nsys2prv import __version__
 from nsys2prv.core.versions import code_version
 
 TABLES_VERSION = code_version()     # derived from the code and its storage libraries (core/versions.py)
-META = "meta.pkl"
-EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
+META = "meta.n2p"
+EMPTY = ".empty.arrow"   # KIND.empty.arrow: the table of a kind without rows (Arrow IPC, not Parquet)
 MANIFEST = "kinds.json"
 ROW_GROUP = 1 << 17      # rows per Parquet row group: what a slice of a large report reads at least
+OBJ = ".n2p"             # encode()d objects: META, scan-TAG.n2p
+CACHE_NOTE = "its table cache entry"     # how every note about an unusable entry starts
+
+# every name this module makes in an entry (and those of older versions, so that their entries go)
+_ENTRY_FILE = re.compile(r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)"
+                         r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*")
+_ENTRY = re.compile(r"[0-9a-f]{16}")
+_O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+class CacheDamage(ValueError):
+    """A cache file that cannot be used (not ours, damaged, of another kind): a cache miss."""
 
 
 def _hash(text: str) -> str:
@@ -61,116 +93,415 @@ def _system_pool(pa) -> None:
         pass
 
 
-def _write(pq, pa, table, path) -> None:
+def _write(pq, pa, table, sink) -> None:
     """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
     do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
     text = [f.name for f in table.schema
             if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    pq.write_table(table, path, compression="lz4", use_dictionary=text or False, write_statistics=False,
+    pq.write_table(table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False,
                    row_group_size=ROW_GROUP)
 
 
+# --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
+MAGIC = b"nsys2prv-cache 1\n"
+
+
+def _ipc(df: pd.DataFrame) -> bytes:
+    table = pa.Table.from_pandas(df, preserve_index=None)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(data: bytes) -> pd.DataFrame:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    table.validate(full=True)
+    df = table.to_pandas(use_threads=False)
+    if not isinstance(df, pd.DataFrame):
+        raise CacheDamage("not a table")
+    return df
+
+
+def encode(obj) -> bytes:
+    """``obj`` (None, bool, int, float, str, list, tuple, set, dict, numpy scalars, DataFrames and
+    dataclasses of those) as bytes: a JSON tree, then the DataFrames as Arrow IPC streams."""
+    blobs: list[bytes] = []
+
+    def enc(o):
+        if o is None or type(o) in (bool, int, float, str):
+            return o
+        if isinstance(o, np.generic) and o.dtype.kind in "biuf":
+            return {"$": "np", "t": o.dtype.str, "v": o.item()}
+        if isinstance(o, pd.DataFrame):
+            blobs.append(_ipc(o))
+            return {"$": "df", "i": len(blobs) - 1}
+        if isinstance(o, (list, tuple, set, frozenset)):
+            return {"$": type(o).__name__, "v": [enc(x) for x in o]}
+        if isinstance(o, dict):
+            return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {"$": "dc", "c": type(o).__name__,
+                    "v": {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}}
+        raise TypeError(f"cannot cache a {type(o).__name__}")
+
+    head = json.dumps(enc(obj), separators=(",", ":")).encode()
+    parts = [MAGIC, struct.pack("<Q", len(head)), head]
+    for b in blobs:
+        parts += [struct.pack("<Q", len(b)), b]
+    return b"".join(parts)
+
+
+_SEQ = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}
+
+
+def decode(data: bytes, expect: type, classes: tuple[type, ...] = ()):
+    """The object ``encode`` wrote, which must be an ``expect``; dataclasses only among ``expect`` and
+    ``classes``, every field checked against its annotation.  Anything else: ``CacheDamage``."""
+    try:
+        return _decode(data, expect, classes)
+    except CacheDamage:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+            struct.error, pa.ArrowException, NameError) as exc:
+        raise CacheDamage(f"{type(exc).__name__}: {exc}") from None
+
+
+def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
+    if not data.startswith(MAGIC):
+        raise CacheDamage("not a file of this version of nsys2prv")
+    pos = len(MAGIC)
+    chunks = []
+    while pos < len(data):
+        (n,) = struct.unpack_from("<Q", data, pos)
+        if pos + 8 + n > len(data):
+            raise CacheDamage("truncated")
+        chunks.append(data[pos + 8:pos + 8 + n])
+        pos += 8 + n
+    if not chunks:
+        raise CacheDamage("empty")
+    tree, blobs = json.loads(chunks[0]), chunks[1:]
+    allowed = {c.__name__: c for c in (expect, *classes) if dataclasses.is_dataclass(c)}
+    hints: dict[type, dict] = {}
+
+    def dec(t):
+        if t is None or isinstance(t, (bool, int, float, str)):
+            return t
+        if not isinstance(t, dict):
+            raise CacheDamage("unexpected JSON value")
+        tag = t["$"]
+        if tag in _SEQ:
+            return _SEQ[tag](dec(x) for x in t["v"])
+        if tag == "dict":
+            return {dec(k): dec(v) for k, v in t["v"]}
+        if tag == "np":
+            dtype = np.dtype(t["t"])
+            if dtype.kind not in "biuf" or not isinstance(t["v"], (bool, int, float)):
+                raise CacheDamage("not a numeric scalar")
+            return dtype.type(t["v"])
+        if tag == "df":
+            return _from_ipc(blobs[t["i"]])
+        if tag == "dc":
+            cls = allowed.get(t["c"])
+            if cls is None:
+                raise CacheDamage(f"an object of type {t['c']!r}")
+            fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+            values = t["v"]
+            if not isinstance(values, dict) or set(values) != set(fields):
+                raise CacheDamage(f"{cls.__name__} with other fields")
+            if cls not in hints:
+                module = sys.modules[cls.__module__].__dict__
+                hints[cls] = typing.get_type_hints(cls, globalns=module, localns=dict(allowed))
+            kw = {}
+            for name, raw in values.items():
+                v = dec(raw)
+                if not _conforms(v, hints[cls].get(name, typing.Any)):
+                    raise CacheDamage(f"{cls.__name__}.{name} is a {type(v).__name__}")
+                kw[name] = v
+            return cls(**kw)
+        raise CacheDamage(f"unknown tag {tag!r}")
+
+    obj = dec(tree)
+    if not isinstance(obj, expect):
+        raise CacheDamage(f"a {type(obj).__name__}, not a {expect.__name__}")
+    return obj
+
+
+def _conforms(v, hint) -> bool:
+    """``v`` fits the annotation ``hint`` (containers checked element by element)."""
+    if hint is typing.Any or hint is object:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(v, a) for a in args)
+    if hint is type(None) or hint is None:
+        return v is None
+    if origin is None:
+        if not isinstance(hint, type):
+            return True
+        if hint is float:
+            return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if hint is int:
+            return isinstance(v, (int, np.integer))
+        return isinstance(v, hint)
+    if origin is collections.abc.Callable:
+        return callable(v)
+    if not isinstance(origin, type) or not isinstance(v, origin):
+        return False
+    if not args:
+        return True
+    if origin is dict:
+        return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(x, args[0]) for x in v)
+        return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
+    if origin in (list, set, frozenset):
+        return all(_conforms(x, args[0]) for x in v)
+    return True
+
+
+# --- files below CACHE_DIR: never through a link ---------------------------------------------------------
+def _read_file(dfd: int, name: str) -> bytes:
+    """A regular file of the entry (not a link, FIFO or device), whole."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CacheDamage(f"{name} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _remove_entry(pfd: int, name: str) -> None:
+    """Remove one entry directory of ``pfd``: only the files whose names this module makes (a link
+    is removed, never followed), then the directory if that emptied it."""
+    try:
+        if not stat.S_ISDIR(os.lstat(name, dir_fd=pfd).st_mode):
+            return
+        dfd = os.open(name, _O_DIR, dir_fd=pfd)
+    except OSError:
+        return
+    try:
+        for f in os.listdir(dfd):
+            if _ENTRY_FILE.fullmatch(f):
+                try:
+                    if not stat.S_ISDIR(os.lstat(f, dir_fd=dfd).st_mode):
+                        os.unlink(f, dir_fd=dfd)
+                except OSError:
+                    pass
+    finally:
+        os.close(dfd)
+    try:
+        os.rmdir(name, dir_fd=pfd)
+    except OSError:
+        pass                # something not ours left in it: the entry stays (unused)
+
+
 class TableCache:
-    """One input's cache entry: ``meta`` (any picklable object), ``kinds`` (kind -> tally dict or
+    """One input's cache entry: ``meta`` (an ``encode``-able object), ``kinds`` (kind -> tally dict or
     None when the report has no such data), one Parquet file per present kind."""
 
     def __init__(self, root: Path, source: Path):
         self.dir = entry_dir(root, source)
+        self.root = root
+        self._parts = (self.dir.parent.name, self.dir.name)
         self._manifest: dict | None = None
+        self._schemas: dict = {}
+        self.notes: list[str] = []      # entries found unusable (each a cache miss, rebuilt)
+
+    def _note(self, what: str, exc: BaseException) -> None:
+        text = f"{CACHE_NOTE} had an unusable {what} ({exc}); not used, rebuilt from the report"
+        if text not in self.notes:
+            self.notes.append(text)
+
+    @contextmanager
+    def _open(self, create: bool = False):
+        """The entry directory's descriptor, every component below ``root``'s parent opened without
+        following a link (``root`` is ``CACHE_DIR/tables``: ``CACHE_DIR`` is the user's to choose)."""
+        if create:
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for name in (self.root.name, *self._parts):
+                if create:
+                    try:
+                        os.mkdir(name, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                nfd = _descend(fd, name, name == self.root.name)
+                os.close(fd)
+                fd = nfd
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _read(self, name: str) -> bytes:
+        with self._open() as dfd:
+            return _read_file(dfd, name)
 
     # -- reading ----------------------------------------------------------------------------------
-    def meta(self):
+    def load_obj(self, name: str, expect: type, classes: tuple[type, ...] = ()):
+        """The object stored under ``name`` (see ``decode``), or None: absent, or unusable (noted)."""
         try:
-            with open(self.dir / META, "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return decode(self._read(name), expect, classes)
+        except FileNotFoundError:
             return None
+        except (OSError, CacheDamage) as exc:
+            if not (isinstance(exc, OSError) and exc.errno in (errno.ENOENT, errno.ENOTDIR)):
+                self._note(name, exc)
+            return None
+
+    def meta(self, expect: type = object, classes: tuple[type, ...] = ()):
+        return self.load_obj(META, expect, classes)
 
     @property
     def kinds(self) -> dict:
         if self._manifest is None:
+            self._manifest, self._schemas = {}, {}
             try:
-                self._manifest = json.loads((self.dir / MANIFEST).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self._manifest = {}
+                doc = json.loads(self._read(MANIFEST))
+                kinds, schemas = _check_manifest(doc)
+                self._manifest, self._schemas = kinds, schemas
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+            except (OSError, ValueError) as exc:
+                self._note(MANIFEST, exc)
         return self._manifest
 
     def has(self, kind: str) -> bool:
         return kind in self.kinds
 
     def table(self, kind: str, columns: list[str] | None = None) -> pd.DataFrame | None:
-        """The cached table of ``kind`` (None: the report has none)."""
+        """The cached table of ``kind`` (None: the report has none).  A file that is not the one the
+        manifest describes (another kind's, damaged, a link) raises ``CacheDamage``/``OSError``."""
         entry = self.kinds.get(kind)
         if entry is None or entry.get("no_table"):
             return None
-        try:
-            with open(self.dir / f"{kind}{EMPTY}", "rb") as fh:
-                df = pickle.load(fh)
-            return df[columns] if columns is not None else df
-        except FileNotFoundError:
-            pass
-
+        want = self._schemas.get(kind)
+        if want is None:
+            raise CacheDamage(f"no schema recorded for {kind}")
         _system_pool(pa)
-        # one file, one process: without the dataset layer and Arrow's thread pool (faster for
-        # small tables; a worker converts one report at a time anyway)
-        table = pq.ParquetFile(self.dir / f"{kind}.parquet").read(columns=columns, use_threads=False)
-        return table.to_pandas(use_threads=False)
+        with self._open() as dfd:
+            if want.get("empty"):
+                df = _from_ipc(_read_file(dfd, f"{kind}{EMPTY}"))
+            else:
+                fd = os.open(f"{kind}.parquet", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                             dir_fd=dfd)
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise CacheDamage(f"{kind}.parquet is not a regular file")
+                    # one file, one process: without the dataset layer and Arrow's thread pool (faster
+                    # for small tables; a worker converts one report at a time anyway)
+                    pf = pq.ParquetFile(_arrow_source(fd))
+                    if pf.schema_arrow.names != want["columns"]:
+                        raise CacheDamage(f"{kind}.parquet has the columns of another table")
+                    df = pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
+                finally:
+                    os.close(fd)
+                return df
+        if list(df.columns) != want["columns"]:
+            raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")
+        return df[columns] if columns is not None else df
 
-    def parquet(self, kind: str) -> Path | None:
-        """The Parquet file of a cached kind with rows (None: no rows, no table, or not cached)."""
+    @contextmanager
+    def parquet_file(self, kind: str):
+        """The cached Parquet file of ``kind`` opened for reading by row groups (``pipeline/slices.py``),
+        checked as ``table`` checks it; None when the kind has no rows (or no table) in the cache."""
         entry = self.kinds.get(kind)
-        path = self.dir / f"{kind}.parquet"
-        return path if kind in self.kinds and not (entry or {}).get("no_table") and path.is_file() else None
+        want = self._schemas.get(kind)
+        if entry is None or entry.get("no_table") or want is None or want.get("empty"):
+            yield None
+            return
+        with self._open() as dfd:
+            fd = os.open(f"{kind}.parquet", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise CacheDamage(f"{kind}.parquet is not a regular file")
+                pf = pq.ParquetFile(_arrow_source(fd))
+                if pf.schema_arrow.names != want["columns"]:
+                    raise CacheDamage(f"{kind}.parquet has the columns of another table")
+                yield pf
+            finally:
+                os.close(fd)
 
     def discard(self) -> None:
-        """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report."""
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self._manifest = None
+        """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report.
+        Only the files this module names are removed, never through a link."""
+        try:
+            root = self.root.parent
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                for name in (self.root.name, self._parts[0]):
+                    nfd = _descend(fd, name, name == self.root.name)
+                    os.close(fd)
+                    fd = nfd
+                _remove_entry(fd, self._parts[1])
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+        self._manifest, self._schemas = None, {}
 
     # -- writing (atomic renames; concurrent writers at worst redo work) ----------------------------
-    def _replace(self, name: str, write) -> None:
-        tmp = self.dir / f".{name}.tmp{os.getpid()}"
+    def _replace(self, dfd: int, name: str, write) -> None:
+        """``write(binary file)`` into a new file of a random name (``O_EXCL``, never a link), then
+        renamed to ``name`` (a link planted there is replaced, not followed)."""
+        tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        done = False
         try:
-            write(tmp)
-            os.replace(tmp, self.dir / name)
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                os.fchmod(fh.fileno(), 0o666 & ~_UMASK)      # readable as any file the user makes
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            done = True
         finally:
-            if tmp.exists():
-                tmp.unlink()
+            if not done:
+                try:
+                    os.unlink(tmp, dir_fd=dfd)
+                except OSError:
+                    pass
 
-    replace_file = _replace     # public name: write a file of the entry through ``write(tmp)``, then rename
+    def store_obj(self, name: str, obj) -> None:
+        """Store ``obj`` (``encode``) under ``name`` in an existing entry; a cache that cannot be
+        written (or an object that cannot be encoded) is simply not used."""
+        try:
+            data = encode(obj)
+            with self._open() as dfd:
+                self._replace(dfd, name, lambda fh: fh.write(data))
+        except (OSError, TypeError, ValueError, pa.ArrowException):
+            pass
 
     def prepare(self) -> bool:
         """Create the entry's directory and remove stale entries of the same input; False when the
         cache cannot be written (it is then simply not used)."""
         try:
-            try:
-                self.dir.mkdir(parents=True)
-            except FileExistsError:
+            with self._open(create=False):
                 return True                 # stale entries went when this one was made
-            for other in self.dir.parent.iterdir():     # the input's other versions (not every
-                if other != self.dir and other.is_dir():    # input's: that would cost ranks x ranks)
-                    shutil.rmtree(other, ignore_errors=True)
-            return True
-        except OSError:
-            return False
-
-    def set_tallies(self, tallies: dict[str, dict], new: bool = False) -> None:
-        """Replace the tallies of kinds already stored (counts completed after their tables were);
-        ``new``: of kinds whose table was just written (``BatchWriter``)."""
-        if not tallies or not self.dir.is_dir():
-            return
-        try:
-            self._manifest = None
-            manifest = {**self.kinds, **{k: t for k, t in tallies.items() if new or k in self.kinds}}
-            self._replace(MANIFEST, lambda p: p.write_text(json.dumps(manifest), encoding="utf-8"))
-            self._manifest = manifest
         except OSError:
             pass
-
-    def batches(self, kind: str) -> "BatchWriter | None":
-        """A writer of ``kind``'s table a batch of rows at a time (None: the cache cannot be written)."""
-        _system_pool(pa)
-        return BatchWriter(self, kind) if self.prepare() else None
+        try:
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                for name in (self.root.name, self._parts[0]):
+                    _make_dir(fd, name, own_link_ok=name == self.root.name)
+                    nfd = _descend(fd, name, name == self.root.name)
+                    os.close(fd)
+                    fd = nfd
+                if not _make_dir(fd, self._parts[1]):
+                    return True
+                for other in os.listdir(fd):    # the input's other versions (not every input's:
+                    if other != self._parts[1] and _ENTRY.fullmatch(other):     # that would cost ranks x ranks)
+                        _remove_entry(fd, other)
+            finally:
+                os.close(fd)
+            with self._open():
+                return True
+        except OSError:
+            return False
 
     def store(self, meta, tables: dict[str, tuple[pd.DataFrame | None, dict | None]]) -> None:
         """Add ``tables`` (kind -> (table or None, tally)) and the metadata."""
@@ -179,28 +510,77 @@ class TableCache:
         if not self.prepare():
             return
         try:
-            added = {}
-            for kind, (df, tally) in tables.items():
-                if df is not None and len(df) == 0:
-                    self._replace(f"{kind}{EMPTY}", lambda p: p.write_bytes(pickle.dumps(df)))
-                elif df is not None:
+            with self._open() as dfd:
+                added, schemas = {}, {}
+                for kind, (df, tally) in tables.items():
+                    if df is not None:
+                        try:
+                            if len(df) == 0:
+                                data = _ipc(df)
+                                self._replace(dfd, f"{kind}{EMPTY}", lambda fh: fh.write(data))
+                                schemas[kind] = {"columns": [str(c) for c in df.columns], "empty": True}
+                            else:
+                                table = pa.Table.from_pandas(df, preserve_index=False)
+                                self._replace(dfd, f"{kind}.parquet", lambda fh: _write_to(table, fh))
+                                schemas[kind] = {"columns": table.schema.names}
+                        except (pa.ArrowException, TypeError, ValueError):
+                            continue      # a column Parquet cannot hold: read from the SQLite each time
+                        added[kind] = tally
+                    else:   # no table, but rows counted (a table the reader could not read): keep the tally
+                        added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
+                if meta is not None:
                     try:
-                        table = pa.Table.from_pandas(df, preserve_index=False)
-                    except (pa.ArrowException, TypeError, ValueError):
-                        continue          # a column Parquet cannot hold: read from the SQLite each time
-                    self._replace(f"{kind}.parquet", lambda p: _write(pq, pa, table, p))
-                if df is not None:
-                    added[kind] = tally
-                else:       # no table, but rows counted (a table the reader could not read): keep the tally
-                    added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
-            if meta is not None:
-                self._replace(META, lambda p: p.write_bytes(pickle.dumps(meta)))
-            self._manifest = None
-            manifest = {**self.kinds, **added}
-            self._replace(MANIFEST, lambda p: p.write_text(json.dumps(manifest), encoding="utf-8"))
-            self._manifest = manifest
+                        data = encode(meta)
+                    except (TypeError, ValueError, pa.ArrowException):
+                        data = None
+                    if data is not None:
+                        self._replace(dfd, META, lambda fh: fh.write(data))
+                self._manifest = None
+                manifest = {**self.kinds, **added}
+                schemas = {**{k: v for k, v in self._schemas.items() if k not in added}, **schemas}
+                doc = json.dumps({"version": 1, "kinds": manifest, "schemas": schemas})
+                self._replace(dfd, MANIFEST, lambda fh: fh.write(doc.encode()))
+                self._manifest, self._schemas = manifest, schemas
         except OSError:
             pass                  # a full or read-only cache never fails a conversion
+
+
+    def _update_manifest(self, dfd: int, added: dict, schemas: dict) -> None:
+        self._manifest = None
+        manifest = {**self.kinds, **added}
+        schemas = {**{k: v for k, v in self._schemas.items() if k not in schemas}, **schemas}
+        doc = json.dumps({"version": 1, "kinds": manifest, "schemas": schemas})
+        self._replace(dfd, MANIFEST, lambda fh: fh.write(doc.encode()))
+        self._manifest, self._schemas = manifest, schemas
+
+    def set_tallies(self, tallies: dict[str, dict]) -> None:
+        """Replace the tallies of kinds already stored (counts completed after their tables were)."""
+        tallies = {k: t for k, t in tallies.items() if k in self.kinds}
+        if not tallies:
+            return
+        try:
+            with self._open() as dfd:
+                self._update_manifest(dfd, tallies, {})
+        except OSError:
+            pass
+
+    def store_batches(self, kind: str, frames, tally) -> None:
+        """``kind``'s table from the DataFrames ``frames`` yields (a large table read a batch of rows at a
+        time), written as ``store`` writes a whole table; ``tally()``: its tally once they are all read.
+        Every frame is taken from ``frames`` whatever happens (the caller's side effects run)."""
+        _system_pool(pa)
+        frames = iter(frames)
+        try:
+            if self.prepare():
+                with self._open() as dfd:
+                    names: list[str] = []
+                    self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(_write_batches(frames, fh)))
+                    if names:
+                        self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
+        except (OSError, pa.ArrowException, TypeError, ValueError):
+            pass                  # a full or read-only cache (or a batch Parquet cannot hold): not cached
+        for _ in frames:
+            pass
 
 
 def _wide_dictionaries(table):
@@ -210,44 +590,110 @@ def _wide_dictionaries(table):
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
-class BatchWriter:
-    """One kind's Parquet file written batch by batch (a large table read a batch at a time): the
-    rows of the batches in order, as ``TableCache.store`` would write the whole table."""
+class _NoRows(ValueError):
+    """No batch at all: nothing to store."""
 
-    def __init__(self, cache: TableCache, kind: str):
-        self.cache, self.kind = cache, kind
-        self.tmp = cache.dir / f".{kind}.parquet.tmp{os.getpid()}"
-        self.writer = None
-        self.schema = None
 
-    def write(self, df: pd.DataFrame) -> None:
-        table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
-        if self.writer is None:
-            self.schema = table.schema
-            text = [f.name for f in table.schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
-            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="lz4", use_dictionary=text or False,
-                                           write_statistics=False)
-        else:
-            table = table.cast(self.schema)
-        self.writer.write_table(table, row_group_size=ROW_GROUP)
+def _write_batches(frames, fh) -> list[str]:
+    """The frames as one Parquet file (a row group a batch at most) into ``fh``; its column names
+    ([] and nothing written when there was no frame)."""
+    writer = schema = None
+    p = _proc_fd(fh.fileno())
+    sink = pa.OSFile(p, mode="wb") if p else fh
+    try:
+        for df in frames:
+            table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
+            if writer is None:
+                schema = table.schema
+                text = [f.name for f in schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
+                writer = pq.ParquetWriter(sink, schema, compression="lz4", use_dictionary=text or False,
+                                          write_statistics=False)
+            else:
+                table = table.cast(schema)
+            writer.write_table(table, row_group_size=ROW_GROUP)
+        if writer is not None:
+            writer.close()
+    finally:
+        if p:
+            sink.close()
+    if schema is None:
+        raise _NoRows(fh)
+    return list(schema.names)
 
-    def close(self, tally: dict | None) -> None:
-        """The file in place and the kind in the manifest with its tally."""
-        try:
-            if self.writer is not None:
-                self.writer.close()
-                self.writer = None
-                os.replace(self.tmp, self.cache.dir / f"{self.kind}.parquet")
-                self.cache.set_tallies({self.kind: tally}, new=True)
-        finally:
-            self.abort()
 
-    def abort(self) -> None:
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except (OSError, pa.ArrowException):
-                pass
-            self.writer = None
-        if self.tmp.exists():
-            self.tmp.unlink()
+def _check_manifest(doc) -> tuple[dict, dict]:
+    """``kinds.json`` as this module writes it, or ``CacheDamage``."""
+    if not isinstance(doc, dict) or doc.get("version") != 1:
+        raise CacheDamage(f"{MANIFEST} is not this version's manifest")
+    kinds, schemas = doc.get("kinds"), doc.get("schemas")
+    if not isinstance(kinds, dict) or not isinstance(schemas, dict):
+        raise CacheDamage(f"{MANIFEST} is not this version's manifest")
+    for kind, tally in kinds.items():
+        if tally is None:
+            continue
+        if not (isinstance(tally, dict) and isinstance(tally.get("source_rows", 0), int)
+                and all(isinstance(tally.get(k, {}), dict) and all(isinstance(r, str) and isinstance(n, int)
+                                                                   for r, n in tally.get(k, {}).items())
+                        for k in ("dropped", "notes"))):
+            raise CacheDamage(f"{MANIFEST}: the tally of {kind!r} is not one")
+        if not tally.get("no_table"):
+            s = schemas.get(kind)
+            if not (isinstance(s, dict) and isinstance(s.get("columns"), list)
+                    and all(isinstance(c, str) for c in s["columns"])):
+                raise CacheDamage(f"{MANIFEST}: no schema for {kind!r}")
+    return kinds, schemas
+
+
+def _proc_fd(fd: int) -> str | None:
+    p = f"/proc/self/fd/{fd}"
+    return p if os.path.exists(p) else None
+
+
+def _arrow_source(fd: int):
+    """An Arrow input file on an opened descriptor (memory-mapped through /proc: the same inode)."""
+    p = _proc_fd(fd)
+    return pa.memory_map(p) if p else os.fdopen(os.dup(fd), "rb")
+
+
+def _write_to(table, fh) -> None:
+    """``table`` as Parquet into the opened Python file ``fh`` (through Arrow's own file on the same
+    descriptor's inode where /proc has it: not a Python call per write)."""
+    p = _proc_fd(fh.fileno())
+    if p is None:
+        _write(pq, pa, table, fh)
+        return
+    with pa.OSFile(p, mode="wb") as sink:
+        _write(pq, pa, table, sink)
+
+
+def _own_link(fd: int, name: str) -> bool:
+    try:
+        st = os.lstat(name, dir_fd=fd)
+    except OSError:
+        return False
+    return stat.S_ISLNK(st.st_mode) and st.st_uid == os.getuid()
+
+
+def _descend(fd: int, name: str, own_link_ok: bool = False) -> int:
+    """The directory ``name`` of ``fd``, opened without following a link -- but for ``CACHE_DIR/tables``
+    (``own_link_ok``), a link of the user's own (moving the tables elsewhere) is followed."""
+    if own_link_ok and _own_link(fd, name):
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    return os.open(name, _O_DIR, dir_fd=fd)
+
+
+def _make_dir(fd: int, name: str, own_link_ok: bool = False) -> bool:
+    """``mkdir name`` in ``fd``; True when made.  A symbolic link planted at the name (which this
+    module makes) is removed first, never followed (``own_link_ok``: the user's own link is kept)."""
+    try:
+        os.mkdir(name, 0o777, dir_fd=fd)
+        return True
+    except FileExistsError:
+        if not stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode) or (own_link_ok and _own_link(fd, name)):
+            return False
+    os.unlink(name, dir_fd=fd)
+    os.mkdir(name, 0o777, dir_fd=fd)
+    return True
+
+
+__all__ = ["CacheDamage", "TableCache", "decode", "encode", "entry_dir"]

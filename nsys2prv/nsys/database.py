@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import stat
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
@@ -76,6 +77,10 @@ class Report:
         self.missing_columns: dict[str, set[str]] = {}
         self.probed_ok: set[str] = set()
         self.window: tuple[str, int, int] | None = None    # queries read only rowids [lo, hi) of this table
+        # while a reader runs (readers.base.Reader): rows its queries dropped for a non-numeric value
+        # in a numeric column, reason -> rows; and optional columns found missing, table -> columns
+        self.type_drops: dict[str, int] | None = None
+        self.optional_missing: dict[str, list[str]] = {}
 
     # -- probing ---------------------------------------------------------
     def _probe_tables(self) -> set[str]:
@@ -116,10 +121,16 @@ class Report:
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
         return int(self.rows(sql)[0][0])
 
-    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "") -> str:
-        """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``)."""
+    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "",
+                    warn: bool = False) -> str:
+        """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``); ``warn``:
+        a column whose absence loses information (recorded in ``optional_missing``: the reader says it)."""
         alias = alias or col
-        return f"{prefix}{col} AS {alias}" if col in self.columns(table) else f"NULL AS {alias}"
+        if col in self.columns(table):
+            return f"{prefix}{col} AS {alias}"
+        if warn and col not in self.optional_missing.setdefault(table, []):
+            self.optional_missing[table].append(col)
+        return f"NULL AS {alias}"
 
     # -- queries ---------------------------------------------------------
     def _fetch(self, sql: str, params: tuple = ()):
@@ -165,7 +176,37 @@ class Report:
         if not rows:
             return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
         cols = list(zip(*rows))
-        return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})
+        bad = None
+        types = [{type(v) for v in c} for c in cols]
+        for n, c, kinds in zip(names, cols, types):
+            if kinds & TEXT and (kinds & NUMBER or n in NUMERIC_COLUMNS):     # text in a numeric column
+                wrong = pd.to_numeric(pd.Series(c, dtype=object), errors="coerce").isna().to_numpy() \
+                    & ~pd.isna(pd.Series(c, dtype=object)).to_numpy()
+                if wrong.any():
+                    self._count_wrong_type(sql, n, wrong, bad)
+                    bad = wrong if bad is None else bad | wrong
+        if bad is not None:     # those rows are dropped (counted), the other columns typed without them
+            keep = np.flatnonzero(~bad)
+            cols = [tuple(np.asarray(c, dtype=object)[keep]) for c in cols]
+            if not keep.size:
+                return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
+            types = [None] * len(cols)
+        return pd.DataFrame({n: sql_column(c, k) for n, c, k in zip(names, cols, types)})
+
+    def _count_wrong_type(self, sql: str, column: str, wrong: np.ndarray, before: np.ndarray | None) -> None:
+        """Rows of a query dropped for a value that is not a number in a numeric column: counted in
+        ``type_drops`` (a reader adds them to its tally) -- or, outside a reader, said in ``notes``."""
+        m = re.search(r'\bFROM\s+"?(\w+)', sql, re.IGNORECASE)
+        n = int((wrong & ~before).sum()) if before is not None else int(wrong.sum())
+        if not n:
+            return
+        src = re.search(rf'"?(\w+)"?\s+AS\s+"?{re.escape(column)}\b', sql, re.IGNORECASE)    # the export's name
+        reason = (f"{m.group(1) if m else 'a table'}: text in the numeric column {src.group(1) if src else column} "
+                  "(row not used)")
+        if self.type_drops is not None:
+            self.type_drops[reason] = self.type_drops.get(reason, 0) + n
+        else:
+            self.notes.append(f"{n} row(s) of {reason}")
 
     def _adbc_query(self, sql: str) -> pd.DataFrame | None:
         """``sql`` through the ADBC SQLite driver (the optional ``fast`` extra: Arrow columns
@@ -309,10 +350,23 @@ class Report:
         return f"Report({self.source!r}, schema={self.schema_version})"
 
 
-def sql_column(values: tuple) -> np.ndarray | pd.Series:
-    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object."""
+TEXT = {str, bytes}
+NUMBER = {int, float}
+# columns (as the readers name them in their queries) that hold numbers whatever else a column of the
+# same query holds: text there is a damaged row, never a value
+NUMERIC_COLUMNS = frozenset({
+    "start", "end", "tid", "gpid", "pid", "device", "context", "stream", "corr", "globalTid", "globalPid",
+    "nameId", "shortName", "demangledName", "rank", "id", "deviceId", "streamId", "contextId", "correlationId",
+    "typeId", "metricId", "timestamp", "bytes", "size", "copyKind", "copy_kind", "domainId",
+    "eventType", "textId", "graphNodeId", "graphExecId",
+})
+
+
+def sql_column(values: tuple, kinds: set | None = None) -> np.ndarray | pd.Series:
+    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object
+    (``kinds``: the values' types, when the caller has them)."""
     arr = np.asarray(values, dtype=object)
-    kinds = {type(v) for v in values}
+    kinds = {type(v) for v in values} if kinds is None else kinds
     if kinds <= {int}:
         try:
             return arr.astype(np.int64)
@@ -342,7 +396,7 @@ class _AdbcReader:
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
 
         self._mgr = adbc_driver_manager
-        self._db = adbc_driver_sqlite.connect("file:" + _uri_path(path.resolve()) + "?mode=ro")
+        self._db = adbc_driver_sqlite.connect(_uri(path))
         try:
             self._conn = adbc_driver_manager.AdbcConnection(self._db)
         except Exception:
@@ -390,18 +444,24 @@ class _AdbcReader:
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
-    if not path.exists():
-        raise UserError("file not found", str(path))
-    if path.is_dir():
-        raise UserError("is a directory, not a report", str(path))
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(16)
+        st = path.stat()
+    except FileNotFoundError:
+        raise UserError("file not found", str(path)) from None
     except OSError as exc:
         raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if magic != SQLITE_MAGIC:
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError("is a directory, not a report", str(path))
+    if not stat.S_ISREG(st.st_mode):        # a FIFO would block the read below forever
+        raise UserError("not a regular file (a FIFO, socket or device): give the export itself", str(path))
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
+    if header[:16] != SQLITE_MAGIC:
         raise UserError("not an SQLite file (expected an nsys .sqlite export or a .nsys-rep)", str(path))
-    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
+    uri = _uri(path, header)
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.text_factory = str             # (Report._fetch: invalid UTF-8 switches to _decode_text)
@@ -409,6 +469,28 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
     return conn
+
+
+def _uri(path: Path, header: bytes | None = None) -> str:
+    """The read-only URI of an export.  A WAL-mode database (header bytes 18-19 = 2) would need its
+    ``-shm`` and ``-wal`` files, created beside it (or refused on read-only media): without a WAL file
+    holding data it is opened ``immutable`` -- no locks, no side files."""
+    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
+    if header is None:
+        try:
+            with open(path, "rb") as fh:
+                header = fh.read(100)
+        except OSError:
+            return uri
+    if len(header) >= 20 and header[18] == 2 and header[19] == 2:
+        wal = Path(f"{path.resolve()}-wal")
+        try:
+            has_wal = wal.stat().st_size > 0
+        except OSError:
+            has_wal = False
+        if not has_wal:
+            uri += "&immutable=1"
+    return uri
 
 
 def _decode_text(raw: bytes) -> str:

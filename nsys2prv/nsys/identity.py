@@ -43,10 +43,12 @@ def identify(report: Report) -> Identity:
     # (plain rows, not DataFrames: a report lists every process of its host, thousands of them)
     if report.has("PROCESSES", "pid", "name"):
         ident.process_names = {int(p): str(n) for p, n in report.rows(
-            "SELECT pid, name FROM PROCESSES WHERE pid IS NOT NULL") if n is not None}
+            "SELECT pid, name FROM PROCESSES WHERE typeof(pid) = 'integer'") if n is not None}
+        if bad := report.count("PROCESSES", "pid IS NOT NULL AND typeof(pid) != 'integer'"):
+            report.notes.append(f"{bad} row(s) of PROCESSES: text in the numeric column pid (row not used)")
     names: dict[int, str] = {}
     if report.has("ThreadNames", "nameId", "globalTid"):
-        rows = report.rows("SELECT globalTid, nameId FROM ThreadNames WHERE globalTid IS NOT NULL")
+        rows = report.rows("SELECT globalTid, nameId FROM ThreadNames WHERE typeof(globalTid) = 'integer'")
         if rows:
             gtid, ids = zip(*rows)
             texts = report.lookup(pd.Series(ids, dtype=object))

@@ -57,8 +57,10 @@ def process_lifetimes(report) -> dict[int, tuple[int, int]]:
 
 def _spans(report, table: str, idc: str, has_end: bool, bounds: tuple[int, int] | None = None) -> list:
     """[(pid, first start, last end)] of one table (inside ``bounds`` when given)."""
-    end = 'coalesce("end", start)' if has_end else "start"
-    where = f'"{idc}" IS NOT NULL AND start IS NOT NULL'
+    # only numbers count: text in a time or id column (a damaged row, which the readers drop and
+    # count) would sort after every number in min/max
+    end = """coalesce(CASE WHEN typeof("end") IN ('integer', 'real') THEN "end" END, start)""" if has_end else "start"
+    where = f"""typeof("{idc}") = 'integer' AND typeof(start) IN ('integer', 'real')"""
     if bounds is not None:
         where += f" AND start BETWEEN {bounds[0]} AND {bounds[1]} AND {end} BETWEEN {bounds[0]} AND {bounds[1]}"
     sql = (f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), max({end}) FROM "{table}" '

@@ -47,7 +47,7 @@ from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged, write_trace
 from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
-from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input
+from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
 from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.stages import RankJob, Source
 from nsys2prv.pipeline.summary import Summary, build_summary
@@ -309,7 +309,8 @@ def convert(cfg: Config, log=print) -> Summary:
         if exc.filename:
             raise
         # a write that failed without naming its file (a full disk, a file size limit): the outputs'
-        raise UserError(f"cannot write the outputs ({exc.strerror or exc})", str(cfg.output)) from None
+        raise UserError(f"cannot write the outputs ({write_error_cause(exc, cfg.output.parent)})",
+                        str(cfg.output)) from None
     finally:
         outputs.close()
     return summary

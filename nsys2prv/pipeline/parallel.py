@@ -130,10 +130,11 @@ class Local:
             deadline = time.monotonic() + 0.05
             for p in self._workers:
                 p.join(max(0.0, deadline - time.monotonic()))
+            for p in self._workers:     # still busy (after an error or a signal): SIGKILL -- the workers
+                if p.is_alive():        # ignore SIGTERM, and one still writing would refill the staging
+                    p.kill()            # directory the conversion is about to remove
             for p in self._workers:
-                if p.is_alive():
-                    p.terminate()
-                    p.join(1)
+                p.join()
             self._workers = []
 
 

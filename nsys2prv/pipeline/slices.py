@@ -28,19 +28,19 @@ call), or when GPU metric samples are attributed to kernels (``OUT.gpu_metrics.c
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from nsys2prv import kinds as K
 from nsys2prv.core.intervals import overlap_lanes, tuple_codes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import TableCache
+from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
@@ -60,7 +60,7 @@ ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)     # GPU activities lau
 @dataclass
 class Groups:
     """The row groups of one cached table: rows, first row, and the range of starts and ends."""
-    path: str
+    where: tuple[str, str, str]         # the table cache's root, the SQLite export, the kind
     rows: np.ndarray
     first: np.ndarray
     min_start: np.ndarray
@@ -112,10 +112,13 @@ class PaintJob:
     end: int                            # the report's latest record (its lifetimes included)
 
 
+def _sqlite(src: stages.Source) -> Path:
+    return resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                         src.force_sqlite, stages.needed_export_tables())
+
+
 def _cache(src: stages.Source) -> TableCache:
-    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                           src.force_sqlite, stages.needed_export_tables())
-    return TableCache(Path(src.cache_root), sqlite)
+    return TableCache(Path(src.cache_root), _sqlite(src))
 
 
 def report_lanes(model: Model, report: int) -> np.ndarray:
@@ -124,9 +127,17 @@ def report_lanes(model: Model, report: int) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------
 # plan
-def _groups(path: Path, step: int) -> tuple[Groups, np.ndarray] | None:
-    """The row groups of a table, and a sample of its starts (every ``step``-th of each group)."""
-    pf = pq.ParquetFile(path)
+@contextmanager
+def _parquet(where: tuple[str, str, str]):
+    """The cached Parquet file of a kind (``TableCache.parquet_file``: never through a link)."""
+    root, source, kind = where
+    with TableCache(Path(root), Path(source)).parquet_file(kind) as pf:
+        if pf is None:
+            raise CacheDamage(f"{kind}: no longer in the table cache")
+        yield pf
+
+
+def _scan_groups(where, pf, step: int) -> tuple[Groups, np.ndarray] | None:
     if not {"start", "end"} <= set(pf.schema_arrow.names):
         return None
     n = pf.metadata.num_row_groups
@@ -139,7 +150,7 @@ def _groups(path: Path, step: int) -> tuple[Groups, np.ndarray] | None:
         lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
         sample.append(np.sort(s)[::step])
     first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-    return Groups(str(path), rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
+    return Groups(where, rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
 
 
 def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
@@ -158,16 +169,16 @@ def _read(g: Groups, columns: list[str] | None, wanted) -> tuple[pd.DataFrame, n
     group), filtered by ``keep(df) -> mask`` in ``wanted``'s second item."""
     select, keep = wanted
     idx = np.flatnonzero(select)
-    pf = pq.ParquetFile(g.path)
     frames, pos = [], []
-    for i in idx:
-        df = pf.read_row_group(int(i), columns=columns, use_threads=False).to_pandas(use_threads=False)
-        m = keep(df)
-        frames.append(df[m])
-        pos.append(g.first[i] + np.flatnonzero(m))
-    if not frames:
-        empty = pf.schema_arrow.empty_table().to_pandas()
-        return (empty[columns] if columns else empty), np.zeros(0, np.int64)
+    with _parquet(g.where) as pf:
+        for i in idx:
+            df = pf.read_row_group(int(i), columns=columns, use_threads=False).to_pandas(use_threads=False)
+            m = keep(df)
+            frames.append(df[m])
+            pos.append(g.first[i] + np.flatnonzero(m))
+        if not frames:
+            empty = pf.schema_arrow.empty_table().to_pandas()
+            return (empty[columns] if columns else empty), np.zeros(0, np.int64)
     return pd.concat(frames, ignore_index=True), np.concatenate(pos).astype(np.int64)
 
 
@@ -201,10 +212,10 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
 def _columns(tables: list[Groups], cols: tuple[str, ...]):
     """``cols`` of the rows of ``tables`` (in order), a row group at a time: int64 arrays."""
     for g in tables:
-        pf = pq.ParquetFile(g.path)
-        for i in range(len(g.rows)):
-            t = pf.read_row_group(i, columns=list(cols), use_threads=False)
-            yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
+        with _parquet(g.where) as pf:
+            for i in range(len(g.rows)):
+                t = pf.read_row_group(i, columns=list(cols), use_threads=False)
+                yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
 
 
 def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
@@ -255,28 +266,27 @@ def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     return out
 
 
-def _has_rows(cache: TableCache, kind: str) -> bool:
-    df = cache.table(kind) if cache.has(kind) and cache.parquet(kind) is None else None
-    return df is not None and len(df) > 0
-
-
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     """Phase 0 for one report (None: translate it whole)."""
     src = job.src
     kinds = stages.default_kinds(src)
-    cache = _cache(src)
-    if any(not cache.has(k) or _has_rows(cache, k) for k in kinds):
-        return None                     # not cached (a cache that cannot be written), or odd rows
+    sqlite = _sqlite(src)
+    cache = TableCache(Path(src.cache_root), sqlite)
+    if any(not cache.has(k) for k in kinds):
+        return None                     # not cached (a cache that cannot be written)
     groups, samples = {}, []
-    for k in kinds:
-        path = cache.parquet(k)
-        if path is None:
-            continue
-        got = _groups(path, max(1, slice_rows // 64))
-        if got is None:
-            return None
-        groups[k], sample = got
-        samples.append(sample)
+    try:
+        for k in kinds:
+            with cache.parquet_file(k) as pf:
+                got = None if pf is None else _scan_groups((src.cache_root, str(sqlite), k), pf,
+                                                           max(1, slice_rows // 64))
+            if pf is not None and got is None:
+                return None
+            if got is not None:
+                groups[k], sample = got
+                samples.append(sample)
+    except (OSError, CacheDamage):
+        return None                     # (translated whole: stage C's own reading notes the damage)
     if "nccl" in src.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.categories:
         return None
     if job.attribution and "gpu_metrics" in groups and "kernels" in groups:

@@ -17,7 +17,6 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 
 from __future__ import annotations
 
-import pickle
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import TableCache, entry_hash
+from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -166,7 +165,7 @@ def drop_absurd_times(res) -> None:
 
 
 # what reading a damaged (truncated, overwritten) cache file raises: Arrow's errors are ValueErrors/OSErrors
-CACHE_DAMAGE = (OSError, ValueError, EOFError, pickle.UnpicklingError, KeyError, TypeError, AttributeError)
+CACHE_DAMAGE = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError)
 
 
 def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
@@ -177,7 +176,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
     cache = TableCache(Path(src.cache_root), sqlite)
-    info = cache.meta()
+    info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     fresh: dict = {}
     if info is None or missing or info.lifetimes is None:
@@ -203,6 +202,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
             report.close()
         cache.store(info, fresh)
     info.source, info.index = str(src.input), src.index
+    info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
     out = {}
     try:
         for k in kinds:
@@ -301,18 +301,18 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
             sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                                    False, needed_export_tables())
             cache = TableCache(Path(src.cache_root), sqlite)
-            with open(cache.dir / f"scan-{tag}.pkl", "rb") as fh:
-                res = pickle.load(fh)
-            res.info.source, res.info.index = str(src.input), src.index
-            return res
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass
-    res = _scan(src, filter_nvtx)
-    if cache is not None and cache.dir.is_dir():
-        try:
-            cache.replace_file(f"scan-{tag}.pkl", lambda p: p.write_bytes(pickle.dumps(res)))
+            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
+            if res is not None:
+                res.info.source, res.info.index = str(src.input), src.index
+                return res
         except OSError:
             pass
+    res = _scan(src, filter_nvtx)
+    if cache is not None:       # (what this run found of the cache is said, not cached)
+        said = res.info.capture_warnings
+        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE)]
+        cache.store_obj(f"scan-{tag}.n2p", res)
+        res.info.capture_warnings = [*said, *cache.notes]
     return res
 
 
@@ -323,7 +323,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                            src.force_sqlite, needed_export_tables())
     cache = TableCache(Path(src.cache_root), sqlite)
-    info = cache.meta()
+    info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report = None
     results: dict = {}
@@ -366,6 +366,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
         if report is not None:
             report.close()
     info.source, info.index = str(src.input), src.index
+    info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
     return info, tallies
 
 
@@ -393,12 +394,12 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
 
 
 def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit):
-    """``kind``'s table read a rowid range at a time: each batch added to the cache and visited,
-    the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
+    """``kind``'s table read a rowid range at a time: each batch visited and added to the cache, the
+    tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
     reader = K.BY_NAME[kind].reader
-    total = None
-    writer = cache.batches(kind)
-    try:
+    total: list = []
+
+    def frames():
         for lo, hi in ranges:
             report.window = (reader.tables[0], lo, hi)
             try:
@@ -406,23 +407,18 @@ def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cach
             finally:
                 report.window = None
             if res is None:
-                break
+                return
             drop_absurd_times(res)
             df, res.table = res.table, None
-            if total is None:
-                total = res
+            if total:
+                total[0].absorb(res)
             else:
-                total.absorb(res)
-            if writer is not None:
-                writer.write(df)
+                total.append(res)
             visit(kind, df)
-            del df
-        if writer is not None and total is not None:
-            writer.close(_tally(total))
-    finally:
-        if writer is not None:
-            writer.abort()
-    return total
+            yield df
+
+    cache.store_batches(kind, frames(), lambda: _tally(total[0]))
+    return total[0] if total else None
 
 
 def _tally(res) -> dict:

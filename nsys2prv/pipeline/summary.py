@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from nsys2prv import kinds as K
+from nsys2prv.nsys.readers.base import OPTIONAL_MISSING
 from nsys2prv.pipeline.stages import MISSING_COLUMNS, STRINGS_MISSING
 from nsys2prv.translate.records import Translation
 
@@ -81,6 +82,8 @@ def _warnings(cats: dict, reports) -> list[str]:
     without its string table (every name would be '<unknown name #id>')."""
     out = [f"{kind}: {n} rows of {why}" for kind, c in cats.items() for why, n in c["dropped"].items()
            if MISSING_COLUMNS in why]
+    out += [f"{kind}: {n} rows of {why}" for kind, c in cats.items() for why, n in c.get("notes", {}).items()
+            if OPTIONAL_MISSING in why]     # a column whose values are then missing from the trace
     names = [r.source for r in reports if any(STRINGS_MISSING in w for w in r.capture_warnings)]
     if names:
         out.append(f"{STRINGS_MISSING} in {len(names)} report(s) ({', '.join(names[:3])}"

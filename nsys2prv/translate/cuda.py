@@ -62,7 +62,8 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
     pairs = [(name_type, Names.of(df["name"])),
              (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
              (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))]
-    pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()]
+    pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()
+              if col in df]        # (a parameter the export lacks: not written)
     graph = df["graph_node"].to_numpy(np.int64) > 0   # the graph node id only where there is one
     for sel, extra in ((~graph, []), (graph, [(R.GRAPH_NODE.id, df["graph_node"].to_numpy(np.int64))])):
         if sel.any():

@@ -27,11 +27,90 @@ class ReadResult(Tally):
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
+OPTIONAL_MISSING = "lacks optional column(s)"
+DUPLICATE = "duplicate of another row (identical in every column): translated once"
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _drop_duplicates(res: ReadResult) -> None:
+    """Rows of a normalised table identical to an earlier one in every column (an export that
+    repeats rows) are dropped and counted, not translated twice.  Numeric and categorical columns
+    are hashed together first (a few vector operations); only rows whose hash repeats are compared."""
+    df = res.table
+    if df is None or len(df) < 2:
+        return
+    h = np.zeros(len(df), np.uint64)
+    with np.errstate(over="ignore"):
+        for c in df.columns:
+            col = df[c]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                v = col.cat.codes.to_numpy().astype(np.uint64)
+            elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
+                v = col.to_numpy().astype(np.int64).view(np.uint64)
+            elif col.dtype.kind in "iuf":           # (float, or a nullable integer: NULL as NaN)
+                v = col.to_numpy(np.float64, na_value=np.nan).view(np.uint64)
+            else:
+                continue                        # (text: compared below, on the candidates only)
+            h = (h ^ v) * _MIX
+            h ^= h >> np.uint64(29)
+    maybe = pd.Series(h).duplicated(keep=False).to_numpy()
+    if not maybe.any():
+        return
+    idx = np.flatnonzero(maybe)
+    try:
+        dup_sub = df.iloc[idx].duplicated(keep="first").to_numpy()
+    except TypeError:                           # (a column of unhashable values)
+        return
+    if dup_sub.any():
+        dup = np.zeros(len(df), bool)
+        dup[idx[dup_sub]] = True
+        res.drop(DUPLICATE, int(dup.sum()))
+        res.table = df[~dup].reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class Reader:
-    """How one normalised table is read; its name, categories and side are declared in ``kinds.py``."""
+    """How one normalised table is read; its name, categories and side are declared in ``kinds.py``.
+    ``read`` also accounts for what the queries found: rows dropped for text in a numeric column
+    (``Report.type_drops``) and optional columns missing (``Report.col_or_null(warn=True)``) go
+    into the result's tally, the first as dropped rows, the second as a note on every row."""
     tables: tuple[str, ...]         # export tables it may read (for `nsys export --tables`)
     read: Callable[[Report], ReadResult | None]
+
+    def __post_init__(self):
+        object.__setattr__(self, "read", _accounted(self.read))
+
+
+def _accounted(fn):
+    if getattr(fn, "accounted", False):
+        return fn
+
+    def read(report: Report) -> ReadResult | None:
+        outer, report.type_drops = report.type_drops, {}
+        missing_before = {t: list(c) for t, c in report.optional_missing.items()}
+        try:
+            res = fn(report)
+            drops = report.type_drops
+        finally:
+            report.type_drops = outer
+        if drops:
+            if res is None:
+                res = ReadResult(table=None, source_rows=0)
+            for reason, n in drops.items():
+                res.source_rows += n
+                res.drop(reason, n)
+        if res is not None:
+            _drop_duplicates(res)
+            for table, cols in report.optional_missing.items():
+                new = [c for c in cols if c not in missing_before.get(table, [])]
+                rows = report.count(table) if new else 0
+                if rows:
+                    res.note(f"{table} {OPTIONAL_MISSING}: {', '.join(new)} (their values are not written)", rows)
+        return res
+
+    read.accounted = True
+    read.__wrapped__ = fn
+    return read
 
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
@@ -109,16 +188,18 @@ GPU_ACTIVITY_COLUMNS = ("gpid", "device", "context", "stream", "corr")
 
 
 def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
-                      numeric: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
+                      numeric: tuple[str, ...] = (),
+                      warn: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
     """Rows of a GPU activity table (kernels, memcpy, memset, graph executions): start, end, gpid,
     device, context, stream, corr (-1 = none) and the ``extra`` columns (normalised name -> export
-    column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0)."""
+    column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0).  A missing
+    export column of ``warn`` (normalised names) is noted (``Reader``)."""
     if not report.has(table, "start", "end", "deviceId", "streamId", "globalPid"):
         return None
-    cols = "".join(f", {report.col_or_null(table, col, name)}" for name, col in extra.items())
+    cols = "".join(f", {report.col_or_null(table, col, name, warn=name in warn)}" for name, col in extra.items())
     df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
                       f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
-                      f"{report.col_or_null(table, 'correlationId', 'corr')}{cols} FROM {table}")
+                      f"{report.col_or_null(table, 'correlationId', 'corr', warn=True)}{cols} FROM {table}")
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for c in ("gpid", "device", "context", "stream", *numeric):

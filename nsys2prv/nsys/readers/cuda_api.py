@@ -23,7 +23,7 @@ def read(report: Report) -> ReadResult | None:
     if not report.has(TABLE, "start", "end", "globalTid", "nameId"):
         return None
     df = report.query(
-        f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr')}, "
+        f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr', warn=True)}, "
         f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)

@@ -24,11 +24,12 @@ NUMERIC = {  # normalised name -> export column
     "dynamic_smem": "dynamicSharedMemory", "local_mem": "localMemoryPerThread",
     "graph_node": "graphNodeId",
 }
+WARN = tuple(c for c in NUMERIC if c != "graph_node")     # (no graph node id: not in a graph)
 
 
 def read(report: Report) -> ReadResult | None:
     got = read_gpu_activity(report, TABLE, {"shortName": "shortName", "demangledName": "demangledName", **NUMERIC},
-                            numeric=tuple(NUMERIC))
+                            numeric=tuple(NUMERIC), warn=WARN)
     if got is None:
         return None
     df, res = got
@@ -36,7 +37,10 @@ def read(report: Report) -> ReadResult | None:
     df["name"] = text_names(report, short)
     dem = df["demangledName"].where(df["demangledName"].notna(), short)
     df["demangled"] = text_names(report, dem)
-    res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "name", "demangled", *NUMERIC]]
+    # a parameter the export lacks is no column (noted by the reader): no value is made up for it
+    lacking = set(report.optional_missing.get(TABLE, ()))
+    res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "name", "demangled",
+                    *(c for c in NUMERIC if c not in WARN or NUMERIC[c] not in lacking)]]
     return res
 
 

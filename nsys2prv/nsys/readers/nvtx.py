@@ -50,9 +50,14 @@ def load_nvtx(report: Report) -> dict | None:
         report.cache["nvtx"] = None
         return None
     c = lambda col, alias=None: report.col_or_null(TABLE, col, alias)  # noqa: E731
-    df = report.query(
-        f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
-        f"{c('category')}, {c('jsonText')}, {c('jsonTextId')}, {c('binaryData')} FROM {TABLE}")
+    outer, report.type_drops = report.type_drops, {}    # (rows with text in a numeric column: the
+    try:                                                # nvtx reader counts them, whoever reads first)
+        df = report.query(
+            f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
+            f"{c('category')}, {c('jsonText')}, {c('jsonTextId')}, {c('binaryData')} FROM {TABLE}")
+        type_drops = report.type_drops
+    finally:
+        report.type_drops = outer
     etype = int64(df["eventType"], fill=-1)
     for c in ("tid", "domainId", "category"):
         to_int64(df, c)
@@ -88,12 +93,13 @@ def load_nvtx(report: Report) -> dict | None:
     domain = ev["domain"].to_numpy(object)
     mark = ev["kind"].to_numpy(object) == "mark"
     in_mpi, in_nccl = domain == MPI_DOMAIN, domain == NCCL_DOMAIN
-    classes = {"names": int((dom | cat | thr).sum()), "ranges": int((~in_mpi & ~in_nccl).sum()),
+    classes = {"names": int((dom | cat | thr).sum()),
+               "ranges": int((~in_mpi & ~in_nccl).sum()) + sum(type_drops.values()),
                "nccl": int(in_nccl.sum()), "mpi": int((in_mpi & ~mark).sum()), "mpi_marks": int((in_mpi & mark).sum()),
                "other": other}
     out = {"events": ev, "thread_names": thread_names, "source_rows": len(df),
            "metadata_rows": int((dom | cat | thr).sum()), "other_rows": other, "classes": classes,
-           "nccl_by_name": nccl_by_name,
+           "nccl_by_name": nccl_by_name, "type_drops": type_drops,
            "max_time": _max_time(df)}
     report.cache["nvtx"] = out
     return out
@@ -163,7 +169,12 @@ def _ranges(report: Report, select) -> ReadResult | None:
 
 
 def read_nvtx(report: Report) -> ReadResult | None:
-    return _ranges(report, lambda ev: ~ev["domain"].isin([MPI_DOMAIN, NCCL_DOMAIN]).to_numpy())
+    res = _ranges(report, lambda ev: ~ev["domain"].isin([MPI_DOMAIN, NCCL_DOMAIN]).to_numpy())
+    if res is not None:
+        for reason, n in load_nvtx(report)["type_drops"].items():
+            res.source_rows += n
+            res.drop(reason, n)
+    return res
 
 
 def read_nccl_ranges(report: Report) -> ReadResult | None:

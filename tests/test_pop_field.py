@@ -42,3 +42,36 @@ def test_nvtx_without_mpi_gives_no_mpi_factors(tmp_path, schema):
     assert h["not_available"]["mpi_parallel_efficiency"] == "no MPI calls in the reports (MPI not traced by nsys)"
     assert h["device_offload_efficiency"] == 0.9 and h["parallel_efficiency"] == 0.9
     assert res.exit_code == 0
+
+
+def test_cudevice_zero_on_every_gpu_row_falls_back_to_the_ordinal(tmp_path):
+    # nsys 2021.2-shaped: 8 ranks on one host, rank r on CUDA ordinal r, TARGET_INFO_GPU lists the 8 GPUs
+    # with cuDevice 0 on every row (id 7 first): the map cannot tell GPUs apart, so the ordinal is the GPU
+    # (it used to put rank 0 on GPU 7, beside rank 7: "GPUs 7")
+    import sqlite3
+    paths = []
+    for r in range(8):
+        b = NsysBuilder(tmp_path / f"rank{r}.sqlite", schema="2.9.1", host="node0")
+        b.process(4000 + r, "./app")
+        b.mpi_rank(4000 + r, 4000 + r, r)
+        b.kernel(4000 + r, r, 7, 1000, 2000 + 100 * r, 1, "saxpy")
+        p = b.save()
+        con = sqlite3.connect(p)
+        tables = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "TARGET_INFO_CUDA_DEVICE" not in tables
+        row = con.execute("SELECT vmId FROM TARGET_INFO_GPU").fetchone()
+        con.execute("DELETE FROM TARGET_INFO_GPU")
+        con.executemany("INSERT INTO TARGET_INFO_GPU (vmId, id, name, cuDevice) VALUES (?, ?, 'old GPU', 0)",
+                        [(row[0], g) for g in (7, 0, 1, 2, 3, 4, 5, 6)])
+        con.commit()
+        con.close()
+        paths.append(p)
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.devices import degenerate_tables, device_map
+    rep = Report(paths[0])
+    assert device_map(rep).empty and degenerate_tables(rep) == ["TARGET_INFO_GPU"]
+    cli(["-q", "--no-cache", "--align", "session", "-m", *paths, tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    assert [(d["label"], d["processes"]) for d in res["devices"]] == [
+        (f"node0:GPU{r}", [f"Rank {r}"]) for r in range(8)]
+    assert res["device"]["useful_time_ns"] == {f"node0:GPU{r}": 1000 + 100 * r for r in range(8)}

@@ -764,7 +764,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                             "profiler overhead... (processes[].start_ns/end_ns, aligned; null: no activity in "
                             "the analysed time)",
         "physical_device": "one GPU = (host name, GPU id of the report's device map: TARGET_INFO_CUDA_DEVICE, "
-                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal); all streams, and all processes "
+                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal; a table that cannot tell GPUs "
+                           "apart -- an ordinal naming several GPUs or a GPU several ordinals, as nsys 2021.x's "
+                           "cuDevice 0 on every row -- is skipped for the next); all streams, and all processes "
                            "of that host using that GPU, are flattened by interval union",
         "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
                         "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",

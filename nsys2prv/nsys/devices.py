@@ -15,7 +15,6 @@ import pandas as pd
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import int64
 
-
 SOURCES = (("TARGET_INFO_CUDA_DEVICE", ("gpuId", "cudaId", "pid"),
             "SELECT pid, cudaId AS device, gpuId AS gpu FROM TARGET_INFO_CUDA_DEVICE"),
            ("TARGET_INFO_GPU", ("id", "cuDevice"),

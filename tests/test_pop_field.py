@@ -75,3 +75,28 @@ def test_cudevice_zero_on_every_gpu_row_falls_back_to_the_ordinal(tmp_path):
     assert [(d["label"], d["processes"]) for d in res["devices"]] == [
         (f"node0:GPU{r}", [f"Rank {r}"]) for r in range(8)]
     assert res["device"]["useful_time_ns"] == {f"node0:GPU{r}": 1000 + 100 * r for r in range(8)}
+
+
+POP4 = Path(__file__).parent / "data" / "pop4"
+
+
+def pop4_paths() -> list[str]:
+    if not (POP4 / "rank0.sqlite").exists():
+        pytest.skip("tests/data/pop4 missing")
+    return [str(POP4 / f"rank{r}.sqlite") for r in range(4)]
+
+
+def test_cpu_only_mpi_run_has_a_host_tree_without_offload(tmp_path):
+    # a real 4-rank MPI run, no GPU, no CUDA: host parallel and global efficiency are the MPI ones
+    # (they were n/a: "no CUDA API calls"), the offload factor alone is n/a and says why
+    cli(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *pop4_paths(), tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    for scope in (res, res["regions"][0]):
+        h, T = scope["host"], scope["elapsed_ns"]
+        assert h["count"] == 4 and scope["device"]["count"] == 0
+        pe = sum(h["outside_mpi_time_ns"].values()) / (4 * T)
+        assert h["mpi_parallel_efficiency"] == pytest.approx(pe, rel=1e-12)
+        assert h["parallel_efficiency"] == h["global_efficiency"] == h["mpi_parallel_efficiency"]
+        assert h["device_offload_efficiency"] is None
+        assert h["not_available"]["device_offload_efficiency"].startswith("CPU-only run (no GPU activity, no CUDA")
+        assert "parallel_efficiency" not in h["not_available"]

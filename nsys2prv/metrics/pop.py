@@ -518,10 +518,12 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
 
 def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
               labels: list[str] | None = None, alive: np.ndarray | None = None, t_ideal: int | None = None,
-              replayed=None) -> dict:
+              replayed=None, cpu_only: bool = False) -> dict:
     """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API and the time each
     process is alive in the analysed time (``alive``, (H,); None: all of T); ``t_ideal``: the analysed
-    time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency."""
+    time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency;
+    ``cpu_only``: no GPU activity and no CUDA API calls in the run -- the tree has no offload factor
+    (host parallel efficiency = MPI parallel efficiency)."""
     H = dur.shape[0]
     labels = labels or [f"P{i}" for i in range(H)]
     keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
@@ -565,6 +567,11 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
         out["device_offload_efficiency"] = _ratio(useful.sum(), outside.sum())
         out["parallel_efficiency"] = float(useful.sum()) / (H * T)
         out["global_efficiency"] = out["parallel_efficiency"]
+    elif cpu_only and has_mpi:
+        out["parallel_efficiency"] = out["mpi_parallel_efficiency"]
+        out["global_efficiency"] = out["parallel_efficiency"]
+        na["device_offload_efficiency"] = ("CPU-only run (no GPU activity, no CUDA API calls): no offload factor; "
+                                           "host parallel efficiency = MPI parallel efficiency")
     else:
         for k in ("device_offload_efficiency", "parallel_efficiency", "global_efficiency"):
             na[k] = "no CUDA API calls in the reports (CUDA not traced by nsys)"
@@ -643,7 +650,8 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
                                    "orchestration_efficiency")}
         res.append({"elapsed_ns": int(T), "device": dev,
                     "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels,
-                                      None if alive is None else alive[k], ideal[k], inp.replay)})
+                                      None if alive is None else alive[k], ideal[k], inp.replay,
+                                      cpu_only=D == 0 and not inp.has_cuda_api)})
     return res
 
 
@@ -805,7 +813,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         "transfer_efficiency": "T_ideal / T; serialization x transfer = MPI communication efficiency",
         "device_offload_efficiency": "sum_i UsefulHost_i / sum_i OutsideMPI_i (BasicAnalysis = TALP hybrid-v2 "
                                      "without OpenMP)",
-        "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency",
+        "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency; a CPU-only "
+                                    "run (no GPU activity, no CUDA API calls) has no offload factor: host PE = "
+                                    "MPI PE",
         "global_efficiency": "single run: computation scalability is not available and global efficiency = "
                              "parallel efficiency; host and device global efficiencies are separate trees and "
                              "are never multiplied together",

@@ -100,3 +100,55 @@ def test_cpu_only_mpi_run_has_a_host_tree_without_offload(tmp_path):
         assert h["device_offload_efficiency"] is None
         assert h["not_available"]["device_offload_efficiency"].startswith("CPU-only run (no GPU activity, no CUDA")
         assert "parallel_efficiency" not in h["not_available"]
+
+
+def _two_ranks_out_of_step(tmp_path, lag_ns: int, ms: int = 1_000_000) -> list:
+    """2 ranks, 3 iterations "it" of 17 ms each, rank 1 ``lag_ns`` behind rank 0."""
+    paths = []
+    for r in range(2):
+        b = NsysBuilder(tmp_path / f"r{r}.sqlite", host="n1")
+        b.process(100 + r, "./a")
+        b.mpi_rank(100 + r, 100 + r, r)
+        for k in range(3):
+            b.nvtx_push(100 + r, 100 + r, 17 * k * ms + r * lag_ns, 17 * (k + 1) * ms + r * lag_ns, text="it")
+        paths.append(b.save())
+    cli(["-q", "--align", "session", "-t", "nvtx", "--iterations", "it", "-m", *paths, tmp_path / "o"])
+    return pop_json(tmp_path / "o")["notes"]
+
+
+def test_iterations_a_few_microseconds_out_of_step_are_no_alarm(tmp_path):
+    # ranks leaving each iteration 75 us apart (one host): iteration k+1 begins on rank 0 before k ends on
+    # rank 1, which is no clock problem: no note (it used to say "clock skew or nesting")
+    assert not any("overlap" in n for n in _two_ranks_out_of_step(tmp_path, 75_000))
+
+
+def test_iterations_out_of_step_on_a_busy_machine_are_said(tmp_path):
+    # pop4 (4 ranks on 2 busy cores): rank 0 sometimes leaves an Allreduce ms after the others, so three
+    # iterations overlap the next by 2.9-5.9 ms of 20-26 ms: said, with the amount
+    cli(["-q", "-t", "mpi,nvtx", "--iterations", "iter", "-m", *pop4_paths(), tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    t = res["iterations"]["table"]
+    assert len(t) == 12 and sum(a["end_ns"] > b["start_ns"] for a, b in zip(t, t[1:])) == 11
+    assert [n for n in res["notes"] if "overlap" in n] == [
+        "3 iteration(s) of 'iter' overlap the next by more than 10% of their length (up to 5.946 ms): ranks are "
+        "far out of step, or their clocks are (see the clock alignment); each iteration is measured in its own "
+        "window, the steady-state column over their union"]
+
+
+def test_iterations_far_out_of_step_are_noted(tmp_path):
+    # rank 1 runs 5 ms behind: windows [0, 22], [17, 39], [34, 56] ms overlap the next by 5 of 22 ms
+    notes = _two_ranks_out_of_step(tmp_path, 5_000_000)
+    assert ("2 iteration(s) of 'it' overlap the next by more than 10% of their length (up to 5.000 ms): ranks are "
+            "far out of step, or their clocks are (see the clock alignment); each iteration is measured in its "
+            "own window, the steady-state column over their union") in notes
+
+
+def test_a_range_nested_in_itself_is_said(tmp_path):
+    ms = 1_000_000
+    b = NsysBuilder(tmp_path / "r0.sqlite", host="n1")
+    b.process(100, "./a")
+    for s, e in ((0, 10), (2, 5), (10, 20)):
+        b.nvtx_push(100, 100, s * ms, e * ms, text="it")
+    cli(["-q", "-t", "nvtx", "--iterations", "it", b.save(), tmp_path / "o"])
+    assert ("NVTX range 'it' overlaps itself (nested or on several threads) in 1 report(s): occurrence k is the "
+            "k-th to start") in pop_json(tmp_path / "o")["notes"]

@@ -676,6 +676,10 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
     np.minimum.at(lo, k, s)
     np.maximum.at(hi, k, e)
     notes = []
+    nested = sum(bool(len(x) > 1 and np.any(x[1:] < np.maximum.accumulate(y)[:-1])) for x, y in zip(ss, es))
+    if nested:
+        notes.append(f"NVTX range '{name}' overlaps itself (nested or on several threads) in {nested} report(s): "
+                     "occurrence k is the k-th to start")
     present = [c for c in counts if c]
     if len(set(present)) > 1:
         notes.append(f"NVTX range '{name}' occurs {min(present)}..{max(present)} times depending on the report: "
@@ -685,6 +689,26 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
 
 def _overlapping(lo, hi) -> bool:
     return bool(len(lo) > 1 and (np.any(lo[1:] < hi[:-1]) or np.any(np.diff(hi) < 0)))
+
+
+OVERLAP_NOTED = 0.10        # consecutive windows overlapping by more than this part of the shorter: said
+
+
+def _overlap_note(lo, hi, name: str) -> str | None:
+    """A note when consecutive iteration windows overlap by much: ranks leaving a collective a few
+    microseconds apart make iteration k+1 start on one rank before k ends on another (the windows
+    span every rank), which is no clock problem and is not said."""
+    if len(lo) < 2:
+        return None
+    over = hi[:-1] - lo[1:]
+    shorter = np.minimum(hi[:-1] - lo[:-1], hi[1:] - lo[1:])
+    big = over > OVERLAP_NOTED * shorter
+    if not big.any():
+        return None
+    return (f"{int(big.sum())} iteration(s) of '{name}' overlap the next by more than {OVERLAP_NOTED:.0%} of their "
+            f"length (up to {int(over[big].max()) / 1e6:.3f} ms): ranks are far out of step, or their clocks are "
+            "(see the clock alignment); each iteration is measured in its own window, the steady-state column "
+            "over their union")
 
 
 def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
@@ -729,8 +753,9 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
             raise UserError(f"--warmup {warmup} leaves no iteration ('{iterations}' occurs {len(lo)} times)")
         lo, hi = lo[warmup:], hi[warmup:]
         if _overlapping(lo, hi):
-            notes.append(f"iterations of '{iterations}' overlap across reports (clock skew or nesting): each "
-                         "iteration is measured in its own window; the steady-state column uses their union")
+            note = _overlap_note(lo, hi, iterations)
+            if note:
+                notes.append(note)
             per = [evaluate(inp, [a], [b])[0] for a, b in zip(lo, hi)]   # loop over windows, not rows
         else:
             per = evaluate(inp, lo, hi, per_window=True)
@@ -828,7 +853,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
     if iterations:
         d["iterations"] = (f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
                            f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
-                           "column over their union")
+                           "column over their union. Consecutive iterations overlap where ranks leave one at "
+                           "different times (each spans every rank): each is then measured in its own window; "
+                           "an overlap beyond 10% of an iteration is noted")
     return d
 
 

@@ -152,3 +152,32 @@ def test_a_range_nested_in_itself_is_said(tmp_path):
     cli(["-q", "-t", "nvtx", "--iterations", "it", b.save(), tmp_path / "o"])
     assert ("NVTX range 'it' overlaps itself (nested or on several threads) in 1 report(s): occurrence k is the "
             "k-th to start") in pop_json(tmp_path / "o")["notes"]
+
+
+def test_profiler_start_up_is_not_part_of_a_process_life(tmp_path):
+    # pop4: nsys's "NVTX early profiling initialization" (PROFILER_OVERHEAD) runs 21-26 ms in each process
+    # before MPI_Init; a process's life starts at its first own event, so that time is neither useful
+    # computation nor part of T
+    import sqlite3
+    cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    offsets = [r["trace_offset_ns"] for r in json.loads((tmp_path / "o.sync.json").read_text())["reports"]]
+    for p, path, off in zip(res["processes"], pop4_paths(), offsets):
+        con = sqlite3.connect(path)
+        first = con.execute("SELECT min(start) FROM NVTX_EVENTS").fetchone()[0]
+        profiler = con.execute("SELECT min(start) FROM PROFILER_OVERHEAD").fetchone()[0]
+        con.close()
+        assert first - profiler > 20_000_000
+        assert p["start_ns"] == first + off
+
+
+def test_a_process_seen_only_through_profiler_rows_keeps_them(tmp_path):
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.lifetimes import process_lifetimes
+    b = NsysBuilder(tmp_path / "a.sqlite", host="n1")
+    b.process(100, "./a")
+    b.process(200, "./b")
+    b._add("PROFILER_OVERHEAD", start=10, end=50, globalTid=b.gtid(100, 100), nameId=b.sid("init"), returnValue=0)
+    b._add("PROFILER_OVERHEAD", start=5, end=20, globalTid=b.gtid(200, 200), nameId=b.sid("init"), returnValue=0)
+    b.nvtx_push(100, 100, 60, 90, text="work")
+    assert process_lifetimes(Report(b.save())) == {100: (60, 90), 200: (5, 20)}

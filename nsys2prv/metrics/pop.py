@@ -793,9 +793,10 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                         "--time-origin session (time 0 = the earliest session start).",
         "process_lifetime": "a process's lifetime = [first, last] timestamp of any of its activity in its report, "
                             "over every event table of the export with a thread or process id, translated or "
-                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI, "
-                            "profiler overhead... (processes[].start_ns/end_ns, aligned; null: no activity in "
-                            "the analysed time)",
+                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI... but "
+                            "not nsys's own PROFILER_OVERHEAD rows (profiler start-up inside the process, which "
+                            "an unprofiled run does not spend; they count only for a process with nothing else) "
+                            "(processes[].start_ns/end_ns, aligned; null: no activity in the analysed time)",
         "physical_device": "one GPU = (host name, GPU id of the report's device map: TARGET_INFO_CUDA_DEVICE, "
                            "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal; a table that cannot tell GPUs "
                            "apart -- an ordinal naming several GPUs or a GPU several ordinals, as nsys 2021.x's "

@@ -302,7 +302,7 @@ def test_lifetimes_and_elapsed_time(life, tmp_path):
     late = adv["late_start"]
     assert late["evidence"] == {"process": "Rank 1", "start_delay_ns": t(3), "first_process": "Rank 0",
                                 "elapsed_ns": t(10), "all_ns": {"Rank 0": 0, "Rank 1": t(3)}}
-    assert late["message"].startswith("Rank 1 started 3.000 s (30.0% of T) after Rank 0") and \
+    assert late["message"].startswith("Rank 1 started 3.000 s (30.0% of the whole run's T) after Rank 0") and \
         "--region or --iterations/--warmup" in late["message"]
     assert adv["early_end"]["evidence"]["process"] == "Rank 1"
     assert adv["early_end"]["evidence"]["end_advance_ns"] == t(2)

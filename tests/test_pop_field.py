@@ -181,3 +181,66 @@ def test_a_process_seen_only_through_profiler_rows_keeps_them(tmp_path):
     b._add("PROFILER_OVERHEAD", start=5, end=20, globalTid=b.gtid(200, 200), nameId=b.sid("init"), returnValue=0)
     b.nvtx_push(100, 100, 60, 90, text="work")
     assert process_lifetimes(Report(b.save())) == {100: (60, 90), 200: (5, 20)}
+
+
+def test_processes_with_only_os_runtime_rows_are_counted_out_loud(tmp_path):
+    b = NsysBuilder(tmp_path / "a.sqlite", host="n1")
+    b.process(100, "./app")
+    b.mpi_rank(100, 100, 0)
+    b.mpi(100, 100, "MPI_Barrier", 10, 20, kind="coll")
+    for pid in range(200, 220):                 # 20 helper processes: OS runtime calls only
+        b.process(pid, "./helper")
+        b.osrt(pid, pid, "read", 5, 30)
+    cli(["-q", "-t", "mpi,osrt", b.save(), tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    assert res["host"]["count"] == 1
+    assert ("20 process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no GPU work, MPI "
+            "or CUDA API call: they are not POP processes and are left out of the host tree and of T") in res["notes"]
+
+
+def test_advice_is_about_the_region_the_user_asked_for(tmp_path):
+    # pop4 with --region loop: the factor findings read the loop's column, the whole-run facts (late
+    # start: the ranks start 0.25 s apart) say that the loop column leaves them out
+    cli(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *pop4_paths(), tmp_path / "o"])
+    res = pop_json(tmp_path / "o")
+    adv = {a["kind"]: a for a in res["advice"]}
+    loop = res["regions"][0]["host"]
+    low = adv["lowest_factor"]
+    assert low["evidence"]["scope"] == "loop" and low["evidence"]["metric"] == "host.mpi_load_balance"
+    assert low["evidence"]["value"] == loop["mpi_load_balance"]
+    pct = 100 * loop["mpi_load_balance"]
+    assert low["message"].startswith(f"In 'loop': Lowest factor: MPI load balance = {pct:.1f}%")
+    assert adv["straggling_rank"]["message"].startswith("In 'loop': Rank 3 spends the most time outside MPI")
+    assert adv["late_start"]["message"].endswith("the 'loop' column, where all processes run, leaves it out.")
+    # without --region: the whole run, and the advice to analyse a region
+    cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "w"])
+    adv = {a["kind"]: a for a in pop_json(tmp_path / "w")["advice"]}
+    assert adv["lowest_factor"]["evidence"]["scope"] == "trace"
+    assert adv["lowest_factor"]["message"].startswith("Lowest factor: MPI communication efficiency")
+    assert adv["late_start"]["message"].endswith("with --region or --iterations/--warmup.")
+
+
+def test_categories_that_found_nothing_are_said_and_t_cuda_is_nsys_s_word(tmp_path):
+    # a CPU-only MPI run converted with -t mpi,cuda_api_trace,gpu_metrics: the two CUDA-side categories
+    # found nothing, and the summary says so (they used to be silently absent)
+    cli(["-q", "-t", "mpi,cuda_api_trace,gpu_metrics", "-m", *pop4_paths(), tmp_path / "o"])
+    notes = json.loads((tmp_path / "o.summary.json").read_text())["notes"]
+    assert ("-t found no data for cuda_api (CUDA runtime and driver API calls), gpu_metrics (GPU metrics samples "
+            "(one row per GPU) and their attribution to kernels/NVTX ranges): none in these reports (not traced "
+            "by nsys, or not in this export)") in notes
+    cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "n"])
+    assert not any(n.startswith("-t found no data") for n in
+                   json.loads((tmp_path / "n.summary.json").read_text())["notes"])
+    # nsys's -t cuda: the CUDA API calls and the GPU work
+    from nsys2prv.config import parse_categories
+    assert parse_categories("cuda") == {"gpu", "cuda_api"}
+    assert parse_categories("cuda,mpi") == parse_categories("cuda_api,gpu,mpi")
+
+
+def test_cfgs_for_a_cpu_only_trace_leave_out_gpu_views(tmp_path):
+    cli(["-q", "-t", "mpi,nvtx", "--cfgs", tmp_path / "views", "-m", *pop4_paths(), tmp_path / "o"])
+    got = sorted(p.relative_to(tmp_path / "views").as_posix() for p in (tmp_path / "views").rglob("*.cfg"))
+    assert got == ["analysis/host_mpi.cfg", "analysis/message_matrix.cfg", "analysis/mpi_time.cfg",
+                   "analysis/nvtx_time.cfg", "basics/states.cfg", "nvtx/nvtx_0_default_domain.cfg",
+                   "views/mpi_calls.cfg", "views/mpi_collective_sizes.cfg", "views/mpi_messages.cfg",
+                   "views/nvtx_default_domain.cfg", "views/nvtx_domain_1.cfg"]

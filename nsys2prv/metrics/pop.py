@@ -410,6 +410,12 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     counted = gpu_tasks or list(range(len(model.tasks)))
     if not gpu_tasks and model.tasks:
         notes.append("no process owns a GPU stream: the host tree counts every process")
+    known = {(t.report, t.pid) for t in model.tasks}
+    others = sum((r, pid) not in known for r, spans in enumerate(lifetimes or []) for pid in spans)
+    if others:
+        notes.append(f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "
+                     "GPU work, MPI or CUDA API call: they are not POP processes and are left out of the host tree "
+                     "and of T")
     kept = set(counted)
     excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in kept]
     proc_index = np.full(len(model.tasks) + 1, -1, np.int64)

@@ -389,7 +389,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
-        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
+        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"),
+                              present={k for k, c in out.counts.items() if c.records})
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)

@@ -65,8 +65,33 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  "end_ns": stats.end_ns},
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model),
+        notes=([_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model)
+               + _empty_categories(cfg.categories, cats)),
         warnings=_warnings(cats, reports))
+
+
+def _empty_categories(chosen, cats: dict) -> list[str]:
+    """The -t categories asked for (not the default set) that found no row in any report: said, so that
+    a missing category is not mistaken for one without problems (e.g. -t cuda_api,gpu_metrics on a
+    CPU-only run).  A category of a -t group (nvtx: push/pop and start/end) whose sibling found rows is
+    not said; neither are the always-translated ones nobody asked for."""
+    from nsys2prv.config import ALWAYS, CATEGORIES, parse_categories
+    from nsys2prv.core.categories import GROUP_ALIASES
+    if frozenset(chosen) == parse_categories(None):
+        return []
+
+    def found(cat: str) -> bool:
+        return any(cats.get(k.name, {}).get("source_rows", 0) > 0 for k in K.KINDS if cat in k.categories)
+
+    empty = []
+    for cat in sorted(set(chosen) - ALWAYS):
+        siblings = {c for group in GROUP_ALIASES.values() if cat in group for c in group} - {cat}
+        if not found(cat) and not any(found(c) for c in siblings & set(chosen)):
+            empty.append(f"{cat} ({CATEGORIES[cat]})")
+    if not empty:
+        return []
+    return [f"-t found no data for {', '.join(empty)}: none in these reports (not traced by nsys, or not in this "
+            "export)"]
 
 
 def _gpu_row_notes(model) -> list[str]:

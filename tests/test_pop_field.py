@@ -244,3 +244,44 @@ def test_cfgs_for_a_cpu_only_trace_leave_out_gpu_views(tmp_path):
                    "analysis/nvtx_time.cfg", "basics/states.cfg", "nvtx/nvtx_0_default_domain.cfg",
                    "views/mpi_calls.cfg", "views/mpi_collective_sizes.cfg", "views/mpi_messages.cfg",
                    "views/nvtx_default_domain.cfg", "views/nvtx_domain_1.cfg"]
+
+
+def test_pop_warns_about_one_run_split_into_many(tmp_path):
+    # the shell expanded an unquoted glob: one RUN per rank report (it gave "efficiency 129 %")
+    res = cli(["pop", *pop4_paths(), "--scaling", "strong", "-o", tmp_path / "s"])
+    warn = ("each of the 4 RUNs is a single report of one directory: if they are the ranks of one run, the shell "
+            "expanded an unquoted glob -- quote it ('dir/rank*.nsys-rep') to make one RUN")
+    assert f"  note: {warn}" in res.output.splitlines()
+    s = json.loads((tmp_path / "s.pop.json").read_text())
+    assert s["warnings"] == [warn]
+    # beside a computed computation scalability, no "single run" reason is left
+    for row in s["runs"]:
+        assert row["host"]["computation_scalability"] is not None
+        assert "computation_scalability" not in row["host"]["not_available"]
+
+
+def test_pop_warns_about_runs_of_one_job(tmp_path):
+    paths = []
+    for r in range(2):
+        d = tmp_path / f"d{r}"
+        d.mkdir()
+        b = NsysBuilder(d / "rank.sqlite", host="n1", env={"SLURM_JOB_ID": "4242"})
+        b.process(100 + r, "./a")
+        b.mpi_rank(100 + r, 100 + r, r)
+        b.mpi(100 + r, 100 + r, "MPI_Barrier", 10, 20 + r, kind="coll")
+        paths.append(str(b.save()))
+    res = cli(["pop", *paths, "--scaling", "weak", "--labels", "A,B", "-o", tmp_path / "s"])
+    assert ("  note: runs A, B come from one job (SLURM_JOB_ID=4242): if they are the reports of one run, give them as "
+            "one RUN, a quoted glob ('dir/rank*.nsys-rep')") in res.output.splitlines()
+
+
+def test_pop_of_a_single_run_is_no_scaling_table(tmp_path):
+    pop4_paths()
+    res = cli(["pop", str(POP4 / "rank*.sqlite"), "-o", tmp_path / "s"])
+    assert res.output.splitlines()[0] == "POP metrics (4 proc [0 GPU], one run, NCCL as communication)"
+    s = json.loads((tmp_path / "s.pop.json").read_text())
+    h = s["runs"][0]["host"]
+    assert s["scaling"] is None and s["warnings"] == []
+    assert h["computation_scalability"] is None and h["global_efficiency"] == h["parallel_efficiency"]
+    assert h["not_available"]["computation_scalability"].startswith("single run")
+    assert "Scaling mode" not in (tmp_path / "s.pop.md").read_text()

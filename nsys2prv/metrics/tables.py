@@ -208,7 +208,7 @@ def caption(res: dict, scaling: str | None = None, reference: str | None = None)
 def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> tuple[list[str], list[str]]:
     """OUT.pop.{json,csv,md,tex,png} (+ OUT.pop.iterations.csv).  Returns (paths written, notes)."""
     stem = base.with_name(base.name + ".pop")
-    paths, notes = [], []
+    paths, notes = [], list(res.get("warnings") or [])     # (a scalability table's warnings about its runs)
     p = Path(str(stem) + ".json")
     p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
     paths.append(str(p))

@@ -285,3 +285,59 @@ def test_pop_of_a_single_run_is_no_scaling_table(tmp_path):
     assert h["computation_scalability"] is None and h["global_efficiency"] == h["parallel_efficiency"]
     assert h["not_available"]["computation_scalability"].startswith("single run")
     assert "Scaling mode" not in (tmp_path / "s.pop.md").read_text()
+
+
+def test_steady_state_is_offered_when_start_up_dominates_and_measured_on_request(tmp_path):
+    # pop4: the ranks start 0.25 s apart and wait in MPI_Init for the last one: 81 % of the whole run is
+    # start-up and shutdown.  The whole-run column stays the whole run; the advice leads with the offer
+    import sqlite3
+    cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "w"])
+    whole = pop_json(tmp_path / "w")
+    offer = whole["advice"][0]
+    assert offer["kind"] == "steady_state" and offer["evidence"]["option"] == "--region MPI_Init..MPI_Finalize"
+    assert offer["message"].startswith("The start-up dominates the whole-run column: start-up to the end of the "
+                                       "last MPI_Init takes 1.061 s and shutdown from the first MPI_Finalize 0.079 s: "
+                                       "81.0% of the whole run's T is outside")
+    assert "Rank 3 started 0.819 s after Rank 0" in offer["message"]
+    assert whole["regions"] == [] and "steady_state" in whole["definitions"]
+    # the window, from the exports: the latest MPI_Init end and the earliest MPI_Finalize start (session
+    # clocks: one host), on the trace's timeline (time 0 = the run's start)
+    offsets = [r["trace_offset_ns"] for r in json.loads((tmp_path / "w.sync.json").read_text())["reports"]]
+    ends, starts = [], []
+    for path, off in zip(pop4_paths(), offsets):
+        con = sqlite3.connect(path)
+        q = "SELECT {} FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE s.value = '{}'"
+        ends.append(con.execute(q.format("e.end", "MPI_Init")).fetchone()[0] + off)
+        starts.append(con.execute(q.format("e.start", "MPI_Finalize")).fetchone()[0] + off)
+        con.close()
+    assert offer["evidence"]["window_ns"] == [max(ends), min(starts)]
+    # asked for: the column, its caption, and the advice reads it
+    cli(["-q", "-t", "mpi,nvtx", "--region", "MPI_Init..MPI_Finalize", "-m", *pop4_paths(), tmp_path / "s"])
+    res = pop_json(tmp_path / "s")
+    (reg,) = res["regions"]
+    assert reg["kind"] == "steady" and reg["windows_ns"] == [[max(ends), min(starts)]]
+    assert reg["elapsed_ns"] == min(starts) - max(ends)
+    h = reg["host"]
+    out = list(h["outside_mpi_time_ns"].values())
+    assert h["mpi_load_balance"] == pytest.approx(sum(out) / 4 / max(out), rel=1e-12)
+    assert h["serialization_efficiency"] <= 1 and h["transfer_efficiency"] <= 1
+    assert res["elapsed_ns"] == whole["elapsed_ns"] and res["host"] == whole["host"]     # whole run unchanged
+    md = (tmp_path / "s.pop.md").read_text()
+    assert "Column 'MPI_Init..MPI_Finalize' (0.267048 s, trace time 1.060869 .. 1.327917 s): from the end of the " \
+           "last MPI_Init to the start of the first MPI_Finalize, shown because start-up" in md
+    assert res["advice"][0]["message"].startswith("In 'MPI_Init..MPI_Finalize': Lowest factor: MPI load balance")
+    # and the scalability table can take that scope
+    s = cli(["pop", "-q", str(POP4 / "rank*.sqlite"), "--region", "MPI_Init..MPI_Finalize", "-o", tmp_path / "sc"])
+    assert s.exit_code == 0
+    row = json.loads((tmp_path / "sc.pop.json").read_text())["runs"][0]
+    assert row["elapsed_ns"] == reg["elapsed_ns"]
+
+
+def test_steady_state_needs_mpi_init_and_finalize(tmp_path):
+    b = NsysBuilder(tmp_path / "a.sqlite", host="n1")
+    b.process(100, "./a")
+    b.mpi_rank(100, 100, 0)
+    b.mpi(100, 100, "MPI_Barrier", 10, 20, kind="coll")
+    res = cli(["-q", "--region", "MPI_Init..MPI_Finalize", b.save(), tmp_path / "o"], code=2)
+    assert "--region MPI_Init..MPI_Finalize: the reports have no MPI_Init followed by an MPI_Finalize" in res.output
+    assert not (tmp_path / "o.prv").exists()

@@ -71,6 +71,7 @@ class PopInputs:
     # None: every process alive over the whole window
     life: tuple | None = None
     replay: object = None               # metrics.replay.Replay over the host processes (MPI runs)
+    steady: tuple | None = None         # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -446,7 +447,28 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     inputs = PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
                        [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
     inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
+    inputs.steady = _steady_bounds(parts, proc_index)
     return inputs
+
+
+INIT_CALLS = ("MPI_Init", "MPI_Init_thread")
+
+
+def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
+    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes: the part of
+    the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize in the
+    analysed time, or they do not leave a positive window)."""
+    frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
+    if not frames:
+        return None
+    calls = pd.concat(frames, ignore_index=True)
+    calls = calls[proc_index[calls["task"].to_numpy(np.int64)] >= 0]
+    name = calls["name"]
+    init, fin = name.isin(INIT_CALLS).to_numpy(), (name == "MPI_Finalize").to_numpy()
+    if not init.any() or not fin.any():
+        return None
+    lo, hi = int(calls["end"].to_numpy(np.int64)[init].max()), int(calls["start"].to_numpy(np.int64)[fin].min())
+    return (lo, hi) if lo < hi else None
 
 
 def _replay(parts, model, proc_index, procs, lo, hi, messages):
@@ -745,7 +767,13 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
         for d, f in zip(inp.devices, first)}
 
-    if region:
+    if region == STEADY_REGION:
+        reg = steady_state(inp, result, always=True)
+        if reg is None:
+            raise UserError(f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in "
+                            "the analysed time")
+        result["regions"].append(reg)
+    elif region:
         lo, hi, n = occurrence_windows(inp, region, "--region")
         notes += n
         ulo, uhi = union(lo, hi)
@@ -773,10 +801,70 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         result["iterations"] = {"name": iterations, "warmup": warmup, "count": int(len(lo)),
                                 "table": [{"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
                                           for i, (a, b, m) in enumerate(zip(lo, hi, per))]}
+    offer = None
+    if not (region or iterations):
+        steady = steady_state(inp, result)
+        if steady is not None and _reduced(inp):        # offered: the workers measured the whole run only
+            offer = steady
+        elif steady is not None:                        # printed by default
+            result["regions"].append(steady)
     result["definitions"] = definitions(inp.nccl_as, region, iterations, warmup)
+    if any(r["kind"] == "steady" for r in result["regions"]) or offer is not None:
+        result["definitions"]["steady_state"] = STEADY_DEFINITION
     result["notes"] = notes
     result["advice"] = advise(result)
+    if offer is not None:
+        lo, hi = offer["windows_ns"][0]
+        result["advice"].insert(0, {
+            "kind": "steady_state",
+            "message": f"The start-up dominates the whole-run column: {offer['reason']}. For the steady state (what "
+                       f"a paper needs), add --region {STEADY_REGION}: from the end of the last MPI_Init to the start "
+                       f"of the first MPI_Finalize (trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s); the whole-run "
+                       "column stays the whole run.",
+            "evidence": {"window_ns": [int(lo), int(hi)], "elapsed_ns": result["elapsed_ns"],
+                         "option": f"--region {STEADY_REGION}"}})
     return result
+
+
+def _reduced(inp: PopInputs) -> bool:
+    """The workers reduced the intervals to the whole run's durations: no other window can be measured."""
+    return inp.dev_pre is not None or inp.host_pre is not None
+
+
+STEADY_OFFERED = 0.10      # start-up + shutdown beyond this part of T: the steady-state column is offered
+STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"      # its column, and --region NAME asking for it
+STEADY_DEFINITION = (f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
+                     "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
+                     "MPI program); offered (advice) or printed when start-up and shutdown outside it take more than "
+                     f"{STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column stays the whole "
+                     "run")
+
+
+def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:
+    """The steady-state column (MPI_Init's end to MPI_Finalize's start) when start-up or shutdown --
+    a late rank, a slow MPI_Init -- take more than STEADY_OFFERED of T (``always``: asked for), with
+    the reason; else None.  Measured only when the inputs are not reduced (else: its window and reason)."""
+    if inp.steady is None:
+        return None
+    lo, hi = max(inp.steady[0], inp.t0), min(inp.steady[1], inp.t1)
+    T = inp.t1 - inp.t0
+    if hi <= lo or T <= 0 or (not always and T - (hi - lo) <= STEADY_OFFERED * T):
+        return None
+    startup, shutdown = lo - inp.t0, inp.t1 - hi
+    reason = (f"start-up to the end of the last MPI_Init takes {startup / 1e9:.3f} s and shutdown from the first "
+              f"MPI_Finalize {shutdown / 1e9:.3f} s: {(startup + shutdown) / T:.1%} of the whole run's T is outside "
+              "the part where every rank runs the MPI program")
+    procs = [p for p in result["processes"] if p.get("start_ns") is not None]
+    if len(procs) > 1:
+        first = min(procs, key=lambda p: p["start_ns"])
+        last = max(procs, key=lambda p: p["start_ns"])
+        late = last["start_ns"] - first["start_ns"]
+        if late > STEADY_OFFERED * T:
+            reason += (f"; {last['label']} started {late / 1e9:.3f} s after {first['label']} (launch stagger or a "
+                       "slow start), and the others waited for it in MPI_Init")
+    out = {"name": STEADY_NAME, "kind": "steady", "occurrences": 1, "windows_ns": [[int(lo), int(hi)]],
+           "definition": STEADY_DEFINITION, "reason": reason}
+    return out if _reduced(inp) else {**out, **evaluate(inp, [lo], [hi])[0]}
 
 
 def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:

@@ -21,7 +21,7 @@ def select_scope(res: dict, region=None, iterations=None) -> dict:
     if not (region or iterations):
         return res
     for reg in res.get("regions", []):
-        if region and reg["kind"] == "region" and reg["name"] == region:
+        if region and reg["kind"] in ("region", "steady") and reg["name"] == region:
             return reg
         if iterations and reg["kind"] == "iterations" and reg["name"].startswith(f"{iterations} ("):
             return reg

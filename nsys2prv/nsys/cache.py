@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from nsys2prv import __version__
 
-TABLES_VERSION = "9"     # bump when a reader's normalised table or tally changes
+TABLES_VERSION = "10"    # bump when a reader's normalised table or tally changes
 META = "meta.pkl"
 EMPTY = ".empty.pkl"     # KIND.empty.pkl: the table of a kind without rows (a tiny pickle, not a Parquet file)
 MANIFEST = "kinds.json"

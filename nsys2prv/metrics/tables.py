@@ -212,8 +212,8 @@ def steady_text(reg: dict) -> str:
     """What the steady-state column is and why it is there (printed under the table, in captions)."""
     lo, hi = reg["windows_ns"][0]
     return (f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
-            f"from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because {reg['reason']}; the "
-            "'trace' column is the whole run.")
+            "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
+            f"{reg['reason']}; the 'trace' column is the whole run.")
 
 
 def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> tuple[list[str], list[str]]:

@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 
 from nsys2prv import kinds as K
+from nsys2prv.config import ALWAYS, CATEGORIES, parse_categories
+from nsys2prv.core.categories import GROUP_ALIASES
 from nsys2prv.pipeline.stages import MISSING_COLUMNS, STRINGS_MISSING
 from nsys2prv.translate.records import Translation
 
@@ -75,8 +77,6 @@ def _empty_categories(chosen, cats: dict) -> list[str]:
     a missing category is not mistaken for one without problems (e.g. -t cuda_api,gpu_metrics on a
     CPU-only run).  A category of a -t group (nvtx: push/pop and start/end) whose sibling found rows is
     not said; neither are the always-translated ones nobody asked for."""
-    from nsys2prv.config import ALWAYS, CATEGORIES, parse_categories
-    from nsys2prv.core.categories import GROUP_ALIASES
     if frozenset(chosen) == parse_categories(None):
         return []
 

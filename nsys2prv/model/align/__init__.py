@@ -175,8 +175,10 @@ def causality_text(c: dict, method: str) -> str:
     if not parts:
         return (f"causality checked on the {method} clocks: {c['collectives_checked']} collective(s), "
                 f"{c['messages_checked']} message(s), none violated")
+    fitted_to_mpi = method in ("mpi", "auto") or "mpi" in method.split("+")
     return (f"the {method} clocks break causality: " + "; ".join(parts)
-            + " -- events of different ranks may be shown in the wrong order (try --align auto or mpi)")
+            + " -- events of different ranks may be shown in the wrong order"
+            + ("" if fitted_to_mpi else " (--align mpi fits the clocks to the MPI calls)"))
 
 
 def one_host(reports) -> str | None:

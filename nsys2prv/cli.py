@@ -215,8 +215,9 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
         res = compute_scaling(loaded, names, scaling or "strong", region, iterations)
         cols = [tables.column(r, r["label"]) for r in res["runs"]]
-        title = f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})"
-        cap = tables.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0])
+        title = (f"POP metrics ({names[0]}, one run, NCCL as {res['nccl_as']})" if res["scaling"] is None else
+                 f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})")
+        cap = tables.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0] if res["scaling"] else None)
         output.parent.mkdir(parents=True, exist_ok=True)
         paths, notes = tables.write_all(res, cols, output, title, cap)
         if not quiet:

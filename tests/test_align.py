@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MPI4, ROOT, convert, convert_valid, need
+from conftest import MPI4, ROOT, convert, convert_valid, load_trace, need
 from nsysgen import NsysBuilder
 from trace_tools import intervals
 
@@ -394,3 +394,67 @@ def test_fit_of_many_ranks():
     # exits 1 ns after the last entry: any drift error leaves some constraints contradictory; they are
     # counted (and the offsets are not pushed around by a relaxation that cannot converge)
     assert np.abs(err).max() < 2_000 and res.violations_after < n_pt // 10
+
+
+# ---------------------------------------------------------------------------------------------------
+# causality, whatever the method (tests/data/pop4: the NVTX mark "tick" ends rank r's computation,
+# 2 + 5 r ms into each iteration, before its Allreduce: a marker off the collectives)
+POP4 = Path(__file__).parent / "data" / "pop4"
+
+
+def _allreduce_violations(trace) -> tuple[int, int, int]:
+    """From the written trace: (Allreduce instances, those a rank leaves before the last rank entered,
+    the largest such gap in ns)."""
+    iv = intervals(trace, list(R.MPI_TYPES))
+    ar = iv[iv["label"] == "MPI_Allreduce"].sort_values(["task", "start"], kind="stable").copy()
+    ar["k"] = ar.groupby("task").cumcount()
+    g = ar.groupby("k")
+    gap = (g["start"].max() - g["end"].min()).to_numpy()
+    return len(gap), int((gap > 0).sum()), int(gap.max())
+
+
+@pytest.mark.parametrize("method, violated", [("marker:tick", 10), ("session", 0), ("mpi", 0)])
+def test_every_method_reports_the_causality_of_its_clocks(tmp_path, method, violated):
+    if not (POP4 / "rank0.sqlite").exists():
+        pytest.skip("tests/data/pop4 missing")
+    paths = [POP4 / f"rank{r}.sqlite" for r in range(4)]
+    convert(["-t", "mpi,nvtx", "--align", method, "-m", *paths, tmp_path / "o"])
+    sync = json.loads((tmp_path / "o.sync.json").read_text())
+    cau, notes = sync["causality"], " ".join(sync["notes"])
+    trace = load_trace(str(tmp_path / "o"))
+    n, bad, worst = _allreduce_violations(trace)
+    # 12 Allreduce + MPI_Init + MPI_Finalize are checked; the marker's own constraints are all met
+    assert cau["collectives_checked"] == 14 and n == 12
+    assert cau["collectives_violated"] == violated
+    if violated:
+        # all 10 are Allreduces, as the written trace shows them (its times: the clocks, 1 ns grid)
+        assert bad == violated and cau["collective_max_violation_ns"] == worst == 5_834_312
+        assert (f"the {method} clocks break causality: 10 of 14 synchronising MPI/NCCL collective(s) have a "
+                "rank leaving before the last rank entered (up to 5834.3 us)") in notes
+    else:
+        assert bad == 0 and cau["collective_max_violation_ns"] == 0
+        assert "break causality" not in notes
+
+
+def test_alignment_table_gives_units_and_counts_that_agree(tmp_path):
+    """The printed table: spread and error in us with their meaning, no error for clocks that were not
+    fitted (session), and the sync points counted the same way in the header and per report."""
+    if not (POP4 / "rank0.sqlite").exists():
+        pytest.skip("tests/data/pop4 missing")
+    from click.testing import CliRunner
+
+    from nsys2prv.cli import main
+    paths = [str(POP4 / f"rank{r}.sqlite") for r in range(4)]
+    res = CliRunner().invoke(main, ["-t", "mpi,nvtx", "-m", *paths, str(tmp_path / "o")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert ("  clock alignment: session; 14 sync point(s) (12 estimate the offsets, 2 -- MPI_Init/MPI_Finalize -- "
+            "only constrain them), 0 matched message(s); violated constraints 0 after the estimate, 0 after the "
+            "fix") in lines
+    assert ("  causality on these clocks: 0 of 14 MPI/NCCL collective(s) left by a rank before the last rank "
+            "entered, 0 of 0 message(s) received before sent") in lines
+    head = next(line for line in lines if line.lstrip().startswith("ranks"))
+    assert "spread (us)" in head and "error (us)" in head and "(ns)" not in head.replace("correction (ns)", "")
+    rows = [line.split() for line in lines if line.split()[:2] in (["0", "session"], ["3", "session"])]
+    assert [(r[5], r[6], r[7]) for r in rows] == [("2190.4", "-", "12"), ("1310.4", "-", "12")]
+    assert "how unevenly the ranks leave their collectives, not an alignment error" in res.output

@@ -3,6 +3,9 @@ every expected time below is worked out in the comments."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,6 +105,21 @@ def test_windows_are_replayed_too():
     assert rep.replayed(np.array([0, 1]), np.array([125, 200])).tolist() == [100, 150]
 
 
+def test_a_window_starting_inside_a_long_wait_is_not_charged_with_it():
+    # r1 starts 100 late; both wait in MPI_Init until 120 (r0 from 10), compute to 200, Allreduce [200, 210],
+    # compute to 300.  Window [115, 300] begins inside MPI_Init on both ranks.
+    c = calls((0, 10, 120, "MPI_Init"), (1, 110, 120, "MPI_Init"),
+              (0, 200, 210, "MPI_Allreduce"), (1, 200, 210, "MPI_Allreduce"))
+    rep = replay(c, life((0, 300), (100, 300)))
+    # the window on its own: both start at 115 in the rest of MPI_Init (done at once), 80 of work -> the
+    # Allreduce at 195, 90 of work -> 285: T_ideal = 170 (it used to start at r0's MPI_Init arrival, 10: 275)
+    assert rep.window(115, 300) == 170
+    # the mapping of single times: inside a call, time runs on from its replayed start up to its end
+    assert rep.replayed(np.array([0, 1]), np.array([115, 115])).tolist() == [110, 110]
+    # whole run: r1's Init arrives at 110, so both leave it at 110; +80 -> 190; +90 -> 280 - 0
+    assert rep.elapsed == 280 and rep.window(0, 300) == 280
+
+
 def test_a_partner_that_never_comes_is_counted():
     # r1 waits for a message r0 never sends (its send is missing): the replay completes it and counts it
     c = calls((0, 10, 51, "MPI_Barrier"), (1, 5, 40, "MPI_Recv"), (1, 50, 51, "MPI_Barrier"))
@@ -153,3 +171,97 @@ def test_a_generated_run_with_messages_end_to_end(tmp_path):
         h["mpi_communication_efficiency"], rel=1e-12)
     assert max(h["outside_mpi_time_ns"].values()) <= h["ideal_elapsed_ns"] <= res["elapsed_ns"]
     assert not any("no MPI peers" in n for n in h.get("replay_notes", []))
+
+
+# ---------------------------------------------------------------------------------------------------
+# windows of a profiled run (tests/data/pop4: 4 ranks, rank r sleeps 2 + 5 r ms per iteration)
+POP4 = Path(__file__).parent / "data" / "pop4"
+
+
+def _cut_replay(calls_df: pd.DataFrame, life_: np.ndarray, lo: int, hi: int) -> int:
+    """T_ideal of [lo, hi] as a -f cut gives it, computed independently: calls clipped to the window as
+    the pipeline clips tables (an interval when it overlaps, a point when inside), lifetimes clipped,
+    the cut replayed from scratch (collectives matched by their order in the cut)."""
+    a = np.clip(lo, life_[:, 0], life_[:, 1])
+    b = np.clip(hi, life_[:, 0], life_[:, 1])
+    r = calls_df["rank"].to_numpy(np.int64)
+    s, e = calls_df["start"].to_numpy(np.int64), calls_df["end"].to_numpy(np.int64)
+    inside = ((e > a[r]) & (s < b[r])) | ((s == e) & (s >= a[r]) & (s <= b[r]))
+    cut = calls_df[inside].copy()
+    cut["start"] = np.maximum(s[inside], a[r[inside]])
+    cut["end"] = np.minimum(e[inside], b[r[inside]])
+    rep = replay(cut, np.stack([a, b], axis=1))
+    # a collective begun before the window on some processes only is paired by order within the cut
+    # with the next instance of the others (a -f cut's pairing): such windows are flagged
+    sync = cut["name"].isin(["MPI_Allreduce", "MPI_Barrier", "MPI_Init", "MPI_Finalize"]).to_numpy()
+    straddles = bool((sync & (s[inside] < a[r[inside]])).any())
+    return int(rep.final.max() - a.min()), straddles
+
+
+@pytest.fixture(scope="module")
+def pop4(tmp_path_factory):
+    """The pop4 run's replay inputs as the pipeline builds them (captured), and its POP results."""
+    if not (POP4 / "rank0.sqlite").exists():
+        pytest.skip("tests/data/pop4 missing")
+    from conftest import convert
+
+    import nsys2prv.metrics.pop as popm
+
+    seen = {}
+    real = popm.replay
+
+    def spy(calls_df, lifetimes, messages=None):
+        seen["args"] = (calls_df.reset_index(drop=True), np.asarray(lifetimes, np.int64))
+        return real(calls_df, lifetimes, messages)
+
+    d = tmp_path_factory.mktemp("pop4")
+    paths = [str(POP4 / f"rank{r}.sqlite") for r in range(4)]
+    popm.replay = spy
+    try:
+        convert(["-q", "-t", "mpi,nvtx", "--iterations", "iter", "-m", *paths, d / "it"])
+    finally:
+        popm.replay = real
+    convert(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *paths, d / "region"])
+    convert(["-q", "-t", "mpi,nvtx", "-f", "loop", "-m", *paths, d / "cut"])
+    convert(["-q", "-t", "mpi,nvtx", "--iterations", "work", "-m", *paths, d / "work"])
+    load = lambda n: json.loads((d / f"{n}.pop.json").read_text())   # noqa: E731
+    return {"calls": seen["args"][0], "life": seen["args"][1], "it": load("it"), "region": load("region"),
+            "cut": load("cut"), "work": load("work")}
+
+
+def test_region_replay_equals_the_f_cut_of_the_same_window(pop4):
+    # the loop starts while ranks are still in MPI_Init, which waited ~0.75 s for the last rank: the
+    # window used to start at MPI_Init's replayed arrival (T_ideal 1.02 s for a 0.24 s loop, TrE 471 %)
+    region, cut = pop4["region"]["regions"][0], pop4["cut"]
+    assert region["elapsed_ns"] == cut["elapsed_ns"]
+    ri, ci = region["host"]["ideal_elapsed_ns"], cut["host"]["ideal_elapsed_ns"]
+    assert abs(ri - ci) <= 0.001 * ci
+    for h in (region["host"], cut["host"]):
+        assert h["serialization_efficiency"] <= 1 and h["transfer_efficiency"] <= 1
+        assert h["serialization_efficiency"] * h["transfer_efficiency"] == pytest.approx(
+            h["mpi_communication_efficiency"], rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["it", "work"])
+def test_every_iteration_replay_equals_its_own_cut(pop4, name):
+    # "iter" windows start inside the previous Sendrecv of the later ranks; "work" windows (the
+    # computation only) start and end inside Allreduce waits of up to 15 ms
+    res = pop4[name]
+    from nsys2prv.metrics.replay import replay as fresh
+    whole = fresh(pop4["calls"], pop4["life"])
+    rows = res["iterations"]["table"]
+    assert len(rows) == 12
+    out = []
+    for row in rows:
+        lo, hi = row["start_ns"], row["end_ns"]
+        expected, straddles = _cut_replay(pop4["calls"], pop4["life"], lo, hi)
+        got = row["host"]["ideal_elapsed_ns"]
+        assert whole.window(lo, hi) == got
+        assert row["host"]["serialization_efficiency"] <= 1 and row["host"]["transfer_efficiency"] <= 1
+        if straddles:
+            out.append(row["index"])
+            assert got <= expected      # pairing within the run, not within the cut, waits less
+        else:
+            assert abs(got - expected) <= 0.001 * expected, (row["index"], got, expected)
+    # windows 1, 5, 8 and 12 begin while a rank is still in an Allreduce begun before them
+    assert out == [1, 5, 8, 12]

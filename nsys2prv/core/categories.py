@@ -32,7 +32,8 @@ CATEGORIES: tuple[Category, ...] = (
     Category("graphs", "CUDA graph executions and graph API events"),
 )
 # -t names that stand for several categories
-GROUP_ALIASES = {"nvtx": ("nvtx_pushpop", "nvtx_startend")}
+GROUP_ALIASES = {"nvtx": ("nvtx_pushpop", "nvtx_startend"),
+                 "cuda": ("gpu", "cuda_api")}       # nsys's own -t cuda: the API calls and the GPU work
 
 
 __all__ = ["CATEGORIES", "GROUP_ALIASES", "Category"]

@@ -30,6 +30,7 @@ def render(res: dict, trace_ns: int | None = None) -> str:
     title = f"POP metrics (NCCL kernels as {res['nccl_as']}; T = {res['elapsed_ns'] / 1e9:.6g} s)"
     text = tables.text_table(tables.single_run_columns(res), title)
     lines = [tables.elapsed_text(res, trace_ns)]
+    lines += [f"  {tables.steady_text(reg)}" for reg in res.get("regions", []) if reg.get("kind") == "steady"]
     lines += [f"  n/a: {r}" for r in tables.na_reasons(res)]
     lines += [f"  note: {n}" for n in res.get("notes", [])]
     text += "\n" + "\n".join(lines)

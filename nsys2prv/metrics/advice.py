@@ -34,17 +34,33 @@ def _pct(x) -> str:
     return f"{100 * x:.1f}%"
 
 
+def focus(res: dict) -> tuple[dict, str | None]:
+    """The column the factor findings are about: the one the user asked for (the --iterations
+    steady state, else the first --region; a steady-state column offered by nsys2prv itself when
+    start-up dominates), else the whole run.  Returns (scope, its name or None for the run)."""
+    regions = res.get("regions") or []
+    for kind in ("iterations", "region", "steady"):
+        for reg in regions:
+            if reg.get("kind") == kind:
+                return reg, reg["name"]
+    return res, None
+
+
 def advise(res: dict) -> list[dict]:
     out: list[dict] = []
-    dev, host, T = res["device"], res["host"], res["elapsed_ns"]
-    vals = [(label, tree, key, res[tree].get(key), why) for tree, key, label, why in FACTORS
-            if isinstance(res[tree].get(key), float)]
+    scope, name = focus(res)
+    dev, host = scope["device"], scope["host"]
+    T = res["elapsed_ns"]
+    where = f"In '{name}': " if name else ""
+    tag = {"scope": name or "trace"}
+    vals = [(label, tree, key, scope[tree].get(key), why) for tree, key, label, why in FACTORS
+            if isinstance(scope[tree].get(key), float)]
     if vals:
         label, tree, key, v, why = min(vals, key=lambda x: x[3])
         out.append({"kind": "lowest_factor",
-                    "message": f"Lowest factor: {label} = {_pct(v)}"
+                    "message": f"{where}Lowest factor: {label} = {_pct(v)}"
                                + (f" (below POP's {_pct(GOOD)}): {why}." if v < GOOD else " (acceptable)."),
-                    "evidence": {"metric": f"{tree}.{key}", "value": v,
+                    "evidence": {**tag, "metric": f"{tree}.{key}", "value": v,
                                  "all": {f"{t}.{k}": x for _, t, k, x, _ in vals}}})
     U = dev.get("useful_time_ns") or {}
     if len(U) > 1 and isinstance(dev.get("load_balance"), float) and dev["load_balance"] < FLAG:
@@ -52,27 +68,29 @@ def advise(res: dict) -> list[dict]:
         lo = min(U, key=U.get)
         mean = sum(U.values()) / len(U)
         out.append({"kind": "straggling_gpu",
-                    "message": f"GPU {hi} has the most useful time ({_s(U[hi])}, mean {_s(mean)}); GPU {lo} the "
+                    "message": f"{where}GPU {hi} has the most useful time ({_s(U[hi])}, mean {_s(mean)}); GPU {lo} the "
                                f"least ({_s(U[lo])}): device load balance {_pct(dev['load_balance'])}.",
-                    "evidence": {"device": hi, "useful_ns": U[hi], "mean_useful_ns": mean, "least_device": lo,
+                    "evidence": {**tag, "device": hi, "useful_ns": U[hi], "mean_useful_ns": mean, "least_device": lo,
                                  "least_useful_ns": U[lo], "load_balance": dev["load_balance"]}})
     O = host.get("outside_mpi_time_ns") or {}
     if len(O) > 1 and isinstance(host.get("mpi_load_balance"), float) and host["mpi_load_balance"] < FLAG:
         hi = max(O, key=O.get)
         mean = sum(O.values()) / len(O)
         out.append({"kind": "straggling_rank",
-                    "message": f"{hi} spends the most time outside MPI ({_s(O[hi])}, mean {_s(mean)}): the other "
-                               f"ranks wait for it (MPI load balance {_pct(host['mpi_load_balance'])}).",
-                    "evidence": {"process": hi, "outside_mpi_ns": O[hi], "mean_outside_mpi_ns": mean,
+                    "message": f"{where}{hi} spends the most time outside MPI ({_s(O[hi])}, mean {_s(mean)}): the "
+                               f"other ranks wait for it (MPI load balance {_pct(host['mpi_load_balance'])}).",
+                    "evidence": {**tag, "process": hi, "outside_mpi_ns": O[hi], "mean_outside_mpi_ns": mean,
                                  "mpi_load_balance": host["mpi_load_balance"]}})
-    out += _lifetimes(res)
-    lead = {k: v for k, v in (dev.get("idle_before_first_kernel_ns") or {}).items() if v is not None}
+    out += _lifetimes(res, name)
+    lead = {k: v for k, v in (res["device"].get("idle_before_first_kernel_ns") or {}).items() if v is not None}
     if lead and T > 0 and max(lead.values()) > LEAD_IN * T:
         d = max(lead, key=lead.get)
         out.append({"kind": "idle_before_first_kernel",
-                    "message": f"GPU {d} is idle for {_s(lead[d])} ({_pct(lead[d] / T)} of T) before its first "
-                               "kernel: initialisation counts as orchestration loss; analyse the steady state "
-                               "with --region or --iterations/--warmup.",
+                    "message": f"GPU {d} is idle for {_s(lead[d])} ({_pct(lead[d] / T)} of the whole run's T) "
+                               "before its first kernel: initialisation counts as orchestration loss in the whole-"
+                               "run column; "
+                               + (f"the '{name}' column leaves it out." if name else
+                                  "analyse the steady state with --region or --iterations/--warmup."),
                     "evidence": {"device": d, "idle_before_first_kernel_ns": lead[d], "elapsed_ns": T,
                                  "all_ns": lead}})
     A = dev.get("active_time_ns") or {}
@@ -81,10 +99,10 @@ def advise(res: dict) -> list[dict]:
         d = dev.get("max_active_device") or max(A, key=A.get)
         nccl = (dev.get("nccl_exposed_time_ns") or {}).get(d, 0)
         out.append({"kind": "exposed_communication",
-                    "message": f"GPU {d} (longest active time {_s(A[d])}) moves data for {_s(X[d])} without "
+                    "message": f"{where}GPU {d} (longest active time {_s(A[d])}) moves data for {_s(X[d])} without "
                                f"overlapping compute" + (f", {_s(nccl)} of it in NCCL kernels" if nccl else "")
                                + f": device communication efficiency {_pct(dev['communication_efficiency'])}.",
-                    "evidence": {"device": d, "active_ns": A[d], "exposed_data_movement_ns": X[d],
+                    "evidence": {**tag, "device": d, "active_ns": A[d], "exposed_data_movement_ns": X[d],
                                  "exposed_nccl_ns": nccl,
                                  "communication_efficiency": dev["communication_efficiency"]}})
     alt = dev.get("other_nccl_rule") or {}
@@ -98,8 +116,11 @@ def advise(res: dict) -> list[dict]:
     return out
 
 
-def _lifetimes(res: dict) -> list[dict]:
-    """Processes that start late or end early: their time outside their lifetime is not useful."""
+def _lifetimes(res: dict, name: str | None = None) -> list[dict]:
+    """Processes that start late or end early in the whole run: their time outside their lifetime is
+    not useful (``name``: the column the user analyses instead, said rather than suggested)."""
+    cure = (f"the '{name}' column, where all processes run, leaves it out." if name else
+            "analyse the part where all processes run with --region or --iterations/--warmup.")
     T = res["elapsed_ns"]
     procs = [p for p in res.get("processes", []) if p.get("start_ns") is not None and p.get("end_ns") is not None]
     if len(procs) < 2 or T <= 0:
@@ -111,13 +132,12 @@ def _lifetimes(res: dict) -> list[dict]:
     if late[worst] > LATE * T:
         n = sum(v > LATE * T for v in late.values())
         out.append({"kind": "late_start",
-                    "message": f"{worst} started {_s(late[worst])} ({_pct(late[worst] / T)} of T) after "
-                               f"{first['label']}"
+                    "message": f"{worst} started {_s(late[worst])} ({_pct(late[worst] / T)} of the whole run's T) "
+                               f"after {first['label']}"
                                + (f" ({n} processes start more than {_pct(LATE)} of T late)" if n > 1 else "")
                                + ": time before a process starts is not useful (host.not_alive_time_ns), which "
-                                 "lowers MPI load balance and parallel efficiency; the others may wait for it in "
-                                 "MPI_Init. Analyse the part where all processes run with --region or "
-                                 "--iterations/--warmup.",
+                                 "lowers MPI load balance and parallel efficiency in the whole-run column; the "
+                                 "others may wait for it in MPI_Init; " + cure,
                     "evidence": {"process": worst, "start_delay_ns": late[worst], "first_process": first["label"],
                                  "elapsed_ns": T, "all_ns": late}})
     last = max(procs, key=lambda p: p["end_ns"])
@@ -125,9 +145,9 @@ def _lifetimes(res: dict) -> list[dict]:
     worst = max(early, key=early.get)
     if early[worst] > LATE * T:
         out.append({"kind": "early_end",
-                    "message": f"{worst} ended {_s(early[worst])} ({_pct(early[worst] / T)} of T) before "
-                               f"{last['label']}: time after a process ends is not useful (host.not_alive_time_ns); "
-                               "analyse the part where all processes run with --region or --iterations/--warmup.",
+                    "message": f"{worst} ended {_s(early[worst])} ({_pct(early[worst] / T)} of the whole run's T) "
+                               f"before {last['label']}: time after a process ends is not useful "
+                               "(host.not_alive_time_ns) in the whole-run column; " + cure,
                     "evidence": {"process": worst, "end_advance_ns": early[worst], "last_process": last["label"],
                                  "elapsed_ns": T, "all_ns": early}})
     return out

@@ -71,6 +71,7 @@ class PopInputs:
     # None: every process alive over the whole window
     life: tuple | None = None
     replay: object = None               # metrics.replay.Replay over the host processes (MPI runs)
+    steady: tuple | None = None         # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -459,6 +460,12 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     counted = gpu_tasks or list(range(len(model.tasks)))
     if not gpu_tasks and model.tasks:
         notes.append("no process owns a GPU stream: the host tree counts every process")
+    known = {(t.report, t.pid) for t in model.tasks}
+    others = sum((r, pid) not in known for r, spans in enumerate(lifetimes or []) for pid in spans)
+    if others:
+        notes.append(f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "
+                     "GPU work, MPI or CUDA API call: they are not POP processes and are left out of the host tree "
+                     "and of T")
     kept = set(counted)
     excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in kept]
     proc_index = np.full(len(model.tasks) + 1, -1, np.int64)
@@ -489,7 +496,28 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     inputs = PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
                        [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
     inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
+    inputs.steady = _steady_bounds(parts, proc_index)
     return inputs
+
+
+INIT_CALLS = ("MPI_Init", "MPI_Init_thread")
+
+
+def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
+    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes: the part of
+    the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize in the
+    analysed time, or they do not leave a positive window)."""
+    frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
+    if not frames:
+        return None
+    calls = pd.concat(frames, ignore_index=True)
+    calls = calls[proc_index[calls["task"].to_numpy(np.int64)] >= 0]
+    name = calls["name"]
+    init, fin = name.isin(INIT_CALLS).to_numpy(), (name == "MPI_Finalize").to_numpy()
+    if not init.any() or not fin.any():
+        return None
+    lo, hi = int(calls["end"].to_numpy(np.int64)[init].max()), int(calls["start"].to_numpy(np.int64)[fin].min())
+    return (lo, hi) if lo < hi else None
 
 
 def _replay(parts, model, proc_index, procs, lo, hi, messages):
@@ -567,10 +595,12 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
 
 def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
               labels: list[str] | None = None, alive: np.ndarray | None = None, t_ideal: int | None = None,
-              replayed=None) -> dict:
+              replayed=None, cpu_only: bool = False) -> dict:
     """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API and the time each
     process is alive in the analysed time (``alive``, (H,); None: all of T); ``t_ideal``: the analysed
-    time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency."""
+    time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency;
+    ``cpu_only``: no GPU activity and no CUDA API calls in the run -- the tree has no offload factor
+    (host parallel efficiency = MPI parallel efficiency)."""
     H = dur.shape[0]
     labels = labels or [f"P{i}" for i in range(H)]
     keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
@@ -614,6 +644,11 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
         out["device_offload_efficiency"] = _ratio(useful.sum(), outside.sum())
         out["parallel_efficiency"] = float(useful.sum()) / (H * T)
         out["global_efficiency"] = out["parallel_efficiency"]
+    elif cpu_only and has_mpi:
+        out["parallel_efficiency"] = out["mpi_parallel_efficiency"]
+        out["global_efficiency"] = out["parallel_efficiency"]
+        na["device_offload_efficiency"] = ("CPU-only run (no GPU activity, no CUDA API calls): no offload factor; "
+                                           "host parallel efficiency = MPI parallel efficiency")
     else:
         for k in ("device_offload_efficiency", "parallel_efficiency", "global_efficiency"):
             na[k] = "no CUDA API calls in the reports (CUDA not traced by nsys)"
@@ -692,7 +727,8 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
                                    "orchestration_efficiency")}
         res.append({"elapsed_ns": int(T), "device": dev,
                     "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels,
-                                      None if alive is None else alive[k], ideal[k], inp.replay)})
+                                      None if alive is None else alive[k], ideal[k], inp.replay,
+                                      cpu_only=D == 0 and not inp.has_cuda_api)})
     return res
 
 
@@ -717,6 +753,10 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
     np.minimum.at(lo, k, s)
     np.maximum.at(hi, k, e)
     notes = []
+    nested = sum(bool(len(x) > 1 and np.any(x[1:] < np.maximum.accumulate(y)[:-1])) for x, y in zip(ss, es))
+    if nested:
+        notes.append(f"NVTX range '{name}' overlaps itself (nested or on several threads) in {nested} report(s): "
+                     "occurrence k is the k-th to start")
     present = [c for c in counts if c]
     if len(set(present)) > 1:
         notes.append(f"NVTX range '{name}' occurs {min(present)}..{max(present)} times depending on the report: "
@@ -726,6 +766,26 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
 
 def _overlapping(lo, hi) -> bool:
     return bool(len(lo) > 1 and (np.any(lo[1:] < hi[:-1]) or np.any(np.diff(hi) < 0)))
+
+
+OVERLAP_NOTED = 0.10        # consecutive windows overlapping by more than this part of the shorter: said
+
+
+def _overlap_note(lo, hi, name: str) -> str | None:
+    """A note when consecutive iteration windows overlap by much: ranks leaving a collective a few
+    microseconds apart make iteration k+1 start on one rank before k ends on another (the windows
+    span every rank), which is no clock problem and is not said."""
+    if len(lo) < 2:
+        return None
+    over = hi[:-1] - lo[1:]
+    shorter = np.minimum(hi[:-1] - lo[:-1], hi[1:] - lo[1:])
+    big = over > OVERLAP_NOTED * shorter
+    if not big.any():
+        return None
+    return (f"{int(big.sum())} iteration(s) of '{name}' overlap the next by more than {OVERLAP_NOTED:.0%} of their "
+            f"length (up to {int(over[big].max()) / 1e6:.3f} ms): ranks are far out of step, or their clocks are "
+            "(see the clock alignment); each iteration is measured in its own window, the steady-state column "
+            "over their union")
 
 
 def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
@@ -756,7 +816,13 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
         for d, f in zip(inp.devices, first)}
 
-    if region:
+    if region == STEADY_REGION:
+        reg = steady_state(inp, result, always=True)
+        if reg is None:
+            raise UserError(f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in "
+                            "the analysed time")
+        result["regions"].append(reg)
+    elif region:
         lo, hi, n = occurrence_windows(inp, region, "--region")
         notes += n
         ulo, uhi = union(lo, hi)
@@ -770,8 +836,9 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
             raise UserError(f"--warmup {warmup} leaves no iteration ('{iterations}' occurs {len(lo)} times)")
         lo, hi = lo[warmup:], hi[warmup:]
         if _overlapping(lo, hi):
-            notes.append(f"iterations of '{iterations}' overlap across reports (clock skew or nesting): each "
-                         "iteration is measured in its own window; the steady-state column uses their union")
+            note = _overlap_note(lo, hi, iterations)
+            if note:
+                notes.append(note)
             per = [evaluate(inp, [a], [b])[0] for a, b in zip(lo, hi)]   # loop over windows, not rows
         else:
             per = evaluate(inp, lo, hi, per_window=True)
@@ -783,10 +850,70 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         result["iterations"] = {"name": iterations, "warmup": warmup, "count": int(len(lo)),
                                 "table": [{"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
                                           for i, (a, b, m) in enumerate(zip(lo, hi, per))]}
+    offer = None
+    if not (region or iterations):
+        steady = steady_state(inp, result)
+        if steady is not None and _reduced(inp):        # offered: the workers measured the whole run only
+            offer = steady
+        elif steady is not None:                        # printed by default
+            result["regions"].append(steady)
     result["definitions"] = definitions(inp.nccl_as, region, iterations, warmup)
+    if any(r["kind"] == "steady" for r in result["regions"]) or offer is not None:
+        result["definitions"]["steady_state"] = STEADY_DEFINITION
     result["notes"] = notes
     result["advice"] = advise(result)
+    if offer is not None:
+        lo, hi = offer["windows_ns"][0]
+        result["advice"].insert(0, {
+            "kind": "steady_state",
+            "message": f"The start-up dominates the whole-run column: {offer['reason']}. For the steady state (what "
+                       f"a paper needs), add --region {STEADY_REGION}: from the end of the last MPI_Init to the start "
+                       f"of the first MPI_Finalize (trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s); the whole-run "
+                       "column stays the whole run.",
+            "evidence": {"window_ns": [int(lo), int(hi)], "elapsed_ns": result["elapsed_ns"],
+                         "option": f"--region {STEADY_REGION}"}})
     return result
+
+
+def _reduced(inp: PopInputs) -> bool:
+    """The workers reduced the intervals to the whole run's durations: no other window can be measured."""
+    return inp.dev_pre is not None or inp.host_pre is not None
+
+
+STEADY_OFFERED = 0.10      # start-up + shutdown beyond this part of T: the steady-state column is offered
+STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"      # its column, and --region NAME asking for it
+STEADY_DEFINITION = (f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
+                     "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
+                     "MPI program); offered (advice) or printed when start-up and shutdown outside it take more than "
+                     f"{STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column stays the whole "
+                     "run")
+
+
+def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:
+    """The steady-state column (MPI_Init's end to MPI_Finalize's start) when start-up or shutdown --
+    a late rank, a slow MPI_Init -- take more than STEADY_OFFERED of T (``always``: asked for), with
+    the reason; else None.  Measured only when the inputs are not reduced (else: its window and reason)."""
+    if inp.steady is None:
+        return None
+    lo, hi = max(inp.steady[0], inp.t0), min(inp.steady[1], inp.t1)
+    T = inp.t1 - inp.t0
+    if hi <= lo or T <= 0 or (not always and T - (hi - lo) <= STEADY_OFFERED * T):
+        return None
+    startup, shutdown = lo - inp.t0, inp.t1 - hi
+    reason = (f"start-up to the end of the last MPI_Init takes {startup / 1e9:.3f} s and shutdown from the first "
+              f"MPI_Finalize {shutdown / 1e9:.3f} s: {(startup + shutdown) / T:.1%} of the whole run's T is outside "
+              "the part where every rank runs the MPI program")
+    procs = [p for p in result["processes"] if p.get("start_ns") is not None]
+    if len(procs) > 1:
+        first = min(procs, key=lambda p: p["start_ns"])
+        last = max(procs, key=lambda p: p["start_ns"])
+        late = last["start_ns"] - first["start_ns"]
+        if late > STEADY_OFFERED * T:
+            reason += (f"; {last['label']} started {late / 1e9:.3f} s after {first['label']} (launch stagger or a "
+                       "slow start), and the others waited for it in MPI_Init")
+    out = {"name": STEADY_NAME, "kind": "steady", "occurrences": 1, "windows_ns": [[int(lo), int(hi)]],
+           "definition": STEADY_DEFINITION, "reason": reason}
+    return out if _reduced(inp) else {**out, **evaluate(inp, [lo], [hi])[0]}
 
 
 def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:
@@ -809,11 +936,14 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
                         "--time-origin session (time 0 = the earliest session start).",
         "process_lifetime": "a process's lifetime = [first, last] timestamp of any of its activity in its report, "
                             "over every event table of the export with a thread or process id, translated or "
-                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI, "
-                            "profiler overhead... (processes[].start_ns/end_ns, aligned; null: no activity in "
-                            "the analysed time)",
+                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI... but "
+                            "not nsys's own PROFILER_OVERHEAD rows (profiler start-up inside the process, which "
+                            "an unprofiled run does not spend; they count only for a process with nothing else) "
+                            "(processes[].start_ns/end_ns, aligned; null: no activity in the analysed time)",
         "physical_device": "one GPU = (host name, GPU id of the report's device map: TARGET_INFO_CUDA_DEVICE, "
-                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal); all streams, and all processes "
+                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal; a table that cannot tell GPUs "
+                           "apart -- an ordinal naming several GPUs or a GPU several ordinals, as nsys 2021.x's "
+                           "cuDevice 0 on every row -- is skipped for the next); all streams, and all processes "
                            "of that host using that GPU, are flattened by interval union",
         "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
                         "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",
@@ -852,7 +982,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         "transfer_efficiency": "T_ideal / T; serialization x transfer = MPI communication efficiency",
         "device_offload_efficiency": "sum_i UsefulHost_i / sum_i OutsideMPI_i (BasicAnalysis = TALP hybrid-v2 "
                                      "without OpenMP)",
-        "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency",
+        "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency; a CPU-only "
+                                    "run (no GPU activity, no CUDA API calls) has no offload factor: host PE = "
+                                    "MPI PE",
         "global_efficiency": "single run: computation scalability is not available and global efficiency = "
                              "parallel efficiency; host and device global efficiencies are separate trees and "
                              "are never multiplied together",
@@ -865,7 +997,9 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
     if iterations:
         d["iterations"] = (f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
                            f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
-                           "column over their union")
+                           "column over their union. Consecutive iterations overlap where ranks leave one at "
+                           "different times (each spans every rank): each is then measured in its own window; "
+                           "an overlap beyond 10% of an iteration is noted")
     return d
 
 

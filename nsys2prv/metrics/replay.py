@@ -30,7 +30,13 @@ receive, a collective not every member records) completes when nothing else can,
 Times: the replay starts every process at the start of its own life (a late start is not the
 network's fault) on the run's aligned timeline; ``replayed(rank, t)`` maps an original time of a
 process onto the replayed timeline, so that any window (the whole run, a region, an iteration) has its
-own T_ideal = latest replayed window end - earliest replayed window start.
+own T_ideal = latest replayed window end - earliest replayed window start.  A time inside a call maps
+to min(replayed start + time spent in the call so far, replayed end): the mapping is monotone, and a
+window border that falls inside a long wait (a rank still in MPI_Init, or in the previous iteration's
+collective, when the first rank enters the window) maps near the call's replayed end, not back to its
+arrival -- which would charge the window with the whole wait (T_ideal too long, transfer efficiency
+above 1).  This matches the replay of the same window cut with ``-f`` (calls clipped at the border,
+each process starting at the window start), within 0.1 % on profiled runs (tests/test_replay.py).
 """
 
 from __future__ import annotations
@@ -69,6 +75,15 @@ class Replay:
     final: np.ndarray            # per process: replayed end of life
     unresolved: int = 0          # calls completed without their partner (unmatched)
     notes: list[str] = field(default_factory=list)
+    # the dependencies, for replaying a window on its own (``window``): per call its kind, collective
+    # instance (-1: none) and whether it is the root; per instance its root's call (-1: none); receive
+    # dependencies as CSR by call (dep_ptr, dep_send = the send calls)
+    kind: np.ndarray | None = None
+    coll: np.ndarray | None = None
+    root_me: np.ndarray | None = None
+    inst_root: np.ndarray | None = None
+    dep_ptr: np.ndarray | None = None
+    dep_send: np.ndarray | None = None
 
     @property
     def elapsed(self) -> int:
@@ -91,23 +106,116 @@ class Replay:
             j = np.searchsorted(self.start[a:b], tt, "right") - 1 + a     # the last call started by tt
             before = j < a                          # before the first call: the life's first burst
             jj = np.maximum(j, a)
-            inside = ~before & (tt < self.end[jj])  # inside a call: its replayed start
-            res = np.where(inside, self.arrive[jj], self.done[jj] + (tt - self.end[jj]))
+            # inside a call: time runs on from its replayed start until its replayed end, no further
+            # (a window border inside a long wait must not pull the window back to the call's arrival)
+            inside = ~before & (tt < self.end[jj])
+            res = np.where(inside, np.minimum(self.arrive[jj] + (tt - self.start[jj]), self.done[jj]),
+                           self.done[jj] + (tt - self.end[jj]))
             res = np.where(before, tt, res)
             out[sel] = res
         return out
 
     def window(self, lo: int, hi: int) -> int:
-        """T_ideal of the window [lo, hi] of the original timeline (every process clipped to its life)."""
+        """T_ideal of the window [lo, hi] of the original timeline: the window replayed on its own, as
+        ``-f`` cuts it -- every process clipped to its life and starting at the window start (or its
+        later life start), calls clipped at the borders, waiting only for partners inside the window
+        (a collective's members and a receive's sends that lie in it; instances matched over the
+        whole run).  A border inside a call therefore never charges the window with the part of the
+        wait outside it."""
         if not self.ranks:
             return hi - lo
-        r = np.arange(self.ranks, dtype=np.int64)
         a = np.clip(np.full(self.ranks, lo, np.int64), self.lo, self.hi)
         b = np.clip(np.full(self.ranks, hi, np.int64), self.lo, self.hi)
         alive = b > a
         if not alive.any():
             return 0
-        return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
+        if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
+            return self.elapsed                      # the whole run
+        if self.kind is None:                        # built by hand without the dependencies
+            r = np.arange(self.ranks, dtype=np.int64)
+            return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
+        bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
+        sel = _window_calls(bounds, self.start, self.end, self._cummax_end(bounds), a, b)
+        s = np.maximum(self.start[sel], a[self.rank[sel]])
+        e = np.minimum(self.end[sel], b[self.rank[sel]])
+        kind = self.kind[sel]
+        coll = self.coll[sel]
+        inst = coll >= 0
+        ids, inv = np.unique(coll[inst], return_inverse=True)
+        new_coll = np.full(len(sel), -1, np.int64)
+        new_coll[inst] = inv.reshape(-1)
+        inst_size = np.bincount(new_coll[inst], minlength=len(ids)).astype(np.int64)
+        root_call = self.inst_root[ids]
+        inst_root = _position(sel, root_call)
+        # receive dependencies whose send lies in the window too
+        lo_d, hi_d = self.dep_ptr[sel], self.dep_ptr[sel + 1]
+        cnt = hi_d - lo_d
+        owner = np.repeat(np.arange(len(sel), dtype=np.int64), cnt)
+        flat = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo_d, cnt)
+        send = _position(sel, self.dep_send[flat])
+        keep = send >= 0
+        owner, send = owner[keep], send[keep]
+        dep_ptr = np.zeros(len(sel) + 1, np.int64)
+        dep_ptr[1:] = np.cumsum(np.bincount(owner, minlength=len(sel)))
+        wb = np.searchsorted(self.rank[sel], np.arange(self.ranks + 1), "left").astype(np.int64)
+        _, _, final, _ = _replay(wb, s, e, kind, new_coll, self.root_me[sel], inst_size, inst_root, dep_ptr,
+                                 send, a.copy(), b.copy())
+        return int(final[alive].max() - a[alive].min())
+
+    def _cummax_end(self, bounds: np.ndarray) -> np.ndarray:
+        """Per process, the running maximum of its calls' ends (calls in start order): monotone, so the
+        first call that may reach past a time is a binary search away."""
+        cm = getattr(self, "_cm", None)
+        if cm is None:
+            cm = _running_max(bounds, self.end)
+            object.__setattr__(self, "_cm", cm)
+        return cm
+
+
+def _position(sel: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Position in ``sel`` (sorted call indexes) of each of ``calls``; -1: not selected (or -1)."""
+    j = np.searchsorted(sel, calls)
+    jj = np.minimum(j, max(len(sel) - 1, 0))
+    hit = (calls >= 0) & (j < len(sel)) & (sel[jj] == calls) if len(sel) else np.zeros(len(calls), bool)
+    return np.where(hit, jj, -1).astype(np.int64)
+
+
+@kernel(interpret_below=5_000)
+def _running_max(bounds, end):
+    out = end.copy()
+    for r in range(len(bounds) - 1):
+        for i in range(bounds[r] + 1, bounds[r + 1]):
+            if out[i - 1] > out[i]:
+                out[i] = out[i - 1]
+    return out
+
+
+@kernel(interpret_below=5_000)
+def _window_calls(bounds, start, end, cm, a, b):
+    """Indexes of the calls of each process r overlapping [a[r], b[r]] (a call of no duration: inside
+    it), ascending."""
+    n_rank = len(bounds) - 1
+    first = np.zeros(n_rank, np.int64)
+    last = np.zeros(n_rank, np.int64)
+    total = 0
+    for r in range(n_rank):
+        lo_i, hi_i = bounds[r], bounds[r + 1]
+        if a[r] >= b[r]:
+            first[r] = last[r] = lo_i
+            continue
+        first[r] = lo_i + np.searchsorted(cm[lo_i:hi_i], a[r], "left")      # the first that may end by a
+        last[r] = lo_i + np.searchsorted(start[lo_i:hi_i], b[r], "right")
+        if last[r] < first[r]:
+            last[r] = first[r]
+        total += last[r] - first[r]
+    out = np.empty(total, np.int64)
+    k = 0
+    for r in range(n_rank):
+        for i in range(first[r], last[r]):
+            if (end[i] > a[r] and start[i] < b[r]) or (start[i] == end[i] and a[r] <= start[i] <= b[r]):
+                out[k] = i
+                k += 1
+    return out[:k]
 
 
 def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
@@ -220,7 +328,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     if unresolved:
         notes.append(f"{unresolved} call(s) waited for a partner that never came: completed without it")
     return Replay(n_rank, start, end, rank, arrive, done, lifetimes[:, 0].copy(), lifetimes[:, 1].copy(), final,
-                  int(unresolved), notes)
+                  int(unresolved), notes, kind, coll, root_me, inst_root, dep_ptr, dep_send)
 
 
 @kernel(interpret_below=5_000)

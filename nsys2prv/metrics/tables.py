@@ -210,13 +210,24 @@ def caption(res: dict, scaling: str | None = None, reference: str | None = None)
               "MPI calls. Host and device trees are not multiplied.")
     if scaling:
         text += f" Scaling mode: {scaling} (stated, not detected); reference = {reference}."
+    for reg in res.get("regions", []):
+        if reg.get("kind") == "steady":
+            text += " " + steady_text(reg)
     return text
+
+
+def steady_text(reg: dict) -> str:
+    """What the steady-state column is and why it is there (printed under the table, in captions)."""
+    lo, hi = reg["windows_ns"][0]
+    return (f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
+            "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
+            f"{reg['reason']}; the 'trace' column is the whole run.")
 
 
 def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> tuple[list[str], list[str]]:
     """OUT.pop.{json,csv,md,tex,png} (+ OUT.pop.iterations.csv).  Returns (paths written, notes)."""
     stem = base.with_name(base.name + ".pop")
-    paths, notes = [], []
+    paths, notes = [], list(res.get("warnings") or [])     # (a scalability table's warnings about its runs)
     p = Path(str(stem) + ".json")
     p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
     paths.append(str(p))
@@ -300,4 +311,4 @@ def advice_text(items: list[dict]) -> str:
 
 
 __all__ = ["ROWS", "column", "single_run_columns", "text_table", "markdown_table", "latex_table", "write_csv",
-           "write_png", "write_all", "caption", "advice_text", "colour", "na_reasons", "elapsed_text"]
+           "write_png", "write_all", "caption", "advice_text", "colour", "na_reasons", "elapsed_text", "steady_text"]

@@ -2,7 +2,9 @@
 
 ``device_map`` gives, per process, CUDA device ordinal -> GPU id (``TARGET_INFO_CUDA_DEVICE``
 when present, else ``TARGET_INFO_GPU.cuDevice`` -> ``id``, else the ordinal itself); ``gpu_of``
-applies it.
+applies it.  A *degenerate* table -- one ordinal of a process naming several GPUs, or several
+ordinals one GPU (old exports, nsys 2021.x, write ``cuDevice`` 0 on every ``TARGET_INFO_GPU`` row) --
+is not used: the next source is, down to the ordinal itself (``degenerate_tables`` says which).
 """
 
 from __future__ import annotations
@@ -13,17 +15,38 @@ import pandas as pd
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import int64
 
+SOURCES = (("TARGET_INFO_CUDA_DEVICE", ("gpuId", "cudaId", "pid"),
+            "SELECT pid, cudaId AS device, gpuId AS gpu FROM TARGET_INFO_CUDA_DEVICE"),
+           ("TARGET_INFO_GPU", ("id", "cuDevice"),
+            "SELECT -1 AS pid, cuDevice AS device, id AS gpu FROM TARGET_INFO_GPU"))
+
+
+def degenerate(m: pd.DataFrame) -> bool:
+    """A map that cannot tell the GPUs apart: within one process (pid -1: any), an ordinal with
+    several GPUs or a GPU with several ordinals."""
+    m = m.drop_duplicates()
+    return bool(m.duplicated(["pid", "device"]).any() or m.duplicated(["pid", "gpu"]).any())
+
+
+def degenerate_tables(report: Report) -> list[str]:
+    """The device tables of ``report`` that ``device_map`` skipped as degenerate."""
+    return [t for t, cols, sql in SOURCES if report.has(t, *cols) and degenerate(_read(report, sql))]
+
+
+def _read(report: Report, sql: str) -> pd.DataFrame:
+    df = report.query(sql)
+    return pd.DataFrame({c: int64(df[c], -1) for c in ("pid", "device", "gpu")})
+
 
 def device_map(report: Report) -> pd.DataFrame:
-    """Columns pid, device (CUDA ordinal in that process; -1 = any process), gpu."""
-    if report.has("TARGET_INFO_CUDA_DEVICE", "gpuId", "cudaId", "pid"):
-        df = report.query("SELECT pid, cudaId AS device, gpuId AS gpu FROM TARGET_INFO_CUDA_DEVICE")
-    elif report.has("TARGET_INFO_GPU", "id", "cuDevice"):
-        df = report.query("SELECT -1 AS pid, cuDevice AS device, id AS gpu FROM TARGET_INFO_GPU")
-    else:
-        return pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})
-    out = pd.DataFrame({c: int64(df[c], -1) for c in ("pid", "device", "gpu")})
-    return out.drop_duplicates(["pid", "device"]).reset_index(drop=True)
+    """Columns pid, device (CUDA ordinal in that process; -1 = any process), gpu; empty: every
+    ordinal is its own GPU id."""
+    for table, cols, sql in SOURCES:
+        if report.has(table, *cols):
+            out = _read(report, sql)
+            if len(out) and not degenerate(out):
+                return out.drop_duplicates(["pid", "device"]).reset_index(drop=True)
+    return pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})
 
 
 def gpu_of(devmap: pd.DataFrame, pid: np.ndarray, device: np.ndarray) -> np.ndarray:

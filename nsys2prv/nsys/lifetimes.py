@@ -3,9 +3,13 @@
 Every event table of the export that has a ``start`` column and a thread or process id
 (``globalTid`` / ``globalPid``) counts, whatever the conversion translates: scheduling
 (``SCHED_EVENTS``), CPU samples (``COMPOSITE_EVENTS``), OS runtime, CUDA API, the CUPTI GPU tables,
-NVTX, MPI, OpenACC, graphs, profiler overhead (nsys's own work inside the process: the process
-exists).  One ``SELECT min(start), max(end)`` grouped by process per table, run once per report in
-stage A and cached with its metadata.  Times are the report's own (as the readers return them).
+NVTX, MPI, OpenACC, graphs.  ``PROFILER_OVERHEAD`` (nsys's own work inside the process: NVTX/CUDA
+injection start-up, TLS allocation -- 1.5 to 26 ms per process before the program's first event on the
+exports we measured) counts only for a process that has nothing else: that time is the profiler's, an
+unprofiled run does not spend it, and counting it would make profiler start-up useful computation in
+POP and move T (docs/pop-metrics.md).  One ``SELECT min(start), max(end)`` grouped by process per table,
+run once per report in stage A and cached with its metadata.  Times are the report's own (as the readers
+return them).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from nsys2prv.nsys.ids import ID_MASK, PID_SHIFT
 ID_COLUMNS = ("globalTid", "globalPid")
 ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
 SKIP = ("StringIds", "ThreadNames", "PROCESSES", "ProcessStreams")     # no activity
+PROFILER = "PROFILER_OVERHEAD"      # the profiler's own rows: only for a process with nothing else
 
 
 def activity_tables(report) -> list[tuple[str, str, bool]]:
@@ -49,9 +54,13 @@ def process_lifetimes(report) -> dict[int, tuple[int, int]]:
     for table, idc, has_end in sorted(redo):
         found += [(table, idc, has_end, *span) for span in _spans(report, table, idc, has_end, (lo_ok, hi_ok))]
     spans: dict[int, tuple[int, int]] = {}
-    for *_, pid, lo, hi in found:
-        old = spans.get(pid)
-        spans[pid] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    own: dict[int, tuple[int, int]] = {}
+    for table, _, _, pid, lo, hi in found:
+        into = own if table == PROFILER else spans
+        old = into.get(pid)
+        into[pid] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    for pid, span in own.items():           # a process seen only through the profiler's rows
+        spans.setdefault(pid, span)
     return spans
 
 

@@ -581,11 +581,70 @@ def _copy_tree(src, dest: Path, out: list[Path]) -> None:
             out.append(dest / item.name)
 
 
-def install_views(dest: Path, pcf: Path | None = None) -> list[Path]:
-    """Copy the shipped views into ``dest`` and, given a trace's .pcf, render its own views there."""
+def _data_of(type_id: int) -> frozenset[str]:
+    """The summary counts (data kinds, translators, links) whose records carry event type ``type_id``;
+    empty: not known here (a view using it is always installed)."""
+    gpu = frozenset({"kernels", "nccl_kernels", "memcpy", "memset"})
+    if type_id == API:
+        return frozenset({"cuda_api"})
+    if type_id in (KERNEL, KERNEL_FULL):
+        return frozenset({"kernels"})
+    if type_id == NCCL_KERNEL:
+        return frozenset({"nccl_kernels"})
+    if type_id in (MEMOP, MEMOP_SIZE):
+        return frozenset({"memcpy", "memset"})
+    if type_id == R.GPU_ACTIVITY.id:
+        return gpu
+    if type_id in R.MPI_TYPES or 50_100_000 < type_id < 50_200_000:
+        return frozenset({"mpi"})
+    if type_id == R.OSRT.id:
+        return frozenset({"osrt"})
+    if type_id == R.NCCL_RANGE.id:
+        return frozenset({"nccl"})
+    if type_id == R.NCCL_OPERATION.id or type_id in {t.id for t in R.NCCL_FIELDS.values()}:
+        return frozenset({"nccl", "nccl_payloads"})
+    if type_id == R.nvtx_types(0, "")["gpu"].id:
+        return frozenset({"nvtx_on_gpu"})
+    if R.NVTX_BASE <= type_id < R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * 10000:
+        return frozenset({"nvtx"})
+    return frozenset()
+
+
+def needs(view: View) -> frozenset[str] | None:
+    """The data a view shows, as summary count names (any one of them suffices); None: it shows
+    something in any trace (states, MPI message lines) or uses types not classified here."""
+    need: set[str] = set()
+    for w in view.windows:
+        for t in w.types:
+            d = _data_of(t)
+            if not d:
+                return None
+            need |= d
+        if set(w.tags) & set(LAUNCH_TAGS):
+            need.add("launch_links")
+    return frozenset(need) or None
+
+
+def selected(present: set[str] | None) -> list[str]:
+    """Paths of the shipped views worth installing for a trace whose data are ``present`` (summary
+    count names with records; None: every view): a CPU-only trace gets no kernel, NCCL or device view."""
+    return [v.path for v in VIEWS if present is None or (n := needs(v)) is None or n & present]
+
+
+def install_views(dest: Path, pcf: Path | None = None, present: set[str] | None = None) -> list[Path]:
+    """Copy the shipped views into ``dest`` (given ``present``, the trace's data: only those that show
+    something, ``selected``) and, given a trace's .pcf, render its own views there."""
     dest.mkdir(parents=True, exist_ok=True)
     out: list[Path] = []
-    _copy_tree(shipped_dir(), dest, out)
+    if present is None:
+        _copy_tree(shipped_dir(), dest, out)
+    else:
+        src = shipped_dir()
+        for rel in selected(present):
+            item = src.joinpath(*rel.split("/"))
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(item.read_bytes())
+            out.append(dest / rel)
     if pcf is not None:
         out += write_views(trace_views(pcf.read_text(encoding="utf-8", errors="replace")), dest)
     return out

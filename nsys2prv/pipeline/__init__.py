@@ -383,7 +383,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
-        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"))
+        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"),
+                              present={k for k, c in out.counts.items() if c.records})
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
@@ -444,8 +445,10 @@ def pop_metrics(cfg: Config, run, parts: list, rows: GpuRows | None = None) -> d
     """OUT.pop.json's content from the reports' partial results (``rows``: given the device intervals)."""
     inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run), on_devices=rows)
     parts.clear()
-    return popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                        label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+    res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+    res["job_ids"] = sorted({i.identity.job_id for i in run.infos if i.identity.job_id})   # (nsys2prv pop)
+    return res
 
 
 def merge_parts(cfg: Config) -> int:

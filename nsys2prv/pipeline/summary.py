@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 
 from nsys2prv import kinds as K
+from nsys2prv.config import ALWAYS, CATEGORIES, parse_categories
+from nsys2prv.core.categories import GROUP_ALIASES
 from nsys2prv.nsys.readers.base import OPTIONAL_MISSING
 from nsys2prv.pipeline.stages import MISSING_COLUMNS, STRINGS_MISSING
 from nsys2prv.translate.records import Translation
@@ -66,8 +68,31 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
                  "end_ns": stats.end_ns},
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
-        notes=[_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model),
+        notes=([_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model)
+               + _empty_categories(cfg.categories, cats)),
         warnings=_warnings(cats, reports))
+
+
+def _empty_categories(chosen, cats: dict) -> list[str]:
+    """The -t categories asked for (not the default set) that found no row in any report: said, so that
+    a missing category is not mistaken for one without problems (e.g. -t cuda_api,gpu_metrics on a
+    CPU-only run).  A category of a -t group (nvtx: push/pop and start/end) whose sibling found rows is
+    not said; neither are the always-translated ones nobody asked for."""
+    if frozenset(chosen) == parse_categories(None):
+        return []
+
+    def found(cat: str) -> bool:
+        return any(cats.get(k.name, {}).get("source_rows", 0) > 0 for k in K.KINDS if cat in k.categories)
+
+    empty = []
+    for cat in sorted(set(chosen) - ALWAYS):
+        siblings = {c for group in GROUP_ALIASES.values() if cat in group for c in group} - {cat}
+        if not found(cat) and not any(found(c) for c in siblings & set(chosen)):
+            empty.append(f"{cat} ({CATEGORIES[cat]})")
+    if not empty:
+        return []
+    return [f"-t found no data for {', '.join(empty)}: none in these reports (not traced by nsys, or not in this "
+            "export)"]
 
 
 def _gpu_row_notes(model) -> list[str]:
@@ -146,6 +171,11 @@ def print_summary(s: Summary, seconds: float) -> None:
 ALIGNMENT_WARNING_NS = 100_000      # estimated alignment errors above this are said
 
 
+def _fitted(method: str) -> bool:
+    """Whether a report's clock was fitted to sync points (else its error is no estimate's)."""
+    return not (method.startswith("session") or method == "none")
+
+
 def _grouped(items, key) -> dict:
     """Items by ``key``, in first-seen order: what repeats per report is said once."""
     out: dict = {}
@@ -155,27 +185,46 @@ def _grouped(items, key) -> dict:
 
 
 def _alignment_table(al: dict, shown: int = 16) -> None:
-    """One line per report: method, offset, drift, residual spread of its sync points."""
+    """One line per report: method, offset, drift, residual spread of its sync points; then the
+    causality of the MPI/NCCL collectives and messages on the clocks the method produced."""
     reports = al.get("reports", [])
     if len(reports) < 2:
         return
     v = al.get("violations", {})
-    click.echo(f"  clock alignment: {al['method']}; {al.get('sync_points', 0)} sync point(s), "
+    estimating = max((r["sync_points"] for r in reports), default=0)
+    total = al.get("sync_points", 0)
+    only = (f" ({estimating} estimate the offsets, {total - estimating} -- MPI_Init/MPI_Finalize -- only "
+            "constrain them)" if 0 < estimating < total else "")
+    click.echo(f"  clock alignment: {al['method']}; {total} sync point(s){only}, "
                f"{al.get('messages', 0)} matched message(s); violated constraints "
                f"{v.get('after_estimate', 0)} after the estimate, {v.get('after_fix', 0)} after the fix")
+    cau = al.get("causality")
+    if cau is not None:
+        click.echo(f"  causality on these clocks: {cau['collectives_violated']} of {cau['collectives_checked']} "
+                   "MPI/NCCL collective(s) left by a rank before the last rank entered"
+                   + (f" (up to {cau['collective_max_violation_ns'] / 1e3:.1f} us)" if cau["collectives_violated"]
+                      else "")
+                   + f", {cau['messages_violated']} of {cau['messages_checked']} message(s) received before sent"
+                   + (f" (up to {cau['message_max_violation_ns'] / 1e3:.1f} us)" if cau["messages_violated"]
+                      else ""))
     click.echo(f"  {'ranks':<10} {'method':<16} {'started (s)':>12} {'correction (ns)':>16} {'drift ppm':>10} "
-               f"{'spread (ns)':>12} {'est. error':>11} {'points':>7}")
+               f"{'spread (us)':>12} {'error (us)':>11} {'points':>7}")
     for r in reports[:shown]:
         ranks = ",".join(str(x) for x in r["ranks"]) or "-"
-        spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns']:.0f}"
-        err = "-" if r.get("stderr_ns") is None else f"{r['stderr_ns']:.0f}"
+        spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns'] / 1e3:.1f}"
+        fitted = _fitted(r["method"])
+        err = "-" if r.get("stderr_ns") is None or not fitted else f"{r['stderr_ns'] / 1e3:.1f}"
         click.echo(f"  {ranks:<10} {r['method'][:16]:<16} {r['session_offset_ns'] / 1e9:>12.6f} "
                    f"{r['correction_ns']:>16} {r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}")
     if len(reports) > shown:
         click.echo(f"  ... {len(reports) - shown} more in the .sync.json")
     click.echo("  (started: the report's session start after the first one's; correction: what the sync points "
-               "moved it by)")
-    fitted = [r for r in reports if r.get("stderr_ns") is not None and r["correction_ns"] != 0]
+               "moved it by; spread: how far this report's exits from the sync points lie from the others' on "
+               "these clocks (robust sigma, us) -- with session clocks, how unevenly the ranks leave their "
+               "collectives, not an alignment error; error: the standard error of a fitted offset (us); points: "
+               "the sync points that estimate this report's offset)")
+    fitted = [r for r in reports if r.get("stderr_ns") is not None and r["correction_ns"] != 0
+              and _fitted(r["method"])]
     worst = max(fitted, key=lambda r: r["stderr_ns"], default=None)
     if worst is not None and worst["stderr_ns"] > ALIGNMENT_WARNING_NS:
         click.echo(f"  warning: estimated clock alignment error up to {worst['stderr_ns'] / 1e3:.0f} us (ranks "

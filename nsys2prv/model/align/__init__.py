@@ -12,7 +12,10 @@ Methods (``--align``):
 - ``none``: raw timestamps.
 Sync-point methods start from the session offsets and correct them; ranks without sync
 points keep their session offset (noted).  Whatever the method, the sync points found are
-evaluated (residual spread, violated constraints) and reported.
+evaluated (residual spread, violated constraints) and reported, and the causality of the MPI
+and NCCL collectives and matched messages is checked on the clocks the method produced
+(``causality``): a marker or the session clocks may satisfy their own points and still have
+ranks leaving an Allreduce before the last rank entered it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pandas as pd
 from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
-from nsys2prv.model.align.fit import P2P, FitResult, fit_clocks
+from nsys2prv.model.align.fit import P2P, FitResult, aligned, fit_clocks
 from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset, without_session_start
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.database import Report
@@ -81,7 +84,8 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
     notes = check_start_times(reports, force)
     session, snotes = session_offsets(reports)
     notes += snotes
-    p2p = p2p if p2p is not None and method in ("mpi", "auto", "session", "none") else P2P.empty()
+    all_p2p = p2p if p2p is not None else P2P.empty()
+    p2p = all_p2p if method in ("mpi", "auto", "session", "none") else P2P.empty()
     rows, sources = _sync_rows(method, marker, tables, model)
     sp = syncpoints.build(rows, sources)
     if sp.n:   # the sources that survived the pairing
@@ -127,7 +131,54 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
                                "after_fix": res.violations_after},
                 "reports_moved_by_fix": res.moved_by_fix}
     al.reports = _per_report(name, fitting, reports, model, res, base)
+    if multi:
+        cau = causality(tables, model, res, all_p2p)
+        al.stats["causality"] = cau
+        if cau["collectives_violated"] or cau["messages_violated"]:
+            al.notes.append(causality_text(cau, name))
     return al
+
+
+def causality(tables: list[dict], model: Model, res: FitResult, p2p: P2P) -> dict:
+    """MPI/NCCL causality on the fitted clocks, whatever the method: synchronising collectives (the
+    k-th of a name on every rank) that a rank leaves before the last rank entered, and matched
+    messages received before they were sent; the largest violation of each (ns)."""
+    rows, sources = _sync_rows("auto", None, tables, model)
+    sp = syncpoints.build(rows, sources)
+    con = sp.constrain if sp.n else np.zeros(0, bool)
+    late = np.zeros(0, np.int64)
+    if con.any():
+        e = aligned(sp.entry[:, con], sp.reports, res.offsets, res.drift, res.t_ref)
+        x = aligned(sp.exit[:, con], sp.reports, res.offsets, res.drift, res.t_ref)
+        late = e.max(axis=0) - x.min(axis=0)            # > 0: someone left before the last entered
+    early = np.zeros(0, np.int64)
+    if len(p2p.src):
+        s = aligned(p2p.send_start, p2p.src, res.offsets, res.drift, res.t_ref)
+        q = aligned(p2p.recv_end, p2p.dst, res.offsets, res.drift, res.t_ref)
+        early = s - q                                     # > 0: received before it was sent
+    return {"collectives_checked": int(con.sum()), "collectives_violated": int((late > 0).sum()),
+            "collective_max_violation_ns": int(late.max()) if (late > 0).any() else 0,
+            "messages_checked": int(len(p2p.src)), "messages_violated": int((early > 0).sum()),
+            "message_max_violation_ns": int(early.max()) if (early > 0).any() else 0}
+
+
+def causality_text(c: dict, method: str) -> str:
+    """The causality check in one sentence (a note when something is violated)."""
+    parts = []
+    if c["collectives_violated"]:
+        parts.append(f"{c['collectives_violated']} of {c['collectives_checked']} synchronising MPI/NCCL "
+                     f"collective(s) have a rank leaving before the last rank entered (up to "
+                     f"{c['collective_max_violation_ns'] / 1e3:.1f} us)")
+    if c["messages_violated"]:
+        parts.append(f"{c['messages_violated']} of {c['messages_checked']} matched message(s) are received "
+                     f"before they were sent (up to {c['message_max_violation_ns'] / 1e3:.1f} us)")
+    if not parts:
+        return (f"causality checked on the {method} clocks: {c['collectives_checked']} collective(s), "
+                f"{c['messages_checked']} message(s), none violated")
+    fitted_to_mpi = method in ("mpi", "auto") or "mpi" in method.split("+")
+    return (f"the {method} clocks break causality: " + "; ".join(parts)
+            + " -- events of different ranks may be shown in the wrong order"
+            + ("" if fitted_to_mpi else " (--align mpi fits the clocks to the MPI calls)"))
 
 
 def one_host(reports) -> str | None:

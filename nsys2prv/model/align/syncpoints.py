@@ -21,7 +21,8 @@ exits of MPI_Init spread over 16 ms, of MPI_Finalize over 3 ms, against 20-150 u
 for MPI_Allreduce), so they estimate only when nothing else does.
 NCCL: kernels ``core.classify.is_nccl`` accepts; only all-to-all kinds (AllReduce,
 AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
-first).  marker:NAME: the user asserts the range is a sync point: both flags.
+first).  marker:NAME: the user asserts the range is a sync point: both flags (a mark, with no duration,
+only estimates).
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def marker_rows(tables: list[dict], model: Model, marker: str) -> pd.DataFrame:
         keep = ((name == marker) | (qualified == marker)).to_numpy()
         if not keep.any():
             continue
-        frames.append(_frame(r, df, "tid", keep, "marker:" + marker, True, True))
+        # a range: a sync point, both flags; a mark (no duration) cannot bound entries and exits: estimate only
+        point = (df["start"].to_numpy(np.int64) == df["end"].to_numpy(np.int64))[keep]
+        frames.append(_frame(r, df, "tid", keep, "marker:" + marker, True, ~point))
     return _rows(frames, model)
 
 

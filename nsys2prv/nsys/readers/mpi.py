@@ -72,6 +72,8 @@ def read(report: Report) -> ReadResult | None:
     res = read_mpi_domain(report)
     if res is None:
         return None
+    if res.table.empty and not report.has("MPI_RANKS", "rank"):
+        return None       # NVTX without an MPI domain and no MPI table at all: MPI was not traced
     if res.table.empty:   # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
         res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64)
                                   for c in COLUMNS})

@@ -7,12 +7,20 @@
 #   mpirun -np 8 "$(nsys2prv wrapper)" -t cuda,nvtx,mpi --cuda-graph-trace=node -- ./app args...
 # Options before a "--" go to `nsys profile` instead of the defaults below.
 #
-# Each rank gets its own TMPDIR (several nsys agents sharing one on a node can hang or fail),
-# starts NSYS2PRV_STAGGER seconds (default 0.2) after the previous rank of its node, and writes
+# Each rank gets its own TMPDIR (several nsys agents sharing one on a node can hang or fail) and writes
 # ${NSYS2PRV_OUTDIR:-.}/rank<N>.nsys-rep. Then: nsys2prv -m rank*.nsys-rep out/trace
+# - When nsys leaves a .qdstrm (some packages cannot find their importer), the wrapper imports it with
+#   the QdstrmImporter of the installation (next to nsys, NSYS_HOME, Debian's and NVIDIA's layouts).
+# - When nsys fails or hangs before the application started (its agent failed: "Agent launcher failed",
+#   "Connection to the Agent lost", ...), the rank is retried; once the application ran, never.
+# - Every process it started (nsys, its agent, nsys-launcher, nsys-tee) is ended when it exits.
+# - No stagger by default: the ranks start together. A retried or staggered rank starts late; the
+#   report records it (NSYS2PRV_ATTEMPT, NSYS2PRV_DELAY_S in the application's environment).
 #
-# Environment: NSYS2PRV_OUTDIR (report directory), NSYS2PRV_STAGGER (seconds per local rank),
-# NSYS_HOME (an Nsight Systems installation, when nsys is not on PATH).
+# Environment: NSYS2PRV_OUTDIR (report directory), NSYS_HOME (an Nsight Systems installation, when nsys
+# is not on PATH), NSYS2PRV_IMPORTER (the QdstrmImporter binary), NSYS2PRV_ATTEMPTS (default 3),
+# NSYS2PRV_START_TIMEOUT (seconds for the application to start, default 60), NSYS2PRV_STAGGER (seconds
+# per local rank, default 0), NSYS2PRV_KEEP_QDSTRM=1 (keep the imported .qdstrm).
 set -euo pipefail
 
 me="nsys-rank.sh"
@@ -45,7 +53,133 @@ fi
 
 outdir=${NSYS2PRV_OUTDIR:-.}
 mkdir -p "$outdir"
+report=$(cd "$outdir" && pwd)/rank$rank
+attempts=${NSYS2PRV_ATTEMPTS:-3}
+start_timeout=${NSYS2PRV_START_TIMEOUT:-60}
+
+# QdstrmImporter: NSYS2PRV_IMPORTER, else beside every link of the nsys path (bin/../host-linux-x64:
+# NVIDIA's layout and Debian's /usr/lib/nsight-systems/bin), NSYS_HOME, the usual install places
+find_importer() {
+    local p=$nsys d c
+    if [ -n "${NSYS2PRV_IMPORTER:-}" ]; then     # only this one
+        [ -f "$NSYS2PRV_IMPORTER" ] && [ -x "$NSYS2PRV_IMPORTER" ] && echo "$NSYS2PRV_IMPORTER"
+        return 0
+    fi
+    local cands=()
+    for _ in 1 2 3 4 5 6 7 8; do
+        d=$(cd "$(dirname "$p")" 2>/dev/null && pwd) || break
+        cands+=("$d/../host-linux-x64" "$d/host-linux-x64" "$d")
+        [ -L "$p" ] || break
+        c=$(readlink "$p")
+        case $c in /*) p=$c ;; *) p=$d/$c ;; esac
+    done
+    [ -n "${NSYS_HOME:-}" ] && cands+=("$NSYS_HOME/host-linux-x64" "$NSYS_HOME")
+    cands+=(/usr/lib/nsight-systems/host-linux-x64 /opt/nvidia/nsight-systems/*/host-linux-x64
+            /usr/local/cuda/nsight-systems-*/host-linux-x64 /usr/local/cuda*/nsight-systems*/host-linux-x64)
+    for d in "${cands[@]}"; do
+        [ -f "$d/QdstrmImporter" ] && [ -x "$d/QdstrmImporter" ] && { echo "$d/QdstrmImporter"; return; }
+    done
+    return 0
+}
+
+# 0 when the application runs: a child of nsys-launcher, itself a child of `nsys profile` (pid $1)
+app_started() {
+    local f line pid ppid comm rest
+    local -A parent=() name=()
+    for f in /proc/[0-9]*/stat; do
+        read -r line 2>/dev/null < "$f" || continue
+        pid=${line%% *}; comm=${line#*(}; comm=${comm%)*}; rest=${line##*) }; rest=${rest#* }
+        parent[$pid]=${rest%% *}; name[$pid]=$comm
+    done
+    for pid in "${!parent[@]}"; do
+        ppid=${parent[$pid]}
+        [ "${name[$ppid]:-}" = nsys-launcher ] && [ "${parent[$ppid]:-}" = "$1" ] || continue
+        case ${name[$pid]} in nsys-launcher|nsys-tee) ;; *) return 0 ;; esac
+    done
+    return 1
+}
+
+# End every process started for this rank (nsys profile, its agent daemon `nsys --start-agent`,
+# nsys-launcher, nsys-tee, an application left running): they all carry its private TMPDIR.
+end_ours() {
+    local pids=() f p
+    for f in $(grep -lzF "TMPDIR=$private_tmp/" /proc/[0-9]*/environ 2>/dev/null || true); do
+        p=${f#/proc/}; p=${p%/environ}
+        [ "$p" != "$$" ] && [ "$p" != "$BASHPID" ] && pids+=("$p")
+    done
+    [ ${#pids[@]} -gt 0 ] || return 0
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+        running "${pids[@]}" || return 0
+        read -rt 0.1 -u "$tick" _ || true
+    done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+# 0 when one of the processes runs (a zombie waiting for init to reap it does not)
+running() {
+    local p line
+    for p in "$@"; do
+        read -r line 2>/dev/null < "/proc/$p/stat" || continue
+        line=${line##*) }
+        [ "${line:0:1}" = Z ] || return 0
+    done
+    return 1
+}
+
 private_tmp=$(mktemp -d "${TMPDIR:-/tmp}/nsys-rank$rank.XXXXXX")
-trap 'rm -rf "$private_tmp"' EXIT
-sleep "$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0.2}" 'BEGIN { printf "%.3f", r * s }')"
-TMPDIR=$private_tmp "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$outdir/rank$rank" "$@"
+exec {tick}<> <(:)      # read -t on this descriptor: a sleep without a process
+cleanup() { end_ours; rm -rf "$private_tmp"; }
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+t_start=$(date +%s.%N)
+stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "%.3f", r * s }')
+[ "$stagger" = 0.000 ] || sleep "$stagger"
+
+ok=0
+for ((attempt = 1; attempt <= attempts; attempt++)); do
+    rm -f "$report.qdstrm" "$report.nsys-rep"
+    mkdir -p "$private_tmp/$attempt"
+    delay=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+    TMPDIR=$private_tmp/$attempt NSYS2PRV_ATTEMPT=$attempt NSYS2PRV_DELAY_S=$delay \
+        "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$report" "$@" &
+    nsys_pid=$!
+    started=0 hung=0 polls=0
+    while kill -0 "$nsys_pid" 2>/dev/null; do
+        if app_started "$nsys_pid"; then started=1; break; fi
+        if (( ++polls > start_timeout * 10 )); then hung=1; break; fi
+        read -rt 0.1 -u "$tick" _ || true
+    done
+    if [ "$hung" = 1 ]; then
+        echo "$me: rank $rank: the application did not start within ${start_timeout} s (attempt $attempt/$attempts)" >&2
+        end_ours
+    fi
+    rc=0; wait "$nsys_pid" || rc=$?
+    if [ "$hung" = 0 ] && { [ "$rc" = 0 ] || [ "$started" = 1 ] || [ -e "$report.qdstrm" ] || [ -e "$report.nsys-rep" ]; }
+    then
+        # the application ran: never again (this rank would start twice in one MPI job)
+        [ "$rc" = 0 ] || echo "$me: rank $rank: nsys profile or the application exited with code $rc" >&2
+        ok=1; break
+    fi
+    end_ours
+    [ "$attempt" -lt "$attempts" ] && echo "$me: rank $rank: nsys profile failed before the application started (exit code $rc); retrying ($((attempt + 1))/$attempts)" >&2
+done
+[ "$ok" = 1 ] || { echo "$me: rank $rank: nsys profile failed $attempts times before the application started" >&2; exit 1; }
+
+if [ -e "$report.qdstrm" ] && [ ! -e "$report.nsys-rep" ]; then
+    importer=$(find_importer)
+    if [ -z "$importer" ]; then
+        echo "$me: rank $rank: $report.qdstrm not imported: QdstrmImporter not found (set NSYS2PRV_IMPORTER); import it with: <nsight-systems>/host-linux-x64/QdstrmImporter -i $report.qdstrm -o $report.nsys-rep" >&2
+        exit 1
+    fi
+    if ! (cd "$private_tmp" && "$importer" -i "$report.qdstrm" -o "$report.nsys-rep" -f > import.log 2>&1) \
+            || [ ! -s "$report.nsys-rep" ]; then
+        echo "$me: rank $rank: importing failed: $importer -i $report.qdstrm -o $report.nsys-rep: $(tail -n 1 "$private_tmp/import.log")" >&2
+        rm -f "$report.nsys-rep"
+        exit 1
+    fi
+    echo "$me: rank $rank: imported $report.nsys-rep with $importer"
+    [ "${NSYS2PRV_KEEP_QDSTRM:-0}" = 1 ] || rm -f "$report.qdstrm"
+fi
+exit "$rc"

@@ -33,7 +33,7 @@ def fake(tmp_path, tools):
 
 
 TOOLS = ("bash", "sh", "mktemp", "awk", "sleep", "mkdir", "rm", "env", "grep", "date", "dirname", "readlink",
-         "tail", "cat", "cp")
+         "tail", "cat", "cp", "tr")
 
 
 @pytest.fixture
@@ -273,3 +273,23 @@ def test_the_stagger_is_off_by_default_and_recorded_when_asked(tmp_path, player)
     res, _ = play(tmp_path, player, "ok", OMPI_COMM_WORLD_LOCAL_RANK="2", NSYS2PRV_STAGGER="0.3")
     delay = float((tmp_path / "app.log").read_text().split()[1].split("=")[1])
     assert res.returncode == 0 and delay >= 0.6
+
+
+def test_nsys_processes_of_earlier_runs_are_ended_and_live_runs_left_alone(tmp_path, player):
+    """An agent whose wrapper is gone (its private TMPDIR deleted) makes every later nsys of the node fail:
+    it is ended; the processes of a wrapper still running (its TMPDIR there) are not."""
+    sleeper = script(tmp_path / "orphan" / "nsys", '#!/bin/bash\nexec {fd}<> <(:)\nread -u "$fd"\n')
+    live = tmp_path / "nsys-rank5.AbC123"
+    (live / "1").mkdir(parents=True)
+    procs = {name: subprocess.Popen([str(sleeper)], env={"TMPDIR": str(d), "PATH": "/usr/bin:/bin"},
+                                    start_new_session=True)
+             for name, d in (("orphan", tmp_path / "nsys-rank7.XyZ789" / "1"), ("live", live / "1"))}
+    try:
+        res, runs = play(tmp_path, player, "ok")
+        assert res.returncode == 0 and runs == ["attempt=1"]
+        assert "nsys-rank.sh: rank 1: ending 1 nsys processes of earlier runs" in res.stderr
+        assert procs["orphan"].wait(timeout=5) == -15 and procs["live"].poll() is None
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()

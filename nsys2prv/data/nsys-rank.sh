@@ -100,20 +100,44 @@ app_started() {
 }
 
 # End every process started for this rank (nsys profile, its agent daemon `nsys --start-agent`,
-# nsys-launcher, nsys-tee, an application left running): they all carry its private TMPDIR.
+# nsys-launcher, nsys-tee, an application left running): they all carry its private TMPDIR. An agent
+# daemonizes after its nsys may have exited: scan until two scans in a row find nothing.
 end_ours() {
-    local pids=() f p
-    for f in $(grep -lzF "TMPDIR=$private_tmp/" /proc/[0-9]*/environ 2>/dev/null || true); do
-        p=${f#/proc/}; p=${p%/environ}
-        [ "$p" != "$$" ] && [ "$p" != "$BASHPID" ] && pids+=("$p")
-    done
-    [ ${#pids[@]} -gt 0 ] || return 0
-    kill -TERM "${pids[@]}" 2>/dev/null || true
-    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-        running "${pids[@]}" || return 0
+    local quiet=0 round f p pids
+    for ((round = 0; round < 30 && quiet < 2; round++)); do
+        pids=()
+        for f in $(grep -lzF "TMPDIR=$private_tmp/" /proc/[0-9]*/environ 2>/dev/null || true); do
+            p=${f#/proc/}; p=${p%/environ}
+            [ "$p" != "$$" ] && [ "$p" != "$BASHPID" ] && running "$p" && pids+=("$p")
+        done
+        if [ ${#pids[@]} -eq 0 ]; then quiet=$((quiet + 1)); else quiet=0; stop "${pids[@]}"; fi
         read -rt 0.1 -u "$tick" _ || true
     done
-    kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+# nsys processes left behind by earlier runs of this wrapper (killed, or older versions): their private
+# TMPDIR is gone. A live agent whose nsys died makes every later nsys on the node fail ("Agent launcher
+# failed"), so they are ended before starting.
+end_orphans() {
+    local f p d c pids=()
+    for f in $(grep -lzE '^TMPDIR=.*/nsys-rank[0-9]+\.[A-Za-z0-9]{6}(/[0-9]+)?$' /proc/[0-9]*/environ 2>/dev/null || true); do
+        p=${f#/proc/}; p=${p%/environ}
+        read -r c 2>/dev/null < "/proc/$p/comm" || continue
+        case $c in nsys|nsys-launcher|nsys-tee) ;; *) continue ;; esac
+        d=$(grep -zm1 '^TMPDIR=' "$f" 2>/dev/null | tr -d '\0') || continue
+        [ -d "${d#TMPDIR=}" ] || { running "$p" && pids+=("$p"); }
+    done
+    [ ${#pids[@]} -eq 0 ] || { echo "$me: rank $rank: ending ${#pids[@]} nsys processes of earlier runs" >&2; stop "${pids[@]}"; }
+}
+
+# TERM, then KILL after 1 s
+stop() {
+    kill -TERM "$@" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        running "$@" || return 0
+        read -rt 0.1 -u "$tick" _ || true
+    done
+    kill -KILL "$@" 2>/dev/null || true
 }
 
 # 0 when one of the processes runs (a zombie waiting for init to reap it does not)
@@ -134,6 +158,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 t_start=$(date +%s.%N)
+end_orphans
 stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "%.3f", r * s }')
 [ "$stagger" = 0.000 ] || sleep "$stagger"
 

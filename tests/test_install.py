@@ -40,8 +40,15 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     from any directory (a stale ``site-packages/nsys2prv`` must not shadow the editable install), and
     the installed profiling wrapper is executable."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py, exe = env_dir / "bin" / "python", env_dir / "bin" / "nsys2prv"
+    # the dependencies: those of the interpreter running the tests (a venv's or the system's), as plain
+    # path entries after the new venv's own site-packages (their .pth files, e.g. an editable nsys2prv
+    # of the outer environment, are not processed)
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    (Path(purelib) / "outer-deps.pth").write_text("".join(f"{p}\n" for p in outer))
     src = tmp_path / "src"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "out"))
     env = _env(tmp_path / "cache")

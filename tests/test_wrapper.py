@@ -210,8 +210,8 @@ def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path,
     res, runs = play(tmp_path, player, "agent,agent,ok")
     assert res.returncode == 0, res.stderr
     assert [x for x in res.stderr.splitlines() if x.startswith("nsys-rank.sh")] == [
-        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (2/3)",
-        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/3)"]
+        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (2/5)",
+        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/5)"]
     assert runs == ["attempt=3"]                              # the application ran once, told its attempt
     assert (tmp_path / "reports/rank1.nsys-rep").is_file() and ours_left(tmp_path) == []
 
@@ -227,7 +227,7 @@ def test_attempts_run_out_with_one_line(tmp_path, player):
 def test_a_hung_agent_is_ended_and_the_rank_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "hang,ok", NSYS2PRV_START_TIMEOUT="1")
     assert res.returncode == 0, res.stderr
-    assert "nsys-rank.sh: rank 1: the application did not start within 1 s (attempt 1/3)" in res.stderr
+    assert "nsys-rank.sh: rank 1: the application did not start within 1 s (attempt 1/5)" in res.stderr
     assert runs == ["attempt=2"] and ours_left(tmp_path) == []
 
 
@@ -276,20 +276,26 @@ def test_the_stagger_is_off_by_default_and_recorded_when_asked(tmp_path, player)
 
 
 def test_nsys_processes_of_earlier_runs_are_ended_and_live_runs_left_alone(tmp_path, player):
-    """An agent whose wrapper is gone (its private TMPDIR deleted) makes every later nsys of the node fail:
-    it is ended; the processes of a wrapper still running (its TMPDIR there) are not."""
+    """An agent whose wrapper is gone (its private TMPDIR deleted, or the wrapper that owns it dead) makes
+    every later nsys of the node fail: it is ended; the processes of a wrapper still running are not."""
     sleeper = script(tmp_path / "orphan" / "nsys", '#!/bin/bash\nexec {fd}<> <(:)\nread -u "$fd"\n')
-    live = tmp_path / "nsys-rank5.AbC123"
-    (live / "1").mkdir(parents=True)
-    procs = {name: subprocess.Popen([str(sleeper)], env={"TMPDIR": str(d), "PATH": "/usr/bin:/bin"},
-                                    start_new_session=True)
-             for name, d in (("orphan", tmp_path / "nsys-rank7.XyZ789" / "1"), ("live", live / "1"))}
+    owner = subprocess.Popen(["bash", "-c", 'exec {fd}<> <(:); read -u "$fd"', "nsys-rank.sh"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dirs = {"deleted": tmp_path / "nsys-rank7.XyZ789", "dead owner": tmp_path / "nsys-rank6.QwE456",
+            "live": tmp_path / "nsys-rank5.AbC123"}
+    for name, pid in (("dead owner", gone.pid), ("live", owner.pid)):
+        (dirs[name] / "1").mkdir(parents=True)
+        (dirs[name] / "owner").write_text(f"{pid}\n")
+    procs = {name: subprocess.Popen([str(sleeper)], env={"TMPDIR": str(d / "1"), "PATH": "/usr/bin:/bin"},
+                                    start_new_session=True) for name, d in dirs.items()}
     try:
         res, runs = play(tmp_path, player, "ok")
         assert res.returncode == 0 and runs == ["attempt=1"]
-        assert "nsys-rank.sh: rank 1: ending 1 nsys processes of earlier runs" in res.stderr
-        assert procs["orphan"].wait(timeout=5) == -15 and procs["live"].poll() is None
+        assert "nsys-rank.sh: rank 1: ending 2 nsys processes of earlier runs" in res.stderr
+        assert procs["deleted"].wait(timeout=5) == -15 and procs["dead owner"].wait(timeout=5) == -15
+        assert procs["live"].poll() is None
     finally:
-        for proc in procs.values():
+        for proc in (*procs.values(), owner):
             proc.kill()
             proc.wait()

@@ -18,8 +18,8 @@
 #   report records it (NSYS2PRV_ATTEMPT, NSYS2PRV_DELAY_S in the application's environment).
 #
 # Environment: NSYS2PRV_OUTDIR (report directory), NSYS_HOME (an Nsight Systems installation, when nsys
-# is not on PATH), NSYS2PRV_IMPORTER (the QdstrmImporter binary), NSYS2PRV_ATTEMPTS (default 3),
-# NSYS2PRV_START_TIMEOUT (seconds for the application to start, default 60), NSYS2PRV_STAGGER (seconds
+# is not on PATH), NSYS2PRV_IMPORTER (the QdstrmImporter binary), NSYS2PRV_ATTEMPTS (default 5),
+# NSYS2PRV_START_TIMEOUT (seconds for the application to start, default 30), NSYS2PRV_STAGGER (seconds
 # per local rank, default 0), NSYS2PRV_KEEP_QDSTRM=1 (keep the imported .qdstrm).
 set -euo pipefail
 
@@ -54,8 +54,8 @@ fi
 outdir=${NSYS2PRV_OUTDIR:-.}
 mkdir -p "$outdir"
 report=$(cd "$outdir" && pwd)/rank$rank
-attempts=${NSYS2PRV_ATTEMPTS:-3}
-start_timeout=${NSYS2PRV_START_TIMEOUT:-60}
+attempts=${NSYS2PRV_ATTEMPTS:-5}
+start_timeout=${NSYS2PRV_START_TIMEOUT:-30}
 
 # QdstrmImporter: NSYS2PRV_IMPORTER, else beside every link of the nsys path (bin/../host-linux-x64:
 # NVIDIA's layout and Debian's /usr/lib/nsight-systems/bin), NSYS_HOME, the usual install places
@@ -116,16 +116,22 @@ end_ours() {
 }
 
 # nsys processes left behind by earlier runs of this wrapper (killed, or older versions): their private
-# TMPDIR is gone. A live agent whose nsys died makes every later nsys on the node fail ("Agent launcher
-# failed"), so they are ended before starting.
+# TMPDIR is gone, or the wrapper that wrote its "owner" file does not run. A live agent whose nsys died
+# makes every later nsys on the node fail ("Agent launcher failed") or hang: they are ended first.
 end_orphans() {
-    local f p d c pids=()
+    local f p d c owner cmd pids=()
     for f in $(grep -lzE '^TMPDIR=.*/nsys-rank[0-9]+\.[A-Za-z0-9]{6}(/[0-9]+)?$' /proc/[0-9]*/environ 2>/dev/null || true); do
         p=${f#/proc/}; p=${p%/environ}
         read -r c 2>/dev/null < "/proc/$p/comm" || continue
         case $c in nsys|nsys-launcher|nsys-tee) ;; *) continue ;; esac
         d=$(grep -zm1 '^TMPDIR=' "$f" 2>/dev/null | tr -d '\0') || continue
-        [ -d "${d#TMPDIR=}" ] || { running "$p" && pids+=("$p"); }
+        d=${d#TMPDIR=}; d=${d%/[0-9]*}
+        if [ -d "$d" ]; then
+            owner=; read -r owner 2>/dev/null < "$d/owner" || continue     # an older wrapper, still running
+            cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$owner/cmdline") || cmd=
+            [[ $cmd == *nsys-rank* ]] && running "$owner" && continue
+        fi
+        running "$p" && pids+=("$p")
     done
     [ ${#pids[@]} -eq 0 ] || { echo "$me: rank $rank: ending ${#pids[@]} nsys processes of earlier runs" >&2; stop "${pids[@]}"; }
 }
@@ -152,11 +158,12 @@ running() {
 }
 
 private_tmp=$(mktemp -d "${TMPDIR:-/tmp}/nsys-rank$rank.XXXXXX")
+echo "$$" > "$private_tmp/owner"
 exec {tick}<> <(:)      # read -t on this descriptor: a sleep without a process
-cleanup() { end_ours; rm -rf "$private_tmp"; }
+cleanup() { trap '' TERM INT; end_ours; rm -rf "$private_tmp"; }
 trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+trap 'trap "" TERM INT; exit 143' TERM
+trap 'trap "" TERM INT; exit 130' INT
 t_start=$(date +%s.%N)
 end_orphans
 stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "%.3f", r * s }')
@@ -164,6 +171,11 @@ stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "
 
 ok=0
 for ((attempt = 1; attempt <= attempts; attempt++)); do
+    if [ "$attempt" -gt 1 ]; then
+        # the other ranks of the node are ending their failed attempts too: wait, longer each time
+        for ((w = 0; w < (attempt - 1) * 10 + RANDOM % 10; w++)); do read -rt 0.1 -u "$tick" _ || true; done
+        end_orphans
+    fi
     rm -f "$report.qdstrm" "$report.nsys-rep"
     mkdir -p "$private_tmp/$attempt"
     delay=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')

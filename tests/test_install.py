@@ -4,6 +4,7 @@ compiled kernels are cached in the user's cache directory, never inside the inst
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,3 +69,12 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "again")], cwd=elsewhere)
     assert res.returncode == 0, res.stderr
 
+
+
+def test_the_repository_carries_its_license_and_citation():
+    """pyproject's BSD-3-Clause as a LICENSE file, and a CITATION.cff of the version being released."""
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert 'license = { text = "BSD-3-Clause" }' in (ROOT / "pyproject.toml").read_text()
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License\n")
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert f"\nversion: {version}\n" in cff and "\nlicense: BSD-3-Clause\n" in cff

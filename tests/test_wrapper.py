@@ -33,7 +33,7 @@ def fake(tmp_path, tools):
 
 
 TOOLS = ("bash", "sh", "mktemp", "awk", "sleep", "mkdir", "rm", "env", "grep", "date", "dirname", "readlink",
-         "tail", "cat", "cp", "tr")
+         "tail", "cat", "cp", "tr", "flock", "nproc", "id")
 
 
 @pytest.fixture
@@ -48,6 +48,7 @@ def tools(tmp_path):
 
 def run(tmp_path, bin_dir, args, **env):
     base = {"PATH": f"{bin_dir}:{tmp_path / 'tools'}", "NSYS_LOG": str(tmp_path / "log"), "TMPDIR": str(tmp_path),
+            "NSYS2PRV_SHM_DIR": str(tmp_path / "shm"),
             "NSYS2PRV_OUTDIR": str(tmp_path / "reports"), "NSYS2PRV_STAGGER": "0", **env}
     return subprocess.run([wrapper_path(), *args], env=base, capture_output=True, text=True, timeout=30)
 
@@ -299,3 +300,32 @@ def test_nsys_processes_of_earlier_runs_are_ended_and_live_runs_left_alone(tmp_p
         for proc in (*procs.values(), owner):
             proc.kill()
             proc.wait()
+
+
+def _comm(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def test_a_registry_left_by_a_killed_nsys_is_removed_when_no_nsys_runs(tmp_path, player):
+    """nsys's session registry in /dev/shm, left locked by a killed nsys, hangs every later nsys: removed
+    before starting when no nsys runs on the node, kept while one does (it is in use)."""
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    (shm / "NSys-2022.4.2.1").write_bytes(b"registry")
+    (shm / "other").write_bytes(b"not nsys's")
+    sleeper = script(tmp_path / "other" / "nsys", '#!/bin/bash\nexec {fd}<> <(:)\nread -u "$fd"\n')
+    other_nsys = subprocess.Popen([str(sleeper)])
+    try:
+        res, _ = play(tmp_path, player, "ok")
+        assert res.returncode == 0 and sorted(os.listdir(shm)) == ["NSys-2022.4.2.1", "other"]
+    finally:
+        other_nsys.kill()
+        other_nsys.wait()
+    if any(_comm(p) in ("nsys", "nsys-launcher", "nsys-tee") for p in Path("/proc").glob("[0-9]*/comm")):
+        pytest.skip("an nsys runs on this machine: the registry is in use")
+    (tmp_path / "state").unlink()
+    res, _ = play(tmp_path, player, "ok")
+    assert res.returncode == 0 and sorted(os.listdir(shm)) == ["other"]

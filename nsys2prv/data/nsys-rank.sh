@@ -14,13 +14,15 @@
 # - When nsys fails or hangs before the application started (its agent failed: "Agent launcher failed",
 #   "Connection to the Agent lost", ...), the rank is retried; once the application ran, never.
 # - Every process it started (nsys, its agent, nsys-launcher, nsys-tee) is ended when it exits.
-# - No stagger by default: the ranks start together. A retried or staggered rank starts late; the
-#   report records it (NSYS2PRV_ATTEMPT, NSYS2PRV_DELAY_S in the application's environment).
+# - At most NSYS2PRV_CONCURRENT_STARTS nsys start at once on a node; no stagger by default. A rank that
+#   waited for its turn or was retried starts late; its report records it (NSYS2PRV_ATTEMPT,
+#   NSYS2PRV_DELAY_S: seconds from the wrapper's start to its nsys's, in the application's environment).
 #
 # Environment: NSYS2PRV_OUTDIR (report directory), NSYS_HOME (an Nsight Systems installation, when nsys
 # is not on PATH), NSYS2PRV_IMPORTER (the QdstrmImporter binary), NSYS2PRV_ATTEMPTS (default 5),
-# NSYS2PRV_START_TIMEOUT (seconds for the application to start, default 30), NSYS2PRV_STAGGER (seconds
-# per local rank, default 0), NSYS2PRV_KEEP_QDSTRM=1 (keep the imported .qdstrm).
+# NSYS2PRV_START_TIMEOUT (seconds for the application to start, default 30), NSYS2PRV_CONCURRENT_STARTS
+# (nsys starting at once on a node, default: cores / 4), NSYS2PRV_STAGGER (seconds per local rank, default
+# 0), NSYS2PRV_KEEP_QDSTRM=1 (keep the imported .qdstrm).
 set -euo pipefail
 
 me="nsys-rank.sh"
@@ -136,6 +138,22 @@ end_orphans() {
     [ ${#pids[@]} -eq 0 ] || { echo "$me: rank $rank: ending ${#pids[@]} nsys processes of earlier runs" >&2; stop "${pids[@]}"; }
 }
 
+# Nsight Systems' session registry (/dev/shm/NSys-<version>) left locked by an nsys that was killed makes
+# every later nsys of the node hang or fail: when no nsys runs on the node, it is unused and removed
+# (nsys makes a new one).
+reset_registry() {
+    local f p c
+    for f in /proc/[0-9]*/comm; do
+        read -r c 2>/dev/null < "$f" || continue
+        case $c in
+            nsys|nsys-launcher|nsys-tee|QdstrmImporter) p=${f#/proc/}; running "${p%/comm}" && return 0 ;;
+        esac
+    done
+    for f in "${NSYS2PRV_SHM_DIR:-/dev/shm}"/NSys-*; do
+        [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] && rm -f "$f" || true
+    done
+}
+
 # TERM, then KILL after 1 s
 stop() {
     kill -TERM "$@" 2>/dev/null || true
@@ -157,6 +175,23 @@ running() {
     return 1
 }
 
+# At most NSYS2PRV_CONCURRENT_STARTS nsys start at once on a node (default: a quarter of its cores, at
+# least 1): several agents starting together on a loaded node time out ("Agent launcher failed", "The
+# timeout expired") and leave agents that make every later nsys fail. A slot is a lock file in a private
+# directory, held from `nsys profile` until the application runs (not inherited by nsys).
+slots=${NSYS2PRV_CONCURRENT_STARTS:-$(( $(nproc 2>/dev/null || echo 4) / 4 ))}
+[ "$slots" -ge 1 ] 2>/dev/null || slots=1
+lockdir=${TMPDIR:-/tmp}/nsys2prv-$(id -u)
+exec {lk}</dev/null
+take_slot() {
+    command -v flock > /dev/null || return 0
+    mkdir -p -m 700 "$lockdir" 2>/dev/null || true
+    [ -d "$lockdir" ] && [ ! -L "$lockdir" ] && [ -O "$lockdir" ] || return 0
+    exec {lk}>&- {lk}>> "$lockdir/start$((local_rank % slots)).lock" || { exec {lk}</dev/null; return 0; }
+    flock -w "$((start_timeout + 30))" "$lk" || true         # a stuck holder does not stop this rank
+}
+free_slot() { exec {lk}>&- {lk}</dev/null; }
+
 private_tmp=$(mktemp -d "${TMPDIR:-/tmp}/nsys-rank$rank.XXXXXX")
 echo "$$" > "$private_tmp/owner"
 exec {tick}<> <(:)      # read -t on this descriptor: a sleep without a process
@@ -165,7 +200,6 @@ trap cleanup EXIT
 trap 'trap "" TERM INT; exit 143' TERM
 trap 'trap "" TERM INT; exit 130' INT
 t_start=$(date +%s.%N)
-end_orphans
 stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "%.3f", r * s }')
 [ "$stagger" = 0.000 ] || sleep "$stagger"
 
@@ -174,13 +208,15 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
     if [ "$attempt" -gt 1 ]; then
         # the other ranks of the node are ending their failed attempts too: wait, longer each time
         for ((w = 0; w < (attempt - 1) * 10 + RANDOM % 10; w++)); do read -rt 0.1 -u "$tick" _ || true; done
-        end_orphans
     fi
     rm -f "$report.qdstrm" "$report.nsys-rep"
     mkdir -p "$private_tmp/$attempt"
+    take_slot
+    end_orphans
+    reset_registry
     delay=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
     TMPDIR=$private_tmp/$attempt NSYS2PRV_ATTEMPT=$attempt NSYS2PRV_DELAY_S=$delay \
-        "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$report" "$@" &
+        "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$report" "$@" {lk}>&- {tick}>&- &
     nsys_pid=$!
     started=0 hung=0 polls=0
     while kill -0 "$nsys_pid" 2>/dev/null; do
@@ -192,6 +228,7 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
         echo "$me: rank $rank: the application did not start within ${start_timeout} s (attempt $attempt/$attempts)" >&2
         end_ours
     fi
+    [ "$started" = 0 ] || free_slot
     rc=0; wait "$nsys_pid" || rc=$?
     if [ "$hung" = 0 ] && { [ "$rc" = 0 ] || [ "$started" = 1 ] || [ -e "$report.qdstrm" ] || [ -e "$report.nsys-rep" ]; }
     then
@@ -200,8 +237,10 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
         ok=1; break
     fi
     end_ours
+    free_slot
     [ "$attempt" -lt "$attempts" ] && echo "$me: rank $rank: nsys profile failed before the application started (exit code $rc); retrying ($((attempt + 1))/$attempts)" >&2
 done
+free_slot
 [ "$ok" = 1 ] || { echo "$me: rank $rank: nsys profile failed $attempts times before the application started" >&2; exit 1; }
 
 if [ -e "$report.qdstrm" ] && [ ! -e "$report.nsys-rep" ]; then

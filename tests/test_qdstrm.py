@@ -5,7 +5,9 @@ copying (its input here is a real export renamed), and rewrites its input as the
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 
 import pytest
 from conftest import MPI4, convert
@@ -81,3 +83,40 @@ def test_an_export_named_like_a_report_is_read_as_it_is(tmp_path):
     convert(["-t", "mpi", MPI4 / "rank0.sqlite", tmp_path / "b"])
     assert (tmp_path / "a.prv").read_bytes() == (tmp_path / "b.prv").read_bytes()
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("*.sqlite"))
+
+
+def test_the_summary_says_where_the_exports_are_cached_and_how_big(tmp_path, importer):
+    qdstrm = tmp_path / "rank0.qdstrm"
+    shutil.copyfile(MPI4 / "rank0.sqlite", qdstrm)
+    cache = tmp_path / "cache"
+    convert(["-t", "mpi", "--cache-dir", cache, qdstrm, tmp_path / "a"])
+    summary = json.loads((tmp_path / "a.summary.json").read_text())
+    (export,) = cache.glob("rank0-*")        # (the stand-in importer makes an SQLite file: no export)
+    total = sum(p.lstat().st_size for p in cache.rglob("*") if p.is_file() and not p.is_symlink())
+    assert summary["cache"] == {"dir": str(cache), "exports": 1, "export_bytes": export.stat().st_size,
+                                "total_bytes": total}
+    assert (f"1 report(s) exported to the cache {cache} ({export.stat().st_size / 1e6:.1f} MB; the cache holds "
+            f"{total / 1e6:.1f} MB in all: --cache-dir DIR puts it elsewhere, deleting it is safe, it is rebuilt)"
+            in summary["notes"])
+    convert(["-t", "mpi", "--cache-dir", cache, MPI4 / "rank0.sqlite", tmp_path / "b"])
+    summary = json.loads((tmp_path / "b.summary.json").read_text())
+    assert summary["cache"] is None and not any("exported to the cache" in n for n in summary["notes"])
+
+
+def test_a_late_start_by_the_profiling_wrapper_is_named(tmp_path):
+    """nsys-rank.sh records in the application's environment (captured in the report) how late it started
+    nsys: the summary says so, the late start being the wrapper's, not the program's."""
+    copies = []
+    for r in range(4):
+        q = tmp_path / f"rank{r}.sqlite"
+        shutil.copyfile(MPI4 / q.name, q)
+        env = {0: "NSYS2PRV_DELAY_S=0.010\0NSYS2PRV_ATTEMPT=1", 1: "NSYS2PRV_DELAY_S=0.562\0NSYS2PRV_ATTEMPT=1",
+               2: "NSYS2PRV_DELAY_S=4.250\0NSYS2PRV_ATTEMPT=2", 3: "HOME=\0OMPI_COMM_WORLD_RANK=3"}[r]
+        with sqlite3.connect(q) as con:
+            con.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'DeviceEnvironment'", (env + "\0",))
+        copies.append(q)
+    convert(["-t", "mpi", "-m", *copies, tmp_path / "t"])
+    notes = json.loads((tmp_path / "t.summary.json").read_text())["notes"]
+    assert ("nsys2prv's profiling wrapper started nsys late for Rank 1 0.562 s, Rank 2 4.250 s (attempt 2) "
+            "(NSYS2PRV_DELAY_S in the report: waiting for its turn to start nsys on the node, or retried): a late "
+            "start of these ranks is the wrapper's, not the program's") in notes

@@ -124,6 +124,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
     from nsys2prv.model.align import parse_method
+    from nsys2prv.nsys.identity import check_distinct_inputs
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
 
@@ -133,6 +134,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         if len(paths) < 2:
             raise UserError("give at least one INPUT and the OUT base name (e.g. nsys2prv report.sqlite out)")
         *inputs, output = paths
+        check_distinct_inputs(inputs)
         output = Path(str(output).removesuffix(".prv"))
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,

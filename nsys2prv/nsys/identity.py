@@ -11,8 +11,10 @@ wrapper recorded (NSYS2PRV_DELAY_S: seconds from its start to its nsys's, NSYS2P
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -103,3 +105,19 @@ def check_same_job(identities: list[Identity], sources: list[str], force: bool) 
     if not force:
         raise UserError(msg + "; use --force to merge anyway")
     return [msg + " (merged because of --force)"]
+
+
+def check_distinct_inputs(paths: list[Path]) -> None:
+    """Refuse one file given twice (under one name or two): it is one report, not two ranks."""
+    seen: dict[tuple[int, int], Path] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue                                   # the reader says what is wrong with it
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            also = "" if os.path.normpath(first) == os.path.normpath(p) else f" (also as {first})"
+            raise UserError(f"this file is given twice{also}: give each report once", str(p))
+        seen[key] = Path(p)

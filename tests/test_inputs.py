@@ -120,3 +120,26 @@ def test_a_late_start_by_the_profiling_wrapper_is_named(tmp_path):
     assert ("nsys2prv's profiling wrapper started nsys late for Rank 1 0.562 s, Rank 2 4.250 s (attempt 2) "
             "(NSYS2PRV_DELAY_S in the report: waiting for its turn to start nsys on the node, or retried): a late "
             "start of these ranks is the wrapper's, not the program's") in notes
+
+
+def test_one_file_given_twice_is_said_to_be_so(tmp_path, monkeypatch):
+    rank0 = MPI4 / "rank0.sqlite"
+    code, out = convert(["-m", rank0, MPI4 / "rank1.sqlite", rank0, tmp_path / "t"], expect_ok=False)
+    assert code == 2 and out.strip() == f"nsys2prv: error: {rank0}: this file is given twice: give each report once"
+    monkeypatch.chdir(MPI4)
+    code, out = convert(["-m", "rank0.sqlite", "./rank1.sqlite", MPI4 / "rank1.sqlite", tmp_path / "t"],
+                        expect_ok=False)
+    assert code == 2 and out.strip() == (f"nsys2prv: error: {MPI4 / 'rank1.sqlite'}: this file is given twice "
+                                         "(also as rank1.sqlite): give each report once")
+    assert not list(tmp_path.glob("t.*"))
+
+
+def test_a_missing_nvtx_range_suggests_nvtx_only_when_it_is_not_translated(tmp_path):
+    ranks = sorted(MPI4.glob("rank*.sqlite"))
+    code, out = convert(["-t", "mpi,nvtx", "-f", "nosuchrange", "-m", *ranks, tmp_path / "t"], expect_ok=False)
+    assert code == 2 and out.strip() == ("nsys2prv: error: NVTX range 'nosuchrange' (-f/--filter-nvtx) not found in "
+                                         "any report")
+    code, out = convert(["-t", "mpi", "-f", "iteration", "-m", *ranks, tmp_path / "t"], expect_ok=False)
+    assert code == 2 and out.strip() == ("nsys2prv: error: NVTX range 'iteration' (-f/--filter-nvtx) not found in "
+                                         "any report (is NVTX translated? it needs -t nvtx)")
+    assert not list(tmp_path.glob("t.*"))

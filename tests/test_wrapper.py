@@ -14,6 +14,8 @@ import pytest
 FAKE_NSYS = """#!/bin/sh
 { echo "TMPDIR=$TMPDIR"; for a in "$@"; do echo "ARG=$a"; done; } > "$NSYS_LOG"
 [ -d "$TMPDIR" ] && echo "TMPDIR_EXISTS" >> "$NSYS_LOG"
+while [ "$1" != "-o" ]; do shift; done
+echo REPORT > "$2.nsys-rep"
 exit 0
 """
 
@@ -113,6 +115,7 @@ def test_nsys_home_is_used_when_nsys_is_not_on_path(tmp_path, fake):
 #   rep      the same, but nsys imported the report itself (.nsys-rep)
 #   agent    the agent failed: an agent daemon is left behind, exit 1, no application, no report
 #   hang     the agent hangs: nsys never starts the application
+#   lost     "Connection to the Agent lost", exit code 0, no application, no report (nsys 2022.4 does this)
 PLAYER = r"""#!/bin/bash
 n=$(( $(cat "$FAKE_STATE" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$FAKE_STATE"
 IFS=, read -ra plan <<< "$FAKE_PLAN"; mode=${plan[$((n - 1))]}
@@ -121,6 +124,7 @@ agent() { (exec -a nsys-agent sleep 300) > /dev/null 2>&1 & }
 case $mode in
     agent) agent; echo "Connection to the Agent lost" >&2; exit 1 ;;
     hang) agent; sleep 300 ;;
+    lost) echo "Connection to the Agent lost." >&2; exit 0 ;;
 esac
 agent
 "$(dirname "$(readlink -f "$0")")/nsys-launcher" "$@"; rc=$?
@@ -215,6 +219,13 @@ def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path,
         "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/5)"]
     assert runs == ["attempt=3"]                              # the application ran once, told its attempt
     assert (tmp_path / "reports/rank1.nsys-rep").is_file() and ours_left(tmp_path) == []
+
+
+def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_path, player):
+    res, runs = play(tmp_path, player, "lost,ok")
+    assert res.returncode == 0 and runs == ["attempt=2"]
+    assert ("nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 0); retrying (2/5)"
+            in res.stderr)
 
 
 def test_attempts_run_out_with_one_line(tmp_path, player):

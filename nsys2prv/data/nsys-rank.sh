@@ -230,7 +230,8 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
     fi
     [ "$started" = 0 ] || free_slot
     rc=0; wait "$nsys_pid" || rc=$?
-    if [ "$hung" = 0 ] && { [ "$rc" = 0 ] || [ "$started" = 1 ] || [ -e "$report.qdstrm" ] || [ -e "$report.nsys-rep" ]; }
+    # (nsys can exit 0 after "Connection to the Agent lost" without having started the application)
+    if [ "$hung" = 0 ] && { [ "$started" = 1 ] || [ -e "$report.qdstrm" ] || [ -e "$report.nsys-rep" ]; }
     then
         # the application ran: never again (this rank would start twice in one MPI job)
         [ "$rc" = 0 ] || echo "$me: rank $rank: nsys profile or the application exited with code $rc" >&2

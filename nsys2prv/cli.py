@@ -236,9 +236,10 @@ def wrapper_main():
       mpirun -np 8 "$(nsys2prv wrapper)" -t cuda,nvtx,mpi -- ./app args...
 
     \b
-    It gives each rank a private TMPDIR (nsys agents sharing one can hang), staggers the starts on a
-    node (NSYS2PRV_STAGGER seconds per local rank) and writes rank<N>.nsys-rep into NSYS2PRV_OUTDIR
-    (default: the current directory).  Options before "--" replace its nsys profile defaults
+    It gives each rank a private TMPDIR (nsys agents sharing one can hang), lets a few nsys start at once
+    on a node, retries a rank whose nsys failed before the application started, ends the processes it
+    started, imports a .qdstrm with QdstrmImporter and writes rank<N>.nsys-rep into NSYS2PRV_OUTDIR
+    (default: the current directory); docs/profiling.md.  Options before "--" replace its nsys profile defaults
     (-t cuda,nvtx,mpi,osrt --mpi-impl=openmpi|mpich -s none --cpuctxsw=none).
     Then: nsys2prv -m rank*.nsys-rep out/trace"""
     click.echo(str(WRAPPER))

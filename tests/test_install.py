@@ -78,3 +78,17 @@ def test_the_repository_carries_its_license_and_citation():
     assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License\n")
     cff = (ROOT / "CITATION.cff").read_text()
     assert f"\nversion: {version}\n" in cff and "\nlicense: BSD-3-Clause\n" in cff
+
+
+def test_the_readme_installs_real_extras_and_shows_a_picture_that_exists():
+    """The README's install commands name only extras that install something; its images exist; it warns
+    that `pip install nsys2prv` from PyPI is another tool."""
+    readme = (ROOT / "README.md").read_text()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    extras = dict(re.findall(r"^(\w+) = \[(.*?)\]", pyproject.split("[project.optional-dependencies]")[1]
+                             .split("\n[")[0], re.M))
+    named = {e for group in re.findall(r"pip install -e '\.\[([\w,]+)\]'", readme) for e in group.split(",")}
+    assert named and all(extras.get(e, "").strip() for e in named), (named, extras)
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", readme)
+    assert images and all((ROOT / i).is_file() for i in images)
+    assert "`pip install nsys2prv` (from PyPI) installs a **different tool of the same name**" in readme

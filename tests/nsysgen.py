@@ -798,10 +798,17 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
         t += 3_000
         b._add("SCHED_EVENTS", start=t - 2_500, cpu=it % 4, isSchedIn=1, globalTid=b.gtid(pid, main))
     api("cudaFree_v3020", 30_000)
+    for ts, tid in ((1_500_000, main), (1_600_000, osrt_tid), (t + 10_000, main)):    # not calls: dropped
+        b.osrt(pid, tid, "OS runtime libraries profiling started", ts, ts, event_class=31)
     b._add("PROFILER_OVERHEAD", start=1_000_000, end=1_900_000, globalTid=b.gtid(pid, main),
            nameId=b.sid("CUDA profiling data flush"), returnValue=0)
     return b.save()
 
 
+def clover_or_generated(real: Path, tmp_dir) -> Path:
+    """The real CloverLeaf export when it is there, else ``cloverleaf_like``'s export of its shape."""
+    return real if Path(real).exists() else cloverleaf_like(Path(tmp_dir) / "clover-generated.sqlite")
+
+
 __all__ = ["NsysBuilder", "Process", "SCHEMAS", "encode_gtid", "decode_gtid", "schema_ddl", "parse_ddl",
-           "cloverleaf_like", "CLOVER_PID"]
+           "cloverleaf_like", "clover_or_generated", "CLOVER_PID"]

@@ -87,9 +87,12 @@ def test_bad_report(base, tmp_path, make, needle):
     assert str(bad) in line
 
 
+REPORT_LIKE = b"NVIDIA Tegra Profiler Report 1.\n\0\x01\xff"     # binary, as a report: not refused as text
+
+
 def test_nsys_rep_without_nsys_says_how_to_install(tmp_path, monkeypatch):
     rep = tmp_path / "run.nsys-rep"
-    rep.write_bytes(b"not really a report")
+    rep.write_bytes(REPORT_LIKE)
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     monkeypatch.delenv("NSYS_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -102,7 +105,7 @@ def test_nsys_too_old_or_failing_export_is_one_line(tmp_path, monkeypatch):
     fake.write_text("#!/bin/sh\necho 'Importer error: report version is newer than this nsys' >&2\nexit 1\n")
     fake.chmod(0o755)
     rep = tmp_path / "run.nsys-rep"
-    rep.write_bytes(b"x")
+    rep.write_bytes(REPORT_LIKE)
     monkeypatch.setenv("PATH", str(fake.parent))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert_clean_error([rep], tmp_path / "out", str(rep), "report version is newer", "newer Nsight Systems")

@@ -128,6 +128,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
     from nsys2prv.model.align import parse_method
+    from nsys2prv.nsys.identity import check_distinct_inputs
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
 
@@ -137,6 +138,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         if len(paths) < 2:
             raise UserError("give at least one INPUT and the OUT base name (e.g. nsys2prv report.sqlite out)")
         *inputs, output = paths
+        check_distinct_inputs(inputs)
         output = Path(str(output).removesuffix(".prv"))
         cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
@@ -245,9 +247,10 @@ def wrapper_main():
       mpirun -np 8 "$(nsys2prv wrapper)" -t cuda,nvtx,mpi -- ./app args...
 
     \b
-    It gives each rank a private TMPDIR (nsys agents sharing one can hang), staggers the starts on a
-    node (NSYS2PRV_STAGGER seconds per local rank) and writes rank<N>.nsys-rep into NSYS2PRV_OUTDIR
-    (default: the current directory).  Options before "--" replace its nsys profile defaults
+    It gives each rank a private TMPDIR (nsys agents sharing one can hang), lets a few nsys start at once
+    on a node, retries a rank whose nsys failed before the application started, ends the processes it
+    started, imports a .qdstrm with QdstrmImporter and writes rank<N>.nsys-rep into NSYS2PRV_OUTDIR
+    (default: the current directory); docs/profiling.md.  Options before "--" replace its nsys profile defaults
     (-t cuda,nvtx,mpi,osrt --mpi-impl=openmpi|mpich -s none --cpuctxsw=none).
     Then: nsys2prv -m rank*.nsys-rep out/trace"""
     click.echo(str(WRAPPER))

@@ -726,4 +726,89 @@ class NsysBuilder:
         return self.path
 
 
-__all__ = ["NsysBuilder", "Process", "SCHEMAS", "encode_gtid", "decode_gtid", "schema_ddl", "parse_ddl"]
+CLOVER_PID = 1701896
+CLOVER_KERNELS = ("ideal_gas_kernel", "viscosity_kernel", "PdV_kernel", "accelerate_kernel", "flux_calc_kernel",
+                  "advec_cell_kernel", "advec_mom_kernel", "reset_field_kernel", "update_halo_kernel",
+                  "field_summary_kernel")
+
+
+def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
+    """A one-rank CUDA export shaped like the real CloverLeaf export the CloverLeaf tests read when it is
+    there (schema 3.13.2, nsys 2024.5, host nid008553, process ``cuda-cloverleaf`` 1701896, device 0's
+    null stream 7): device buffers allocated and filled (cudaMalloc, cudaMemcpy HtoD), then per iteration
+    the ten kernels of a hydro step launched with cudaLaunchKernel, a halo exchange through the host
+    (cudaMemcpy DtoH and HtoD) and a device-to-device copy every other iteration, a field summary copied
+    back every fourth, cudaDeviceSynchronize at its end; OS runtime calls, scheduling events, CUDA
+    synchronisation records and profiler overhead as the real export has (not translated).  Durations
+    from a seeded generator: the same file every time."""
+    rng = random.Random(seed)
+    pid, main, osrt_tid = CLOVER_PID, CLOVER_PID, CLOVER_PID + 5
+    b = NsysBuilder(path, schema="3.13.2", host="nid008553", session_start_ns=1_727_000_000_000_000_000,
+                    env={"SLURM_PROCID": "0", "SLURM_JOB_ID": "4242"})
+    b.process(pid, "cuda-cloverleaf")
+    b.thread_name(pid, main, "cuda-cloverleaf")
+    b.thread_name(pid, osrt_tid, "cuda-EvtHandlr")
+    corr = iter(range(1, 1 << 30))
+    t, gpu = 2_000_000, 0                               # host cursor, the GPU's next free time
+
+    def api(name, dur):
+        nonlocal t
+        c = next(corr)
+        b.cuda_api(pid, main, name, t, t + dur, c)
+        t += dur + rng.randrange(500, 2_000)
+        return c
+
+    def copy(kind, nbytes):
+        nonlocal t, gpu
+        c = next(corr)
+        start = max(gpu, t + 3_000)
+        end = start + 1_000 + nbytes // 5_000
+        b.memcpy(pid, 0, 7, start, end, c, nbytes, copy_kind=kind, src_kind={1: 0, 2: 2, 8: 2}[kind],
+                 dst_kind={1: 2, 2: 0, 8: 2}[kind])
+        b.cuda_api(pid, main, "cudaMemcpy_v3020", t, end + 2_000, c)
+        gpu, t = end, end + 3_000
+
+    for _ in range(8):
+        api("cudaMalloc_v3020", rng.randrange(20_000, 90_000))
+    for _ in range(8):
+        copy(1, 960 * 960 * 8)
+    for it in range(iterations):
+        for name in CLOVER_KERNELS:
+            c = next(corr)
+            b.cuda_api(pid, main, "cudaLaunchKernel_v7000", t, t + 4_000, c)
+            start = max(gpu, t + 3_500)
+            gpu = start + rng.randrange(15_000, 250_000)
+            b.kernel(pid, 0, 7, start, gpu, c, name, demangled=f"{name}(int, int, double*, double*)",
+                     grid=(960, 1, 1), block=(128, 1, 1), registers=40)
+            t += 4_000 + rng.randrange(500, 3_000)
+        copy(2, 960 * 8 * 2)
+        copy(1, 960 * 8 * 2)
+        if it % 2:
+            copy(8, 960 * 960)
+        if it % 4 == 3:
+            copy(2, 8 * 64)
+        c = next(corr)
+        end = max(gpu, t) + 2_000
+        b.cuda_api(pid, main, "cudaDeviceSynchronize_v3020", t, end, c)
+        b._add("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", start=t + 1_000, end=end - 500, deviceId=0, contextId=1,
+               streamId=7, correlationId=c, globalPid=b.gpid(pid), syncType=3, eventId=0)
+        t = end + rng.randrange(5_000, 40_000)
+        b.osrt(pid, osrt_tid, "poll", t - 4_000, t - 1_000)
+        b.osrt(pid, main, "ioctl", t, t + 2_000)
+        t += 3_000
+        b._add("SCHED_EVENTS", start=t - 2_500, cpu=it % 4, isSchedIn=1, globalTid=b.gtid(pid, main))
+    api("cudaFree_v3020", 30_000)
+    for ts, tid in ((1_500_000, main), (1_600_000, osrt_tid), (t + 10_000, main)):    # not calls: dropped
+        b.osrt(pid, tid, "OS runtime libraries profiling started", ts, ts, event_class=31)
+    b._add("PROFILER_OVERHEAD", start=1_000_000, end=1_900_000, globalTid=b.gtid(pid, main),
+           nameId=b.sid("CUDA profiling data flush"), returnValue=0)
+    return b.save()
+
+
+def clover_or_generated(real: Path, tmp_dir) -> Path:
+    """The real CloverLeaf export when it is there, else ``cloverleaf_like``'s export of its shape."""
+    return real if Path(real).exists() else cloverleaf_like(Path(tmp_dir) / "clover-generated.sqlite")
+
+
+__all__ = ["NsysBuilder", "Process", "SCHEMAS", "encode_gtid", "decode_gtid", "schema_ddl", "parse_ddl",
+           "cloverleaf_like", "clover_or_generated", "CLOVER_PID"]

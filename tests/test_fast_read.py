@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CLOVERLEAF, MPI4, need
-from nsysgen import SCHEMAS
+from conftest import CLOVERLEAF, MPI4
+from nsysgen import SCHEMAS, clover_or_generated, cloverleaf_like
 from test_schema_versions import build_rank
 
 from nsys2prv.kinds import KINDS
@@ -56,6 +56,7 @@ def assert_same(path: Path, monkeypatch) -> None:
 def _reports(tmp: Path) -> list[Path]:
     out = [build_rank(tmp / f"s{i}.sqlite", s, i % 2) for i, s in enumerate(SCHEMAS)]
     out += sorted(MPI4.glob("rank*.sqlite"))
+    out.append(cloverleaf_like(tmp / "clover-generated.sqlite"))
     if CLOVERLEAF.exists():
         out.append(CLOVERLEAF)
     return out
@@ -83,7 +84,7 @@ MUTATIONS = [
 
 @pytest.mark.parametrize("sql", MUTATIONS)
 def test_same_tables_on_odd_columns(tmp_path, monkeypatch, sql):
-    src = need(CLOVERLEAF)
+    src = clover_or_generated(CLOVERLEAF, tmp_path)
     db = tmp_path / "m.sqlite"
     shutil.copyfile(src, db)
     with sqlite3.connect(db) as con:

@@ -4,6 +4,7 @@ compiled kernels are cached in the user's cache directory, never inside the inst
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,8 +41,15 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     from any directory (a stale ``site-packages/nsys2prv`` must not shadow the editable install), and
     the installed profiling wrapper is executable."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py, exe = env_dir / "bin" / "python", env_dir / "bin" / "nsys2prv"
+    # the dependencies: those of the interpreter running the tests (a venv's or the system's), as plain
+    # path entries after the new venv's own site-packages (their .pth files, e.g. an editable nsys2prv
+    # of the outer environment, are not processed)
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    (Path(purelib) / "outer-deps.pth").write_text("".join(f"{p}\n" for p in outer))
     src = tmp_path / "src"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "out"))
     env = _env(tmp_path / "cache")
@@ -61,3 +69,26 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "again")], cwd=elsewhere)
     assert res.returncode == 0, res.stderr
 
+
+
+def test_the_repository_carries_its_license_and_citation():
+    """pyproject's BSD-3-Clause as a LICENSE file, and a CITATION.cff of the version being released."""
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert 'license = { text = "BSD-3-Clause" }' in (ROOT / "pyproject.toml").read_text()
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License\n")
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert f"\nversion: {version}\n" in cff and "\nlicense: BSD-3-Clause\n" in cff
+
+
+def test_the_readme_installs_real_extras_and_shows_a_picture_that_exists():
+    """The README's install commands name only extras that install something; its images exist; it warns
+    that `pip install nsys2prv` from PyPI is another tool."""
+    readme = (ROOT / "README.md").read_text()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    extras = dict(re.findall(r"^(\w+) = \[(.*?)\]", pyproject.split("[project.optional-dependencies]")[1]
+                             .split("\n[")[0], re.M))
+    named = {e for group in re.findall(r"pip install -e '\.\[([\w,]+)\]'", readme) for e in group.split(",")}
+    assert named and all(extras.get(e, "").strip() for e in named), (named, extras)
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", readme)
+    assert images and all((ROOT / i).is_file() for i in images)
+    assert "`pip install nsys2prv` (from PyPI) installs a **different tool of the same name**" in readme

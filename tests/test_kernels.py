@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CLOVERLEAF, MPI4, ROOT, convert, need
+from conftest import CLOVERLEAF, MPI4, ROOT, convert
+from nsysgen import clover_or_generated
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
@@ -117,7 +118,7 @@ def test_a_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, t
 
 
 def test_a_gpu_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, tmp_path):
-    src = need(CLOVERLEAF)
+    src = clover_or_generated(CLOVERLEAF, tmp_path)
     outs = []
     for mode in ("python", "compiled"):
         monkeypatch.setenv("NSYS2PRV_KERNELS", mode)

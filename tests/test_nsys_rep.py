@@ -8,6 +8,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, convert_valid
@@ -67,3 +69,29 @@ def test_export_cache_is_reused_and_forced(reports, tmp_path):
     convert_valid(["-t", "mpi", "--cache-dir", cache, "--force-sqlite", reports[0]], tmp_path / "c")
     assert export.stat().st_mtime_ns > stamp                        # re-exported
     assert (tmp_path / "a.prv").read_bytes() == (tmp_path / "c.prv").read_bytes()
+
+
+def test_the_shipped_wrapper_delivers_reports_and_leaves_nothing(reports, tmp_path):
+    """README's profiling command on 4 ranks: four .nsys-rep (the .qdstrm imported where nsys cannot find
+    its importer), no process of the wrapper left, and the design card's conversion of them."""
+    wrapper = subprocess.run([sys.executable, "-m", "nsys2prv", "wrapper"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "NSYS2PRV_OUTDIR": str(tmp_path / "run")}
+    res = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", wrapper,
+                          str(reports[0].parent / "app")], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [f"rank{r}.nsys-rep" for r in range(4)]
+    left = [e for e in Path("/proc").glob("[0-9]*/environ") if _has(e, f"TMPDIR={tmp}/nsys-rank".encode())]
+    assert left == [] and not list(tmp.glob("nsys-rank*"))
+    trace, summary = convert_valid(["-t", "nvtx,cuda_api_trace,gpu_metrics", "--cache-dir", tmp_path / "cache", "-m",
+                                    *sorted((tmp_path / "run").glob("rank*.nsys-rep"))], tmp_path / "out")
+    assert trace.header.n_tasks == 4 and summary["categories"]["nvtx"]["translated_rows"] == 4 * 14
+
+
+def _has(environ: Path, marker: bytes) -> bool:
+    try:
+        return any(v.startswith(marker) for v in environ.read_bytes().split(b"\0"))
+    except OSError:
+        return False

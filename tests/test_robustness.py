@@ -9,10 +9,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import CLOVERLEAF, convert, convert_valid, need
+from conftest import CLOVERLEAF, convert, convert_valid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nsysgen import NsysBuilder
+from nsysgen import NsysBuilder, clover_or_generated
 from paraver_validator import validate_trace
 from test_schema_versions import build_rank
 
@@ -87,9 +87,12 @@ def test_bad_report(base, tmp_path, make, needle):
     assert str(bad) in line
 
 
+REPORT_LIKE = b"NVIDIA Tegra Profiler Report 1.\n\0\x01\xff"     # binary, as a report: not refused as text
+
+
 def test_nsys_rep_without_nsys_says_how_to_install(tmp_path, monkeypatch):
     rep = tmp_path / "run.nsys-rep"
-    rep.write_bytes(b"not really a report")
+    rep.write_bytes(REPORT_LIKE)
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     monkeypatch.delenv("NSYS_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -102,7 +105,7 @@ def test_nsys_too_old_or_failing_export_is_one_line(tmp_path, monkeypatch):
     fake.write_text("#!/bin/sh\necho 'Importer error: report version is newer than this nsys' >&2\nexit 1\n")
     fake.chmod(0o755)
     rep = tmp_path / "run.nsys-rep"
-    rep.write_bytes(b"x")
+    rep.write_bytes(REPORT_LIKE)
     monkeypatch.setenv("PATH", str(fake.parent))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert_clean_error([rep], tmp_path / "out", str(rep), "report version is newer", "newer Nsight Systems")
@@ -170,7 +173,7 @@ def test_conservation_balances(base, tmp_path):
 
 
 def test_conservation_balances_on_cloverleaf(tmp_path):
-    _, summary = convert_valid(["-t", "cuda_api,osrt", need(CLOVERLEAF)], tmp_path / "t")
+    _, summary = convert_valid(["-t", "cuda_api,osrt", clover_or_generated(CLOVERLEAF, tmp_path)], tmp_path / "t")
     for kind, c in summary["categories"].items():
         assert c["source_rows"] == c["translated_rows"] + sum(c["dropped"].values()), kind
     assert summary["categories"]["osrt"]["dropped"] == {"profiling started/finished markers (not calls)": 3}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLOVERLEAF, ROOT, need
-from nsysgen import NsysBuilder
+from conftest import CLOVERLEAF, ROOT
+from nsysgen import NsysBuilder, clover_or_generated
 from paraver_validator import validate_trace
 from trace_tools import intervals
 
@@ -217,7 +217,7 @@ def test_only_os_runtime_calls_says_which_flag_would_translate_them(tmp_path):
 
 
 def test_every_table_of_the_real_cloverleaf_export(tmp_path):
-    src = need(CLOVERLEAF)
+    src = clover_or_generated(CLOVERLEAF, tmp_path)
     _, s = convert(src, tmp_path / "t")
     assert_every_table_accounted(s, [src])
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLOVERLEAF, MPI4, need, validate_trace
+from conftest import CLOVERLEAF, MPI4, validate_trace
+from nsysgen import clover_or_generated, cloverleaf_like
 from test_gpu_depth import build as build_full
 from test_rank_scaling import build_rank as gpu_rank
 from test_schema_versions import build_rank
@@ -54,6 +55,7 @@ def cases(tmp_path_factory):
            ("everything", ["-t", "all,osrt", full])]
     if MPI4.exists():
         out.append(("mpi4", ["-t", "all,osrt", "-m", *sorted(MPI4.glob("rank*.sqlite"))]))
+    out.append(("cloverleaf-generated", ["-t", "all,osrt", cloverleaf_like(d / "clover-generated.sqlite")]))
     if CLOVERLEAF.exists():
         out.append(("cloverleaf", ["-t", "all,osrt", CLOVERLEAF]))
     return out
@@ -222,7 +224,7 @@ def _scramble_keeping_identity(path: Path) -> None:
 
 
 def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(tmp_path):
-    src = need(CLOVERLEAF)
+    src = clover_or_generated(CLOVERLEAF, tmp_path)
     inp = tmp_path / "in" / "clover.sqlite"
     inp.parent.mkdir()
     shutil.copy2(src, inp)
@@ -273,7 +275,7 @@ def test_tables_without_rows_are_cached_in_one_small_file(tmp_path):
 
 
 def test_categories_added_later_are_read_and_cached(tmp_path):
-    src = need(CLOVERLEAF)
+    src = clover_or_generated(CLOVERLEAF, tmp_path)
     inp = tmp_path / "clover.sqlite"
     shutil.copy2(src, inp)
     cache = tmp_path / "cache"

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CLOVERLEAF, MPI4, ROOT, convert_valid, need
-from nsysgen import NsysBuilder
+from conftest import CLOVERLEAF, MPI4, ROOT, convert_valid
+from nsysgen import NsysBuilder, clover_or_generated
 from test_rank_scaling import build_rank
 from view_eval import Evaluator
 
@@ -74,16 +74,19 @@ def check(base: Path, trace) -> dict:
     return want
 
 
+GENERATED = (1_653_598, 15_191_233, 14_712_275, 53_968, 14_766_243, 2_078_588)      # nsysgen.cloverleaf_like
+
+
 def test_views_reproduce_pop_json_on_the_cloverleaf_export(tmp_path):
-    trace, _ = convert_valid([need(CLOVERLEAF)], tmp_path / "clover")
+    trace, _ = convert_valid([clover_or_generated(CLOVERLEAF, tmp_path)], tmp_path / "clover")
     want = check(tmp_path / "clover", trace)
-    # the measured values, so that a view giving nothing cannot pass
-    assert want["useful_time_ns"] == {"Rank 0": 464_605_401}
-    assert want["offload_time_ns"] == {"Rank 0": 571_656_984}
-    assert want["device useful_time_ns"] == {"Rank 0": 294_404_540}
-    assert want["device data_movement_time_ns"] == {"Rank 0": 9_390_923}
-    assert want["device active_time_ns"] == {"Rank 0": 303_795_463}
-    assert want["device idle"] == {"Rank 0": 732_466_922}
+    # the measured values, so that a view giving nothing cannot pass (the real export's, else the generated's)
+    measured = {True: (464_605_401, 571_656_984, 294_404_540, 9_390_923, 303_795_463, 732_466_922),
+                False: GENERATED}[CLOVERLEAF.exists()]
+    keys = ("useful_time_ns", "offload_time_ns", "device useful_time_ns", "device data_movement_time_ns",
+            "device active_time_ns", "device idle")
+    assert {k: want[k] for k in keys} == {k: {"Rank 0": v} for k, v in zip(keys, measured)}, \
+        [want[k]["Rank 0"] for k in keys]
 
 
 def test_views_reproduce_pop_json_on_real_mpi_ranks(tmp_path):

@@ -1,9 +1,11 @@
-"""Turn inputs into SQLite exports: ``.sqlite`` as is, ``.nsys-rep`` through ``nsys export``.
+"""Turn inputs into SQLite exports: ``.sqlite`` as is, ``.nsys-rep`` through ``nsys export``, ``.qdstrm``
+(what ``nsys profile`` leaves when it cannot find its importer) through ``QdstrmImporter`` first.
 
 The user's files are never modified: an up-to-date ``REPORT.sqlite`` beside the
 report is reused read-only; otherwise the export goes to a cache directory
 (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``) under a name derived from the
-report's path, size and mtime, and is reused while it is newer than the report.
+report's path, size and mtime, and is reused while it is newer than the report.  A ``.qdstrm`` is
+copied into the cache and the copy imported (the importer rewrites its input), once.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.paths import user_cache_dir
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+QDSTRM_SUFFIX = ".qdstrm"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+IMPORTER = "QdstrmImporter"
 INSTALL_HINT = ("install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
                 "and put 'nsys' on PATH or set NSYS_HOME to its install directory")
 
@@ -30,6 +36,36 @@ def find_nsys() -> str | None:
             if cand.is_file() and os.access(cand, os.X_OK):
                 return str(cand)
     return shutil.which("nsys")
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_importer(nsys: str | None) -> str | None:
+    """QdstrmImporter: ``NSYS2PRV_IMPORTER`` (only it), else beside every link of the ``nsys`` path
+    (``bin/../host-linux-x64``: NVIDIA's layout, Debian's ``/usr/lib/nsight-systems/bin``), in
+    ``NSYS_HOME``, in the usual install places."""
+    env = os.environ.get("NSYS2PRV_IMPORTER")
+    if env:
+        return env if _executable(Path(env)) else None
+    cands: list[Path] = []
+    if nsys:
+        p = Path(nsys)
+        for _ in range(8):
+            d = p.parent
+            cands += [d.parent / "host-linux-x64", d / "host-linux-x64", d]
+            if not p.is_symlink():
+                break
+            p = d / os.readlink(p)
+    home = os.environ.get("NSYS_HOME")
+    if home:
+        cands += [Path(home) / "host-linux-x64", Path(home)]
+    cands.append(Path("/usr/lib/nsight-systems/host-linux-x64"))
+    for root, pattern in (("/opt/nvidia/nsight-systems", "*/host-linux-x64"),
+                          ("/usr/local/cuda", "nsight-systems*/host-linux-x64")):
+        cands += sorted(Path(root).glob(pattern), reverse=True)       # the newest version first
+    return next((str(d / IMPORTER) for d in cands if _executable(d / IMPORTER)), None)
 
 
 def default_cache_dir() -> Path:
@@ -54,11 +90,71 @@ def _supports_tables(nsys: str) -> bool:
     return "--tables" in help_text
 
 
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096)
+    except OSError as exc:
+        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
+
+
+def _is_text(head: bytes) -> bool:
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def import_qdstrm(qdstrm: Path, cache_dir: Path | None = None, force: bool = False) -> Path:
+    """The ``.nsys-rep`` of ``qdstrm``, imported into the cache with QdstrmImporter when needed."""
+    cache_dir = cache_dir or default_cache_dir()
+    target = cached_export_path(qdstrm, cache_dir).with_suffix(".nsys-rep")
+    if not force and _fresh(target, qdstrm):
+        return target
+    by_hand = f"{IMPORTER} -i {qdstrm} -o {qdstrm.with_suffix('.nsys-rep')}"
+    importer = find_importer(find_nsys())
+    if importer is None:
+        raise UserError(f"a .qdstrm must be imported into a .nsys-rep first and {IMPORTER} was not found (it is in "
+                        f"the host-linux-x64 directory of Nsight Systems; set NSYS2PRV_IMPORTER or NSYS_HOME), "
+                        f"or import it yourself: {by_hand}", str(qdstrm))
+    if _is_text(_head(qdstrm)):
+        raise UserError("not a .qdstrm written by 'nsys profile': a text file", str(qdstrm))
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".import-", dir=cache_dir))
+    except OSError as exc:
+        raise UserError(f"cannot create the export cache directory ({exc.strerror})", str(cache_dir)) from None
+    try:
+        copy, out = work / f"in{QDSTRM_SUFFIX}", work / "out.nsys-rep"
+        shutil.copyfile(qdstrm, copy)                 # the importer rewrites its input: never the user's
+        proc = subprocess.run([importer, "-i", str(copy), "-o", str(out), "-f"], cwd=work, capture_output=True,
+                              text=True)
+        if proc.returncode != 0 or not out.is_file():
+            err = (proc.stderr or proc.stdout or "").strip().splitlines()
+            raise UserError(f"importing failed ({err[-1] if err else f'exit code {proc.returncode}'}): "
+                            f"{importer} -i {qdstrm}", str(qdstrm))
+        os.replace(out, target)
+    except OSError as exc:
+        raise UserError(f"cannot import into the cache ({exc.strerror})", str(cache_dir)) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
 def export_report(report: Path, cache_dir: Path | None = None, force: bool = False,
                   tables: tuple[str, ...] = ()) -> Path:
     """The SQLite export of ``report`` (an .nsys-rep), exporting it when needed."""
     if not report.exists():
         raise UserError("file not found", str(report))
+    head = _head(report)
+    if head.startswith(SQLITE_MAGIC):
+        return report                          # an export named like a report: read as it is
+    if _is_text(head):
+        raise UserError(f"not a Nsight Systems report: a text file (a {report.suffix} is the binary file "
+                        "'nsys profile' writes)", str(report))
     beside = report.with_suffix(".sqlite")
     if not force and _fresh(beside, report):
         return beside
@@ -92,7 +188,9 @@ def export_report(report: Path, cache_dir: Path | None = None, force: bool = Fal
     finally:
         if tmp.exists():
             tmp.unlink()
-    raise UserError(f"'nsys export' failed ({err}); the report may need a newer Nsight Systems "
+    if not head.startswith(b"NVIDIA"):
+        raise UserError(f"not a Nsight Systems report ('nsys export' cannot read it: {err})", str(report))
+    raise UserError(f"'nsys export' failed ({err}); the report may be damaged or need a newer Nsight Systems "
                     f"than {nsys}", str(report))
 
 
@@ -102,4 +200,6 @@ def resolve_input(path: Path, cache_dir: Path | None, force: bool, tables: tuple
         raise UserError("file not found", str(path))
     if path.suffix in REPORT_SUFFIXES:
         return export_report(path, cache_dir, force, tables)
+    if path.suffix == QDSTRM_SUFFIX:
+        return export_report(import_qdstrm(path, cache_dir, force), cache_dir, force, tables)
     return path

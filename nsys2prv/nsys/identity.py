@@ -5,13 +5,16 @@ MPI_RANKS, the NVTX thread name "MPI Rank N", the captured environment
 (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), else None (report order later).
 The environment is META_DATA_CAPTURE's (2023+ exports), else TARGET_INFO_SYSTEM_ENV
 ``DeviceEnvironment`` (2022.x exports); empty values (scrubbed) are ignored.  The job id
-(SLURM_JOB_ID, PMI_JOBID, ...) comes from the same environment.
+(SLURM_JOB_ID, PMI_JOBID, ...) comes from the same environment, and so does what nsys2prv's profiling
+wrapper recorded (NSYS2PRV_DELAY_S: seconds from its start to its nsys's, NSYS2PRV_ATTEMPT).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +39,8 @@ class Identity:
     rank_source: dict[int, str] = field(default_factory=dict)       # pid -> how the rank was found
     env_rank: int | None = None
     job_id: str | None = None
+    wrapper_delay_s: float | None = None    # nsys2prv's wrapper started nsys this late (waited, retried)
+    wrapper_attempt: int | None = None
 
 
 def identify(report: Report) -> Identity:
@@ -81,6 +86,11 @@ def identify(report: Report) -> Identity:
         if env.get(var):
             ident.job_id = f"{var}={env[var]}"
             break
+    try:
+        ident.wrapper_delay_s = float(env["NSYS2PRV_DELAY_S"]) if "NSYS2PRV_DELAY_S" in env else None
+        ident.wrapper_attempt = int(env["NSYS2PRV_ATTEMPT"]) if "NSYS2PRV_ATTEMPT" in env else None
+    except ValueError:
+        pass
     return ident
 
 
@@ -97,3 +107,19 @@ def check_same_job(identities: list[Identity], sources: list[str], force: bool) 
     if not force:
         raise UserError(msg + "; use --force to merge anyway")
     return [msg + " (merged because of --force)"]
+
+
+def check_distinct_inputs(paths: list[Path]) -> None:
+    """Refuse one file given twice (under one name or two): it is one report, not two ranks."""
+    seen: dict[tuple[int, int], Path] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue                                   # the reader says what is wrong with it
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            also = "" if os.path.normpath(first) == os.path.normpath(p) else f" (also as {first})"
+            raise UserError(f"this file is given twice{also}: give each report once", str(p))
+        seen[key] = Path(p)

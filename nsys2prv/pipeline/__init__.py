@@ -79,12 +79,12 @@ def no_events_message(infos: list, kinds: tuple[str, ...]) -> str:
     return f"no events for the chosen categories; the reports hold {held}"
 
 
-def _nvtx_window(name: str, windows: list, clocks: list) -> tuple[int, int]:
+def _nvtx_window(name: str, windows: list, clocks: list, nvtx_on: bool = False) -> tuple[int, int]:
     """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
     hits = [(c.apply_one(w[0]), c.apply_one(w[1])) for w, c in zip(windows, clocks) if w is not None]
     if not hits:
-        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report "
-                        "(is NVTX translated? it needs -t nvtx)")
+        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report"
+                        + ("" if nvtx_on else " (is NVTX translated? it needs -t nvtx)"))
     return min(h[0] for h in hits), max(h[1] for h in hits)
 
 
@@ -208,7 +208,8 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
     clips = [None] * len(infos)
     if cfg.filter_nvtx:
-        lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks)
+        lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks,
+                              any(c.startswith("nvtx") for c in cfg.categories))
         clips = [(c.local(lo), c.local(hi)) for c in clocks]
         messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]

@@ -4,6 +4,7 @@ and the short text printed at the end of a conversion."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # data that could not be read (``--strict``: exit 4)
     pop_text: str = ""            # the printed POP table (the numbers are in OUT.pop.json)
+    cache: dict | None = None     # where the exports of .nsys-rep inputs are cached, and how big
 
     def write_json(self, path: Path) -> None:
         """OUT.summary.json, streamed to the file (megabytes at a thousand ranks: never one string)."""
@@ -69,8 +71,51 @@ def build_summary(cfg, reports, model, out: Translation, stats, alignment, clock
         categories=cats, tables=tables, untranslated=untranslated,
         alignment=alignment.to_dict(),
         notes=([_task_note(model, reports)] + _host_notes(reports) + _gpu_row_notes(model)
-               + _empty_categories(cfg.categories, cats)),
-        warnings=_warnings(cats, reports))
+               + _empty_categories(cfg.categories, cats) + _wrapper_notes(model, reports)
+               + _cache_notes(cache := _cache(reports))),
+        warnings=_warnings(cats, reports), cache=cache)
+
+
+def _wrapper_notes(model, reports, late_s: float = 0.1) -> list[str]:
+    """Ranks whose nsys the profiling wrapper started late (waiting for its turn, retried): said, so that
+    a late start in the POP advice is known to be the wrapper's, not the program's."""
+    late = []
+    for t in model.tasks:
+        ident = reports[t.report].identity
+        delay, attempt = getattr(ident, "wrapper_delay_s", None), getattr(ident, "wrapper_attempt", None)
+        if (delay is not None and delay >= late_s) or (attempt or 1) > 1:
+            late.append(f"{t.label} {delay or 0:.3f} s" + (f" (attempt {attempt})" if (attempt or 1) > 1 else ""))
+    if not late:
+        return []
+    return ["nsys2prv's profiling wrapper started nsys late for " + ", ".join(late) + " (NSYS2PRV_DELAY_S in the "
+            "report: waiting for its turn to start nsys on the node, or retried): a late start of these ranks is "
+            "the wrapper's, not the program's"]
+
+
+def _cache(reports) -> dict | None:
+    """The directory holding the exports of .nsys-rep inputs (not beside them), with its size."""
+    exports = [Path(r.path) for r in reports
+               if Path(r.path) != Path(r.source) and Path(r.path) != Path(r.source).with_suffix(".sqlite")]
+    if not exports:
+        return None
+    root = exports[0].parent
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):               # never follows links
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            except OSError:
+                pass
+    size = sum(p.lstat().st_size for p in exports if p.exists())
+    return {"dir": str(root), "exports": len(exports), "export_bytes": size, "total_bytes": total}
+
+
+def _cache_notes(cache: dict | None) -> list[str]:
+    if cache is None:
+        return []
+    return [f"{cache['exports']} report(s) exported to the cache {cache['dir']} ({cache['export_bytes'] / 1e6:.1f} MB;"
+            f" the cache holds {cache['total_bytes'] / 1e6:.1f} MB in all: --cache-dir DIR puts it elsewhere, "
+            "deleting it is safe, it is rebuilt)"]
 
 
 def _empty_categories(chosen, cats: dict) -> list[str]:

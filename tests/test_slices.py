@@ -167,3 +167,14 @@ def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, mo
     b = cache.table("cuda_api")
     assert len(a) == len(b) and (a["start"].to_numpy() == b["start"].to_numpy()).all()
     assert (a["name"].astype(str).to_numpy() == b["name"].astype(str).to_numpy()).all()
+
+
+def test_stage_a_reads_and_visits_each_kind_once(tmp_path):
+    """MPI is both a POP kind and an alignment kind of ``-t nvtx`` on a multi-rank run: stage A reads
+    and reduces it once (twice doubled the alignment's sync points: 14 instead of 7)."""
+    ranks = sorted((Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
+    convert(Config(inputs=ranks, output=tmp_path / "o", merge=True, show_progress=False, jobs=1,
+                   categories=parse_categories("nvtx"), cache_dir=tmp_path / "c"), log=lambda *a, **k: None)
+    sync = json.loads(Path(f"{tmp_path / 'o'}.sync.json").read_text())
+    assert sync["constraining_points"] == 7
+    assert all(r.get("sync_points", 5) == 5 for r in sync["reports"])

@@ -493,15 +493,16 @@ def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
 
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     extra = tuple(k for k in src.align_kinds if k not in src.kinds)
+    kinds = tuple(dict.fromkeys(default_kinds(src) + extra))       # (each kind read and visited once)
     facts = _Facts(src, filter_nvtx)
     try:
-        info, got = read_each(src, default_kinds(src) + extra, facts)
+        info, got = read_each(src, kinds, facts)
     except CACHE_DAMAGE as exc:         # a damaged cache entry: discarded and read again from the report
         sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
                                src.force_sqlite, needed_export_tables())
         TableCache(Path(src.cache_root), sqlite).discard()
         facts = _Facts(src, filter_nvtx)
-        info, got = read_each(src, default_kinds(src) + extra, facts)
+        info, got = read_each(src, kinds, facts)
         info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
                                  f"{exc}); discarded and rebuilt from the report"]
     tallies = {k: tally for k, tally in got.items() if k in src.kinds and (k in facts.present or tally)}

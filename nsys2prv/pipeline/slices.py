@@ -11,9 +11,10 @@ doubled.  Three kinds of jobs do it:
   its launch call in the CUDA API table (``launch_links``' first match).  Reads a few columns.
 - ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
   links, each activity's launch call and the NVTX ranges around those calls; the translators and
-  links as for a whole report, its POP partial (unreduced: ``metrics.pop.merge_partials`` joins
-  the slices), an events chunk, and the state intervals of the slice's rows and of the rows
-  still running at its start (``.states.npy``), to paint.
+  links as for a whole report; its POP partial (the POP time inside the slice, its rows' and those
+  still running at its start, reduced there: the slices' times add up; with --region/--iterations,
+  its rows' intervals, joined by ``metrics.pop.merge_partials``); an events chunk, and the state
+  intervals of the slice's rows and of the rows running at its start (``.states.npy``), to paint.
 - ``paint_report`` (one per report, after every slice): the state timeline painted slice after
   slice with the lanes' first and last event over the whole report; a segment still open at a
   border is carried into the next slice and written where it ends, so the segments are exactly
@@ -52,7 +53,6 @@ from nsys2prv.translate.cuda import LINKS as LAUNCH_LINKS
 from nsys2prv.translate.cuda import first_match
 from nsys2prv.translate.records import StateIntervals, Translation
 
-SLICE_ROWS = 400_000        # rows of a slice (a report is sliced from twice that)
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)     # GPU activities launched by a call
 
@@ -94,7 +94,7 @@ class SliceResult:
     index: int
     k: int
     counts: dict
-    pop: object                         # metrics.pop.PopPartial of the slice's rows (unreduced)
+    pop: object                         # metrics.pop.PopPartial of the slice (_window_partial)
     chunk: ChunkMeta
     states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
     first: np.ndarray                   # per lane of the report: first and last event time

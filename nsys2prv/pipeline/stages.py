@@ -18,6 +18,7 @@ The global stage B (model, alignment, value numbering, END time) and the merge (
 from __future__ import annotations
 
 import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,14 +84,32 @@ class ReportInfo:
         return K.table_fates(self.table_counts, self.nvtx_classes, kinds)
 
 
-def report_info(report) -> ReportInfo:
+def report_info(report, lifetimes: bool = True) -> ReportInfo:
+    """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
     nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
     return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
                       report.session_start_ns, report.time_normalized, report.time_shift_ns,
                       capture_warnings(report) + _string_warnings(report), counts, identify(report),
-                      device_map(report), report.source, report.index, process_lifetimes(report), nvtx_classes,
+                      device_map(report), report.source, report.index,
+                      process_lifetimes(report) if lifetimes else None, nvtx_classes,
                       list(report.notes), report.host_known)
+
+
+def _lifetimes_beside(sqlite: Path, src: Source) -> Future:
+    """``process_lifetimes`` on a connection of its own in a thread: SQLite's aggregation over every
+    table (a full scan of each) runs while this thread reads the tables (both release the GIL)."""
+    def run():
+        report = Report(sqlite, src.index, source=str(src.input))
+        try:
+            return process_lifetimes(report)
+        finally:
+            report.close()
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(run)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def name_unknown_hosts(infos: list[ReportInfo]) -> None:
@@ -327,13 +346,14 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     missing = [k for k in kinds if not cache.has(k)]
     report = None
     results: dict = {}
+    lifetimes = None
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.input))
+            if info is None or info.lifetimes is None:      # (also: metadata cached before lifetimes existed)
+                lifetimes = _lifetimes_beside(sqlite, src)
             if info is None:
-                info = report_info(report)
-            elif info.lifetimes is None:            # metadata cached before lifetimes existed
-                info.lifetimes = process_lifetimes(report)
+                info = report_info(report, lifetimes=False)
         for k in kinds:
             ranges = _batches(report, k) if k in missing else None
             if ranges:
@@ -359,6 +379,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             seen.update(tables)
             res = count_unreadable(report, tables, results[k])
             tallies[k] = fresh[k] = None if res is None else _tally(res)
+        if lifetimes is not None:
+            info.lifetimes = lifetimes.result()
         if report is not None:
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
             cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None})

@@ -829,8 +829,8 @@ STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"      # its column, and --
 STEADY_DEFINITION = (f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
                      "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
                      "MPI program); offered (the first advice item) when start-up and shutdown outside it take "
-                     f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column stays the whole "
-                     "run")
+                     f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column "
+                     "stays the whole run")
 
 
 def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:

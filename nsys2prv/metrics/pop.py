@@ -850,13 +850,9 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         result["iterations"] = {"name": iterations, "warmup": warmup, "count": int(len(lo)),
                                 "table": [{"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
                                           for i, (a, b, m) in enumerate(zip(lo, hi, per))]}
-    offer = None
-    if not (region or iterations):
-        steady = steady_state(inp, result)
-        if steady is not None and _reduced(inp):        # offered: the workers measured the whole run only
-            offer = steady
-        elif steady is not None:                        # printed by default
-            result["regions"].append(steady)
+    # offered, not printed: a plain conversion's workers measure the whole run only (and the result must
+    # not depend on whether they reduced their intervals)
+    offer = None if region or iterations else steady_state(inp, result)
     result["definitions"] = definitions(inp.nccl_as, region, iterations, warmup)
     if any(r["kind"] == "steady" for r in result["regions"]) or offer is not None:
         result["definitions"]["steady_state"] = STEADY_DEFINITION
@@ -875,24 +871,21 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
     return result
 
 
-def _reduced(inp: PopInputs) -> bool:
-    """The workers reduced the intervals to the whole run's durations: no other window can be measured."""
-    return inp.dev_pre is not None or inp.host_pre is not None
 
 
 STEADY_OFFERED = 0.10      # start-up + shutdown beyond this part of T: the steady-state column is offered
 STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"      # its column, and --region NAME asking for it
 STEADY_DEFINITION = (f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
                      "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
-                     "MPI program); offered (advice) or printed when start-up and shutdown outside it take more than "
-                     f"{STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column stays the whole "
-                     "run")
+                     "MPI program); offered (the first advice item) when start-up and shutdown outside it take "
+                     f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column "
+                     "stays the whole run")
 
 
 def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:
     """The steady-state column (MPI_Init's end to MPI_Finalize's start) when start-up or shutdown --
     a late rank, a slow MPI_Init -- take more than STEADY_OFFERED of T (``always``: asked for), with
-    the reason; else None.  Measured only when the inputs are not reduced (else: its window and reason)."""
+    the reason; else None.  Measured only when asked for (else: its window and reason, for the offer)."""
     if inp.steady is None:
         return None
     lo, hi = max(inp.steady[0], inp.t0), min(inp.steady[1], inp.t1)
@@ -913,7 +906,7 @@ def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | N
                        "slow start), and the others waited for it in MPI_Init")
     out = {"name": STEADY_NAME, "kind": "steady", "occurrences": 1, "windows_ns": [[int(lo), int(hi)]],
            "definition": STEADY_DEFINITION, "reason": reason}
-    return out if _reduced(inp) else {**out, **evaluate(inp, [lo], [hi])[0]}
+    return {**out, **evaluate(inp, [lo], [hi])[0]} if always else out
 
 
 def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:

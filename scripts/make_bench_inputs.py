@@ -15,8 +15,13 @@ REPEAT may be fractional (3.75 = three copies plus the first 75% of the activity
 --rows N instead picks the REPEAT that gives about N source rows over all ranks, so that
 runs with different rank counts have the same total size.
 
+--sizes makes the report-size series of BENCHMARKS.md in OUTDIR: one report of 0.6M, 2.5M, 10M and 20M
+rows (OUTDIR/r0.6m ... OUTDIR/r20m) and the 10M and 20M rows spread over 8 reports (OUTDIR/e10m, e20m).
+
 Usage: make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 8 --repeat 10
        make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 32 --rows 745000
+       make_bench_inputs.py SOURCE.sqlite OUTDIR --ranks 1 --rows 20M
+       make_bench_inputs.py SOURCE.sqlite OUTDIR --sizes
 """
 
 from __future__ import annotations
@@ -114,15 +119,33 @@ def main() -> None:
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--repeat", type=float, default=10)
-    ap.add_argument("--rows", type=int, help="total source rows wanted (sets --repeat)")
+    ap.add_argument("--rows", type=rows_arg, help="total source rows wanted (sets --repeat); 2.5M, 20M accepted")
+    ap.add_argument("--sizes", action="store_true", help="the report-size series (see above)")
     args = ap.parse_args()
+    if args.sizes:
+        for name, ranks, rows in SIZES:
+            make(args.source, args.outdir / name, ranks, rows_arg(rows) / (ranks * base_rows(args.source)))
+        return
     if args.rows:
         args.repeat = max(1.0, args.rows / (args.ranks * base_rows(args.source)))
         print(f"--repeat {args.repeat:.4f}")
-    args.outdir.mkdir(parents=True, exist_ok=True)
-    for r in range(args.ranks):
-        make_rank(args.source, args.outdir / f"rank{r}.sqlite", r, args.repeat)
-        print(f"wrote {args.outdir / f'rank{r}.sqlite'}")
+    make(args.source, args.outdir, args.ranks, args.repeat)
+
+
+SIZES = (("r0.6m", 1, "0.6M"), ("r2.5m", 1, "2.5M"), ("r10m", 1, "10M"), ("r20m", 1, "20M"),
+         ("e10m", 8, "10M"), ("e20m", 8, "20M"))
+
+
+def rows_arg(text: str) -> int:
+    """Rows: an integer, or a number of millions ("2.5M")."""
+    return round(float(text[:-1]) * 1e6) if text.upper().endswith("M") else int(text)
+
+
+def make(source: Path, outdir: Path, ranks: int, repeat: float) -> None:
+    outdir.mkdir(parents=True, exist_ok=True)
+    for r in range(ranks):
+        make_rank(source, outdir / f"rank{r}.sqlite", r, max(1.0, repeat))
+        print(f"wrote {outdir / f'rank{r}.sqlite'}")
 
 
 if __name__ == "__main__":

@@ -114,6 +114,10 @@ def main() -> int:
             time.sleep(0.1)
         if alive(str(out)):
             tally["BAD orphan processes"] += 1
+        elif sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) and proc.returncode == EXPECTED[sig]:
+            time.sleep(0.3)             # (a worker still writing would refill the staging directory now)
+            if list(work.glob(f".{out.name}.out{proc.pid}*")):     # (not a SIGKILLed run's: the next one's)
+                tally["BAD staging directory left by a run stopped by a handled signal"] += 1
         after = digest(out)
         if pending_commit == out:
             pending_commit = None

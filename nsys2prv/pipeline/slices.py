@@ -94,7 +94,7 @@ class SliceResult:
     index: int
     k: int
     counts: dict
-    pop: object                         # metrics.pop.PopPartial of the slice (_window_partial)
+    pop: pop.PopPartial                 # the slice's POP partial (_window_partial)
     chunk: ChunkMeta
     states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
     first: np.ndarray                   # per lane of the report: first and last event time
@@ -320,8 +320,8 @@ def _with_lanes(df: pd.DataFrame, pos: np.ndarray, lanes: str | None) -> pd.Data
     return df if lanes is None else df.assign(lane=np.load(lanes, mmap_mode="r")[pos])
 
 
-def _rows(plan: Plan, src: stages.Source, kinds, pick) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
-    out = {}
+def _rows(plan: Plan, src: stages.Source, kinds, pick) -> dict[str, tuple[pd.DataFrame, np.ndarray] | None]:
+    out: dict[str, tuple[pd.DataFrame, np.ndarray] | None] = {}
     for k in kinds:
         g = plan.groups.get(k)
         if g is not None:
@@ -343,10 +343,11 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     lo, hi = plan.borders[k], plan.borders[k + 1]
     cache = _cache(src)
     kinds = stages.default_kinds(src)
-    got = _rows(plan, src, kinds, lambda g: owned(g, lo, hi))
-    every = {kind: got[kind][0] if got[kind] is not None else _empty_table(cache, kind) for kind in kinds}
+    got = {kind: rows for kind, rows in _rows(plan, src, kinds, lambda g: owned(g, lo, hi)).items()
+           if rows is not None}
+    every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
     tables = {kind: t for kind, t in every.items() if kind in src.kinds and t is not None}
-    positions = {kind: got[kind][1] for kind in tables if got[kind] is not None}
+    positions = {kind: got[kind][1] for kind in tables if kind in got}
     untranslated = {kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables
                     and t is not None}
     del every
@@ -389,6 +390,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     out.states = []
     del tables, ctx, got, states
     end = trace_end(out)
+    assert job.chunk is not None
     chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
                         painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
     counts = out.counts
@@ -541,7 +543,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
         parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index),
                        key=lambda r: r.k)
         results.append(_join(j, parts, model))
-        lives = [model.tasks[i].life[1] for i in model.report_tasks(j.src.index) if model.tasks[i].life is not None]
+        lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
         paints.append(PaintJob(j, p, [r.states for r in parts], first, last, max([r.end for r in parts] + lives)))
@@ -557,8 +559,9 @@ def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
     out = Translation()
     for r in parts:
         out.absorb(r.counts)
+    partials: list[pop.PopPartial] = [r.pop for r in parts]
     if not job.pop_names and job.pop_exclusive is not None:       # reduced in the slices (_window_partial)
-        partial = pop.join_reduced([r.pop for r in parts])
+        partial = pop.join_reduced(partials)
     else:
-        partial = pop.merge_partials([r.pop for r in parts])
+        partial = pop.merge_partials(partials)
     return RankResult(job.src.index, out.counts, partial, None, chunk=[r.chunk for r in parts])

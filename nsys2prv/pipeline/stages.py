@@ -344,7 +344,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     cache = TableCache(Path(src.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
-    report = None
+    report: Report | None = None
     results: dict = {}
     lifetimes = None
     try:
@@ -354,12 +354,13 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                 lifetimes = _lifetimes_beside(sqlite, src)
             if info is None:
                 info = report_info(report, lifetimes=False)
+        assert info is not None
         for k in kinds:
-            ranges = _batches(report, k) if k in missing else None
-            if ranges:
+            ranges = _batches(report, k) if k in missing and report is not None else None
+            if ranges and report is not None:
                 results[k] = _read_batched(report, k, ranges, cache, visit)
                 continue
-            if k in missing:
+            if k in missing and report is not None:
                 res = K.BY_NAME[k].reader.read(report)
                 table = None
                 if res is not None:
@@ -371,19 +372,19 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                 table = cache.table(k)
             visit(k, table)
             del table
-        tallies = {k: cache.kinds.get(k) for k in kinds if k not in missing}
+        tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
         seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
-        fresh = {}
-        for k in missing:
-            tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
-            seen.update(tables)
-            res = count_unreadable(report, tables, results[k])
-            tallies[k] = fresh[k] = None if res is None else _tally(res)
+        fresh: dict[str, dict | None] = {}
         if lifetimes is not None:
             info.lifetimes = lifetimes.result()
         if report is not None:
+            for k in missing:
+                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
+                seen.update(tables)
+                res = count_unreadable(report, tables, results[k])
+                tallies[k] = fresh[k] = None if res is None else _tally(res)
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
-            cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None})
+            cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None and t is not None})
     finally:
         if report is not None:
             report.close()
@@ -452,9 +453,12 @@ class _Facts:
 
     def __init__(self, src: Source, filter_nvtx: str | None):
         self.src, self.filter_nvtx = src, filter_nvtx
-        self.rows, self.mins, self.domains, self.metrics = 0, [], [], []
+        self.rows = 0
+        self.mins: list[int] = []
+        self.domains: list[str] = []
+        self.metrics: list[str] = []
         self.sync: dict = {}
-        self.window = None
+        self.window: tuple[int, int] | None = None
         self.present: set[str] = set()
         self.keys: dict[str, list] = {}
         self.pop_keys: dict[str, list] = {}
@@ -499,7 +503,7 @@ class _Facts:
             del start, end
             pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
             code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
-            triple = np.array(sorted(self.streams, key=self.streams.get), np.int64).reshape(-1, 3)[code]
+            triple = np.array(sorted(self.streams, key=lambda t: self.streams[t]), np.int64).reshape(-1, 3)[code]
             keys[K.GPU] = pd.DataFrame({"gpid": triple[:, 0], "device": triple[:, 1], "stream": triple[:, 2],
                                         "lane": ln})
         return ({side: keys[side] for side in MODEL_KEYS if side in keys},

@@ -174,31 +174,41 @@ def flag_of(kind: str) -> str:
     return group[0] if group else BY_NAME[kind].categories[0]
 
 
-def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tuple[str, ...]) -> list[dict]:
+def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tuple[str, ...],
+                dropped: dict[str, int] | None = None) -> list[dict]:
     """``[{"table", "rows", "fates": [{"rows", "fate", "kind" and/or "flag", or "reason"}]}]`` of one report:
     ``counts`` its non-metadata tables' rows, ``nvtx_classes`` its NVTX_EVENTS rows by class,
-    ``kinds`` the kinds translated."""
-    def part(rows: int, kind: str | None, reason: str | None = None) -> dict:
+    ``kinds`` the kinds translated, ``dropped`` the rows of each translated kind its reader or
+    translators dropped (their reasons: the summary's categories), taken from its tables in order:
+    the fate "dropped" (the rest is "translated")."""
+    left = dict(dropped or {})
+
+    def parts(rows: int, kind: str | None, reason: str | None = None) -> list[dict]:
         if kind is None:
-            return {"rows": rows, "fate": "not translated", "reason": reason or NOT_THIS_VERSION}
+            return [{"rows": rows, "fate": "not translated", "reason": reason or NOT_THIS_VERSION}]
         if kind in kinds:
-            return {"rows": rows, "fate": "translated", "kind": kind}
-        return {"rows": rows, "fate": "left out", "kind": kind, "flag": f"-t {flag_of(kind)}"}
+            d = min(rows, left.get(kind, 0))
+            left[kind] = left.get(kind, 0) - d
+            return ([{"rows": rows - d, "fate": "translated", "kind": kind}] if rows > d else []) \
+                + ([{"rows": d, "fate": "dropped", "kind": kind}] if d else [])
+        return [{"rows": rows, "fate": "left out", "kind": kind, "flag": f"-t {flag_of(kind)}"}]
 
     out = []
     for table, rows in sorted(counts.items()):
         if not rows or is_metadata(table):
             continue
         if table == NVTX_TABLE and nvtx_classes:
-            parts = [part(n, NVTX_CLASS_KINDS.get(c), NVTX_CLASS_REASONS.get(c, NVTX_CLASS_REASONS["other"]))
-                     for c, n in nvtx_classes.items() if n]
+            fates = [f for c, n in nvtx_classes.items() if n
+                     for f in parts(n, NVTX_CLASS_KINDS.get(c), NVTX_CLASS_REASONS.get(c, NVTX_CLASS_REASONS["other"]))]
         else:
-            parts = [part(rows, table_kind(table), UNTRANSLATED_TABLES.get(table))]
-        out.append({"table": table, "rows": rows, "fates": parts})
+            fates = parts(rows, table_kind(table), UNTRANSLATED_TABLES.get(table))
+        out.append({"table": table, "rows": rows, "fates": fates})
     return out
 
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
+# the summary name of every translator's count -> its kind (a kind's rows may be counted under several)
+KIND_OF_COUNT: dict[str, str] = {tr.count or k.name: k.name for k in KINDS for tr in k.translators}
 CATEGORY_BY_NAME: dict[str, Category] = {c.name: c for c in CATEGORIES}
 
 

@@ -88,6 +88,20 @@ def _nvtx_window(name: str, windows: list, clocks: list, nvtx_on: bool = False) 
     return min(h[0] for h in hits), max(h[1] for h in hits)
 
 
+def _dropped_by_report(scans: list, results: list) -> list[dict[str, int]]:
+    """Per report, the rows of each kind its reader or translators dropped (the tables' fates)."""
+    dropped: list[dict[str, int]] = [{} for _ in scans]
+    for i, s in enumerate(scans):
+        for kind, tally in s.tallies.items():
+            dropped[i][kind] = dropped[i].get(kind, 0) + sum(tally["dropped"].values())
+    for r in results:
+        for name, c in r.counts.items():
+            kind = K.KIND_OF_COUNT.get(name)
+            if kind is not None:
+                dropped[r.index][kind] = dropped[r.index].get(kind, 0) + sum(c.dropped.values())
+    return dropped
+
+
 def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     """What stage A must also read for the clock alignment and the MPI messages."""
     method, marker = parse_method(cfg.align)
@@ -351,6 +365,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         for r in results:
             out.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
+        dropped = _dropped_by_report(run.scans, results)
         msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
@@ -390,7 +405,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
-    summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks)
+    summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])

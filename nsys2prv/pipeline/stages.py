@@ -79,9 +79,9 @@ class ReportInfo:
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
 
-    def fates(self, kinds: tuple[str, ...]) -> list[dict]:
+    def fates(self, kinds: tuple[str, ...], dropped: dict[str, int] | None = None) -> list[dict]:
         """Every listed table of the report with the fate of its rows (``kinds.table_fates``)."""
-        return K.table_fates(self.table_counts, self.nvtx_classes, kinds)
+        return K.table_fates(self.table_counts, self.nvtx_classes, kinds, dropped)
 
 
 def report_info(report, lifetimes: bool = True) -> ReportInfo:

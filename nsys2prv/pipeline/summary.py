@@ -44,17 +44,20 @@ class Summary:
             json.dump({k: v for k, v in self.__dict__.items() if k != "pop_text"}, fh, indent=2, default=str)
 
 
-def build_summary(cfg, reports, model, out: Translation, stats, alignment, clocks) -> Summary:
+def build_summary(cfg, reports, model, out: Translation, stats, alignment, clocks,
+                  dropped: list[dict[str, int]] | None = None) -> Summary:
+    """``dropped``: per report, the rows of each kind dropped (their tables' fate "dropped")."""
     cats = {}
     for kind, c in out.counts.items():
         cats[kind] = {"source_rows": c.source_rows, "translated_rows": c.translated_rows,
                       "event_records": c.records, "dropped": dict(c.dropped), "notes": dict(c.notes)}
     kinds = K.kinds_of(cfg.categories)
-    tables = [{"report": r.source, **t} for r in reports for t in r.fates(kinds)]
+    tables = [{"report": r.source, **t} for i, r in enumerate(reports)
+              for t in r.fates(kinds, dropped[i] if dropped else None)]
     untranslated = [{"report": t["report"], "table": t["table"], "rows": f["rows"],
                      "reason": f["reason"] if f["fate"] == "not translated" else
                      f"category not requested with -t (add {f['flag']})"}
-                    for t in tables for f in t["fates"] if f["fate"] != "translated"]
+                    for t in tables for f in t["fates"] if f["fate"] not in ("translated", "dropped")]
     return Summary(
         outputs=[str(p) for p in stats.files],
         reports=[{"path": r.source, "schema": r.schema_version, "nsys": r.product_version,

@@ -722,3 +722,20 @@ def test_16_the_tables_fates_count_the_dropped_rows(ranks, tmp_path):
     assert any(f["fate"] == "dropped" and f["rows"] == 1 for t in s["tables"] for f in t["fates"]
                if t["table"] == "CUPTI_ACTIVITY_KIND_KERNEL")
     assert not [u for u in s["untranslated"] if u["table"] == "CUPTI_ACTIVITY_KIND_KERNEL"]
+
+
+def test_16_duplicates_found_alike_in_sorted_and_unsorted_tables():
+    """A table sorted by start is checked for repeated rows among equal starts only; an unsorted one
+    by hashing every column: both find the same repeats (and keep a row of the same start that differs)."""
+    import pandas as pd
+
+    from nsys2prv.nsys.readers.base import DUPLICATE, ReadResult, _drop_duplicates
+
+    df = pd.DataFrame({"start": [1, 2, 2, 2, 3, 5, 5], "end": [4, 6, 6, 7, 8, 9, 9],
+                       "name": pd.Categorical(["a", "b", "b", "b", "c", "d", "d"])})
+    for table in (df, df.iloc[[6, 0, 3, 1, 5, 2, 4]].reset_index(drop=True)):
+        res = ReadResult(table=table, source_rows=len(table))
+        _drop_duplicates(res)
+        assert res.dropped == {DUPLICATE: 2} and len(res.table) == 5
+        assert sorted(map(tuple, res.table[["start", "end"]].to_numpy().tolist())) == \
+            [(1, 4), (2, 6), (2, 7), (3, 8), (5, 9)]

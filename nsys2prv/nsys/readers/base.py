@@ -39,6 +39,14 @@ def _drop_duplicates(res: ReadResult) -> None:
     df = res.table
     if df is None or len(df) < 2:
         return
+    start = df["start"].to_numpy() if "start" in df else None
+    if start is not None and start.dtype.kind in "iu" and bool((start[1:] >= start[:-1]).all()):
+        # sorted by start (as exports are): equal rows are in runs of equal starts
+        same = np.flatnonzero(start[1:] == start[:-1])
+        if not len(same):
+            return
+        _drop_among(res, df, np.union1d(same, same + 1))
+        return
     h = np.zeros(len(df), np.uint64)
     with np.errstate(over="ignore"):
         for c in df.columns:
@@ -54,9 +62,12 @@ def _drop_duplicates(res: ReadResult) -> None:
             h = (h ^ v) * _MIX
             h ^= h >> np.uint64(29)
     maybe = pd.Series(h).duplicated(keep=False).to_numpy()
-    if not maybe.any():
-        return
-    idx = np.flatnonzero(maybe)
+    if maybe.any():
+        _drop_among(res, df, np.flatnonzero(maybe))
+
+
+def _drop_among(res: ReadResult, df: pd.DataFrame, idx: np.ndarray) -> None:
+    """Drop (and count) the rows of ``idx`` (sorted) equal in every column to an earlier one of them."""
     try:
         dup_sub = df.iloc[idx].duplicated(keep="first").to_numpy()
     except TypeError:                           # (a column of unhashable values)

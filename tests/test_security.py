@@ -608,6 +608,8 @@ def test_13_closing_after_a_signal_stops_busy_workers_that_ignore_sigterm(tmp_pa
         pass
     procs = list(ex.pool._processes.values())
     ex.close(final=True)                                # what the conversion does on Interrupted
+    for p in procs:
+        p.join(10)                                      # (reaped: is_alive polls the process)
     assert all(not p.is_alive() for p in procs)
     import concurrent.futures
     concurrent.futures.wait(futures, timeout=30)        # (the pool's thread marks them, asynchronously)

@@ -383,24 +383,14 @@ class TableCache:
         if want is None:
             raise CacheDamage(f"no schema recorded for {kind}")
         _system_pool(pa)
+        if not want.get("empty"):
+            with self.parquet_file(kind) as pf:
+                assert pf is not None                   # (the kind has rows: checked above)
+                # one file, one process: without the dataset layer and Arrow's thread pool (faster for
+                # small tables; a worker converts one report at a time anyway)
+                return pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
         with self._open() as dfd:
-            if want.get("empty"):
-                df = _from_ipc(_read_file(dfd, f"{kind}{EMPTY}"))
-            else:
-                fd = os.open(f"{kind}.parquet", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                             dir_fd=dfd)
-                try:
-                    if not stat.S_ISREG(os.fstat(fd).st_mode):
-                        raise CacheDamage(f"{kind}.parquet is not a regular file")
-                    # one file, one process: without the dataset layer and Arrow's thread pool (faster
-                    # for small tables; a worker converts one report at a time anyway)
-                    pf = pq.ParquetFile(_arrow_source(fd))
-                    if pf.schema_arrow.names != want["columns"]:
-                        raise CacheDamage(f"{kind}.parquet has the columns of another table")
-                    df = pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
-                finally:
-                    os.close(fd)
-                return df
+            df = _from_ipc(_read_file(dfd, f"{kind}{EMPTY}"))
         if list(df.columns) != want["columns"]:
             raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")
         return df[columns] if columns is not None else df

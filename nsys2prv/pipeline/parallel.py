@@ -123,6 +123,9 @@ class Local:
         if self.pool is not None:
             self._workers += list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=wait and not final, cancel_futures=True)
+            # (a worker the pool started while shutting down: ended too)
+            self._workers += [p for p in (getattr(self.pool, "_processes", None) or {}).values()
+                              if p not in self._workers]
             self.pool = None
         if final:
             global _SHARED

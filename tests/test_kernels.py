@@ -156,3 +156,24 @@ def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     again = _run(big.replace("n = 200_000", "n = 10"), cache)          # small, but cached: compiled code
     assert again.returncode == 0, again.stderr
     assert "compiling" not in again.stdout and "compiled True 0" in again.stdout
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(seed):
+    """Groups whose intervals follow one another (touching allowed) are all lane 0 without the sweep;
+    one overlap anywhere runs the sweep: both as the sweep on its own gives (``_lanes_sorted``)."""
+    from nsys2prv.core.intervals import _lanes_sorted
+
+    rng = np.random.default_rng(seed)
+    n = 2_000
+    g = rng.integers(0, 5, n).astype(np.int64)
+    gap = rng.integers(0, 3, n)                    # 0: the next starts where this one ends
+    dur = rng.integers(1, 50, n)
+    s = np.cumsum(gap + dur) - dur                  # back to back, per position (any group)
+    e = s + dur
+    for starts, ends in ((s, e), (s, e + (np.arange(n) == n // 2) * 1_000)):    # then one overlap
+        order = np.lexsort((starts, g)).astype(np.int64)
+        want = _lanes_sorted(g, starts.astype(np.int64), ends.astype(np.int64), order)
+        got = overlap_lanes(g, starts, ends)
+        assert (got == want).all()
+    assert not overlap_lanes(g, s, e).any() and overlap_lanes(g, s, e + (np.arange(n) == n // 2) * 1_000).any()

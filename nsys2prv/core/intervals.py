@@ -81,6 +81,13 @@ def overlap_lanes(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     if len(start) == 0:
         return np.zeros(0, np.int64)
     order = np.lexsort((start, group))
+    g, s = group[order], start[order]
+    free = np.maximum(end[order], s)            # (what the sweep keeps of each interval)
+    if not ((g[1:] == g[:-1]) & (s[1:] < free[:-1])).any():
+        # each interval starts after the one before it in its group has ended: every one on lane 0
+        # (what the sweep gives, by induction), without the sweep
+        return np.zeros(len(start), np.int64)
+    del g, s, free
     return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
                          order.astype(np.int64))
 

@@ -147,6 +147,10 @@ class Model:
             self.__dict__["_report_tasks"] = (len(self.tasks), got)
         return got.get(report, [])
 
+    def report_threads(self, report: int) -> np.ndarray:
+        """The global threads of one report's tasks, sorted (what a report's chunk paints)."""
+        return np.array(sorted(g for i in self.report_tasks(report) for g in self.tasks[i].threads), np.int64)
+
     def cpus_per_node(self) -> list[int]:
         counts = [0] * len(self.nodes)
         for task in self.tasks:

@@ -525,20 +525,16 @@ class TableCache:
                         data = None
                     if data is not None:
                         self._replace(dfd, META, lambda fh: fh.write(data))
-                self._manifest = None
-                manifest = {**self.kinds, **added}
-                schemas = {**{k: v for k, v in self._schemas.items() if k not in added}, **schemas}
-                doc = json.dumps({"version": 1, "kinds": manifest, "schemas": schemas})
-                self._replace(dfd, MANIFEST, lambda fh: fh.write(doc.encode()))
-                self._manifest, self._schemas = manifest, schemas
+                self._update_manifest(dfd, added, schemas, stale=added)
         except OSError:
             pass                  # a full or read-only cache never fails a conversion
 
-
-    def _update_manifest(self, dfd: int, added: dict, schemas: dict) -> None:
+    def _update_manifest(self, dfd: int, added: dict, schemas: dict, stale=()) -> None:
+        """The manifest with ``added`` (kind -> tally) and ``schemas`` (kind -> its file's columns);
+        the schemas of the kinds ``stale`` go (stored anew without a file)."""
         self._manifest = None
         manifest = {**self.kinds, **added}
-        schemas = {**{k: v for k, v in self._schemas.items() if k not in schemas}, **schemas}
+        schemas = {**{k: v for k, v in self._schemas.items() if k not in stale and k not in schemas}, **schemas}
         doc = json.dumps({"version": 1, "kinds": manifest, "schemas": schemas})
         self._replace(dfd, MANIFEST, lambda fh: fh.write(doc.encode()))
         self._manifest, self._schemas = manifest, schemas

@@ -115,7 +115,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
 
     if painted is None:
         mine = [model.tasks[i] for i in model.report_tasks(report)]
-        lanes = np.array(sorted(g for t in mine for g in t.threads), np.int64)
+        lanes = model.report_threads(report)
         end = max([trace_end(out), *(t.life[1] for t in mine if t.life is not None)])
         t_open = end + 1                # every lane's final segment ends here: closed at END in the merge
         states = paint(out, model, t_open, lanes)

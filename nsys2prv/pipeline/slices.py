@@ -38,17 +38,16 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import kinds as K
-from nsys2prv.core.intervals import overlap_lanes, tuple_codes
+from nsys2prv.core.intervals import tuple_codes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
-from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
 from nsys2prv.pipeline import stages
 from nsys2prv.pipeline.stages import RankJob, RankResult
-from nsys2prv.translate import event_spans, paint_spans, trace_end
+from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.cuda import LINKS as LAUNCH_LINKS
 from nsys2prv.translate.cuda import first_match
@@ -100,7 +99,6 @@ class SliceResult:
     states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
     first: np.ndarray                   # per lane of the report: first and last event time
     last: np.ndarray
-    end: int                            # the slice's latest record
 
 
 @dataclass
@@ -111,19 +109,6 @@ class PaintJob:
     first: np.ndarray
     last: np.ndarray
     end: int                            # the report's latest record (its lifetimes included)
-
-
-def _sqlite(src: stages.Source) -> Path:
-    return resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                         src.force_sqlite, stages.needed_export_tables())
-
-
-def _cache(src: stages.Source) -> TableCache:
-    return TableCache(Path(src.cache_root), _sqlite(src))
-
-
-def report_lanes(model: Model, report: int) -> np.ndarray:
-    return np.array(sorted(g for i in model.report_tasks(report) for g in model.tasks[i].threads), np.int64)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -220,19 +205,14 @@ def _columns(tables: list[Groups], cols: tuple[str, ...]):
 
 
 def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
-    """``stages.add_lanes`` over the GPU activities of ``tables`` (in declaration order), reading
+    """``stages.add_lanes``' lanes of the GPU activities of ``tables`` (in declaration order), reading
     five columns a row group at a time: each table's lanes, or None where no activity overlaps
     another of its stream."""
     if not tables:
         return None
     ids: dict = {}
-    group, start, end = [], [], []
-    for gpid, dev, stream, s, e in _columns(tables, ("gpid", "device", "stream", "start", "end")):
-        group.append(tuple_codes([gpid, dev, stream], ids))
-        start.append(s)
-        end.append(e)
-    lanes = overlap_lanes(np.concatenate(group), np.concatenate(start), np.concatenate(end))
-    del group, start, end
+    _, lanes = stages.stream_lanes([stages.stream_part(*cols, ids=ids)
+                                    for cols in _columns(tables, (*stages.GPU_STREAM, "start", "end"))])
     if not lanes.any():
         return None
     return np.split(lanes, np.cumsum([int(g.rows.sum()) for g in tables])[:-1])
@@ -271,7 +251,7 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     """Phase 0 for one report (None: translate it whole)."""
     src = job.src
     kinds = stages.default_kinds(src)
-    sqlite = _sqlite(src)
+    sqlite = stages.sqlite_of(src)
     cache = TableCache(Path(src.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
         return None                     # not cached (a cache that cannot be written)
@@ -342,7 +322,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     job, plan, k = sj.job, sj.plan, sj.k
     src, r = job.src, job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    cache = _cache(src)
+    cache = stages.table_cache(src)
     kinds = stages.default_kinds(src)
     got = {kind: rows for kind, rows in _rows(plan, src, kinds, lambda g: owned(g, lo, hi)).items()
            if rows is not None}
@@ -356,7 +336,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     if job.clip is not None:
         stages.clip(tables, job.clip[0], job.clip[1], out)
         stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
-        positions = {kind: positions[kind][_kept(got[kind][0], job.clip)] for kind in positions}
+        positions = {kind: positions[kind][stages.in_window(got[kind][0], *job.clip)] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
     running = {} if k == 0 else {kind: t[0] for kind, t in _rows(plan, src, kinds, lambda g: running_at(g, lo)).items()
                                  if t is not None}
@@ -372,7 +352,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
                   metric_types=job.metric_types, devmap=job.info.devmap)
     stages.translate_tables(ctx, out, links=False)
     _links(ctx, out, plan, src, positions, tables, job.clip)
-    lanes = report_lanes(model, r)
+    lanes = model.report_threads(r)
     first, last = event_spans(out, model, lanes)
     states = out.states
     if running:                         # their states
@@ -390,14 +370,13 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
                             for f in ("thread", "start", "end", "state", "prio")]))
     out.states = []
     del tables, ctx, got, states
-    end = trace_end(out)
     assert job.chunk is not None
     chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
                         painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
     counts = out.counts
     del out
     release()
-    return SliceResult(r, k, counts, partial, chunk, path, first, last, end)
+    return SliceResult(r, k, counts, partial, chunk, path, first, last)
 
 
 def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dict):
@@ -418,13 +397,6 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
     pop.spill_devices(part, f"{job.chunk}.pop.npy", job.info.identity.host)
     return part
-
-
-def _kept(df: pd.DataFrame, clip) -> np.ndarray:
-    """The rows ``stages.clip`` keeps (its mask, on the unclipped rows)."""
-    start, end = df["start"], df["end"]
-    point = start == end
-    return ((end > clip[0]) & (start < clip[1]) | point & (start >= clip[0]) & (start <= clip[1])).to_numpy()
 
 
 def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, positions: dict, tables: dict,
@@ -467,7 +439,7 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
     """Phase 2: the report's state timeline, slice after slice (one states chunk per slice)."""
     job, plan = pj.job, pj.plan
     r = job.src.index
-    lanes = report_lanes(model, r)
+    lanes = model.report_threads(r)
     t_open = pj.end + 1
     carry_state = np.full(len(lanes), -1, np.int64)
     carry_begin = np.zeros(len(lanes), np.int64)
@@ -554,7 +526,8 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
         lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
-        paints.append(PaintJob(j, p, [r.states for r in parts], first, last, max([r.end for r in parts] + lives)))
+        paints.append(PaintJob(j, p, [r.states for r in parts], first, last,
+                              max([r.chunk.end for r in parts] + lives)))
     painted = ex.map(paint_report, paints, desc="paint", shared=model) if paints else []
     by_index = {r.index: r for r in results}
     for pj, chunks in zip(paints, painted):

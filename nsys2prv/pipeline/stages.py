@@ -141,6 +141,17 @@ def needed_export_tables() -> tuple[str, ...]:
     return tuple(dict.fromkeys(K.export_tables() + METADATA_TABLES))
 
 
+def sqlite_of(src: Source) -> Path:
+    """The SQLite export a report is read from (a .nsys-rep is exported, once, to the export cache)."""
+    return resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
+                         src.force_sqlite, needed_export_tables())
+
+
+def table_cache(src: Source) -> TableCache:
+    """The report's entry in the table cache."""
+    return TableCache(Path(src.cache_root), sqlite_of(src))
+
+
 def default_kinds(src: Source) -> tuple[str, ...]:
     kinds = src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
     return kinds + tuple(k for k in src.pop_kinds if k not in kinds)
@@ -192,8 +203,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
     if kinds is None:
         kinds = default_kinds(src)
-    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                           src.force_sqlite, needed_export_tables())
+    sqlite = sqlite_of(src)
     cache = TableCache(Path(src.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
@@ -256,21 +266,35 @@ class Scan:
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
 
 
+GPU_STREAM = ("gpid", "device", "stream")     # a GPU stream: the model's key, before the overlap lane
+
+
+def stream_part(gpid, device, stream, start, end, ids: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GPU activities as (stream code, start, end) for ``stream_lanes`` (``ids``: the streams' codes)."""
+    return (tuple_codes([np.asarray(gpid, np.int64), np.asarray(device, np.int64), np.asarray(stream, np.int64)],
+                        ids), np.array(start, np.int64), np.array(end, np.int64))
+
+
+def stream_lanes(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The stream codes and overlap lanes (``core.intervals.overlap_lanes``) of GPU activities given as
+    ``stream_part``s, every GPU-side kind of a report in declaration order (a table, a batch or a row
+    group a part)."""
+    stream, start, end = (np.concatenate(x) for x in zip(*parts))
+    return stream, overlap_lanes(stream, start, end)
+
+
 def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     """Give the GPU activities (every GPU-side kind) of a stream that overlap an earlier activity of
     the same stream a lane > 0 (column ``lane``, only on the tables of a report that has such
     overlaps): each lane is a row of its own in the trace, so that no activity's end record closes
-    another one still running.  Stages A and C run it on the same unclipped tables, so they agree.
-    Returns the number of activities on an extra lane."""
+    another one still running.  Stage C runs it on the unclipped tables, as stage A (``_Facts``) and a
+    slice plan (``slices._lanes``) number them.  Returns the number of activities on an extra lane."""
     kinds = [k for k in K.side_kinds(K.GPU) if k in tables and len(tables[k])]
     if not kinds:
         return 0
-    col = lambda c: np.concatenate([tables[k][c].to_numpy(np.int64) for k in kinds])  # noqa: E731
-    group = np.zeros(sum(len(tables[k]) for k in kinds), np.int64)
-    for c in ("gpid", "device", "stream"):      # one id per (process, device, stream): mixed codes
-        codes, uniques = pd.factorize(col(c))   # (a MultiIndex's factorize builds a tuple per row)
-        group = group * len(uniques) + codes
-    lanes = overlap_lanes(group, col("start"), col("end"))
+    ids: dict = {}
+    _, lanes = stream_lanes([stream_part(*(tables[k][c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")),
+                                         ids=ids) for k in kinds])
     if not lanes.any():
         return 0
     cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
@@ -317,9 +341,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     cache = None
     if not src.force_sqlite:
         try:
-            sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                                   False, needed_export_tables())
-            cache = TableCache(Path(src.cache_root), sqlite)
+            cache = table_cache(src)
             res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
             if res is not None:
                 res.info.source, res.info.index = str(src.input), src.index
@@ -339,8 +361,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     """Every table of ``kinds`` in turn, from the cache or read from the report and added to the cache,
     given to ``visit(kind, table or None)`` and let go before the next: stage A holds one table at a
     time, not the report.  Returns the metadata and each kind's tally (None: no such data)."""
-    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                           src.force_sqlite, needed_export_tables())
+    sqlite = sqlite_of(src)
     cache = TableCache(Path(src.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
@@ -485,9 +506,8 @@ class _Facts:
         if kind == "gpu_metrics":
             self.metrics = list(df["metric"].unique())
         if kind in K.side_kinds(K.GPU):     # (lanes over every GPU activity: ``model_keys``)
-            stream = tuple_codes([df[c].to_numpy(np.int64) for c in ("gpid", "device", "stream")], self.streams)
-            self.gpu.setdefault(kind, []).append((stream, df["start"].to_numpy(np.int64, copy=True),
-                                                  df["end"].to_numpy(np.int64, copy=True)))
+            self.gpu.setdefault(kind, []).append(
+                stream_part(*(df[c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")), ids=self.streams))
         else:
             for side, frame in model_keys({kind: df}).items():
                 self.keys.setdefault(side, []).append((kind, frame))
@@ -497,10 +517,8 @@ class _Facts:
         parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]   # (add_lanes' order)
         self.gpu = {}
         if parts:
-            stream, start, end = (np.concatenate(x) for x in zip(*parts))
+            stream, lane = stream_lanes(parts)
             del parts
-            lane = overlap_lanes(stream, start, end)
-            del start, end
             pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
             code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
             triple = np.array(sorted(self.streams, key=lambda t: self.streams[t]), np.int64).reshape(-1, 3)[code]
@@ -524,9 +542,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     try:
         info, got = read_each(src, kinds, facts)
     except CACHE_DAMAGE as exc:         # a damaged cache entry: discarded and read again from the report
-        sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                               src.force_sqlite, needed_export_tables())
-        TableCache(Path(src.cache_root), sqlite).discard()
+        table_cache(src).discard()
         facts = _Facts(src, filter_nvtx)
         info, got = read_each(src, kinds, facts)
         info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
@@ -557,8 +573,7 @@ def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) ->
 
 
 def _read_p2p(src: Source):
-    sqlite = resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                           src.force_sqlite, needed_export_tables())
+    sqlite = sqlite_of(src)
     report = Report(sqlite, src.index, source=str(src.input))
     try:
         return read_p2p(report)
@@ -597,11 +612,16 @@ class RankResult:
     warnings: list = field(default_factory=list)    # about the report, found in this stage (a damaged cache)
 
 
+def in_window(df: pd.DataFrame, lo: int, hi: int) -> np.ndarray:
+    """The rows ``clip`` keeps: marks within [lo, hi], intervals overlapping it."""
+    start, end = df["start"], df["end"]
+    point = start == end
+    return ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
+
+
 def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
     for kind, df in list(tables.items()):
-        start, end = df["start"], df["end"]
-        point = start == end   # marks: inside when within the window; intervals: when they overlap it
-        inside = ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
+        inside = in_window(df, lo, hi)
         out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
         df = df[inside].copy()
         df["start"] = df["start"].clip(lower=lo)

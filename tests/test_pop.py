@@ -24,7 +24,7 @@ from nsys2prv.cli import main
 from nsys2prv.core.classify import is_nccl
 from nsys2prv.metrics import tables
 from nsys2prv.metrics.measures import clip_to_windows, mask_durations, union
-from nsys2prv.metrics.pop import PopInputs, evaluate
+from nsys2prv.metrics.pop import DeviceIntervals, PopInputs, evaluate, spill_devices
 
 S = 1_000_000_000
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
@@ -545,7 +545,11 @@ def test_is_nccl_is_case_insensitive():
 def _inputs(dev_rows, host_rows, n_dev, n_proc, t1, nodes=None, nccl_as="communication") -> PopInputs:
     def arr(rows, i):
         return np.array([r[i] for r in rows], np.int64)
-    dev = tuple(arr(dev_rows, i) for i in range(4))
+    g, s, e, c = (arr(dev_rows, i) for i in range(4))
+    spills = spill_devices(g, np.zeros(len(g), np.int64), c, s, e, None)      # (kept here: no file)
+    runs = spills[0].runs if spills else np.zeros((0, 4), np.int64)
+    dev = DeviceIntervals(spills, np.stack([runs[:, 0], np.zeros(len(runs), np.int64), runs[:, 2], runs[:, 3]],
+                                           axis=1), n_dev)
     host = tuple(arr(host_rows, i) for i in range(4))
     nodes = nodes or [0] * n_proc
     return PopInputs(0, t1, nccl_as, [{"label": f"G{i}"} for i in range(n_dev)], dev,

@@ -121,8 +121,9 @@ def test_split_points_keep_equal_times_together(tmp_path):
 
 
 def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_path, monkeypatch):
-    """Without --region/--iterations the workers reduce the host calls and the GPUs only one task
-    uses to mask durations; the POP results must equal those from every interval (no reduction)."""
+    """Without --region/--iterations the workers reduce the host calls to mask durations (a task's
+    calls are all in its report); every GPU's intervals go to a file, measured in the main process a
+    GPU at a time whoever uses it.  The POP results must equal those from every host interval."""
     from nsys2prv.metrics import pop
 
     seen = []
@@ -130,23 +131,22 @@ def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_pa
 
     def spy(*a, **k):
         part = real(*a, **k)
-        seen.append((part.dev_pre is not None and len(part.dev_pre[0]) > 0,
-                     part.host_pre is not None and len(part.host_pre[0]) > 0, len(part.dev[0]) > 0))
+        seen.append((part.host_pre is not None and len(part.host_pre[0]) > 0,
+                     [isinstance(sp.data, str) for sp in part.dev]))
         return part
 
+    def whole(report, tabs, lookup, clock, names=None, whole_run=False, *rest, **k):
+        return real(report, tabs, lookup, clock, names, False, *rest, **k)     # the host calls stay intervals
+
     monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")     # -j 1 in this process: the spy sees the partials
-    monkeypatch.setattr(pop, "collect_partial", spy)
     for name, args in cases:
-        reduced = run(["-j", "1", *args], tmp_path / f"red-{name}")
-        monkeypatch.setattr(pop, "exclusive_devices", lambda model: None)
-        full = run(["-j", "1", *args], tmp_path / f"full-{name}")
-        monkeypatch.undo()
-        monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")
         monkeypatch.setattr(pop, "collect_partial", spy)
+        reduced = run(["-j", "1", *args], tmp_path / f"red-{name}")
+        monkeypatch.setattr(pop, "collect_partial", whole)
+        full = run(["-j", "1", *args], tmp_path / f"full-{name}")
         same_outputs(reduced, full)
-    reduced_runs = [x for x in seen if x[1]]           # the full runs reduce nothing
-    assert any(d for d, _, _ in reduced_runs)          # GPUs reduced in the worker ...
-    assert any(kept for _, _, kept in reduced_runs)    # ... and GPUs two tasks share, kept as intervals
+    assert any(host for host, _ in seen)                            # host calls reduced in the worker ...
+    assert any(files for _, files in seen) and all(all(files) for _, files in seen)   # ... every GPU in a file
 
 
 def test_jobs_1_in_a_worker_equals_in_process(cases, tmp_path, monkeypatch):

@@ -83,22 +83,24 @@ def union(start, end) -> tuple[np.ndarray, np.ndarray]:
     return s[first], cm[last]
 
 
-def clip_to_windows(start, end, win_lo, win_hi):
-    """Pieces of intervals inside windows.  Windows must be sorted with non-decreasing starts
-    and ends (disjoint unions and successive iterations are).  Returns (row, window, start, end)
+def clip_to_windows(start, end, win_lo, win_hi) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Pieces of intervals inside windows (which may overlap).  Returns (row, window, start, end)
     arrays, one entry per (interval, overlapped window) pair, clipped to the window."""
     start = np.asarray(start, np.int64)
     end = np.asarray(end, np.int64)
     lo = np.asarray(win_lo, np.int64)
     hi = np.asarray(win_hi, np.int64)
-    if len(lo) and (np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0)):
-        raise ValueError("windows must have non-decreasing starts and ends")
     if len(lo) == 1:                                  # one window (the usual case): fewer temporaries
         s = np.maximum(start, lo[0])
         e = np.minimum(end, hi[0])
         keep = e > s
         row = np.flatnonzero(keep).astype(np.int64, copy=False)
         return row, np.zeros(len(row), np.int64), s[keep], e[keep]
+    if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
+        # (a window inside the one before: window after window -- a loop over windows, not rows)
+        pieces = [clip_to_windows(start, end, lo[k:k + 1], hi[k:k + 1]) for k in range(len(lo))]
+        row, _, s, e = (np.concatenate(x) for x in zip(*pieces))
+        return row, np.repeat(np.arange(len(lo), dtype=np.int64), [len(p[0]) for p in pieces]), s, e
     i0 = np.searchsorted(hi, start, side="right")     # first window ending after the start
     i1 = np.searchsorted(lo, end, side="left")        # windows starting before the end
     n = np.maximum(i1 - i0, 0)
@@ -112,14 +114,6 @@ def clip_to_windows(start, end, win_lo, win_hi):
     return row[keep], win[keep], s[keep], e[keep]
 
 
-def first_start(group, start, n_groups: int) -> np.ndarray:
-    """Earliest start per group (int64 max where a group has no interval)."""
-    out = np.full(n_groups, np.iinfo(np.int64).max, np.int64)
-    if len(start):
-        np.minimum.at(out, np.asarray(group, np.int64), np.asarray(start, np.int64))
-    return out
-
-
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one
     element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
@@ -127,4 +121,4 @@ def warmup_probes() -> list[tuple]:
     return [(_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1))]
 
 
-__all__ = ["warmup_probes", "mask_durations", "union", "clip_to_windows", "first_start"]
+__all__ = ["warmup_probes", "mask_durations", "union", "clip_to_windows"]

@@ -11,6 +11,7 @@ Everything that is a *choice* is written into the result's ``definitions``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,11 +23,10 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.advice import advise
 from nsys2prv.metrics.measures import (
     clip_to_windows,
-    first_start,
     mask_durations,
     union,
 )
-from nsys2prv.metrics.replay import replay
+from nsys2prv.metrics.replay import Replay, replay
 from nsys2prv.model.resources import gpu_users
 from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
@@ -54,7 +54,7 @@ class PopInputs:
     t1: int
     nccl_as: str
     devices: list[dict]                 # label, host, device, ranks
-    dev: tuple                          # (group, start, end, cls) arrays
+    dev: DeviceIntervals                # every GPU's intervals, read a GPU at a time
     procs: list[dict]                   # label, rank, host, node
     host: tuple                         # (group, start, end, cls) arrays
     has_mpi: bool
@@ -62,15 +62,17 @@ class PopInputs:
     excluded_processes: list[str]
     nvtx: list[pd.DataFrame]            # per report: aligned start, end, name (ranges only)
     notes: list[str] = field(default_factory=list)
-    # measures the workers reduced for the trace window only (see PopPartial): (D, 8), (H, 4), (D,), (D,)
-    dev_pre: np.ndarray | None = None
+    # the devices measured over the run [t0, t1] (``measure_devices``, in ``combine``): mask durations
+    # (D, 8), each GPU's first kernel and first NCCL kernel start (int64 max: none)
+    dev_run: np.ndarray | None = None
+    first_kernel: np.ndarray | None = None
+    first_nccl: np.ndarray | None = None
+    # host measures the workers reduced for the trace window only (see PopPartial): (H, 4)
     host_pre: np.ndarray | None = None
-    first_kernel_pre: np.ndarray | None = None
-    first_nccl_pre: np.ndarray | None = None
     # per host process: aligned [first, last] activity (start == end: none in the analysed time);
     # None: every process alive over the whole window
     life: tuple | None = None
-    replay: object = None               # metrics.replay.Replay over the host processes (MPI runs)
+    replay: Replay | None = None        # the ideal-network replay of the host processes (MPI runs)
     steady: tuple | None = None         # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
@@ -111,7 +113,7 @@ def aligned_lifetimes(lifetimes: list[dict | None], clocks: list, clips: list) -
     return out
 
 
-def task_spans(tabs: dict, report: int, lookup, off) -> tuple:
+def task_spans(tabs: dict, report: int, lookup, clock) -> tuple:
     """(task, first start, last end) of each task's rows over the tables (aligned)."""
     t, s, e = [], [], []
     for df in tabs.values():
@@ -133,32 +135,33 @@ def task_spans(tabs: dict, report: int, lookup, off) -> tuple:
     hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
     np.minimum.at(lo, g, start[ok])
     np.maximum.at(hi, g, end[ok])
-    return tasks, _at(off, lo), _at(off, hi)
+    return tasks, _at(clock, lo), _at(clock, hi)
+
+
+@dataclass
+class DeviceSpill:
+    """The GPU intervals of one report (or time slice), as its worker leaves them: per (GPU id, task,
+    class) the union of its intervals, the rows of each (GPU id, task) together, in a .npy file (a
+    run with a work directory) or here (the in-memory writer's jobs)."""
+    data: str | np.ndarray              # (5, n) int64 rows: GPU id, task, class, start, end (aligned)
+    runs: np.ndarray                    # (k, 4) int64: GPU id, task, first row, end row
 
 
 @dataclass
 class PopPartial:
-    """What one report contributes to the POP inputs, reduced: per (task, device, class) and per
-    (task, class) the *union* of its intervals (unions keep every measure of the sweeps exact),
-    each task's first and last row, which host kinds it has, and its NVTX ranges (only the named ones).  When
-    only the trace window is measured (no --region/--iterations), the host intervals and those of
-    GPUs no other task uses are reduced to their mask durations here, in the worker."""
+    """What one report (or time slice) contributes to the POP inputs: its GPU intervals (reduced in
+    the main process a GPU at a time: ``measure_devices``), per (task, class) the *union* of its
+    host calls (unions keep every measure of the sweeps exact), each task's first and last row, which
+    host kinds it has, its NVTX ranges (only the named ones) and MPI calls.  When only the trace
+    window is measured (no --region/--iterations), the host calls are reduced to their mask durations
+    here, in the worker (a task's calls are all in its report)."""
     spans: tuple                        # (task, first start, last end) arrays, aligned
-    dev: tuple                          # (task, device, cls, start, end) arrays, unions
+    dev: list[DeviceSpill]
     host: tuple                         # (task, cls, start, end) arrays, unions
     has: dict
     nvtx: pd.DataFrame
-    # reduced in the worker (``exclusive`` given: only the trace window will be measured): per GPU used
-    # by this task alone (task, device, mask durations (k, 8), first kernel, first NCCL kernel start)
-    # and per task (task, mask durations (k, 4)) -- a few numbers instead of every interval
-    dev_pre: tuple | None = None
-    host_pre: tuple | None = None
+    host_pre: tuple | None = None       # (tasks, mask durations (k, 4)): trace window only
     mpi_calls: pd.DataFrame | None = None   # (task, start, end, name, root, comm), aligned: for the replay
-    # ``dev`` written to this .npy file instead (trace window only, the run's work directory given): the
-    # intervals of GPUs shared with other tasks wait there, not in the main process, until the node's
-    # reports are all translated; ``dev_host``: the report's host (its tasks' node)
-    dev_file: str | list[str] | None = None
-    dev_host: str = ""
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -194,65 +197,27 @@ def exclusive_devices(model) -> set[tuple[int, int]]:
     return {(ts[0], g) for (_, g), ts in gpu_users(model.tasks).items() if len(ts) == 1}
 
 
-def _reduce_devices(task, dev_id, cls, s, e, exclusive) -> tuple[np.ndarray, tuple]:
-    """Rows kept as intervals (a GPU shared with other tasks), and the reduced exclusive GPUs."""
-    code = task * (1 << 32) + dev_id
-    wanted = np.array(sorted(t * (1 << 32) + d for t, d in exclusive), np.int64)
-    mine = np.isin(code, wanted)
-    ukeys, g = np.unique(code[mine], return_inverse=True)
-    g = g.astype(np.int64)
-    return ~mine, (ukeys >> 32, ukeys & 0xFFFFFFFF, *_device_masks(g, len(ukeys), cls[mine], s[mine], e[mine]))
+def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[DeviceSpill]:
+    """The GPU intervals' unions per (GPU id, task, class), written to ``path`` (.npy; None: kept)
+    with the rows of each (GPU id, task); [] without any interval."""
+    if not len(start):
+        return []
+    data = np.stack(_unions([dev_id, task, cls], start, end))
+    first = np.flatnonzero(np.concatenate([[True], (data[0, 1:] != data[0, :-1]) | (data[1, 1:] != data[1, :-1])]))
+    runs = np.stack([data[0, first], data[1, first], first, np.append(first[1:], data.shape[1])], axis=1)
+    if path is None:
+        return [DeviceSpill(data, runs)]
+    np.save(path, data)
+    return [DeviceSpill(path, runs)]
 
 
-def _device_masks(g, n: int, cls, s, e) -> tuple:
-    """Per device group: mask durations (n, 8), first kernel start, first NCCL kernel start."""
-    return (mask_durations(g, s, e, cls, n, 3), first_start(g[cls == KERNEL], s[cls == KERNEL], n),
-            first_start(g[cls == NCCL], s[cls == NCCL], n))
-
-
-def spill_devices(part: PopPartial, path: str, host: str) -> None:
-    """Move ``part.dev`` (unions of GPUs shared with other tasks) to ``path`` (.npy)."""
-    if len(part.dev[0]):
-        np.save(path, np.stack(part.dev))
-        z = np.zeros(0, np.int64)
-        part.dev, part.dev_file, part.dev_host = (z, z, z, z, z), path, host
-
-
-def reduce_spilled(parts: list[PopPartial], on_devices=None) -> list[tuple]:
-    """The spilled shared GPUs reduced one node at a time (its reports' files, then removed), as
-    ``dev_pre`` rows: one per (task, device) using it, the GPU's durations and first starts on the
-    first, zeros and int64 max on the others (``combine`` sums and takes minima per GPU).
-    ``on_devices(task, device, cls, start, end)``: called with each node's intervals first."""
-    by_host: dict[str, list[str]] = {}
-    for p in parts:
-        if p.dev_file is not None:          # (a report translated in slices: one file a slice)
-            by_host.setdefault(p.dev_host, []).extend([p.dev_file] if isinstance(p.dev_file, str) else p.dev_file)
-    out = []
-    for _, files in sorted(by_host.items()):
-        task, dev_id, cls, s, e = np.concatenate([np.load(f) for f in files], axis=1)
-        for f in files:
-            os.remove(f)
-        if on_devices is not None:
-            on_devices(task, dev_id, cls, s, e)
-        ukeys, g = np.unique(dev_id, return_inverse=True)
-        g = g.astype(np.int64)
-        dur, first_k, first_n = _device_masks(g, len(ukeys), cls, s, e)
-        pairs = np.unique(g * (1 << 32) + task)            # (device, task) in device order
-        pg, pt = pairs >> 32, pairs & 0xFFFFFFFF
-        lead = np.ones(len(pairs), bool)
-        lead[1:] = pg[1:] != pg[:-1]
-        big = np.iinfo(np.int64).max
-        out.append((pt, ukeys[pg], np.where(lead[:, None], dur[pg], 0), np.where(lead, first_k[pg], big),
-                    np.where(lead, first_n[pg], big)))
-    return out
-
-
-def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, exclusive=None,
-                    devmap=None) -> PopPartial:
-    """One report's PopPartial (``lookup``: (report, pid) -> task index; ``names``: NVTX range names
-    kept, None = all; ``exclusive``: ``exclusive_devices(model)`` to reduce in place, for a run that
-    measures the trace window only; ``devmap``: the report's device map: a GPU is the GPU id of the
-    process's CUDA ordinal, so that ranks each given one GPU as ordinal 0 do not share it)."""
+def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False,
+                    devmap=None, spill: str | None = None) -> PopPartial:
+    """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
+    NVTX range names kept, None = all; ``whole_run``: only the trace window will be measured, the
+    host calls are reduced here; ``devmap``: the report's device map: a GPU is the GPU id of the
+    process's CUDA ordinal, so that ranks each given one GPU as ordinal 0 do not share it; ``spill``:
+    the .npy file the GPU intervals go to, None: kept in the partial)."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -264,31 +229,25 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         if devmap is not None:
             dev_id = gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), dev_id)
         d.append((task, dev_id, cls.astype(np.int64),
-                  _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
-    dev_pre = host_pre = None
-    if d:
-        task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*d))
-        ok = task >= 0
-        task, dev_id, cls, s, e = task[ok], dev_id[ok], cls[ok], s[ok], e[ok]
-        if exclusive is not None:
-            keep, dev_pre = _reduce_devices(task, dev_id, cls, s, e, exclusive)
-            task, dev_id, cls, s, e = task[keep], dev_id[keep], cls[keep], s[keep], e[keep]
-        dev = _unions([task, dev_id, cls], s, e)
-    else:
-        dev = _unions([np.zeros(0, np.int64)] * 3, np.zeros(0, np.int64), np.zeros(0, np.int64))
+                  _at(clock, df["start"].to_numpy(np.int64)), _at(clock, df["end"].to_numpy(np.int64))))
+    z = np.zeros(0, np.int64)
+    task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*d)) if d else (z, z, z, z, z)
+    ok = task >= 0
+    dev = spill_devices(dev_id[ok], task[ok], cls[ok], s[ok], e[ok], spill)
+    del d, task, dev_id, cls, s, e, ok
     has = {}
     h = []
-    for kind, c in (("mpi", MPI), ("cuda_api", CUDA_API)):
+    for kind, code in (("mpi", MPI), ("cuda_api", CUDA_API)):
         df = tabs.get(kind)
         if df is None:          # not traced (or not translated with -t)
             continue
         has[kind] = True        # traced, even if no call falls in the analysed time
         if df.empty:
             continue
-        h.append((_tasks_of(report, df["tid"], lookup), np.full(len(df), c, np.int64),
-                  _at(off, df["start"].to_numpy(np.int64)), _at(off, df["end"].to_numpy(np.int64))))
-    z = np.zeros(0, np.int64)
-    if h and exclusive is not None:          # a task's calls are all in its report: reduce them here
+        h.append((_tasks_of(report, df["tid"], lookup), np.full(len(df), code, np.int64),
+                  _at(clock, df["start"].to_numpy(np.int64)), _at(clock, df["end"].to_numpy(np.int64))))
+    host_pre = None
+    if h and whole_run:          # a task's calls are all in its report: reduce them here
         task, c, s, e = (np.concatenate(x) for x in zip(*h))
         ok = task >= 0
         tasks, g = np.unique(task[ok], return_inverse=True)
@@ -304,8 +263,8 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
     df = tabs.get("mpi")
     if df is not None and len(df):
         mpi_calls = pd.DataFrame({"task": _tasks_of(report, df["tid"], lookup),
-                                  "start": _at(off, df["start"].to_numpy(np.int64)),
-                                  "end": _at(off, df["end"].to_numpy(np.int64)), "name": df["name"].astype(str),
+                                  "start": _at(clock, df["start"].to_numpy(np.int64)),
+                                  "end": _at(clock, df["end"].to_numpy(np.int64)), "name": df["name"].astype(str),
                                   "root": df["peer"].to_numpy(np.int64), "comm": df["comm"].to_numpy(np.int64),
                                   "peers": (df["source"] == "tables").to_numpy()})
         mpi_calls = mpi_calls[mpi_calls["task"] >= 0]
@@ -316,10 +275,10 @@ def collect_partial(report: int, tabs: dict, lookup: dict, off, names=None, excl
         rng = df[df["kind"] != "mark"]
         if names is not None:
             rng = rng[rng["name"].isin(list(names))]
-        nvtx = pd.DataFrame({"start": _at(off, rng["start"].to_numpy(np.int64)),
-                             "end": _at(off, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
-    return PopPartial(task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, off), dev, host, has, nvtx,
-                      dev_pre, host_pre, mpi_calls)
+        nvtx = pd.DataFrame({"start": _at(clock, rng["start"].to_numpy(np.int64)),
+                             "end": _at(clock, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
+    return PopPartial(task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock), dev, host, has, nvtx,
+                      host_pre, mpi_calls)
 
 
 def _cat(rows: list[tuple], n: int) -> tuple:
@@ -338,37 +297,96 @@ def _spans_of(parts: list[PopPartial]) -> tuple:
     return tasks, lo, hi
 
 
-def _ranges_calls(parts: list[PopPartial]) -> tuple:
-    calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
-    return (pd.concat([p.nvtx for p in parts], ignore_index=True),
-            pd.concat(calls, ignore_index=True) if calls else None)
-
-
-def join_reduced(parts: list[PopPartial]) -> PopPartial:
-    """The PopPartial of a report translated in time slices whose slices reduced their own time
-    (``pipeline/slices.py``: disjoint times, so their durations add up, as those of several reports
-    do in ``combine``): the reductions side by side, the shared GPUs' interval files listed."""
-    pre = [p.dev_pre for p in parts if p.dev_pre is not None]
+def join_slices(parts: list[PopPartial]) -> PopPartial:
+    """The PopPartial of a report translated in time slices (``pipeline/slices.py``): each slice's
+    holds the POP intervals inside its time (disjoint times: their measures add up, as those of
+    several reports do in ``combine``) and its own rows' first and last row, ranges and calls; side
+    by side, the ranges and calls in slice order."""
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
-    files = [f for p in parts for f in ([p.dev_file] if isinstance(p.dev_file, str) else p.dev_file or [])]
-    nvtx, calls = _ranges_calls(parts)
-    return PopPartial(_spans_of(parts), _cat([p.dev for p in parts], 5), _cat([p.host for p in parts], 4),
-                      {k: True for p in parts for k in p.has}, nvtx,
-                      tuple(np.concatenate(x) for x in zip(*pre)) if pre else None,
+    calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
+    return PopPartial(_spans_of(parts), [sp for p in parts for sp in p.dev], _cat([p.host for p in parts], 4),
+                      {k: True for p in parts for k in p.has}, pd.concat([p.nvtx for p in parts], ignore_index=True),
                       (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
-                      calls, files or None, next((p.dev_host for p in parts if p.dev_file), ""))
+                      pd.concat(calls, ignore_index=True) if calls else None)
 
 
-def merge_partials(parts: list[PopPartial]) -> PopPartial:
-    """The PopPartial of a report translated in time slices (``pipeline/slices.py``) whose intervals stay
-    intervals (no reduction in the workers: --region, --iterations): ``collect_partial`` on the whole
-    report, exactly -- unions of the slices' unions, first and last rows, the ranges and calls in slice
-    order."""
-    nvtx, calls = _ranges_calls(parts)
-    task, dev_id, cls, s, e = _cat([p.dev for p in parts], 5)
-    task_h, c, s_h, e_h = _cat([p.host for p in parts], 4)
-    return PopPartial(_spans_of(parts), _unions([task, dev_id, cls], s, e), _unions([task_h, c], s_h, e_h),
-                      {k: True for p in parts for k in p.has}, nvtx, None, None, calls)
+@dataclass
+class DeviceIntervals:
+    """Every GPU's intervals over the run, where the workers left them (``spills``): ``pieces`` says
+    which rows of which spill are GPU g's -- (GPU, spill, first row, end row), in GPU order -- so that
+    each GPU's intervals are read alone (``each``)."""
+    spills: list[DeviceSpill]
+    pieces: np.ndarray
+    count: int                          # GPUs
+
+    def each(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(GPU, its intervals: (5, n) rows GPU id, task, class, start, end), one GPU after the other:
+        only one GPU's intervals in memory."""
+        bounds = np.searchsorted(self.pieces[:, 0], np.arange(self.count + 1))
+        for g in range(self.count):
+            mine = self.pieces[bounds[g]:bounds[g + 1]]
+            out = np.empty((5, int((mine[:, 3] - mine[:, 2]).sum())), np.int64)
+            at = 0
+            for k in np.unique(mine[:, 1]):         # (each spill opened once per GPU)
+                data = self.spills[k].data
+                rows = np.load(data, mmap_mode="r") if isinstance(data, str) else data
+                for a, b in mine[mine[:, 1] == k][:, 2:]:
+                    out[:, at:at + b - a] = rows[:, a:b]
+                    at += b - a
+                del rows
+            yield g, out
+
+    def discard(self) -> None:
+        """Remove the spill files (the run is measured)."""
+        for sp in self.spills:
+            if isinstance(sp.data, str):
+                os.remove(sp.data)
+        self.spills = []
+
+
+def gather_devices(parts: list[PopPartial], model) -> tuple[list[dict], list[str], DeviceIntervals]:
+    """The run's GPUs -- (node, GPU id) with intervals, in that order: label, host, GPU id and the
+    processes using it --, a note per GPU several processes share, and where each GPU's intervals are
+    (nothing is read)."""
+    spills = [sp for p in parts for sp in p.dev]
+    runs = np.concatenate([sp.runs for sp in spills] or [np.zeros((0, 4), np.int64)])
+    which = np.repeat(np.arange(len(spills), dtype=np.int64), [len(sp.runs) for sp in spills])
+    node_of = np.array([t.node for t in model.tasks] or [0], np.int64)
+    ukeys, g = np.unique(node_of[runs[:, 1]] * (1 << 32) + runs[:, 0], return_inverse=True)
+    g = g.reshape(-1).astype(np.int64)
+    order = np.argsort(g, kind="stable")
+    pieces = np.stack([g, which, runs[:, 2], runs[:, 3]], axis=1)[order]
+    users = pd.DataFrame({"g": g, "task": runs[:, 1]}).drop_duplicates().groupby("g")["task"].agg(sorted).to_dict()
+    devices, notes = [], []
+    for i, k in enumerate(ukeys):
+        n, d = int(k >> 32), int(k & 0xFFFFFFFF)
+        ranks = [int(t) for t in users.get(i, [])]
+        devices.append({"label": f"{model.nodes[n]}:GPU{d}", "host": model.nodes[n], "device": d,
+                        "processes": [model.tasks[t].label for t in ranks]})
+        if len(ranks) > 1:
+            notes.append(f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
+                         f"({', '.join(devices[-1]['processes'])}): their activity is united (the "
+                         "trace's GPU row and analysis/gpu_activity.cfg show it)")
+    return devices, notes, DeviceIntervals(spills, pieces, len(ukeys))
+
+
+def measure_devices(dev: DeviceIntervals, lo, hi, per_window: bool = False, on_gpu=None) -> tuple:
+    """The device reduction, one GPU at a time: the mask durations over the windows ((windows, D, 8)
+    per window, else (1, D, 8) over their union, as ``_durations``), each GPU's first kernel and
+    first NCCL kernel start (int64 max: none); ``on_gpu(task, GPU id, class, start, end)`` is given
+    each GPU's intervals (the GPU activity rows)."""
+    lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    dur = np.zeros((len(lo) if per_window else 1, dev.count, 8), np.int64)
+    first = np.full((2, dev.count), np.iinfo(np.int64).max, np.int64)
+    for g, (dev_id, task, cls, s, e) in dev.each():
+        if on_gpu is not None:
+            on_gpu(task, dev_id, cls, s, e)
+        dur[:, g] = _durations((np.zeros(len(s), np.int64), s, e, cls), 1, 3, lo, hi, per_window)[:, 0]
+        for i, c in enumerate((KERNEL, NCCL)):
+            starts = s[cls == c]
+            if len(starts):
+                first[i, g] = starts.min()
+    return dur, first[0], first[1]
 
 
 def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -405,55 +423,17 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
     processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
     aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
-    given the device intervals that are still intervals, (task, device, class, start, end) arrays, a
-    node at a time or all at once (GPU activity rows: exact only where no GPU was reduced in a worker)."""
+    given each GPU's intervals, (task, GPU id, class, start, end) arrays, a GPU at a time (the GPU
+    activity rows)."""
     if nccl_as not in NCCL_RULES:
         raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
     life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
     t0, t1 = run_window(life_lo, life_hi, lifetimes)
-    notes: list[str] = []
 
-    # -- device intervals: key = (node index, GPU id) ------------------------------------------------
-    devices: list[dict] = []
-    seen = on_devices(t0, t1) if on_devices is not None else None
-    pre = [p.dev_pre for p in parts if p.dev_pre is not None] + reduce_spilled(parts, seen)
-    dev_pre = first_k = first_n = None
-    if parts and (any(len(p.dev[0]) for p in parts) or any(len(x[0]) for x in pre)):
-        task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*[p.dev for p in parts]))
-        if seen is not None and len(task):
-            seen(task, dev_id, cls, s, e)
-        node_of = np.array([t.node for t in model.tasks], np.int64)
-        key = node_of[task] * (1 << 32) + dev_id
-        ptask, pdev, pdur, pfk, pfn = ((np.concatenate(x) for x in zip(*pre)) if pre else
-                                       (np.zeros(0, np.int64),) * 2 + (np.zeros((0, 8), np.int64),)
-                                       + (np.zeros(0, np.int64),) * 2)
-        pkey = node_of[ptask] * (1 << 32) + pdev
-        ukeys = np.unique(np.concatenate([key, pkey]))
-        group = np.searchsorted(ukeys, key)
-        pgroup = np.searchsorted(ukeys, pkey)
-        owners = pd.DataFrame({"g": np.concatenate([group, pgroup]),
-                               "task": np.concatenate([task, ptask])}).drop_duplicates()
-        if pre:
-            dev_pre = np.zeros((len(ukeys), 8), np.int64)
-            np.add.at(dev_pre, pgroup, pdur)
-            first_k = np.full(len(ukeys), np.iinfo(np.int64).max, np.int64)
-            first_n = first_k.copy()
-            np.minimum.at(first_k, pgroup, pfk)
-            np.minimum.at(first_n, pgroup, pfn)
-        users = owners.groupby("g")["task"].agg(sorted).to_dict()   # (one pass: not a scan per GPU)
-        for g, k in enumerate(ukeys):
-            n, d = int(k >> 32), int(k & 0xFFFFFFFF)
-            ranks = [int(t) for t in users.get(g, [])]
-            devices.append({"label": f"{model.nodes[n]}:GPU{d}", "host": model.nodes[n], "device": d,
-                            "processes": [model.tasks[t].label for t in ranks]})
-            if len(ranks) > 1:
-                notes.append(f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
-                             f"({', '.join(devices[-1]['processes'])}): their activity is united (the "
-                             "trace's GPU row and analysis/gpu_activity.cfg show it)")
-        dev = (group.astype(np.int64), s, e, cls)
-    else:
-        z = np.zeros(0, np.int64)
-        dev = (z, z, z, z)
+    # -- devices: key = (node index, GPU id), measured over the run a GPU at a time ------------------
+    devices, notes, dev = gather_devices(parts, model)
+    dev_run, first_k, first_n = measure_devices(dev, [t0], [t1], on_gpu=None if on_devices is None
+                                                else on_devices(t0, t1))
 
     # -- host intervals: processes owning GPU streams ----------------------------------------------------
     gpu_tasks = [i for i, t in enumerate(model.tasks) if any(model.threads[g].kind == "gpu" for g in t.threads)]
@@ -494,7 +474,8 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     counted_lo = np.array([life_lo[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
     counted_hi = np.array([life_hi[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
     inputs = PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
-                       [p.nvtx for p in parts], notes, dev_pre, host_pre, first_k, first_n, (counted_lo, counted_hi))
+                       [p.nvtx for p in parts], notes, dev_run[0], first_k, first_n, host_pre,
+                       (counted_lo, counted_hi))
     inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
     inputs.steady = _steady_bounds(parts, proc_index)
     return inputs
@@ -697,21 +678,22 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     lo = np.asarray(lo, np.int64)
     hi = np.asarray(hi, np.int64)
     D, H = len(inp.devices), len(inp.procs)
-    ddur = _durations(inp.dev, D, 3, lo, hi, per_window)
+    if inp.dev_run is not None and not per_window and len(lo) == 1 and (lo[0], hi[0]) == (inp.t0, inp.t1):
+        ddur = inp.dev_run[None]        # (measured in ``combine``)
+    else:
+        ddur = measure_devices(inp.dev, lo, hi, per_window)[0]
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
     alive = _alive(inp, lo, hi, per_window)
-    if inp.dev_pre is not None or inp.host_pre is not None:
+    if inp.host_pre is not None:
         if per_window or len(lo) != 1 or (lo[0], hi[0]) != (inp.t0, inp.t1):
             raise AssertionError("POP partials reduced in the workers measure the trace window only")
-        if inp.dev_pre is not None:
-            ddur[0] += inp.dev_pre
-        if inp.host_pre is not None:
-            hdur[0] += inp.host_pre
+        hdur[0] += inp.host_pre
     Ts = (hi - lo) if per_window else np.array([int((hi - lo).sum())])
     dlabels = [d["label"] for d in inp.devices]
     plabels = [p["label"] for p in inp.procs]
     nodes = np.array([p["node"] for p in inp.procs], np.int64)
     other = "useful" if inp.nccl_as == "communication" else "communication"
+    ideal: list[int | None]
     if inp.replay is None:
         ideal = [None] * len(Ts)
     elif per_window:
@@ -764,10 +746,6 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
     return lo, hi, notes
 
 
-def _overlapping(lo, hi) -> bool:
-    return bool(len(lo) > 1 and (np.any(lo[1:] < hi[:-1]) or np.any(np.diff(hi) < 0)))
-
-
 OVERLAP_NOTED = 0.10        # consecutive windows overlapping by more than this part of the shorter: said
 
 
@@ -805,13 +783,9 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
               **top, "devices": inp.devices, "processes": inp.procs,
               "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
     # device idle before its first useful kernel (whole trace)
-    g, s, _, c = inp.dev
-    useful = (c == KERNEL) | ((c == NCCL) & (inp.nccl_as == "useful"))
-    first = first_start(g[useful], s[useful], len(inp.devices))
-    if inp.first_kernel_pre is not None:
-        first = np.minimum(first, inp.first_kernel_pre)
-        if inp.nccl_as == "useful":
-            first = np.minimum(first, inp.first_nccl_pre)
+    if inp.first_kernel is None or inp.first_nccl is None:
+        _, inp.first_kernel, inp.first_nccl = measure_devices(inp.dev, [inp.t0], [inp.t1])
+    first = inp.first_kernel if inp.nccl_as != "useful" else np.minimum(inp.first_kernel, inp.first_nccl)
     result["device"]["idle_before_first_kernel_ns"] = {
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
         for d, f in zip(inp.devices, first)}
@@ -835,13 +809,10 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         if warmup >= len(lo):
             raise UserError(f"--warmup {warmup} leaves no iteration ('{iterations}' occurs {len(lo)} times)")
         lo, hi = lo[warmup:], hi[warmup:]
-        if _overlapping(lo, hi):
-            note = _overlap_note(lo, hi, iterations)
-            if note:
-                notes.append(note)
-            per = [evaluate(inp, [a], [b])[0] for a, b in zip(lo, hi)]   # loop over windows, not rows
-        else:
-            per = evaluate(inp, lo, hi, per_window=True)
+        note = _overlap_note(lo, hi, iterations)
+        if note:
+            notes.append(note)
+        per = evaluate(inp, lo, hi, per_window=True)
         ulo, uhi = union(lo, hi)
         steady = evaluate(inp, ulo, uhi)[0]
         result["regions"].append({"name": f"{iterations} (iterations {warmup + 1}..{warmup + len(lo)})",

@@ -1,6 +1,6 @@
 """The GPU activity rows' records (``metrics.gpu_activity``), made while POP reduces the device
-intervals (``pop.combine``'s ``on_devices``): a node's GPUs at a time, written as chunks for the
-merge once enough records wait (or kept as Translations for the in-memory writer)."""
+intervals (``pop.combine``'s ``on_devices``): a GPU at a time, written as chunks for the merge once
+enough records wait (or kept as Translations for the in-memory writer)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ doubled.  Three kinds of jobs do it:
   its launch call in the CUDA API table (``launch_links``' first match).  Reads a few columns.
 - ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
   links, each activity's launch call and the NVTX ranges around those calls; the translators and
-  links as for a whole report; its POP partial (the POP time inside the slice, its rows' and those
-  still running at its start, reduced there: the slices' times add up; with --region/--iterations,
-  its rows' intervals, joined by ``metrics.pop.merge_partials``); an events chunk, and the state
-  intervals of the slice's rows and of the rows running at its start (``.states.npy``), to paint.
+  links as for a whole report; its POP partial (the POP intervals inside the slice, its rows' and
+  those still running at its start: the slices' times add up, ``metrics.pop.join_slices``); an
+  events chunk, and the state intervals of the slice's rows and of the rows running at its start
+  (``.states.npy``), to paint.
 - ``paint_report`` (one per report, after every slice): the state timeline painted slice after
   slice with the lanes' first and last event over the whole report; a segment still open at a
   border is carried into the next slice and written where it ends, so the segments are exactly
@@ -343,10 +343,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
     pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
-    if not job.pop_names and job.pop_exclusive is not None:
-        partial = _window_partial(job, plan, k, pop_tables, running)
-    else:
-        partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
+    partial = _window_partial(job, plan, k, pop_tables, running)
     del untranslated, pop_tables
     ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
                   metric_types=job.metric_types, devmap=job.info.devmap)
@@ -380,11 +377,10 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
 
 
 def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dict):
-    """The slice's POP partial when only the trace window is measured.  The intervals of the POP
-    kinds that run in the slice's time (its rows ``tables`` and those running at its start), cut to
-    it, are reduced here (``collect_partial`` with the run's exclusive GPUs: the slices' times do not
-    overlap, so their durations add up) and the shared GPUs' intervals spilled to a file; each task's
-    first and last row, the ranges and the MPI calls are those of the slice's own rows."""
+    """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
+    ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
+    measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
+    calls are those of the slice's own rows."""
     r = job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
     spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop_tasks, job.clock)
@@ -392,10 +388,11 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
                    if x in pop.KINDS and x in window and len(rows)})
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(r, window, job.pop_tasks, job.clock, None, job.pop_exclusive, job.info.devmap)
-    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop_tasks, job.clock)
+    part = pop.collect_partial(r, window, job.pop_tasks, job.clock, (), not job.pop_names, job.info.devmap,
+                               f"{job.chunk}.pop.npy")
+    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop_tasks, job.clock,
+                              job.pop_names)
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
-    pop.spill_devices(part, f"{job.chunk}.pop.npy", job.info.identity.host)
     return part
 
 
@@ -540,9 +537,5 @@ def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
     out = Translation()
     for r in parts:
         out.absorb(r.counts)
-    partials: list[pop.PopPartial] = [r.pop for r in parts]
-    if not job.pop_names and job.pop_exclusive is not None:       # reduced in the slices (_window_partial)
-        partial = pop.join_reduced(partials)
-    else:
-        partial = pop.merge_partials(partials)
-    return RankResult(job.src.index, out.counts, partial, None, chunk=[r.chunk for r in parts])
+    return RankResult(job.src.index, out.counts, pop.join_slices([r.pop for r in parts]), None,
+                      chunk=[r.chunk for r in parts])

@@ -669,11 +669,8 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(tables, job.clip[0], job.clip[1], out)
         clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
-    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names,
-                                  None if job.pop_names else job.pop_exclusive, job.info.devmap)
-    if job.chunk is not None and not job.pop_names and job.pop_exclusive is not None:
-        # trace window only (reduced in the workers): the GPUs shared with other reports wait in a file
-        pop.spill_devices(partial, job.chunk + ".pop.npy", job.info.identity.host)
+    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, not job.pop_names,
+                                  job.info.devmap, None if job.chunk is None else job.chunk + ".pop.npy")
     del untranslated, pop_tables
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if job.pop_only:

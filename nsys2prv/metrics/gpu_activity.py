@@ -27,22 +27,33 @@ def activity_events(rows: np.ndarray, cls: np.ndarray, start: np.ndarray, end: n
     s = np.clip(np.asarray(start, np.int64), t0, t1)
     e = np.clip(np.asarray(end, np.int64), t0, t1)
     keep = e > s
-    rows, cls, s, e = rows[keep], cls[keep], s[keep], e[keep]
-    useful = ((cls == KERNEL) | ((cls == NCCL) & (nccl_as == "useful"))).astype(np.int64)
+    if not keep.all():
+        rows, cls, s, e = rows[keep], cls[keep], s[keep], e[keep]
+    del keep
+    useful = ((cls == KERNEL) | ((cls == NCCL) & (nccl_as == "useful"))).astype(np.int8)
     every = np.union1d(np.unique(rows), np.asarray(idle_rows, np.int64))
     n, k = len(s), len(every)
     # interval ends as counter steps (+1 at a start, -1 at an end) per class, then the run's bounds:
     # idle at t0 (overridden by a change at t0) and "outside the run" at t1 (overriding everything)
-    r = np.concatenate([every, rows, rows, every])
+    # (one array at a time, the steps as int8: the memory of a GPU's ten million intervals)
+    z8 = np.zeros(k, np.int8)
     t = np.concatenate([np.full(k, t0, np.int64), s, e, np.full(k, t1, np.int64)])
-    du = np.concatenate([np.zeros(k, np.int64), useful, -useful, np.zeros(k, np.int64)])
-    dm = np.concatenate([np.zeros(k, np.int64), 1 - useful, useful - 1, np.zeros(k, np.int64)])
-    rank = np.concatenate([np.zeros(k, np.int64), np.ones(2 * n, np.int64), np.full(k, 2, np.int64)])
+    del s, e
+    rank = np.concatenate([z8, np.ones(2 * n, np.int8), np.full(k, 2, np.int8)])
+    r = np.concatenate([every, rows, rows, every])
+    del rows
     order = np.lexsort((rank, t, r))
-    r, t, du, dm, rank = r[order], t[order], du[order], dm[order], rank[order]
-    u, m = np.cumsum(du), np.cumsum(dm)       # each row's steps sum to 0: no reset needed between rows
-    value = np.where(u > 0, R.GPU_USEFUL, np.where(m > 0, R.GPU_DATA_MOVEMENT, R.GPU_IDLE))
+    r = r[order]
+    t = t[order]
+    rank = rank[order]
+    u = np.concatenate([z8, useful, -useful, z8])[order].cumsum(dtype=np.int64) > 0
+    m = np.concatenate([z8, 1 - useful, useful - 1, z8])[order].cumsum(dtype=np.int64) > 0
+    del order, useful
+    # (each row's steps sum to 0: no reset needed between rows)
+    value = np.where(u, R.GPU_USEFUL, np.where(m, R.GPU_DATA_MOVEMENT, R.GPU_IDLE))
+    del u, m
     value[rank == 2] = R.END_VALUE
+    del rank
     last = np.ones(len(r), bool)              # the state after every step at one (row, time)
     last[:-1] = (r[1:] != r[:-1]) | (t[1:] != t[:-1])
     r, t, value = r[last], t[last], value[last]

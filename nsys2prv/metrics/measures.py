@@ -62,8 +62,11 @@ def mask_durations(group, start, end, cls, n_groups: int, n_cls: int) -> np.ndar
     if n == 0 or n_groups == 0:
         return np.zeros((n_groups, 1 << n_cls), np.int64)
     t2 = np.concatenate([start, end])   # point i < n: a start (+1), i >= n: the end of i - n (-1)
-    order = np.lexsort((t2, np.concatenate([group, group]))).astype(np.int64, copy=False)
-    return _sweep(order, group, t2, cls, int(n_groups), int(n_cls))
+    if n_groups == 1:                   # (one GPU at a time: no group key to sort by)
+        order = np.argsort(t2, kind="stable")
+    else:
+        order = np.lexsort((t2, np.concatenate([group, group])))
+    return _sweep(order.astype(np.int64, copy=False), group, t2, cls, int(n_groups), int(n_cls))
 
 
 def union(start, end) -> tuple[np.ndarray, np.ndarray]:

@@ -381,11 +381,16 @@ def measure_devices(dev: DeviceIntervals, lo, hi, per_window: bool = False, on_g
     for g, (dev_id, task, cls, s, e) in dev.each():
         if on_gpu is not None:
             on_gpu(task, dev_id, cls, s, e)
-        dur[:, g] = _durations((np.zeros(len(s), np.int64), s, e, cls), 1, 3, lo, hi, per_window)[:, 0]
         for i, c in enumerate((KERNEL, NCCL)):
             starts = s[cls == c]
             if len(starts):
                 first[i, g] = starts.min()
+        if len(lo) == 1 and (not len(s) or (s.min() >= lo[0] and e.max() <= hi[0])):
+            dur[0, g] = mask_durations(np.zeros(len(s), np.int64), s, e, cls, 1, 3)[0]     # (nothing to cut)
+        else:
+            row, win, cs, ce = clip_to_windows(s, e, lo, hi)
+            g_or_win = win if per_window else np.zeros(len(row), np.int64)
+            dur[:, g] = mask_durations(g_or_win, cs, ce, cls[row], len(dur), 3)
     return dur, first[0], first[1]
 
 

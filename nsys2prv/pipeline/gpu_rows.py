@@ -46,9 +46,14 @@ class GpuRows:
         code = self.task_host[np.asarray(task, np.int64)] * (1 << 32) + np.asarray(dev_id, np.int64)
         pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
         hit = self.codes[pos] == code
+        del code
         self.done[pos[hit]] = True
-        self._keep(activity_events(self.gids[pos[hit]], np.asarray(cls)[hit], np.asarray(start)[hit],
-                                   np.asarray(end)[hit], self.t0, self.t1, self.nccl_as))
+        rows = self.gids[pos]
+        del pos
+        if not hit.all():               # (a GPU without a row: none of its intervals)
+            rows, cls, start, end = rows[hit], np.asarray(cls)[hit], np.asarray(start)[hit], np.asarray(end)[hit]
+        del hit
+        self._keep(activity_events(rows, cls, start, end, self.t0, self.t1, self.nccl_as))
 
     def finish(self) -> list:
         """The rows no interval reached (idle over the run), then the last chunk: ChunkMetas or

@@ -624,6 +624,64 @@ def test_property_windows_add_up(dev_rows, wins):
     assert ((ce - cs) <= (hi[win] - lo[win])).all() and (cs >= lo[win]).all() and (ce <= hi[win]).all()
 
 
+def test_devices_are_measured_one_gpu_at_a_time(tmp_path):
+    """Every report's GPU intervals go to a file (spill_devices); the main process reads one GPU's --
+    all reports' rows of one (node, GPU id) -- at a time (gather_devices, measure_devices) and gets
+    exactly the measures of all intervals at once; the files go with discard."""
+    from types import SimpleNamespace as NS
+
+    from nsys2prv.metrics.pop import gather_devices, measure_devices
+
+    rng = np.random.default_rng(28)
+    tasks = [NS(node=n, label=f"T{i}") for i, n in enumerate((0, 0, 1))]        # tasks 0 and 1 share node 0
+    model = NS(tasks=tasks, nodes=["a", "b"])
+    every, parts = [], []
+    for report, (task, gpus) in enumerate(((0, (0, 1)), (1, (1,)), (2, (1,)))):  # a:GPU1 shared, b:GPU1 alone
+        n = 300
+        dev = rng.choice(gpus, n).astype(np.int64)
+        s = rng.integers(0, 10_000, n)
+        e = s + rng.integers(0, 500, n)
+        c = rng.integers(0, 3, n)
+        every.append((tasks[task].node * 10 + dev, s, e, c))
+        parts.append(NS(dev=spill_devices(dev, np.full(n, task, np.int64), c, s, e, str(tmp_path / f"r{report}.npy"))))
+    devices, notes, dev = gather_devices(parts, model)
+    assert [d["label"] for d in devices] == ["a:GPU0", "a:GPU1", "b:GPU1"]
+    assert [d["processes"] for d in devices] == [["T0"], ["T0", "T1"], ["T2"]] and len(notes) == 1
+    read = []
+    each = dev.each
+    dev.each = lambda: ((g, rows) for g, rows in each() if not read.append((g, rows)))
+    lo, hi = np.array([0, 2_000, 2_500]), np.array([3_000, 4_000, 9_000])     # overlapping windows
+    per, first_k, first_n = measure_devices(dev, lo, hi, per_window=True)
+    whole = measure_devices(dev, [0], [20_000])[0]
+    gpu_of = {k: i for i, k in enumerate((0, 1, 11))}
+    g, s, e, c = (np.concatenate(x) for x in zip(*every))
+    g = np.array([gpu_of[int(x)] for x in g], np.int64)
+    assert (whole[0][:, 1:] == mask_durations(g, s, e, c, 3, 3)[:, 1:]).all()
+    for w, (a, b) in enumerate(zip(lo, hi)):
+        row, _, cs, ce = clip_to_windows(s, e, [a], [b])
+        assert (per[w][:, 1:] == mask_durations(g[row], cs, ce, c[row], 3, 3)[:, 1:]).all()
+    for k in range(3):
+        assert first_k[k] == s[(g == k) & (c == 0)].min() and first_n[k] == s[(g == k) & (c == 2)].min()
+    # one GPU in memory at a time (one GPU id of one node), whatever files its rows came from
+    assert [x for x, _ in read] == [0, 1, 2, 0, 1, 2]
+    assert all(len(np.unique(rows[0])) == 1 and len({tasks[t].node for t in rows[1]}) == 1 for _, rows in read)
+    assert sorted(np.unique(rows[1]).tolist() for x, rows in read[:3]) == [[0], [0, 1], [2]]
+    dev.discard()
+    assert not list(tmp_path.iterdir())
+
+
+def test_windows_inside_the_one_before_are_cut_one_by_one():
+    """Iteration windows need not be monotone (a long k-th occurrence on one rank): clip_to_windows
+    then cuts window after window, the same pieces as each window alone."""
+    s, e = np.array([0, 5, 12, 30]), np.array([10, 20, 25, 40])
+    lo, hi = np.array([2, 4, 15]), np.array([35, 18, 38])
+    row, win, cs, ce = clip_to_windows(s, e, lo, hi)
+    got = sorted(zip(win.tolist(), row.tolist(), cs.tolist(), ce.tolist()))
+    want = sorted((w, int(r), int(a), int(b)) for w in range(3)
+                  for r, _, a, b in zip(*clip_to_windows(s, e, lo[w:w + 1], hi[w:w + 1])))
+    assert got == want and len(got) == 4 + 3 + 3
+
+
 def test_filter_window_is_the_analysed_time(regions, tmp_path):
     # -f step keeps the first "step" window [2, 5]: the trace column equals iteration 1; no CUDA API call
     # falls inside it, but CUDA API was traced, so the offload factors are 100%, not n/a.

@@ -435,7 +435,7 @@ def _fill(mnt: Path) -> None:
 
 
 def test_9_a_short_write_keeps_its_cause(ranks, tiny_fs, monkeypatch):
-    import nsys2prv.pipeline as P
+    import nsys2prv.pipeline.conversion as P
 
     def merge_fails(*a, **k):           # numpy's tofile on a full device: no errno, no path
         _fill(tiny_fs)

@@ -11,6 +11,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,12 +44,12 @@ OPTIONAL_ROWS = ("speedup", "efficiency")   # shown only when some column has th
 
 def column(scope: dict, header: str) -> dict:
     """{header, values: key -> number or None} from a scope dict (trace, region or run)."""
-    vals = {}
+    vals: dict[str, Any] = {}
     for key, *_ in ROWS:
         if key == "elapsed_s":
             vals[key] = scope["elapsed_ns"] / 1e9
             continue
-        obj = scope
+        obj: Any = scope
         for part in key.split("."):
             obj = obj.get(part) if isinstance(obj, dict) else None
         vals[key] = obj if isinstance(obj, (int, float)) and not (isinstance(obj, float) and math.isnan(obj)) \

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,8 +64,8 @@ def _enum_index(field: str, value) -> float:
     return float(value)
 
 
-def _normalise(fields: dict, unknown: dict) -> dict:
-    out = {}
+def _normalise(fields: dict, unknown: dict) -> dict[str, str | float]:
+    out: dict[str, str | float] = {}
     for name, value in fields.items():
         key = FIELD_NAMES.get(str(name).strip().lower())
         if key is None or value is None:
@@ -133,7 +134,8 @@ class _Schemas:
             return None
         start = hsize if HEADER.size <= hsize <= len(blob) else HEADER.size
         payload = bytes(blob[start:start + size]) if size else bytes(blob[start:])
-        out, pos = {}, 0
+        out: dict[str, Any] = {}
+        pos = 0
         for typ, name, off in entries:
             fmt = ENTRY_FORMATS.get(typ, "i" if typ in self.enums else None)
             if fmt is None:
@@ -150,10 +152,11 @@ class _Schemas:
 
 def read(report: Report) -> ReadResult | None:
     res = read_nccl_ranges(report)
-    if res is None:
+    nv = load_nvtx(report)              # (cached: read by read_nccl_ranges)
+    if res is None or nv is None:
         return None
     df = res.table
-    res.note(NCCL_BY_NAME, load_nvtx(report)["nccl_by_name"])
+    res.note(NCCL_BY_NAME, nv.nccl_by_name)
     unknown: dict[str, int] = {}
     parsed: list[dict] = [{}] * len(df)
     has_json = df["json"].notna().to_numpy()

@@ -93,7 +93,7 @@ def text_table(cols: list[dict], title: str = "POP metrics") -> str:
     return "\n".join(lines)
 
 
-def _md(s: str) -> str:
+def _markdown_cell(s: str) -> str:
     """Text for one Markdown table cell or heading: ``|`` escaped, a line break shown as ``<br>`` (an
     NVTX name of --region/--iterations may hold either; raw, they split the row or end the table)."""
     s = str(s).replace("\\", "\\\\").replace("|", "\\|")
@@ -101,11 +101,11 @@ def _md(s: str) -> str:
 
 
 def markdown_table(cols: list[dict], caption: str = "") -> str:
-    out = ["| Metric | " + " | ".join(_md(c["header"]) for c in cols) + " |",
+    out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |",
            "|---|" + "---:|" * len(cols)]
     for key, label, indent, kind in _rows(cols):
-        out.append(f"| {'&emsp;' * indent}{_md(label)} | " + " | ".join(fmt(c["values"][key], kind) for c in cols)
-                   + " |")
+        out.append(f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
+                   + " | ".join(fmt(c["values"][key], kind) for c in cols) + " |")
     if caption:
         out += ["", caption]
     return "\n".join(out) + "\n"
@@ -239,7 +239,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     if write_iterations_csv(res, p):
         paths.append(str(p))
     p = Path(str(stem) + ".md")
-    p.write_text(f"### {_md(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
+    p.write_text(f"### {_markdown_cell(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".tex")
     p.write_text(latex_table(cols, cap), encoding="utf-8")

@@ -112,9 +112,10 @@ class _Schemas:
         if report.has(SCHEMA_ENTRIES, "schemaId", "idx", "type", "name"):
             e = report.query(f"SELECT schemaId, idx, type, name, {report.col_or_null(SCHEMA_ENTRIES, 'offset')} "
                              f"FROM {SCHEMA_ENTRIES} ORDER BY schemaId, idx")
-            for sid, typ, name, off in zip(int64(e["schemaId"]), int64(e["type"]), e["name"],
+            for sid, typ, name, offset in zip(int64(e["schemaId"]), int64(e["type"]), e["name"],
                                            pd.to_numeric(e["offset"], errors="coerce")):
-                self.entries.setdefault(int(sid), []).append((int(typ), str(name), None if pd.isna(off) else int(off)))
+                self.entries.setdefault(int(sid), []).append((int(typ), str(name),
+                                                              None if pd.isna(offset) else int(offset)))
         if report.has(ENUM_ENTRIES, "schemaId", "name", "value"):
             e = report.query(f"SELECT schemaId, name, value FROM {ENUM_ENTRIES}")
             for sid, name, val in zip(int64(e["schemaId"]), e["name"], int64(e["value"])):
@@ -136,12 +137,12 @@ class _Schemas:
         payload = bytes(blob[start:start + size]) if size else bytes(blob[start:])
         out: dict[str, Any] = {}
         pos = 0
-        for typ, name, off in entries:
+        for typ, name, offset in entries:
             fmt = ENTRY_FORMATS.get(typ, "i" if typ in self.enums else None)
             if fmt is None:
                 return out or None      # unknown entry type: later offsets cannot be trusted
             n = struct.calcsize(fmt)
-            pos = off if off is not None else -(-pos // n) * n      # natural alignment
+            pos = offset if offset is not None else -(-pos // n) * n      # natural alignment
             if pos + n > len(payload):
                 break
             value = struct.unpack_from("<" + fmt, payload, pos)[0]

@@ -333,6 +333,27 @@ def test_pop_subcommand_has_the_lifetimes(life, tmp_path):
     assert run["host"]["not_alive_time_ns"] == conv["host"]["not_alive_time_ns"] == {"Rank 0": 0, "Rank 1": t(5)}
 
 
+def test_pop_subcommand_takes_the_conversions_device_route(tmp_path, monkeypatch):
+    """`nsys2prv pop` on reports measures the GPUs as a conversion does: every report's GPU intervals
+    in a file (of a temporary directory, removed), read a GPU at a time -- a GPU two ranks share too."""
+    from nsys2prv.metrics import pop
+    from nsys2prv.pipeline import parallel
+
+    ranks = [build(tmp_path / f"rank{r}.sqlite", r, "nodeA", **WORKED[r]) for r in (0, 1)]     # both on GPU 0
+    paths = []
+    real = pop.spill_devices
+    monkeypatch.setattr(pop, "spill_devices", lambda *a: paths.append(a[-1]) or real(*a))
+    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")       # one job, in this process: the spy sees the calls
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 1)
+    run_cli(["-q", "-m", *ranks, tmp_path / "c"])
+    run_cli(["pop", "-q", str(tmp_path / "rank*.sqlite"), "-o", tmp_path / "s"])
+    conv, run = pop_json(tmp_path / "c"), pop_json(tmp_path / "s")["runs"][0]
+    assert [d["processes"] for d in conv["devices"]] == [["Rank 0", "Rank 1"]]
+    assert run["device"] == conv["device"] and conv["device"]["useful_time_ns"] == {"nodeA:GPU0": t(7)}
+    assert len(paths) == 4 and all(p.endswith(".pop.npy") and not Path(p).exists() for p in paths)
+    assert not Path(paths[-1]).parent.exists()
+
+
 def test_filter_window_cuts_lifetimes(life, tmp_path):
     # -f: T is the part of the run inside the window; rank 1 (alive [3, 8]) is alive 2 s of [1, 6] (T = 5)
     a = build(tmp_path / "a.sqlite", 0, "nodeA", **LIFE[0], nvtx=[(1, 6, "w")])

@@ -405,20 +405,14 @@ def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
 
 
 def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
-    """collect_partial's lookups of the POP model are derived once per run (main process) and each
+    """collect_partial's lookup of the POP model is derived once per run (main process) and each
     report's job carries only its own part (each is O(ranks): O(ranks^2) per run if per report)."""
     from types import SimpleNamespace as NS
 
     from nsys2prv.pipeline.pop_run import pop_lookups
 
-    class FakeModel:                          # (the fields the lookups read)
-        def __init__(self, gpus):
-            self.tasks = [NS(report=i, pid=100 + i, host="node0", gpus=g) for i, g in enumerate(gpus)]
-
-    tasks, exclusive = pop_lookups(FakeModel([(0,), (1,), (1,)]), 3)
-    assert tasks == [{(0, 100): 0}, {(1, 101): 1}, {(2, 102): 2}]
-    assert exclusive == [{(0, 0)}, set(), set()]              # GPU 1 is shared: not exclusive
-    assert pop_lookups(FakeModel([(0,), (1,), (1,)]), 3, keep_devices=True)[1] == [set(), set(), set()]
+    model = NS(tasks=[NS(report=r, pid=100 + i) for i, r in enumerate((0, 1, 1))])   # (the fields it reads)
+    assert pop_lookups(model, 3) == [{(0, 100): 0}, {(1, 101): 1, (1, 102): 2}, {}]
 
 
 def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):

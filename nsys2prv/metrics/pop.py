@@ -27,7 +27,6 @@ from nsys2prv.metrics.measures import (
     union,
 )
 from nsys2prv.metrics.replay import Replay, replay
-from nsys2prv.model.resources import gpu_users
 from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
 
@@ -190,11 +189,6 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
         out_i.append(np.full(len(first), a, np.int64))
     idx = np.concatenate(out_i)
     return (*[k[idx] for k in ks], np.concatenate(out_s), np.concatenate(out_e))
-
-
-def exclusive_devices(model) -> set[tuple[int, int]]:
-    """(task, GPU id) of every GPU (host, GPU id) whose streams belong to one task only."""
-    return {(ts[0], g) for (_, g), ts in gpu_users(model.tasks).items() if len(ts) == 1}
 
 
 def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[DeviceSpill]:

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from nsys2prv import kinds as K
@@ -59,14 +60,12 @@ def _cache_root(cfg: Config, work: Path) -> Path:
 
 
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
-               work: Path | None) -> list[RankJob]:
+               work: Path, pop_only: bool = False) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-    keep = bool(run.model.device_rows) and work is not None         # (a trace is written: its GPU rows)
-    tasks, mine = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep)
+    tasks = pop_lookups(run.pop_model, len(run.sources))
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                    types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
-                    None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
-                    pop_only=work is None)
+                    types, clip, pop_names, tasks[src.index], cfg.wants("gpu_metrics"),
+                    None if cfg.in_memory else str(work / f"r{src.index}.chunk"), pop_only=pop_only)
             for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
 
 
@@ -182,17 +181,22 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 def pop_of_reports(cfg: Config) -> dict:
     """POP metrics of one run's reports without a trace: stages A and B and the POP part of stage C,
     exactly as a conversion with the same Config computes them (cache and workers included)."""
-    ex = None
+    work = Path(tempfile.mkdtemp(prefix="nsys2prv-pop."))       # the workers' files of GPU intervals
     try:
-        ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
-        if cfg.dask is None:
-            warm_numba(skip_blas_probe=cfg.own_process)
-        run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
-        results = ex.map(stages.translate_report, _rank_jobs(cfg, run, {}, {}, {}, None), desc="POP", shared=run.model)
+        ex = None
+        try:
+            ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+            if cfg.dask is None:
+                warm_numba(skip_blas_probe=cfg.own_process)
+            run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
+            results = ex.map(stages.translate_report, _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
+                             desc="POP", shared=run.model)
+        finally:
+            if ex is not None:
+                ex.close(final=True)
+        res = pop_metrics(cfg, run, [r.pop for r in results])
     finally:
-        if ex is not None:
-            ex.close(final=True)
-    res = pop_metrics(cfg, run, [r.pop for r in results])
+        shutil.rmtree(work, ignore_errors=True)
     res["source"] = [str(p) for p in cfg.inputs]
     return res
 

@@ -40,27 +40,21 @@ def _pop_messages(run: Prepared):
                          "recv_end": aligned(m.recv_report, m.phys_recv)})
 
 
-def pop_lookups(pop_model, n_reports: int, keep_devices: bool = False) -> tuple[list[dict], list[set | None]]:
-    """collect_partial's lookups, derived once per run and split per report (each job carries only
-    its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
-    no reduction in the workers; ``keep_devices``: none, every GPU's intervals reach the GPU rows)."""
+def pop_lookups(pop_model, n_reports: int) -> list[dict]:
+    """collect_partial's lookup, derived once per run and split per report (each job carries only
+    its own): (report, pid) -> POP task."""
     tasks: list[dict] = [{} for _ in range(n_reports)]
     for key, task in popm.task_lookup(pop_model).items():
         tasks[key[0]][key] = task
-    exclusive = set() if keep_devices else popm.exclusive_devices(pop_model)
-    if exclusive is None:
-        return tasks, [None] * n_reports
-    mine: list[set] = [set() for _ in range(n_reports)]
-    for t, d in exclusive:
-        mine[pop_model.tasks[t].report].add((t, d))
-    return tasks, mine
+    return tasks
 
 
 def pop_metrics(cfg: Config, run, parts: list, rows: GpuRows | None = None) -> dict:
-    """OUT.pop.json's content from the reports' partial results (``rows``: given the device intervals)."""
+    """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals)."""
     inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run), on_devices=rows)
     parts.clear()
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                        label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+    inputs.dev.discard()            # (the workers' files of GPU intervals: measured)
     res["job_ids"] = sorted({i.identity.job_id for i in run.infos if i.identity.job_id})   # (nsys2prv pop)
     return res

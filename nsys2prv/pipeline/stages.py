@@ -595,7 +595,6 @@ class RankJob:
     clip: tuple[int, int] | None            # -f window in the report's raw times
     pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
     pop_tasks: dict                         # (report, pid) -> POP task index, for this report's processes
-    pop_exclusive: set | None               # (POP task, device) of GPUs of one task (None: keep intervals)
     attribution: bool                       # GPU metrics attribution partial
     chunk: str | None                       # chunk file prefix (None: return the Translation)
     pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation

@@ -782,8 +782,7 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
               **top, "devices": inp.devices, "processes": inp.procs,
               "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
     # device idle before its first useful kernel (whole trace)
-    if inp.first_kernel is None or inp.first_nccl is None:
-        _, inp.first_kernel, inp.first_nccl = measure_devices(inp.dev, [inp.t0], [inp.t1])
+    assert inp.first_kernel is not None and inp.first_nccl is not None, "combine measures the run's devices"
     first = inp.first_kernel if inp.nccl_as != "useful" else np.minimum(inp.first_kernel, inp.first_nccl)
     result["device"]["idle_before_first_kernel_ns"] = {
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLOVERLEAF, MPI4, validate_trace
+from conftest import CLOVERLEAF, MPI4, ROOT, validate_trace
 from nsysgen import clover_or_generated, cloverleaf_like
+from reference_writer import reference_writer
 from test_gpu_depth import build as build_full
 from test_rank_scaling import build_rank as gpu_rank
+from test_rows import overlap_export
 from test_schema_versions import build_rank
 
 import nsys2prv.pipeline.conversion as P
@@ -61,12 +64,27 @@ def cases(tmp_path_factory):
     return out
 
 
-def test_streaming_merge_equals_in_memory_writer(cases, tmp_path):
-    for name, args in cases:
-        ref = run(["--in-memory", "-j", "1", *args], tmp_path / f"mem-{name}")
+def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
+    """The chunks, their merge (in time parts over processes when large enough) and the sliced
+    reports write the bytes of the reference writer (every record in memory, tests/reference_writer.py),
+    also on the 8 real MPI reports, on kernels overlapping on a stream, NCCL kernels (the Group
+    Communication state) and the GPU activity rows of a shared GPU."""
+    extra = [("mpi8 all", ["-t", "all", "-m", *sorted((ROOT / "tests" / "data" / "mpi8").glob("rank*.sqlite"))]),
+             ("overlaps", [overlap_export(tmp_path / "overlap.sqlite")])]
+    seen = set()
+    for name, args in [*cases, *extra]:
+        with reference_writer() as written:
+            ref = run(args, tmp_path / f"mem-{name}")
+        assert len(written) == 1 and written[0].events > 0, name
         new = run(args, tmp_path / f"new-{name}")
         same_outputs(ref, new)
         validate_trace(str(new))
+        text = Path(f"{new}.prv").read_text() + Path(f"{new}.row").read_text()
+        seen |= {what for what, mark in (("GPU activity rows", r"^2:.*:63000090:[1-9]"),
+                                         ("NCCL kernels", r"^1:(\d+:){6}13$"),    # state Group Communication
+                                         ("MPI messages", r"^3:"), ("overlap lanes", r"^(CUDA-D0\.S7)\n\1$"))
+                 if re.search(mark, text, re.M)}
+    assert seen == {"GPU activity rows", "NCCL kernels", "MPI messages", "overlap lanes"}
 
 
 def test_tiny_merge_rounds_equal_large_ones(cases, tmp_path):
@@ -344,22 +362,24 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     assert np.array_equal(np.concatenate(got), expected)
 
 
-def test_both_formatters_write_any_int64_like_python():
-    """The digit writer both formatters share: zero, negatives, every digit count, the int64 extremes
-    short of the minimum; the compact one expands cpu:1:task:thread (twice for a communication) and
-    numbers an event's local name codes through ``remap``."""
+def test_the_formatter_writes_any_int64_like_python():
+    """The digit writer: zero, negatives, every digit count, the int64 extremes short of the minimum
+    (as times and values); it expands cpu:1:task:thread (twice for a communication) and numbers an
+    event's local name codes through ``remap``."""
     import io
 
     import numpy as np
 
-    from nsys2prv.paraver.format import Tables, write_compact, write_records
+    from nsys2prv.paraver.format import Tables, write_compact
 
     vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
-    flat = np.array(vals, np.int64)
+    flat, n = np.array(vals, np.int64), len(vals)
+    one = Tables(np.array([3]), np.array([1]), np.array([1]), width=np.array([2, 6, 1]), first=np.array([0, 0, 0]),
+                 rbase=np.array([0, 0, 0]), types=np.array([300]), dyn=np.array([False]), remap=np.array([0]))
     fh = io.BytesIO()
-    write_records(fh, flat, np.arange(len(vals), dtype=np.int64), np.ones(len(vals), np.int64),
-                  np.arange(len(vals), dtype=np.int64)[::-1].copy())
-    assert fh.getvalue().decode().splitlines() == [str(v) for v in reversed(vals)]
+    write_compact(fh, np.zeros(n, np.int32), flat, np.full(n, 2, np.int32), flat, np.arange(n, dtype=np.int64),
+                  np.arange(n, dtype=np.int64)[::-1].copy(), one)
+    assert fh.getvalue().decode().splitlines() == [f"2:3:1:1:1:{v}:300:{v}" for v in reversed(vals)]
 
     cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
     thread, time, sig = np.array([0, 1, 0], np.int32), np.array([5, 6, 7]), np.array([0, 2, 1], np.int32)

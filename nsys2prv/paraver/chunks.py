@@ -21,9 +21,9 @@ values) and write -- so memory is O(reports x window), not O(events).
 
 The sort key is (time, key) with key = kind << 61 | order << 38 | x, where x is the global thread
 for states and the report index for events and communications; ties (same report, equal key)
-keep the report's record order.  This is exactly the order of the in-memory writer's stable
+keep the report's record order.  This is exactly the order of the reference writer's stable
 lexsort by (time, kind, order) over [painted states by thread, events and communications in
-report order], so both paths write identical bytes.
+report order] (``tests/reference_writer.py``), so both write identical bytes.
 """
 
 from __future__ import annotations

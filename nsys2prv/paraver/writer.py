@@ -1,8 +1,8 @@
-"""Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from a Translation, atomically.
+"""Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from the reports' sorted chunks, atomically.
 
-Records from every batch are laid out as rows of integers, sorted once by
-(time, record kind, order) and formatted in bulk; files are written to temporary
-names in the output directory and renamed only when all three are complete.
+The chunks' records are merged in (time, record kind, order) order (``paraver/chunks.py``) and
+formatted in bulk; files are written to temporary names in the output directory and renamed only
+when all three are complete.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ import numpy as np
 from nsys2prv.core.registry import EventType
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import merge, merge_split, object_columns
-from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import expect_records, write_records
+from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
 from nsys2prv.paraver.row import render_row
-from nsys2prv.translate.records import StateIntervals, Translation
 
 MIN_SPLIT = 250_000          # records per part below which a split merge costs more than it saves
 
@@ -37,68 +35,6 @@ class WriteStats:
     comms: int
     end_ns: int
     files: list[Path]
-
-
-class _Layout:
-    """Accumulates record rows (ragged) and their sort keys."""
-
-    def __init__(self, model: Model):
-        self.fields = Fields(model)
-        self.mats: list[np.ndarray] = []
-        self.keys: list[tuple[np.ndarray, int, np.ndarray]] = []
-
-    def add(self, kind: int, time: np.ndarray, order: np.ndarray, cols: list[np.ndarray]) -> None:
-        if len(time):
-            self.mats.append(np.column_stack(cols).astype(np.int64))
-            self.keys.append((time, kind, order))
-
-    def states(self, s: StateIntervals) -> None:
-        n = len(s.thread)
-        self.add(1, s.start, np.zeros(n, np.int64), self.fields.states(s))
-
-    def flatten(self):
-        lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in self.mats])
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-        flat = np.concatenate([m.ravel() for m in self.mats])
-        time = np.concatenate([k[0] for k in self.keys]).astype(np.int64)
-        kind = np.concatenate([np.full(len(k[0]), k[1], np.int8) for k in self.keys])
-        order = np.concatenate([k[2] for k in self.keys]).astype(np.int64)
-        perm = np.lexsort((order, kind, time)).astype(np.int64)
-        return flat, offs, lens, perm
-
-
-def write_trace(out: Translation, states: StateIntervals, model: Model, types: dict[int, EventType],
-                base: Path, end_ns: int, epoch_ns: int | None, compress: bool = False,
-                mpi_world: bool = False) -> WriteStats:
-    labels = ValueLabels(types)
-    labels.collect(out.events)
-    missing = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))} - set(types)
-    if missing:
-        raise AssertionError(f"event types without a definition: {sorted(missing)}")
-
-    lay = _Layout(model)
-    lay.states(states)
-    n_events = 0
-    for b in out.events:
-        n = len(b)
-        if not n:
-            continue
-        lay.add(2, b.time, b.order, lay.fields.events(b, labels.encode)[0])
-        n_events += n
-    n_comms = 0
-    for c in out.comms:
-        n = len(c)
-        if not n:
-            continue
-        lay.add(3, c.log_send, np.zeros(n, np.int64), lay.fields.comms(c))
-        n_comms += n
-
-    def body(fh):
-        if lay.mats:
-            write_records(fh, *lay.flatten())
-
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
-    return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)
 
 
 class _ThreadedWriter:

@@ -19,7 +19,7 @@ from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
-from nsys2prv.paraver.writer import write_merged, write_trace
+from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
@@ -30,7 +30,6 @@ from nsys2prv.pipeline.stages import RankJob
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
-from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.mpi_messages import translate_messages
 from nsys2prv.translate.records import Translation
 
@@ -65,7 +64,7 @@ def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric
     tasks, mine = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep)
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
                     types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
-                    None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"),
+                    None if work is None else str(work / f"r{src.index}.chunk"),
                     pop_only=work is None)
             for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
 
@@ -130,22 +129,18 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
-        rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, None if cfg.in_memory else work, len(run.sources) + 1)
+        rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
                 if model.device_rows else None)
         pop, gpu_rows = in_fork(_pop_and_rows, cfg, run, parts, rows) if lean else _pop_and_rows(cfg, run, parts, rows)
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
         mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
-        if cfg.in_memory:
-            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, [msg, *gpu_rows], mpi_world,
-                                     run.run_end or 0)
-        else:
-            chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
-                + ([msg] if msg is not None else []) + gpu_rows
-            stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
-                                 cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                 work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
+        chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
+            + ([msg] if msg is not None else []) + gpu_rows
+        stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
+                             cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
+                             work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -205,12 +200,11 @@ def lean_main(cfg: Config, ex) -> bool:
     (numba's compiler would add ~45 MB to it) and does no heavy step itself: the POP reduction and
     every part of the merge run in forked processes, whose memory goes with them.  Fewer reports:
     everything is loaded once here and inherited by the workers (faster to start)."""
-    return (cfg.dask is None and can_fork() and isinstance(ex, Local) and not cfg.in_memory
-            and len(cfg.inputs) >= LEAN_REPORTS)
+    return cfg.dask is None and can_fork() and isinstance(ex, Local) and len(cfg.inputs) >= LEAN_REPORTS
 
 
 def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:
-    """POP's result and the GPU activity rows' chunks (or Translations), made from the same reduction."""
+    """POP's result and the GPU activity rows' chunks, made from the same reduction."""
     pop = pop_metrics(cfg, run, parts, rows)
     return pop, (rows.finish() if rows is not None else [])
 
@@ -225,26 +219,10 @@ def merge_parts(cfg: Config) -> int:
 
 def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):
     """MPI point-to-point messages (they join two reports): translated here, after every report's
-    records, as one more chunk (or a Translation for the in-memory writer); counts go into ``out``."""
+    records, as one more chunk; counts go into ``out``."""
     if not cfg.wants("mpi") or not len(messages):
         return None
     msgs = Translation()
     translate_messages(messages, clocks, msgs)
     out.absorb(msgs.counts)
-    if cfg.in_memory:
-        return msgs
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
-
-
-def _write_in_memory(results, model, types, cfg: Config, origin_epoch, extra=(), mpi_world: bool = False,
-                     min_end: int = 0):
-    """The reference writer: every report's records in memory, one global sort (``--in-memory``);
-    ``extra``: Translations after the reports' (messages, GPU activity rows; None: none)."""
-    out = Translation()
-    for part in [r.out for r in results] + [x for x in extra if x is not None]:
-        out.events += part.events
-        out.states += part.states
-        out.comms += part.comms
-    end_ns = max([trace_end(out), min_end, *(t.life[1] for t in model.tasks if t.life is not None)])
-    states = paint(out, model, end_ns)
-    return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress, mpi_world)

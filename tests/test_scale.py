@@ -7,6 +7,7 @@ import gzip
 import os
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -20,15 +21,21 @@ from test_rows import overlap_export
 from test_schema_versions import build_rank
 
 import nsys2prv.pipeline.conversion as P
+from nsys2prv import cli
 from nsys2prv.cli import main
+from nsys2prv.config import Config
 from nsys2prv.nsys.database import Report
 
 OUTPUTS = (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".gpu_metrics.csv")
 
 
-def run(args, out: Path, cache: Path | None = None) -> Path:
+def run(args, out: Path, cache: Path | None = None, merge_round: int | None = None) -> Path:
+    """The command line on ``args``; ``merge_round``: Config.merge_round_records (no option sets it)."""
     extra = ["--cache-dir", str(cache)] if cache else ["--no-cache"]
-    res = CliRunner().invoke(main, ["-q", *extra, *[str(a) for a in args], str(out)], catch_exceptions=False)
+    with pytest.MonkeyPatch.context() as mp:
+        if merge_round is not None:
+            mp.setattr(cli, "Config", partial(Config, merge_round_records=merge_round))
+        res = CliRunner().invoke(main, ["-q", *extra, *[str(a) for a in args], str(out)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return out
 
@@ -89,8 +96,8 @@ def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
 
 def test_tiny_merge_rounds_equal_large_ones(cases, tmp_path):
     for name, args in cases:
-        big = run(["--chunk-records", "10000000", *args], tmp_path / f"big-{name}")
-        tiny = run(["--chunk-records", "3", *args], tmp_path / f"tiny-{name}")
+        big = run(args, tmp_path / f"big-{name}", merge_round=10_000_000)
+        tiny = run(args, tmp_path / f"tiny-{name}", merge_round=3)
         same_outputs(big, tiny)
 
 
@@ -109,8 +116,8 @@ def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkey
     for name, args in cases:
         one = run(["-j", "1", *args], tmp_path / f"one-{name}")
         monkeypatch.setattr(writer, "MIN_SPLIT", 1)
-        for jobs, rounds in (("2", "10000000"), ("3", "5")):
-            split = run(["-j", jobs, "--chunk-records", rounds, *args], tmp_path / f"split{jobs}-{name}")
+        for jobs, rounds in (("2", 10_000_000), ("3", 5)):
+            split = run(["-j", jobs, *args], tmp_path / f"split{jobs}-{name}", merge_round=rounds)
             same_outputs(one, split)
         gz = run(["-z", "-j", "3", *args], tmp_path / f"gz-{name}")
         with gzip.open(f"{gz}.prv.gz", "rb") as fh:
@@ -442,16 +449,16 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
 
 
 def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):
-    """From LEAN_REPORTS reports on, the main process loads no kernel and the POP reduction and every
+    """From FORK_HEAVY_FROM_REPORTS reports on, the main process loads no kernel and the POP reduction and every
     merge part run in forked processes (memory at a thousand ranks, BENCHMARKS.md): the same bytes."""
     ranks = [gpu_rank(tmp_path / f"rank{r}.sqlite", r, 8) for r in range(8)]
     seen = []
-    real = P.lean_main
-    monkeypatch.setattr(P, "lean_main", lambda cfg, ex: seen.append(real(cfg, ex)) or seen[-1])
-    monkeypatch.setattr(P, "LEAN_REPORTS", 10**9)
+    real = P.forks_heavy_steps
+    monkeypatch.setattr(P, "forks_heavy_steps", lambda cfg, ex: seen.append(real(cfg, ex)) or seen[-1])
+    monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 10**9)
     usual = run(["-m", *ranks], tmp_path / "usual" / "out")
-    monkeypatch.setattr(P, "LEAN_REPORTS", 8)
-    lean = run(["-m", *ranks], tmp_path / "lean" / "out")
+    monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 8)
+    forked = run(["-m", *ranks], tmp_path / "forked" / "out")
     assert seen == [False, True]
-    same_outputs(usual, lean)
-    validate_trace(str(lean))
+    same_outputs(usual, forked)
+    validate_trace(str(forked))

@@ -101,11 +101,12 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
                  compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
                  work_dir: Path | None = None, mpi_world: bool = False, min_end: int = 0,
-                 lean: bool = False) -> WriteStats:
+                 fork_every_part: bool = False) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report (at least ``min_end``), then a streaming k-way merge (cut by
-    time into ``parts`` processes when there are at least MIN_SPLIT records per part).  ``lean``
-    (many ranks, ``work_dir`` given): every part is merged in a forked process, none here."""
+    time into ``parts`` processes when there are at least MIN_SPLIT records per part).
+    ``fork_every_part`` (many ranks, ``work_dir`` given): every part is merged in a forked process,
+    none here (nor is the formatter's kernel loaded here)."""
 
     names: dict[int, list] = {}
     for c in chunks:
@@ -121,17 +122,17 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     stats = []
 
     total = sum(c.records for c in chunks)
-    lean = lean and work_dir is not None
-    # compiled (or loaded) here, before the merge's processes fork, if it is large; lean: in each of them
-    expect_records(total, load=not lean)
+    fork_every_part = fork_every_part and work_dir is not None
+    # compiled (or loaded) here, before the merge's processes fork, if it is large; else in each of them
+    expect_records(total, load=not fork_every_part)
     parts = max(1, min(parts, total // MIN_SPLIT)) if work_dir is not None else 1
 
     objs = object_columns(model)
 
     def body(fh):
-        if parts > 1 or lean:
+        if parts > 1 or fork_every_part:
             stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs,
-                                     here=not lean))
+                                     here=not fork_every_part))
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 

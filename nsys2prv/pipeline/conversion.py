@@ -95,10 +95,11 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     ex = None
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
-        lean = lean_main(cfg, ex)
+        fork_heavy = forks_heavy_steps(cfg, ex)
         if cfg.dask is None:
-            # before the workers fork: they inherit it (lean: each loads what it runs)
-            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None, load=not lean)
+            # before the workers fork: they inherit it (fork_heavy: each loads what it runs)
+            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None,
+                       load=not fork_heavy)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
@@ -113,7 +114,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
-        if cfg.dask is None and run.scans and not lean:
+        if cfg.dask is None and run.scans and not fork_heavy:
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
@@ -131,7 +132,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
         rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
                 if model.device_rows else None)
-        pop, gpu_rows = in_fork(_pop_and_rows, cfg, run, parts, rows) if lean else _pop_and_rows(cfg, run, parts, rows)
+        pop, gpu_rows = (in_fork(_pop_and_rows, cfg, run, parts, rows) if fork_heavy
+                         else _pop_and_rows(cfg, run, parts, rows))
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
@@ -139,8 +141,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
             + ([msg] if msg is not None else []) + gpu_rows
         stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
-                             cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                             work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
+                             cfg.merge_round_records, progress=cfg.show_progress, parts=merge_parts(cfg),
+                             work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0,
+                             fork_every_part=fork_heavy)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -192,15 +195,20 @@ def pop_of_reports(cfg: Config) -> dict:
     return res
 
 
-LEAN_REPORTS = 64      # from this many reports on, the main process runs no kernel (see lean_main)
+FORK_HEAVY_FROM_REPORTS = 64     # from this many reports on, the heavy steps run in forked processes
 
 
-def lean_main(cfg: Config, ex) -> bool:
-    """Many reports: the main process holds every report's small results, so it runs no kernel
-    (numba's compiler would add ~45 MB to it) and does no heavy step itself: the POP reduction and
-    every part of the merge run in forked processes, whose memory goes with them.  Fewer reports:
-    everything is loaded once here and inherited by the workers (faster to start)."""
-    return cfg.dask is None and can_fork() and isinstance(ex, Local) and len(cfg.inputs) >= LEAN_REPORTS
+def forks_heavy_steps(cfg: Config, ex) -> bool:
+    """Where the conversion's heavy main-process steps run, decided here only.  Many reports (at
+    least FORK_HEAVY_FROM_REPORTS, local workers that fork): the main process holds every report's
+    small results, so it loads no kernel (numba and the kernels add ~45 MB to a process) and does no
+    heavy step itself: the POP reduction and every part of the merge run in forked processes, whose
+    memory goes with them, and each process loads the kernels it runs.  Otherwise the kernels are
+    loaded once here and inherited by every process forked after (forking the heavy steps always
+    cost 8 ranks 1.1-1.8 times the wall time and 1.4-1.8 times the CPU time, one rank ~10 %: each
+    forked process loads its own kernels)."""
+    return (cfg.dask is None and can_fork() and isinstance(ex, Local)
+            and len(cfg.inputs) >= FORK_HEAVY_FROM_REPORTS)
 
 
 def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:

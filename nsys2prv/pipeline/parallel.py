@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.workers import being_traced, init_worker
 
@@ -142,8 +143,7 @@ class Local:
 
 
 class Dask:
-    # seconds to wait for the scheduler (NSYS2PRV_DASK_TIMEOUT overrides; tests use a short one)
-    TIMEOUT = os.environ.get("NSYS2PRV_DASK_TIMEOUT", "30")
+    TIMEOUT = "30"      # seconds to wait for the scheduler (tests use a short one)
 
     def __init__(self, address: str):
         try:            # optional dependency (extra "dask")
@@ -189,7 +189,6 @@ def executor(jobs: int | None = None, dask: str | None = None, progress: bool = 
         # -j 1 is one worker process too: the main process then holds only the model and the
         # reports' small results (not the retained heap of every report's stage C); in-process
         # for debuggers and profilers
-        in_process = os.environ.get("NSYS2PRV_IN_PROCESS") == "1" or being_traced()
-        ex = Serial() if jobs == 1 and in_process else Local(jobs)
+        ex = Serial() if jobs == 1 and (environment().in_process or being_traced()) else Local(jobs)
     ex.progress = progress
     return ex

@@ -66,7 +66,7 @@ def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric
                     types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
                     None if work is None else str(work / f"r{src.index}.chunk"),
                     pop_only=work is None)
-            for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
+            for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)]
 
 
 def convert(cfg: Config, log=print) -> Summary:
@@ -102,7 +102,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                        load=not fork_heavy)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
-        model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
+        model, clocks, infos, out = run.model, run.timeline.clocks, run.infos, run.counts
         domains = sorted({d for s in run.scans for d in s.domains})
         nvtx_index = {d: i for i, d in enumerate(domains)}
         metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
@@ -140,9 +140,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
         chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
             + ([msg] if msg is not None else []) + gpu_rows
-        stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
+        stats = write_merged(chunks, model, types, cfg.output, run.timeline.origin_epoch, cfg.compress,
                              cfg.merge_round_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                             work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0,
+                             work_dir=work, mpi_world=mpi_world, min_end=run.timeline.run_end or 0,
                              fork_every_part=fork_heavy)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))

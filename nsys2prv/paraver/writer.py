@@ -42,7 +42,9 @@ class _ThreadedWriter:
 
     def __init__(self, fh, depth: int = 4):
 
-        self.fh, self.q, self.error = fh, queue.Queue(depth), None
+        self.fh = fh
+        self.q: queue.Queue[bytes | None] = queue.Queue(depth)
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -77,12 +79,12 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
     try:
         if compress:
             with gzip.open(temps[0], "wb", compresslevel=6) as gz:
-                fh = _ThreadedWriter(gz)
+                threaded = _ThreadedWriter(gz)
                 try:
-                    fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
-                    body(fh)
+                    threaded.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
+                    body(threaded)
                 finally:
-                    fh.close()
+                    threaded.close()
         else:
             with open(temps[0], "wb", buffering=1 << 20) as fh:
                 fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())

@@ -23,7 +23,7 @@ from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
-from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
+from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
 from nsys2prv.pipeline.stages import RankJob
@@ -198,7 +198,7 @@ def pop_of_reports(cfg: Config) -> dict:
 FORK_HEAVY_FROM_REPORTS = 64     # from this many reports on, the heavy steps run in forked processes
 
 
-def forks_heavy_steps(cfg: Config, ex) -> bool:
+def forks_heavy_steps(cfg: Config, ex: Executor) -> bool:
     """Where the conversion's heavy main-process steps run, decided here only.  Many reports (at
     least FORK_HEAVY_FROM_REPORTS, local workers that fork): the main process holds every report's
     small results, so it loads no kernel (numba and the kernels add ~45 MB to a process) and does no

@@ -17,7 +17,9 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -88,7 +90,9 @@ class Local:
     progress = False
 
     def __init__(self, jobs: int):
-        self.jobs, self.pool, self._workers = jobs, None, []
+        self.jobs = jobs
+        self.pool: ProcessPoolExecutor | None = None
+        self._workers: list[BaseProcess] = []
         self.name = f"{jobs} local processes"
 
     def map(self, fn, items, *args, desc: str = "", shared=None):
@@ -146,6 +150,7 @@ class Dask:
     TIMEOUT = "30"      # seconds to wait for the scheduler (tests use a short one)
 
     def __init__(self, address: str):
+        self.client: Any                # distributed.Client (an optional dependency)
         try:            # optional dependency (extra "dask")
             from distributed import Client
         except ImportError:
@@ -180,8 +185,12 @@ class Dask:
             self.client = None
 
 
-def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False):
+Executor = Serial | Local | Dask       # one interface: map(fn, items, *args, desc, shared), close(final=...)
+
+
+def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False) -> Executor:
     """The executor for the per-report stages; ``progress`` shows a bar per stage (several reports)."""
+    ex: Executor
     if dask:
         ex = Dask(dask)
     else:

@@ -17,6 +17,7 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.parallel import Executor
 from nsys2prv.pipeline.stages import ReportInfo, Scan, Source
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
@@ -102,7 +103,7 @@ class Prepared:
         return [s.info for s in self.scans]
 
 
-def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepared:
+def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None) -> Prepared:
     """Stage A on every report (in ``ex``), then stage B: model, alignment, -f window."""
     kinds = translated_kinds(cfg)
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds

@@ -60,10 +60,10 @@ def _cache_root(cfg: Config, work: Path) -> Path:
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-    keep = bool(run.model.device_rows) and work is not None         # (a trace is written: its GPU rows)
-    tasks, mine = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep)
+    keep_devices = bool(run.model.device_rows) and work is not None     # (a trace is written: its GPU rows)
+    pop_tasks, exclusive = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep_devices)
     return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                    types, clip, pop_names, tasks[src.index], mine[src.index], cfg.wants("gpu_metrics"),
+                    types, clip, pop_names, pop_tasks[src.index], exclusive[src.index], cfg.wants("gpu_metrics"),
                     None if work is None else str(work / f"r{src.index}.chunk"),
                     pop_only=work is None)
             for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)]
@@ -102,7 +102,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                        load=not fork_heavy)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
-        model, clocks, infos, out = run.model, run.timeline.clocks, run.infos, run.counts
+        model, clocks, infos, counts = run.model, run.timeline.clocks, run.infos, run.counts
         domains = sorted({d for s in run.scans for d in s.domains})
         nvtx_index = {d: i for i, d in enumerate(domains)}
         metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
@@ -121,25 +121,25 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
-            out.absorb(r.counts)
+            counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         dropped = _dropped_by_report(run.scans, results)
-        msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
+        message_chunk = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
-        rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
-                if model.device_rows else None)
-        pop, gpu_rows = (in_fork(_pop_and_rows, cfg, run, parts, rows) if fork_heavy
-                         else _pop_and_rows(cfg, run, parts, rows))
+        activity_rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
+                         if model.device_rows else None)
+        pop, activity_chunks = (in_fork(_pop_and_rows, cfg, run, parts, activity_rows) if fork_heavy
+                                else _pop_and_rows(cfg, run, parts, activity_rows))
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
-        mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
+        mpi_world = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
-            + ([msg] if msg is not None else []) + gpu_rows
+            + ([message_chunk] if message_chunk is not None else []) + activity_chunks
         stats = write_merged(chunks, model, types, cfg.output, run.timeline.origin_epoch, cfg.compress,
                              cfg.merge_round_records, progress=cfg.show_progress, parts=merge_parts(cfg),
                              work_dir=work, mpi_world=mpi_world, min_end=run.timeline.run_end or 0,
@@ -156,12 +156,12 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
         views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"),
-                              present={k for k, c in out.counts.items() if c.records})
+                              present={k for k, c in counts.counts.items() if c.records})
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
-    summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks, dropped)
+    summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])

@@ -8,8 +8,8 @@ in this process, in local worker processes (--jobs) or on Dask workers (--dask).
   time, the -f window's occurrence, the readers' tallies.
 - ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
   POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
-  -t kinds, and either return the Translation (in-memory path) or write the report's sorted record
-  chunk (``paraver/chunks.py``) and return its metadata.
+  -t kinds, and write the report's sorted record chunk (``paraver/chunks.py``) and return its
+  metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
 ``pipeline.py`` and ``paraver/writer.py``.
@@ -596,7 +596,7 @@ class RankJob:
     pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
     pop_tasks: dict                         # (report, pid) -> POP task index, for this report's processes
     attribution: bool                       # GPU metrics attribution partial
-    chunk: str | None                       # chunk file prefix (None: return the Translation)
+    chunk: str | None                       # chunk file prefix (None: only with pop_only)
     pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation
 
 
@@ -607,7 +607,6 @@ class RankResult:
     pop: object                             # metrics.pop.PopPartial
     attribution: pd.DataFrame | None
     chunk: object = None                    # paraver.chunks.ChunkMeta
-    out: Translation | None = None          # in-memory path only
     warnings: list = field(default_factory=list)    # about the report, found in this stage (a damaged cache)
 
 
@@ -681,9 +680,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     translate_tables(ctx, out)
     del tables, calls, ctx, got
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
-    if job.chunk is None:
-        res.out = out
-        return res
+    assert job.chunk is not None            # (set unless pop_only)
     res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
     del out
     release()                               # the next report of this worker starts from a trimmed heap

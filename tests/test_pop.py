@@ -573,11 +573,17 @@ def test_is_nccl_is_case_insensitive():
     assert is_nccl([]).tolist() == []
 
 
-def _inputs(dev_rows, host_rows, n_dev, n_proc, t1, nodes=None, nccl_as="communication") -> PopInputs:
+@pytest.fixture(scope="module")
+def spill_dir(tmp_path_factory):
+    """Where the property tests' GPU intervals go (a file, as the workers write them)."""
+    return tmp_path_factory.mktemp("spill")
+
+
+def _inputs(spill_dir, dev_rows, host_rows, n_dev, n_proc, t1, nodes=None, nccl_as="communication") -> PopInputs:
     def arr(rows, i):
         return np.array([r[i] for r in rows], np.int64)
     g, s, e, c = (arr(dev_rows, i) for i in range(4))
-    spills = spill_devices(g, np.zeros(len(g), np.int64), c, s, e, None)      # (kept here: no file)
+    spills = spill_devices(g, np.zeros(len(g), np.int64), c, s, e, str(spill_dir / "dev.npy"))
     runs = spills[0].runs if spills else np.zeros((0, 4), np.int64)
     dev = DeviceIntervals(spills, np.stack([runs[:, 0], np.zeros(len(runs), np.int64), runs[:, 2], runs[:, 3]],
                                            axis=1), n_dev)
@@ -602,9 +608,9 @@ host_row = st.tuples(st.integers(0, 2), interval, st.integers(0, 1)).map(lambda 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(dev_row, max_size=25), st.lists(host_row, max_size=25), st.sampled_from(["communication", "useful"]),
        st.lists(st.integers(0, 1), min_size=3, max_size=3))
-def test_property_trees(dev_rows, host_rows, rule, nodes):
+def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     T = 81
-    inp = _inputs(dev_rows, host_rows, 3, 3, T, nodes, rule)
+    inp = _inputs(spill_dir, dev_rows, host_rows, 3, 3, T, nodes, rule)
     m = evaluate(inp, [0], [T])[0]
     d, h = m["device"], m["host"]
     factors = [d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency",
@@ -630,11 +636,11 @@ def test_property_trees(dev_rows, host_rows, rule, nodes):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(interval, min_size=1, max_size=20), st.lists(interval, max_size=20))
-def test_property_overlapping_streams_never_exceed_one(s1, s2):
+def test_property_overlapping_streams_never_exceed_one(spill_dir, s1, s2):
     # kernels on two streams of ONE GPU, overlapping at will: utilisation U/T stays <= 1, U is the union
     T = 81
     rows = [(0, s, e, 0) for s, e in s1 + s2]
-    d = evaluate(_inputs(rows, [], 1, 0, T), [0], [T])[0]["device"]
+    d = evaluate(_inputs(spill_dir, rows, [], 1, 0, T), [0], [T])[0]["device"]
     assert d["useful_time_ns"]["G0"] == _brute_union(rows, T) <= T
     assert 0 <= d["parallel_efficiency"] <= 1 and d["orchestration_efficiency"] <= 1
 

@@ -139,10 +139,10 @@ def task_spans(tabs: dict, report: int, lookup, clock) -> tuple:
 
 @dataclass
 class DeviceSpill:
-    """The GPU intervals of one report (or time slice), as its worker leaves them: per (GPU id, task,
-    class) the union of its intervals, the rows of each (GPU id, task) together, in a .npy file (a
-    run with a work directory) or here (the in-memory writer's jobs)."""
-    data: str | np.ndarray              # (5, n) int64 rows: GPU id, task, class, start, end (aligned)
+    """The GPU intervals of one report (or time slice), as its worker leaves them in the run's work
+    directory: per (GPU id, task, class) the union of its intervals, the rows of each (GPU id, task)
+    together."""
+    path: str                           # .npy: (5, n) int64 rows GPU id, task, class, start, end (aligned)
     runs: np.ndarray                    # (k, 4) int64: GPU id, task, first row, end row
 
 
@@ -192,15 +192,14 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
 
 
 def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[DeviceSpill]:
-    """The GPU intervals' unions per (GPU id, task, class), written to ``path`` (.npy; None: kept)
-    with the rows of each (GPU id, task); [] without any interval."""
+    """The GPU intervals' unions per (GPU id, task, class), written to ``path`` (.npy) with the rows
+    of each (GPU id, task); [] without any interval (``path`` unused)."""
     if not len(start):
         return []
+    assert path is not None, "GPU intervals need a file"
     data = np.stack(_unions([dev_id, task, cls], start, end))
     first = np.flatnonzero(np.concatenate([[True], (data[0, 1:] != data[0, :-1]) | (data[1, 1:] != data[1, :-1])]))
     runs = np.stack([data[0, first], data[1, first], first, np.append(first[1:], data.shape[1])], axis=1)
-    if path is None:
-        return [DeviceSpill(data, runs)]
     np.save(path, data)
     return [DeviceSpill(path, runs)]
 
@@ -211,7 +210,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
     NVTX range names kept, None = all; ``whole_run``: only the trace window will be measured, the
     host calls are reduced here; ``devmap``: the report's device map: a GPU is the GPU id of the
     process's CUDA ordinal, so that ranks each given one GPU as ordinal 0 do not share it; ``spill``:
-    the .npy file the GPU intervals go to, None: kept in the partial)."""
+    the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity))."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -321,9 +320,8 @@ class DeviceIntervals:
             mine = self.pieces[bounds[g]:bounds[g + 1]]
             out = np.empty((5, int((mine[:, 3] - mine[:, 2]).sum())), np.int64)
             at = 0
-            for k in np.unique(mine[:, 1]):         # (each spill opened once per GPU)
-                data = self.spills[k].data
-                rows = np.load(data, mmap_mode="r") if isinstance(data, str) else data
+            for k in np.unique(mine[:, 1]):         # (each file opened once per GPU)
+                rows = np.load(self.spills[k].path, mmap_mode="r")
                 for a, b in mine[mine[:, 1] == k][:, 2:]:
                     out[:, at:at + b - a] = rows[:, a:b]
                     at += b - a
@@ -333,8 +331,7 @@ class DeviceIntervals:
     def discard(self) -> None:
         """Remove the spill files (the run is measured)."""
         for sp in self.spills:
-            if isinstance(sp.data, str):
-                os.remove(sp.data)
+            os.remove(sp.path)
         self.spills = []
 
 

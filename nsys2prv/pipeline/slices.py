@@ -367,7 +367,6 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
                             for f in ("thread", "start", "end", "state", "prio")]))
     out.states = []
     del tables, ctx, got, states
-    assert job.chunk is not None
     chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
                         painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
     counts = out.counts

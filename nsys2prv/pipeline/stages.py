@@ -596,7 +596,7 @@ class RankJob:
     pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
     pop_tasks: dict                         # (report, pid) -> POP task index, for this report's processes
     attribution: bool                       # GPU metrics attribution partial
-    chunk: str | None                       # chunk file prefix (None: only with pop_only)
+    chunk: str                              # chunk file prefix (pop_only: of its POP files only)
     pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation
 
 
@@ -668,7 +668,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, not job.pop_names,
-                                  job.info.devmap, None if job.chunk is None else job.chunk + ".pop.npy")
+                                  job.info.devmap, job.chunk + ".pop.npy")
     del untranslated, pop_tables
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
     if job.pop_only:
@@ -680,7 +680,6 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     translate_tables(ctx, out)
     del tables, calls, ctx, got
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
-    assert job.chunk is not None            # (set unless pop_only)
     res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
     del out
     release()                               # the next report of this worker starts from a trimmed heap

@@ -19,8 +19,8 @@ root may leave before the others arrive.  MPI_Init/MPI_Finalize are constraints
 (they contain a PMIx fence) but their exits are poor estimates (tests/data/mpi4:
 exits of MPI_Init spread over 16 ms, of MPI_Finalize over 3 ms, against 20-150 us
 for MPI_Allreduce), so they estimate only when nothing else does.
-NCCL: the kernels whose ``nccl`` column (``core.classify.is_nccl``, applied by the kernels reader) is set; only all-to-all kinds (AllReduce,
-AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
+NCCL: the kernels whose ``nccl`` column (``core.classify.is_nccl``, applied by the kernels reader) is
+set; only all-to-all kinds (AllReduce, AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
 first).  marker:NAME: the user asserts the range is a sync point: both flags (a mark, with no duration,
 only estimates).
 """

@@ -32,7 +32,7 @@ from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
+from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -267,34 +267,69 @@ MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.MET
 
 
 GPU_STREAM = ("gpid", "device", "stream")     # a GPU stream: the model's key, before the overlap lane
+LANE_COLUMNS = [*GPU_STREAM, "start", "end"]  # what an activity's overlap lane depends on
 
 
-def stream_part(gpid, device, stream, start, end, ids: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """GPU activities as (stream code, start, end) for ``stream_lanes`` (``ids``: the streams' codes)."""
+def stream_part(columns: list[np.ndarray], ids: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GPU activities as (stream code, start, end) for ``stream_lanes``, from their ``LANE_COLUMNS``
+    (``ids``: the streams' codes)."""
+    gpid, device, stream, start, end = columns
     return (tuple_codes([np.asarray(gpid, np.int64), np.asarray(device, np.int64), np.asarray(stream, np.int64)],
                         ids), np.array(start, np.int64), np.array(end, np.int64))
 
 
 def stream_lanes(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """The stream codes and overlap lanes (``core.intervals.overlap_lanes``) of GPU activities given as
-    ``stream_part``s, every GPU-side kind of a report in declaration order (a table, a batch or a row
-    group a part)."""
+    ``stream_part``s, every translated GPU-side kind of a report in declaration order (a table or a
+    batch a part)."""
     stream, start, end = (np.concatenate(x) for x in zip(*parts))
     return stream, overlap_lanes(stream, start, end)
+
+
+def lane_kinds(src: Source) -> tuple[str, ...]:
+    """The kinds whose activities share the overlap lanes: the translated GPU-side kinds."""
+    return tuple(k for k in K.side_kinds(K.GPU) if k in src.kinds)
+
+
+def lane_tag(src: Source) -> str:
+    """The name of the report's overlap lanes in its table cache entry (they depend on ``lane_kinds``)."""
+    return entry_hash(repr(lane_kinds(src)))
+
+
+def attach_lanes(src: Source, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Give the translated GPU activities of ``tables`` (whole, unclipped) the overlap lanes stage A
+    stored in the table cache (column ``lane``, only on the tables of a report with an activity on an
+    extra lane); where the cache has none (it cannot be written, its file was unusable), ``add_lanes``
+    derives them.  Returns what to say about the cache (``TableCache.notes``)."""
+    cache = table_cache(src)
+    got = cache.lanes(lane_tag(src))
+    if got is None:
+        add_lanes(tables)
+        return cache.notes
+    for k, lane in got.items():
+        if k in tables:
+            if len(lane) != len(tables[k]):
+                raise CacheDamage(f"{LANES_NOTE}: {len(lane)} lanes for {len(tables[k])} {k} rows")
+            tables[k] = tables[k].assign(lane=lane.astype(np.int64))
+    return []
+
+
+LANES_NOTE = "the stored overlap lanes do not match the table"
 
 
 def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     """Give the GPU activities (every GPU-side kind) of a stream that overlap an earlier activity of
     the same stream a lane > 0 (column ``lane``, only on the tables of a report that has such
     overlaps): each lane is a row of its own in the trace, so that no activity's end record closes
-    another one still running.  Stage C runs it on the unclipped tables, as stage A (``_Facts``) and a
-    slice plan (``slices._lanes``) number them.  Returns the number of activities on an extra lane."""
+    another one still running.  Stage A (``_Facts``) numbers them as the tables go by and stores them
+    in the table cache (``attach_lanes`` gives them back); this derives them where the cache cannot
+    hold them.  Returns the number of activities on an extra lane."""
     kinds = [k for k in K.side_kinds(K.GPU) if k in tables and len(tables[k])]
     if not kinds:
         return 0
     ids: dict = {}
-    _, lanes = stream_lanes([stream_part(*(tables[k][c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")),
-                                         ids=ids) for k in kinds])
+    _, lanes = stream_lanes([stream_part([tables[k][c].to_numpy(np.int64) for c in LANE_COLUMNS], ids)
+                             for k in kinds])
     if not lanes.any():
         return 0
     cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
@@ -484,6 +519,7 @@ class _Facts:
         self.keys: dict[str, list] = {}
         self.pop_keys: dict[str, list] = {}
         self.gpu: dict[str, list] = {}      # translated GPU kinds: (stream code, start, end) per table or batch
+        self.gpu_rows: dict[str, int] = {}  # ... and their rows
         self.streams: dict = {}             # (gpid, device, stream) -> stream code
 
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
@@ -507,18 +543,24 @@ class _Facts:
             self.metrics = list(df["metric"].unique())
         if kind in K.side_kinds(K.GPU):     # (lanes over every GPU activity: ``model_keys``)
             self.gpu.setdefault(kind, []).append(
-                stream_part(*(df[c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")), ids=self.streams))
+                stream_part([df[c].to_numpy(np.int64) for c in LANE_COLUMNS], self.streams))
+            self.gpu_rows[kind] = self.gpu_rows.get(kind, 0) + len(df)
         else:
             for side, frame in model_keys({kind: df}).items():
                 self.keys.setdefault(side, []).append((kind, frame))
 
-    def model_keys(self) -> tuple[dict, dict]:
+    def model_keys(self, cache: TableCache, tag: str) -> tuple[dict, dict]:
+        """The models' keys; the overlap lanes of the GPU activities stored in ``cache`` under ``tag``."""
         keys = {side: _unique(frames) for side, frames in self.keys.items()}
         parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]   # (add_lanes' order)
         self.gpu = {}
-        if parts:
+        rows = {k: n for k in K.side_kinds(K.GPU) if (n := self.gpu_rows.get(k, 0))}
+        if not parts:
+            cache.store_lanes(tag, rows, None)
+        else:
             stream, lane = stream_lanes(parts)
             del parts
+            cache.store_lanes(tag, rows, lane if lane.any() else None)
             pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
             code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
             triple = np.array(sorted(self.streams, key=lambda t: self.streams[t]), np.int64).reshape(-1, 3)[code]
@@ -549,7 +591,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
                                  f"{exc}); discarded and rebuilt from the report"]
     tallies = {k: tally for k, tally in got.items() if k in src.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}     # (sync_tables' order)
-    keys, pop_keys = facts.model_keys()
+    keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
     _trim_identity(info, [keys, pop_keys])
     return Scan(info, tallies, keys, pop_keys, facts.domains, facts.metrics, min(facts.mins) if facts.mins else None,
                 facts.rows, facts.window, sync, _read_p2p(src) if src.p2p else None)
@@ -662,7 +704,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
     calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
     out = Translation()
-    add_lanes(tables)                       # before the clip: as stage A numbered them
+    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]    # (before the clip)
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     if job.clip is not None:

@@ -251,13 +251,13 @@ def _conforms(v, hint) -> bool:
         return False
     if not args:
         return True
-    if origin is dict:
+    if origin is dict and isinstance(v, dict):
         return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
-    if origin is tuple:
+    if origin is tuple and isinstance(v, tuple):
         if len(args) == 2 and args[1] is Ellipsis:
             return all(_conforms(x, args[0]) for x in v)
         return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
-    if origin in (list, set, frozenset):
+    if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
         return all(_conforms(x, args[0]) for x in v)
     return True
 
@@ -575,11 +575,11 @@ class TableCache:
                         added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
                 if meta is not None:
                     try:
-                        data = encode(meta)
+                        encoded: bytes | None = encode(meta)
                     except (TypeError, ValueError, pa.ArrowException):
-                        data = None
-                    if data is not None:
-                        self._replace(dfd, META, lambda fh: fh.write(data))
+                        encoded = None
+                    if encoded is not None:
+                        self._replace(dfd, META, lambda fh: fh.write(encoded))
                 self._update_manifest(dfd, added, schemas, stale=added)
         except OSError:
             pass                  # a full or read-only cache never fails a conversion

@@ -16,7 +16,7 @@ from test_gpu_depth import build as build_full
 from test_rank_scaling import build_rank as gpu_rank
 from test_schema_versions import build_rank
 
-import nsys2prv.pipeline as P
+import nsys2prv.pipeline.conversion as P
 from nsys2prv.cli import main
 from nsys2prv.nsys.database import Report
 
@@ -409,7 +409,7 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
     report's job carries only its own part (each is O(ranks): O(ranks^2) per run if per report)."""
     from types import SimpleNamespace as NS
 
-    from nsys2prv.pipeline import pop_lookups
+    from nsys2prv.pipeline.pop_run import pop_lookups
 
     class FakeModel:                          # (the fields the lookups read)
         def __init__(self, gpus):

@@ -468,7 +468,7 @@ def _fill(mnt: Path) -> None:
 
 
 def test_9_a_short_write_keeps_its_cause(ranks, tiny_fs, monkeypatch):
-    import nsys2prv.pipeline as P
+    import nsys2prv.pipeline.conversion as P
 
     def merge_fails(*a, **k):           # numpy's tofile on a full device: no errno, no path
         _fill(tiny_fs)
@@ -612,6 +612,22 @@ def test_12_a_forged_manifest_moves_nothing_elsewhere(tmp_path):
     nxt = O.OutputSet(tmp_path / "t", None).open()
     nxt.close()
     assert victim.read_text() == "precious\n" and not (tmp_path / "x").exists() and not stage.exists()
+
+
+def test_12_a_manifest_naming_views_for_a_run_without_cfgs_moves_no_view(tmp_path):
+    """A manifest listing views (cfg_files) without a --cfgs DIR, found by a run without one: the
+    outputs are completed, the views are not moved anywhere (this used to stop with a TypeError)."""
+    dead = 2**22 + 9
+    stage = tmp_path / f".t.out{dead}.abc"
+    (stage / "cfgs").mkdir(parents=True)
+    (stage / "t.prv").write_text("new")
+    (stage / "cfgs" / "v.cfg").write_text("view")
+    (stage / O.COMMIT).write_text(json.dumps({"files": ["t.prv"], "obsolete": [], "cfgs": None,
+                                              "cfg_files": ["v.cfg"]}))
+    nxt = O.OutputSet(tmp_path / "t", None).open()
+    nxt.close()
+    assert (tmp_path / "t.prv").read_text() == "new" and not stage.exists()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["t.prv"]
 
 
 # --- 13: a signal stops the workers before the staging directory goes -----------------------------------

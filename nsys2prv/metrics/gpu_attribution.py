@@ -70,7 +70,7 @@ def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model, devmap) -> pd.D
     iv["rank"] = [rank_of.get((r, int(p)), -1) for p in iv["pid"]]
     a, b = iv["start"].to_numpy(np.int64), iv["end"].to_numpy(np.int64)
     dev = iv["device"].to_numpy(np.int64)
-    cols = {}
+    cols: dict[str, np.ndarray] = {}
     for (gpu, metric), s in samples.sort_values("start", kind="stable").groupby(["gpu", "metric"], sort=True):
         t, v = s["start"].to_numpy(np.int64), s["value"].to_numpy(float)
         on = dev == gpu

@@ -62,6 +62,19 @@ ALIASES = {"MPI_Init_thread": "MPI_Init"}
 
 
 @dataclass
+class Dependencies:
+    """What makes calls wait, kept for replaying a window on its own (``Replay.window``): per call
+    its kind, collective instance (-1: none) and whether it is the root; per instance its root's
+    call (-1: none); receive dependencies as CSR by call (dep_ptr, dep_send = the send calls)."""
+    kind: np.ndarray
+    coll: np.ndarray
+    root_me: np.ndarray
+    inst_root: np.ndarray
+    dep_ptr: np.ndarray
+    dep_send: np.ndarray
+
+
+@dataclass
 class Replay:
     """The replayed run: per process, its calls' original and replayed times."""
     ranks: int
@@ -75,15 +88,7 @@ class Replay:
     final: np.ndarray            # per process: replayed end of life
     unresolved: int = 0          # calls completed without their partner (unmatched)
     notes: list[str] = field(default_factory=list)
-    # the dependencies, for replaying a window on its own (``window``): per call its kind, collective
-    # instance (-1: none) and whether it is the root; per instance its root's call (-1: none); receive
-    # dependencies as CSR by call (dep_ptr, dep_send = the send calls)
-    kind: np.ndarray | None = None
-    coll: np.ndarray | None = None
-    root_me: np.ndarray | None = None
-    inst_root: np.ndarray | None = None
-    dep_ptr: np.ndarray | None = None
-    dep_send: np.ndarray | None = None
+    deps: Dependencies | None = None   # None: built by hand without them (``window`` then takes no wait)
 
     @property
     def elapsed(self) -> int:
@@ -131,34 +136,35 @@ class Replay:
             return 0
         if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
             return self.elapsed                      # the whole run
-        if self.kind is None:                        # built by hand without the dependencies
+        deps = self.deps
+        if deps is None:                             # built by hand without the dependencies
             r = np.arange(self.ranks, dtype=np.int64)
             return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
         bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
         sel = _window_calls(bounds, self.start, self.end, self._cummax_end(bounds), a, b)
         s = np.maximum(self.start[sel], a[self.rank[sel]])
         e = np.minimum(self.end[sel], b[self.rank[sel]])
-        kind = self.kind[sel]
-        coll = self.coll[sel]
+        kind = deps.kind[sel]
+        coll = deps.coll[sel]
         inst = coll >= 0
         ids, inv = np.unique(coll[inst], return_inverse=True)
         new_coll = np.full(len(sel), -1, np.int64)
         new_coll[inst] = inv.reshape(-1)
         inst_size = np.bincount(new_coll[inst], minlength=len(ids)).astype(np.int64)
-        root_call = self.inst_root[ids]
+        root_call = deps.inst_root[ids]
         inst_root = _position(sel, root_call)
         # receive dependencies whose send lies in the window too
-        lo_d, hi_d = self.dep_ptr[sel], self.dep_ptr[sel + 1]
+        lo_d, hi_d = deps.dep_ptr[sel], deps.dep_ptr[sel + 1]
         cnt = hi_d - lo_d
         owner = np.repeat(np.arange(len(sel), dtype=np.int64), cnt)
         flat = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo_d, cnt)
-        send = _position(sel, self.dep_send[flat])
+        send = _position(sel, deps.dep_send[flat])
         keep = send >= 0
         owner, send = owner[keep], send[keep]
         dep_ptr = np.zeros(len(sel) + 1, np.int64)
         dep_ptr[1:] = np.cumsum(np.bincount(owner, minlength=len(sel)))
         wb = np.searchsorted(self.rank[sel], np.arange(self.ranks + 1), "left").astype(np.int64)
-        _, _, final, _ = _replay(wb, s, e, kind, new_coll, self.root_me[sel], inst_size, inst_root, dep_ptr,
+        _, _, final, _ = _replay(wb, s, e, kind, new_coll, deps.root_me[sel], inst_size, inst_root, dep_ptr,
                                  send, a.copy(), b.copy())
         return int(final[alive].max() - a[alive].min())
 
@@ -307,7 +313,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
     dep_ptr = np.zeros(n + 1, np.int64)
     dep_send = np.zeros(0, np.int64)
-    if have_peers and len(messages):
+    if messages is not None and len(messages):
         send = _find(bounds, start, messages["send_rank"].to_numpy(np.int64), messages["send_start"].to_numpy(np.int64))
         by_end = np.lexsort((end, rank))                    # calls by (rank, end): ends sorted within each process
         recv_pos = _find(bounds, end[by_end], messages["recv_rank"].to_numpy(np.int64),
@@ -328,7 +334,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     if unresolved:
         notes.append(f"{unresolved} call(s) waited for a partner that never came: completed without it")
     return Replay(n_rank, start, end, rank, arrive, done, lifetimes[:, 0].copy(), lifetimes[:, 1].copy(), final,
-                  int(unresolved), notes, kind, coll, root_me, inst_root, dep_ptr, dep_send)
+                  int(unresolved), notes, Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send))
 
 
 @kernel(interpret_below=5_000)

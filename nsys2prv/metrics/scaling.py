@@ -38,7 +38,7 @@ def scaling(runs: list[dict], labels: list[str], mode: str, region=None, iterati
         raise UserError(f"--scaling must be one of {', '.join(MODES)}")
     rules = {r.get("nccl_as") for r in runs}
     if len(rules) > 1:
-        raise UserError(f"runs were computed with different --nccl-as rules ({', '.join(sorted(rules))}): "
+        raise UserError(f"runs were computed with different --nccl-as rules ({', '.join(sorted(map(str, rules)))}): "
                         "recompute them with one rule")
     scopes = [select_scope(r, region, iterations) for r in runs]
     ref = scopes[0]

@@ -11,6 +11,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,12 +44,12 @@ OPTIONAL_ROWS = ("speedup", "efficiency")   # shown only when some column has th
 
 def column(scope: dict, header: str) -> dict:
     """{header, values: key -> number or None} from a scope dict (trace, region or run)."""
-    vals = {}
+    vals: dict[str, Any] = {}
     for key, *_ in ROWS:
         if key == "elapsed_s":
             vals[key] = scope["elapsed_ns"] / 1e9
             continue
-        obj = scope
+        obj: Any = scope
         for part in key.split("."):
             obj = obj.get(part) if isinstance(obj, dict) else None
         vals[key] = obj if isinstance(obj, (int, float)) and not (isinstance(obj, float) and math.isnan(obj)) \
@@ -92,7 +93,7 @@ def text_table(cols: list[dict], title: str = "POP metrics") -> str:
     return "\n".join(lines)
 
 
-def _md(s: str) -> str:
+def _markdown_cell(s: str) -> str:
     """Text for one Markdown table cell or heading: ``|`` escaped, a line break shown as ``<br>`` (an
     NVTX name of --region/--iterations may hold either; raw, they split the row or end the table)."""
     s = str(s).replace("\\", "\\\\").replace("|", "\\|")
@@ -100,11 +101,11 @@ def _md(s: str) -> str:
 
 
 def markdown_table(cols: list[dict], caption: str = "") -> str:
-    out = ["| Metric | " + " | ".join(_md(c["header"]) for c in cols) + " |",
+    out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |",
            "|---|" + "---:|" * len(cols)]
     for key, label, indent, kind in _rows(cols):
-        out.append(f"| {'&emsp;' * indent}{_md(label)} | " + " | ".join(fmt(c["values"][key], kind) for c in cols)
-                   + " |")
+        out.append(f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
+                   + " | ".join(fmt(c["values"][key], kind) for c in cols) + " |")
     if caption:
         out += ["", caption]
     return "\n".join(out) + "\n"
@@ -238,7 +239,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     if write_iterations_csv(res, p):
         paths.append(str(p))
     p = Path(str(stem) + ".md")
-    p.write_text(f"### {_md(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
+    p.write_text(f"### {_markdown_cell(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".tex")
     p.write_text(latex_table(cols, cap), encoding="utf-8")

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 import numpy as np
@@ -71,7 +72,8 @@ class Report:
                 raise UserError("SQLite file is not an Nsight Systems export (none of the tables "
                                 f"{', '.join(NSYS_MARKER_TABLES)}, nor StringIds with event tables)", str(self.path))
         self._columns: dict[str, list[str]] = {}
-        self._adbc = None      # the optional ADBC reader (see _adbc_query); False once unusable
+        self._adbc: _AdbcReader | Literal[False] | None = None   # the optional ADBC reader (see _adbc_query);
+        #                                                          False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
         # what the readers asked of each table: columns found missing, and tables some probe accepted
         self.missing_columns: dict[str, set[str]] = {}
@@ -190,7 +192,7 @@ class Report:
             cols = [tuple(np.asarray(c, dtype=object)[keep]) for c in cols]
             if not keep.size:
                 return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
-            types = [None] * len(cols)
+            return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})     # kinds of the kept rows
         return pd.DataFrame({n: sql_column(c, k) for n, c, k in zip(names, cols, types)})
 
     def _count_wrong_type(self, sql: str, column: str, wrong: np.ndarray, before: np.ndarray | None) -> None:
@@ -219,6 +221,8 @@ class Report:
                 if os.environ.get("NSYS2PRV_NO_ADBC"):
                     raise ImportError
                 self._adbc = _AdbcReader(self.path)
+            elif self._adbc is False:       # found unusable before
+                return None
             return self._adbc.query(sql)
         except ImportError:
             self._adbc = False
@@ -327,8 +331,8 @@ class Report:
         if not rows:                                              # DataFrame would make Arrow strings
             return pd.Series(dtype=object)                        # of them only to turn them back
         ids, values = zip(*rows)
-        values = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]   # a BLOB
-        return pd.Series(np.array(values, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
+        texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]   # a BLOB
+        return pd.Series(np.array(texts, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
 
     def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:
         """Map StringIds keys to text; a missing or NULL id gives None (LEFT JOIN semantics)."""

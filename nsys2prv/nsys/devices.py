@@ -54,7 +54,8 @@ def gpu_of(devmap: pd.DataFrame, pid: np.ndarray, device: np.ndarray) -> np.ndar
     pid, device = np.asarray(pid, np.int64), np.asarray(device, np.int64)
     if not len(pid):
         return device.copy()
-    exact, anyp = {}, {}                    # the first row of a key wins (device_map dedups anyway)
+    exact: dict[tuple[int, int], int] = {}  # the first row of a key wins (device_map dedups anyway)
+    anyp: dict[int, int] = {}
     for p, d, g in zip(*(devmap[c].to_numpy(np.int64).tolist() for c in ("pid", "device", "gpu"))):
         exact.setdefault((p, d), g)
         if p == -1:

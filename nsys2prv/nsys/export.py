@@ -183,8 +183,8 @@ def export_report(report: Path, cache_dir: Path | None = None, force: bool = Fal
             if proc.returncode == 0 and tmp.is_file():
                 os.replace(tmp, target)
                 return target
-            err = (proc.stderr or proc.stdout or "").strip().splitlines()
-            err = err[-1] if err else f"exit code {proc.returncode}"
+            said = (proc.stderr or proc.stdout or "").strip().splitlines()
+            err = said[-1] if said else f"exit code {proc.returncode}"
     finally:
         if tmp.exists():
             tmp.unlink()

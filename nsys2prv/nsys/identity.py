@@ -62,11 +62,11 @@ def identify(report: Report) -> Identity:
                     names[int(g)] = str(t)
     nv = load_nvtx(report)
     if nv is not None:
-        for gtid, name in nv["thread_names"].items():
-            names[int(tid_of(gtid))] = name
+        for global_tid, name in nv.thread_names.items():
+            names[int(tid_of(global_tid))] = name
             m = RANK_THREAD_NAME.match(name)
             if m:
-                pid = int(pid_of(gtid))
+                pid = int(pid_of(global_tid))
                 ident.ranks.setdefault(pid, int(m.group(1)))
                 ident.rank_source.setdefault(pid, "NVTX thread name")
     ident.thread_names = names
@@ -96,7 +96,7 @@ def identify(report: Report) -> Identity:
 
 def check_same_job(identities: list[Identity], sources: list[str], force: bool) -> list[str]:
     """Refuse (unless ``force``) reports whose captured environments name different jobs."""
-    jobs = {}
+    jobs: dict[str, str] = {}
     for ident, src in zip(identities, sources):
         if ident.job_id:
             jobs.setdefault(ident.job_id, src)

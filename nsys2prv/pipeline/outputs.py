@@ -139,7 +139,7 @@ class OutputSet:
         self.dir = out.parent
         self._set_stage(self.dir / f".{out.name}.out{os.getpid()}")     # (the real one: open())
         self.notes: list[str] = []
-        self._lock = None
+        self._lock: int | None = None       # the held lock file's descriptor
         self._made_stage = False
 
     def _set_stage(self, stage: Path) -> None:
@@ -240,17 +240,18 @@ class OutputSet:
         names = {self.out.name + sfx for sfx in SUFFIXES}
         if not all(isinstance(n, str) and n in names for n in files + obsolete):
             return []
-        if cfgs is not None and (self.cfgs is None or str(self.cfgs) != cfgs):
-            cfg_files = []          # (its views went elsewhere: not this run's to finish)
+        cfg_dir = self.cfgs
+        if cfg_dir is None or (cfgs is not None and str(cfg_dir) != cfgs):
+            cfg_moves = []          # (no --cfgs DIR, or its views went elsewhere: not this run's to finish)
+        else:                       # (staged view, its place in --cfgs DIR)
+            cfg_moves = [(stage / "cfgs" / rel, cfg_dir / rel) for rel in cfg_files
+                         if isinstance(rel, str) and not rel.startswith("/") and ".." not in Path(rel).parts]
         done = []
         try:
-            for rel in cfg_files:
-                if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
-                    continue
-                src = stage / "cfgs" / rel
+            for src, dest in cfg_moves:
                 if src.is_file() and not src.is_symlink():
-                    (self.cfgs / rel).parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(src, self.cfgs / rel)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(src, dest)
             for name in files:
                 src = stage / name
                 if src.is_file() and not src.is_symlink():
@@ -290,10 +291,12 @@ class OutputSet:
         them is completed by the next run on this OUT), and SIGINT/SIGTERM/SIGHUP are only noted until
         every file is in place (then the command stops, saying that the new outputs are complete)."""
         try:
-            cfg_files = []
-            if self.staged_cfgs is not None and self.staged_cfgs.is_dir():
+            cfg_files: list[str] = []
+            cfg_moves: list[tuple[Path, Path]] = []     # (staged view, its place in --cfgs DIR)
+            if self.cfgs is not None and self.staged_cfgs is not None and self.staged_cfgs.is_dir():
                 cfg_files = [str(p.relative_to(self.staged_cfgs)) for p in sorted(self.staged_cfgs.rglob("*"))
                              if p.is_file()]
+                cfg_moves = [(self.staged_cfgs / rel, self.cfgs / rel) for rel in cfg_files]
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
             obsolete = [self.out.name + sfx for sfx in SUFFIXES         # what an earlier run wrote and this
                         if self.out.name + sfx not in files]            # one did not (OUT.prv.gz, ...)
@@ -303,10 +306,9 @@ class OutputSet:
             tmp.write_text(json.dumps(plan), encoding="utf-8")
             os.replace(tmp, self.stage / COMMIT)
             with _signals_held() as held:
-                for rel in cfg_files:
-                    dest = self.cfgs / rel
+                for src, dest in cfg_moves:
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(self.staged_cfgs / rel, dest)
+                    os.replace(src, dest)
                 for name in files:
                     os.replace(self.stage / name, self.dir / name)
                 for name in obsolete:

@@ -260,8 +260,8 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
     for r in reports[:shown]:
         ranks = ",".join(str(x) for x in r["ranks"]) or "-"
         spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns'] / 1e3:.1f}"
-        fitted = _fitted(r["method"])
-        err = "-" if r.get("stderr_ns") is None or not fitted else f"{r['stderr_ns'] / 1e3:.1f}"
+        is_fit = _fitted(r["method"])
+        err = "-" if r.get("stderr_ns") is None or not is_fit else f"{r['stderr_ns'] / 1e3:.1f}"
         click.echo(f"  {ranks:<10} {r['method'][:16]:<16} {r['session_offset_ns'] / 1e9:>12.6f} "
                    f"{r['correction_ns']:>16} {r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}")
     if len(reports) > shown:

@@ -65,7 +65,7 @@ def parse_method(spec: str | None) -> tuple[str, str | None]:
 
 
 def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model) -> tuple[pd.DataFrame, list]:
-    if method == "marker":
+    if marker is not None:          # method "marker" (parse_method gives a name with it only)
         return syncpoints.marker_rows(tables, model, marker), ["marker"]
     parts = []
     if method in ("mpi", "auto", "session", "none"):

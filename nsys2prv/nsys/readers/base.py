@@ -89,14 +89,18 @@ class Reader:
     read: Callable[[Report], ReadResult | None]
 
     def __post_init__(self):
-        object.__setattr__(self, "read", _accounted(self.read))
+        if not isinstance(self.read, _Accounted):
+            object.__setattr__(self, "read", _Accounted(self.read))
 
 
-def _accounted(fn):
-    if getattr(fn, "accounted", False):
-        return fn
+class _Accounted:
+    """A reader's read function with the accounting around it (``Reader``)."""
 
-    def read(report: Report) -> ReadResult | None:
+    def __init__(self, fn: Callable[[Report], ReadResult | None]):
+        self.__wrapped__ = fn
+
+    def __call__(self, report: Report) -> ReadResult | None:
+        fn = self.__wrapped__
         outer, report.type_drops = report.type_drops, {}
         missing_before = {t: list(c) for t, c in report.optional_missing.items()}
         try:
@@ -118,10 +122,6 @@ def _accounted(fn):
                 if rows:
                     res.note(f"{table} {OPTIONAL_MISSING}: {', '.join(new)} (their values are not written)", rows)
         return res
-
-    read.accounted = True
-    read.__wrapped__ = fn
-    return read
 
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:

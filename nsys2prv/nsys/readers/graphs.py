@@ -43,9 +43,9 @@ def read_exec(report: Report) -> ReadResult | None:
 def _api_table(report: Report, table: str) -> pd.DataFrame | None:
     if not report.has(table, "start", "end", "globalTid", "nameId"):
         return None
-    c = lambda col, alias: report.col_or_null(table, col, alias)  # noqa: E731
-    return report.query(f"SELECT start, end, globalTid AS tid, nameId, {c('graphId', 'graph_id')}, "
-                        f"{c('graphExecId', 'exec_id')}, {c('graphNodeId', 'node_id')} FROM {table}")
+    optional = ", ".join(report.col_or_null(table, col, alias) for col, alias in (
+        ("graphId", "graph_id"), ("graphExecId", "exec_id"), ("graphNodeId", "node_id")))
+    return report.query(f"SELECT start, end, globalTid AS tid, nameId, {optional} FROM {table}")
 
 
 def read_api(report: Report) -> ReadResult | None:

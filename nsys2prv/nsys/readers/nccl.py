@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,8 +64,8 @@ def _enum_index(field: str, value) -> float:
     return float(value)
 
 
-def _normalise(fields: dict, unknown: dict) -> dict:
-    out = {}
+def _normalise(fields: dict, unknown: dict) -> dict[str, str | float]:
+    out: dict[str, str | float] = {}
     for name, value in fields.items():
         key = FIELD_NAMES.get(str(name).strip().lower())
         if key is None or value is None:
@@ -111,9 +112,10 @@ class _Schemas:
         if report.has(SCHEMA_ENTRIES, "schemaId", "idx", "type", "name"):
             e = report.query(f"SELECT schemaId, idx, type, name, {report.col_or_null(SCHEMA_ENTRIES, 'offset')} "
                              f"FROM {SCHEMA_ENTRIES} ORDER BY schemaId, idx")
-            for sid, typ, name, off in zip(int64(e["schemaId"]), int64(e["type"]), e["name"],
+            for sid, typ, name, offset in zip(int64(e["schemaId"]), int64(e["type"]), e["name"],
                                            pd.to_numeric(e["offset"], errors="coerce")):
-                self.entries.setdefault(int(sid), []).append((int(typ), str(name), None if pd.isna(off) else int(off)))
+                self.entries.setdefault(int(sid), []).append((int(typ), str(name),
+                                                              None if pd.isna(offset) else int(offset)))
         if report.has(ENUM_ENTRIES, "schemaId", "name", "value"):
             e = report.query(f"SELECT schemaId, name, value FROM {ENUM_ENTRIES}")
             for sid, name, val in zip(int64(e["schemaId"]), e["name"], int64(e["value"])):
@@ -133,13 +135,14 @@ class _Schemas:
             return None
         start = hsize if HEADER.size <= hsize <= len(blob) else HEADER.size
         payload = bytes(blob[start:start + size]) if size else bytes(blob[start:])
-        out, pos = {}, 0
-        for typ, name, off in entries:
+        out: dict[str, Any] = {}
+        pos = 0
+        for typ, name, offset in entries:
             fmt = ENTRY_FORMATS.get(typ, "i" if typ in self.enums else None)
             if fmt is None:
                 return out or None      # unknown entry type: later offsets cannot be trusted
             n = struct.calcsize(fmt)
-            pos = off if off is not None else -(-pos // n) * n      # natural alignment
+            pos = offset if offset is not None else -(-pos // n) * n      # natural alignment
             if pos + n > len(payload):
                 break
             value = struct.unpack_from("<" + fmt, payload, pos)[0]
@@ -150,10 +153,11 @@ class _Schemas:
 
 def read(report: Report) -> ReadResult | None:
     res = read_nccl_ranges(report)
-    if res is None:
+    nv = load_nvtx(report)              # (cached: read by read_nccl_ranges)
+    if res is None or nv is None:
         return None
     df = res.table
-    res.note(NCCL_BY_NAME, load_nvtx(report)["nccl_by_name"])
+    res.note(NCCL_BY_NAME, nv.nccl_by_name)
     unknown: dict[str, int] = {}
     parsed: list[dict] = [{}] * len(df)
     has_json = df["json"].notna().to_numpy()

@@ -10,6 +10,8 @@ or None).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -33,6 +35,17 @@ KINDS = {PUSHPOP: "pushpop", NVTXT_PUSHPOP: "pushpop", STARTEND: "startend", NVT
 MPI_DOMAIN, NCCL_DOMAIN = "MPI", "NCCL"
 
 
+@dataclass
+class NvtxRows:
+    """A report's NVTX rows, resolved once (``load_nvtx``)."""
+    events: pd.DataFrame                # ranges and marks, every domain, names resolved
+    thread_names: dict[int, str]        # globalTid -> name given by nvtxNameOsThread
+    classes: dict[str, int]             # rows by class (``row_classes``)
+    nccl_by_name: int                   # rows recognised as NCCL by their names (``_nccl_by_name``)
+    type_drops: dict[str, int]          # rows dropped for text in a numeric column, by reason
+    max_time: int                       # the latest start or end in the table (0: none)
+
+
 def _text(report: Report, df: pd.DataFrame) -> np.ndarray:
     """COALESCE(text, StringIds[textId])."""
     text = df["text"].to_numpy(dtype=object).copy()
@@ -42,19 +55,18 @@ def _text(report: Report, df: pd.DataFrame) -> np.ndarray:
     return text
 
 
-def load_nvtx(report: Report) -> dict | None:
+def load_nvtx(report: Report) -> NvtxRows | None:
     """All NVTX rows of a report, resolved; cached on the report."""
     if "nvtx" in report.cache:
         return report.cache["nvtx"]
     if not report.has(TABLE, "start", "eventType", "globalTid"):
         report.cache["nvtx"] = None
         return None
-    c = lambda col, alias=None: report.col_or_null(TABLE, col, alias)  # noqa: E731
+    optional = ", ".join(report.col_or_null(TABLE, col) for col in (
+        "text", "textId", "domainId", "category", "jsonText", "jsonTextId", "binaryData"))
     outer, report.type_drops = report.type_drops, {}    # (rows with text in a numeric column: the
     try:                                                # nvtx reader counts them, whoever reads first)
-        df = report.query(
-            f"SELECT start, end, eventType, globalTid AS tid, {c('text')}, {c('textId')}, {c('domainId')}, "
-            f"{c('category')}, {c('jsonText')}, {c('jsonTextId')}, {c('binaryData')} FROM {TABLE}")
+        df = report.query(f"SELECT start, end, eventType, globalTid AS tid, {optional} FROM {TABLE}")
         type_drops = report.type_drops
     finally:
         report.type_drops = outer
@@ -97,10 +109,8 @@ def load_nvtx(report: Report) -> dict | None:
                "ranges": int((~in_mpi & ~in_nccl).sum()) + sum(type_drops.values()),
                "nccl": int(in_nccl.sum()), "mpi": int((in_mpi & ~mark).sum()), "mpi_marks": int((in_mpi & mark).sum()),
                "other": other}
-    out = {"events": ev, "thread_names": thread_names, "source_rows": len(df),
-           "metadata_rows": int((dom | cat | thr).sum()), "other_rows": other, "classes": classes,
-           "nccl_by_name": nccl_by_name, "type_drops": type_drops,
-           "max_time": _max_time(df)}
+    out = NvtxRows(events=ev, thread_names=thread_names, classes=classes, nccl_by_name=nccl_by_name,
+                   type_drops=type_drops, max_time=_max_time(df))
     report.cache["nvtx"] = out
     return out
 
@@ -130,7 +140,7 @@ def row_classes(report: Report, mpi_from_nvtx: bool) -> dict[str, int]:
     nv = load_nvtx(report)
     if nv is None:
         return {}
-    classes = dict(nv["classes"])
+    classes = dict(nv.classes)
     if not mpi_from_nvtx:
         classes["mpi_unread"] = classes.pop("mpi")
     return {c: n for c, n in classes.items() if n}
@@ -145,11 +155,11 @@ def _ranges(report: Report, select) -> ReadResult | None:
     nv = load_nvtx(report)
     if nv is None:
         return None
-    ev = nv["events"]
+    ev = nv.events
     ev = ev[select(ev)]
     res = ReadResult(table=ev, source_rows=len(ev))
     marks = ev["kind"].to_numpy() == "mark"
-    ranges = interval_frame(ev[~marks], res, max_time=nv["max_time"])
+    ranges = interval_frame(ev[~marks], res, max_time=nv.max_time)
     mk = ev[marks].copy()
     mk["start"] = int64(mk["start"])
     mk["end"] = mk["start"]
@@ -170,8 +180,9 @@ def _ranges(report: Report, select) -> ReadResult | None:
 
 def read_nvtx(report: Report) -> ReadResult | None:
     res = _ranges(report, lambda ev: ~ev["domain"].isin([MPI_DOMAIN, NCCL_DOMAIN]).to_numpy())
-    if res is not None:
-        for reason, n in load_nvtx(report)["type_drops"].items():
+    nv = load_nvtx(report)              # (cached: read by _ranges)
+    if res is not None and nv is not None:
+        for reason, n in nv.type_drops.items():
             res.source_rows += n
             res.drop(reason, n)
     return res

@@ -28,9 +28,9 @@ def read(report: Report) -> ReadResult | None:
     for kind, table in TABLES.items():
         if not report.has(table, "start", "end", "globalTid", "nameId"):
             continue
-        c = lambda col, alias=None: report.col_or_null(table, col, alias)  # noqa: E731
-        df = report.query(f"SELECT start, end, globalTid AS tid, nameId, {c('eventKind', 'event_kind')}, "
-                          f"{c('lineNo', 'line')}, {c('srcFile')}, {c('funcName')}, {c('bytes')} FROM {table}")
+        optional = ", ".join(report.col_or_null(table, col, alias) for col, alias in (
+            ("eventKind", "event_kind"), ("lineNo", "line"), ("srcFile", None), ("funcName", None), ("bytes", None)))
+        df = report.query(f"SELECT start, end, globalTid AS tid, nameId, {optional} FROM {table}")
         parts.append(df.assign(table=kind))
     got = host_rows(parts)
     if got is None:

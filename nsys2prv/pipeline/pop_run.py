@@ -1,0 +1,66 @@
+"""The POP metrics of a run from the reports' partial results: the lookups the workers need, the
+matched MPI messages of the replay and the reduction (which also gives the GPU activity rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.config import Config
+from nsys2prv.metrics import pop as popm
+from nsys2prv.pipeline.gpu_rows import GpuRows
+from nsys2prv.pipeline.prepare import Prepared
+
+
+def _pop_messages(run: Prepared):
+    """Matched MPI messages for the POP replay: send and receive tasks of the POP model, the send call's
+    start and the end of the call completing the receive, on the aligned timeline (None: no peers)."""
+    m = run.messages
+    if m is None or not len(m):
+        return None
+    lookup = popm.task_lookup(run.pop_model)
+    threads, tasks = run.model.threads, run.model.tasks
+
+    def pop_task(thread_ids):
+        out = []
+        for g in thread_ids.tolist():
+            t = tasks[threads[g].task]
+            out.append(lookup.get((t.report, t.pid), -1))
+        return np.array(out, np.int64)
+
+    def aligned(reports, times):
+        out = np.empty(len(times), np.int64)
+        for r in np.unique(reports):
+            sel = reports == r
+            out[sel] = run.clocks[int(r)].apply(times[sel])
+        return out
+
+    return pd.DataFrame({"send_task": pop_task(m.send_thread), "recv_task": pop_task(m.recv_thread),
+                         "send_start": aligned(m.send_report, m.log_send),
+                         "recv_end": aligned(m.recv_report, m.phys_recv)})
+
+
+def pop_lookups(pop_model, n_reports: int, keep_devices: bool = False) -> tuple[list[dict], list[set | None]]:
+    """collect_partial's lookups, derived once per run and split per report (each job carries only
+    its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
+    no reduction in the workers; ``keep_devices``: none, every GPU's intervals reach the GPU rows)."""
+    tasks: list[dict] = [{} for _ in range(n_reports)]
+    for key, task in popm.task_lookup(pop_model).items():
+        tasks[key[0]][key] = task
+    exclusive = set() if keep_devices else popm.exclusive_devices(pop_model)
+    if exclusive is None:
+        return tasks, [None] * n_reports
+    mine: list[set] = [set() for _ in range(n_reports)]
+    for t, d in exclusive:
+        mine[pop_model.tasks[t].report].add((t, d))
+    return tasks, mine
+
+
+def pop_metrics(cfg: Config, run, parts: list, rows: GpuRows | None = None) -> dict:
+    """OUT.pop.json's content from the reports' partial results (``rows``: given the device intervals)."""
+    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run), on_devices=rows)
+    parts.clear()
+    res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
+                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
+    res["job_ids"] = sorted({i.identity.job_id for i in run.infos if i.identity.job_id})   # (nsys2prv pop)
+    return res

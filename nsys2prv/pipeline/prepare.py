@@ -1,0 +1,162 @@
+"""Stages A and B: every report read (or its cache loaded) into small metadata, then the resource
+models, the clock alignment, the -f window and the lifetimes of the run (``Prepared``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nsys2prv import kinds as K
+from nsys2prv.config import Config
+from nsys2prv.core.errors import UserError
+from nsys2prv.core.memory import release
+from nsys2prv.metrics import pop as popm
+from nsys2prv.model.align import P2P, parse_method
+from nsys2prv.model.align import align as fit_alignment
+from nsys2prv.model.resources import build_model
+from nsys2prv.nsys.identity import check_same_job
+from nsys2prv.pipeline import stages
+from nsys2prv.pipeline.stages import Source
+from nsys2prv.translate.mpi_messages import match_messages
+from nsys2prv.translate.records import Translation
+
+
+def translated_kinds(cfg: Config) -> tuple[str, ...]:
+    return K.kinds_of(cfg.categories)
+
+
+def no_events_message(infos: list, kinds: tuple[str, ...]) -> str:
+    """Why there is nothing to translate, and which -t would translate what the reports hold."""
+    left: dict[str, dict[str, int]] = {}        # flag -> {kind: rows}
+    for info in infos:
+        for t in info.fates(kinds):
+            for f in t["fates"]:
+                if f["fate"] == "left out":
+                    by_kind = left.setdefault(f["flag"], {})
+                    by_kind[f["kind"]] = by_kind.get(f["kind"], 0) + f["rows"]
+    if not left:
+        return "no events to translate (no CUDA, NVTX, MPI or OS runtime rows in the reports)"
+    held = "; ".join(", ".join(f"{n:,} rows of {K.BY_NAME[k].doc}" for k, n in by_kind.items()) + f": add {flag}"
+                     for flag, by_kind in left.items())
+    return f"no events for the chosen categories; the reports hold {held}"
+
+
+def _nvtx_window(name: str, windows: list, clocks: list, nvtx_on: bool = False) -> tuple[int, int]:
+    """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
+    hits = [(c.apply_one(w[0]), c.apply_one(w[1])) for w, c in zip(windows, clocks) if w is not None]
+    if not hits:
+        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report"
+                        + ("" if nvtx_on else " (is NVTX translated? it needs -t nvtx)"))
+    return min(h[0] for h in hits), max(h[1] for h in hits)
+
+
+def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
+    """What stage A must also read for the clock alignment and the MPI messages."""
+    method, marker = parse_method(cfg.align)
+    if n_reports < 2:
+        return {"align_kinds": (), "marker": None, "p2p": False}
+    extra = (("mpi",) if method in ("mpi", "auto") else ()) + (("kernels",) if method in ("nccl", "auto") else ()) \
+        + (("nvtx",) if method == "marker" else ())
+    # the MPI messages are read whatever -t: they serve the alignment and the POP replay too
+    return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
+
+
+def align_run(cfg: Config, infos: list, scans: list, model):
+    """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
+    sources = [i.source for i in infos]
+    notes = check_same_job([i.identity for i in infos], sources, cfg.force)
+    messages = match_messages([s.p2p for s in scans], model)
+    p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
+    alignment.notes[:0] = notes
+    return alignment, messages
+
+
+@dataclass
+class Prepared:
+    """What stages A and B know of a run: the reports, the resource model and the clocks."""
+    sources: list
+    scans: list
+    model: object
+    alignment: object
+    messages: object
+    clocks: list
+    clips: list
+    origin_epoch: int
+    out: Translation = field(default_factory=Translation)     # the readers' tallies
+    pop_model: object = None        # the POP processes: a model over the POP kinds, whatever -t
+    lifetimes: list = field(default_factory=list)   # per report, pid -> aligned (first, last) activity
+    run_end: int | None = None      # the run's end (POP's T) on the trace's timeline: the trace lasts until then
+
+    @property
+    def infos(self) -> list:
+        return [s.info for s in self.scans]
+
+
+def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepared:
+    """Stage A on every report (in ``ex``), then stage B: model, alignment, -f window."""
+    kinds = translated_kinds(cfg)
+    calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
+    extra = _align_sources(cfg, kinds, len(cfg.inputs))
+    pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
+                      if k not in kinds)
+    sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
+                      cfg.force_sqlite, kinds, calls, **extra, pop_kinds=pop_kinds) for i, p in enumerate(cfg.inputs)]
+
+    # -- A: per report, read (or load the cache) -> small metadata -------------------------------
+    scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
+    infos = [s.info for s in scans]
+    stages.name_unknown_hosts(infos)
+    tick("A: read/scan")
+    out = Translation()
+    for s in scans:
+        for kind, tally in s.tallies.items():
+            c = out.count(kind)
+            c.source_rows += tally["source_rows"]
+            for why, n in tally["dropped"].items():
+                c.drop(why, n)
+            for why, n in tally["notes"].items():
+                c.note(why, n)
+    if not any(s.rows for s in scans):
+        raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
+
+    # -- B: global: model, alignment, window ---------------------------------------------------------
+    model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                        sources=[i.source for i in infos], devmaps=[i.devmap for i in infos], gpu_rows=True)
+    alignment, messages = align_run(cfg, infos, scans, model)
+    clocks = list(alignment.clocks)
+    origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
+    clips = [None] * len(infos)
+    if cfg.filter_nvtx:
+        lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks,
+                              any(c.startswith("nvtx") for c in cfg.categories))
+        clips = [(c.local(lo), c.local(hi)) for c in clocks]
+        messages = messages.within(clocks, lo, hi)
+        clocks = [c.shifted(-lo) for c in clocks]
+    pop_model = build_model([s.pop_keys for s in scans], [i.identity for i in infos], force=cfg.force,
+                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+    lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+    run_end = None
+    if not cfg.filter_nvtx:
+        mins = [c.apply_one(s.min_time) for s, c in zip(scans, clocks) if s.min_time is not None]
+        shift = -min(mins) if mins and min(mins) < 0 else 0
+        if cfg.time_origin == "run":
+            # Paraver's 0 = the start of the run (POP's T), unless a record comes earlier
+            t0, run_end = popm.run_window(*popm.task_lifetimes([], pop_model, lifetimes), lifetimes)
+            shift = -min([t0, *mins])
+        elif shift:
+            alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
+        if shift:
+            clocks = [c.shifted(shift) for c in clocks]
+            lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
+            origin_epoch -= shift
+            run_end = None if run_end is None else run_end + shift
+    for rep_info, c in zip(alignment.reports, clocks):
+        rep_info["trace_offset_ns"] = c.offset
+    for task in model.tasks:
+        task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
+    for s in scans:         # the models and the alignment are built: their inputs (per report) go
+        s.keys = s.pop_keys = s.sync = s.p2p = None
+    release()               # (before the workers fork: they start from a trimmed heap)
+    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
+                    lifetimes, run_end)

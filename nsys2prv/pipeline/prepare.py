@@ -16,7 +16,7 @@ from nsys2prv.model.align import align as fit_alignment
 from nsys2prv.model.resources import build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
-from nsys2prv.pipeline.stages import Source
+from nsys2prv.pipeline.stages import Reading, ReportFile, Source
 from nsys2prv.translate.mpi_messages import match_messages
 from nsys2prv.translate.records import Translation
 
@@ -100,8 +100,9 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
     pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
                       if k not in kinds)
-    sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                      cfg.force_sqlite, kinds, calls, **extra, pop_kinds=pop_kinds) for i, p in enumerate(cfg.inputs)]
+    reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
+    sources = [Source(i, ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
+                                    cfg.force_sqlite), reading) for i, p in enumerate(cfg.inputs)]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")

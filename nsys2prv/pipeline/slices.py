@@ -238,14 +238,14 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     src = job.src
     kinds = stages.default_kinds(src)
     sqlite = stages.sqlite_of(src)
-    cache = TableCache(Path(src.cache_root), sqlite)
+    cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
         return None                     # not cached (a cache that cannot be written)
     groups, samples = {}, []
     try:
         for k in kinds:
             with cache.parquet_file(k) as pf:
-                got = None if pf is None else _scan_groups((src.cache_root, str(sqlite), k), pf,
+                got = None if pf is None else _scan_groups((src.file.cache_root, str(sqlite), k), pf,
                                                            max(1, slice_rows // 64))
             if pf is not None and got is None:
                 return None
@@ -254,7 +254,7 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
                 samples.append(sample)
     except (OSError, CacheDamage):
         return None                     # (translated whole: stage C's own reading notes the damage)
-    if "nccl" in src.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.categories:
+    if "nccl" in src.reading.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.trace.categories:
         return None
     if job.attribution and "gpu_metrics" in groups and "kernels" in groups:
         return None
@@ -266,8 +266,8 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
         return None                     # (not stored: translated whole, where stage C derives them)
     p = Plan(src.index, borders, groups, stages.lane_tag(src) if lanes else None)
     del lanes
-    links = [k for k in ACTIVITIES if k in src.kinds and k in groups]
-    if links and "cuda_api" in groups and ("cuda_api" in src.kinds or src.calls):
+    links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
+    if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
         found = _launches(groups["cuda_api"], [groups[k] for k in links])
         if found is None:
             return None                 # calls sharing a correlation id: linked on the whole report
@@ -318,7 +318,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     got = {kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items()
            if rows is not None}
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
-    tables = {kind: t for kind, t in every.items() if kind in src.kinds and t is not None}
+    tables = {kind: t for kind, t in every.items() if kind in src.reading.kinds and t is not None}
     positions = {kind: got[kind][1] for kind in tables if kind in got}
     untranslated = {kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables
                     and t is not None}
@@ -336,13 +336,12 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
     pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
-    if not job.pop_names and job.pop_exclusive is not None:
+    if not job.pop.names and job.pop.exclusive is not None:
         partial = _window_partial(job, plan, k, pop_tables, running)
     else:
-        partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, None, job.info.devmap)
+        partial = pop.collect_partial(r, pop_tables, job.pop.tasks, job.clock, job.pop.names, None, job.info.devmap)
     del untranslated, pop_tables
-    ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
-                  metric_types=job.metric_types, devmap=job.info.devmap)
+    ctx = stages.job_context(job, model, tables)
     stages.translate_tables(ctx, out, links=False)
     _links(ctx, out, plan, src, positions, tables, job.clip)
     threads = model.report_threads(r)
@@ -350,9 +349,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     states = out.states
     if running:                         # their states
         before = Translation()
-        stages.translate_tables(Context(r, job.clock, model, job.categories, job.nvtx_index,
-                                        {kind: t for kind, t in running.items() if kind in src.kinds},
-                                        metric_types=job.metric_types, devmap=job.info.devmap),
+        stages.translate_tables(stages.job_context(job, model, {kind: t for kind, t in running.items()
+                                                                if kind in src.reading.kinds}),
                                 before, links=False)
         states = [*states, *before.states]
         del before
@@ -364,7 +362,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     out.states = []
     del tables, ctx, got, states
     assert job.chunk is not None
-    chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
+    chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True,
                         painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
     counts = out.counts
     del out
@@ -380,13 +378,13 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     first and last row, the ranges and the MPI calls are those of the slice's own rows."""
     r = job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop_tasks, job.clock)
+    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop.tasks, job.clock)
     window = dict(tables)
     window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
                    if x in pop.KINDS and x in window and len(rows)})
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(r, window, job.pop_tasks, job.clock, None, job.pop_exclusive, job.info.devmap)
-    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop_tasks, job.clock)
+    part = pop.collect_partial(r, window, job.pop.tasks, job.clock, None, job.pop.exclusive, job.info.devmap)
+    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock)
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
     pop.spill_devices(part, f"{job.chunk}.pop.npy", job.info.identity.host)
     return part
@@ -470,7 +468,7 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
             carry_begin[row[last]] = begin[last]
         thread, start, stop, st = (np.concatenate(x) for x in zip(*parts))
         states = StateIntervals(thread, start, stop, st, np.zeros(len(thread), np.int64))
-        chunks.append(write_chunk(Translation(), model, r, job.types, f"{job.chunk}.p{k}",
+        chunks.append(write_chunk(Translation(), model, r, job.trace.types, f"{job.chunk}.p{k}",
                                   painted=(states, t_open, pj.end)))
     release()
     return chunks
@@ -497,7 +495,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
     slices of 2.5 x ``slice_rows`` (slicing costs about a fifth more CPU)."""
     spread = len(jobs) < 2 * (getattr(ex, "jobs", None) or 1)
     least, size = (2 * slice_rows, slice_rows) if spread else (5 * slice_rows, int(2.5 * slice_rows))
-    big = [(j, n) for j, n in zip(jobs, rows) if j.chunk is not None and not j.pop_only and n > least]
+    big = [(j, n) for j, n in zip(jobs, rows) if j.chunk is not None and not j.pop.only and n > least]
     plans = dict(zip([j.src.index for j, _ in big], ex.map(_plan, big, size, desc="plan"))) if big else {}
     items: list = []
     for j in jobs:
@@ -534,7 +532,7 @@ def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
     for r in parts:
         out.absorb(r.counts)
     partials: list[pop.PopPartial] = [r.pop for r in parts]
-    if not job.pop_names and job.pop_exclusive is not None:       # reduced in the slices (_window_partial)
+    if not job.pop.names and job.pop.exclusive is not None:       # reduced in the slices (_window_partial)
         partial = pop.join_reduced(partials)
     else:
         partial = pop.merge_partials(partials)

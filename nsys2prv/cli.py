@@ -112,9 +112,6 @@ def _handle_errors(debug: bool, fn):
 @click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
                                                  "scheduler file (needs Dask: pip install 'dask[distributed]').")
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
-@click.option("--chunk-records", type=click.IntRange(min=1), default=1 << 16, hidden=True,
-              help="Records per merge round over all reports (memory bound).")
-@click.option("--in-memory", is_flag=True, hidden=True, help="Reference writer: every record in memory.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option("--strict", is_flag=True,
               help="Exit with code 4 (after writing the outputs) when data could not be read: a table lacking a "
@@ -122,7 +119,7 @@ def _handle_errors(debug: bool, fn):
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
 def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, time_origin, cache_dir,
-         cfgs, nccl_as, region, iterations, warmup, jobs, dask, no_cache, chunk_records, in_memory, quiet, strict,
+         cfgs, nccl_as, region, iterations, warmup, jobs, dask, no_cache, quiet, strict,
          debug):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
@@ -144,8 +141,7 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
                      filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
                      cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
                      region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align, jobs=jobs or None,
-                     time_origin=time_origin, dask=dask, table_cache=not no_cache, chunk_records=chunk_records,
-                     in_memory=in_memory, own_process=True)
+                     time_origin=time_origin, dask=dask, table_cache=not no_cache, own_process=True)
         parse_method(align)
         return convert(cfg)
 

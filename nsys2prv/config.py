@@ -62,9 +62,8 @@ class Config:
     jobs: int | None = None           # local worker processes for the per-report stages (None: cores)
     dask: str | None = None           # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True          # keep the normalised tables as Parquet in CACHE_DIR/tables
-    chunk_records: int = 1 << 16      # records read per merge round over all reports (memory bound)
+    merge_round_records: int = 1 << 16    # records read per merge round over all reports (memory bound)
     slice_rows: int = 400_000         # rows of a time slice of a large report (pipeline/slices.py)
-    in_memory: bool = False           # reference writer: all records in memory, one global sort
     own_process: bool = False         # the command line: this process's numba is ours (warmup.py)
 
     def wants(self, category: str) -> bool:

@@ -84,7 +84,11 @@ def _tree_pss(root: int, hwm: list | None = None, pss: bool = True, each: dict |
 
 def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict:
     cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
-    env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else None
+    env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else dict(os.environ)
+    if env.get("PYTHONPATH"):
+        # the checkout PYTHONPATH names, not one in the current directory (``python -m`` puts the
+        # current directory first on sys.path; Python 3.11+ leaves it out with PYTHONSAFEPATH)
+        env["PYTHONSAFEPATH"] = "1"
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     before = r0.ru_maxrss
     t0 = time.perf_counter()

@@ -34,8 +34,7 @@ def cases(args) -> list[tuple[str, list[str]]]:
     out = [("mpi4", ["-t", "mpi,nvtx,osrt", "-m", *mpi4]),
            ("mpi4_nvtx", ["-t", "nvtx", "-m", *mpi4]),
            ("mpi4_region", ["-t", "mpi,nvtx", "--iterations", "iteration", "-m", *mpi4]),
-           ("mpi8", ["-t", "all,osrt", "-m", *mpi8]),
-           ("mpi8_inmem", ["-t", "all", "--in-memory", "-m", *mpi8])]
+           ("mpi8", ["-t", "all,osrt", "-m", *mpi8])]
     if args.cloverleaf:
         out += [("clover", ["-t", "all,osrt", args.cloverleaf]),
                 ("clover_default", [args.cloverleaf])]

@@ -527,6 +527,16 @@ def test_scalability_needs_explicit_mode_and_matching_labels(runs, tmp_path):
     assert res.exit_code == 2 and "matches no file" in res.output
 
 
+def test_scalability_refuses_a_run_without_its_nccl_rule_beside_one_with_it(runs, tmp_path):
+    old = json.loads(Path(runs[0]).read_text())
+    del old["nccl_as"]                                      # (a result that does not record its rule)
+    (tmp_path / "old.pop.json").write_text(json.dumps(old))
+    res = run_cli(["pop", str(tmp_path / "old.pop.json"), runs[1], "--scaling", "strong", "-o", tmp_path / "s"],
+                  ok=False)
+    assert res.exit_code == 2 and "runs were computed with different --nccl-as rules (communication, not recorded)" \
+        in res.output, res.output
+
+
 def test_scalability_default_labels_and_help(runs, tmp_path):
     run_cli(["pop", "-q", *runs, "--scaling", "strong", "-o", tmp_path / "s"])
     assert [r["label"] for r in pop_json(tmp_path / "s")["runs"]] == ["2 proc [2 GPU]", "4 proc [4 GPU]"]

@@ -5,27 +5,37 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLOVERLEAF, MPI4, validate_trace
+from conftest import CLOVERLEAF, MPI4, ROOT, validate_trace
 from nsysgen import clover_or_generated, cloverleaf_like
+from reference_writer import reference_writer
 from test_gpu_depth import build as build_full
 from test_rank_scaling import build_rank as gpu_rank
+from test_rows import overlap_export
 from test_schema_versions import build_rank
 
 import nsys2prv.pipeline.conversion as P
+from nsys2prv import cli
 from nsys2prv.cli import main
+from nsys2prv.config import Config
 from nsys2prv.nsys.database import Report
 
 OUTPUTS = (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".gpu_metrics.csv")
 
 
-def run(args, out: Path, cache: Path | None = None) -> Path:
+def run(args, out: Path, cache: Path | None = None, merge_round: int | None = None) -> Path:
+    """The command line on ``args``; ``merge_round``: Config.merge_round_records (no option sets it)."""
     extra = ["--cache-dir", str(cache)] if cache else ["--no-cache"]
-    res = CliRunner().invoke(main, ["-q", *extra, *[str(a) for a in args], str(out)], catch_exceptions=False)
+    with pytest.MonkeyPatch.context() as mp:
+        if merge_round is not None:
+            mp.setattr(cli, "Config", partial(Config, merge_round_records=merge_round))
+        res = CliRunner().invoke(main, ["-q", *extra, *[str(a) for a in args], str(out)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return out
 
@@ -61,18 +71,33 @@ def cases(tmp_path_factory):
     return out
 
 
-def test_streaming_merge_equals_in_memory_writer(cases, tmp_path):
-    for name, args in cases:
-        ref = run(["--in-memory", "-j", "1", *args], tmp_path / f"mem-{name}")
+def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
+    """The chunks, their merge (in time parts over processes when large enough) and the sliced
+    reports write the bytes of the reference writer (every record in memory, tests/reference_writer.py),
+    also on the 8 real MPI reports, on kernels overlapping on a stream, NCCL kernels (the Group
+    Communication state) and the GPU activity rows of a shared GPU."""
+    extra = [("mpi8 all", ["-t", "all", "-m", *sorted((ROOT / "tests" / "data" / "mpi8").glob("rank*.sqlite"))]),
+             ("overlaps", [overlap_export(tmp_path / "overlap.sqlite")])]
+    seen = set()
+    for name, args in [*cases, *extra]:
+        with reference_writer() as written:
+            ref = run(args, tmp_path / f"mem-{name}")
+        assert len(written) == 1 and written[0].events > 0, name
         new = run(args, tmp_path / f"new-{name}")
         same_outputs(ref, new)
         validate_trace(str(new))
+        text = Path(f"{new}.prv").read_text() + Path(f"{new}.row").read_text()
+        seen |= {what for what, mark in (("GPU activity rows", r"^2:.*:63000090:[1-9]"),
+                                         ("NCCL kernels", r"^1:(\d+:){6}13$"),    # state Group Communication
+                                         ("MPI messages", r"^3:"), ("overlap lanes", r"^(CUDA-D0\.S7)\n\1$"))
+                 if re.search(mark, text, re.M)}
+    assert seen == {"GPU activity rows", "NCCL kernels", "MPI messages", "overlap lanes"}
 
 
 def test_tiny_merge_rounds_equal_large_ones(cases, tmp_path):
     for name, args in cases:
-        big = run(["--chunk-records", "10000000", *args], tmp_path / f"big-{name}")
-        tiny = run(["--chunk-records", "3", *args], tmp_path / f"tiny-{name}")
+        big = run(args, tmp_path / f"big-{name}", merge_round=10_000_000)
+        tiny = run(args, tmp_path / f"tiny-{name}", merge_round=3)
         same_outputs(big, tiny)
 
 
@@ -91,8 +116,8 @@ def test_merge_split_by_time_over_processes_is_one_merge(cases, tmp_path, monkey
     for name, args in cases:
         one = run(["-j", "1", *args], tmp_path / f"one-{name}")
         monkeypatch.setattr(writer, "MIN_SPLIT", 1)
-        for jobs, rounds in (("2", "10000000"), ("3", "5")):
-            split = run(["-j", jobs, "--chunk-records", rounds, *args], tmp_path / f"split{jobs}-{name}")
+        for jobs, rounds in (("2", 10_000_000), ("3", 5)):
+            split = run(["-j", jobs, *args], tmp_path / f"split{jobs}-{name}", merge_round=rounds)
             same_outputs(one, split)
         gz = run(["-z", "-j", "3", *args], tmp_path / f"gz-{name}")
         with gzip.open(f"{gz}.prv.gz", "rb") as fh:
@@ -344,22 +369,24 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     assert np.array_equal(np.concatenate(got), expected)
 
 
-def test_both_formatters_write_any_int64_like_python():
-    """The digit writer both formatters share: zero, negatives, every digit count, the int64 extremes
-    short of the minimum; the compact one expands cpu:1:task:thread (twice for a communication) and
-    numbers an event's local name codes through ``remap``."""
+def test_the_formatter_writes_any_int64_like_python():
+    """The digit writer: zero, negatives, every digit count, the int64 extremes short of the minimum
+    (as times and values); it expands cpu:1:task:thread (twice for a communication) and numbers an
+    event's local name codes through ``remap``."""
     import io
 
     import numpy as np
 
-    from nsys2prv.paraver.format import Tables, write_compact, write_records
+    from nsys2prv.paraver.format import Tables, write_compact
 
     vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
-    flat = np.array(vals, np.int64)
+    flat, n = np.array(vals, np.int64), len(vals)
+    one = Tables(np.array([3]), np.array([1]), np.array([1]), width=np.array([2, 6, 1]), first=np.array([0, 0, 0]),
+                 rbase=np.array([0, 0, 0]), types=np.array([300]), dyn=np.array([False]), remap=np.array([0]))
     fh = io.BytesIO()
-    write_records(fh, flat, np.arange(len(vals), dtype=np.int64), np.ones(len(vals), np.int64),
-                  np.arange(len(vals), dtype=np.int64)[::-1].copy())
-    assert fh.getvalue().decode().splitlines() == [str(v) for v in reversed(vals)]
+    write_compact(fh, np.zeros(n, np.int32), flat, np.full(n, 2, np.int32), flat, np.arange(n, dtype=np.int64),
+                  np.arange(n, dtype=np.int64)[::-1].copy(), one)
+    assert fh.getvalue().decode().splitlines() == [f"2:3:1:1:1:{v}:300:{v}" for v in reversed(vals)]
 
     cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
     thread, time, sig = np.array([0, 1, 0], np.int32), np.array([5, 6, 7]), np.array([0, 2, 1], np.int32)
@@ -422,16 +449,16 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
 
 
 def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):
-    """From LEAN_REPORTS reports on, the main process loads no kernel and the POP reduction and every
+    """From FORK_HEAVY_FROM_REPORTS reports on, the main process loads no kernel and the POP reduction and every
     merge part run in forked processes (memory at a thousand ranks, BENCHMARKS.md): the same bytes."""
     ranks = [gpu_rank(tmp_path / f"rank{r}.sqlite", r, 8) for r in range(8)]
     seen = []
-    real = P.lean_main
-    monkeypatch.setattr(P, "lean_main", lambda cfg, ex: seen.append(real(cfg, ex)) or seen[-1])
-    monkeypatch.setattr(P, "LEAN_REPORTS", 10**9)
+    real = P.forks_heavy_steps
+    monkeypatch.setattr(P, "forks_heavy_steps", lambda cfg, ex: seen.append(real(cfg, ex)) or seen[-1])
+    monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 10**9)
     usual = run(["-m", *ranks], tmp_path / "usual" / "out")
-    monkeypatch.setattr(P, "LEAN_REPORTS", 8)
-    lean = run(["-m", *ranks], tmp_path / "lean" / "out")
+    monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 8)
+    forked = run(["-m", *ranks], tmp_path / "forked" / "out")
     assert seen == [False, True]
-    same_outputs(usual, lean)
-    validate_trace(str(lean))
+    same_outputs(usual, forked)
+    validate_trace(str(forked))

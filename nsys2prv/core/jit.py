@@ -28,6 +28,7 @@ from numba import njit
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
 
+from nsys2prv.core.environment import environment
 from nsys2prv.core.paths import user_cache_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -76,7 +77,7 @@ class Kernel:
         self.__doc__, self.__name__, self.__wrapped__ = fn.__doc__, fn.__name__, fn
 
     def __call__(self, *args):
-        mode = os.environ.get("NSYS2PRV_KERNELS")      # tests: "python" or "compiled" forces one form
+        mode = environment().kernels          # tests: "python" or "compiled" forces one form
         if mode == "python":
             return self.python(*args)
         if not self.compiled.signatures and mode != "compiled":

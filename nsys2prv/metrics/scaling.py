@@ -38,7 +38,8 @@ def scaling(runs: list[dict], labels: list[str], mode: str, region=None, iterati
         raise UserError(f"--scaling must be one of {', '.join(MODES)}")
     rules = {r.get("nccl_as") for r in runs}
     if len(rules) > 1:
-        raise UserError(f"runs were computed with different --nccl-as rules ({', '.join(sorted(map(str, rules)))}): "
+        named = sorted(rule or "not recorded" for rule in rules)
+        raise UserError(f"runs were computed with different --nccl-as rules ({', '.join(named)}): "
                         "recompute them with one rule")
     scopes = [select_scope(r, region, iterations) for r in runs]
     ref = scopes[0]

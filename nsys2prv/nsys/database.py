@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -218,7 +219,7 @@ class Report:
         then reads through sqlite3."""
         try:
             if self._adbc is None:
-                if os.environ.get("NSYS2PRV_NO_ADBC"):
+                if environment().no_adbc:
                     raise ImportError
                 self._adbc = _AdbcReader(self.path)
             elif self._adbc is False:       # found unusable before

@@ -21,9 +21,9 @@ values) and write -- so memory is O(reports x window), not O(events).
 
 The sort key is (time, key) with key = kind << 61 | order << 38 | x, where x is the global thread
 for states and the report index for events and communications; ties (same report, equal key)
-keep the report's record order.  This is exactly the order of the in-memory writer's stable
+keep the report's record order.  This is exactly the order of the reference writer's stable
 lexsort by (time, kind, order) over [painted states by thread, events and communications in
-report order], so both paths write identical bytes.
+report order] (``tests/reference_writer.py``), so both write identical bytes.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     if consume:
         out.events, out.states, out.comms = [], [], []
     return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy(),
-                     sorted(table, key=table.get), offs[:nrec:STRIDE].copy())
+                     sorted(table, key=lambda sig: table[sig]), offs[:nrec:STRIDE].copy())
 
 
 def _event_sig(b: EventBatch, table: dict):
@@ -259,7 +259,8 @@ class _Reader:
             self.where[name] = (at, np.dtype(dtype))
             at += np.dtype(dtype).itemsize * self.n
         self.where["tail"] = (at, np.dtype(np.int64))
-        self.index = meta.index
+        assert meta.index is not None and meta.fields is not None      # (set by write_chunk)
+        self.index: np.ndarray = meta.index
         self.widths = meta.widths()
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
@@ -396,7 +397,7 @@ def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return f.cpu, f.task, f.thr
 
 
-def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -> tuple[np.ndarray, tuple]:
+def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -> tuple[np.ndarray, Tables]:
     """One signature space for all chunks: chunk i's event signature s is global signature
     ``sig_base[i] + s``.  Returns sig_base and the formatter's tables: ``objs`` (cpu, task,
     thread-in-task per global thread), then per global signature its tail width, first entry in
@@ -417,9 +418,9 @@ def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -
             dyn += d
         at += len(v)
     remap = np.concatenate(values).astype(np.int64) if values else np.zeros(0, np.int64)
-    objs = objs or (np.zeros(0, np.int64),) * 3
+    cpu, task, thr = objs or (np.zeros(0, np.int64),) * 3
     arr = lambda x, d=np.int64: np.array(x, d) if len(x) else np.zeros(0, d)
-    return sig_base, Tables(*objs, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
+    return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
 
 
 def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables) -> MergeStats:
@@ -489,7 +490,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         if bar is not None:
             bar.update(len(time))
         del time, key, sig, tail, thread, offs, perm
-    if progress is True:
+    if progress is True and bar is not None:
         bar.close()
     return stats
 

@@ -1,9 +1,9 @@
-"""Bulk formatting of Paraver records into ':'-joined text lines (numba): rows of integers
-(``write_records``, the in-memory writer) and compact chunk records (``write_compact``, the merge).
+"""Bulk formatting of Paraver records into ':'-joined text lines (numba): the merge's compact chunk
+records (``write_compact``).
 
-Each kernel has a numpy twin (``_format_np``, ``_format_compact_np``: the same bytes, a few times
-slower) that formats small outputs while the kernel is not compiled yet (``core/jit.py``): a first
-conversion of a small run does not wait for the compiler."""
+The kernel has a numpy twin (``_format_compact_np``: the same bytes, a few times slower) that formats
+small outputs while the kernel is not compiled yet (``core/jit.py``): a first conversion of a small run
+does not wait for the compiler."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from nsys2prv.core.jit import kernel, njit
 
-# records written by one writer: the numpy twins (2-3 times slower) format fewer until the kernels are compiled
+# records written by one writer: the numpy twin (2-3 times slower) formats fewer until the kernel is compiled
 LIMIT = 200_000
 
 
@@ -48,15 +48,6 @@ def _ends(counts: np.ndarray) -> np.ndarray:
     last = np.zeros(int(counts.sum()), bool)
     last[np.cumsum(counts)[counts > 0] - 1] = True
     return last
-
-
-def _format_np(flat, offs, lens, perm, lo, hi, buf):
-    """``_format`` in numpy."""
-    r = perm[lo:hi]
-    counts = lens[r].astype(np.int64)
-    starts = np.cumsum(counts) - counts
-    idx = np.repeat(offs[r] - starts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-    return _text(flat[idx], _ends(counts), buf)
 
 
 def _format_compact_np(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
@@ -115,33 +106,6 @@ def _num(buf, pos, v):
         if v == 0:
             break
     return end
-
-
-@kernel(interpret_below=LIMIT, size=lambda a: len(a[3]), python=_format_np)
-def _format(flat, offs, lens, perm, lo, hi, buf):
-    pos = 0
-    for k in range(lo, hi):
-        r = perm[k]
-        o = offs[r]
-        for f in range(lens[r]):
-            if f:
-                buf[pos] = 58  # ':'
-                pos += 1
-            pos = _num(buf, pos, flat[o + f])
-        buf[pos] = 10  # '\n'
-        pos += 1
-    return pos
-
-
-def write_records(fh, flat: np.ndarray, offs: np.ndarray, lens: np.ndarray, perm: np.ndarray,
-                  chunk: int = 1 << 15) -> None:
-    """Write records ``perm[i]`` (fields ``flat[offs:offs+lens]``) in order, one per line."""
-    for lo in range(0, len(perm), chunk):
-        hi = min(lo + chunk, len(perm))
-        size = int(lens[perm[lo:hi]].sum()) * 21 + (hi - lo)
-        buf = np.empty(size, np.uint8)
-        n = _format(flat, offs, lens, perm, lo, hi, buf)
-        fh.write(buf[:n].data)
 
 
 def expect_records(n: int, load: bool = True) -> None:
@@ -244,5 +208,4 @@ def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one
     element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
-    z, one, u8 = np.zeros(1, np.int64), np.ones(1, np.int64), np.empty(64, np.uint8)
-    return [(_format, (z, z, one, z, 0, 1, u8)), (_format_compact, probe_compact())]
+    return [(_format_compact, probe_compact())]

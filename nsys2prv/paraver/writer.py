@@ -1,8 +1,8 @@
-"""Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from a Translation, atomically.
+"""Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from the reports' sorted chunks, atomically.
 
-Records from every batch are laid out as rows of integers, sorted once by
-(time, record kind, order) and formatted in bulk; files are written to temporary
-names in the output directory and renamed only when all three are complete.
+The chunks' records are merged in (time, record kind, order) order (``paraver/chunks.py``) and
+formatted in bulk; files are written to temporary names in the output directory and renamed only
+when all three are complete.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ import numpy as np
 from nsys2prv.core.registry import EventType
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import merge, merge_split, object_columns
-from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import expect_records, write_records
+from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
 from nsys2prv.paraver.row import render_row
-from nsys2prv.translate.records import StateIntervals, Translation
 
 MIN_SPLIT = 250_000          # records per part below which a split merge costs more than it saves
 
@@ -39,74 +37,14 @@ class WriteStats:
     files: list[Path]
 
 
-class _Layout:
-    """Accumulates record rows (ragged) and their sort keys."""
-
-    def __init__(self, model: Model):
-        self.fields = Fields(model)
-        self.mats: list[np.ndarray] = []
-        self.keys: list[tuple[np.ndarray, int, np.ndarray]] = []
-
-    def add(self, kind: int, time: np.ndarray, order: np.ndarray, cols: list[np.ndarray]) -> None:
-        if len(time):
-            self.mats.append(np.column_stack(cols).astype(np.int64))
-            self.keys.append((time, kind, order))
-
-    def states(self, s: StateIntervals) -> None:
-        n = len(s.thread)
-        self.add(1, s.start, np.zeros(n, np.int64), self.fields.states(s))
-
-    def flatten(self):
-        lens = np.concatenate([np.full(len(m), m.shape[1], np.int64) for m in self.mats])
-        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-        flat = np.concatenate([m.ravel() for m in self.mats])
-        time = np.concatenate([k[0] for k in self.keys]).astype(np.int64)
-        kind = np.concatenate([np.full(len(k[0]), k[1], np.int8) for k in self.keys])
-        order = np.concatenate([k[2] for k in self.keys]).astype(np.int64)
-        perm = np.lexsort((order, kind, time)).astype(np.int64)
-        return flat, offs, lens, perm
-
-
-def write_trace(out: Translation, states: StateIntervals, model: Model, types: dict[int, EventType],
-                base: Path, end_ns: int, epoch_ns: int | None, compress: bool = False,
-                mpi_world: bool = False) -> WriteStats:
-    labels = ValueLabels(types)
-    labels.collect(out.events)
-    missing = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))} - set(types)
-    if missing:
-        raise AssertionError(f"event types without a definition: {sorted(missing)}")
-
-    lay = _Layout(model)
-    lay.states(states)
-    n_events = 0
-    for b in out.events:
-        n = len(b)
-        if not n:
-            continue
-        lay.add(2, b.time, b.order, lay.fields.events(b, labels.encode)[0])
-        n_events += n
-    n_comms = 0
-    for c in out.comms:
-        n = len(c)
-        if not n:
-            continue
-        lay.add(3, c.log_send, np.zeros(n, np.int64), lay.fields.comms(c))
-        n_comms += n
-
-    def body(fh):
-        if lay.mats:
-            write_records(fh, *lay.flatten())
-
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
-    return WriteStats(len(states.thread), n_events, n_comms, end_ns, targets)
-
-
 class _ThreadedWriter:
     """File-like: compression (gzip) runs in a separate thread, overlapping the formatting."""
 
     def __init__(self, fh, depth: int = 4):
 
-        self.fh, self.q, self.error = fh, queue.Queue(depth), None
+        self.fh = fh
+        self.q: queue.Queue[bytes | None] = queue.Queue(depth)
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -141,12 +79,12 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
     try:
         if compress:
             with gzip.open(temps[0], "wb", compresslevel=6) as gz:
-                fh = _ThreadedWriter(gz)
+                threaded = _ThreadedWriter(gz)
                 try:
-                    fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
-                    body(fh)
+                    threaded.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
+                    body(threaded)
                 finally:
-                    fh.close()
+                    threaded.close()
         else:
             with open(temps[0], "wb", buffering=1 << 20) as fh:
                 fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
@@ -165,11 +103,12 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
 def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
                  compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
                  work_dir: Path | None = None, mpi_world: bool = False, min_end: int = 0,
-                 lean: bool = False) -> WriteStats:
+                 fork_every_part: bool = False) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report (at least ``min_end``), then a streaming k-way merge (cut by
-    time into ``parts`` processes when there are at least MIN_SPLIT records per part).  ``lean``
-    (many ranks, ``work_dir`` given): every part is merged in a forked process, none here."""
+    time into ``parts`` processes when there are at least MIN_SPLIT records per part).
+    ``fork_every_part`` (many ranks, ``work_dir`` given): every part is merged in a forked process,
+    none here (nor is the formatter's kernel loaded here)."""
 
     names: dict[int, list] = {}
     for c in chunks:
@@ -185,17 +124,17 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     stats = []
 
     total = sum(c.records for c in chunks)
-    lean = lean and work_dir is not None
-    # compiled (or loaded) here, before the merge's processes fork, if it is large; lean: in each of them
-    expect_records(total, load=not lean)
+    fork_every_part = fork_every_part and work_dir is not None
+    # compiled (or loaded) here, before the merge's processes fork, if it is large; else in each of them
+    expect_records(total, load=not fork_every_part)
     parts = max(1, min(parts, total // MIN_SPLIT)) if work_dir is not None else 1
 
     objs = object_columns(model)
 
     def body(fh):
-        if parts > 1 or lean:
+        if parts > 1 or fork_every_part:
             stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs,
-                                     here=not lean))
+                                     here=not fork_every_part))
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 

@@ -19,18 +19,17 @@ from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
-from nsys2prv.paraver.writer import write_merged, write_trace
+from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
-from nsys2prv.pipeline.parallel import Local, can_fork, default_jobs, executor
+from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
-from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.mpi_messages import translate_messages
 from nsys2prv.translate.records import Translation
 
@@ -61,13 +60,13 @@ def _cache_root(cfg: Config, work: Path) -> Path:
 def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
                work: Path | None) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
-    keep = bool(run.model.device_rows) and work is not None         # (a trace is written: its GPU rows)
-    tasks, mine = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep)
+    keep_devices = bool(run.model.device_rows) and work is not None     # (a trace is written: its GPU rows)
+    pop_tasks, exclusive = pop_lookups(run.pop_model, len(run.sources), keep_devices=keep_devices)
     trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
-    return [RankJob(src, info, clock, clip, trace, PopShare(pop_names, tasks[src.index], mine[src.index], work is None),
-                    cfg.wants("gpu_metrics"),
-                    None if cfg.in_memory or work is None else str(work / f"r{src.index}.chunk"))
-            for src, info, clock, clip in zip(run.sources, run.infos, run.clocks, run.clips)]
+    return [RankJob(src, info, clock, clip, trace,
+                    PopShare(pop_names, pop_tasks[src.index], exclusive[src.index], only=work is None),
+                    cfg.wants("gpu_metrics"), None if work is None else str(work / f"r{src.index}.chunk"))
+            for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)]
 
 
 def convert(cfg: Config, log=print) -> Summary:
@@ -96,13 +95,14 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     ex = None
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
-        lean = lean_main(cfg, ex)
+        fork_heavy = forks_heavy_steps(cfg, ex)
         if cfg.dask is None:
-            # before the workers fork: they inherit it (lean: each loads what it runs)
-            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None, load=not lean)
+            # before the workers fork: they inherit it (fork_heavy: each loads what it runs)
+            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None,
+                       load=not fork_heavy)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
-        model, clocks, infos, out = run.model, run.clocks, run.infos, run.out
+        model, clocks, infos, counts = run.model, run.timeline.clocks, run.infos, run.counts
         domains = sorted({d for s in run.scans for d in s.domains})
         nvtx_index = {d: i for i, d in enumerate(domains)}
         metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
@@ -114,38 +114,36 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
-        if cfg.dask is None and run.scans and not lean:
+        if cfg.dask is None and run.scans and not fork_heavy:
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
         ex.close()                                  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
-            out.absorb(r.counts)
+            counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         dropped = _dropped_by_report(run.scans, results)
-        msg = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), out)
+        message_chunk = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None                # the reports' partials: only in ``parts`` until combined
-        rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, None if cfg.in_memory else work, len(run.sources) + 1)
-                if model.device_rows else None)
-        pop, gpu_rows = in_fork(_pop_and_rows, cfg, run, parts, rows) if lean else _pop_and_rows(cfg, run, parts, rows)
+        activity_rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
+                         if model.device_rows else None)
+        pop, activity_chunks = (in_fork(_pop_and_rows, cfg, run, parts, activity_rows) if fork_heavy
+                                else _pop_and_rows(cfg, run, parts, activity_rows))
         del parts
         release()                       # (the merge starts from a trimmed heap)
         tick("POP")
-        mpi_world = "mpi" in out.counts and out.counts["mpi"].translated_rows > 0
-        if cfg.in_memory:
-            stats = _write_in_memory(results, model, types, cfg, run.origin_epoch, [msg, *gpu_rows], mpi_world,
-                                     run.run_end or 0)
-        else:
-            chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
-                + ([msg] if msg is not None else []) + gpu_rows
-            stats = write_merged(chunks, model, types, cfg.output, run.origin_epoch, cfg.compress,
-                                 cfg.chunk_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                                 work_dir=work, mpi_world=mpi_world, min_end=run.run_end or 0, lean=lean)
+        mpi_world = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
+        chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
+            + ([message_chunk] if message_chunk is not None else []) + activity_chunks
+        stats = write_merged(chunks, model, types, cfg.output, run.timeline.origin_epoch, cfg.compress,
+                             cfg.merge_round_records, progress=cfg.show_progress, parts=merge_parts(cfg),
+                             work_dir=work, mpi_world=mpi_world, min_end=run.timeline.run_end or 0,
+                             fork_every_part=fork_heavy)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -158,12 +156,12 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
         views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"),
-                              present={k for k, c in out.counts.items() if c.records})
+                              present={k for k, c in counts.counts.items() if c.records})
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
-    summary = build_summary(cfg, infos, model, out, stats, run.alignment, clocks, dropped)
+    summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
@@ -197,20 +195,24 @@ def pop_of_reports(cfg: Config) -> dict:
     return res
 
 
-LEAN_REPORTS = 64      # from this many reports on, the main process runs no kernel (see lean_main)
+FORK_HEAVY_FROM_REPORTS = 64     # from this many reports on, the heavy steps run in forked processes
 
 
-def lean_main(cfg: Config, ex) -> bool:
-    """Many reports: the main process holds every report's small results, so it runs no kernel
-    (numba's compiler would add ~45 MB to it) and does no heavy step itself: the POP reduction and
-    every part of the merge run in forked processes, whose memory goes with them.  Fewer reports:
-    everything is loaded once here and inherited by the workers (faster to start)."""
-    return (cfg.dask is None and can_fork() and isinstance(ex, Local) and not cfg.in_memory
-            and len(cfg.inputs) >= LEAN_REPORTS)
+def forks_heavy_steps(cfg: Config, ex: Executor) -> bool:
+    """Where the conversion's heavy main-process steps run, decided here only.  Many reports (at
+    least FORK_HEAVY_FROM_REPORTS, local workers that fork): the main process holds every report's
+    small results, so it loads no kernel (numba and the kernels add ~45 MB to a process) and does no
+    heavy step itself: the POP reduction and every part of the merge run in forked processes, whose
+    memory goes with them, and each process loads the kernels it runs.  Otherwise the kernels are
+    loaded once here and inherited by every process forked after (forking the heavy steps always
+    cost 8 ranks 1.1-1.8 times the wall time and 1.4-1.8 times the CPU time, one rank ~10 %: each
+    forked process loads its own kernels)."""
+    return (cfg.dask is None and can_fork() and isinstance(ex, Local)
+            and len(cfg.inputs) >= FORK_HEAVY_FROM_REPORTS)
 
 
 def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:
-    """POP's result and the GPU activity rows' chunks (or Translations), made from the same reduction."""
+    """POP's result and the GPU activity rows' chunks, made from the same reduction."""
     pop = pop_metrics(cfg, run, parts, rows)
     return pop, (rows.finish() if rows is not None else [])
 
@@ -225,26 +227,10 @@ def merge_parts(cfg: Config) -> int:
 
 def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):
     """MPI point-to-point messages (they join two reports): translated here, after every report's
-    records, as one more chunk (or a Translation for the in-memory writer); counts go into ``out``."""
+    records, as one more chunk; counts go into ``out``."""
     if not cfg.wants("mpi") or not len(messages):
         return None
     msgs = Translation()
     translate_messages(messages, clocks, msgs)
     out.absorb(msgs.counts)
-    if cfg.in_memory:
-        return msgs
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))
-
-
-def _write_in_memory(results, model, types, cfg: Config, origin_epoch, extra=(), mpi_world: bool = False,
-                     min_end: int = 0):
-    """The reference writer: every report's records in memory, one global sort (``--in-memory``);
-    ``extra``: Translations after the reports' (messages, GPU activity rows; None: none)."""
-    out = Translation()
-    for part in [r.out for r in results] + [x for x in extra if x is not None]:
-        out.events += part.events
-        out.states += part.states
-        out.comms += part.comms
-    end_ns = max([trace_end(out), min_end, *(t.life[1] for t in model.tasks if t.life is not None)])
-    states = paint(out, model, end_ns)
-    return write_trace(out, states, model, types, cfg.output, end_ns, origin_epoch, cfg.compress, mpi_world)

@@ -1,6 +1,6 @@
 """The GPU activity rows' records (``metrics.gpu_activity``), made while POP reduces the device
 intervals (``pop.combine``'s ``on_devices``): a node's GPUs at a time, written as chunks for the
-merge once enough records wait (or kept as Translations for the in-memory writer)."""
+merge once enough records wait."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ FLUSH_RECORDS = 1 << 18     # records kept before they go to a chunk file (bound
 
 class GpuRows:
     """Collects the GPU activity events of ``model.device_rows`` from the POP device intervals (tasks
-    of ``pop_model``).  ``work``: the directory for chunk files (None: keep Translations); ``index``:
+    of ``pop_model``).  ``work``: the directory for chunk files; ``index``:
     the first report index the chunks sort as (after the reports' and the messages' chunks)."""
 
-    def __init__(self, model, pop_model, types: dict, nccl_as: str, work: Path | None, index: int):
+    def __init__(self, model, pop_model, types: dict, nccl_as: str, work: Path, index: int):
         self.model, self.types, self.nccl_as, self.work, self.index = model, types, nccl_as, work, index
         hosts = sorted({h for h, _ in model.device_rows})
         self.host_code = {h: i for i, h in enumerate(hosts)}
@@ -31,7 +31,7 @@ class GpuRows:
         self.done = np.zeros(len(keys), bool)
         self.pending: list = []
         self.waiting = 0
-        self.out: list = []             # ChunkMeta (work given) or Translation
+        self.out: list = []             # ChunkMeta
         self.records = 0
         self.t0 = self.t1 = 0
 
@@ -51,8 +51,8 @@ class GpuRows:
                                    np.asarray(end)[hit], self.t0, self.t1, self.nccl_as))
 
     def finish(self) -> list:
-        """The rows no interval reached (idle over the run), then the last chunk: ChunkMetas or
-        Translations, in sort order."""
+        """The rows no interval reached (idle over the run), then the last chunk: ChunkMetas, in
+        sort order."""
         if len(self.codes) and self.t1 > self.t0 and not self.done.all():
             z = np.zeros(0, np.int64)
             self._keep(activity_events(z, z, z, z, self.t0, self.t1, self.nccl_as, idle_rows=self.gids[~self.done]))
@@ -72,9 +72,6 @@ class GpuRows:
             return
         out = Translation(events=self.pending)
         self.pending, self.waiting = [], 0
-        if self.work is None:
-            self.out.append(out)
-            return
         k = len(self.out)
         path = str(self.work / f"gpu_activity{k}.chunk")
         self.out.append(write_chunk(out, self.model, self.index + k, self.types, path, consume=True))

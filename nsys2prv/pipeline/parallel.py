@@ -17,10 +17,13 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
+from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.workers import being_traced, init_worker
 
@@ -87,7 +90,9 @@ class Local:
     progress = False
 
     def __init__(self, jobs: int):
-        self.jobs, self.pool, self._workers = jobs, None, []
+        self.jobs = jobs
+        self.pool: ProcessPoolExecutor | None = None
+        self._workers: list[BaseProcess] = []
         self.name = f"{jobs} local processes"
 
     def map(self, fn, items, *args, desc: str = "", shared=None):
@@ -142,10 +147,10 @@ class Local:
 
 
 class Dask:
-    # seconds to wait for the scheduler (NSYS2PRV_DASK_TIMEOUT overrides; tests use a short one)
-    TIMEOUT = os.environ.get("NSYS2PRV_DASK_TIMEOUT", "30")
+    TIMEOUT = "30"      # seconds to wait for the scheduler (tests use a short one)
 
     def __init__(self, address: str):
+        self.client: Any                # distributed.Client (an optional dependency)
         try:            # optional dependency (extra "dask")
             from distributed import Client
         except ImportError:
@@ -180,8 +185,12 @@ class Dask:
             self.client = None
 
 
-def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False):
+Executor = Serial | Local | Dask       # one interface: map(fn, items, *args, desc, shared), close(final=...)
+
+
+def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False) -> Executor:
     """The executor for the per-report stages; ``progress`` shows a bar per stage (several reports)."""
+    ex: Executor
     if dask:
         ex = Dask(dask)
     else:
@@ -189,7 +198,6 @@ def executor(jobs: int | None = None, dask: str | None = None, progress: bool = 
         # -j 1 is one worker process too: the main process then holds only the model and the
         # reports' small results (not the retained heap of every report's stage C); in-process
         # for debuggers and profilers
-        in_process = os.environ.get("NSYS2PRV_IN_PROCESS") == "1" or being_traced()
-        ex = Serial() if jobs == 1 and in_process else Local(jobs)
+        ex = Serial() if jobs == 1 and (environment().in_process or being_traced()) else Local(jobs)
     ex.progress = progress
     return ex

@@ -3,16 +3,19 @@ matched MPI messages of the replay and the reduction (which also gives the GPU a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
 from nsys2prv.config import Config
 from nsys2prv.metrics import pop as popm
+from nsys2prv.model.resources import Model
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.prepare import Prepared
 
 
-def _pop_messages(run: Prepared):
+def _pop_messages(run: Prepared) -> pd.DataFrame | None:
     """Matched MPI messages for the POP replay: send and receive tasks of the POP model, the send call's
     start and the end of the call completing the receive, on the aligned timeline (None: no peers)."""
     m = run.messages
@@ -32,7 +35,7 @@ def _pop_messages(run: Prepared):
         out = np.empty(len(times), np.int64)
         for r in np.unique(reports):
             sel = reports == r
-            out[sel] = run.clocks[int(r)].apply(times[sel])
+            out[sel] = run.timeline.clocks[int(r)].apply(times[sel])
         return out
 
     return pd.DataFrame({"send_task": pop_task(m.send_thread), "recv_task": pop_task(m.recv_thread),
@@ -40,7 +43,8 @@ def _pop_messages(run: Prepared):
                          "recv_end": aligned(m.recv_report, m.phys_recv)})
 
 
-def pop_lookups(pop_model, n_reports: int, keep_devices: bool = False) -> tuple[list[dict], list[set | None]]:
+def pop_lookups(pop_model: Model, n_reports: int,
+                keep_devices: bool = False) -> tuple[list[dict], Sequence[set | None]]:
     """collect_partial's lookups, derived once per run and split per report (each job carries only
     its own): (report, pid) -> POP task, and the (task, device) of GPUs one task uses alone (None:
     no reduction in the workers; ``keep_devices``: none, every GPU's intervals reach the GPU rows)."""
@@ -56,9 +60,10 @@ def pop_lookups(pop_model, n_reports: int, keep_devices: bool = False) -> tuple[
     return tasks, mine
 
 
-def pop_metrics(cfg: Config, run, parts: list, rows: GpuRows | None = None) -> dict:
+def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:
     """OUT.pop.json's content from the reports' partial results (``rows``: given the device intervals)."""
-    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.lifetimes, _pop_messages(run), on_devices=rows)
+    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run),
+                          on_devices=rows)
     parts.clear()
     res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
                        label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)

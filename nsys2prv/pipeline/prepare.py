@@ -1,9 +1,9 @@
 """Stages A and B: every report read (or its cache loaded) into small metadata, then the resource
-models, the clock alignment, the -f window and the lifetimes of the run (``Prepared``)."""
+models, the clock alignment and the run's timeline (-f window, origin, lifetimes): ``Prepared``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nsys2prv import kinds as K
@@ -11,13 +11,15 @@ from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop as popm
-from nsys2prv.model.align import P2P, parse_method
+from nsys2prv.model.align import P2P, Alignment, parse_method
 from nsys2prv.model.align import align as fit_alignment
-from nsys2prv.model.resources import build_model
+from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
-from nsys2prv.pipeline.stages import Reading, ReportFile, Source
-from nsys2prv.translate.mpi_messages import match_messages
+from nsys2prv.pipeline.parallel import Executor
+from nsys2prv.pipeline.stages import Reading, ReportFile, ReportInfo, Scan, Source
+from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
 
@@ -25,7 +27,7 @@ def translated_kinds(cfg: Config) -> tuple[str, ...]:
     return K.kinds_of(cfg.categories)
 
 
-def no_events_message(infos: list, kinds: tuple[str, ...]) -> str:
+def no_events_message(infos: list[ReportInfo], kinds: tuple[str, ...]) -> str:
     """Why there is nothing to translate, and which -t would translate what the reports hold."""
     left: dict[str, dict[str, int]] = {}        # flag -> {kind: rows}
     for info in infos:
@@ -61,39 +63,47 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
 
 
-def align_run(cfg: Config, infos: list, scans: list, model):
+def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Model) -> tuple[Alignment, Messages]:
     """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
     messages = match_messages([s.p2p for s in scans], model)
     p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
-    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
+    # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)  # type: ignore[arg-type]
     alignment.notes[:0] = notes
     return alignment, messages
 
 
 @dataclass
+class Timeline:
+    """The trace's one time axis (stage B): where each report's times go on it, and its bounds."""
+    clocks: list[Clock]                         # per report: its times -> trace times
+    clips: list[tuple[int, int] | None]         # per report: the -f window in its own times (None: no -f)
+    origin_epoch: int                           # the trace's 0, in ns since the epoch
+    lifetimes: list[dict[int, tuple[int, int]]]     # per report: pid -> (first, last) activity, trace times
+    run_end: int | None                         # the run's end (POP's T) when the trace lasts until then
+
+
+@dataclass
 class Prepared:
-    """What stages A and B know of a run: the reports, the resource model and the clocks."""
-    sources: list
-    scans: list
-    model: object
-    alignment: object
-    messages: object
-    clocks: list
-    clips: list
-    origin_epoch: int
-    out: Translation = field(default_factory=Translation)     # the readers' tallies
-    pop_model: object = None        # the POP processes: a model over the POP kinds, whatever -t
-    lifetimes: list = field(default_factory=list)   # per report, pid -> aligned (first, last) activity
-    run_end: int | None = None      # the run's end (POP's T) on the trace's timeline: the trace lasts until then
+    """What stages A and B know of a run: the reports, the two resource models, the clock fit, the
+    matched MPI messages and the timeline."""
+    sources: list[Source]           # per report: what stage A read and how
+    scans: list[Scan]               # per report: its small metadata
+    counts: Translation             # every kind's counts: the readers' here, stage C adds its own
+    model: Model                    # the trace's resources (-t)
+    pop_model: Model                # the POP processes: a model over the POP kinds, whatever -t
+    alignment: Alignment            # the clock fit and its notes (OUT.sync.json)
+    messages: Messages              # matched MPI point-to-point messages (inside the -f window)
+    timeline: Timeline
 
     @property
-    def infos(self) -> list:
+    def infos(self) -> list[ReportInfo]:
         return [s.info for s in self.scans]
 
 
-def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepared:
+def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None) -> Prepared:
     """Stage A on every report (in ``ex``), then stage B: model, alignment, -f window."""
     kinds = translated_kinds(cfg)
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
@@ -127,7 +137,7 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
     alignment, messages = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
-    clips = [None] * len(infos)
+    clips: list[tuple[int, int] | None] = [None] * len(infos)
     if cfg.filter_nvtx:
         lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks,
                               any(c.startswith("nvtx") for c in cfg.categories))
@@ -152,12 +162,12 @@ def prepare(cfg: Config, ex, cache_root: Path, tick=lambda stage: None) -> Prepa
             lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
             origin_epoch -= shift
             run_end = None if run_end is None else run_end + shift
-    for rep_info, c in zip(alignment.reports, clocks):
-        rep_info["trace_offset_ns"] = c.offset
+    for rep_info, clock in zip(alignment.reports, clocks):
+        rep_info["trace_offset_ns"] = clock.offset
     for task in model.tasks:
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
     for s in scans:         # the models and the alignment are built: their inputs (per report) go
         s.keys = s.pop_keys = s.sync = s.p2p = None
     release()               # (before the workers fork: they start from a trimmed heap)
-    return Prepared(sources, scans, model, alignment, messages, clocks, clips, origin_epoch, out, pop_model,
-                    lifetimes, run_end)
+    return Prepared(sources, scans, out, model, pop_model, alignment, messages,
+                    Timeline(clocks, clips, origin_epoch, lifetimes, run_end))

@@ -8,8 +8,8 @@ in this process, in local worker processes (--jobs) or on Dask workers (--dask).
   time, the -f window's occurrence, the readers' tallies.
 - ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
   POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
-  -t kinds, and either return the Translation (in-memory path) or write the report's sorted record
-  chunk (``paraver/chunks.py``) and return its metadata.
+  -t kinds, and write the report's sorted record chunk (``paraver/chunks.py``) and return its
+  metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
 ``pipeline.py`` and ``paraver/writer.py``.
@@ -667,7 +667,7 @@ class RankJob:
     trace: TraceSpec
     pop: PopShare
     attribution: bool                       # GPU metrics attribution partial
-    chunk: str | None                       # chunk file prefix (None: return the Translation)
+    chunk: str | None                       # chunk file prefix (None: only with pop.only)
 
 
 def job_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame],
@@ -684,7 +684,6 @@ class RankResult:
     pop: object                             # metrics.pop.PopPartial
     attribution: pd.DataFrame | None
     chunk: object = None                    # paraver.chunks.ChunkMeta
-    out: Translation | None = None          # in-memory path only
     warnings: list = field(default_factory=list)    # about the report, found in this stage (a damaged cache)
 
 
@@ -761,9 +760,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     translate_tables(ctx, out)
     del tables, calls, ctx, got
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
-    if job.chunk is None:
-        res.out = out
-        return res
+    assert job.chunk is not None            # (set unless pop.only)
     res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
     del out
     release()                               # the next report of this worker starts from a trimmed heap

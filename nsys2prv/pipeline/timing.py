@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from nsys2prv.core.environment import environment
 
 
 def _rss_mb(field: str = "VmRSS") -> float:
@@ -28,7 +29,7 @@ class Timer:
     """Stage times on stderr when NSYS2PRV_TIMING is set (the benchmark script sets it)."""
 
     def __init__(self):
-        self.on, self.now, self.err = bool(os.environ.get("NSYS2PRV_TIMING")), time.perf_counter, sys.stderr
+        self.on, self.now, self.err = environment().timing, time.perf_counter, sys.stderr
         self.t = self.now()
 
     def __call__(self, stage: str) -> None:

@@ -401,6 +401,7 @@ class TableCache:
         the table's row order; no kind when no activity is on an extra lane); None when none are stored
         (or the file is unusable: noted)."""
         name = LANES.format(tag)
+        _system_pool(pa)
         try:
             with self._open() as dfd:
                 fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
@@ -432,6 +433,7 @@ class TableCache:
     def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
         """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
         order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
+        _system_pool(pa)
         if not self.prepare():
             return
         n = 0 if lanes is None else len(lanes)

@@ -1,10 +1,11 @@
 """Per-report cache of the normalised tables (Parquet) and of the report's metadata.
 
 A report is read from its SQLite export once: its normalised tables (one Parquet file per
-data kind), the readers' tallies and the metadata the conversion needs (identity, device
+data kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated
+GPU kinds), the readers' tallies and the metadata the conversion needs (identity, device
 map, session start, ...) are stored under a directory named after the input's identity
-(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; bump ``TABLES_VERSION``
-whenever a reader's output changes).  A later conversion -- with other options, other categories or another output --
+(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
+derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later conversion -- with other options, other categories or another output --
 loads what it needs from there without opening the SQLite file; kinds not cached yet are
 read from the SQLite and added.  A changed input (size or mtime) gets a new directory and
 the stale one of the same path is removed.

@@ -1,18 +1,20 @@
 """The per-report stages of a conversion, as plain functions of picklable jobs, so that they run
 in this process, in local worker processes (--jobs) or on Dask workers (--dask).
 
-- ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache)
-  and return only small metadata: identity, device map, each process's lifetime (first and last
-  activity over every event table), the keys the resource models need (the trace's, over the
-  translated kinds; POP's, over the POP kinds whatever -t), NVTX domains, GPU metric names, min
-  time, the -f window's occurrence, the readers' tallies.
-- ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
+- ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache),
+  derive once what later stages need of its rows and store it with the tables (each kernel's
+  ``nccl`` flag, set by the kernels reader; the overlap lane of each GPU activity,
+  ``TableCache.store_lanes``), and return only small metadata: identity, device map, each
+  process's lifetime (first and last activity over every event table), the keys the resource
+  models need (the trace's, over the translated kinds; POP's, over the POP kinds whatever -t),
+  NVTX domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+- ``translate`` (stage C): load the cached tables and their lanes, clip to the -f window, compute the report's
   POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
   -t kinds, and write the report's sorted record chunk (``paraver/chunks.py``) and return its
   metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
-``pipeline.py`` and ``paraver/writer.py``.
+``pipeline/prepare.py``, ``pipeline/conversion.py`` and ``paraver/writer.py``.
 """
 
 from __future__ import annotations

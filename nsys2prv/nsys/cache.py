@@ -5,8 +5,8 @@ data kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per se
 GPU kinds), the readers' tallies and the metadata the conversion needs (identity, device
 map, session start, ...) are stored under a directory named after the input's identity
 (``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
-derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later conversion -- with other options, other categories or another output --
-loads what it needs from there without opening the SQLite file; kinds not cached yet are
+derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later
+conversion -- with other options, other categories or another output -- loads what it needs from there without opening the SQLite file; kinds not cached yet are
 read from the SQLite and added.  A changed input (size or mtime) gets a new directory and
 the stale one of the same path is removed.
 

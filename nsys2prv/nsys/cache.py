@@ -6,8 +6,9 @@ GPU kinds), the readers' tallies and the metadata the conversion needs (identity
 map, session start, ...) are stored under a directory named after the input's identity
 (``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
 derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later
-conversion -- with other options, other categories or another output -- loads what it needs from there without opening the SQLite file; kinds not cached yet are
-read from the SQLite and added.  A changed input (size or mtime) gets a new directory and
+conversion -- with other options, other categories or another output -- loads what it needs
+from there without opening the SQLite file; kinds not cached yet are read from the SQLite and
+added.  A changed input (size or mtime) gets a new directory and
 the stale one of the same path is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);

@@ -236,6 +236,40 @@ def test_the_nccl_rule_exists_once():
     assert home, f"the detector no longer sees the rule in {NCCL_RULE_HOME}: update nccl_name_tests"
 
 
+# ... and is applied once: the kernels reader sets each kernel's ``nccl`` column (stage A, cached with the
+# table); translation, POP and the alignment read the column.  A second call would re-derive the flag.
+NCCL_RULE_USER = "nsys2prv/nsys/readers/kernels.py"
+
+
+def nccl_rule_uses(tree: ast.AST) -> list[int]:
+    """Lines that name ``is_nccl`` (a call, an import, a reference) outside its definition."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "is_nccl" for a in node.names):
+            out.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id == "is_nccl" or \
+                isinstance(node, ast.Attribute) and node.attr == "is_nccl":
+            out.append(node.lineno)
+    return out
+
+
+def test_the_nccl_rule_is_applied_in_one_place():
+    found = {path.relative_to(PACKAGE.parent).as_posix(): lines for path, _, tree in _modules()
+             if (lines := nccl_rule_uses(tree))}
+    assert set(found) - {NCCL_RULE_HOME} == {NCCL_RULE_USER}, (
+        f"is_nccl is applied only by {NCCL_RULE_USER} (the kernels' nccl column): read the column instead in "
+        + ", ".join(sorted(set(found) - {NCCL_RULE_HOME, NCCL_RULE_USER})))
+
+
+@pytest.mark.parametrize("code, uses", [
+    ("from nsys2prv.core.classify import is_nccl\nkeep = is_nccl(df['name'])", 2),
+    ("from nsys2prv.core import classify\nkeep = classify.is_nccl(df['name'])", 1),
+    ("keep = df['nccl'].to_numpy(bool)", 0),
+])
+def test_the_nccl_rule_use_detector(code, uses):
+    assert len(nccl_rule_uses(ast.parse(code))) == uses
+
+
 @pytest.mark.parametrize("code, hits", [
     ('import re\nK = re.compile("nccl", re.IGNORECASE)', 1),                    # model/align had this one
     ('keep = per_name(names, lambda n: K.search(n) is not None)\nK = re.compile("NCCL")', 1),

@@ -143,3 +143,27 @@ def test_invalid_utf8_text_is_replaced_not_fatal(tmp_path):
     assert report.strings.to_dict() == {1: "good", 2: "kern\ufffd"}                     # bad byte replaced
     assert report.query("SELECT id, value FROM StringIds")["value"].tolist() == ["good", "kern\ufffd"]
     report.close()
+
+
+def test_the_kernels_reader_flags_nccl_kernels_once(tmp_path):
+    """The one NCCL rule (core.classify.is_nccl, case-insensitive on the short name) is applied by the
+    kernels reader: its ``nccl`` column is what the trace, POP and the alignment read."""
+    from nsysgen import NsysBuilder
+
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.readers import kernels
+
+    b = NsysBuilder(tmp_path / "k.sqlite")
+    for i, name in enumerate(["ncclDevKernel_AllReduce_Sum_f32", "gemm", "NCCLKernel", "nccl_like_copy", "stencil"]):
+        b.kernel(100, 0, 7, 1_000 * i, 1_000 * i + 500, 10 + i, name)
+    report = Report(b.save())
+    try:
+        res = kernels.read(report)
+    finally:
+        report.close()
+    assert res is not None and res.table is not None
+    df = res.table
+    assert df["nccl"].dtype == bool and list(df.columns)[-1] == "nccl"
+    assert dict(zip(df["name"].astype(str), df["nccl"])) == {
+        "ncclDevKernel_AllReduce_Sum_f32": True, "gemm": False, "NCCLKernel": True, "nccl_like_copy": True,
+        "stencil": False}

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import convert, convert_valid, load_trace, validate_trace
 from test_schema_versions import build_rank
@@ -154,6 +156,37 @@ def test_2_cache_temporaries_are_created_exclusively(tmp_path, monkeypatch):
     (cache.dir / ".meta.n2p.0123456789abcdef.tmp").symlink_to(victim)
     cache.store({"m": 1}, {})
     assert victim.read_text() == "precious\n" and not (cache.dir / "meta.n2p").exists()
+
+
+def test_2_the_stored_overlap_lanes_are_read_back_and_never_through_a_link(tmp_path):
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    cache = C.TableCache(tmp_path / "c" / "tables", src)
+    tag, none, absent = "0123456789abcdef", "00000000000000aa", "00000000000000bb"
+    cache.store_lanes(tag, {"kernels": 3, "memcpy": 2}, np.array([0, 1, 0, 0, 0], np.int64))
+    cache.store_lanes(none, {"kernels": 3}, None)
+    got = cache.lanes(tag)
+    assert got is not None and {k: v.tolist() for k, v in got.items()} == {"kernels": [0, 1, 0], "memcpy": [0, 0]}
+    assert got["kernels"].dtype == np.uint8 and cache.lanes(none) == {} and cache.lanes(absent) is None
+    assert cache.notes == []
+    with pytest.raises(ValueError):
+        cache.store_lanes(tag, {"kernels": 4}, np.zeros(3, np.int64))
+    victim = tmp_path / "victim"
+    before = (cache.dir / f"lanes-{tag}.arrow").read_bytes()
+    victim.write_bytes(before)
+    (cache.dir / f"lanes-{tag}.arrow").unlink()
+    (cache.dir / f"lanes-{tag}.arrow").symlink_to(victim)
+    assert cache.lanes(tag) is None and any(f"lanes-{tag}.arrow" in n for n in cache.notes)
+    cache.store_lanes(tag, {"kernels": 1}, np.array([2], np.int64))        # replaced, not written through
+    assert not (cache.dir / f"lanes-{tag}.arrow").is_symlink() and cache.lanes(tag)["kernels"].tolist() == [2]
+    assert victim.read_bytes() == before
+    table = pa.table({"lane": np.zeros(3, np.int8)}).replace_schema_metadata({"rows": '[["kernels", 5]]'})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    (cache.dir / f"lanes-{tag}.arrow").write_bytes(sink.getvalue().to_pybytes())   # rows that do not add up
+    fresh = C.TableCache(tmp_path / "c" / "tables", src)
+    assert fresh.lanes(tag) is None and any("not a file of lanes" in n for n in fresh.notes)
 
 
 def test_3_a_cache_directory_replaced_by_a_link_deletes_nothing_through_it(ranks, tmp_path):

@@ -126,7 +126,10 @@ def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch
     assert kinds["mpi"]["translated_rows"] == 30
     assert kinds["nvtx_on_gpu"]["translated_rows"] == 2 * 600 + 24       # the innermost range of each launch
     # the long kernels overlap the next ones on stream 7: extra rows, lanes taken over the whole report
-    assert set(p.lanes) == {"kernels", "memcpy"} and summary["overlap_rows"] >= 1
+    where = p.groups["kernels"].where           # (stage A stored them in the table cache)
+    assert p.lane_tag is not None and summary["overlap_rows"] >= 1
+    lanes = TableCache(Path(where[0]), Path(where[1])).lanes(p.lane_tag)
+    assert set(lanes) == {"kernels", "memcpy"} and int((lanes["kernels"] > 0).sum()) >= 1
 
 
 def test_a_slice_holds_its_share_whatever_the_reports_size(tmp_path, monkeypatch):
@@ -178,3 +181,41 @@ def test_stage_a_reads_and_visits_each_kind_once(tmp_path):
     sync = json.loads(Path(f"{tmp_path / 'o'}.sync.json").read_text())
     assert sync["constraining_points"] == 7
     assert all(r.get("sync_points", 5) == 5 for r in sync["reports"])
+
+
+def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
+    """Stage A numbers the overlap lanes once and stores them beside the tables; stage C (whole or
+    sliced) reads them.  Without them (a cache that could not hold them) or with a damaged file,
+    stage C derives them again: the same bytes."""
+    from nsys2prv.nsys.export import default_cache_dir
+    src = tmp_path / "lanes.sqlite"
+    src.write_bytes(report.read_bytes())
+    real = stages.add_lanes
+    derived = []
+
+    def spy(tables):
+        derived.append(sorted(tables))
+        return real(tables)
+    monkeypatch.setattr(stages, "add_lanes", spy)
+    first = _convert(src, tmp_path / "a", 10**9)
+    assert derived == [] and json.loads(first[".summary.json"])["overlap_rows"] >= 1
+    assert _convert(src, tmp_path / "b", 500) == first and derived == []
+    cache = TableCache(default_cache_dir() / "tables", src)
+    files = sorted(cache.dir.glob("lanes-*.arrow"))
+    assert len(files) == 1
+    stored = cache.lanes(files[0].name[len("lanes-"):-len(".arrow")])
+    assert set(stored) == {"kernels", "memcpy"} and stored["kernels"].max() == 1 and not stored["memcpy"].any()
+    tables = {k: cache.table(k) for k in ("kernels", "memcpy")}
+    assert real(tables) == int((stored["kernels"] > 0).sum()) == 400    # (the two kernels after each long one)
+    assert (tables["kernels"]["lane"].to_numpy() == stored["kernels"]).all()
+    files[0].unlink()
+    assert _convert(src, tmp_path / "c", 10**9) == first
+    assert derived == [["cuda_api", "kernels", "memcpy", "mpi", "nccl", "nvtx"]]
+    files[0].write_bytes(b"not a file of lanes")
+    damaged = _convert(src, tmp_path / "d", 10**9)
+    assert len(derived) == 2 and {k: v for k, v in damaged.items() if k != ".summary.json"} == \
+        {k: v for k, v in first.items() if k != ".summary.json"}
+    assert cache.lanes(files[0].name[len("lanes-"):-len(".arrow")]) is None
+    assert any("lanes-" in note for note in cache.notes)
+    said = json.dumps(json.loads(damaged[".summary.json"]))
+    assert f"its table cache entry had an unusable {files[0].name}" in said

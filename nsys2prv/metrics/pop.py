@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import __version__
-from nsys2prv.core.classify import is_nccl
 from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.advice import advise
 from nsys2prv.metrics.measures import (
@@ -217,7 +216,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
         if df is None or df.empty:
             continue
         task = _tasks_of(report, df["gpid"], lookup)
-        cls = np.where(is_nccl(df["name"]), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
+        cls = np.where(df["nccl"].to_numpy(bool), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
         dev_id = df["device"].to_numpy(np.int64)
         if devmap is not None:
             dev_id = gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), dev_id)

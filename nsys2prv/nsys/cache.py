@@ -1,12 +1,14 @@
 """Per-report cache of the normalised tables (Parquet) and of the report's metadata.
 
 A report is read from its SQLite export once: its normalised tables (one Parquet file per
-data kind), the readers' tallies and the metadata the conversion needs (identity, device
+data kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated
+GPU kinds), the readers' tallies and the metadata the conversion needs (identity, device
 map, session start, ...) are stored under a directory named after the input's identity
-(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; bump ``TABLES_VERSION``
-whenever a reader's output changes).  A later conversion -- with other options, other categories or another output --
-loads what it needs from there without opening the SQLite file; kinds not cached yet are
-read from the SQLite and added.  A changed input (size or mtime) gets a new directory and
+(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
+derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later
+conversion -- with other options, other categories or another output -- loads what it needs
+from there without opening the SQLite file; kinds not cached yet are read from the SQLite and
+added.  A changed input (size or mtime) gets a new directory and
 the stale one of the same path is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);
@@ -53,10 +55,11 @@ EMPTY = ".empty.arrow"   # KIND.empty.arrow: the table of a kind without rows (A
 MANIFEST = "kinds.json"
 ROW_GROUP = 1 << 17      # rows per Parquet row group: what a slice of a large report reads at least
 OBJ = ".n2p"             # encode()d objects: META, scan-TAG.n2p
+LANES = "lanes-{}.arrow"     # the overlap lanes of the GPU activities of a set of kinds (``store_lanes``)
 CACHE_NOTE = "its table cache entry"     # how every note about an unusable entry starts
 
 # every name this module makes in an entry (and those of older versions, so that their entries go)
-_ENTRY_FILE = re.compile(r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)"
+_ENTRY_FILE = re.compile(r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|lanes-[0-9a-f]{16}\.arrow"
                          r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*")
 _ENTRY = re.compile(r"[0-9a-f]{16}")
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -250,13 +253,13 @@ def _conforms(v, hint) -> bool:
         return False
     if not args:
         return True
-    if origin is dict:
+    if origin is dict and isinstance(v, dict):
         return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
-    if origin is tuple:
+    if origin is tuple and isinstance(v, tuple):
         if len(args) == 2 and args[1] is Ellipsis:
             return all(_conforms(x, args[0]) for x in v)
         return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
-    if origin in (list, set, frozenset):
+    if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
         return all(_conforms(x, args[0]) for x in v)
     return True
 
@@ -395,6 +398,62 @@ class TableCache:
             raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")
         return df[columns] if columns is not None else df
 
+    def lanes(self, tag: str) -> dict[str, np.ndarray] | None:
+        """The overlap lanes ``store_lanes`` stored under ``tag``: kind -> its rows' lanes (read-only, in
+        the table's row order; no kind when no activity is on an extra lane); None when none are stored
+        (or the file is unusable: noted)."""
+        name = LANES.format(tag)
+        _system_pool(pa)
+        try:
+            with self._open() as dfd:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise CacheDamage(f"{name} is not a regular file")
+                    table = pa.ipc.open_file(_arrow_source(fd)).read_all()
+                finally:
+                    os.close(fd)
+            table.validate(full=True)
+            meta = json.loads((table.schema.metadata or {}).get(b"rows", b"null"))
+            if table.schema.names != ["lane"] or not pa.types.is_integer(table.schema.field("lane").type) \
+                    or not isinstance(meta, list) or not all(
+                        isinstance(kn, list) and len(kn) == 2 and isinstance(kn[0], str) and isinstance(kn[1], int)
+                        and kn[1] >= 0 for kn in meta) \
+                    or table.num_rows not in (0, sum(n for _, n in meta)):
+                raise CacheDamage(f"{name} is not a file of lanes")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            self._note(name, exc)
+            return None
+        if not table.num_rows:
+            return {}
+        lane = table.column("lane").combine_chunks().to_numpy(zero_copy_only=False)
+        cut = np.cumsum([n for _, n in meta])
+        return {k: lane[hi - n:hi] for (k, n), hi in zip(meta, cut)}
+
+    def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
+        """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
+        order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
+        _system_pool(pa)
+        if not self.prepare():
+            return
+        n = 0 if lanes is None else len(lanes)
+        lane = np.zeros(0, np.int8) if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
+        table = pa.table({"lane": lane}).replace_schema_metadata(
+            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()])})
+        if n and n != sum(rows.values()):
+            raise ValueError(f"{n} lanes for {sum(rows.values())} rows")
+        try:
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+            data = sink.getvalue()
+            with self._open() as dfd:
+                self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
+        except (OSError, pa.ArrowException):
+            pass                  # a full or read-only cache: the lanes are derived again where needed
+
     @contextmanager
     def parquet_file(self, kind: str):
         """The cached Parquet file of ``kind`` opened for reading by row groups (``pipeline/slices.py``),
@@ -520,11 +579,11 @@ class TableCache:
                         added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
                 if meta is not None:
                     try:
-                        data = encode(meta)
+                        encoded: bytes | None = encode(meta)
                     except (TypeError, ValueError, pa.ArrowException):
-                        data = None
-                    if data is not None:
-                        self._replace(dfd, META, lambda fh: fh.write(data))
+                        encoded = None
+                    if encoded is not None:
+                        self._replace(dfd, META, lambda fh: fh.write(encoded))
                 self._update_manifest(dfd, added, schemas, stale=added)
         except OSError:
             pass                  # a full or read-only cache never fails a conversion

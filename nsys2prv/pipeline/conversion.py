@@ -27,7 +27,7 @@ from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
-from nsys2prv.pipeline.stages import RankJob
+from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
@@ -62,9 +62,9 @@ def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric
                work: Path, pop_only: bool = False) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
     tasks = pop_lookups(run.pop_model, len(run.sources))
-    return [RankJob(src, info, clock, cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()},
-                    types, clip, pop_names, tasks[src.index], cfg.wants("gpu_metrics"),
-                    str(work / f"r{src.index}.chunk"), pop_only=pop_only)
+    trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
+    return [RankJob(src, info, clock, clip, trace, PopShare(pop_names, tasks[src.index], only=pop_only),
+                    cfg.wants("gpu_metrics"), str(work / f"r{src.index}.chunk"))
             for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)]
 
 

@@ -18,7 +18,7 @@ from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
 from nsys2prv.pipeline.parallel import Executor
-from nsys2prv.pipeline.stages import ReportInfo, Scan, Source
+from nsys2prv.pipeline.stages import Reading, ReportFile, ReportInfo, Scan, Source
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
@@ -110,8 +110,9 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
     pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
                       if k not in kinds)
-    sources = [Source(i, str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                      cfg.force_sqlite, kinds, calls, **extra, pop_kinds=pop_kinds) for i, p in enumerate(cfg.inputs)]
+    reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
+    sources = [Source(i, ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
+                                    cfg.force_sqlite), reading) for i, p in enumerate(cfg.inputs)]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")

@@ -8,8 +8,9 @@ doubled.  Three kinds of jobs do it:
 
 - ``plan`` (one per report): each cached table's row groups (rows, start and end range), the
   slice borders, and the only facts of a row that depend on rows of other slices: the overlap
-  lane of every GPU activity (``stages.add_lanes`` over the whole report) and the position of
-  its launch call in the CUDA API table (``launch_links``' first match).  Reads a few columns.
+  lane of every GPU activity (numbered over the whole report by stage A and stored in the table
+  cache: ``TableCache.lanes``) and the position of its launch call in the CUDA API table
+  (``launch_links``' first match).  Reads a few columns.
 - ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
   links, each activity's launch call and the NVTX ranges around those calls; the translators and
   links as for a whole report; its POP partial (the POP intervals inside the slice, its rows' and
@@ -17,7 +18,7 @@ doubled.  Three kinds of jobs do it:
   events chunk, and the state intervals of the slice's rows and of the rows running at its start
   (``.states.npy``), to paint.
 - ``paint_report`` (one per report, after every slice): the state timeline painted slice after
-  slice with the lanes' first and last event over the whole report; a segment still open at a
+  slice with the threads' first and last event over the whole report; a segment still open at a
   border is carried into the next slice and written where it ends, so the segments are exactly
   those of painting the whole report at once (``translate.paint``).
 
@@ -37,7 +38,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsys2prv import kinds as K
 from nsys2prv.core.intervals import tuple_codes
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop
@@ -74,7 +74,7 @@ class Plan:
     index: int
     borders: list[int]                  # slice k: borders[k] <= start < borders[k + 1] (report time)
     groups: dict[str, Groups]           # kind -> row groups (kinds with rows)
-    lanes: dict[str, str] = field(default_factory=dict)       # GPU kind -> .npy of its rows' lanes
+    lane_tag: str | None = None         # the overlap lanes in the table cache (None: no extra lane)
     launches: dict[str, str] = field(default_factory=dict)    # activity kind -> .npy of its call's row
 
     @property
@@ -97,7 +97,7 @@ class SliceResult:
     pop: pop.PopPartial                 # the slice's POP partial (_window_partial)
     chunk: ChunkMeta
     states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
-    first: np.ndarray                   # per lane of the report: first and last event time
+    first: np.ndarray                   # per thread of the report: first and last event time
     last: np.ndarray
 
 
@@ -204,20 +204,6 @@ def _columns(tables: list[Groups], cols: tuple[str, ...]):
                 yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
 
 
-def _lanes(tables: list[Groups]) -> list[np.ndarray] | None:
-    """``stages.add_lanes``' lanes of the GPU activities of ``tables`` (in declaration order), reading
-    five columns a row group at a time: each table's lanes, or None where no activity overlaps
-    another of its stream."""
-    if not tables:
-        return None
-    ids: dict = {}
-    _, lanes = stages.stream_lanes([stages.stream_part(*cols, ids=ids)
-                                    for cols in _columns(tables, (*stages.GPU_STREAM, "start", "end"))])
-    if not lanes.any():
-        return None
-    return np.split(lanes, np.cumsum([int(g.rows.sum()) for g in tables])[:-1])
-
-
 def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     """Each activity's launch call: the row of the first CUDA API call of its process with its
     correlation id (as ``cuda.launch_links``), -1 where none; None when calls share an id."""
@@ -252,14 +238,14 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     src = job.src
     kinds = stages.default_kinds(src)
     sqlite = stages.sqlite_of(src)
-    cache = TableCache(Path(src.cache_root), sqlite)
+    cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
         return None                     # not cached (a cache that cannot be written)
     groups, samples = {}, []
     try:
         for k in kinds:
             with cache.parquet_file(k) as pf:
-                got = None if pf is None else _scan_groups((src.cache_root, str(sqlite), k), pf,
+                got = None if pf is None else _scan_groups((src.file.cache_root, str(sqlite), k), pf,
                                                            max(1, slice_rows // 64))
             if pf is not None and got is None:
                 return None
@@ -268,23 +254,20 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
                 samples.append(sample)
     except (OSError, CacheDamage):
         return None                     # (translated whole: stage C's own reading notes the damage)
-    if "nccl" in src.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.categories:
+    if "nccl" in src.reading.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.trace.categories:
         return None
     if job.attribution and "gpu_metrics" in groups and "kernels" in groups:
         return None
     borders = _borders(np.concatenate(samples) if samples else np.zeros(0, np.int64), rows, slice_rows, job.clip)
     if len(borders) < 3:
         return None
-    p = Plan(src.index, borders, groups)
-    gpu = [k for k in K.side_kinds(K.GPU) if k in src.kinds and k in groups]
-    lanes = _lanes([groups[k] for k in gpu])
-    if lanes is not None:
-        for k, part in zip(gpu, lanes):
-            p.lanes[k] = f"{prefix}.lanes-{k}.npy"
-            np.save(p.lanes[k], part)
+    lanes = cache.lanes(stages.lane_tag(src))
+    if lanes is None or any(k not in groups or len(lane) != int(groups[k].rows.sum()) for k, lane in lanes.items()):
+        return None                     # (not stored: translated whole, where stage C derives them)
+    p = Plan(src.index, borders, groups, stages.lane_tag(src) if lanes else None)
     del lanes
-    links = [k for k in ACTIVITIES if k in src.kinds and k in groups]
-    if links and "cuda_api" in groups and ("cuda_api" in src.kinds or src.calls):
+    links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
+    if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
         found = _launches(groups["cuda_api"], [groups[k] for k in links])
         if found is None:
             return None                 # calls sharing a correlation id: linked on the whole report
@@ -297,17 +280,24 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
 
 # ---------------------------------------------------------------------------------------------------
 # translate
-def _with_lanes(df: pd.DataFrame, pos: np.ndarray, lanes: str | None) -> pd.DataFrame:
-    return df if lanes is None else df.assign(lane=np.load(lanes, mmap_mode="r")[pos])
+def _stored_lanes(plan: Plan, cache: TableCache) -> dict[str, np.ndarray]:
+    """The report's overlap lanes (``Plan.lane_tag``), memory-mapped from the table cache."""
+    if plan.lane_tag is None:
+        return {}
+    lanes = cache.lanes(plan.lane_tag)
+    if lanes is None:
+        raise CacheDamage("the overlap lanes are no longer in the table cache")
+    return lanes
 
 
-def _rows(plan: Plan, src: stages.Source, kinds, pick) -> dict[str, tuple[pd.DataFrame, np.ndarray] | None]:
+def _rows(plan: Plan, lanes: dict[str, np.ndarray], kinds, pick) -> dict[str, tuple[pd.DataFrame, np.ndarray] | None]:
+    """The rows ``pick`` selects of each kind (and their positions), the GPU activities with their lanes."""
     out: dict[str, tuple[pd.DataFrame, np.ndarray] | None] = {}
     for k in kinds:
         g = plan.groups.get(k)
         if g is not None:
             df, pos = pick(g)
-            out[k] = (_with_lanes(df, pos, plan.lanes.get(k) if k in src.kinds else None), pos)
+            out[k] = (df if k not in lanes else df.assign(lane=lanes[k][pos].astype(np.int64)), pos)
         else:
             out[k] = None
     return out
@@ -324,10 +314,11 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     lo, hi = plan.borders[k], plan.borders[k + 1]
     cache = stages.table_cache(src)
     kinds = stages.default_kinds(src)
-    got = {kind: rows for kind, rows in _rows(plan, src, kinds, lambda g: owned(g, lo, hi)).items()
+    lanes = _stored_lanes(plan, cache)
+    got = {kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items()
            if rows is not None}
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
-    tables = {kind: t for kind, t in every.items() if kind in src.kinds and t is not None}
+    tables = {kind: t for kind, t in every.items() if kind in src.reading.kinds and t is not None}
     positions = {kind: got[kind][1] for kind in tables if kind in got}
     untranslated = {kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables
                     and t is not None}
@@ -338,25 +329,25 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
         positions = {kind: positions[kind][stages.in_window(got[kind][0], *job.clip)] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
-    running = {} if k == 0 else {kind: t[0] for kind, t in _rows(plan, src, kinds, lambda g: running_at(g, lo)).items()
+    running = {} if k == 0 else {kind: t[0] for kind, t in _rows(plan, lanes, kinds,
+                                                                 lambda g: running_at(g, lo)).items()
                                  if t is not None}
+    del lanes
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
     pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
     partial = _window_partial(job, plan, k, pop_tables, running)
     del untranslated, pop_tables
-    ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=None,
-                  metric_types=job.metric_types, devmap=job.info.devmap)
+    ctx = stages.job_context(job, model, tables)
     stages.translate_tables(ctx, out, links=False)
     _links(ctx, out, plan, src, positions, tables, job.clip)
-    lanes = model.report_threads(r)
-    first, last = event_spans(out, model, lanes)
+    threads = model.report_threads(r)
+    first, last = event_spans(out, model, threads)
     states = out.states
     if running:                         # their states
         before = Translation()
-        stages.translate_tables(Context(r, job.clock, model, job.categories, job.nvtx_index,
-                                        {kind: t for kind, t in running.items() if kind in src.kinds},
-                                        metric_types=job.metric_types, devmap=job.info.devmap),
+        stages.translate_tables(stages.job_context(job, model, {kind: t for kind, t in running.items()
+                                                                if kind in src.reading.kinds}),
                                 before, links=False)
         states = [*states, *before.states]
         del before
@@ -367,7 +358,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
                             for f in ("thread", "start", "end", "state", "prio")]))
     out.states = []
     del tables, ctx, got, states
-    chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True,
+    chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True,
                         painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
     counts = out.counts
     del out
@@ -382,15 +373,15 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     calls are those of the slice's own rows."""
     r = job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop_tasks, job.clock)
+    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop.tasks, job.clock)
     window = dict(tables)
     window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
                    if x in pop.KINDS and x in window and len(rows)})
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(r, window, job.pop_tasks, job.clock, (), not job.pop_names, job.info.devmap,
+    part = pop.collect_partial(r, window, job.pop.tasks, job.clock, (), not job.pop.names, job.info.devmap,
                                f"{job.chunk}.pop.npy")
-    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop_tasks, job.clock,
-                              job.pop_names)
+    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock,
+                              job.pop.names)
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
     return part
 
@@ -435,10 +426,10 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
     """Phase 2: the report's state timeline, slice after slice (one states chunk per slice)."""
     job, plan = pj.job, pj.plan
     r = job.src.index
-    lanes = model.report_threads(r)
+    threads = model.report_threads(r)
     t_open = pj.end + 1
-    carry_state = np.full(len(lanes), -1, np.int64)
-    carry_begin = np.zeros(len(lanes), np.int64)
+    carry_state = np.full(len(threads), -1, np.int64)
+    carry_begin = np.zeros(len(threads), np.int64)
     chunks = []
     for k, path in enumerate(pj.states):
         lo_t = 0 if k == 0 else int(job.clock.apply_one(plan.borders[k]))
@@ -447,33 +438,33 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
         os.remove(path)
         if hi_t <= lo_t:                # (no time of the trace in this slice: the carry goes on)
             continue
-        s = paint_spans([StateIntervals(*arr)], model, lanes, pj.first, pj.last, hi_t)
+        s = paint_spans([StateIntervals(*arr)], model, threads, pj.first, pj.last, hi_t)
         del arr
-        # segments cover [0, hi_t) (and beyond, up to the intervals' ends) on every lane, by lane and time
+        # segments cover [0, hi_t) (and beyond, up to the intervals' ends) on every thread, by thread and time
         keep = (s.end > lo_t) & (s.start < hi_t)
-        lane = np.searchsorted(lanes, s.thread[keep])
+        row = np.searchsorted(threads, s.thread[keep])
         begin, end, state = np.maximum(s.start[keep], lo_t), np.minimum(s.end[keep], hi_t), s.state[keep]
-        first = np.ones(len(lane), bool)
-        first[1:] = lane[1:] != lane[:-1]
-        last = np.ones(len(lane), bool)
-        last[:-1] = lane[1:] != lane[:-1]
+        first = np.ones(len(row), bool)
+        first[1:] = row[1:] != row[:-1]
+        last = np.ones(len(row), bool)
+        last[:-1] = row[1:] != row[:-1]
         # a segment carried from the slice before: continued by an equal first state, else closed here
-        cont = first & (carry_state[lane] == state)
-        begin = np.where(cont, carry_begin[lane], begin)
+        cont = first & (carry_state[row] == state)
+        begin = np.where(cont, carry_begin[row], begin)
         closing = carry_state >= 0
-        closing[lane[cont]] = False
+        closing[row[cont]] = False
         ended = np.flatnonzero(closing)
-        parts = [(lanes[ended], carry_begin[ended], np.full(len(ended), lo_t, np.int64), carry_state[ended])]
+        parts = [(threads[ended], carry_begin[ended], np.full(len(ended), lo_t, np.int64), carry_state[ended])]
         carry_state[:] = -1
         if k == plan.slices - 1:
-            parts.append((lanes[lane], begin, end, state))
+            parts.append((threads[row], begin, end, state))
         else:
-            parts.append((lanes[lane[~last]], begin[~last], end[~last], state[~last]))
-            carry_state[lane[last]] = state[last]
-            carry_begin[lane[last]] = begin[last]
+            parts.append((threads[row[~last]], begin[~last], end[~last], state[~last]))
+            carry_state[row[last]] = state[last]
+            carry_begin[row[last]] = begin[last]
         thread, start, stop, st = (np.concatenate(x) for x in zip(*parts))
         states = StateIntervals(thread, start, stop, st, np.zeros(len(thread), np.int64))
-        chunks.append(write_chunk(Translation(), model, r, job.types, f"{job.chunk}.p{k}",
+        chunks.append(write_chunk(Translation(), model, r, job.trace.types, f"{job.chunk}.p{k}",
                                   painted=(states, t_open, pj.end)))
     release()
     return chunks
@@ -500,7 +491,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
     slices of 2.5 x ``slice_rows`` (slicing costs about a fifth more CPU)."""
     spread = len(jobs) < 2 * (getattr(ex, "jobs", None) or 1)
     least, size = (2 * slice_rows, slice_rows) if spread else (5 * slice_rows, int(2.5 * slice_rows))
-    big = [(j, n) for j, n in zip(jobs, rows) if j.chunk is not None and not j.pop_only and n > least]
+    big = [(j, n) for j, n in zip(jobs, rows) if not j.pop.only and n > least]
     plans = dict(zip([j.src.index for j, _ in big], ex.map(_plan, big, size, desc="plan"))) if big else {}
     items: list = []
     for j in jobs:

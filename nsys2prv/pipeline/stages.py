@@ -1,18 +1,20 @@
 """The per-report stages of a conversion, as plain functions of picklable jobs, so that they run
 in this process, in local worker processes (--jobs) or on Dask workers (--dask).
 
-- ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache)
-  and return only small metadata: identity, device map, each process's lifetime (first and last
-  activity over every event table), the keys the resource models need (the trace's, over the
-  translated kinds; POP's, over the POP kinds whatever -t), NVTX domains, GPU metric names, min
-  time, the -f window's occurrence, the readers' tallies.
-- ``translate`` (stage C): load the cached tables, clip to the -f window, compute the report's
+- ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache),
+  derive once what later stages need of its rows and store it with the tables (each kernel's
+  ``nccl`` flag, set by the kernels reader; the overlap lane of each GPU activity,
+  ``TableCache.store_lanes``), and return only small metadata: identity, device map, each
+  process's lifetime (first and last activity over every event table), the keys the resource
+  models need (the trace's, over the translated kinds; POP's, over the POP kinds whatever -t),
+  NVTX domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+- ``translate`` (stage C): load the cached tables and their lanes, clip to the -f window, compute the report's
   POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
   -t kinds, and write the report's sorted record chunk (``paraver/chunks.py``) and return its
   metadata.
 
 The global stage B (model, alignment, value numbering, END time) and the merge (stage D) are in
-``pipeline.py`` and ``paraver/writer.py``.
+``pipeline/prepare.py``, ``pipeline/conversion.py`` and ``paraver/writer.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
+from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.diagnostics import capture_warnings
@@ -100,7 +102,7 @@ def _lifetimes_beside(sqlite: Path, src: Source) -> Future:
     """``process_lifetimes`` on a connection of its own in a thread: SQLite's aggregation over every
     table (a full scan of each) runs while this thread reads the tables (both release the GIL)."""
     def run():
-        report = Report(sqlite, src.index, source=str(src.input))
+        report = Report(sqlite, src.index, source=str(src.file.input))
         try:
             return process_lifetimes(report)
         finally:
@@ -122,19 +124,32 @@ def name_unknown_hosts(infos: list[ReportInfo]) -> None:
 
 
 @dataclass
-class Source:
-    """Where one report comes from and how to read it (the part of the Config a worker needs)."""
-    index: int
+class ReportFile:
+    """Where a report comes from: the file the user named and the caches it is read through."""
     input: str                      # the path the user gave (.sqlite or .nsys-rep)
     cache_root: str                 # directory of the table cache entries
     export_cache: str | None        # --cache-dir for nsys exports
     force_sqlite: bool
+
+
+@dataclass
+class Reading:
+    """What is read of a report: the translated kinds, and what the links, the clock alignment and
+    POP need besides (the same for every report of a run)."""
     kinds: tuple[str, ...]          # normalised tables translated
-    calls: bool                     # also the CUDA API calls, for links (when cuda_api is not translated)
+    link_calls: bool = False        # also the CUDA API calls, for links (when cuda_api is not translated)
     align_kinds: tuple[str, ...] = ()   # tables read only for the clock alignment (not translated)
     marker: str | None = None       # --align marker:NAME
     p2p: bool = False               # raw MPI point-to-point rows, for message records and alignment
     pop_kinds: tuple[str, ...] = ()     # tables read only for the POP metrics (not translated)
+
+
+@dataclass
+class Source:
+    """One report as a worker reads it (the part of the Config a worker needs)."""
+    index: int
+    file: ReportFile
+    reading: Reading
 
 
 def needed_export_tables() -> tuple[str, ...]:
@@ -143,18 +158,20 @@ def needed_export_tables() -> tuple[str, ...]:
 
 def sqlite_of(src: Source) -> Path:
     """The SQLite export a report is read from (a .nsys-rep is exported, once, to the export cache)."""
-    return resolve_input(Path(src.input), Path(src.export_cache) if src.export_cache else None,
-                         src.force_sqlite, needed_export_tables())
+    return resolve_input(Path(src.file.input), Path(src.file.export_cache) if src.file.export_cache else None,
+                         src.file.force_sqlite, needed_export_tables())
 
 
 def table_cache(src: Source) -> TableCache:
     """The report's entry in the table cache."""
-    return TableCache(Path(src.cache_root), sqlite_of(src))
+    return TableCache(Path(src.file.cache_root), sqlite_of(src))
 
 
 def default_kinds(src: Source) -> tuple[str, ...]:
-    kinds = src.kinds + (("cuda_api",) if src.calls and "cuda_api" not in src.kinds else ())
-    return kinds + tuple(k for k in src.pop_kinds if k not in kinds)
+    """The kinds stage C reads: the translated ones, the CUDA API calls for the links, the POP kinds."""
+    r = src.reading
+    kinds = r.kinds + (("cuda_api",) if r.link_calls and "cuda_api" not in r.kinds else ())
+    return kinds + tuple(k for k in r.pop_kinds if k not in kinds)
 
 
 
@@ -204,12 +221,12 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
     if kinds is None:
         kinds = default_kinds(src)
     sqlite = sqlite_of(src)
-    cache = TableCache(Path(src.cache_root), sqlite)
+    cache = TableCache(Path(src.file.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     fresh: dict = {}
     if info is None or missing or info.lifetimes is None:
-        report = Report(sqlite, src.index, source=str(src.input))
+        report = Report(sqlite, src.index, source=str(src.file.input))
         try:
             if info is None:
                 info = report_info(report)
@@ -230,7 +247,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
         finally:
             report.close()
         cache.store(info, fresh)
-    info.source, info.index = str(src.input), src.index
+    info.source, info.index = str(src.file.input), src.index
     info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
     out = {}
     try:
@@ -267,34 +284,69 @@ MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.MET
 
 
 GPU_STREAM = ("gpid", "device", "stream")     # a GPU stream: the model's key, before the overlap lane
+LANE_COLUMNS = [*GPU_STREAM, "start", "end"]  # what an activity's overlap lane depends on
 
 
-def stream_part(gpid, device, stream, start, end, ids: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """GPU activities as (stream code, start, end) for ``stream_lanes`` (``ids``: the streams' codes)."""
+def stream_part(columns: list[np.ndarray], ids: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GPU activities as (stream code, start, end) for ``stream_lanes``, from their ``LANE_COLUMNS``
+    (``ids``: the streams' codes)."""
+    gpid, device, stream, start, end = columns
     return (tuple_codes([np.asarray(gpid, np.int64), np.asarray(device, np.int64), np.asarray(stream, np.int64)],
                         ids), np.array(start, np.int64), np.array(end, np.int64))
 
 
 def stream_lanes(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """The stream codes and overlap lanes (``core.intervals.overlap_lanes``) of GPU activities given as
-    ``stream_part``s, every GPU-side kind of a report in declaration order (a table, a batch or a row
-    group a part)."""
+    ``stream_part``s, every translated GPU-side kind of a report in declaration order (a table or a
+    batch a part)."""
     stream, start, end = (np.concatenate(x) for x in zip(*parts))
     return stream, overlap_lanes(stream, start, end)
+
+
+def lane_kinds(src: Source) -> tuple[str, ...]:
+    """The kinds whose activities share the overlap lanes: the translated GPU-side kinds."""
+    return tuple(k for k in K.side_kinds(K.GPU) if k in src.reading.kinds)
+
+
+def lane_tag(src: Source) -> str:
+    """The name of the report's overlap lanes in its table cache entry (they depend on ``lane_kinds``)."""
+    return entry_hash(repr(lane_kinds(src)))
+
+
+def attach_lanes(src: Source, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Give the translated GPU activities of ``tables`` (whole, unclipped) the overlap lanes stage A
+    stored in the table cache (column ``lane``, only on the tables of a report with an activity on an
+    extra lane); where the cache has none (it cannot be written, its file was unusable), ``add_lanes``
+    derives them.  Returns what to say about the cache (``TableCache.notes``)."""
+    cache = table_cache(src)
+    got = cache.lanes(lane_tag(src))
+    if got is None:
+        add_lanes(tables)
+        return cache.notes
+    for k, lane in got.items():
+        if k in tables:
+            if len(lane) != len(tables[k]):
+                raise CacheDamage(f"{LANES_NOTE}: {len(lane)} lanes for {len(tables[k])} {k} rows")
+            tables[k] = tables[k].assign(lane=lane.astype(np.int64))
+    return []
+
+
+LANES_NOTE = "the stored overlap lanes do not match the table"
 
 
 def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     """Give the GPU activities (every GPU-side kind) of a stream that overlap an earlier activity of
     the same stream a lane > 0 (column ``lane``, only on the tables of a report that has such
     overlaps): each lane is a row of its own in the trace, so that no activity's end record closes
-    another one still running.  Stage C runs it on the unclipped tables, as stage A (``_Facts``) and a
-    slice plan (``slices._lanes``) number them.  Returns the number of activities on an extra lane."""
+    another one still running.  Stage A (``_Facts``) numbers them as the tables go by and stores them
+    in the table cache (``attach_lanes`` gives them back); this derives them where the cache cannot
+    hold them.  Returns the number of activities on an extra lane."""
     kinds = [k for k in K.side_kinds(K.GPU) if k in tables and len(tables[k])]
     if not kinds:
         return 0
     ids: dict = {}
-    _, lanes = stream_lanes([stream_part(*(tables[k][c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")),
-                                         ids=ids) for k in kinds])
+    _, lanes = stream_lanes([stream_part([tables[k][c].to_numpy(np.int64) for c in LANE_COLUMNS], ids)
+                             for k in kinds])
     if not lanes.any():
         return 0
     cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
@@ -336,15 +388,15 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     """Stage A for one report; the result itself is cached (per categories and -f range), so a
     warm start reads no table at all here."""
     # (the scan lives in the table cache entry, whose name holds the code's version: core/versions.py)
-    tag = entry_hash(repr((src.kinds, src.calls, filter_nvtx, src.align_kinds, src.marker, src.p2p,
-                      src.pop_kinds)))
+    r = src.reading
+    tag = entry_hash(repr((r.kinds, r.link_calls, filter_nvtx, r.align_kinds, r.marker, r.p2p, r.pop_kinds)))
     cache = None
-    if not src.force_sqlite:
+    if not src.file.force_sqlite:
         try:
             cache = table_cache(src)
             res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
             if res is not None:
-                res.info.source, res.info.index = str(src.input), src.index
+                res.info.source, res.info.index = str(src.file.input), src.index
                 return res
         except OSError:
             pass
@@ -362,7 +414,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     given to ``visit(kind, table or None)`` and let go before the next: stage A holds one table at a
     time, not the report.  Returns the metadata and each kind's tally (None: no such data)."""
     sqlite = sqlite_of(src)
-    cache = TableCache(Path(src.cache_root), sqlite)
+    cache = TableCache(Path(src.file.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
@@ -370,7 +422,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     lifetimes = None
     try:
         if info is None or missing or info.lifetimes is None:
-            report = Report(sqlite, src.index, source=str(src.input))
+            report = Report(sqlite, src.index, source=str(src.file.input))
             if info is None or info.lifetimes is None:      # (also: metadata cached before lifetimes existed)
                 lifetimes = _lifetimes_beside(sqlite, src)
             if info is None:
@@ -409,7 +461,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     finally:
         if report is not None:
             report.close()
-    info.source, info.index = str(src.input), src.index
+    info.source, info.index = str(src.file.input), src.index
     info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
     return info, tallies
 
@@ -484,6 +536,7 @@ class _Facts:
         self.keys: dict[str, list] = {}
         self.pop_keys: dict[str, list] = {}
         self.gpu: dict[str, list] = {}      # translated GPU kinds: (stream code, start, end) per table or batch
+        self.gpu_rows: dict[str, int] = {}  # ... and their rows
         self.streams: dict = {}             # (gpid, device, stream) -> stream code
 
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
@@ -492,9 +545,9 @@ class _Facts:
         if kind in pop.KINDS:
             for side, frame in model_keys({kind: df}).items():
                 self.pop_keys.setdefault(side, []).append((kind, frame))
-        for k, rows in sync_tables({kind: df}, self.src.marker).items():      # (a batch at a time)
+        for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():      # (a batch at a time)
             self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
-        if kind not in self.src.kinds:
+        if kind not in self.src.reading.kinds:
             return
         self.present.add(kind)
         self.rows += len(df)
@@ -507,18 +560,24 @@ class _Facts:
             self.metrics = list(df["metric"].unique())
         if kind in K.side_kinds(K.GPU):     # (lanes over every GPU activity: ``model_keys``)
             self.gpu.setdefault(kind, []).append(
-                stream_part(*(df[c].to_numpy(np.int64) for c in (*GPU_STREAM, "start", "end")), ids=self.streams))
+                stream_part([df[c].to_numpy(np.int64) for c in LANE_COLUMNS], self.streams))
+            self.gpu_rows[kind] = self.gpu_rows.get(kind, 0) + len(df)
         else:
             for side, frame in model_keys({kind: df}).items():
                 self.keys.setdefault(side, []).append((kind, frame))
 
-    def model_keys(self) -> tuple[dict, dict]:
+    def model_keys(self, cache: TableCache, tag: str) -> tuple[dict, dict]:
+        """The models' keys; the overlap lanes of the GPU activities stored in ``cache`` under ``tag``."""
         keys = {side: _unique(frames) for side, frames in self.keys.items()}
         parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]   # (add_lanes' order)
         self.gpu = {}
-        if parts:
+        rows = {k: n for k in K.side_kinds(K.GPU) if (n := self.gpu_rows.get(k, 0))}
+        if not parts:
+            cache.store_lanes(tag, rows, None)
+        else:
             stream, lane = stream_lanes(parts)
             del parts
+            cache.store_lanes(tag, rows, lane if lane.any() else None)
             pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
             code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
             triple = np.array(sorted(self.streams, key=lambda t: self.streams[t]), np.int64).reshape(-1, 3)[code]
@@ -536,7 +595,7 @@ def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
 
 
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
-    extra = tuple(k for k in src.align_kinds if k not in src.kinds)
+    extra = tuple(k for k in src.reading.align_kinds if k not in src.reading.kinds)
     kinds = tuple(dict.fromkeys(default_kinds(src) + extra))       # (each kind read and visited once)
     facts = _Facts(src, filter_nvtx)
     try:
@@ -547,12 +606,12 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
         info, got = read_each(src, kinds, facts)
         info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
                                  f"{exc}); discarded and rebuilt from the report"]
-    tallies = {k: tally for k, tally in got.items() if k in src.kinds and (k in facts.present or tally)}
+    tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}     # (sync_tables' order)
-    keys, pop_keys = facts.model_keys()
+    keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
     _trim_identity(info, [keys, pop_keys])
     return Scan(info, tallies, keys, pop_keys, facts.domains, facts.metrics, min(facts.mins) if facts.mins else None,
-                facts.rows, facts.window, sync, _read_p2p(src) if src.p2p else None)
+                facts.rows, facts.window, sync, _read_p2p(src) if src.reading.p2p else None)
 
 
 def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) -> None:
@@ -574,7 +633,7 @@ def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) ->
 
 def _read_p2p(src: Source):
     sqlite = sqlite_of(src)
-    report = Report(sqlite, src.index, source=str(src.input))
+    report = Report(sqlite, src.index, source=str(src.file.input))
     try:
         return read_p2p(report)
     finally:
@@ -584,20 +643,39 @@ def _read_p2p(src: Source):
 # ---------------------------------------------------------------------------------------------------
 # stage C
 @dataclass
+class TraceSpec:
+    """What the translators need of the run (the same for every report)."""
+    categories: frozenset[str]
+    nvtx_index: dict[str, int]              # NVTX domain -> index
+    metric_types: dict[str, int]            # GPU metric name -> event type id
+    types: dict                             # event type id -> EventType (every type of the trace)
+
+
+@dataclass
+class PopShare:
+    """A report's part in the POP metrics."""
+    names: tuple[str, ...] | None           # NVTX ranges the POP windows need (None: all)
+    tasks: dict                             # (report, pid) -> POP task index, for this report's processes
+    only: bool = False                      # only the POP partial (``nsys2prv pop``): no translation
+
+
+@dataclass
 class RankJob:
     src: Source
     info: ReportInfo
     clock: Clock                            # report time -> trace time
-    categories: frozenset
-    nvtx_index: dict[str, int]
-    metric_types: dict[str, int]
-    types: dict                             # event type id -> EventType (every type of the trace)
     clip: tuple[int, int] | None            # -f window in the report's raw times
-    pop_names: tuple[str, ...] | None       # NVTX ranges the POP windows need (None: all)
-    pop_tasks: dict                         # (report, pid) -> POP task index, for this report's processes
+    trace: TraceSpec
+    pop: PopShare
     attribution: bool                       # GPU metrics attribution partial
-    chunk: str                              # chunk file prefix (pop_only: of its POP files only)
-    pop_only: bool = False                  # only the POP partial (``nsys2prv pop``): no translation
+    chunk: str                              # chunk file prefix (pop.only: of its POP files only)
+
+
+def job_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame],
+                calls: pd.DataFrame | None = None) -> Context:
+    """The translators' Context for ``tables`` of the job's report."""
+    return Context(job.src.index, job.clock, model, job.trace.categories, job.trace.nvtx_index, tables,
+                   calls=calls, metric_types=job.trace.metric_types, devmap=job.info.devmap)
 
 
 @dataclass
@@ -652,35 +730,35 @@ def translate_tables(ctx: Context, out: Translation, translators: bool = True, l
 
 
 def translate_report(job: RankJob, model: Model) -> RankResult:
-    """Stage C for one report (``model``: the run's resource model, sent once per worker).  Without
-    a chunk prefix and with ``job.pop_only``, only the POP partial is computed (``nsys2prv pop``)."""
+    """Stage C for one report (``model``: the run's resource model, sent once per worker).  With
+    ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
     r = job.src.index
     info, got = load(job.src)
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
-    tables = {k: t for k, (t, _) in got.items() if k in job.src.kinds and t is not None}
-    calls = got["cuda_api"][0] if "cuda_api" in got and "cuda_api" not in tables and job.src.calls else None
+    tables = {k: t for k, (t, _) in got.items() if k in job.src.reading.kinds and t is not None}
+    link_calls = job.src.reading.link_calls and "cuda_api" not in tables
+    calls = got["cuda_api"][0] if link_calls and "cuda_api" in got else None     # (for the links only)
     out = Translation()
-    add_lanes(tables)                       # before the clip: as stage A numbered them
+    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]    # (before the clip)
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
         clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
-    partial = pop.collect_partial(r, pop_tables, job.pop_tasks, job.clock, job.pop_names, not job.pop_names,
+    partial = pop.collect_partial(r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names,
                                   job.info.devmap, job.chunk + ".pop.npy")
     del untranslated, pop_tables
     attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
-    if job.pop_only:
+    if job.pop.only:
         return RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
-    ctx = Context(r, job.clock, model, job.categories, job.nvtx_index, tables, calls=calls,
-                  metric_types=job.metric_types, devmap=job.info.devmap)
+    ctx = job_context(job, model, tables, calls)
     translate_tables(ctx, out)
     del tables, calls, ctx, got
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
-    res.chunk = write_chunk(out, model, r, job.types, job.chunk, consume=True)
+    res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
     del out
     release()                               # the next report of this worker starts from a trimmed heap
     return res

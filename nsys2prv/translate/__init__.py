@@ -22,8 +22,8 @@ def trace_end(out: Translation) -> int:
     return max(ends, default=0)
 
 
-def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None = None) -> StateIntervals:
-    """The final gap-free state timeline of every thread (or of the global threads ``lanes``).
+def paint(out: Translation, model: Model, t_end: int, threads: np.ndarray | None = None) -> StateIntervals:
+    """The final gap-free state timeline of every thread (or of the global threads ``threads``).
 
     CPU threads: Running between their first and last event (a process's first CPU thread: its whole
     lifetime, ``Task.life``), Not created outside,
@@ -31,19 +31,19 @@ def paint(out: Translation, model: Model, t_end: int, lanes: np.ndarray | None =
     during kernels, Memory transfer during copies and memsets.
     """
     n_threads = len(model.threads)
-    lanes = np.arange(n_threads, dtype=np.int64) if lanes is None else np.asarray(lanes, np.int64)
-    first, last = event_spans(out, model, lanes)
-    return paint_spans(out.states, model, lanes, first, last, t_end)
+    threads = np.arange(n_threads, dtype=np.int64) if threads is None else np.asarray(threads, np.int64)
+    first, last = event_spans(out, model, threads)
+    return paint_spans(out.states, model, threads, first, last, t_end)
 
 
-def event_spans(out: Translation, model: Model, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First and last event time of each of the global threads ``lanes`` (int64 max and -1 where a
-    lane has none): arrays of the lanes only (a report's chunk paints its own threads, and nothing
+def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and last event time of each of the global threads ``threads`` (int64 max and -1 where a
+    thread has none): arrays of those threads only (a report's chunk paints its own threads, and nothing
     here may cost the run's thread count per report)."""
     local = np.full(len(model.threads), -1, np.int64)
-    local[lanes] = np.arange(len(lanes))
-    first = np.full(len(lanes), np.iinfo(np.int64).max, np.int64)
-    last = np.full(len(lanes), -1, np.int64)
+    local[threads] = np.arange(len(threads))
+    first = np.full(len(threads), np.iinfo(np.int64).max, np.int64)
+    last = np.full(len(threads), -1, np.int64)
     for b in out.events:
         if len(b):
             at = local[b.thread]
@@ -53,17 +53,17 @@ def event_spans(out: Translation, model: Model, lanes: np.ndarray) -> tuple[np.n
     return first, last
 
 
-def paint_spans(states: list[StateIntervals], model: Model, lanes: np.ndarray, first: np.ndarray,
+def paint_spans(states: list[StateIntervals], model: Model, threads: np.ndarray, first: np.ndarray,
                 last: np.ndarray, t_end: int) -> StateIntervals:
-    """``paint`` from the lanes' first and last event times (``event_spans``) and the prioritised
-    intervals ``states``: segments covering [0, t_end) on every lane of ``lanes``."""
+    """``paint`` from the threads' first and last event times (``event_spans``) and the prioritised
+    intervals ``states``: segments covering [0, t_end) on every thread of ``threads``."""
     n_threads = len(model.threads)
     local = np.full(n_threads, -1, np.int64)
-    local[lanes] = np.arange(len(lanes))
+    local[threads] = np.arange(len(threads))
     first, last = first.copy(), last.copy()
-    is_cpu = model.is_cpu[lanes]
-    tasks = (range(len(model.tasks)) if len(lanes) == n_threads
-             else np.unique(model.task_of[lanes] - 1).tolist())
+    is_cpu = model.is_cpu[threads]
+    tasks = (range(len(model.tasks)) if len(threads) == n_threads
+             else np.unique(model.task_of[threads] - 1).tolist())
     for ti in tasks:
         task = model.tasks[ti]
         # a process is alive (Running outside its calls) from its first to its last activity in its
@@ -80,6 +80,6 @@ def paint_spans(states: list[StateIntervals], model: Model, lanes: np.ndarray, f
     default = np.where(is_cpu, R.NOT_CREATED, R.IDLE).astype(np.int64)
     thread = cat("thread")
     mine = thread >= 0
-    lane, begin, end, state = paint_states(thread[mine], cat("start")[mine], cat("end")[mine], cat("state")[mine],
-                                           cat("prio")[mine], default, t_end)
-    return StateIntervals(lanes[lane], begin, end, state, np.zeros(len(lane), np.int64))
+    row, begin, end, state = paint_states(thread[mine], cat("start")[mine], cat("end")[mine], cat("state")[mine],
+                                          cat("prio")[mine], default, t_end)
+    return StateIntervals(threads[row], begin, end, state, np.zeros(len(row), np.int64))

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core import registry as R
-from nsys2prv.core.classify import is_nccl
 from nsys2prv.core.names import Names, contains
 from nsys2prv.nsys.ids import process_key
 from nsys2prv.translate.context import Context
@@ -40,15 +39,16 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 
 
 def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    """Compute kernels: type 63000006, state Running.  NCCL kernels go to ``nccl_kernels``."""
-    nccl = is_nccl(df["name"])
+    """Compute kernels: type 63000006, state Running.  NCCL kernels (column ``nccl``, set by the
+    reader) go to ``nccl_kernels``."""
+    nccl = df["nccl"].to_numpy(bool)
     out.count("kernels").source_rows -= int(nccl.sum())      # counted in nccl_kernels instead
     return _kernels(df[~nccl], ctx, out, "kernels", R.CUDA_KERNEL.id, R.RUNNING)
 
 
 def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """NCCL kernels: type 63000007 and state Group Communication (registry.NCCL_KERNEL_STATE)."""
-    nccl = is_nccl(df["name"])
+    nccl = df["nccl"].to_numpy(bool)
     out.count("nccl_kernels").source_rows += int(nccl.sum())
     return _kernels(df[nccl], ctx, out, "nccl_kernels", R.NCCL_KERNEL.id, R.NCCL_KERNEL_STATE)
 

@@ -19,8 +19,8 @@ root may leave before the others arrive.  MPI_Init/MPI_Finalize are constraints
 (they contain a PMIx fence) but their exits are poor estimates (tests/data/mpi4:
 exits of MPI_Init spread over 16 ms, of MPI_Finalize over 3 ms, against 20-150 us
 for MPI_Allreduce), so they estimate only when nothing else does.
-NCCL: kernels ``core.classify.is_nccl`` accepts; only all-to-all kinds (AllReduce,
-AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
+NCCL: the kernels whose ``nccl`` column (``core.classify.is_nccl``, applied by the kernels reader) is
+set; only all-to-all kinds (AllReduce, AllGather, ReduceScatter, AllToAll) are constraints (a Broadcast root can finish
 first).  marker:NAME: the user asserts the range is a sync point: both flags (a mark, with no duration,
 only estimates).
 """
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.classify import is_nccl
 from nsys2prv.core.names import per_name
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
@@ -107,15 +106,14 @@ def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
 
 
 def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
+    """The NCCL kernels of ``sync_tables``' per-report tables (their "kernels" rows are NCCL kernels only)."""
     frames = []
     for r, tabs in enumerate(tables):
         df = tabs.get("kernels")
         if df is None or df.empty:
             continue
         name = df["name"].astype(str)
-        keep = is_nccl(name)
-        if not keep.any():
-            continue
+        keep = np.ones(len(df), bool)
         frames.append(_frame(r, df, "gpid", keep, "nccl:" + name[keep].to_numpy(object), True,
                              per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None)))
     return _rows(frames, model)
@@ -149,7 +147,7 @@ def sync_tables(tables: dict, marker: str | None = None) -> dict:
         out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), ["start", "end", "tid", "name"]]
     df = tables.get("kernels")
     if df is not None and len(df):
-        out["kernels"] = df.loc[is_nccl(df["name"]), ["start", "end", "gpid", "name"]]
+        out["kernels"] = df.loc[df["nccl"].to_numpy(bool), ["start", "end", "gpid", "name"]]
     df = tables.get("nvtx")
     if marker and df is not None and len(df):
         name = df["name"].astype(str)

@@ -2,11 +2,14 @@
 
 Normalised columns: start, end, gpid, device, context, stream, corr, name (short
 name), demangled, grid_x/y/z, block_x/y/z, registers, static_smem, dynamic_smem,
-local_mem, graph_node (0 = none).
+local_mem, graph_node (0 = none), nccl (the kernel is NCCL communication: ``core.classify.is_nccl``
+on its short name, the one place the rule is applied; translation, POP and the clock alignment read
+this column).
 """
 
 from __future__ import annotations
 
+from nsys2prv.core.classify import is_nccl
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import (
     GPU_ACTIVITY_COLUMNS,
@@ -39,8 +42,9 @@ def read(report: Report) -> ReadResult | None:
     df["demangled"] = text_names(report, dem)
     # a parameter the export lacks is no column (noted by the reader): no value is made up for it
     lacking = set(report.optional_missing.get(TABLE, ()))
+    df["nccl"] = is_nccl(df["name"])
     res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "name", "demangled",
-                    *(c for c in NUMERIC if c not in WARN or NUMERIC[c] not in lacking)]]
+                    *(c for c in NUMERIC if c not in WARN or NUMERIC[c] not in lacking), "nccl"]]
     return res
 
 

@@ -1,3 +1,3 @@
 """nsys2prv: Nsight Systems reports -> one clock-aligned Paraver trace."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"

@@ -286,6 +286,49 @@ def test_the_nccl_rule_detector(code, hits):
     assert len(nccl_name_tests(tree, _string_constants([tree]))) == hits
 
 
+# The GPU id of a GPU activity is derived once as well: stage A gives each its ``gpu`` column
+# (``pipeline.stages.read_kind``), cached with the table; POP and the GPU metrics attribution read the column.
+GPU_ID_HOME = "nsys2prv/nsys/devices.py"
+GPU_ID_USERS = {  # (file, enclosing function) -> why it may map (process, CUDA ordinal) pairs itself
+    ("nsys2prv/pipeline/stages.py", "read_kind"): "stage A: each GPU activity's gpu column",
+    ("nsys2prv/model/resources.py", "build_model"): "each task's GPUs, from its few stream keys",
+}
+
+
+def name_uses(tree: ast.AST, name: str) -> list[tuple[int, str | None]]:
+    """(line, innermost enclosing function or None) of every reference to ``name`` (a bare name or an
+    attribute: a call, or the function passed on)."""
+    out = []
+
+    def walk(node: ast.AST, func: str | None) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = node.name
+        if isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name:
+            out.append((node.lineno, func))
+        for child in ast.iter_child_nodes(node):
+            walk(child, func)
+    walk(tree, None)
+    return out
+
+
+def test_the_gpu_id_is_derived_in_stage_a():
+    found = {(path.relative_to(PACKAGE.parent).as_posix(), func): line for path, _, tree in _modules()
+             for line, func in name_uses(tree, "gpu_of")}
+    others = {k: line for k, line in found.items() if k[0] != GPU_ID_HOME}
+    assert set(others) == set(GPU_ID_USERS), (
+        "gpu_of is applied in stage A (the GPU activities' gpu column): read the column instead in "
+        + ", ".join(f"{f}:{line} ({fn})" for (f, fn), line in sorted(others.items()) if (f, fn) not in GPU_ID_USERS))
+
+
+@pytest.mark.parametrize("code, uses", [
+    ("from nsys2prv.nsys.devices import gpu_of\ng = gpu_of(m, p, d)", [(2, None)]),
+    ("from nsys2prv.nsys import devices\ndef f():\n    return devices.gpu_of(m, p, d)", [(3, "f")]),
+    ("def f(df):\n    return df['gpu'].to_numpy()", []),
+])
+def test_the_gpu_id_use_detector(code, uses):
+    assert name_uses(ast.parse(code), "gpu_of") == uses
+
+
 # --- No reaching into another module's private names ------------------------------------------------------
 # (file, "expression") -> why it may.  Third-party privates only: a private name of nsys2prv gets a public
 # name in its module instead (e.g. nsys.cache.entry_hash, TableCache.replace_file, <module>.warmup_probes).

@@ -393,3 +393,50 @@ def test_gpu_of_maps_pid_and_ordinal_then_any_process_then_keeps_the_ordinal():
     assert gpu_of(devmap, np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
     empty = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})
     assert gpu_of(empty, pid, dev).tolist() == dev.tolist()
+
+
+@pytest.mark.parametrize("batch_rows", [None, 1])
+def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch, batch_rows):
+    """Stage A gives every GPU activity the GPU it ran on once, column ``gpu`` cached with its table
+    (read whole, or a batch of rows at a time): ``gpu_of`` of its process and CUDA ordinal in the
+    report's device map, here GPU 3 for ordinal 0 and GPU 1 for ordinal 1 (POP and the GPU metrics
+    attribution read the column)."""
+    from nsys2prv import kinds as K
+    from nsys2prv.nsys.cache import TableCache
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.devices import device_map, gpu_of
+    from nsys2prv.nsys.ids import pid_of
+    from nsys2prv.pipeline import stages
+    b = NsysBuilder(tmp_path / "rank0.sqlite", schema=NEW_GRAPHS[-1], host="gpuhost")
+    b.gpu_id_of_device.update(GPU_OF_DEVICE)
+    b.process(PID, "./app")
+    for i, (dev, t) in enumerate([(0, 100), (1, 200), (0, 300), (1, 400), (0, 500)]):
+        b.kernel(PID, dev, 7, t, t + 50, i, "k")
+    b.memcpy(PID, 1, 7, 600, 650, 10, 64, copy_kind=1)
+    b.memset(PID, 0, 7, 700, 750, 11, 64)
+    b.graph_trace(PID, 0, 7, 800, 850, 12, graph_id=1, exec_id=2)
+    src = b.save()
+    batched = []
+    real = stages._read_batched
+    monkeypatch.setattr(stages, "_read_batched", lambda report, kind, *a: batched.append(kind) or
+                        real(report, kind, *a))
+    if batch_rows:
+        monkeypatch.setattr(stages, "BATCH_ROWS", batch_rows)
+    gpu_kinds = K.side_kinds(K.GPU)
+    assert gpu_kinds == ("kernels", "memcpy", "memset", "graph_exec")
+    stages.scan_report(stages.Source(0, stages.ReportFile(str(src), str(tmp_path / "c"), None, False),
+                                     stages.Reading(gpu_kinds)))
+    assert batched == (["kernels"] if batch_rows else [])       # (5 rows > 2 batches of 1; the others: whole)
+    report = Report(src, 0)
+    try:
+        devmap = device_map(report)
+    finally:
+        report.close()
+    cache = TableCache(tmp_path / "c", src)
+    got = {k: cache.table(k) for k in gpu_kinds}
+    assert {k: df["gpu"].tolist() for k, df in got.items()} == {
+        "kernels": [3, 1, 3, 1, 3], "memcpy": [1], "memset": [3], "graph_exec": [3]}
+    for df in got.values():
+        assert df["gpu"].dtype == np.int64
+        assert (df["gpu"].to_numpy() == gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)),
+                                               df["device"].to_numpy(np.int64))).all()

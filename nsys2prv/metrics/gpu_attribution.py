@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
 
 KEYS = ["rank", "device", "kind", "name"]
@@ -34,11 +33,11 @@ def _series_integral(t: np.ndarray, v: np.ndarray, x: np.ndarray) -> np.ndarray:
     return cum[k] + v[k] * (x - t[k])
 
 
-def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int, devmap) -> pd.DataFrame:
+def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int) -> pd.DataFrame:
     parts = []
     k = tables.get("kernels")
     if k is not None and len(k):
-        gpu = gpu_of(devmap, pid_of(k["gpid"].to_numpy(np.int64)), k["device"].to_numpy(np.int64))
+        gpu = k["gpu"].to_numpy(np.int64)      # (stage A's GPU id: pipeline.stages.read_kind)
         parts.append(pd.DataFrame({"pid": pid_of(k["gpid"].to_numpy(np.int64)), "device": gpu, "kind": "kernel",
                                    "name": k["name"].to_numpy(object), "start": k["start"].to_numpy(np.int64),
                                    "end": k["end"].to_numpy(np.int64)}))
@@ -50,20 +49,20 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int, devma
         ranges = pd.DataFrame({"pid": pid_of(nv["tid"].to_numpy(np.int64)), "kind": "nvtx", "name": name,
                                "start": nv["start"].to_numpy(np.int64), "end": nv["end"].to_numpy(np.int64)})
         gpus = pd.DataFrame([(model.tasks[i].pid, int(g)) for i in model.report_tasks(report)
-                             for g in model.task_gpus(i, devmap)], columns=["pid", "device"])
+                             for g in model.tasks[i].gpus], columns=["pid", "device"])
         parts.append(ranges.merge(gpus, on="pid", how="inner"))
     if not parts:
         return pd.DataFrame(columns=["pid", "device", "kind", "name", "start", "end"])
     return pd.concat(parts, ignore_index=True)
 
 
-def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model, devmap) -> pd.DataFrame | None:
+def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model) -> pd.DataFrame | None:
     """One report's sums per (rank, device, kind, name): calls, time_ns, and per metric its integral
     and covered time (``combine`` adds them up over the reports and divides)."""
     samples = tabs.get("gpu_metrics")
     if samples is None or samples.empty:
         return None
-    iv = _intervals(tabs, model, r, devmap)
+    iv = _intervals(tabs, model, r)
     if iv.empty:
         return None
     rank_of = {(t.report, t.pid): (t.rank if t.rank is not None else -1) for t in model.tasks}

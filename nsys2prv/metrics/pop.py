@@ -26,7 +26,6 @@ from nsys2prv.metrics.measures import (
     union,
 )
 from nsys2prv.metrics.replay import Replay, replay
-from nsys2prv.nsys.devices import gpu_of
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -204,12 +203,12 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
 
 
 def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False,
-                    devmap=None, spill: str | None = None) -> PopPartial:
+                    spill: str | None = None) -> PopPartial:
     """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
     NVTX range names kept, None = all; ``whole_run``: only the trace window will be measured, the
-    host calls are reduced here; ``devmap``: the report's device map: a GPU is the GPU id of the
-    process's CUDA ordinal, so that ranks each given one GPU as ordinal 0 do not share it; ``spill``:
-    the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity))."""
+    host calls are reduced here; ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has
+    no GPU activity)).  A GPU is an activity's ``gpu`` column (stage A's GPU id of the process's CUDA
+    ordinal, ``pipeline.stages.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -217,9 +216,7 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
             continue
         task = _tasks_of(report, df["gpid"], lookup)
         cls = np.where(df["nccl"].to_numpy(bool), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
-        dev_id = df["device"].to_numpy(np.int64)
-        if devmap is not None:
-            dev_id = gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), dev_id)
+        dev_id = df["gpu"].to_numpy(np.int64)
         d.append((task, dev_id, cls.astype(np.int64),
                   _at(clock, df["start"].to_numpy(np.int64)), _at(clock, df["end"].to_numpy(np.int64))))
     z = np.zeros(0, np.int64)

@@ -194,14 +194,6 @@ class Model:
         self._gpu_index = {r: KeyTable(keys, gids) for r, (keys, gids) in gpu.items()}
         self._metric_index = {r: _index(keys, gids) for r, (keys, gids) in metric.items()}
 
-    def task_gpus(self, task: int, devmap: pd.DataFrame | None) -> np.ndarray:
-        """GPU ids (physical, via the device map) of a task's streams."""
-        devs = np.array(sorted({self.threads[g].key[1] for g in self.tasks[task].threads
-                                if self.threads[g].kind == "gpu"}), np.int64)
-        if devmap is None or not len(devs):
-            return devs
-        return gpu_of(devmap, np.full(len(devs), self.tasks[task].pid, np.int64), devs)
-
 
 def _metric_owners(mine: list[int], task_gpus: list[set[int]], gpus) -> dict[int, int]:
     """GPU -> task index: the first task (trace order) of the report (its tasks: ``mine``) whose

@@ -378,8 +378,7 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
                    if x in pop.KINDS and x in window and len(rows)})
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(r, window, job.pop.tasks, job.clock, (), not job.pop.names, job.info.devmap,
-                               f"{job.chunk}.pop.npy")
+    part = pop.collect_partial(r, window, job.pop.tasks, job.clock, (), not job.pop.names, f"{job.chunk}.pop.npy")
     own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock,
                               job.pop.names)
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
@@ -416,7 +415,7 @@ def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, posit
                         rng = one[kind]
                     link_tables[kind] = rng.reset_index(drop=True)
     lctx = Context(ctx.report, ctx.clock, ctx.model, ctx.categories, ctx.nvtx_domains, link_tables, calls=calls,
-                   metric_types=ctx.metric_types, devmap=ctx.devmap)
+                   metric_types=ctx.metric_types)
     stages.translate_tables(lctx, out, translators=False)
 
 

@@ -3,11 +3,12 @@ in this process, in local worker processes (--jobs) or on Dask workers (--dask).
 
 - ``scan`` (stage A): export if needed, read and normalise the report (or load its Parquet cache),
   derive once what later stages need of its rows and store it with the tables (each kernel's
-  ``nccl`` flag, set by the kernels reader; the overlap lane of each GPU activity,
-  ``TableCache.store_lanes``), and return only small metadata: identity, device map, each
-  process's lifetime (first and last activity over every event table), the keys the resource
-  models need (the trace's, over the translated kinds; POP's, over the POP kinds whatever -t),
-  NVTX domains, GPU metric names, min time, the -f window's occurrence, the readers' tallies.
+  ``nccl`` flag, set by the kernels reader; the GPU id of each GPU activity, column ``gpu``,
+  ``read_kind``; the overlap lane of each GPU activity, ``TableCache.store_lanes``), and return
+  only small metadata: identity, device map, each process's lifetime (first and last activity
+  over every event table), the keys the resource models need (the trace's, over the translated
+  kinds; POP's, over the POP kinds whatever -t), NVTX domains, GPU metric names, min time, the -f
+  window's occurrence, the readers' tallies.
 - ``translate`` (stage C): load the cached tables and their lanes, clip to the -f window, compute the report's
   POP partial (from the POP kinds, translated or not) and GPU-metric partial, translate only the
   -t kinds, and write the report's sorted record chunk (``paraver/chunks.py``) and return its
@@ -36,7 +37,7 @@ from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
-from nsys2prv.nsys.devices import device_map
+from nsys2prv.nsys.devices import device_map, gpu_of
 from nsys2prv.nsys.diagnostics import capture_warnings
 from nsys2prv.nsys.export import resolve_input
 from nsys2prv.nsys.identity import Identity, identify
@@ -211,6 +212,22 @@ def drop_absurd_times(res) -> None:
         res.table = df[~bad].reset_index(drop=True)
 
 
+def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | None:
+    """``kind``'s rows as its reader normalises them (a batch of them under ``report.window``), less
+    the absurd times (``drop_absurd_times``); the GPU activities (the GPU-side kinds) with the GPU each
+    ran on, column ``gpu``: the id ``devmap`` (the report's ``device_map``) gives the process's CUDA
+    ordinal (``nsys.devices.gpu_of``), derived here once and cached with the table for every later stage."""
+    res = K.BY_NAME[kind].reader.read(report)
+    if res is None:
+        return None
+    drop_absurd_times(res)
+    df = res.table
+    if df is not None and kind in K.side_kinds(K.GPU):
+        res.table = df.assign(gpu=gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)),
+                                         df["device"].to_numpy(np.int64)))
+    return res
+
+
 # what reading a damaged (truncated, overwritten) cache file raises: Arrow's errors are ValueErrors/OSErrors
 CACHE_DAMAGE = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError)
 
@@ -234,9 +251,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
                 info.lifetimes = process_lifetimes(report)
             results = {}
             for k in missing:
-                results[k] = K.BY_NAME[k].reader.read(report)
-                if results[k] is not None:
-                    drop_absurd_times(results[k])
+                results[k] = read_kind(report, k, info.devmap)
             seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
             for k in missing:
                 tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
@@ -431,13 +446,12 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
         for k in kinds:
             ranges = _batches(report, k) if k in missing and report is not None else None
             if ranges and report is not None:
-                results[k] = _read_batched(report, k, ranges, cache, visit)
+                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap)
                 continue
             if k in missing and report is not None:
-                res = K.BY_NAME[k].reader.read(report)
+                res = read_kind(report, k, info.devmap)
                 table = None
                 if res is not None:
-                    drop_absurd_times(res)
                     table, res.table = res.table, None
                     cache.store(None, {k: (table, _tally(res))})
                 results[k] = res
@@ -489,9 +503,10 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
     return [(lo, lo + BATCH_ROWS) for lo in range(span[0], span[1] + 1, BATCH_ROWS)]
 
 
-def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit):
-    """``kind``'s table read a rowid range at a time: each batch visited and added to the cache, the
-    tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
+def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit,
+                  devmap: pd.DataFrame):
+    """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited and added to
+    the cache, the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
     reader = K.BY_NAME[kind].reader
     total: list = []
 
@@ -499,12 +514,11 @@ def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cach
         for lo, hi in ranges:
             report.window = (reader.tables[0], lo, hi)
             try:
-                res = reader.read(report)
+                res = read_kind(report, kind, devmap)
             finally:
                 report.window = None
             if res is None:
                 return
-            drop_absurd_times(res)
             df, res.table = res.table, None
             if total:
                 total[0].absorb(res)
@@ -675,7 +689,7 @@ def job_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame],
                 calls: pd.DataFrame | None = None) -> Context:
     """The translators' Context for ``tables`` of the job's report."""
     return Context(job.src.index, job.clock, model, job.trace.categories, job.trace.nvtx_index, tables,
-                   calls=calls, metric_types=job.trace.metric_types, devmap=job.info.devmap)
+                   calls=calls, metric_types=job.trace.metric_types)
 
 
 @dataclass
@@ -747,9 +761,9 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names,
-                                  job.info.devmap, job.chunk + ".pop.npy")
+                                  job.chunk + ".pop.npy")
     del untranslated, pop_tables
-    attributed = gpu_attribution.partial(r, tables, model, job.info.devmap) if job.attribution else None
+    attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
     if job.pop.only:
         return RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if "cuda_api" in tables:

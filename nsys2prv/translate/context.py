@@ -25,7 +25,6 @@ class Context:
     tables: dict[str, pd.DataFrame]  # all normalised tables of this report
     calls: pd.DataFrame | None = None           # CUDA API calls (for links), even when not translated
     metric_types: dict[str, int] = field(default_factory=dict)   # GPU metric name -> event type id
-    devmap: pd.DataFrame | None = None          # (pid, CUDA ordinal) -> GPU id
 
     def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""

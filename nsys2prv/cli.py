@@ -18,7 +18,8 @@ from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categorie
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 from nsys2prv.core.workers import being_traced
 
-EPILOG = """\b
+EPILOG = (
+    """\b
 Examples:
   nsys2prv report.sqlite out/trace
   nsys2prv -t cuda_api_trace,nvtx report.nsys-rep trace
@@ -28,21 +29,34 @@ Examples:
 
 \b
 Categories (-t, comma separated; default without -t: every category but the opt-in ones
-(""" + ", ".join(sorted(OPT_IN)) + """); -t all: every category, opt-in ones included):
-""" + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items()) + """
+("""
+    + ", ".join(sorted(OPT_IN))
+    + """); -t all: every category, opt-in ones included):
+"""
+    + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items())
+    + """
 \b
-Aliases: """ + ", ".join(sorted(set(ALIASES) - set(CATEGORIES))) + """
+Aliases: """
+    + ", ".join(sorted(set(ALIASES) - set(CATEGORIES)))
+    + """
 \b
 POP metrics: every conversion also writes OUT.pop.json/.csv/.md/.tex(/.png).
 Scalability over runs: nsys2prv pop RUN... --scaling strong|weak  (see nsys2prv pop --help)
 Profiling an MPI job: srun "$(nsys2prv wrapper)" ./app  (see nsys2prv wrapper --help)"""
+)
 
 
 class _MainCommand(click.Command):
     """The conversion command; ``nsys2prv pop ...`` (first argument "pop") runs the POP subcommand."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         kwargs = {"complete_var": complete_var, "standalone_mode": standalone_mode, **extra}
         argv = list(sys.argv[1:] if args is None else args)
         if argv and argv[0] == "pop":
@@ -60,7 +74,7 @@ def _handle_errors(debug: bool, fn):
             traceback.print_exc()
         click.echo(f"nsys2prv: error: {exc}", err=True)
         sys.exit(2)
-    except OSError as exc:      # the system said no (disk full, permission, read-only): not a bug
+    except OSError as exc:  # the system said no (disk full, permission, read-only): not a bug
         if debug:
             traceback.print_exc()
         where = f"{exc.filename}: " if exc.filename else ""
@@ -69,58 +83,135 @@ def _handle_errors(debug: bool, fn):
     except Exception as exc:  # a bug: one line unless --debug
         if debug:
             raise
-        click.echo(f"nsys2prv: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
-                   err=True)
+        click.echo(f"nsys2prv: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True)
         sys.exit(3)
     except KeyboardInterrupt:
         click.echo("nsys2prv: interrupted; no output written", err=True)
         sys.exit(130)
 
 
-@click.command(cls=_MainCommand, epilog=EPILOG,
-               context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.command(
+    cls=_MainCommand, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="INPUT... OUT")
-@click.option("-t", "--trace", "categories", metavar="CATEGORIES",
-              help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).")
-@click.option("-m", "--multi-report", "--merge", "merge", is_flag=True,
-              help="Merge several reports (one per rank) into one trace.")
+@click.option(
+    "-t",
+    "--trace",
+    "categories",
+    metavar="CATEGORIES",
+    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).",
+)
+@click.option(
+    "-m",
+    "--multi-report",
+    "--merge",
+    "merge",
+    is_flag=True,
+    help="Merge several reports (one per rank) into one trace.",
+)
 @click.option("-f", "--filter-nvtx", metavar="RANGE", help="Only the time inside (the first) NVTX range RANGE.")
 @click.option("-z", "--compress", is_flag=True, help="Write OUT.prv.gz.")
 @click.option("-s", "--sort", is_flag=True, help="Accepted for compatibility: output is always sorted.")
 @click.option("--force-sqlite", is_flag=True, help="Re-export .nsys-rep inputs even if an export exists.")
-@click.option("--force", is_flag=True,
-              help="Merge even when reports claim the same rank, come from different jobs or start hours apart.")
-@click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
-              help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.")
-@click.option("--time-origin", type=click.Choice(["run", "session"]), default="run", show_default=True,
-              help="Paraver time 0: the run's start (the trace then spans exactly the POP elapsed time T, as "
-                   "BasicAnalysis measures it), or the earliest session start (times as Nsight Systems shows them).")
-@click.option("--cache-dir", type=click.Path(path_type=Path),
-              help="Where .nsys-rep exports and normalised tables are cached (default: $XDG_CACHE_HOME/nsys2prv).")
-@click.option("--cfgs", "cfgs", metavar="DIR", type=click.Path(path_type=Path),
-              help="Also write the Paraver views (.cfg) into DIR: the shipped ones plus views generated for "
-                   "this trace's NVTX domains and GPU metrics (e.g. --cfgs out/ next to out/trace).")
-@click.option("--nccl-as", type=click.Choice(["communication", "useful"]), default="communication",
-              show_default=True, help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Merge even when reports claim the same rank, come from different jobs or start hours apart.",
+)
+@click.option(
+    "--align",
+    "align",
+    default="auto",
+    show_default=True,
+    metavar="METHOD",
+    help="Clock alignment of merged reports: auto, session, mpi, nccl, marker:NAME or none.",
+)
+@click.option(
+    "--time-origin",
+    type=click.Choice(["run", "session"]),
+    default="run",
+    show_default=True,
+    help="Paraver time 0: the run's start (the trace then spans exactly the POP elapsed time T, as "
+    "BasicAnalysis measures it), or the earliest session start (times as Nsight Systems shows them).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    help="Where .nsys-rep exports and normalised tables are cached (default: $XDG_CACHE_HOME/nsys2prv).",
+)
+@click.option(
+    "--cfgs",
+    "cfgs",
+    metavar="DIR",
+    type=click.Path(path_type=Path),
+    help="Also write the Paraver views (.cfg) into DIR: the shipped ones plus views generated for "
+    "this trace's NVTX domains and GPU metrics (e.g. --cfgs out/ next to out/trace).",
+)
+@click.option(
+    "--nccl-as",
+    type=click.Choice(["communication", "useful"]),
+    default="communication",
+    show_default=True,
+    help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).",
+)
 @click.option("--region", metavar="NAME", help="POP metrics also over the union of the NVTX range NAME's occurrences.")
 @click.option("--iterations", metavar="NAME", help="POP metrics per iteration (NVTX range NAME) and steady state.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Exclude the first N iterations (with --iterations).")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Local worker processes for the per-report stages, and parts of the final merge "
-                   "(0 = one per core).  [default: 0]")
-@click.option("--dask", metavar="ADDRESS", help="Run the per-report stages on a Dask cluster: scheduler address or "
-                                                 "scheduler file (needs Dask: pip install 'dask[distributed]').")
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Exclude the first N iterations (with --iterations).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Local worker processes for the per-report stages, and parts of the final merge "
+    "(0 = one per core).  [default: 0]",
+)
+@click.option(
+    "--dask",
+    metavar="ADDRESS",
+    help="Run the per-report stages on a Dask cluster: scheduler address or "
+    "scheduler file (needs Dask: pip install 'dask[distributed]').",
+)
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
-@click.option("--strict", is_flag=True,
-              help="Exit with code 4 (after writing the outputs) when data could not be read: a table lacking a "
-                   "column, an export without its string table.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with code 4 (after writing the outputs) when data could not be read: a table lacking a "
+    "column, an export without its string table.",
+)
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @click.version_option(__version__, prog_name="nsys2prv")
-def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, force, align, time_origin, cache_dir,
-         cfgs, nccl_as, region, iterations, warmup, jobs, dask, no_cache, quiet, strict,
-         debug):
+def main(
+    paths,
+    categories,
+    merge,
+    filter_nvtx,
+    compress,
+    sort,
+    force_sqlite,
+    force,
+    align,
+    time_origin,
+    cache_dir,
+    cfgs,
+    nccl_as,
+    region,
+    iterations,
+    warmup,
+    jobs,
+    dask,
+    no_cache,
+    quiet,
+    strict,
+    debug,
+):
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
@@ -137,11 +228,29 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
         *inputs, output = paths
         check_distinct_inputs(inputs)
         output = Path(str(output).removesuffix(".prv"))
-        cfg = Config(inputs=list(inputs), output=output, categories=parse_categories(categories), merge=merge,
-                     filter_nvtx=filter_nvtx, compress=compress, force_sqlite=force_sqlite, force=force,
-                     cache_dir=cache_dir, show_progress=not quiet and sys.stderr.isatty(), nccl_as=nccl_as,
-                     region=region, iterations=iterations, warmup=warmup, cfgs=cfgs, align=align, jobs=jobs or None,
-                     time_origin=time_origin, dask=dask, table_cache=not no_cache, own_process=True)
+        cfg = Config(
+            inputs=list(inputs),
+            output=output,
+            categories=parse_categories(categories),
+            merge=merge,
+            filter_nvtx=filter_nvtx,
+            compress=compress,
+            force_sqlite=force_sqlite,
+            force=force,
+            cache_dir=cache_dir,
+            show_progress=not quiet and sys.stderr.isatty(),
+            nccl_as=nccl_as,
+            region=region,
+            iterations=iterations,
+            warmup=warmup,
+            cfgs=cfgs,
+            align=align,
+            jobs=jobs or None,
+            time_origin=time_origin,
+            dask=dask,
+            table_cache=not no_cache,
+            own_process=True,
+        )
         parse_method(align)
         return convert(cfg)
 
@@ -151,13 +260,19 @@ def main(paths, categories, merge, filter_nvtx, compress, sort, force_sqlite, fo
             print_summary(summary, time.perf_counter() - t0)
             click.echo(summary.pop_text)
             sys.stdout.flush()
-        except OSError as exc:      # (a full device, a closed pipe): the outputs are written all the same
-            click.echo(f"nsys2prv: error: cannot write the summary to the standard output ({exc.strerror or exc}); "
-                       "the outputs are written", err=True)
+        except OSError as exc:  # (a full device, a closed pipe): the outputs are written all the same
+            click.echo(
+                f"nsys2prv: error: cannot write the summary to the standard output ({exc.strerror or exc}); "
+                "the outputs are written",
+                err=True,
+            )
             sys.exit(2)
     if strict and summary.warnings:
-        click.echo(f"nsys2prv: error: --strict: {len(summary.warnings)} warning(s): {summary.warnings[0]}"
-                   + (" ..." if len(summary.warnings) > 1 else ""), err=True)
+        click.echo(
+            f"nsys2prv: error: --strict: {len(summary.warnings)} warning(s): {summary.warnings[0]}"
+            + (" ..." if len(summary.warnings) > 1 else ""),
+            err=True,
+        )
         sys.exit(4)
 
 
@@ -174,25 +289,45 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
 
 @click.command(epilog=POP_EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
-@click.option("--scaling", type=click.Choice(["strong", "weak"]),
-              help="Scaling mode (required with several runs: stated, never detected).")
+@click.option(
+    "--scaling",
+    type=click.Choice(["strong", "weak"]),
+    help="Scaling mode (required with several runs: stated, never detected).",
+)
 @click.option("--labels", metavar="A,B,...", help="Column labels, one per RUN (comma separated).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("scaling"), show_default=True,
-              help="Base name of the outputs (OUT.pop.json ...).")
-@click.option("--nccl-as", type=click.Choice(["communication", "useful"]), default="communication",
-              show_default=True, help="NCCL rule for RUNs given as reports.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=Path("scaling"),
+    show_default=True,
+    help="Base name of the outputs (OUT.pop.json ...).",
+)
+@click.option(
+    "--nccl-as",
+    type=click.Choice(["communication", "useful"]),
+    default="communication",
+    show_default=True,
+    help="NCCL rule for RUNs given as reports.",
+)
 @click.option("--region", metavar="NAME", help="Scale the NVTX region NAME instead of the whole trace.")
 @click.option("--iterations", metavar="NAME", help="Scale the steady-state iterations of NAME.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Iterations excluded (RUNs given as reports).")
+@click.option(
+    "--warmup", type=click.IntRange(min=0), default=0, metavar="N", help="Iterations excluded (RUNs given as reports)."
+)
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where .nsys-rep exports are cached.")
 @click.option("--force", is_flag=True, help="Merge even when reports claim the same rank.")
-@click.option("--align", "align", default="auto", show_default=True, metavar="METHOD",
-              help="Clock alignment for RUNs given as reports (as in the conversion).")
+@click.option(
+    "--align",
+    "align",
+    default="auto",
+    show_default=True,
+    metavar="METHOD",
+    help="Clock alignment for RUNs given as reports (as in the conversion).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the table.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup, cache_dir, force, align, quiet,
-             debug):
+def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup, cache_dir, force, align, quiet, debug):
     """POP metrics and scalability over several runs (RUN... ; the first is the reference)."""
 
     def run():
@@ -208,13 +343,17 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         if names is not None and len(names) != len(runs):
             raise UserError(f"--labels has {len(names)} label(s) for {len(runs)} run(s)")
         from nsys2prv.model.align import parse_method  # checked before any report is read
+
         parse_method(align)
         loaded = [load_run(r, nccl_as, region, iterations, warmup, cache_dir, force, align) for r in runs]
         names = names or default_labels([select_scope(r, region, iterations) for r in loaded])
         res = compute_scaling(loaded, names, scaling or "strong", region, iterations)
         cols = [tables.column(r, r["label"]) for r in res["runs"]]
-        title = (f"POP metrics ({names[0]}, one run, NCCL as {res['nccl_as']})" if res["scaling"] is None else
-                 f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})")
+        title = (
+            f"POP metrics ({names[0]}, one run, NCCL as {res['nccl_as']})"
+            if res["scaling"] is None
+            else f"POP scalability ({res['scaling']} scaling, reference {names[0]}, NCCL as {res['nccl_as']})"
+        )
         cap = tables.caption({"nccl_as": res["nccl_as"]}, res["scaling"], names[0] if res["scaling"] else None)
         output.parent.mkdir(parents=True, exist_ok=True)
         paths, notes = tables.write_all(res, cols, output, title, cap)
@@ -259,7 +398,7 @@ def entry() -> None:
     (``main`` itself stays an ordinary click command for in-process callers;
     under a profiler or tracer -- ``python -m cProfile -m nsys2prv`` -- the exit is the normal one.)"""
     code = 0
-    catch_signals()                 # again: ``entry`` may be called without the launcher
+    catch_signals()  # again: ``entry`` may be called without the launcher
     try:
         main()
     except Interrupted as exc:
@@ -270,7 +409,7 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
-    except BaseException:                   # not reached through click (it exits); keep it visible
+    except BaseException:  # not reached through click (it exits); keep it visible
         traceback.print_exc()
         code = 1
     finally:
@@ -280,5 +419,5 @@ def entry() -> None:
             except (OSError, ValueError):
                 code = code or 1
     if being_traced():
-        sys.exit(code)              # a profiler or coverage tool writes its results at exit
+        sys.exit(code)  # a profiler or coverage tool writes its results at exit
     os._exit(code)

@@ -13,12 +13,12 @@ from nsys2prv.core.errors import UserError
 # built from the declarations in core/categories.py.
 CATEGORIES = {c.name: c.doc for c in _DECLARED}
 ALWAYS = frozenset(c.name for c in _DECLARED if c.always)
-OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)   # not in the default (no -t) unless asked for
+OPT_IN = frozenset(c.name for c in _DECLARED if not c.default)  # not in the default (no -t) unless asked for
 ALIASES = {
     **{alias: {c.name} for c in _DECLARED for alias in c.aliases},
     **{c.name: {c.name} for c in _DECLARED},
     **{name: set(cats) for name, cats in GROUP_ALIASES.items()},
-    "all": set(CATEGORIES),             # every category, the opt-in ones too
+    "all": set(CATEGORIES),  # every category, the opt-in ones too
 }
 
 
@@ -41,30 +41,30 @@ def parse_categories(spec: str | None) -> frozenset[str]:
 @dataclass
 class Config:
     inputs: list[Path]
-    output: Path                      # base path without extension
+    output: Path  # base path without extension
     categories: frozenset[str] = field(default_factory=lambda: parse_categories(None))
     merge: bool = False
     filter_nvtx: str | None = None
     compress: bool = False
     force_sqlite: bool = False
-    force: bool = False               # merge despite duplicate ranks / different jobs / far-apart starts
-    align: str = "auto"               # --align: auto, session, mpi, nccl, marker:NAME, none
-    time_origin: str = "run"          # --time-origin: "run" (0 = the run's start, END = its end) | "session"
+    force: bool = False  # merge despite duplicate ranks / different jobs / far-apart starts
+    align: str = "auto"  # --align: auto, session, mpi, nccl, marker:NAME, none
+    time_origin: str = "run"  # --time-origin: "run" (0 = the run's start, END = its end) | "session"
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)
-    nccl_as: str = "communication"    # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
-    region: str | None = None         # NVTX range: metrics over the union of its occurrences
-    iterations: str | None = None     # NVTX range marking iterations: per-iteration table
-    warmup: int = 0                   # iterations excluded from the start
-    cfgs: Path | None = None          # --cfgs DIR: write the Paraver views there
+    nccl_as: str = "communication"  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
+    region: str | None = None  # NVTX range: metrics over the union of its occurrences
+    iterations: str | None = None  # NVTX range marking iterations: per-iteration table
+    warmup: int = 0  # iterations excluded from the start
+    cfgs: Path | None = None  # --cfgs DIR: write the Paraver views there
     # speed and scale (stages.py, parallel.py)
-    jobs: int | None = None           # local worker processes for the per-report stages (None: cores)
-    dask: str | None = None           # Dask scheduler address or scheduler file (instead of --jobs)
-    table_cache: bool = True          # keep the normalised tables as Parquet in CACHE_DIR/tables
-    merge_round_records: int = 1 << 16    # records read per merge round over all reports (memory bound)
-    slice_rows: int = 400_000         # rows of a time slice of a large report (pipeline/slices.py)
-    own_process: bool = False         # the command line: this process's numba is ours (warmup.py)
+    jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
+    dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
+    table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables
+    merge_round_records: int = 1 << 16  # records read per merge round over all reports (memory bound)
+    slice_rows: int = 400_000  # rows of a time slice of a large report (pipeline/slices.py)
+    own_process: bool = False  # the command line: this process's numba is ours (warmup.py)
 
     def wants(self, category: str) -> bool:
         return category in self.categories

@@ -44,23 +44,23 @@ from nsys2prv.translate import openacc as openacc_tr
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation
 
-CPU, GPU, METRIC = "cpu", "gpu", "metric"   # model sides: CPU threads (tid), GPU streams (gpid/device/stream), GPU rows
+CPU, GPU, METRIC = "cpu", "gpu", "metric"  # model sides: CPU threads (tid), GPU streams (gpid/device/stream), GPU rows
 
 
 @dataclass(frozen=True)
 class Translator:
-    fn: Callable[[pd.DataFrame, Context, Translation], int]   # returns the rows translated
-    count: str = ""                                           # summary name (default: the kind's name)
+    fn: Callable[[pd.DataFrame, Context, Translation], int]  # returns the rows translated
+    count: str = ""  # summary name (default: the kind's name)
 
 
 @dataclass(frozen=True)
 class Kind:
-    name: str                           # the normalised table
+    name: str  # the normalised table
     reader: Reader
-    categories: tuple[str, ...]         # -t categories that enable it (any of them)
-    side: str                           # CPU, GPU or METRIC
+    categories: tuple[str, ...]  # -t categories that enable it (any of them)
+    side: str  # CPU, GPU or METRIC
     translators: tuple[Translator, ...]
-    types: tuple[R.EventType, ...] = ()     # fixed event types its translators write
+    types: tuple[R.EventType, ...] = ()  # fixed event types its translators write
     doc: str = ""
     # its reader is row by row (no row depends on another: no nesting, no pairing), so a large
     # table is read a batch of rows at a time (pipeline/stages.py read_each)
@@ -70,39 +70,124 @@ class Kind:
 @dataclass(frozen=True)
 class Link:
     """Records that join two tables of one report; counted only when they have something to say."""
+
     name: str
     fn: Callable[[Context, Translation], int]
     types: tuple[R.EventType, ...] = ()
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("cuda_api", cuda_api.READER, ("cuda_api",), CPU, (Translator(cuda.cuda_api),), (R.CUDA_API, R.CORRELATION),
-         doc="CUDA runtime/driver API calls", batched=True),
-    Kind("kernels", kernels.READER, ("gpu",), GPU,
-         (Translator(cuda.kernels), Translator(cuda.nccl_kernels, "nccl_kernels")),
-         (R.CUDA_KERNEL, R.CUDA_KERNEL_FULL, R.NCCL_KERNEL, *R.KERNEL_PARAMS.values(), R.GRAPH_NODE),
-         doc="CUDA kernels", batched=True),
-    Kind("memcpy", memops.MEMCPY_READER, ("gpu",), GPU, (Translator(cuda.memcpy),), (R.MEMOP, R.MEMOP_SIZE),
-         doc="CUDA memory copies", batched=True),
-    Kind("memset", memops.MEMSET_READER, ("gpu",), GPU, (Translator(cuda.memset),), (R.MEMOP, R.MEMOP_SIZE),
-         doc="CUDA memsets", batched=True),
-    Kind("nvtx", nvtx.READER, ("nvtx_pushpop", "nvtx_startend"), CPU, (Translator(host.nvtx),),
-         doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)"),
-    Kind("nccl", nccl.READER, ("nccl",), CPU, (Translator(host.nccl_ranges),), (R.NCCL_RANGE,),
-         doc="NVTX ranges of the NCCL domain, with their payloads"),
-    Kind("mpi", mpi.READER, ("mpi",), CPU, (Translator(host.mpi),),
-         (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM), doc="MPI calls"),
-    Kind("osrt", osrt.READER, ("osrt",), CPU, (Translator(host.osrt),), (R.OSRT,), doc="OS runtime library calls",
-         batched=True),
-    Kind("gpu_metrics", gpu_metrics.READER, ("gpu_metrics",), METRIC, (Translator(metrics_tr.gpu_metrics),),
-         doc="GPU metric samples (event types per metric name)"),
-    Kind("graph_exec", graphs.EXEC_READER, ("graphs",), GPU, (Translator(graph_tr.graph_exec),),
-         (R.GRAPH_EXEC, R.GRAPH_ID, R.GRAPH_EXEC_ID), doc="CUDA graph executions on streams"),
-    Kind("graph_api", graphs.API_READER, ("graphs",), CPU, (Translator(graph_tr.graph_api),),
-         (R.GRAPH_API, R.GRAPH_ID, R.GRAPH_NODE), doc="CUDA graph API events"),
-    Kind("openacc", openacc.READER, ("openacc",), CPU, (Translator(openacc_tr.openacc),),
-         (*R.OPENACC_TABLE_TYPES.values(), R.OPENACC_REGION, R.OPENACC_FUNCTION, R.OPENACC_DATA_SIZE),
-         doc="OpenACC data, launch and other events"),
+    Kind(
+        "cuda_api",
+        cuda_api.READER,
+        ("cuda_api",),
+        CPU,
+        (Translator(cuda.cuda_api),),
+        (R.CUDA_API, R.CORRELATION),
+        doc="CUDA runtime/driver API calls",
+        batched=True,
+    ),
+    Kind(
+        "kernels",
+        kernels.READER,
+        ("gpu",),
+        GPU,
+        (Translator(cuda.kernels), Translator(cuda.nccl_kernels, "nccl_kernels")),
+        (R.CUDA_KERNEL, R.CUDA_KERNEL_FULL, R.NCCL_KERNEL, *R.KERNEL_PARAMS.values(), R.GRAPH_NODE),
+        doc="CUDA kernels",
+        batched=True,
+    ),
+    Kind(
+        "memcpy",
+        memops.MEMCPY_READER,
+        ("gpu",),
+        GPU,
+        (Translator(cuda.memcpy),),
+        (R.MEMOP, R.MEMOP_SIZE),
+        doc="CUDA memory copies",
+        batched=True,
+    ),
+    Kind(
+        "memset",
+        memops.MEMSET_READER,
+        ("gpu",),
+        GPU,
+        (Translator(cuda.memset),),
+        (R.MEMOP, R.MEMOP_SIZE),
+        doc="CUDA memsets",
+        batched=True,
+    ),
+    Kind(
+        "nvtx",
+        nvtx.READER,
+        ("nvtx_pushpop", "nvtx_startend"),
+        CPU,
+        (Translator(host.nvtx),),
+        doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)",
+    ),
+    Kind(
+        "nccl",
+        nccl.READER,
+        ("nccl",),
+        CPU,
+        (Translator(host.nccl_ranges),),
+        (R.NCCL_RANGE,),
+        doc="NVTX ranges of the NCCL domain, with their payloads",
+    ),
+    Kind(
+        "mpi",
+        mpi.READER,
+        ("mpi",),
+        CPU,
+        (Translator(host.mpi),),
+        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM),
+        doc="MPI calls",
+    ),
+    Kind(
+        "osrt",
+        osrt.READER,
+        ("osrt",),
+        CPU,
+        (Translator(host.osrt),),
+        (R.OSRT,),
+        doc="OS runtime library calls",
+        batched=True,
+    ),
+    Kind(
+        "gpu_metrics",
+        gpu_metrics.READER,
+        ("gpu_metrics",),
+        METRIC,
+        (Translator(metrics_tr.gpu_metrics),),
+        doc="GPU metric samples (event types per metric name)",
+    ),
+    Kind(
+        "graph_exec",
+        graphs.EXEC_READER,
+        ("graphs",),
+        GPU,
+        (Translator(graph_tr.graph_exec),),
+        (R.GRAPH_EXEC, R.GRAPH_ID, R.GRAPH_EXEC_ID),
+        doc="CUDA graph executions on streams",
+    ),
+    Kind(
+        "graph_api",
+        graphs.API_READER,
+        ("graphs",),
+        CPU,
+        (Translator(graph_tr.graph_api),),
+        (R.GRAPH_API, R.GRAPH_ID, R.GRAPH_NODE),
+        doc="CUDA graph API events",
+    ),
+    Kind(
+        "openacc",
+        openacc.READER,
+        ("openacc",),
+        CPU,
+        (Translator(openacc_tr.openacc),),
+        (*R.OPENACC_TABLE_TYPES.values(), R.OPENACC_REGION, R.OPENACC_FUNCTION, R.OPENACC_DATA_SIZE),
+        doc="OpenACC data, launch and other events",
+    ),
 )
 LINKS: tuple[Link, ...] = (
     Link("launch_links", cuda.launch_links),
@@ -121,15 +206,32 @@ OPTIONAL_COUNTS = ("nccl_kernels", *(link.name for link in LINKS))
 # table is listed with its rows, each row read by a kind (translated, or left out by -t) or not
 # translated with the reason declared here.
 METADATA_PREFIXES = ("ENUM_", "TARGET_INFO_", "META_DATA_", "sqlite_")
-METADATA_TABLES = frozenset({
-    "StringIds", "ThreadNames", "ProcessStreams", "PROCESSES", "EXPORT_META_DATA", "ANALYSIS_DETAILS",
-    "ANALYSIS_FILE", "UnwindMethodType", "MPI_RANKS", "MPI_COMMUNICATORS", "NVTX_PAYLOAD_SCHEMAS",
-    "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUMS", "NVTX_PAYLOAD_ENUM_ENTRIES", "GENERIC_EVENT_SOURCES",
-    "GENERIC_EVENT_TYPES", "OSRT_FILE_ACCESS_DESCRIPTORS_NAMES", "CUDA_CALLCHAINS_NAMES"})
+METADATA_TABLES = frozenset(
+    {
+        "StringIds",
+        "ThreadNames",
+        "ProcessStreams",
+        "PROCESSES",
+        "EXPORT_META_DATA",
+        "ANALYSIS_DETAILS",
+        "ANALYSIS_FILE",
+        "UnwindMethodType",
+        "MPI_RANKS",
+        "MPI_COMMUNICATORS",
+        "NVTX_PAYLOAD_SCHEMAS",
+        "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        "NVTX_PAYLOAD_ENUMS",
+        "NVTX_PAYLOAD_ENUM_ENTRIES",
+        "GENERIC_EVENT_SOURCES",
+        "GENERIC_EVENT_TYPES",
+        "OSRT_FILE_ACCESS_DESCRIPTORS_NAMES",
+        "CUDA_CALLCHAINS_NAMES",
+    }
+)
 NOT_THIS_VERSION = "not translated by this version of nsys2prv"
-UNTRANSLATED_TABLES = {   # table -> why its rows are not translated (tables read by no kind)
+UNTRANSLATED_TABLES = {  # table -> why its rows are not translated (tables read by no kind)
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": "CUDA synchronization activities: not translated by this version of "
-                                           "nsys2prv (the API calls that wait are)",
+    "nsys2prv (the API calls that wait are)",
     "CUPTI_ACTIVITY_KIND_CUDA_EVENT": "CUDA event records (cudaEventRecord on streams): " + NOT_THIS_VERSION,
     "CUPTI_ACTIVITY_KIND_OVERHEAD": "CUPTI's own overhead: " + NOT_THIS_VERSION,
     "PROFILER_OVERHEAD": "Nsight Systems' own overhead: " + NOT_THIS_VERSION,
@@ -174,8 +276,9 @@ def flag_of(kind: str) -> str:
     return group[0] if group else BY_NAME[kind].categories[0]
 
 
-def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tuple[str, ...],
-                dropped: dict[str, int] | None = None) -> list[dict]:
+def table_fates(
+    counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tuple[str, ...], dropped: dict[str, int] | None = None
+) -> list[dict]:
     """``[{"table", "rows", "fates": [{"rows", "fate", "kind" and/or "flag", or "reason"}]}]`` of one report:
     ``counts`` its non-metadata tables' rows, ``nvtx_classes`` its NVTX_EVENTS rows by class,
     ``kinds`` the kinds translated, ``dropped`` the rows of each translated kind its reader or
@@ -189,8 +292,9 @@ def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tup
         if kind in kinds:
             d = min(rows, left.get(kind, 0))
             left[kind] = left.get(kind, 0) - d
-            return ([{"rows": rows - d, "fate": "translated", "kind": kind}] if rows > d else []) \
-                + ([{"rows": d, "fate": "dropped", "kind": kind}] if d else [])
+            return ([{"rows": rows - d, "fate": "translated", "kind": kind}] if rows > d else []) + (
+                [{"rows": d, "fate": "dropped", "kind": kind}] if d else []
+            )
         return [{"rows": rows, "fate": "left out", "kind": kind, "flag": f"-t {flag_of(kind)}"}]
 
     out = []
@@ -198,8 +302,12 @@ def table_fates(counts: dict[str, int], nvtx_classes: dict[str, int], kinds: tup
         if not rows or is_metadata(table):
             continue
         if table == NVTX_TABLE and nvtx_classes:
-            fates = [f for c, n in nvtx_classes.items() if n
-                     for f in parts(n, NVTX_CLASS_KINDS.get(c), NVTX_CLASS_REASONS.get(c, NVTX_CLASS_REASONS["other"]))]
+            fates = [
+                f
+                for c, n in nvtx_classes.items()
+                if n
+                for f in parts(n, NVTX_CLASS_KINDS.get(c), NVTX_CLASS_REASONS.get(c, NVTX_CLASS_REASONS["other"]))
+            ]
         else:
             fates = parts(rows, table_kind(table), UNTRANSLATED_TABLES.get(table))
         out.append({"table": table, "rows": rows, "fates": fates})

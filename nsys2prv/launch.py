@@ -12,7 +12,9 @@ def entry() -> None:
     try:
         from nsys2prv.cli import entry as run  # after the handlers: this import loads everything
     except Interrupted as exc:
-        print(f"nsys2prv: stopped by {signal.Signals(exc.signum).name}; nothing written (earlier outputs are "
-              "kept)", file=sys.stderr)
+        print(
+            f"nsys2prv: stopped by {signal.Signals(exc.signum).name}; nothing written (earlier outputs are kept)",
+            file=sys.stderr,
+        )
         raise SystemExit(128 + exc.signum) from None
     run()

@@ -33,16 +33,26 @@ def main() -> None:
     def to_local(t):
         return np.rint(t - c[:, None] - k[:, None] * t).astype(np.int64)
 
-    sp = SyncPoints(np.arange(n_rank), np.arange(n_rank), [f"p#{i}" for i in range(n_pt)], to_local(e_true),
-                    to_local(x_true), np.ones(n_pt, bool), np.ones(n_pt, bool), ["mpi"])
+    sp = SyncPoints(
+        np.arange(n_rank),
+        np.arange(n_rank),
+        [f"p#{i}" for i in range(n_pt)],
+        to_local(e_true),
+        to_local(x_true),
+        np.ones(n_pt, bool),
+        np.ones(n_pt, bool),
+        ["mpi"],
+    )
     t0 = time.perf_counter()
     res = fit_clocks(sp, P2P.empty(), np.zeros(n_rank, np.int64), 0)
     dt = time.perf_counter() - t0
     aligned = sp.exit + res.offsets[:, None] + np.rint(res.drift[:, None] * (sp.exit - res.t_ref[:, None]))
     err = np.median(aligned - x_true, axis=1)
     err -= err[0]
-    print(f"fit of {n_rank} ranks x {n_pt} points: {dt:.2f} s, max |offset error| {np.abs(err).max():.0f} ns, "
-          f"{res.violations_after} constraint(s) violated")
+    print(
+        f"fit of {n_rank} ranks x {n_pt} points: {dt:.2f} s, max |offset error| {np.abs(err).max():.0f} ns, "
+        f"{res.violations_after} constraint(s) violated"
+    )
 
 
 if __name__ == "__main__":

@@ -117,22 +117,29 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     rec = summary["records"]
     total = rec["states"] + rec["events"] + rec["communications"]
     src = sum(c["source_rows"] for c in summary["categories"].values())
-    res = {"ranks": summary["ranks"], "source_rows": src, "records": total, "wall_s": round(wall, 3),
-           "records_per_s": round(total / wall),
-           "cpu_s": round(cpu, 3), "records_per_cpu_s": round(total / cpu) if cpu > 0 else None,
-           "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
-           "peak_tree_pss_mb": round(peak[0] / 1024, 1) if pss else None}
+    res = {
+        "ranks": summary["ranks"],
+        "source_rows": src,
+        "records": total,
+        "wall_s": round(wall, 3),
+        "records_per_s": round(total / wall),
+        "cpu_s": round(cpu, 3),
+        "records_per_cpu_s": round(total / cpu) if cpu > 0 else None,
+        "peak_rss_mb": round(max(maxrss, before) / 1024, 1),
+        "peak_tree_pss_mb": round(peak[0] / 1024, 1) if pss else None,
+    }
     if maxrss <= before:
-        res["peak_rss_mb"] = None   # an earlier run of this script was larger: ru_maxrss cannot tell
-    res["peak_hwm_mb"] = round(hwm[0] / 1024, 1)   # the largest VmHWM sampled (any one process, every run)
+        res["peak_rss_mb"] = None  # an earlier run of this script was larger: ru_maxrss cannot tell
+    res["peak_hwm_mb"] = round(hwm[0] / 1024, 1)  # the largest VmHWM sampled (any one process, every run)
     # every process's VmHWM, the command's first, then the largest
     res["process_hwm_mb"] = [round(each.pop(proc.pid, 0) / 1024)] + sorted(
-        (round(kb / 1024) for kb in each.values()), reverse=True)
+        (round(kb / 1024) for kb in each.values()), reverse=True
+    )
     if stages:
         res["stages"] = {}
         for line in (err or "").splitlines():
             m = re.search(r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB\)", line)
-            if m:   # seconds, the main process's RSS after the stage and its peak during it (MB)
+            if m:  # seconds, the main process's RSS after the stage and its peak during it (MB)
                 res["stages"][m[1]] = [float(m[2]), float(m[3]), float(m[4])]
     return res
 
@@ -141,7 +148,7 @@ def main() -> None:
     if "--" not in sys.argv:
         sys.exit(__doc__)
     sep = sys.argv.index("--")
-    opts, args = sys.argv[1:sep], sys.argv[sep + 1:]
+    opts, args = sys.argv[1:sep], sys.argv[sep + 1 :]
     runs, stages, pss = 1, False, False
     while opts and opts[0].startswith("--"):
         o = opts.pop(0)

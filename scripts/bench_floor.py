@@ -22,9 +22,19 @@ import sys
 import time
 from pathlib import Path
 
-TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-          "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "OSRT_API", "NVTX_EVENTS",
-          "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS", "StringIds")
+TABLES = (
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "OSRT_API",
+    "NVTX_EVENTS",
+    "MPI_P2P_EVENTS",
+    "MPI_COLLECTIVES_EVENTS",
+    "MPI_OTHER_EVENTS",
+    "StringIds",
+)
 
 
 def read_all(paths: list[str]) -> tuple[float, int]:
@@ -53,7 +63,7 @@ def write_bytes(prv: Path) -> tuple[float, int]:
     with open(target, "wb") as fh:
         left = size
         while left > 0:
-            fh.write(block[:min(left, len(block))])
+            fh.write(block[: min(left, len(block))])
             left -= len(block)
     took = time.perf_counter() - t
     target.unlink()
@@ -70,9 +80,20 @@ def main() -> None:
     read_s, rows = read_all(reports)
     write_s, size = write_bytes(prv)
     cores = len(os.sched_getaffinity(0))
-    print(json.dumps({"reports": len(reports), "rows": rows, "bytes": size, "import_s": round(import_s, 3),
-                      "read_s": round(read_s, 3), "read_s_per_core": round(read_s / cores, 3),
-                      "write_s": round(write_s, 3), "cores": cores}))
+    print(
+        json.dumps(
+            {
+                "reports": len(reports),
+                "rows": rows,
+                "bytes": size,
+                "import_s": round(import_s, 3),
+                "read_s": round(read_s, 3),
+                "read_s_per_core": round(read_s / cores, 3),
+                "write_s": round(write_s, 3),
+                "cores": cores,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def make(ranks: int, calls: int, seed: int = 1):
     sends = {"send_rank": [], "send_start": [], "recv_rank": [], "recv_end": []}
     for k in range(rounds):
         s = t + work[k, 0]
-        e = np.maximum(s, np.roll(s, 1)) + 500                 # the message from the left arrives
+        e = np.maximum(s, np.roll(s, 1)) + 500  # the message from the left arrives
         rows["rank"].append(np.arange(ranks))
         rows["start"].append(s)
         rows["end"].append(e)
@@ -56,13 +56,15 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=10000)
     args = ap.parse_args()
     calls, msgs, life = make(args.ranks, args.calls)
-    replay(calls.head(1000), life, msgs.head(0))              # compile (cached after the first run)
+    replay(calls.head(1000), life, msgs.head(0))  # compile (cached after the first run)
     t0 = time.perf_counter()
     rep = replay(calls, life, msgs)
     dt = time.perf_counter() - t0
-    print(f"replay of {args.ranks} ranks x {args.calls} calls ({len(calls):,} calls, {len(msgs):,} messages): "
-          f"{dt:.2f} s, {len(calls) / dt / 1e6:.2f}M calls/s; T = {int(life[:, 1].max()):,} ns, "
-          f"T_ideal = {rep.elapsed:,} ns, unresolved {rep.unresolved}")
+    print(
+        f"replay of {args.ranks} ranks x {args.calls} calls ({len(calls):,} calls, {len(msgs):,} messages): "
+        f"{dt:.2f} s, {len(calls) / dt / 1e6:.2f}M calls/s; T = {int(life[:, 1].max()):,} ns, "
+        f"T_ideal = {rep.elapsed:,} ns, unresolved {rep.unresolved}"
+    )
 
 
 if __name__ == "__main__":

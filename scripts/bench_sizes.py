@@ -30,8 +30,8 @@ def last_json(cmd: list[str]) -> dict:
 
 def main() -> None:
     argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[:argv.index("--")] if "--" in argv else argv
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", type=Path)
     ap.add_argument("--runs", type=int, default=1)
@@ -45,13 +45,28 @@ def main() -> None:
         if not reports:
             continue
         out = d / "out"
-        conv = last_json([sys.executable, str(HERE / "bench_convert.py"), "--runs", str(args.runs), str(out), "--",
-                          "--no-cache", *extra, "-m", *reports])
+        conv = last_json(
+            [
+                sys.executable,
+                str(HERE / "bench_convert.py"),
+                "--runs",
+                str(args.runs),
+                str(out),
+                "--",
+                "--no-cache",
+                *extra,
+                "-m",
+                *reports,
+            ]
+        )
         floor = last_json([sys.executable, str(HERE / "bench_floor.py"), f"{out}.prv", *reports])
         total = floor["import_s"] + floor["read_s_per_core"] + floor["write_s"]
-        print(f"| {name} | {len(reports)} | {conv['source_rows'] / 1e6:.2f}M | {conv['wall_s']:.1f}"
-              f" | {conv['cpu_s']:.1f} | {max(conv['process_hwm_mb']):,.0f} MB | {total:.1f} ({floor['import_s']:.1f} +"
-              f" {floor['read_s_per_core']:.1f} + {floor['write_s']:.1f}) |", flush=True)
+        print(
+            f"| {name} | {len(reports)} | {conv['source_rows'] / 1e6:.2f}M | {conv['wall_s']:.1f}"
+            f" | {conv['cpu_s']:.1f} | {max(conv['process_hwm_mb']):,.0f} MB | {total:.1f} ({floor['import_s']:.1f} +"
+            f" {floor['read_s_per_core']:.1f} + {floor['write_s']:.1f}) |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -22,16 +22,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-VIEWS = {"host_useful": "analysis/host_useful.cfg", "device_useful": "analysis/device_useful.cfg",
-         "device_transfer": "analysis/device_transfer_nonoverlapped.cfg",
-         "device_active": "analysis/device_active.cfg", "device_idle": "analysis/device_idle.cfg",
-         "node_device_useful": "analysis/node_device_useful.cfg",
-         "node_device_transfer": "analysis/node_device_transfer_nonoverlapped.cfg",
-         "node_device_active": "analysis/node_device_active.cfg", "node_device_idle": "analysis/node_device_idle.cfg",
-         "gpu_activity": "analysis/gpu_activity.cfg"}
-GPU_COLUMNS = {"device_useful": "Useful (compute kernel)",
-               "device_transfer": "Data movement (memory operation or NCCL kernel, no compute kernel)",
-               "device_idle": "Idle"}
+VIEWS = {
+    "host_useful": "analysis/host_useful.cfg",
+    "device_useful": "analysis/device_useful.cfg",
+    "device_transfer": "analysis/device_transfer_nonoverlapped.cfg",
+    "device_active": "analysis/device_active.cfg",
+    "device_idle": "analysis/device_idle.cfg",
+    "node_device_useful": "analysis/node_device_useful.cfg",
+    "node_device_transfer": "analysis/node_device_transfer_nonoverlapped.cfg",
+    "node_device_active": "analysis/node_device_active.cfg",
+    "node_device_idle": "analysis/node_device_idle.cfg",
+    "gpu_activity": "analysis/gpu_activity.cfg",
+}
+GPU_COLUMNS = {
+    "device_useful": "Useful (compute kernel)",
+    "device_transfer": "Data movement (memory operation or NCCL kernel, no compute kernel)",
+    "device_idle": "Idle",
+}
 
 
 def histogram(path: Path) -> tuple[list[str], list[tuple[str, list[float]]]]:
@@ -74,8 +81,11 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         cfg_dir = work / "cfgs"
-        subprocess.run([sys.executable, "-m", "nsys2prv.paraver.cfgs", "render", str(base), str(cfg_dir)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "nsys2prv.paraver.cfgs", "render", str(base), str(cfg_dir)],
+            check=True,
+            capture_output=True,
+        )
         out = run_views(base, cfg_dir, paramedir, work)
         host = dict(column(out["host_useful"], "Running"))
         device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
@@ -85,39 +95,50 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
     procs = pop["processes"]
     useful = pop["host"].get("useful_time_ns") or {}
     first_rows = {}
-    for label in row:   # the first CPU row of each process ("Rank 3 main (1234)")
+    for label in row:  # the first CPU row of each process ("Rank 3 main (1234)")
         key = " ".join(label.split()[:2])
         first_rows.setdefault(key, label)
-    diffs = [abs(host.get(first_rows.get(p["label"], ""), 0.0) - useful[p["label"]]) for p in procs
-             if p["label"] in useful]
+    diffs = [
+        abs(host.get(first_rows.get(p["label"], ""), 0.0) - useful[p["label"]]) for p in procs if p["label"] in useful
+    ]
     results.append(("host useful per process", len(diffs), int(max(diffs, default=0))))
     devs = [d for d in pop["devices"] if len(d["processes"]) == 1]
     task_of = {p["label"]: i for i, p in enumerate(procs)}
     T = pop["elapsed_ns"]
-    want = {"device_useful": pop["device"]["useful_time_ns"], "device_transfer": pop["device"]["data_movement_time_ns"],
-            "device_active": pop["device"]["active_time_ns"],
-            "device_idle": {k: T - v for k, v in pop["device"]["active_time_ns"].items()}}
+    want = {
+        "device_useful": pop["device"]["useful_time_ns"],
+        "device_transfer": pop["device"]["data_movement_time_ns"],
+        "device_active": pop["device"]["active_time_ns"],
+        "device_idle": {k: T - v for k, v in pop["device"]["active_time_ns"].items()},
+    }
     for key, by_dev in want.items():
         diffs = [abs(device[key][task_of[d["processes"][0]]] - by_dev[d["label"]]) for d in devs]
-        results.append((f"{key.replace('_', ' ')} per GPU (GPUs of one process)", len(diffs),
-                        int(max(diffs, default=0))))
+        results.append(
+            (f"{key.replace('_', ' ')} per GPU (GPUs of one process)", len(diffs), int(max(diffs, default=0)))
+        )
     hosts = {}
     for d in pop["devices"]:
         hosts.setdefault(d["host"], []).append(d)
-    alone = [ds[0] for ds in hosts.values() if len(ds) == 1]      # hosts with one GPU: node row = GPU
+    alone = [ds[0] for ds in hosts.values() if len(ds) == 1]  # hosts with one GPU: node row = GPU
     for key, by_dev in want.items():
         diffs = [abs(node[key].get(d["host"], 0.0) - by_dev[d["label"]]) for d in alone]
-        results.append((f"{key.replace('_', ' ')} per GPU (node views, hosts of one GPU)", len(diffs),
-                        int(max(diffs, default=0))))
+        results.append(
+            (f"{key.replace('_', ' ')} per GPU (node views, hosts of one GPU)", len(diffs), int(max(diffs, default=0)))
+        )
     # GPU rows: the thread's task (header) gives the host (.row task label "Rank 0 (host, pid 1)")
     header = Path(f"{base}.prv").open().readline()
     apps = header.split(":", 5)[5] if header.count(":") >= 5 else ""
-    counts = [int(x.split(":")[0]) for x in apps[apps.index("(") + 1:apps.index(")")].split(",")] if "(" in apps else []
-    tasks = Path(f"{base}.row").read_text().split("LEVEL TASK SIZE")[1].splitlines()[1:1 + len(counts)]
+    counts = (
+        [int(x.split(":")[0]) for x in apps[apps.index("(") + 1 : apps.index(")")].split(",")] if "(" in apps else []
+    )
+    tasks = Path(f"{base}.row").read_text().split("LEVEL TASK SIZE")[1].splitlines()[1 : 1 + len(counts)]
     hosts_of = [t.rsplit("(", 1)[-1].split(", pid")[0] for t in tasks]
     owner = [i for i, n in enumerate(counts) for _ in range(n)]
-    rows = {f"{hosts_of[owner[g]]}:{label.split()[-1]}": g for g, label in enumerate(row)
-            if label.startswith("Metrics GPU") and g < len(owner)}
+    rows = {
+        f"{hosts_of[owner[g]]}:{label.split()[-1]}": g
+        for g, label in enumerate(row)
+        if label.startswith("Metrics GPU") and g < len(owner)
+    }
     if any(r in rows for r in (d["label"] for d in pop["devices"])):
         for key in GPU_COLUMNS:
             diffs = [abs(gpu[key][rows[d["label"]]] - want[key][d["label"]]) for d in pop["devices"]]

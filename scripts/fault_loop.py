@@ -83,7 +83,7 @@ def main() -> int:
         return attack_loop(args.runs, rng, work, ranks)
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
     tally = collections.Counter()
-    pending_commit = None       # an OUT left mixed by a SIGKILL during its commit: the next run completes it
+    pending_commit = None  # an OUT left mixed by a SIGKILL during its commit: the next run completes it
     for i in range(args.runs):
         out = work / ("out" if i % 2 else f"fresh{i}")
         before = digest(out)
@@ -115,8 +115,8 @@ def main() -> int:
         if alive(str(out)):
             tally["BAD orphan processes"] += 1
         elif sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) and proc.returncode == EXPECTED[sig]:
-            time.sleep(0.3)             # (a worker still writing would refill the staging directory now)
-            if list(work.glob(f".{out.name}.out{proc.pid}*")):     # (not a SIGKILLed run's: the next one's)
+            time.sleep(0.3)  # (a worker still writing would refill the staging directory now)
+            if list(work.glob(f".{out.name}.out{proc.pid}*")):  # (not a SIGKILLed run's: the next one's)
                 tally["BAD staging directory left by a run stopped by a handled signal"] += 1
         after = digest(out)
         if pending_commit == out:
@@ -174,9 +174,22 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
     import pickle
 
     entries = sorted(p for p in (cache / "tables").glob("*/*") if p.is_dir() and not p.is_symlink())
-    kind = rng.choice(["lock link", "lock fifo", "staging link", "output links", "cache file links",
-                       "cache dir link", "entry dir link", "pickles", "wrong objects", "parquet of another kind",
-                       "manifest a list", "text in a numeric column"])
+    kind = rng.choice(
+        [
+            "lock link",
+            "lock fifo",
+            "staging link",
+            "output links",
+            "cache file links",
+            "cache dir link",
+            "entry dir link",
+            "pickles",
+            "wrong objects",
+            "parquet of another kind",
+            "manifest a list",
+            "text in a numeric column",
+        ]
+    )
     want = {"code": 0, "same": True}
     if kind == "lock link":
         (out.parent / f".{out.name}.lock").symlink_to(victim)
@@ -209,9 +222,11 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
         shutil.rmtree(e)
         e.symlink_to(vdir, target_is_directory=True)
     elif kind == "pickles" and entries:
+
         class Boom:
             def __reduce__(self):
                 return (os.system, (f"touch {marker}",))
+
         bomb = pickle.dumps(Boom())
         for e in entries:
             for f in [*e.glob("*.n2p"), e / "meta.pkl", e / "scan-0123456789abcdef.pkl", e / "mpi.empty.pkl"]:
@@ -219,6 +234,7 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
     elif kind == "wrong objects" and entries:
         sys.path.insert(0, str(ROOT))
         from nsys2prv.nsys.cache import encode
+
         for e in entries:
             for f in e.glob("*.n2p"):
                 _put(f, encode(rng.choice([{"a": 1}, [1, 2], "text", None, 3.5])))
@@ -240,13 +256,19 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
         bad.parent.mkdir(exist_ok=True)
         shutil.copy2(src, bad)
         import sqlite3
+
         with sqlite3.connect(bad) as con:
-            tables = [t for t in NUMERIC if con.execute("SELECT count(*) FROM sqlite_master WHERE name = ?",
-                                                          (t,)).fetchone()[0]]
+            tables = [
+                t
+                for t in NUMERIC
+                if con.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]
+            ]
             table = rng.choice(tables)
             col = rng.choice(NUMERIC[table])
-            con.execute(f'UPDATE {table} SET "{col}" = \'x{rng.randint(0, 9)}\' WHERE rowid IN '
-                        f"(SELECT rowid FROM {table} ORDER BY random() LIMIT {rng.randint(1, 3)})")
+            con.execute(
+                f'UPDATE {table} SET "{col}" = \'x{rng.randint(0, 9)}\' WHERE rowid IN '
+                f"(SELECT rowid FROM {table} ORDER BY random() LIMIT {rng.randint(1, 3)})"
+            )
         con.close()
         kind = f"text in {table}.{col}"
         want = {"code": 0, "same": False, "inputs": {src.name: bad}, "flags": ["--no-cache"]}
@@ -281,8 +303,13 @@ def attack_loop(runs: int, rng, work: Path, ranks: list[str]) -> int:
         inputs = [str(want.get("inputs", {}).get(Path(r).name, r)) for r in ranks]
         before = _bytes(out)
         try:
-            res = subprocess.run([*base, *want.get("flags", []), "-m", *inputs, str(out)], env=env,
-                                 capture_output=True, text=True, timeout=60)
+            res = subprocess.run(
+                [*base, *want.get("flags", []), "-m", *inputs, str(out)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             code, err = res.returncode, res.stderr
         except subprocess.TimeoutExpired:
             code, err = None, "timeout"

@@ -5,6 +5,7 @@
 
 Used to write tests/data/mpi4/README.md. Opens the files read-only.
 """
+
 import collections
 import os
 import sqlite3
@@ -47,8 +48,7 @@ def main(paths):
         for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"):
             if not t.startswith("ENUM_"):
                 counts[t][lab] = con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-    table("Rows per table", ["table"] + labels,
-          [[t] + [counts[t].get(l, "-") for l in labels] for t in sorted(counts)])
+    table("Rows per table", ["table"] + labels, [[t] + [counts[t].get(l, "-") for l in labels] for t in sorted(counts)])
 
     etn = {}
     try:
@@ -59,25 +59,39 @@ def main(paths):
 
     # 2. NVTX by eventType
     keys = sorted({r[0] for rows in nv for r in rows})
-    table("NVTX_EVENTS by eventType", ["eventType", "name"] + labels,
-          [[k, etn.get(k, "?")] + [sum(1 for r in rows if r[0] == k) for rows in nv] for k in keys])
+    table(
+        "NVTX_EVENTS by eventType",
+        ["eventType", "name"] + labels,
+        [[k, etn.get(k, "?")] + [sum(1 for r in rows if r[0] == k) for rows in nv] for k in keys],
+    )
 
     # 3. NVTX by domain and eventType
     keys = sorted({(r[1], r[0]) for rows in nv for r in rows})
-    table("NVTX_EVENTS by domain and eventType", ["domain", "eventType"] + labels,
-          [[d, e] + [sum(1 for r in rows if (r[1], r[0]) == (d, e)) for rows in nv] for d, e in keys])
+    table(
+        "NVTX_EVENTS by domain and eventType",
+        ["domain", "eventType"] + labels,
+        [[d, e] + [sum(1 for r in rows if (r[1], r[0]) == (d, e)) for rows in nv] for d, e in keys],
+    )
 
     # 4. MPI functions (push/pop ranges in domain "MPI")
     keys = sorted({r[2] for rows in nv for r in rows if r[1] == "MPI" and r[0] == 59})
-    table('MPI calls (eventType 59 ranges in NVTX domain "MPI")', ["function"] + labels,
-          [[k] + [sum(1 for r in rows if r[1] == "MPI" and r[0] == 59 and r[2] == k) for rows in nv] for k in keys]
-          + [["**total**"] + [sum(1 for r in rows if r[1] == "MPI" and r[0] == 59) for rows in nv]])
+    table(
+        'MPI calls (eventType 59 ranges in NVTX domain "MPI")',
+        ["function"] + labels,
+        [[k] + [sum(1 for r in rows if r[1] == "MPI" and r[0] == 59 and r[2] == k) for rows in nv] for k in keys]
+        + [["**total**"] + [sum(1 for r in rows if r[1] == "MPI" and r[0] == 59) for rows in nv]],
+    )
 
     # 5. user annotations (everything not in domain MPI)
     keys = sorted({(r[1], r[0], r[2] or "") for rows in nv for r in rows if r[1] != "MPI"})
-    table("Non-MPI NVTX events by domain, eventType and text", ["domain", "eventType", "text"] + labels,
-          [[d, e, f"`{n}`"] + [sum(1 for r in rows if (r[1], r[0], r[2] or "") == (d, e, n)) for rows in nv]
-           for d, e, n in keys])
+    table(
+        "Non-MPI NVTX events by domain, eventType and text",
+        ["domain", "eventType", "text"] + labels,
+        [
+            [d, e, f"`{n}`"] + [sum(1 for r in rows if (r[1], r[0], r[2] or "") == (d, e, n)) for rows in nv]
+            for d, e, n in keys
+        ],
+    )
 
     # 6. OSRT
     osrt = []
@@ -85,14 +99,18 @@ def main(paths):
         c = collections.Counter()
         try:
             for cls, name in con.execute(
-                    "SELECT o.eventClass, s.value FROM OSRT_API o LEFT JOIN StringIds s ON s.id=o.nameId"):
+                "SELECT o.eventClass, s.value FROM OSRT_API o LEFT JOIN StringIds s ON s.id=o.nameId"
+            ):
                 c[(cls, name)] += 1
         except sqlite3.Error:
             pass
         osrt.append(c)
     keys = sorted({k for c in osrt for k in c}, key=lambda k: (k[0], -sum(c[k] for c in osrt), k[1] or ""))
-    table("OSRT_API by eventClass and function", ["eventClass", "function"] + labels,
-          [[k[0], k[1]] + [c[k] for c in osrt] for k in keys])
+    table(
+        "OSRT_API by eventClass and function",
+        ["eventClass", "function"] + labels,
+        [[k[0], k[1]] + [c[k] for c in osrt] for k in keys],
+    )
 
     # 7. threads
     print("\n### Threads\n")

@@ -30,8 +30,14 @@ import argparse
 import sqlite3
 from pathlib import Path
 
-TIME_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-               "CUPTI_ACTIVITY_KIND_MEMSET", "OSRT_API", "NVTX_EVENTS")
+TIME_TABLES = (
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "OSRT_API",
+    "NVTX_EVENTS",
+)
 ID_COLUMNS = ("globalTid", "globalPid", "endGlobalTid")
 RANK_VARS = ("PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
 
@@ -73,7 +79,7 @@ def make_rank(source: Path, out: Path, rank: int, repeat: float, ranks_per_host:
         base_rows = con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
         copies = [(k, None) for k in range(1, int(repeat))]
         frac = repeat - int(repeat)
-        if frac > 1e-9:   # a partial copy: the activity of the first `frac` of the span
+        if frac > 1e-9:  # a partial copy: the activity of the first `frac` of the span
             copies.append((int(repeat), lo + int(frac * span)))
         if int(repeat) == 0:
             raise SystemExit("--repeat must be >= 1")
@@ -89,10 +95,12 @@ def make_rank(source: Path, out: Path, rank: int, repeat: float, ranks_per_host:
                 else:
                     exprs.append(f'"{c}"')
             where = " WHERE eventType IN (59, 60, 34)" if t == "NVTX_EVENTS" else ""
-            con.execute(f'INSERT INTO "{t}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
-                        f'SELECT {", ".join(exprs)} FROM "{t}" WHERE rowid <= {base_rows}'
-                        + (where.replace(" WHERE", " AND") if where else "")
-                        + (f" AND start < {cut}" if cut is not None else ""))
+            con.execute(
+                f'INSERT INTO "{t}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
+                f'SELECT {", ".join(exprs)} FROM "{t}" WHERE rowid <= {base_rows}'
+                + (where.replace(" WHERE", " AND") if where else "")
+                + (f" AND start < {cut}" if cut is not None else "")
+            )
     # distinct pids/tids per rank
     shift = (1000 * rank) << 24
     for t in tables(con):
@@ -102,8 +110,10 @@ def make_rank(source: Path, out: Path, rank: int, repeat: float, ranks_per_host:
     if "PROCESSES" in have:
         con.execute(f"UPDATE PROCESSES SET pid = pid + {1000 * rank}")
     if "TARGET_INFO_SYSTEM_ENV" in have:
-        con.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'Hostname'",
-                    (f"benchnode{rank // ranks_per_host}",))
+        con.execute(
+            "UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'Hostname'",
+            (f"benchnode{rank // ranks_per_host}",),
+        )
     if "META_DATA_CAPTURE" in have:
         for var in RANK_VARS:
             con.execute("UPDATE META_DATA_CAPTURE SET value = ? WHERE value LIKE ?", (f'{var}="{rank}"', f"{var}=%"))
@@ -132,8 +142,14 @@ def main() -> None:
     make(args.source, args.outdir, args.ranks, args.repeat)
 
 
-SIZES = (("r0.6m", 1, "0.6M"), ("r2.5m", 1, "2.5M"), ("r10m", 1, "10M"), ("r20m", 1, "20M"),
-         ("e10m", 8, "10M"), ("e20m", 8, "20M"))
+SIZES = (
+    ("r0.6m", 1, "0.6M"),
+    ("r2.5m", 1, "2.5M"),
+    ("r10m", 1, "10M"),
+    ("r20m", 1, "20M"),
+    ("e10m", 8, "10M"),
+    ("e20m", 8, "20M"),
+)
 
 
 def rows_arg(text: str) -> int:

@@ -43,13 +43,14 @@ def rank_report(path: Path, r: int, mpi: bool) -> Path:
         b.cuda_api(pid, pid, "cudaMemcpyAsync_v3020", t, t + 5_000, corr)
         b.memcpy(pid, r, 7, t + 6_000, t + 46_000, corr, 1 << 22, copy_kind=1)
         corr += 1
-        start = 50_000 + (step * STEP) + 900_000            # both ranks enter the all-reduce together
+        start = 50_000 + (step * STEP) + 900_000  # both ranks enter the all-reduce together
         b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t + 50_000, t + 55_000, corr)
         b.kernel(pid, r, 13, max(t + 60_000, start - 60_000), start, corr, NCCL)
         b.cuda_api(pid, pid, "cudaStreamSynchronize_v3020", t + 56_000, start + 2_000, corr + 1000)
         if mpi:
-            b.mpi(pid, pid, "MPI_Allreduce", start + 5_000, start + 40_000 + 10_000 * r, kind="coll", size=8,
-                  recv_size=8)
+            b.mpi(
+                pid, pid, "MPI_Allreduce", start + 5_000, start + 40_000 + 10_000 * r, kind="coll", size=8, recv_size=8
+            )
         t = 50_000 + (step + 1) * STEP
     return b.save()
 

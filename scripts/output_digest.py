@@ -31,13 +31,14 @@ DATA = ROOT / "tests" / "data"
 def cases(args) -> list[tuple[str, list[str]]]:
     mpi4 = sorted(glob.glob(str(DATA / "mpi4" / "rank*.sqlite")))
     mpi8 = sorted(glob.glob(str(DATA / "mpi8" / "rank*.sqlite")))
-    out = [("mpi4", ["-t", "mpi,nvtx,osrt", "-m", *mpi4]),
-           ("mpi4_nvtx", ["-t", "nvtx", "-m", *mpi4]),
-           ("mpi4_region", ["-t", "mpi,nvtx", "--iterations", "iteration", "-m", *mpi4]),
-           ("mpi8", ["-t", "all,osrt", "-m", *mpi8])]
+    out = [
+        ("mpi4", ["-t", "mpi,nvtx,osrt", "-m", *mpi4]),
+        ("mpi4_nvtx", ["-t", "nvtx", "-m", *mpi4]),
+        ("mpi4_region", ["-t", "mpi,nvtx", "--iterations", "iteration", "-m", *mpi4]),
+        ("mpi8", ["-t", "all,osrt", "-m", *mpi8]),
+    ]
     if args.cloverleaf:
-        out += [("clover", ["-t", "all,osrt", args.cloverleaf]),
-                ("clover_default", [args.cloverleaf])]
+        out += [("clover", ["-t", "all,osrt", args.cloverleaf]), ("clover_default", [args.cloverleaf])]
     if args.bench:
         ranks = sorted(glob.glob(str(Path(args.bench) / "rank*.sqlite")))
         out += [("bench", ["-m", *ranks])]
@@ -69,8 +70,11 @@ def main() -> int:
             print(f"{hashlib.sha256(data).hexdigest()}  {f.relative_to(work)}")
     runs = [str(DATA / "mpi4" / "rank*.sqlite"), str(DATA / "mpi8" / "rank*.sqlite")]
     pop = work / "pop" / "scaling"
-    res = subprocess.run([sys.executable, "-m", "nsys2prv", "pop", "-q", *runs, "--scaling", "weak",
-                          "--labels", "4,8", "-o", str(pop)], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "pop", "-q", *runs, "--scaling", "weak", "--labels", "4,8", "-o", str(pop)],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode:
         print(f"FAILED pop: exit {res.returncode}: {res.stderr.strip().splitlines()[-1:]}")
     for f in sorted(p for p in pop.parent.glob("*") if p.is_file()):

@@ -31,6 +31,7 @@ schema). ``--vacuum`` runs VACUUM at the end.
 
 Every change is printed. Exit status 1 if the final check still finds leftovers.
 """
+
 import argparse
 import os
 import re
@@ -46,8 +47,17 @@ KEEP_ENV = {
     "SLURM_JOB_ID",
 }
 SYSTEM_PREFIXES = (
-    "/usr/", "/lib/", "/lib32/", "/lib64/", "/bin/", "/sbin/", "/etc/", "/proc/",
-    "/sys/", "/dev/", "/opt/nvidia/",
+    "/usr/",
+    "/lib/",
+    "/lib32/",
+    "/lib64/",
+    "/bin/",
+    "/sbin/",
+    "/etc/",
+    "/proc/",
+    "/sys/",
+    "/dev/",
+    "/opt/nvidia/",
 )
 # Tables whose rows are events: never modified.
 EVENT_TABLE_RE = re.compile(
@@ -80,8 +90,7 @@ class Scrubber:
 
     # ---- helpers -----------------------------------------------------------
     def tables(self):
-        return [r[0] for r in self.con.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return [r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
 
     def columns(self, table):
         return [(r[1], (r[2] or "").upper()) for r in self.con.execute(f'PRAGMA table_info("{table}")')]
@@ -172,8 +181,10 @@ class Scrubber:
         if "StringIds" in names:
             blocks += [v for (v,) in self.con.execute("SELECT value FROM StringIds WHERE instr(value, char(0)) > 0")]
         if "TARGET_INFO_SYSTEM_ENV" in names:
-            blocks += [v for (v,) in self.con.execute(
-                "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE instr(value, char(0)) > 0")]
+            blocks += [
+                v
+                for (v,) in self.con.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE instr(value, char(0)) > 0")
+            ]
         for b in blocks:
             for item in b.split("\x00"):
                 m = ENV_ITEM_RE.match(item)

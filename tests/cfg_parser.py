@@ -16,54 +16,221 @@ from dataclasses import dataclass, field
 
 # Names from paraver-kernel's semantic function factory and histogram statistics.
 THREAD_FUNCTIONS = {
-    "State As Is", "Useful", "State Sign", "Given State", "In State", "Not In State", "State Record Dur.",
-    "Last Evt Type", "Last Evt Val", "Next Evt Type", "Next Evt Val", "Avg Next Evt Val", "Avg Last Evt Val",
-    "Given Evt Val", "In Evt Val", "Int. Between Evt", "Not In Evt Val", "In Evt Range", "Event Bytes",
-    "Last Tag", "Comm Size", "Comm Recv. Partner", "Comm Partner", "Last Send Dur.", "Next Recv Dur.",
-    "Send Bytes in Transit", "Send Messages in Transit", "Send BandWidth", "Recv Bytes in Transit",
-    "Recv Messages in Transit", "Recv BandWidth", "Number Of Receives", "Number Of Receive Bytes"}
-EVENT_FUNCTIONS = {"Last Evt Type", "Last Evt Val", "Next Evt Type", "Next Evt Val", "Avg Next Evt Val",
-                   "Avg Last Evt Val", "Given Evt Val", "In Evt Val", "Int. Between Evt", "Not In Evt Val",
-                   "In Evt Range", "Event Bytes"}
+    "State As Is",
+    "Useful",
+    "State Sign",
+    "Given State",
+    "In State",
+    "Not In State",
+    "State Record Dur.",
+    "Last Evt Type",
+    "Last Evt Val",
+    "Next Evt Type",
+    "Next Evt Val",
+    "Avg Next Evt Val",
+    "Avg Last Evt Val",
+    "Given Evt Val",
+    "In Evt Val",
+    "Int. Between Evt",
+    "Not In Evt Val",
+    "In Evt Range",
+    "Event Bytes",
+    "Last Tag",
+    "Comm Size",
+    "Comm Recv. Partner",
+    "Comm Partner",
+    "Last Send Dur.",
+    "Next Recv Dur.",
+    "Send Bytes in Transit",
+    "Send Messages in Transit",
+    "Send BandWidth",
+    "Recv Bytes in Transit",
+    "Recv Messages in Transit",
+    "Recv BandWidth",
+    "Number Of Receives",
+    "Number Of Receive Bytes",
+}
+EVENT_FUNCTIONS = {
+    "Last Evt Type",
+    "Last Evt Val",
+    "Next Evt Type",
+    "Next Evt Val",
+    "Avg Next Evt Val",
+    "Avg Last Evt Val",
+    "Given Evt Val",
+    "In Evt Val",
+    "Int. Between Evt",
+    "Not In Evt Val",
+    "In Evt Range",
+    "Event Bytes",
+}
 AGGREGATE = {"Adding", "Adding Sign", "Average", "Maximum", "Minimum", "Activity", "In Activity", "Mode"}
 CPU_FUNCTIONS = {"Active Thd", "Active Thd Sign", "Active Thd Val", "Active Thd Val Sign"}
-COMPOSE = {"As Is", "Sign", "1-Sign", "Mod", "Mod+1", "Div", "Prod", "Add", "Subs", "Select Range",
-           "Is In Range", "Is Equal", "Is Equal (Sign)", "Stacked Val", "In Stacked Val", "Nesting level",
-           "Delta", "Burst Time", "Join Bursts"}
+COMPOSE = {
+    "As Is",
+    "Sign",
+    "1-Sign",
+    "Mod",
+    "Mod+1",
+    "Div",
+    "Prod",
+    "Add",
+    "Subs",
+    "Select Range",
+    "Is In Range",
+    "Is Equal",
+    "Is Equal (Sign)",
+    "Stacked Val",
+    "In Stacked Val",
+    "Nesting level",
+    "Delta",
+    "Burst Time",
+    "Join Bursts",
+}
 DERIVED_OPS = {"add", "product", "substract", "divide", "maximum", "minimum"}
 FILTER_FUNCTIONS = {"All", "None", "="}
-STATISTICS = {"Time", "# Bursts", "Average value", "Average Burst Time", "Sum bursts", "Maximum",
-              "#Sends", "#Receives", "Bytes sent"}
+STATISTICS = {
+    "Time",
+    "# Bursts",
+    "Average value",
+    "Average Burst Time",
+    "Sum bursts",
+    "Maximum",
+    "#Sends",
+    "#Receives",
+    "Bytes sent",
+}
 LEVELS = {"thread", "task", "appl", "workload", "node", "system", "cpu"}
 
-SINGLE_KEYS = ["window_name", "window_type", "window_id", "window_position_x", "window_position_y",
-               "window_width", "window_height", "window_comm_lines_enabled", "window_flags_enabled",
-               "window_noncolor_mode", "?window_color_mode", "window_logical_filtered", "window_physical_filtered",
-               "window_comm_fromto", "window_comm_tagsize", "window_comm_typeval", "window_units",
-               "window_maximum_y", "window_minimum_y", "window_compute_y_max", "window_level",
-               "window_scale_relative", "window_end_time_relative", "window_object", "window_begin_time_relative",
-               "window_open", "window_drawmode", "window_drawmode_rows", "window_pixel_size",
-               "window_labels_to_draw", "window_selected_functions", "window_compose_functions",
-               "*window_semantic_module", "*window_filter_module"]
-DERIVED_KEYS = ["window_name", "window_type", "window_id", "window_factors", "window_operation",
-                "window_identifiers", "window_position_x", "window_position_y", "window_width", "window_height",
-                "window_comm_lines_enabled", "window_flags_enabled", "window_noncolor_mode", "?window_color_mode",
-                "window_units", "window_maximum_y", "window_minimum_y", "window_compute_y_max", "window_level",
-                "window_scale_relative", "window_end_time_relative", "window_object",
-                "window_begin_time_relative", "window_open", "window_drawmode", "window_drawmode_rows",
-                "window_pixel_size", "window_labels_to_draw", "window_selected_functions",
-                "window_compose_functions", "*window_semantic_module"]
-ANALYZER_KEYS = ["Name", "X", "Y", "Width", "Height", "ControlWindow", "DataWindow", "Accumulator", "Statistic",
-                 "CalculateAll", "HideCols", "HorizVert", "Color", "SemanticColor", "Zoom", "SortCols",
-                 "SortCriteria", "AnalysisLimits", "ComputeYScale", "Minimum", "Maximum", "Delta",
-                 "ComputeGradient", "PixelSize", "ShowOnlyTotals", "ShortHeaderLabels"]
-SELECTED_SINGLE = ["cpu", "appl", "task", "thread", "node", "system", "workload", "from_obj", "to_obj",
-                   "tag_msg", "size_msg", "bw_msg", "evt_type", "evt_value"]
+SINGLE_KEYS = [
+    "window_name",
+    "window_type",
+    "window_id",
+    "window_position_x",
+    "window_position_y",
+    "window_width",
+    "window_height",
+    "window_comm_lines_enabled",
+    "window_flags_enabled",
+    "window_noncolor_mode",
+    "?window_color_mode",
+    "window_logical_filtered",
+    "window_physical_filtered",
+    "window_comm_fromto",
+    "window_comm_tagsize",
+    "window_comm_typeval",
+    "window_units",
+    "window_maximum_y",
+    "window_minimum_y",
+    "window_compute_y_max",
+    "window_level",
+    "window_scale_relative",
+    "window_end_time_relative",
+    "window_object",
+    "window_begin_time_relative",
+    "window_open",
+    "window_drawmode",
+    "window_drawmode_rows",
+    "window_pixel_size",
+    "window_labels_to_draw",
+    "window_selected_functions",
+    "window_compose_functions",
+    "*window_semantic_module",
+    "*window_filter_module",
+]
+DERIVED_KEYS = [
+    "window_name",
+    "window_type",
+    "window_id",
+    "window_factors",
+    "window_operation",
+    "window_identifiers",
+    "window_position_x",
+    "window_position_y",
+    "window_width",
+    "window_height",
+    "window_comm_lines_enabled",
+    "window_flags_enabled",
+    "window_noncolor_mode",
+    "?window_color_mode",
+    "window_units",
+    "window_maximum_y",
+    "window_minimum_y",
+    "window_compute_y_max",
+    "window_level",
+    "window_scale_relative",
+    "window_end_time_relative",
+    "window_object",
+    "window_begin_time_relative",
+    "window_open",
+    "window_drawmode",
+    "window_drawmode_rows",
+    "window_pixel_size",
+    "window_labels_to_draw",
+    "window_selected_functions",
+    "window_compose_functions",
+    "*window_semantic_module",
+]
+ANALYZER_KEYS = [
+    "Name",
+    "X",
+    "Y",
+    "Width",
+    "Height",
+    "ControlWindow",
+    "DataWindow",
+    "Accumulator",
+    "Statistic",
+    "CalculateAll",
+    "HideCols",
+    "HorizVert",
+    "Color",
+    "SemanticColor",
+    "Zoom",
+    "SortCols",
+    "SortCriteria",
+    "AnalysisLimits",
+    "ComputeYScale",
+    "Minimum",
+    "Maximum",
+    "Delta",
+    "ComputeGradient",
+    "PixelSize",
+    "ShowOnlyTotals",
+    "ShortHeaderLabels",
+]
+SELECTED_SINGLE = [
+    "cpu",
+    "appl",
+    "task",
+    "thread",
+    "node",
+    "system",
+    "workload",
+    "from_obj",
+    "to_obj",
+    "tag_msg",
+    "size_msg",
+    "bw_msg",
+    "evt_type",
+    "evt_value",
+]
 SELECTED_DERIVED = ["appl", "task", "node", "system", "workload"]
-COMPOSE_LEVELS = ["compose_cpu", "compose_appl", "compose_task", "compose_thread", "compose_node",
-                  "compose_system", "compose_workload", "topcompose1", "topcompose2"]
-LOADER_TAGS = {k.lstrip("?*") for k in SINGLE_KEYS + DERIVED_KEYS} | {"window_punctual_color_window",
-                                                                    "window_synchronize"}
+COMPOSE_LEVELS = [
+    "compose_cpu",
+    "compose_appl",
+    "compose_task",
+    "compose_thread",
+    "compose_node",
+    "compose_system",
+    "compose_workload",
+    "topcompose1",
+    "topcompose2",
+]
+LOADER_TAGS = {k.lstrip("?*") for k in SINGLE_KEYS + DERIVED_KEYS} | {
+    "window_punctual_color_window",
+    "window_synchronize",
+}
 BAR = "#" * 80
 FLOAT = re.compile(r"^-?\d+\.\d{12}$")
 
@@ -76,7 +243,7 @@ class CfgError(ValueError):
 class Win:
     number: int
     name: str
-    kind: str                                  # single | composed
+    kind: str  # single | composed
     level: str
     functions: dict[str, str]
     compose: dict[str, str]
@@ -170,20 +337,42 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
         _fail(where, "window_name differs from the block header")
     if d["window_id"] != str(number):
         _fail(where, f"window_id {d['window_id']} but it is window {number} of the file")
-    for k in ("window_comm_lines_enabled", "window_flags_enabled", "window_noncolor_mode", "window_compute_y_max",
-              "window_open", "window_logical_filtered", "window_physical_filtered", "window_comm_fromto",
-              "window_comm_tagsize", "window_comm_typeval"):
+    for k in (
+        "window_comm_lines_enabled",
+        "window_flags_enabled",
+        "window_noncolor_mode",
+        "window_compute_y_max",
+        "window_open",
+        "window_logical_filtered",
+        "window_physical_filtered",
+        "window_comm_fromto",
+        "window_comm_tagsize",
+        "window_comm_typeval",
+    ):
         if k in d and d[k] not in ("true", "false"):
             _fail(where, f"{k} {d[k]!r} (true/false)")
-    if "window_color_mode" in d and d["window_color_mode"] not in ("window_in_gradient_mode",
-                                                                     "window_in_null_gradient_mode"):
+    if "window_color_mode" in d and d["window_color_mode"] not in (
+        "window_in_gradient_mode",
+        "window_in_null_gradient_mode",
+    ):
         _fail(where, f"window_color_mode {d['window_color_mode']!r}")
-    for k in ("window_maximum_y", "window_minimum_y", "window_scale_relative", "window_end_time_relative",
-              "window_begin_time_relative"):
+    for k in (
+        "window_maximum_y",
+        "window_minimum_y",
+        "window_scale_relative",
+        "window_end_time_relative",
+        "window_begin_time_relative",
+    ):
         if not FLOAT.match(d[k]):
             _fail(where, f"{k} {d[k]!r} is not a float with 12 decimals")
-    for k in ("window_position_x", "window_position_y", "window_width", "window_height", "window_pixel_size",
-              "window_labels_to_draw"):
+    for k in (
+        "window_position_x",
+        "window_position_y",
+        "window_width",
+        "window_height",
+        "window_pixel_size",
+        "window_labels_to_draw",
+    ):
         if not d[k].isdigit() or int(d[k]) > 65535:
             _fail(where, f"{k} {d[k]!r} (16-bit unsigned)")
     if d["window_units"] != "Nanoseconds":
@@ -200,9 +389,9 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
         _fail(where, f"selected functions levels {[k for k, _ in sel]}")
     functions = dict(sel)
     for lvl, fn in functions.items():
-        ok = {"cpu": CPU_FUNCTIONS, "thread": THREAD_FUNCTIONS}.get(lvl, AGGREGATE if lvl in
-                                                                   ("appl", "task", "node", "system", "workload")
-                                                                   else FILTER_FUNCTIONS)
+        ok = {"cpu": CPU_FUNCTIONS, "thread": THREAD_FUNCTIONS}.get(
+            lvl, AGGREGATE if lvl in ("appl", "task", "node", "system", "workload") else FILTER_FUNCTIONS
+        )
         if fn not in ok:
             _fail(where, f"unknown function {fn!r} at {lvl}")
     comp = _functions(d["window_compose_functions"], where)
@@ -211,8 +400,16 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
     for lvl, fn in comp:
         if fn not in COMPOSE:
             _fail(where, f"unknown compose function {fn!r} at {lvl}")
-    win = Win(number, header_name, kind, level, functions, dict(comp),
-              comm_lines=d["window_comm_lines_enabled"] == "true", open=d["window_open"] == "true")
+    win = Win(
+        number,
+        header_name,
+        kind,
+        level,
+        functions,
+        dict(comp),
+        comm_lines=d["window_comm_lines_enabled"] == "true",
+        open=d["window_open"] == "true",
+    )
     for k, v in kv:
         if k == "window_semantic_module":
             lvl, fn, params = _semantic_module(v, where)
@@ -300,8 +497,17 @@ def _analyzer(lines: list[str], windows: list[Win], where: str) -> Analyzer:
     control, data = windows[int(d["ControlWindow"]) - 1], windows[int(d["DataWindow"]) - 1]
     if control.level != data.level:
         _fail(where, "control and data windows at different levels")
-    for k in ("CalculateAll", "HideCols", "Color", "SemanticColor", "SortCols", "ComputeYScale", "ComputeGradient",
-              "ShowOnlyTotals", "ShortHeaderLabels"):
+    for k in (
+        "CalculateAll",
+        "HideCols",
+        "Color",
+        "SemanticColor",
+        "SortCols",
+        "ComputeYScale",
+        "ComputeGradient",
+        "ShowOnlyTotals",
+        "ShortHeaderLabels",
+    ):
         if d[k] not in ("True", "False"):
             _fail(where, f"Analyzer2D.{k} {d[k]!r} (True/False)")
     if d["HorizVert"] not in ("Horizontal", "Vertical") or d["Zoom"] not in ("Enabled", "Disabled"):
@@ -349,14 +555,14 @@ def parse_cfg(text: str, name: str = "cfg") -> Cfg:
             j = i + 3
             while j < len(lines) and lines[j] != "":
                 j += 1
-            windows.append(_window(lines[i + 3:j], len(windows) + 1, hm.group(1), windows))
+            windows.append(_window(lines[i + 3 : j], len(windows) + 1, hm.group(1), windows))
             i = j
             continue
         if line == "< NEW ANALYZER2D >":
             j = i + 1
             while j < len(lines) and lines[j] != "":
                 j += 1
-            analyzers.append(_analyzer(lines[i + 1:j], windows, f"{name} analyzer {len(analyzers) + 1}"))
+            analyzers.append(_analyzer(lines[i + 1 : j], windows, f"{name} analyzer {len(analyzers) + 1}"))
             i = j
             continue
         _fail(name, f"line {i + 1}: unexpected {line!r}")
@@ -370,7 +576,10 @@ def parse_cfg(text: str, name: str = "cfg") -> Cfg:
     if not analyzers and not any(w.open for w in windows):
         _fail(name, "a timeline view must open at least one window")
     for a in analyzers:
-        if a.statistic in ("#Sends", "#Receives", "Bytes sent") and not windows[a.control - 1].tags \
-                and not windows[a.control - 1].comm_lines:
+        if (
+            a.statistic in ("#Sends", "#Receives", "Bytes sent")
+            and not windows[a.control - 1].tags
+            and not windows[a.control - 1].comm_lines
+        ):
             _fail(name, "communication statistic on a window without communications selected")
     return Cfg(description, windows, analyzers)

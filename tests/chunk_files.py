@@ -18,8 +18,15 @@ def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
     with open(path, "wb") as fh:
         for a in (hdr, *cols, tail):
             a.tofile(fh)
-    m = ChunkMeta(str(path), n, meta.pop("states", 0), meta.pop("events", 0), meta.pop("comms", 0),
-                  meta.pop("end", int(cols[0].max()) if n else 0), **meta)
+    m = ChunkMeta(
+        str(path),
+        n,
+        meta.pop("states", 0),
+        meta.pop("events", 0),
+        meta.pop("comms", 0),
+        meta.pop("end", int(cols[0].max()) if n else 0),
+        **meta,
+    )
     m.index = cols[0][::STRIDE].copy()
     offs = np.concatenate([[0], np.cumsum(m.widths()[cols[3]])])
     m.fields = offs[:n:STRIDE].copy()

@@ -29,9 +29,11 @@ def need(path: Path) -> Path:
         if os.environ.get("CI"):
             pytest.fail(f"test data missing in CI: {path}")
         if path == CLOVERLEAF:
-            pytest.skip(f"the real CloverLeaf CUDA export (Nsight Systems 2024.5; someone else's, not "
-                        f"redistributable) is not at {path}: the same checks run on the export of its shape "
-                        "that tests/nsysgen.py generates (cloverleaf_like)")
+            pytest.skip(
+                f"the real CloverLeaf CUDA export (Nsight Systems 2024.5; someone else's, not "
+                f"redistributable) is not at {path}: the same checks run on the export of its shape "
+                "that tests/nsysgen.py generates (cloverleaf_like)"
+            )
         pytest.skip(f"test data not available: {path}")
     return path
 

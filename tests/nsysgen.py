@@ -28,8 +28,8 @@ from pathlib import Path
 
 DDL_DIR = Path(__file__).parent / "data" / "ddl"
 SCHEMAS = ("2.9.1", "3.0.0", "3.13.2", "3.22")
-OLD_SCHEMAS = ("2.9.1", "3.0.0")          # MPI as the NVTX domain "MPI", EXPORT_META_DATA
-MPI_TABLE_SCHEMAS = ("3.13.2", "3.22")    # MPI_* tables, META_DATA_EXPORT
+OLD_SCHEMAS = ("2.9.1", "3.0.0")  # MPI as the NVTX domain "MPI", EXPORT_META_DATA
+MPI_TABLE_SCHEMAS = ("3.13.2", "3.22")  # MPI_* tables, META_DATA_EXPORT
 
 # Per-shape metadata written to EXPORT_META_DATA / META_DATA_EXPORT.
 VERSIONS = {  # shape -> (EXPORT_SCHEMA_VERSION, EXPORT_PRODUCT_VERSION)   (sheet §1 table)
@@ -43,7 +43,7 @@ VERSIONS = {  # shape -> (EXPORT_SCHEMA_VERSION, EXPORT_PRODUCT_VERSION)   (shee
 NVTX_CATEGORY, NVTX_MARK, NVTX_THREAD, NVTX_PUSHPOP, NVTX_STARTEND, NVTX_DOMAIN = 33, 34, 39, 59, 60, 75
 CLASS_CUDA_RUNTIME, CLASS_CUDA_DRIVER, CLASS_OSRT = 0, 1, 27
 
-GLOBAL_VID_NAME_ENUM_HOSTNAME = 619   # TARGET_INFO_SYSTEM_ENV.nameEnum of 'Hostname' (cloverleaf)
+GLOBAL_VID_NAME_ENUM_HOSTNAME = 619  # TARGET_INFO_SYSTEM_ENV.nameEnum of 'Hostname' (cloverleaf)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -66,15 +66,15 @@ def decode_gtid(g: int) -> dict:
 @dataclass
 class Column:
     name: str
-    decl: str          # "INTEGER   NOT NULL" ...
+    decl: str  # "INTEGER   NOT NULL" ...
     comment: str = ""  # "-- ..." (may be empty)
 
 
 @dataclass
 class TableDDL:
     name: str
-    head: list          # comment / blank lines before the first column
-    items: list         # Column or str (table-level constraint such as "PRIMARY KEY (id, stackDepth)")
+    head: list  # comment / blank lines before the first column
+    items: list  # Column or str (table-level constraint such as "PRIMARY KEY (id, stackDepth)")
 
     def column_names(self) -> list[str]:
         return [c.name for c in self.items if isinstance(c, Column)]
@@ -157,46 +157,93 @@ def _generic_event_tables() -> list[TableDDL]:
     """GPU metrics, older form (sheet §12 A).  Not in the 3.0.0 --lazy false DDL (the 2022.4 exporter
     creates them only when metrics were collected) nor in the lazy 3.13.2 one."""
     return [
-        _tbl("GENERIC_EVENT_SOURCES", [_col("sourceId", "INTEGER   NOT NULL   PRIMARY KEY"),
-                                       _col("data", "TEXT      NOT NULL", "JSON")],
-             "supplement (sheet §12 A): generic event sources"),
-        _tbl("GENERIC_EVENT_TYPES", [_col("typeId", "INTEGER   NOT NULL   PRIMARY KEY"),
-                                     _col("sourceId", "INTEGER   NOT NULL", "REFERENCES GENERIC_EVENT_SOURCES"),
-                                     _col("data", "TEXT      NOT NULL", "JSON")],
-             "supplement (sheet §12 A): generic event types"),
-        _tbl("GENERIC_EVENTS", [_col("rawTimestamp", "INTEGER   NOT NULL"),
-                                _col("timestamp", "INTEGER   NOT NULL"),
-                                _col("typeId", "INTEGER   NOT NULL",
-                                     "REFERENCES GENERIC_EVENT_TYPES; gpu = typeId & 0xFF"),
-                                _col("data", "TEXT      NOT NULL", "JSON, e.g. {\"SM Active\": 50}")],
-             "supplement (sheet §12 A): generic events (GPU metrics as JSON)"),
+        _tbl(
+            "GENERIC_EVENT_SOURCES",
+            [_col("sourceId", "INTEGER   NOT NULL   PRIMARY KEY"), _col("data", "TEXT      NOT NULL", "JSON")],
+            "supplement (sheet §12 A): generic event sources",
+        ),
+        _tbl(
+            "GENERIC_EVENT_TYPES",
+            [
+                _col("typeId", "INTEGER   NOT NULL   PRIMARY KEY"),
+                _col("sourceId", "INTEGER   NOT NULL", "REFERENCES GENERIC_EVENT_SOURCES"),
+                _col("data", "TEXT      NOT NULL", "JSON"),
+            ],
+            "supplement (sheet §12 A): generic event types",
+        ),
+        _tbl(
+            "GENERIC_EVENTS",
+            [
+                _col("rawTimestamp", "INTEGER   NOT NULL"),
+                _col("timestamp", "INTEGER   NOT NULL"),
+                _col("typeId", "INTEGER   NOT NULL", "REFERENCES GENERIC_EVENT_TYPES; gpu = typeId & 0xFF"),
+                _col("data", "TEXT      NOT NULL", "JSON, e.g. {\"SM Active\": 50}"),
+            ],
+            "supplement (sheet §12 A): generic events (GPU metrics as JSON)",
+        ),
     ]
 
 
 def _mpi_tables(with_comm_uid: bool) -> list[TableDDL]:
     """MPI_* tables, exact columns of sheet §9.2.  ``commUid`` only where the shape has it."""
     uid = [_col("commUid", "INTEGER", "type not in the sheet: INTEGER chosen (a uid)")] if with_comm_uid else []
-    ev = [_col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER", "nullable (sheet §9.2)"),
-          _col("globalTid", "INTEGER"),
-          _col("textId", "INTEGER   NOT NULL", "REFERENCES StringIds(id) -- function name")]
+    ev = [
+        _col("start", "INTEGER   NOT NULL"),
+        _col("end", "INTEGER", "nullable (sheet §9.2)"),
+        _col("globalTid", "INTEGER"),
+        _col("textId", "INTEGER   NOT NULL", "REFERENCES StringIds(id) -- function name"),
+    ]
     req = _col("requestHandle", "INTEGER")
     return [
-        _tbl("MPI_RANKS", [_col("globalTid", "INTEGER   NOT NULL"), _col("rank", "INTEGER   NOT NULL")],
-             "supplement (sheet §9.2): MPI rank of each thread"),
-        _tbl("MPI_P2P_EVENTS", [*ev, _col("commHandle", "INTEGER"), *uid, _col("tag", "INTEGER"),
-                                _col("remoteRank", "INTEGER"), _col("size", "INTEGER"), req],
-             "supplement (sheet §9.2): MPI point-to-point calls"),
-        _tbl("MPI_COLLECTIVES_EVENTS", [*ev, _col("commHandle", "INTEGER"), *uid, _col("rootRank", "INTEGER"),
-                                        _col("size", "INTEGER", "send size"), _col("recvSize", "INTEGER"), req],
-             "supplement (sheet §9.2): MPI collectives"),
+        _tbl(
+            "MPI_RANKS",
+            [_col("globalTid", "INTEGER   NOT NULL"), _col("rank", "INTEGER   NOT NULL")],
+            "supplement (sheet §9.2): MPI rank of each thread",
+        ),
+        _tbl(
+            "MPI_P2P_EVENTS",
+            [
+                *ev,
+                _col("commHandle", "INTEGER"),
+                *uid,
+                _col("tag", "INTEGER"),
+                _col("remoteRank", "INTEGER"),
+                _col("size", "INTEGER"),
+                req,
+            ],
+            "supplement (sheet §9.2): MPI point-to-point calls",
+        ),
+        _tbl(
+            "MPI_COLLECTIVES_EVENTS",
+            [
+                *ev,
+                _col("commHandle", "INTEGER"),
+                *uid,
+                _col("rootRank", "INTEGER"),
+                _col("size", "INTEGER", "send size"),
+                _col("recvSize", "INTEGER"),
+                req,
+            ],
+            "supplement (sheet §9.2): MPI collectives",
+        ),
         _tbl("MPI_START_WAIT_EVENTS", [*ev, req], "supplement (sheet §9.2): MPI_Start*/Wait*"),
         _tbl("MPI_OTHER_EVENTS", list(ev), "supplement (sheet §9.2): other MPI calls"),
-        _tbl("MPI_COMMUNICATORS", [_col("rank", "INTEGER"), _col("timestamp", "INTEGER"),
-                                   _col("commHandle", "INTEGER"), _col("parentHandle", "INTEGER"),
-                                   _col("localRank", "INTEGER"), _col("size", "INTEGER"),
-                                   _col("groupRoot", "INTEGER"), _col("groupRootUid", "INTEGER"),
-                                   _col("members", "TEXT"), *uid],
-             "supplement (sheet §9.2): MPI communicators"),
+        _tbl(
+            "MPI_COMMUNICATORS",
+            [
+                _col("rank", "INTEGER"),
+                _col("timestamp", "INTEGER"),
+                _col("commHandle", "INTEGER"),
+                _col("parentHandle", "INTEGER"),
+                _col("localRank", "INTEGER"),
+                _col("size", "INTEGER"),
+                _col("groupRoot", "INTEGER"),
+                _col("groupRootUid", "INTEGER"),
+                _col("members", "TEXT"),
+                *uid,
+            ],
+            "supplement (sheet §9.2): MPI communicators",
+        ),
     ]
 
 
@@ -243,8 +290,11 @@ def _to_3_13_2(t: dict[str, TableDDL], t300: dict[str, TableDDL]) -> dict[str, T
     for tab in _generic_event_tables():
         t[tab.name] = tab
     # OpenACC tables: 3.0.0's (sheet §10: same shared columns until 3.28 adds correlationId).
-    for name in ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-                 "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"):
+    for name in (
+        "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+        "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+        "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
+    ):
         t[name] = t300[name]
     # CUDA graphs, newer shape (sheet §6.7, "present in schemas used with 3.11+").
     for tab in _graph_tables():
@@ -255,22 +305,45 @@ def _to_3_13_2(t: dict[str, TableDDL], t300: dict[str, TableDDL]) -> dict[str, T
 def _graph_tables() -> list[TableDDL]:
     """Sheet §6.7, later shape: the node table renamed CUDA_GRAPH_NODE_EVENTS, CUDA_GRAPH_EVENTS
     graph-level, whole-graph launches in CUPTI_ACTIVITY_KIND_GRAPH_TRACE."""
-    common = [_col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"),
-              _col("eventClass", "INTEGER   NOT NULL", "REFERENCES ENUM_NSYS_EVENT_CLASS(id)"),
-              _col("globalTid", "INTEGER"), _col("nameId", "INTEGER   NOT NULL", "REFERENCES StringIds(id)")]
+    common = [
+        _col("start", "INTEGER   NOT NULL"),
+        _col("end", "INTEGER   NOT NULL"),
+        _col("eventClass", "INTEGER   NOT NULL", "REFERENCES ENUM_NSYS_EVENT_CLASS(id)"),
+        _col("globalTid", "INTEGER"),
+        _col("nameId", "INTEGER   NOT NULL", "REFERENCES StringIds(id)"),
+    ]
     return [
-        _tbl("CUDA_GRAPH_NODE_EVENTS", [*common, _col("graphNodeId", "INTEGER   NOT NULL"),
-                                        _col("originalGraphNodeId", "INTEGER")],
-             "supplement (sheet §6.7): graph node creation (formerly CUDA_GRAPH_EVENTS)"),
-        _tbl("CUDA_GRAPH_EVENTS", [*common, _col("graphId", "INTEGER   NOT NULL"), _col("originalGraphId", "INTEGER"),
-                                   _col("graphExecId", "INTEGER")], "supplement (sheet §6.7): graph-level events"),
-        _tbl("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", [
-            _col("start", "INTEGER   NOT NULL"), _col("end", "INTEGER   NOT NULL"),
-            _col("deviceId", "INTEGER   NOT NULL"), _col("contextId", "INTEGER   NOT NULL"),
-            _col("greenContextId", "INTEGER"), _col("streamId", "INTEGER   NOT NULL"),
-            _col("correlationId", "INTEGER"), _col("globalPid", "INTEGER"), _col("graphId", "INTEGER"),
-            _col("graphExecId", "INTEGER")],
-           "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)"),
+        _tbl(
+            "CUDA_GRAPH_NODE_EVENTS",
+            [*common, _col("graphNodeId", "INTEGER   NOT NULL"), _col("originalGraphNodeId", "INTEGER")],
+            "supplement (sheet §6.7): graph node creation (formerly CUDA_GRAPH_EVENTS)",
+        ),
+        _tbl(
+            "CUDA_GRAPH_EVENTS",
+            [
+                *common,
+                _col("graphId", "INTEGER   NOT NULL"),
+                _col("originalGraphId", "INTEGER"),
+                _col("graphExecId", "INTEGER"),
+            ],
+            "supplement (sheet §6.7): graph-level events",
+        ),
+        _tbl(
+            "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+            [
+                _col("start", "INTEGER   NOT NULL"),
+                _col("end", "INTEGER   NOT NULL"),
+                _col("deviceId", "INTEGER   NOT NULL"),
+                _col("contextId", "INTEGER   NOT NULL"),
+                _col("greenContextId", "INTEGER"),
+                _col("streamId", "INTEGER   NOT NULL"),
+                _col("correlationId", "INTEGER"),
+                _col("globalPid", "INTEGER"),
+                _col("graphId", "INTEGER"),
+                _col("graphExecId", "INTEGER"),
+            ],
+            "supplement (sheet §6.7): whole-graph launches (--cuda-graph-trace=graph)",
+        ),
     ]
 
 
@@ -282,38 +355,94 @@ def _to_3_22(t: dict[str, TableDDL]) -> dict[str, TableDDL]:
     # GPU metrics, newer form (§12 B) replaces GENERIC_EVENTS for metrics.
     for name in ("GENERIC_EVENTS", "GENERIC_EVENT_TYPES", "GENERIC_EVENT_SOURCES"):
         t.pop(name, None)
-    t["TARGET_INFO_GPU_METRICS"] = _tbl("TARGET_INFO_GPU_METRICS", [
-        _col("typeId", "INTEGER   NOT NULL", "gpu = typeId & 0xFF"), _col("sourceId", "INTEGER   NOT NULL"),
-        _col("typeName", "TEXT      NOT NULL"), _col("metricId", "INTEGER   NOT NULL", "not stable across reports"),
-        _col("metricName", "TEXT      NOT NULL")], "supplement (sheet §12 B): GPU metric descriptions")
-    t["GPU_METRICS"] = _tbl("GPU_METRICS", [
-        _col("timestamp", "INTEGER"), _col("typeId", "INTEGER   NOT NULL"), _col("metricId", "INTEGER   NOT NULL"),
-        _col("value", "INTEGER   NOT NULL")], "supplement (sheet §12 B): GPU metric samples")
+    t["TARGET_INFO_GPU_METRICS"] = _tbl(
+        "TARGET_INFO_GPU_METRICS",
+        [
+            _col("typeId", "INTEGER   NOT NULL", "gpu = typeId & 0xFF"),
+            _col("sourceId", "INTEGER   NOT NULL"),
+            _col("typeName", "TEXT      NOT NULL"),
+            _col("metricId", "INTEGER   NOT NULL", "not stable across reports"),
+            _col("metricName", "TEXT      NOT NULL"),
+        ],
+        "supplement (sheet §12 B): GPU metric descriptions",
+    )
+    t["GPU_METRICS"] = _tbl(
+        "GPU_METRICS",
+        [
+            _col("timestamp", "INTEGER"),
+            _col("typeId", "INTEGER   NOT NULL"),
+            _col("metricId", "INTEGER   NOT NULL"),
+            _col("value", "INTEGER   NOT NULL"),
+        ],
+        "supplement (sheet §12 B): GPU metric samples",
+    )
     # Per-process CUDA device ordinal -> GPU (§6.6).  Types not given by the sheet: ids INTEGER, uuid TEXT.
-    t["TARGET_INFO_CUDA_DEVICE"] = _tbl("TARGET_INFO_CUDA_DEVICE", [
-        _col("gpuId", "INTEGER   NOT NULL", "REFERENCES TARGET_INFO_GPU(id)"),
-        _col("cudaId", "INTEGER   NOT NULL", "CUDA device ordinal in the process"),
-        _col("pid", "INTEGER   NOT NULL", "plain process id"), _col("uuid", "TEXT", "type chosen: TEXT"),
-        _col("numMultiprocessors", "INTEGER")], "supplement (sheet §6.6): CUDA devices per process")
+    t["TARGET_INFO_CUDA_DEVICE"] = _tbl(
+        "TARGET_INFO_CUDA_DEVICE",
+        [
+            _col("gpuId", "INTEGER   NOT NULL", "REFERENCES TARGET_INFO_GPU(id)"),
+            _col("cudaId", "INTEGER   NOT NULL", "CUDA device ordinal in the process"),
+            _col("pid", "INTEGER   NOT NULL", "plain process id"),
+            _col("uuid", "TEXT", "type chosen: TEXT"),
+            _col("numMultiprocessors", "INTEGER"),
+        ],
+        "supplement (sheet §6.6): CUDA devices per process",
+    )
     # NVTX binary payloads (§7.4): binaryData is TEXT per the docs (possibly a BLOB in practice).
     t["NVTX_EVENTS"].add(Column("binaryData", "TEXT", "-- binary payload (--include-blobs)"))
-    t["NVTX_PAYLOAD_SCHEMAS"] = _tbl("NVTX_PAYLOAD_SCHEMAS", [
-        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("name", "TEXT"), _col("type", "INTEGER"),
-        _col("flags", "INTEGER"), _col("numEntries", "INTEGER"), _col("payloadSize", "INTEGER"),
-        _col("alignTo", "INTEGER")], "supplement (sheet §7.4): NVTX payload schemas (types chosen)")
-    t["NVTX_PAYLOAD_SCHEMA_ENTRIES"] = _tbl("NVTX_PAYLOAD_SCHEMA_ENTRIES", [
-        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("idx", "INTEGER"), _col("flags", "INTEGER"),
-        _col("type", "INTEGER"), _col("name", "TEXT"), _col("description", "TEXT"),
-        _col("arrayOrUnionDetail", "INTEGER"), _col("offset", "INTEGER")],
-        "supplement (sheet §7.4): NVTX payload schema entries (types chosen)")
+    t["NVTX_PAYLOAD_SCHEMAS"] = _tbl(
+        "NVTX_PAYLOAD_SCHEMAS",
+        [
+            _col("domainId", "INTEGER"),
+            _col("schemaId", "INTEGER"),
+            _col("name", "TEXT"),
+            _col("type", "INTEGER"),
+            _col("flags", "INTEGER"),
+            _col("numEntries", "INTEGER"),
+            _col("payloadSize", "INTEGER"),
+            _col("alignTo", "INTEGER"),
+        ],
+        "supplement (sheet §7.4): NVTX payload schemas (types chosen)",
+    )
+    t["NVTX_PAYLOAD_SCHEMA_ENTRIES"] = _tbl(
+        "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+        [
+            _col("domainId", "INTEGER"),
+            _col("schemaId", "INTEGER"),
+            _col("idx", "INTEGER"),
+            _col("flags", "INTEGER"),
+            _col("type", "INTEGER"),
+            _col("name", "TEXT"),
+            _col("description", "TEXT"),
+            _col("arrayOrUnionDetail", "INTEGER"),
+            _col("offset", "INTEGER"),
+        ],
+        "supplement (sheet §7.4): NVTX payload schema entries (types chosen)",
+    )
     # NVTX payload enumerations (§7.4 lists NVTX_PAYLOAD_ENUMS / _ENUM_ENTRIES without columns: chosen).
-    t["NVTX_PAYLOAD_ENUMS"] = _tbl("NVTX_PAYLOAD_ENUMS", [
-        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("name", "TEXT"), _col("sizeOfEnum", "INTEGER"),
-        _col("numEntries", "INTEGER")], "supplement (sheet §7.4): NVTX payload enums (columns chosen)")
-    t["NVTX_PAYLOAD_ENUM_ENTRIES"] = _tbl("NVTX_PAYLOAD_ENUM_ENTRIES", [
-        _col("domainId", "INTEGER"), _col("schemaId", "INTEGER"), _col("idx", "INTEGER"), _col("name", "TEXT"),
-        _col("value", "INTEGER"), _col("isFlag", "INTEGER")],
-        "supplement (sheet §7.4): NVTX payload enum entries (columns chosen)")
+    t["NVTX_PAYLOAD_ENUMS"] = _tbl(
+        "NVTX_PAYLOAD_ENUMS",
+        [
+            _col("domainId", "INTEGER"),
+            _col("schemaId", "INTEGER"),
+            _col("name", "TEXT"),
+            _col("sizeOfEnum", "INTEGER"),
+            _col("numEntries", "INTEGER"),
+        ],
+        "supplement (sheet §7.4): NVTX payload enums (columns chosen)",
+    )
+    t["NVTX_PAYLOAD_ENUM_ENTRIES"] = _tbl(
+        "NVTX_PAYLOAD_ENUM_ENTRIES",
+        [
+            _col("domainId", "INTEGER"),
+            _col("schemaId", "INTEGER"),
+            _col("idx", "INTEGER"),
+            _col("name", "TEXT"),
+            _col("value", "INTEGER"),
+            _col("isFlag", "INTEGER"),
+        ],
+        "supplement (sheet §7.4): NVTX payload enum entries (columns chosen)",
+    )
     return t
 
 
@@ -363,19 +492,41 @@ class Process:
         return encode_gtid(self.pid, tid, self.vm, self.hw)
 
 
-MPI_KIND_TABLE = {"p2p": "MPI_P2P_EVENTS", "coll": "MPI_COLLECTIVES_EVENTS",
-                  "startwait": "MPI_START_WAIT_EVENTS", "other": "MPI_OTHER_EVENTS"}
+MPI_KIND_TABLE = {
+    "p2p": "MPI_P2P_EVENTS",
+    "coll": "MPI_COLLECTIVES_EVENTS",
+    "startwait": "MPI_START_WAIT_EVENTS",
+    "other": "MPI_OTHER_EVENTS",
+}
 # Tables a lazy export always writes (the cloverleaf lazy export has all of these, and every ENUM_*).
-LAZY_ALWAYS = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
-               "ANALYSIS_DETAILS", "EXPORT_META_DATA", "META_DATA_EXPORT", "META_DATA_CAPTURE")
+LAZY_ALWAYS = (
+    "StringIds",
+    "ThreadNames",
+    "PROCESSES",
+    "TARGET_INFO_SYSTEM_ENV",
+    "TARGET_INFO_SESSION_START_TIME",
+    "ANALYSIS_DETAILS",
+    "EXPORT_META_DATA",
+    "META_DATA_EXPORT",
+    "META_DATA_CAPTURE",
+)
 
 
 class NsysBuilder:
     """Build one report (one rank's export).  Every time is in ns on the session timeline."""
 
-    def __init__(self, path, schema: str = "3.13.2", host: str = "node01",
-                 session_start_ns: int = 1_700_000_000_000_000_000, lazy: bool = True,
-                 env: dict | None = None, shuffle_seed: int | None = None, vm: int = 1, hw: int = 0):
+    def __init__(
+        self,
+        path,
+        schema: str = "3.13.2",
+        host: str = "node01",
+        session_start_ns: int = 1_700_000_000_000_000_000,
+        lazy: bool = True,
+        env: dict | None = None,
+        shuffle_seed: int | None = None,
+        vm: int = 1,
+        hw: int = 0,
+    ):
         if schema not in SCHEMAS:
             raise ValueError(f"unknown schema {schema!r} (one of {SCHEMAS})")
         self.path = Path(path)
@@ -389,14 +540,14 @@ class NsysBuilder:
         self.rows: dict[str, list[dict]] = {}
         self.strings: dict[str, int] = {}
         self.processes: dict[int, Process] = {}
-        self.dropped_columns: dict[str, set] = {}     # table -> modelled columns this shape lacks
-        self._mpi_domain: dict[int, int] = {}          # pid -> domain id of "MPI" (old shapes)
-        self._domains: dict[int, set] = {}             # pid -> user domain ids
-        self._streams: set = set()                     # (pid, device, context, stream)
+        self.dropped_columns: dict[str, set] = {}  # table -> modelled columns this shape lacks
+        self._mpi_domain: dict[int, int] = {}  # pid -> domain id of "MPI" (old shapes)
+        self._domains: dict[int, set] = {}  # pid -> user domain ids
+        self._streams: set = set()  # (pid, device, context, stream)
         self._range_id = 0
         self._grid_id = 0
         self._metric_ids: dict = {}
-        self.gpu_id_of_device: dict[int, int] = {}     # CUDA ordinal -> TARGET_INFO_GPU.id (default: same)
+        self.gpu_id_of_device: dict[int, int] = {}  # CUDA ordinal -> TARGET_INFO_GPU.id (default: same)
         self._saved = False
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -433,35 +584,109 @@ class NsysBuilder:
 
     # -- CUDA ------------------------------------------------------------------------------------
     def cuda_api(self, pid, tid, name, start, end, corr, driver=False, return_value=0):
-        self._add("CUPTI_ACTIVITY_KIND_RUNTIME", start=start, end=end,
-                  eventClass=CLASS_CUDA_DRIVER if driver else CLASS_CUDA_RUNTIME, globalTid=self.gtid(pid, tid),
-                  correlationId=corr, nameId=self.sid(name), returnValue=return_value, callchainId=None)
+        self._add(
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            start=start,
+            end=end,
+            eventClass=CLASS_CUDA_DRIVER if driver else CLASS_CUDA_RUNTIME,
+            globalTid=self.gtid(pid, tid),
+            correlationId=corr,
+            nameId=self.sid(name),
+            returnValue=return_value,
+            callchainId=None,
+        )
 
     def _gpu_common(self, pid, device, stream, start, end, corr, context):
         self._streams.add((pid, device, context, stream))
-        return dict(start=start, end=end, deviceId=device, contextId=context, greenContextId=None,
-                    streamId=stream, correlationId=corr, globalPid=self.gpid(pid))
+        return dict(
+            start=start,
+            end=end,
+            deviceId=device,
+            contextId=context,
+            greenContextId=None,
+            streamId=stream,
+            correlationId=corr,
+            globalPid=self.gpid(pid),
+        )
 
-    def kernel(self, pid, device, stream, start, end, corr, short, demangled=None, grid=(1, 1, 1),
-               block=(1, 1, 1), registers=32, static_smem=0, dynamic_smem=0, local_mem=0, context=1,
-               graph_node=None):
+    def kernel(
+        self,
+        pid,
+        device,
+        stream,
+        start,
+        end,
+        corr,
+        short,
+        demangled=None,
+        grid=(1, 1, 1),
+        block=(1, 1, 1),
+        registers=32,
+        static_smem=0,
+        dynamic_smem=0,
+        local_mem=0,
+        context=1,
+        graph_node=None,
+    ):
         self._grid_id += 1
         dem = self.sid(demangled if demangled is not None else short)
         threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
-        self._add("CUPTI_ACTIVITY_KIND_KERNEL", **self._gpu_common(pid, device, stream, start, end, corr, context),
-                  demangledName=dem, shortName=self.sid(short), mangledName=None, launchType=0, cacheConfig=0,
-                  registersPerThread=registers, gridX=grid[0], gridY=grid[1], gridZ=grid[2],
-                  blockX=block[0], blockY=block[1], blockZ=block[2], staticSharedMemory=static_smem,
-                  dynamicSharedMemory=dynamic_smem, localMemoryPerThread=local_mem,
-                  localMemoryTotal=local_mem * threads, gridId=self._grid_id, sharedMemoryExecuted=0,
-                  graphNodeId=graph_node, sharedMemoryLimitConfig=0)
+        self._add(
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            **self._gpu_common(pid, device, stream, start, end, corr, context),
+            demangledName=dem,
+            shortName=self.sid(short),
+            mangledName=None,
+            launchType=0,
+            cacheConfig=0,
+            registersPerThread=registers,
+            gridX=grid[0],
+            gridY=grid[1],
+            gridZ=grid[2],
+            blockX=block[0],
+            blockY=block[1],
+            blockZ=block[2],
+            staticSharedMemory=static_smem,
+            dynamicSharedMemory=dynamic_smem,
+            localMemoryPerThread=local_mem,
+            localMemoryTotal=local_mem * threads,
+            gridId=self._grid_id,
+            sharedMemoryExecuted=0,
+            graphNodeId=graph_node,
+            sharedMemoryLimitConfig=0,
+        )
 
-    def memcpy(self, pid, device, stream, start, end, corr, nbytes, copy_kind, src_kind=0, dst_kind=2, context=1,
-               graph_node=None):
-        self._add("CUPTI_ACTIVITY_KIND_MEMCPY", **self._gpu_common(pid, device, stream, start, end, corr, context),
-                  bytes=nbytes, copyKind=copy_kind, deprecatedSrcId=None, srcKind=src_kind, dstKind=dst_kind,
-                  srcDeviceId=device, srcContextId=context, dstDeviceId=device, dstContextId=context,
-                  migrationCause=None, graphNodeId=graph_node, virtualAddress=None)
+    def memcpy(
+        self,
+        pid,
+        device,
+        stream,
+        start,
+        end,
+        corr,
+        nbytes,
+        copy_kind,
+        src_kind=0,
+        dst_kind=2,
+        context=1,
+        graph_node=None,
+    ):
+        self._add(
+            "CUPTI_ACTIVITY_KIND_MEMCPY",
+            **self._gpu_common(pid, device, stream, start, end, corr, context),
+            bytes=nbytes,
+            copyKind=copy_kind,
+            deprecatedSrcId=None,
+            srcKind=src_kind,
+            dstKind=dst_kind,
+            srcDeviceId=device,
+            srcContextId=context,
+            dstDeviceId=device,
+            dstContextId=context,
+            migrationCause=None,
+            graphNodeId=graph_node,
+            virtualAddress=None,
+        )
 
     # -- CUDA graphs (sheet §6.7) ----------------------------------------------------------------
     @property
@@ -472,31 +697,81 @@ class NsysBuilder:
         """A whole-graph execution (--cuda-graph-trace=graph; newer shapes only)."""
         if not self.new_graph_shape:
             raise ValueError(f"schema {self.schema} has no CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
-        self._add("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", **self._gpu_common(pid, device, stream, start, end, corr, context),
-                  graphId=graph_id, graphExecId=exec_id)
+        self._add(
+            "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+            **self._gpu_common(pid, device, stream, start, end, corr, context),
+            graphId=graph_id,
+            graphExecId=exec_id,
+        )
 
     def graph_node_event(self, pid, tid, name, start, end, node_id, original=None):
         """Node creation: CUDA_GRAPH_NODE_EVENTS, or CUDA_GRAPH_EVENTS with graphNodeId (<= 3.0.0)."""
         table = "CUDA_GRAPH_NODE_EVENTS" if self.new_graph_shape else "CUDA_GRAPH_EVENTS"
-        self._add(table, start=start, end=end, eventClass=CLASS_CUDA_RUNTIME, globalTid=self.gtid(pid, tid),
-                  nameId=self.sid(name), graphNodeId=node_id, originalGraphNodeId=original)
+        self._add(
+            table,
+            start=start,
+            end=end,
+            eventClass=CLASS_CUDA_RUNTIME,
+            globalTid=self.gtid(pid, tid),
+            nameId=self.sid(name),
+            graphNodeId=node_id,
+            originalGraphNodeId=original,
+        )
 
     def graph_event(self, pid, tid, name, start, end, graph_id, exec_id=None, original=None):
         """Graph-level API event (newer shapes only)."""
         if not self.new_graph_shape:
             raise ValueError(f"schema {self.schema} has only the node-level CUDA_GRAPH_EVENTS")
-        self._add("CUDA_GRAPH_EVENTS", start=start, end=end, eventClass=CLASS_CUDA_RUNTIME,
-                  globalTid=self.gtid(pid, tid), nameId=self.sid(name), graphId=graph_id, originalGraphId=original,
-                  graphExecId=exec_id)
+        self._add(
+            "CUDA_GRAPH_EVENTS",
+            start=start,
+            end=end,
+            eventClass=CLASS_CUDA_RUNTIME,
+            globalTid=self.gtid(pid, tid),
+            nameId=self.sid(name),
+            graphId=graph_id,
+            originalGraphId=original,
+            graphExecId=exec_id,
+        )
 
     # -- OpenACC (sheet §10) ---------------------------------------------------------------------
-    def openacc(self, pid, tid, table, name, start, end, event_kind, src_file, func, line, nbytes=None,
-                var=None, kernel=None, device=0, stream=7):
-        tables = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-                  "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}
-        row = dict(start=start, end=end, nameId=self.sid(name), globalTid=self.gtid(pid, tid), eventKind=event_kind,
-                   DeviceType=4, lineNo=line, cuDeviceId=device, cuContextId=1, cuStreamId=stream,
-                   srcFile=self.sid(src_file), funcName=self.sid(func))
+    def openacc(
+        self,
+        pid,
+        tid,
+        table,
+        name,
+        start,
+        end,
+        event_kind,
+        src_file,
+        func,
+        line,
+        nbytes=None,
+        var=None,
+        kernel=None,
+        device=0,
+        stream=7,
+    ):
+        tables = {
+            "data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+            "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+            "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
+        }
+        row = dict(
+            start=start,
+            end=end,
+            nameId=self.sid(name),
+            globalTid=self.gtid(pid, tid),
+            eventKind=event_kind,
+            DeviceType=4,
+            lineNo=line,
+            cuDeviceId=device,
+            cuContextId=1,
+            cuStreamId=stream,
+            srcFile=self.sid(src_file),
+            funcName=self.sid(func),
+        )
         if table == "data":
             row.update(bytes=nbytes, varName=self.sid(var) if var else None)
         elif table == "launch":
@@ -504,13 +779,30 @@ class NsysBuilder:
         self._add(tables[table], **row)
 
     def memset(self, pid, device, stream, start, end, corr, nbytes, value=0, context=1, mem_kind=2):
-        self._add("CUPTI_ACTIVITY_KIND_MEMSET", **self._gpu_common(pid, device, stream, start, end, corr, context),
-                  value=value, bytes=nbytes, graphNodeId=None, memKind=mem_kind)
+        self._add(
+            "CUPTI_ACTIVITY_KIND_MEMSET",
+            **self._gpu_common(pid, device, stream, start, end, corr, context),
+            value=value,
+            bytes=nbytes,
+            graphNodeId=None,
+            memKind=mem_kind,
+        )
 
     # -- NVTX ------------------------------------------------------------------------------------
     def _nvtx(self, pid, tid, event_type, start, end=None, **kw):
-        row = dict(start=start, end=end, eventType=event_type, rangeId=None, category=None, color=None, text=None,
-                   globalTid=self.gtid(pid, tid), endGlobalTid=None, textId=None, domainId=0)
+        row = dict(
+            start=start,
+            end=end,
+            eventType=event_type,
+            rangeId=None,
+            category=None,
+            color=None,
+            text=None,
+            globalTid=self.gtid(pid, tid),
+            endGlobalTid=None,
+            textId=None,
+            domainId=0,
+        )
         row.update(kw)
         self._add("NVTX_EVENTS", **row)
 
@@ -526,8 +818,9 @@ class NsysBuilder:
     def nvtx_thread_name(self, pid, tid, name, ts):
         self._nvtx(pid, tid, NVTX_THREAD, ts, text=name)
 
-    def nvtx_push(self, pid, tid, start, end, text=None, registered=None, domain_id=0, category=0,
-                  json_payload=None, binary=None):
+    def nvtx_push(
+        self, pid, tid, start, end, text=None, registered=None, domain_id=0, category=0, json_payload=None, binary=None
+    ):
         """``json_payload``: a dict written as jsonText; ``binary``: bytes for binaryData (3.22 only)."""
         if (text is None) == (registered is None):
             raise ValueError("give exactly one of text= and registered=")
@@ -538,36 +831,85 @@ class NsysBuilder:
             if self.schema != "3.22":
                 raise ValueError(f"schema {self.schema} has no NVTX_EVENTS.binaryData")
             extra["binaryData"] = binary
-        self._nvtx(pid, tid, NVTX_PUSHPOP, start, end, text=text,
-                   textId=self.sid(registered) if registered is not None else None,
-                   domainId=domain_id, category=category or None, **extra)
+        self._nvtx(
+            pid,
+            tid,
+            NVTX_PUSHPOP,
+            start,
+            end,
+            text=text,
+            textId=self.sid(registered) if registered is not None else None,
+            domainId=domain_id,
+            category=category or None,
+            **extra,
+        )
 
     def nvtx_payload_schema(self, domain_id, schema_id, name, entries, payload_size):
         """Describe a binary payload schema: entries = [(name, nvtx entry type, offset)] (3.22 only)."""
-        self._add("NVTX_PAYLOAD_SCHEMAS", domainId=domain_id, schemaId=schema_id, name=name, type=1, flags=0,
-                  numEntries=len(entries), payloadSize=payload_size, alignTo=8)
+        self._add(
+            "NVTX_PAYLOAD_SCHEMAS",
+            domainId=domain_id,
+            schemaId=schema_id,
+            name=name,
+            type=1,
+            flags=0,
+            numEntries=len(entries),
+            payloadSize=payload_size,
+            alignTo=8,
+        )
         for idx, (ename, etype, offset) in enumerate(entries):
-            self._add("NVTX_PAYLOAD_SCHEMA_ENTRIES", domainId=domain_id, schemaId=schema_id, idx=idx, flags=0,
-                      type=etype, name=ename, description=None, arrayOrUnionDetail=None, offset=offset)
+            self._add(
+                "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+                domainId=domain_id,
+                schemaId=schema_id,
+                idx=idx,
+                flags=0,
+                type=etype,
+                name=ename,
+                description=None,
+                arrayOrUnionDetail=None,
+                offset=offset,
+            )
 
     def nvtx_payload_enum(self, domain_id, schema_id, name, entries: dict, size=4):
-        self._add("NVTX_PAYLOAD_ENUMS", domainId=domain_id, schemaId=schema_id, name=name, sizeOfEnum=size,
-                  numEntries=len(entries))
+        self._add(
+            "NVTX_PAYLOAD_ENUMS",
+            domainId=domain_id,
+            schemaId=schema_id,
+            name=name,
+            sizeOfEnum=size,
+            numEntries=len(entries),
+        )
         for idx, (ename, value) in enumerate(entries.items()):
-            self._add("NVTX_PAYLOAD_ENUM_ENTRIES", domainId=domain_id, schemaId=schema_id, idx=idx, name=ename,
-                      value=value, isFlag=0)
+            self._add(
+                "NVTX_PAYLOAD_ENUM_ENTRIES",
+                domainId=domain_id,
+                schemaId=schema_id,
+                idx=idx,
+                name=ename,
+                value=value,
+                isFlag=0,
+            )
 
     def nvtx_startend(self, pid, tid, start, end, text, domain_id=0, end_tid=None):
         self._range_id += 1
-        self._nvtx(pid, tid, NVTX_STARTEND, start, end, text=text, domainId=domain_id, rangeId=self._range_id,
-                   endGlobalTid=self.gtid(pid, end_tid if end_tid is not None else tid))
+        self._nvtx(
+            pid,
+            tid,
+            NVTX_STARTEND,
+            start,
+            end,
+            text=text,
+            domainId=domain_id,
+            rangeId=self._range_id,
+            endGlobalTid=self.gtid(pid, end_tid if end_tid is not None else tid),
+        )
 
     def nvtx_mark(self, pid, tid, ts, text, domain_id=0):
         self._nvtx(pid, tid, NVTX_MARK, ts, None, text=text, domainId=domain_id)
 
     # -- MPI -------------------------------------------------------------------------------------
-    def mpi(self, pid, tid, name, start, end, kind="other", peer=-1, size=0, recv_size=0, tag=0, comm=1,
-            request=None):
+    def mpi(self, pid, tid, name, start, end, kind="other", peer=-1, size=0, recv_size=0, tag=0, comm=1, request=None):
         if kind not in MPI_KIND_TABLE:
             raise ValueError(f"MPI kind {kind!r} (one of {sorted(MPI_KIND_TABLE)})")
         if not self.has_mpi_tables:
@@ -581,11 +923,27 @@ class NsysBuilder:
             return
         base = dict(start=start, end=end, globalTid=self.gtid(pid, tid), textId=self.sid(name))
         if kind == "p2p":
-            self._add("MPI_P2P_EVENTS", **base, commHandle=comm, commUid=comm, tag=tag, remoteRank=peer, size=size,
-                      requestHandle=request)
+            self._add(
+                "MPI_P2P_EVENTS",
+                **base,
+                commHandle=comm,
+                commUid=comm,
+                tag=tag,
+                remoteRank=peer,
+                size=size,
+                requestHandle=request,
+            )
         elif kind == "coll":
-            self._add("MPI_COLLECTIVES_EVENTS", **base, commHandle=comm, commUid=comm, rootRank=peer, size=size,
-                      recvSize=recv_size, requestHandle=request)
+            self._add(
+                "MPI_COLLECTIVES_EVENTS",
+                **base,
+                commHandle=comm,
+                commUid=comm,
+                rootRank=peer,
+                size=size,
+                recvSize=recv_size,
+                requestHandle=request,
+            )
         elif kind == "startwait":
             self._add("MPI_START_WAIT_EVENTS", **base, requestHandle=request)
         else:
@@ -603,27 +961,46 @@ class NsysBuilder:
 
     # -- OS runtime ------------------------------------------------------------------------------
     def osrt(self, pid, tid, name, start, end, event_class=CLASS_OSRT):
-        self._add("OSRT_API", start=start, end=end, eventClass=event_class, globalTid=self.gtid(pid, tid),
-                  nameId=self.sid(name), returnValue=0, nestingLevel=0, callchainId=0)
+        self._add(
+            "OSRT_API",
+            start=start,
+            end=end,
+            eventClass=event_class,
+            globalTid=self.gtid(pid, tid),
+            nameId=self.sid(name),
+            returnValue=0,
+            nestingLevel=0,
+            callchainId=0,
+        )
 
     # -- GPU metrics -----------------------------------------------------------------------------
     def gpu_metric_sample(self, gpu: int, ts: int, values: dict):
-        type_id = (0x100 << 8) | (gpu & 0xFF)       # gpu = typeId & 0xFF (sheet §12)
+        type_id = (0x100 << 8) | (gpu & 0xFF)  # gpu = typeId & 0xFF (sheet §12)
         if self.schema == "3.22":
             for name, v in values.items():
                 key = (gpu, name)
                 if key not in self._metric_ids:
                     self._metric_ids[key] = len([k for k in self._metric_ids if k[0] == gpu])
-                    self._add("TARGET_INFO_GPU_METRICS", typeId=type_id, sourceId=0x100, typeName=f"GPU {gpu}",
-                              metricId=self._metric_ids[key], metricName=name)
+                    self._add(
+                        "TARGET_INFO_GPU_METRICS",
+                        typeId=type_id,
+                        sourceId=0x100,
+                        typeName=f"GPU {gpu}",
+                        metricId=self._metric_ids[key],
+                        metricName=name,
+                    )
                 self._add("GPU_METRICS", timestamp=ts, typeId=type_id, metricId=self._metric_ids[key], value=int(v))
         else:
             if ("type", gpu) not in self._metric_ids:
                 self._metric_ids[("type", gpu)] = type_id
                 if not self.rows.get("GENERIC_EVENT_SOURCES"):
                     self._add("GENERIC_EVENT_SOURCES", sourceId=0x100, data=json.dumps({"Name": "GPU Metrics"}))
-                self._add("GENERIC_EVENT_TYPES", typeId=type_id, sourceId=0x100,
-                          data=json.dumps({"Name": f"GPU {gpu}", "Fields": sorted(values)}))
+                self._add(
+                    "GENERIC_EVENT_TYPES",
+                    typeId=type_id,
+                    sourceId=0x100,
+                    data=json.dumps({"Name": f"GPU {gpu}", "Fields": sorted(values)}),
+                )
             self._add("GENERIC_EVENTS", rawTimestamp=ts, timestamp=ts, typeId=type_id, data=json.dumps(values))
 
     # -- save ------------------------------------------------------------------------------------
@@ -631,54 +1008,124 @@ class NsysBuilder:
         version, product = VERSIONS[self.schema]
         major, minor, micro = version.split(".")
         lazy = "true" if self.lazy else "false"
-        meta = [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", product),
-                ("EXPORT_PRODUCT_DATE", product.rsplit(".", 2)[0]), ("EXPORT_SCHEMA_VERSION", version),
-                ("EXPORT_SCHEMA_VERSION_MAJOR", major), ("EXPORT_SCHEMA_VERSION_MINOR", minor),
-                ("EXPORT_SCHEMA_VERSION_MICRO", micro), ("EXPORT_PLATFORM", "linux-desktop"), ("EXPORT_ARCH", "x64")]
+        meta = [
+            ("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+            ("EXPORT_PRODUCT_VERSION", product),
+            ("EXPORT_PRODUCT_DATE", product.rsplit(".", 2)[0]),
+            ("EXPORT_SCHEMA_VERSION", version),
+            ("EXPORT_SCHEMA_VERSION_MAJOR", major),
+            ("EXPORT_SCHEMA_VERSION_MINOR", minor),
+            ("EXPORT_SCHEMA_VERSION_MICRO", micro),
+            ("EXPORT_PLATFORM", "linux-desktop"),
+            ("EXPORT_ARCH", "x64"),
+        ]
         name = self.path.name
         if self.schema in OLD_SCHEMAS:
-            meta += [("EXPORT_INPUT_FILE", name.replace(".sqlite", ".nsys-rep")),
-                     ("EXPORT_OUTUPT_FILE", name),           # sic: the old key has this typo (sheet §1)
-                     ("EXPORT_LAZY", lazy)]
+            meta += [
+                ("EXPORT_INPUT_FILE", name.replace(".sqlite", ".nsys-rep")),
+                ("EXPORT_OUTUPT_FILE", name),  # sic: the old key has this typo (sheet §1)
+                ("EXPORT_LAZY", lazy),
+            ]
             for k, v in meta:
                 self._add("EXPORT_META_DATA", name=k, value=v)
         else:
-            meta += [("EXPORT_PARAM_INPUT_FILE", name.replace(".sqlite", ".nsys-rep")),
-                     ("EXPORT_PARAM_OUTPUT_FILE", name), ("EXPORT_PARAM_LAZY", lazy),
-                     ("EXPORT_PARAM_TIME_NORMALIZE", "false"), ("EXPORT_PARAM_TIME_SHIFT", "0"),
-                     ("EXPORT_CONFIG_TIME_SHIFT", "0")]
+            meta += [
+                ("EXPORT_PARAM_INPUT_FILE", name.replace(".sqlite", ".nsys-rep")),
+                ("EXPORT_PARAM_OUTPUT_FILE", name),
+                ("EXPORT_PARAM_LAZY", lazy),
+                ("EXPORT_PARAM_TIME_NORMALIZE", "false"),
+                ("EXPORT_PARAM_TIME_SHIFT", "0"),
+                ("EXPORT_CONFIG_TIME_SHIFT", "0"),
+            ]
             for k, v in meta:
                 self._add("META_DATA_EXPORT", name=k, value=v)
-            cap = [("DEVICE_ID", "Local (CLI)"), ("DEVICE_DISPLAY_NAME", self.host),
-                   ("OS_RUNTIME_OPTIONS:DURATION_THRESHOLD_NS", "1000"), ("PROCESS_0:PID", "0")]
+            cap = [
+                ("DEVICE_ID", "Local (CLI)"),
+                ("DEVICE_DISPLAY_NAME", self.host),
+                ("OS_RUNTIME_OPTIONS:DURATION_THRESHOLD_NS", "1000"),
+                ("PROCESS_0:PID", "0"),
+            ]
             cap += [("PROCESS_0:ENVIRONMENT_VARIABLE", f'{k}="{v}"') for k, v in self.env.items()]
             for k, v in cap:
                 self._add("META_DATA_CAPTURE", name=k, value=v)
-        self._add("TARGET_INFO_SESSION_START_TIME", utcEpochNs=self.session_start_ns,
-                  utcTime="synthetic", localTime="synthetic")
+        self._add(
+            "TARGET_INFO_SESSION_START_TIME",
+            utcEpochNs=self.session_start_ns,
+            utcTime="synthetic",
+            localTime="synthetic",
+        )
         gvid = encode_gtid(0, 0, self.vm, self.hw)
-        self._add("TARGET_INFO_SYSTEM_ENV", globalVid=gvid, devStateName="Local (CLI)", name="Hostname",
-                  nameEnum=GLOBAL_VID_NAME_ENUM_HOSTNAME, value=self.host)
-        times = [r[c] for t, rows in self.rows.items() for r in rows for c in ("start", "end", "timestamp")
-                 if c in r and isinstance(r[c], int) and t not in ("TARGET_INFO_SESSION_START_TIME",)]
+        self._add(
+            "TARGET_INFO_SYSTEM_ENV",
+            globalVid=gvid,
+            devStateName="Local (CLI)",
+            name="Hostname",
+            nameEnum=GLOBAL_VID_NAME_ENUM_HOSTNAME,
+            value=self.host,
+        )
+        times = [
+            r[c]
+            for t, rows in self.rows.items()
+            for r in rows
+            for c in ("start", "end", "timestamp")
+            if c in r and isinstance(r[c], int) and t not in ("TARGET_INFO_SESSION_START_TIME",)
+        ]
         lo, hi = (min(times), max(times)) if times else (0, 0)
         self._add("ANALYSIS_DETAILS", globalVid=gvid, duration=hi - lo, startTime=lo, stopTime=hi)
         # CUDA stream / context / device facts for every stream that got activity.
         for pid, device, context, stream in sorted(self._streams):
-            self._add("TARGET_INFO_CUDA_STREAM", streamId=stream, hwId=self.hw, vmId=self.vm, processId=pid,
-                      contextId=context, priority=0, flag=3 if stream == 7 else 2)
+            self._add(
+                "TARGET_INFO_CUDA_STREAM",
+                streamId=stream,
+                hwId=self.hw,
+                vmId=self.vm,
+                processId=pid,
+                contextId=context,
+                priority=0,
+                flag=3 if stream == 7 else 2,
+            )
         for pid, device, context in sorted({(p, d, c) for p, d, c, _ in self._streams}):
-            self._add("TARGET_INFO_CUDA_NULL_STREAM", streamId=7, hwId=self.hw, vmId=self.vm, processId=pid,
-                      deviceId=device, contextId=context)
-            self._add("TARGET_INFO_CUDA_CONTEXT_INFO", nullStreamId=7, hwId=self.hw, vmId=self.vm, processId=pid,
-                      deviceId=device, contextId=context, parentContextId=None, isGreenContext=0)
+            self._add(
+                "TARGET_INFO_CUDA_NULL_STREAM",
+                streamId=7,
+                hwId=self.hw,
+                vmId=self.vm,
+                processId=pid,
+                deviceId=device,
+                contextId=context,
+            )
+            self._add(
+                "TARGET_INFO_CUDA_CONTEXT_INFO",
+                nullStreamId=7,
+                hwId=self.hw,
+                vmId=self.vm,
+                processId=pid,
+                deviceId=device,
+                contextId=context,
+                parentContextId=None,
+                isGreenContext=0,
+            )
             gpu = self.gpu_id_of_device.get(device, device)
-            self._add("TARGET_INFO_CUDA_DEVICE", gpuId=gpu, cudaId=device, pid=pid, uuid=f"GPU-{gpu:08x}",
-                      numMultiprocessors=108)
+            self._add(
+                "TARGET_INFO_CUDA_DEVICE",
+                gpuId=gpu,
+                cudaId=device,
+                pid=pid,
+                uuid=f"GPU-{gpu:08x}",
+                numMultiprocessors=108,
+            )
         for device in sorted({d for _, d, _, _ in self._streams}):
             gpu = self.gpu_id_of_device.get(device, device)
-            self._add("TARGET_INFO_GPU", vmId=gvid, id=gpu, name="Synthetic GPU", busLocation=f"0000:0{gpu}:00.0",
-                      uuid=f"GPU-{gpu:08x}", cuDevice=device, smCount=108)
+            self._add(
+                "TARGET_INFO_GPU",
+                vmId=gvid,
+                id=gpu,
+                name="Synthetic GPU",
+                busLocation=f"0000:0{gpu}:00.0",
+                uuid=f"GPU-{gpu:08x}",
+                cuDevice=device,
+                smCount=108,
+            )
         self._add_strings()
 
     def _add_strings(self) -> None:
@@ -714,8 +1161,10 @@ class NsysBuilder:
                 missing = set().union(*(r.keys() for r in rows)) - set(cols)
                 if missing:
                     self.dropped_columns[t] = missing
-                data = [tuple(row.get(c, defaults.get(c)) if row.get(c) is not None else defaults.get(c)
-                              for c in cols) for row in rows]
+                data = [
+                    tuple(row.get(c, defaults.get(c)) if row.get(c) is not None else defaults.get(c) for c in cols)
+                    for row in rows
+                ]
                 if rng is not None:
                     rng.shuffle(data)
                 marks = ",".join("?" * len(cols))
@@ -727,9 +1176,18 @@ class NsysBuilder:
 
 
 CLOVER_PID = 1701896
-CLOVER_KERNELS = ("ideal_gas_kernel", "viscosity_kernel", "PdV_kernel", "accelerate_kernel", "flux_calc_kernel",
-                  "advec_cell_kernel", "advec_mom_kernel", "reset_field_kernel", "update_halo_kernel",
-                  "field_summary_kernel")
+CLOVER_KERNELS = (
+    "ideal_gas_kernel",
+    "viscosity_kernel",
+    "PdV_kernel",
+    "accelerate_kernel",
+    "flux_calc_kernel",
+    "advec_cell_kernel",
+    "advec_mom_kernel",
+    "reset_field_kernel",
+    "update_halo_kernel",
+    "field_summary_kernel",
+)
 
 
 def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
@@ -743,13 +1201,18 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
     from a seeded generator: the same file every time."""
     rng = random.Random(seed)
     pid, main, osrt_tid = CLOVER_PID, CLOVER_PID, CLOVER_PID + 5
-    b = NsysBuilder(path, schema="3.13.2", host="nid008553", session_start_ns=1_727_000_000_000_000_000,
-                    env={"SLURM_PROCID": "0", "SLURM_JOB_ID": "4242"})
+    b = NsysBuilder(
+        path,
+        schema="3.13.2",
+        host="nid008553",
+        session_start_ns=1_727_000_000_000_000_000,
+        env={"SLURM_PROCID": "0", "SLURM_JOB_ID": "4242"},
+    )
     b.process(pid, "cuda-cloverleaf")
     b.thread_name(pid, main, "cuda-cloverleaf")
     b.thread_name(pid, osrt_tid, "cuda-EvtHandlr")
     corr = iter(range(1, 1 << 30))
-    t, gpu = 2_000_000, 0                               # host cursor, the GPU's next free time
+    t, gpu = 2_000_000, 0  # host cursor, the GPU's next free time
 
     def api(name, dur):
         nonlocal t
@@ -763,8 +1226,18 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
         c = next(corr)
         start = max(gpu, t + 3_000)
         end = start + 1_000 + nbytes // 5_000
-        b.memcpy(pid, 0, 7, start, end, c, nbytes, copy_kind=kind, src_kind={1: 0, 2: 2, 8: 2}[kind],
-                 dst_kind={1: 2, 2: 0, 8: 2}[kind])
+        b.memcpy(
+            pid,
+            0,
+            7,
+            start,
+            end,
+            c,
+            nbytes,
+            copy_kind=kind,
+            src_kind={1: 0, 2: 2, 8: 2}[kind],
+            dst_kind={1: 2, 2: 0, 8: 2}[kind],
+        )
         b.cuda_api(pid, main, "cudaMemcpy_v3020", t, end + 2_000, c)
         gpu, t = end, end + 3_000
 
@@ -778,8 +1251,19 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
             b.cuda_api(pid, main, "cudaLaunchKernel_v7000", t, t + 4_000, c)
             start = max(gpu, t + 3_500)
             gpu = start + rng.randrange(15_000, 250_000)
-            b.kernel(pid, 0, 7, start, gpu, c, name, demangled=f"{name}(int, int, double*, double*)",
-                     grid=(960, 1, 1), block=(128, 1, 1), registers=40)
+            b.kernel(
+                pid,
+                0,
+                7,
+                start,
+                gpu,
+                c,
+                name,
+                demangled=f"{name}(int, int, double*, double*)",
+                grid=(960, 1, 1),
+                block=(128, 1, 1),
+                registers=40,
+            )
             t += 4_000 + rng.randrange(500, 3_000)
         copy(2, 960 * 8 * 2)
         copy(1, 960 * 8 * 2)
@@ -790,18 +1274,34 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
         c = next(corr)
         end = max(gpu, t) + 2_000
         b.cuda_api(pid, main, "cudaDeviceSynchronize_v3020", t, end, c)
-        b._add("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", start=t + 1_000, end=end - 500, deviceId=0, contextId=1,
-               streamId=7, correlationId=c, globalPid=b.gpid(pid), syncType=3, eventId=0)
+        b._add(
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+            start=t + 1_000,
+            end=end - 500,
+            deviceId=0,
+            contextId=1,
+            streamId=7,
+            correlationId=c,
+            globalPid=b.gpid(pid),
+            syncType=3,
+            eventId=0,
+        )
         t = end + rng.randrange(5_000, 40_000)
         b.osrt(pid, osrt_tid, "poll", t - 4_000, t - 1_000)
         b.osrt(pid, main, "ioctl", t, t + 2_000)
         t += 3_000
         b._add("SCHED_EVENTS", start=t - 2_500, cpu=it % 4, isSchedIn=1, globalTid=b.gtid(pid, main))
     api("cudaFree_v3020", 30_000)
-    for ts, tid in ((1_500_000, main), (1_600_000, osrt_tid), (t + 10_000, main)):    # not calls: dropped
+    for ts, tid in ((1_500_000, main), (1_600_000, osrt_tid), (t + 10_000, main)):  # not calls: dropped
         b.osrt(pid, tid, "OS runtime libraries profiling started", ts, ts, event_class=31)
-    b._add("PROFILER_OVERHEAD", start=1_000_000, end=1_900_000, globalTid=b.gtid(pid, main),
-           nameId=b.sid("CUDA profiling data flush"), returnValue=0)
+    b._add(
+        "PROFILER_OVERHEAD",
+        start=1_000_000,
+        end=1_900_000,
+        globalTid=b.gtid(pid, main),
+        nameId=b.sid("CUDA profiling data flush"),
+        returnValue=0,
+    )
     return b.save()
 
 
@@ -810,5 +1310,15 @@ def clover_or_generated(real: Path, tmp_dir) -> Path:
     return real if Path(real).exists() else cloverleaf_like(Path(tmp_dir) / "clover-generated.sqlite")
 
 
-__all__ = ["NsysBuilder", "Process", "SCHEMAS", "encode_gtid", "decode_gtid", "schema_ddl", "parse_ddl",
-           "cloverleaf_like", "clover_or_generated", "CLOVER_PID"]
+__all__ = [
+    "NsysBuilder",
+    "Process",
+    "SCHEMAS",
+    "encode_gtid",
+    "decode_gtid",
+    "schema_ddl",
+    "parse_ddl",
+    "cloverleaf_like",
+    "clover_or_generated",
+    "CLOVER_PID",
+]

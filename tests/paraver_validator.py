@@ -18,6 +18,7 @@ shape), so multi-million-record traces validate in seconds.
 Plain module (no package-relative imports): importable as ``paraver_validator`` (tests/ on
 sys.path) or as ``tests.paraver_validator``.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -49,13 +50,31 @@ EXAMPLES = 3  # example lines shown per record-level check
 STATE_COLUMNS = ["cpu", "appl", "task", "thread", "begin", "end", "state"]
 EVENT_COLUMNS = ["cpu", "appl", "task", "thread", "time", "type", "value", "rec"]
 COMM_COLUMNS = [
-    "cpu", "appl", "task", "thread", "log_send", "phys_send",
-    "rcpu", "rappl", "rtask", "rthread", "log_recv", "phys_recv", "size", "tag",
+    "cpu",
+    "appl",
+    "task",
+    "thread",
+    "log_send",
+    "phys_send",
+    "rcpu",
+    "rappl",
+    "rtask",
+    "rthread",
+    "log_recv",
+    "phys_recv",
+    "size",
+    "tag",
 ]
 
 PCF_SECTIONS = (
-    "DEFAULT_OPTIONS", "DEFAULT_SEMANTIC", "STATES", "STATES_COLOR",
-    "GRADIENT_COLOR", "GRADIENT_NAMES", "EVENT_TYPE", "VALUES",
+    "DEFAULT_OPTIONS",
+    "DEFAULT_SEMANTIC",
+    "STATES",
+    "STATES_COLOR",
+    "GRADIENT_COLOR",
+    "GRADIENT_NAMES",
+    "EVENT_TYPE",
+    "VALUES",
 )
 ROW_LEVELS = ("CPU", "NODE", "THREAD", "TASK", "APPL")
 
@@ -154,8 +173,8 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
     if close < 0:
         P.add(f"{what}: no ')' closing the date: {shown!r}")
         return None
-    date = line[len("#Paraver ("):close]
-    rest = line[close + 1:]
+    date = line[len("#Paraver (") : close]
+    rest = line[close + 1 :]
     if not rest.startswith(":"):
         P.add(f"{what}: expected ':' after the date ')': {shown!r}")
         return None
@@ -167,8 +186,9 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
     end_time = int(m.group(1))
     unit = m.group(2)
     if unit is None:
-        P.add(f"{what}: END time has no unit suffix, the '_ns' unit is required "
-              f"(no suffix means microseconds): {shown!r}")
+        P.add(
+            f"{what}: END time has no unit suffix, the '_ns' unit is required (no suffix means microseconds): {shown!r}"
+        )
     elif unit != "_ns":
         P.add(f"{what}: END time unit is {unit!r}, the '_ns' unit is required: {shown!r}")
     pos = m.end()
@@ -184,8 +204,7 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
         if n_nodes == 0:
             P.add(f"{what}: RESOURCES '0' takes no CPU list: {shown!r}")
         if not all(re.fullmatch(r"\d+", p) for p in parts):
-            P.add(f"{what}: RESOURCES CPU list {m.group(2)!r} is not comma-separated "
-                  f"unsigned integers")
+            P.add(f"{what}: RESOURCES CPU list {m.group(2)!r} is not comma-separated unsigned integers")
             return None
         nodes = [int(p) for p in parts]
         if len(nodes) != n_nodes:
@@ -211,13 +230,14 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
     for i in range(1, napps + 1):
         m = _RE_APP.match(rest, pos)
         if not m:
-            P.add(f"{what}: application {i} of {napps} is not 'T(threads:node,...)' "
-                  f"at {rest[pos:pos + 40]!r}")
+            P.add(f"{what}: application {i} of {napps} is not 'T(threads:node,...)' at {rest[pos : pos + 40]!r}")
             return None
         ntasks = int(m.group(1))
         if m.group(2):
-            P.add(f"{what}: stray ':' between the task count and '(' in application {i} "
-                  f"({m.group(0)!r}); the grammar is 'T(th:node,...)'")
+            P.add(
+                f"{what}: stray ':' between the task count and '(' in application {i} "
+                f"({m.group(0)!r}); the grammar is 'T(th:node,...)'"
+            )
         entries = m.group(3).split(",")
         tasks = []
         for j, e in enumerate(entries, 1):
@@ -230,11 +250,15 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
                 P.add(f"{what}: application {i} task {j} has {th} threads (must be >= 1)")
             if n_nodes_eff == 0:
                 if node != 0:
-                    P.add(f"{what}: application {i} task {j} is mapped to node {node} but "
-                          f"RESOURCES is 0 (no nodes): use node 0")
+                    P.add(
+                        f"{what}: application {i} task {j} is mapped to node {node} but "
+                        f"RESOURCES is 0 (no nodes): use node 0"
+                    )
             elif not 1 <= node <= n_nodes_eff:
-                P.add(f"{what}: application {i} task {j} is mapped to node {node}, outside "
-                      f"1..{n_nodes_eff} (above the node count makes paramedir hang)")
+                P.add(
+                    f"{what}: application {i} task {j} is mapped to node {node}, outside "
+                    f"1..{n_nodes_eff} (above the node count makes paramedir hang)"
+                )
             tasks.append((th, node))
         if ntasks < 1:
             P.add(f"{what}: application {i} has {ntasks} tasks (must be >= 1)")
@@ -243,7 +267,7 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
         apps.append(tasks)
         pos = m.end()
         if i < napps:
-            if rest[pos:pos + 1] != ":":
+            if rest[pos : pos + 1] != ":":
                 P.add(f"{what}: NAPPS is {napps} but only {i} application(s) found: {shown!r}")
                 break
             pos += 1
@@ -254,10 +278,11 @@ def _parse_header(line: str, P: _Problems) -> Optional[Header]:
         ncomm = int(m.group(1))
         pos = m.end()
     if pos != len(rest):
-        P.add(f"{what}: unexpected text after the applications: {rest[pos:pos + 60]!r} "
-              f"(NAPPS={napps}; only ',NCOMM' may follow)")
-    return Header(text=line, date=date, end_time=end_time, unit=unit, nodes=nodes,
-                  apps=apps, ncomm=ncomm)
+        P.add(
+            f"{what}: unexpected text after the applications: {rest[pos : pos + 60]!r} "
+            f"(NAPPS={napps}; only ',NCOMM' may follow)"
+        )
+    return Header(text=line, date=date, end_time=end_time, unit=unit, nodes=nodes, apps=apps, ncomm=ncomm)
 
 
 # --------------------------------------------------------------------------- .prv body
@@ -282,7 +307,7 @@ class _Body:
         return int(self.ends.size)
 
     def text(self, i: int, limit: int = 160) -> str:
-        s = self.data[self.starts[i]:self.ends[i]].decode("utf-8", "replace")
+        s = self.data[self.starts[i] : self.ends[i]].decode("utf-8", "replace")
         return s if len(s) <= limit else s[:limit] + "..."
 
     def line_no(self, i):
@@ -300,8 +325,7 @@ def _examples(body: _Body, body_lines: np.ndarray, details: Optional[Callable] =
     return "; ".join(out)
 
 
-def _flag(P: _Problems, body: _Body, title: str, body_lines: np.ndarray,
-          details: Optional[Callable] = None) -> None:
+def _flag(P: _Problems, body: _Body, title: str, body_lines: np.ndarray, details: Optional[Callable] = None) -> None:
     """One problem entry for a record-level check: count + first examples."""
     n = int(len(body_lines))
     if n == 0:
@@ -313,8 +337,9 @@ def _read_int_table(buf: bytes, ncols: int) -> list:
     """Parse ':'-separated unsigned integer lines (already validated to contain only digits
     and single ':' separators, exact field count).  Returns a list of (int64 array, overflow
     mask) per column; overflowing entries (> 2^63-1) are set to -1."""
-    df = pd.read_csv(io.BytesIO(buf), sep=":", header=None, names=list(range(ncols)),
-                     na_filter=False, low_memory=False, engine="c")
+    df = pd.read_csv(
+        io.BytesIO(buf), sep=":", header=None, names=list(range(ncols)), na_filter=False, low_memory=False, engine="c"
+    )
     cols = []
     for c in range(ncols):
         s = df[c]
@@ -360,8 +385,17 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
     if nl == 0:
         P.add("prv: the trace has no records")
         e = np.empty(0, dtype=np.int64)
-        return _Parsed(_empty_frame(STATE_COLUMNS), _empty_frame(EVENT_COLUMNS),
-                       _empty_frame(COMM_COLUMNS), e, e, e, e, e, np.empty(0, np.int8))
+        return _Parsed(
+            _empty_frame(STATE_COLUMNS),
+            _empty_frame(EVENT_COLUMNS),
+            _empty_frame(COMM_COLUMNS),
+            e,
+            e,
+            e,
+            e,
+            e,
+            np.empty(0, np.int8),
+        )
     starts, lengths = body.starts, body.lengths
     first = arr[starts]
     second = arr[np.minimum(starts + 1, n - 1)]
@@ -374,12 +408,19 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
 
     blank = np.flatnonzero(is_blank)
     if blank.size:
-        P.add(f"prv: blank line(s) [{blank.size}], e.g. lines "
-              f"{', '.join(str(body.line_no(int(b))) for b in blank[:EXAMPLES])}")
+        P.add(
+            f"prv: blank line(s) [{blank.size}], e.g. lines "
+            f"{', '.join(str(body.line_no(int(b))) for b in blank[:EXAMPLES])}"
+        )
     other = np.flatnonzero(~is_rec & ~is_comment & ~is_blank)
     if other.size:
-        _flag(P, body, "line is neither a record '1:', '2:', '3:' nor a '#' comment "
-                       "(record type 4, communicator and other lines are not expected)", other)
+        _flag(
+            P,
+            body,
+            "line is neither a record '1:', '2:', '3:' nor a '#' comment "
+            "(record type 4, communicator and other lines are not expected)",
+            other,
+        )
 
     is_nl = arr == 10
     is_colon = arr == 58
@@ -395,10 +436,18 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
             is_sign = (arr[badpos] == ord("-")) | (arr[badpos] == ord("+"))
             sign_lines = np.unique(bl[is_sign])
             other_lines = np.setdiff1d(np.unique(bl[~is_sign]), sign_lines)
-            _flag(P, body, "negative or signed number (fields must be unsigned integers; "
-                           "a negative time drops the record)", sign_lines)
-            _flag(P, body, "invalid character in record (only digits and ':' allowed: "
-                           "no spaces, letters, '\\r')", other_lines)
+            _flag(
+                P,
+                body,
+                "negative or signed number (fields must be unsigned integers; a negative time drops the record)",
+                sign_lines,
+            )
+            _flag(
+                P,
+                body,
+                "invalid character in record (only digits and ':' allowed: no spaces, letters, '\\r')",
+                other_lines,
+            )
             bad_ok[bl] = False
     del badpos
 
@@ -422,13 +471,20 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
     badcount1 = np.flatnonzero((rtype == 1) & bad_ok & ~ok1)
     badcount2 = np.flatnonzero((rtype == 2) & bad_ok & ~ok2)
     badcount3 = np.flatnonzero((rtype == 3) & bad_ok & ~ok3)
-    _flag(P, body, "state record must have 8 fields "
-                   "'1:cpu:appl:task:thread:begin:end:state'", badcount1)
-    _flag(P, body, "event record must have 6 + 2k fields (k >= 1) "
-                   "'2:cpu:appl:task:thread:time:type:value[:type:value]...'", badcount2)
-    _flag(P, body, "communication record must have 15 fields '3:cpu:appl:task:thread:"
-                   "logSend:physSend:rcpu:rappl:rtask:rthread:logRecv:physRecv:size:tag'",
-          badcount3)
+    _flag(P, body, "state record must have 8 fields '1:cpu:appl:task:thread:begin:end:state'", badcount1)
+    _flag(
+        P,
+        body,
+        "event record must have 6 + 2k fields (k >= 1) '2:cpu:appl:task:thread:time:type:value[:type:value]...'",
+        badcount2,
+    )
+    _flag(
+        P,
+        body,
+        "communication record must have 15 fields '3:cpu:appl:task:thread:"
+        "logSend:physSend:rcpu:rappl:rtask:rthread:logRecv:physRecv:size:tag'",
+        badcount3,
+    )
     valid = is_rec & bad_ok & (((rtype == 1) & ok1) | ((rtype == 2) & ok2) | ((rtype == 3) & ok3))
 
     rec_body_line = np.flatnonzero(valid)
@@ -450,8 +506,12 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
     def overflow(cols, names, lines, what):
         for (v, over), name in zip(cols, names):
             if over is not None and over.any():
-                _flag(P, body, f"{what} field '{name}' does not fit in a signed 64-bit "
-                               f"integer", lines[np.flatnonzero(over)])
+                _flag(
+                    P,
+                    body,
+                    f"{what} field '{name}' does not fit in a signed 64-bit integer",
+                    lines[np.flatnonzero(over)],
+                )
 
     # states
     lines, cols = extract(valid & (rtype == 1), 8)
@@ -482,8 +542,9 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
         nfields = int(nc) + 1
         npairs = (nfields - 6) // 2
         lines, cols = extract(ev_valid & (ncol == nc), nfields)
-        names = ["cpu", "appl", "task", "thread", "time"] + \
-            [f"{x}#{j + 1}" for j in range(npairs) for x in ("type", "value")]
+        names = ["cpu", "appl", "task", "thread", "time"] + [
+            f"{x}#{j + 1}" for j in range(npairs) for x in ("type", "value")
+        ]
         overflow(cols[1:], names, lines, "event")
         recs = rec_of_line[lines]
         rec_time[recs] = cols[5][0]
@@ -491,8 +552,7 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
         types = np.concatenate([cols[6 + 2 * j][0] for j in range(npairs)])
         values = np.concatenate([cols[7 + 2 * j][0] for j in range(npairs)])
         pair = np.repeat(np.arange(npairs, dtype=np.int64), lines.size)
-        ev_parts.append((common, types, values, np.tile(recs, npairs), pair,
-                         np.tile(lines, npairs)))
+        ev_parts.append((common, types, values, np.tile(recs, npairs), pair, np.tile(lines, npairs)))
     if ev_parts:
         common = [np.concatenate([p[0][i] for p in ev_parts]) for i in range(5)]
         types = np.concatenate([p[1] for p in ev_parts])
@@ -511,8 +571,7 @@ def _parse_body(body: _Body, P: _Problems) -> _Parsed:
         events = _empty_frame(EVENT_COLUMNS)
         event_lines = np.empty(0, dtype=np.int64)
 
-    return _Parsed(states, events, comms, state_lines, event_lines, comm_lines,
-                   rec_body_line, rec_time, rec_kind)
+    return _Parsed(states, events, comms, state_lines, event_lines, comm_lines, rec_body_line, rec_time, rec_kind)
 
 
 def _check_objects(P, body, h: Header, cpu, appl, task, thread, lines, what, side=""):
@@ -540,16 +599,26 @@ def _check_objects(P, body, h: Header, cpu, appl, task, thread, lines, what, sid
     ok_thread = ok_task & (thread >= 1) & (thread <= nthreads_g[g])
 
     bad = np.flatnonzero(~ok_appl)
-    _flag(P, body, f"{who}: {p}appl out of range 1..{napps}", lines[bad],
-          lambda k: f"{p}appl {appl[bad[k]]}")
+    _flag(P, body, f"{who}: {p}appl out of range 1..{napps}", lines[bad], lambda k: f"{p}appl {appl[bad[k]]}")
     bad = np.flatnonzero(ok_appl & ~ok_task)
-    _flag(P, body, f"{who}: {p}task out of range (1..number of tasks of the application)",
-          lines[bad], lambda k: f"{p}appl {appl[bad[k]]} has {ntasks_app[a[bad[k]]]} tasks, "
-                                f"{p}task is {task[bad[k]]}")
+    _flag(
+        P,
+        body,
+        f"{who}: {p}task out of range (1..number of tasks of the application)",
+        lines[bad],
+        lambda k: f"{p}appl {appl[bad[k]]} has {ntasks_app[a[bad[k]]]} tasks, {p}task is {task[bad[k]]}",
+    )
     bad = np.flatnonzero(ok_task & ~ok_thread)
-    _flag(P, body, f"{who}: {p}thread out of range (1..number of threads of the task)",
-          lines[bad], lambda k: f"{p}appl {appl[bad[k]]} {p}task {task[bad[k]]} has "
-                                f"{nthreads_g[g[bad[k]]]} threads, {p}thread is {thread[bad[k]]}")
+    _flag(
+        P,
+        body,
+        f"{who}: {p}thread out of range (1..number of threads of the task)",
+        lines[bad],
+        lambda k: (
+            f"{p}appl {appl[bad[k]]} {p}task {task[bad[k]]} has "
+            f"{nthreads_g[g[bad[k]]]} threads, {p}thread is {thread[bad[k]]}"
+        ),
+    )
 
     if ncpu == 0:
         bad = np.flatnonzero(cpu != 0)
@@ -557,16 +626,22 @@ def _check_objects(P, body, h: Header, cpu, appl, task, thread, lines, what, sid
         return
     ok_cpu = (cpu >= 0) & (cpu <= ncpu)
     bad = np.flatnonzero(~ok_cpu)
-    _flag(P, body, f"{who}: {p}cpu out of range 0..{ncpu}", lines[bad],
-          lambda k: f"{p}cpu {cpu[bad[k]]}")
+    _flag(P, body, f"{who}: {p}cpu out of range 0..{ncpu}", lines[bad], lambda k: f"{p}cpu {cpu[bad[k]]}")
     tnode = node_g[g]
     check = ok_task & ok_cpu & (cpu > 0) & (tnode >= 1) & (tnode <= h.n_nodes)
     c = np.where(check, cpu, 0)
     bad = np.flatnonzero(check & (cpu_node[c] != tnode))
-    _flag(P, body, f"{who}: {p}cpu on the wrong node (cpu must belong to its task's node)",
-          lines[bad], lambda k: f"{p}cpu {cpu[bad[k]]} is on node {cpu_node[c[bad[k]]]}, "
-                                f"{p}appl {appl[bad[k]]} {p}task {task[bad[k]]} runs on node "
-                                f"{tnode[bad[k]]}")
+    _flag(
+        P,
+        body,
+        f"{who}: {p}cpu on the wrong node (cpu must belong to its task's node)",
+        lines[bad],
+        lambda k: (
+            f"{p}cpu {cpu[bad[k]]} is on node {cpu_node[c[bad[k]]]}, "
+            f"{p}appl {appl[bad[k]]} {p}task {task[bad[k]]} runs on node "
+            f"{tnode[bad[k]]}"
+        ),
+    )
 
 
 def _check_records(P: _Problems, body: _Body, h: Optional[Header], r: _Parsed) -> None:
@@ -582,35 +657,29 @@ def _check_records(P: _Problems, body: _Body, h: Optional[Header], r: _Parsed) -
     ev_lines = r.event_lines[first_pair]
 
     if h is not None:
-        _check_objects(P, body, h, s["cpu"], s["appl"], s["task"], s["thread"],
-                       r.state_lines, "state")
-        _check_objects(P, body, h, ev["cpu"], ev["appl"], ev["task"], ev["thread"],
-                       ev_lines, "event")
-        _check_objects(P, body, h, c_["cpu"], c_["appl"], c_["task"], c_["thread"],
-                       r.comm_lines, "communication")
-        _check_objects(P, body, h, c_["rcpu"], c_["rappl"], c_["rtask"], c_["rthread"],
-                       r.comm_lines, "communication", "r")
+        _check_objects(P, body, h, s["cpu"], s["appl"], s["task"], s["thread"], r.state_lines, "state")
+        _check_objects(P, body, h, ev["cpu"], ev["appl"], ev["task"], ev["thread"], ev_lines, "event")
+        _check_objects(P, body, h, c_["cpu"], c_["appl"], c_["task"], c_["thread"], r.comm_lines, "communication")
+        _check_objects(
+            P, body, h, c_["rcpu"], c_["rappl"], c_["rtask"], c_["rthread"], r.comm_lines, "communication", "r"
+        )
         end = h.end_time
         for name in ("begin", "end"):
             bad = np.flatnonzero(s[name] > end)
-            _flag(P, body, f"state {name} time after the header END time {end}",
-                  r.state_lines[bad])
+            _flag(P, body, f"state {name} time after the header END time {end}", r.state_lines[bad])
         bad = np.flatnonzero(ev["time"] > end)
         _flag(P, body, f"event time after the header END time {end}", ev_lines[bad])
         for name in ("log_send", "phys_send", "log_recv", "phys_recv"):
             bad = np.flatnonzero(c_[name] > end)
-            _flag(P, body, f"communication {name} time after the header END time {end}",
-                  r.comm_lines[bad])
+            _flag(P, body, f"communication {name} time after the header END time {end}", r.comm_lines[bad])
 
     bad = np.flatnonzero(s["begin"] > s["end"])
     _flag(P, body, "state begin time after its end time", r.state_lines[bad])
     bad = np.flatnonzero(c_["phys_recv"] < c_["phys_send"])
-    _flag(P, body, "communication physical receive time before physical send time",
-          r.comm_lines[bad])
+    _flag(P, body, "communication physical receive time before physical send time", r.comm_lines[bad])
     if len(E):
         bad = np.flatnonzero(E["type"].to_numpy() > INT32_MAX)
-        _flag(P, body, "event type above 2^31-1 (cannot be labelled in the .pcf)",
-              r.event_lines[bad])
+        _flag(P, body, "event type above 2^31-1 (cannot be labelled in the .pcf)", r.event_lines[bad])
 
     # sortedness over the whole file
     t, kind = r.rec_time, r.rec_kind
@@ -618,17 +687,28 @@ def _check_records(P: _Problems, body: _Body, h: Optional[Header], r: _Parsed) -
         dt = np.diff(t)
         bad = np.flatnonzero(dt < 0)
         lines = r.rec_body_line
-        _flag(P, body, "records not in non-decreasing time order (time = begin for states, "
-                       "time for events, logSend for communications)", lines[bad + 1],
-              lambda k: f"time {t[bad[k] + 1]} after time {t[bad[k]]} on line "
-                        f"{body.line_no(int(lines[bad[k]]))}")
+        _flag(
+            P,
+            body,
+            "records not in non-decreasing time order (time = begin for states, "
+            "time for events, logSend for communications)",
+            lines[bad + 1],
+            lambda k: f"time {t[bad[k] + 1]} after time {t[bad[k]]} on line {body.line_no(int(lines[bad[k]]))}",
+        )
         bad = np.flatnonzero((dt == 0) & (np.diff(kind) < 0))
-        _flag(P, body, "at equal time, records out of order: state records must come before "
-                       "events, and events before communications", lines[bad + 1],
-              lambda k: f"{_KIND_NAME[int(kind[bad[k] + 1])]} after "
-                        f"{_KIND_NAME[int(kind[bad[k]])]} at equal time {t[bad[k]]}, i.e. "
-                        f"{_KIND_NAME[int(kind[bad[k]])]} before "
-                        f"{_KIND_NAME[int(kind[bad[k] + 1])]}")
+        _flag(
+            P,
+            body,
+            "at equal time, records out of order: state records must come before "
+            "events, and events before communications",
+            lines[bad + 1],
+            lambda k: (
+                f"{_KIND_NAME[int(kind[bad[k] + 1])]} after "
+                f"{_KIND_NAME[int(kind[bad[k]])]} at equal time {t[bad[k]]}, i.e. "
+                f"{_KIND_NAME[int(kind[bad[k]])]} before "
+                f"{_KIND_NAME[int(kind[bad[k] + 1])]}"
+            ),
+        )
 
 
 def _check_against_pcf(P: _Problems, body: _Body, r: _Parsed, pcf: Pcf) -> None:
@@ -639,9 +719,12 @@ def _check_against_pcf(P: _Problems, body: _Body, r: _Parsed, pcf: Pcf) -> None:
         if missing:
             st = S["state"].to_numpy()
             first_lines = np.array([r.state_lines[np.argmax(st == m)] for m in missing[:EXAMPLES]])
-            _flag(P, body, f"state id(s) not listed in .pcf STATES: {missing[:20]}"
-                           f"{' ...' if len(missing) > 20 else ''}",
-                  np.sort(first_lines))
+            _flag(
+                P,
+                body,
+                f"state id(s) not listed in .pcf STATES: {missing[:20]}{' ...' if len(missing) > 20 else ''}",
+                np.sort(first_lines),
+            )
     if not len(E):
         return
     et = E["type"].to_numpy()
@@ -650,11 +733,12 @@ def _check_against_pcf(P: _Problems, body: _Body, r: _Parsed, pcf: Pcf) -> None:
     undefined = [int(x) for x in used_types if int(x) not in pcf.types]
     if undefined:
         first_lines = np.array([r.event_lines[np.argmax(et == u)] for u in undefined[:EXAMPLES]])
-        P.add(f"prv: event type(s) not defined in any .pcf EVENT_TYPE block: {undefined[:20]}"
-              f"{' ...' if len(undefined) > 20 else ''} [{len(undefined)} type(s)], e.g. "
-              f"{_examples(body, np.sort(first_lines))}")
-    labelled = [int(x) for x in used_types
-                if int(x) in pcf.types and pcf.types[int(x)]["values"] is not None]
+        P.add(
+            f"prv: event type(s) not defined in any .pcf EVENT_TYPE block: {undefined[:20]}"
+            f"{' ...' if len(undefined) > 20 else ''} [{len(undefined)} type(s)], e.g. "
+            f"{_examples(body, np.sort(first_lines))}"
+        )
+    labelled = [int(x) for x in used_types if int(x) in pcf.types and pcf.types[int(x)]["values"] is not None]
     if not labelled:
         return
     sel = np.isin(et, labelled)
@@ -670,9 +754,11 @@ def _check_against_pcf(P: _Problems, body: _Body, r: _Parsed, pcf: Pcf) -> None:
         first_lines = []
         for tt, vv in shown[:EXAMPLES]:
             first_lines.append(r.event_lines[np.argmax((et == tt) & (ev == vv))])
-        P.add(f"prv: event value(s) without a label in the .pcf VALUES list of their type "
-              f"(type, value): {shown}{' ...' if len(miss) > 20 else ''} "
-              f"[{len(miss)} distinct pair(s)], e.g. {_examples(body, np.sort(first_lines))}")
+        P.add(
+            f"prv: event value(s) without a label in the .pcf VALUES list of their type "
+            f"(type, value): {shown}{' ...' if len(miss) > 20 else ''} "
+            f"[{len(miss)} distinct pair(s)], e.g. {_examples(body, np.sort(first_lines))}"
+        )
 
 
 # --------------------------------------------------------------------------- .pcf
@@ -776,16 +862,17 @@ def _parse_pcf(text: str, P: _Problems, fname: str = "pcf") -> Pcf:
         elif section == "EVENT_TYPE":
             m = _RE_PCF_TYPE.fullmatch(raw)
             if not m:
-                P.add(f"{where}: EVENT_TYPE line does not parse as "
-                      f"'<gradient> <type id> <label>' (label split over lines?): {raw!r}")
+                P.add(
+                    f"{where}: EVENT_TYPE line does not parse as "
+                    f"'<gradient> <type id> <label>' (label split over lines?): {raw!r}"
+                )
                 continue
             grad, tid = int(m.group(1)), int(m.group(2))
             label = _check_label(P, where, m.group(3))
             if tid > INT32_MAX:
                 P.add(f"{where}: event type id {tid} exceeds 2^31-1 (Paraver ignores it)")
             if tid in pcf.types:
-                P.add(f"{where}: event type {tid} defined twice (first at {fname} line "
-                      f"{type_first_line[tid]})")
+                P.add(f"{where}: event type {tid} defined twice (first at {fname} line {type_first_line[tid]})")
             else:
                 type_first_line[tid] = i
             pcf.types[tid] = {"label": label, "gradient": grad, "values": None}
@@ -793,8 +880,7 @@ def _parse_pcf(text: str, P: _Problems, fname: str = "pcf") -> Pcf:
         elif section == "VALUES":
             m = _RE_PCF_VALUE.fullmatch(raw)
             if not m:
-                P.add(f"{where}: VALUES line does not parse as '<value> <label>' "
-                      f"(label split over lines?): {raw!r}")
+                P.add(f"{where}: VALUES line does not parse as '<value> <label>' (label split over lines?): {raw!r}")
                 continue
             val = int(m.group(1))
             label = _check_label(P, where, m.group(2))
@@ -831,16 +917,17 @@ def _parse_row(text: str, P: _Problems, fname: str = "row") -> dict:
         m = _RE_ROW_LEVEL.fullmatch(line)
         if not m:
             if prev_level is not None:
-                P.add(f"{fname} line {i + 1}: LEVEL {prev_level} has more names than its "
-                      f"SIZE {len(row[prev_level])}: {line!r}")
+                P.add(
+                    f"{fname} line {i + 1}: LEVEL {prev_level} has more names than its "
+                    f"SIZE {len(row[prev_level])}: {line!r}"
+                )
             else:
                 P.add(f"{fname} line {i + 1}: expected 'LEVEL <name> SIZE <n>': {line!r}")
             i += 1
             continue
         level, size = m.group(1), int(m.group(2))
         if level not in ROW_LEVELS:
-            P.add(f"{fname} line {i + 1}: unknown level {level!r} (expected one of "
-                  f"{', '.join(ROW_LEVELS)})")
+            P.add(f"{fname} line {i + 1}: unknown level {level!r} (expected one of {', '.join(ROW_LEVELS)})")
         if level in row:
             P.add(f"{fname} line {i + 1}: LEVEL {level} defined twice")
         names = []
@@ -862,8 +949,7 @@ def _parse_row(text: str, P: _Problems, fname: str = "row") -> dict:
             names.append(nm)
             j += 1
         if len(names) < size:
-            P.add(f"{fname} line {i + 1}: LEVEL {level} SIZE {size} but only {len(names)} "
-                  f"names follow")
+            P.add(f"{fname} line {i + 1}: LEVEL {level} SIZE {size} but only {len(names)} names follow")
         row[level] = names
         prev_level = level
         i = j
@@ -878,8 +964,7 @@ def _check_row_vs_header(P: _Problems, row: dict, h: Header, fname: str = "row")
             return
         n = len(row[level])
         if n != expected:
-            P.add(f"{fname}: LEVEL {level} has {n} names but the header declares {expected} "
-                  f"{what}")
+            P.add(f"{fname}: LEVEL {level} has {n} names but the header declares {expected} {what}")
 
     check("NODE", h.n_nodes, h.n_nodes > 0, "nodes")
     check("THREAD", h.n_threads, True, "threads (sum of the header's thread counts)")
@@ -937,8 +1022,7 @@ def _analyse(base) -> Trace:
             offset = len(data) if e < 0 else e + 1
             found += 1
         if found < header.ncomm:
-            P.add(f"prv header: declares {header.ncomm} communicator lines ('c:...') but "
-                  f"{found} follow the header")
+            P.add(f"prv header: declares {header.ncomm} communicator lines ('c:...') but {found} follow the header")
         first_line_no += found
     body = _Body(data[offset:], first_line_no)
     del data
@@ -954,10 +1038,18 @@ def _analyse(base) -> Trace:
     if header is not None and row_text is not None:
         _check_row_vs_header(P, row, header)
 
-    return Trace(base=base, prv_path=prv, header=header, states=parsed.states,
-                 events=parsed.events, comms=parsed.comms, pcf=pcf, row=row,
-                 rec_line=body.line_no(parsed.rec_body_line).astype(np.int64),
-                 problems=P.items)
+    return Trace(
+        base=base,
+        prv_path=prv,
+        header=header,
+        states=parsed.states,
+        events=parsed.events,
+        comms=parsed.comms,
+        pcf=pcf,
+        row=row,
+        rec_line=body.line_no(parsed.rec_body_line).astype(np.int64),
+        problems=P.items,
+    )
 
 
 def load_trace(base) -> Trace:

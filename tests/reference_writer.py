@@ -32,7 +32,7 @@ from nsys2prv.pipeline import conversion, gpu_rows, parallel, slices, stages
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import StateIntervals, Translation
 
-STATE, EVENT, COMM = 1, 2, 3            # record kinds, in the order records of one time are written
+STATE, EVENT, COMM = 1, 2, 3  # record kinds, in the order records of one time are written
 
 
 class _Layout:
@@ -60,8 +60,17 @@ class _Layout:
         return [":".join(map(str, rows[i])) + "\n" for i in perm.tolist()]
 
 
-def write_trace(out: Translation, states: StateIntervals, model, types: dict, base: Path, end_ns: int,
-                epoch_ns: int | None, compress: bool = False, mpi_world: bool = False) -> WriteStats:
+def write_trace(
+    out: Translation,
+    states: StateIntervals,
+    model,
+    types: dict,
+    base: Path,
+    end_ns: int,
+    epoch_ns: int | None,
+    compress: bool = False,
+    mpi_world: bool = False,
+) -> WriteStats:
     """OUT.prv, .pcf and .row of ``out`` (painted ``states``) with every record in memory."""
     labels = ValueLabels(types)
     labels.collect(out.events)
@@ -81,12 +90,19 @@ def write_trace(out: Translation, states: StateIntervals, model, types: dict, ba
         fh.write("".join(lay.lines()).encode())
 
     targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
-    return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns,
-                      targets)
+    return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 
-def write_in_memory(parts: list[Translation], model, types: dict, base: Path, epoch_ns: int | None,
-                    compress: bool = False, mpi_world: bool = False, min_end: int = 0) -> WriteStats:
+def write_in_memory(
+    parts: list[Translation],
+    model,
+    types: dict,
+    base: Path,
+    epoch_ns: int | None,
+    compress: bool = False,
+    mpi_world: bool = False,
+    min_end: int = 0,
+) -> WriteStats:
     """The trace of the Translations ``parts`` (in chunk order): END is the latest record, the
     latest process activity or ``min_end``."""
     out = Translation()
@@ -102,13 +118,12 @@ def write_in_memory(parts: list[Translation], model, types: dict, base: Path, ep
 def reference_writer():
     """Conversions inside the block write their trace with the reference writer (see above); the
     block gets the list of the traces' WriteStats."""
-    made: dict[str, Translation] = {}       # chunk path -> the Translation it was written from
+    made: dict[str, Translation] = {}  # chunk path -> the Translation it was written from
     written: list[WriteStats] = []
     real_chunk = paraver_chunks.write_chunk
     real_translate_all = slices.translate_all
 
-    def keep_chunk(out: Translation, model, report: int, types: dict, path: str, consume: bool = False,
-                   painted=None):
+    def keep_chunk(out: Translation, model, report: int, types: dict, path: str, consume: bool = False, painted=None):
         assert painted is None, "a sliced report: the reference translates every report whole"
         made[path] = Translation(events=list(out.events), states=list(out.states), comms=list(out.comms))
         return real_chunk(out, model, report, types, path, consume=consume)
@@ -116,10 +131,12 @@ def reference_writer():
     def whole_reports(ex, jobs, rows, model, slice_rows):
         return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
-    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, mpi_world=False, min_end=0,
-                        **__):
-        written.append(write_in_memory([made.pop(c.path) for c in chunks], model, types, base, epoch_ns,
-                                       compress, mpi_world, min_end))
+    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, mpi_world=False, min_end=0, **__):
+        written.append(
+            write_in_memory(
+                [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, mpi_world, min_end
+            )
+        )
         return written[-1]
 
     with pytest.MonkeyPatch.context() as mp:

@@ -38,8 +38,9 @@ def _shifted_copies(src: list[Path], dest: Path) -> list[Path]:
         q = dest / p.name
         shutil.copy(p, q)
         with sqlite3.connect(q) as con:
-            con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?",
-                        (int(SHIFTS_MS[r] * 1e6),))
+            con.execute(
+                "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?", (int(SHIFTS_MS[r] * 1e6),)
+            )
         out.append(q)
     return out
 
@@ -77,11 +78,15 @@ def test_real_reports_realigned_from_mpi(tmp_path, data, n):
     assert sync["violations"]["after_fix"] == 0
     t_truth, t_got = _mpi_calls(truth), _mpi_calls(got)
     shift = {task: float(np.median(t_got[task] - t_truth[task])) for task in t_truth}
-    err = {task - 1: shift[task] - shift[1] for task in shift}      # the trace's zero is rank 0's clock
-    print(f"\n{data.name}: error per rank vs --align session on the originals (us): "
-          + ", ".join(f"{r}: {e / 1e3:+.1f}" for r, e in err.items()))
-    print(f"{data.name}: session alone on the shifted copies would be off by (us): "
-          + ", ".join(f"{r}: {(SHIFTS_MS[r] - SHIFTS_MS[0]) * 1e3:+.0f}" for r in range(n)))
+    err = {task - 1: shift[task] - shift[1] for task in shift}  # the trace's zero is rank 0's clock
+    print(
+        f"\n{data.name}: error per rank vs --align session on the originals (us): "
+        + ", ".join(f"{r}: {e / 1e3:+.1f}" for r, e in err.items())
+    )
+    print(
+        f"{data.name}: session alone on the shifted copies would be off by (us): "
+        + ", ".join(f"{r}: {(SHIFTS_MS[r] - SHIFTS_MS[0]) * 1e3:+.0f}" for r in range(n))
+    )
     assert max(abs(e) for e in err.values()) < BOUND_REAL_NS, err
     # within a rank nothing moves relative to anything else: exact durations
     for task in t_truth:
@@ -92,7 +97,7 @@ def test_real_session_method_is_evaluated_without_violations(tmp_path):
     src = [need(MPI4 / f"rank{r}.sqlite") for r in range(4)]
     convert_valid(["-t", "mpi", "--align", "session", "-m", *src], tmp_path / "s")
     sync = json.loads((tmp_path / "s.sync.json").read_text())
-    assert sync["method"] == "session" and sync["sync_points"] == 7    # Init, Barrier, 4 Allreduce, Finalize
+    assert sync["method"] == "session" and sync["sync_points"] == 7  # Init, Barrier, 4 Allreduce, Finalize
     assert sync["violations"] == {"after_estimate": 0, "after_clamp": 0, "after_fix": 0}
     assert all(r["correction_ns"] == 0 and r["residual_spread_ns"] is not None for r in sync["reports"])
 
@@ -110,36 +115,42 @@ def test_marker_alignment_on_real_reports(tmp_path):
 @dataclass
 class Run:
     paths: list[Path]
-    calls: dict[int, list] = field(default_factory=dict)      # rank -> [(name, T start, T end)]
-    msgs: list = field(default_factory=list)                  # (src, dst, tag, size, send call, recv call)
-    offset: dict[int, float] = field(default_factory=dict)    # rank -> clock error at T = 0 (ns)
-    drift: dict[int, float] = field(default_factory=dict)     # rank -> clock rate error
+    calls: dict[int, list] = field(default_factory=dict)  # rank -> [(name, T start, T end)]
+    msgs: list = field(default_factory=list)  # (src, dst, tag, size, send call, recv call)
+    offset: dict[int, float] = field(default_factory=dict)  # rank -> clock error at T = 0 (ns)
+    drift: dict[int, float] = field(default_factory=dict)  # rank -> clock rate error
 
 
 PID0, NRANKS, ITER = 4000, 8, 60
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 
 
-def generate(d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0, unmatched: bool = False,
-             nranks: int = NRANKS) -> Run:
+def generate(
+    d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0, unmatched: bool = False, nranks: int = NRANKS
+) -> Run:
     rng = np.random.default_rng(seed)
     d.mkdir(parents=True, exist_ok=True)
     run = Run([])
     b_err = {r: 0.0 if r == 0 else float(rng.uniform(-3e6, 3e6)) for r in range(nranks)}
     a_err = {r: 0.0 if r == 0 else float(rng.uniform(-20e-6, 20e-6)) for r in range(nranks)}
-    sigma = {r: int(SHIFTS_MS[r % len(SHIFTS_MS)] * 1e6) + (start_gap_ns if r == nranks - 1 else 0)
-             for r in range(nranks)}
+    sigma = {
+        r: int(SHIFTS_MS[r % len(SHIFTS_MS)] * 1e6) + (start_gap_ns if r == nranks - 1 else 0) for r in range(nranks)
+    }
     run.offset, run.drift = b_err, a_err
     builders = {}
     for r in range(nranks):
-        b = NsysBuilder(d / f"rank{r}.sqlite", schema="3.22", host="node-a" if r < nranks // 2 else "node-b",
-                        session_start_ns=1_700_000_000_000_000_000 + sigma[r],
-                        env={"SLURM_JOB_ID": job(r), "SLURM_PROCID": str(r)})
+        b = NsysBuilder(
+            d / f"rank{r}.sqlite",
+            schema="3.22",
+            host="node-a" if r < nranks // 2 else "node-b",
+            session_start_ns=1_700_000_000_000_000_000 + sigma[r],
+            env={"SLURM_JOB_ID": job(r), "SLURM_PROCID": str(r)},
+        )
         b.process(PID0 + r, "./app")
         builders[r] = b
         run.calls[r] = []
 
-    def loc(r: int, t: float) -> int:        # true time -> rank r's report time
+    def loc(r: int, t: float) -> int:  # true time -> rank r's report time
         return int(round(t + b_err[r] + a_err[r] * t - sigma[r]))
 
     def call(r, name, t0, t1, **kw):
@@ -157,7 +168,7 @@ def generate(d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0
     corr = {r: 0 for r in ranks}
     for k in range(ITER):
         enter = {r: t + 30e6 + rng.uniform(0, 10e6) + r * 0.5e6 for r in ranks}
-        for r in ranks:   # a kernel launched during the compute phase, and an NCCL allreduce kernel
+        for r in ranks:  # a kernel launched during the compute phase, and an NCCL allreduce kernel
             pid = PID0 + r
             corr[r] += 1
             l0 = enter[r] - 5e6
@@ -168,8 +179,9 @@ def generate(d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0
         for r in ranks:
             pid = PID0 + r
             corr[r] += 1
-            builders[r].cuda_api(pid, pid, "cudaLaunchKernel_v7000", loc(r, nccl_in[r] - 10e3),
-                                 loc(r, nccl_in[r] - 2e3), corr[r])
+            builders[r].cuda_api(
+                pid, pid, "cudaLaunchKernel_v7000", loc(r, nccl_in[r] - 10e3), loc(r, nccl_in[r] - 2e3), corr[r]
+            )
             builders[r].kernel(pid, 0, 13, loc(r, nccl_in[r]), loc(r, nccl_rel + rng.uniform(0, 3e3)), corr[r], NCCL)
         released = max(enter.values()) + 5e3
         exit_ = {r: released + rng.uniform(0.5e3, 4e3) for r in ranks}
@@ -182,10 +194,12 @@ def generate(d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0
         for r in ranks:
             pid = PID0 + r
             right, left = (r + 1) % nranks, (r - 1) % nranks
-            builders[r].mpi(pid, pid, "MPI_Sendrecv", loc(r, s0[r]), loc(r, s1[r]), kind="p2p", peer=right,
-                            size=2048, tag=tag)
-            builders[r].mpi(pid, pid, "MPI_Sendrecv", loc(r, s0[r]), loc(r, s1[r]), kind="p2p", peer=left,
-                            size=2048, tag=tag)
+            builders[r].mpi(
+                pid, pid, "MPI_Sendrecv", loc(r, s0[r]), loc(r, s1[r]), kind="p2p", peer=right, size=2048, tag=tag
+            )
+            builders[r].mpi(
+                pid, pid, "MPI_Sendrecv", loc(r, s0[r]), loc(r, s1[r]), kind="p2p", peer=left, size=2048, tag=tag
+            )
             run.calls[r].append(("MPI_Sendrecv", s0[r], s1[r]))
             run.msgs.append((r, right, tag, 2048, ("MPI_Sendrecv", s0[r], s1[r]), None))
         # Irecv from the right + Isend to the left + Waitall (one START_WAIT row per request)
@@ -198,12 +212,13 @@ def generate(d: Path, seed: int = 7, job=lambda r: "4242", start_gap_ns: int = 0
             call(r, "MPI_Irecv", a[r], a[r] + 1e3, kind="p2p", peer=right, size=512, tag=100, request=h)
             call(r, "MPI_Isend", a[r] + 2e3, a[r] + 3e3, kind="p2p", peer=left, size=512, tag=100, request=h + 1)
             for req in (h, h + 1):
-                builders[r].mpi(pid, pid, "MPI_Waitall", loc(r, a[r] + 4e3), loc(r, w1[r]), kind="startwait",
-                                request=req)
+                builders[r].mpi(
+                    pid, pid, "MPI_Waitall", loc(r, a[r] + 4e3), loc(r, w1[r]), kind="startwait", request=req
+                )
             run.calls[r].append(("MPI_Waitall", a[r] + 4e3, w1[r]))
             run.msgs.append((r, left, 100, 512, ("MPI_Isend", a[r] + 2e3, a[r] + 3e3), None))
         t = max(w1.values()) + 100e3
-    if unmatched:    # a send nobody receives
+    if unmatched:  # a send nobody receives
         call(0, "MPI_Send", t, t + 2e3, kind="p2p", peer=1, size=64, tag=999)
         t += 10e3
     fin = {r: t + rng.uniform(0, 1e6) for r in ranks}
@@ -236,11 +251,13 @@ def _errors(run: Run, trace) -> dict[int, np.ndarray]:
 def test_generated_offsets_and_drift_recovered(gen):
     run, trace, summary, sync = gen
     err = _errors(run, trace)
-    print("\ngenerated: max |error| per rank (us): "
-          + ", ".join(f"{r}: {np.abs(e).max() / 1e3:.2f}" for r, e in err.items()))
+    print(
+        "\ngenerated: max |error| per rank (us): "
+        + ", ".join(f"{r}: {np.abs(e).max() / 1e3:.2f}" for r, e in err.items())
+    )
     assert sync["method"] == "mpi+nccl+p2p"
     for r, e in err.items():
-        assert np.abs(e).max() < 2_000, (r, np.abs(e).max())          # every call within 2 us
+        assert np.abs(e).max() < 2_000, (r, np.abs(e).max())  # every call within 2 us
     for rep in sync["reports"]:
         r = rep["ranks"][0]
         assert rep["drift_ppm"] == pytest.approx(-run.drift[r] * 1e6, abs=1.0), r
@@ -265,7 +282,7 @@ def test_two_hosts_eight_ranks(gen):
     assert [t.split(" (")[0] for t in trace.row["TASK"]] == [f"Rank {r}" for r in range(8)]
     cpus_a = h.nodes[0]
     threads = trace.states.drop_duplicates(["task", "thread"])
-    for task, cpu in zip(threads["task"], threads["cpu"]):   # each thread's CPU is on its host's node
+    for task, cpu in zip(threads["task"], threads["cpu"]):  # each thread's CPU is on its host's node
         assert (cpu <= cpus_a) == (task <= 4)
 
 
@@ -277,8 +294,9 @@ def test_generated_messages_exact(gen):
     assert mc["source_rows"] == 4 * ITER * NRANKS and mc["translated_rows"] == mc["source_rows"]
     assert mc["dropped"] == {}
     iv = intervals(trace, list(R.MPI_TYPES))
-    calls = {(int(t), lbl, int(s)): int(e) for t, lbl, s, e in iv[["task", "label", "start", "end"]].itertuples(
-        index=False)}
+    calls = {
+        (int(t), lbl, int(s)): int(e) for t, lbl, s, e in iv[["task", "label", "start", "end"]].itertuples(index=False)
+    }
     # every record: sender / receiver threads, size and tag exact; its times are exactly the
     # times of the calls in the trace (log send = send start, phys send = send end, ...)
     for row in c.itertuples(index=False):
@@ -287,7 +305,7 @@ def test_generated_messages_exact(gen):
         if row.tag == 100:
             assert dst == (src - 1) % NRANKS and row.size == 512
             assert calls[(row.task, "MPI_Isend", row.log_send)] == row.phys_send
-            assert (row.rtask, "MPI_Waitall", row.log_recv) not in calls      # Irecv end, not a call start
+            assert (row.rtask, "MPI_Waitall", row.log_recv) not in calls  # Irecv end, not a call start
             waits = iv[(iv["task"] == row.rtask) & (iv["label"] == "MPI_Waitall")]
             assert row.phys_recv in set(waits["end"])
         else:
@@ -302,7 +320,7 @@ def test_generated_causality(gen):
     _, trace, _, _ = gen
     c = trace.comms
     mpi = c[c["tag"].isin([10, 11, 12, 100])]
-    assert (mpi["phys_recv"] >= mpi["log_send"]).all()            # no receive ends before its send started
+    assert (mpi["phys_recv"] >= mpi["log_send"]).all()  # no receive ends before its send started
     launch = c[c["tag"] == 55001]
     assert len(launch) == 2 * ITER * NRANKS and (launch["log_recv"] >= launch["log_send"]).all()
     iv = intervals(trace, list(R.MPI_TYPES))
@@ -332,8 +350,14 @@ def test_different_jobs_refused(tmp_path):
     run = generate(tmp_path / "in", nranks=4, job=lambda r: "11" if r < 2 else "12")
     code, text = convert(["-t", "mpi", "-m", *run.paths, tmp_path / "out"], expect_ok=False)
     lines = text.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "different jobs" in lines[0] and "rank0.sqlite" in lines[0] \
-        and "rank2.sqlite" in lines[0] and "--force" in lines[0]
+    assert (
+        code == 2
+        and len(lines) == 1
+        and "different jobs" in lines[0]
+        and "rank0.sqlite" in lines[0]
+        and "rank2.sqlite" in lines[0]
+        and "--force" in lines[0]
+    )
     _, summary = convert_valid(["-t", "mpi", "--force", "-m", *run.paths], tmp_path / "forced")
     assert any("different jobs" in n for n in summary["alignment"]["notes"])
 
@@ -346,12 +370,15 @@ def test_different_jobs_in_device_environment_refused(tmp_path):
         q = tmp_path / p.name
         shutil.copy(p, q)
         with sqlite3.connect(q) as con:
-            con.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'DeviceEnvironment'",
-                        (f"HOME=\0SLURM_JOB_ID={100 + r // 3}\0OMPI_COMM_WORLD_RANK={r}\0",))
+            con.execute(
+                "UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'DeviceEnvironment'",
+                (f"HOME=\0SLURM_JOB_ID={100 + r // 3}\0OMPI_COMM_WORLD_RANK={r}\0",),
+            )
         copies.append(q)
     code, text = convert(["-t", "mpi", "-m", *copies, tmp_path / "out"], expect_ok=False)
-    assert code == 2 and len(text.strip().splitlines()) == 1 and "SLURM_JOB_ID=100" in text \
-        and "SLURM_JOB_ID=101" in text
+    assert (
+        code == 2 and len(text.strip().splitlines()) == 1 and "SLURM_JOB_ID=100" in text and "SLURM_JOB_ID=101" in text
+    )
 
 
 def test_far_apart_starts_refused(tmp_path):
@@ -376,17 +403,25 @@ def test_fit_of_many_ranks():
     benchmark's business: scripts/bench_align.py, not a test's)."""
     rng = np.random.default_rng(3)
     n_rank, n_pt = 300, 600
-    true_t = np.cumsum(rng.uniform(1e6, 3e6, n_pt))                      # release times
+    true_t = np.cumsum(rng.uniform(1e6, 3e6, n_pt))  # release times
     c = rng.uniform(-1e6, 1e6, n_rank)
     c[0] = 0
     k = rng.uniform(-1e-5, 1e-5, n_rank)
     k[0] = 0
     x_true = true_t[None, :] + rng.exponential(2e3, (n_rank, n_pt))
     e_true = x_true - rng.uniform(1e4, 1e6, (n_rank, n_pt))
-    e_true = np.minimum(e_true, true_t[None, :] - 1)                       # everyone entered before release
+    e_true = np.minimum(e_true, true_t[None, :] - 1)  # everyone entered before release
     to_local = lambda t: np.rint(t - c[:, None] - k[:, None] * t).astype(np.int64)  # noqa: E731
-    sp = SyncPoints(np.arange(n_rank), np.arange(n_rank), [f"p#{i}" for i in range(n_pt)], to_local(e_true),
-                    to_local(x_true), np.ones(n_pt, bool), np.ones(n_pt, bool), ["mpi"])
+    sp = SyncPoints(
+        np.arange(n_rank),
+        np.arange(n_rank),
+        [f"p#{i}" for i in range(n_pt)],
+        to_local(e_true),
+        to_local(x_true),
+        np.ones(n_pt, bool),
+        np.ones(n_pt, bool),
+        ["mpi"],
+    )
     res = fit_clocks(sp, P2P.empty(), np.zeros(n_rank, np.int64), 0)
     aligned = sp.exit + res.offsets[:, None] + np.rint(res.drift[:, None] * (sp.exit - res.t_ref[:, None]))
     err = np.median(aligned - x_true, axis=1)
@@ -429,8 +464,10 @@ def test_every_method_reports_the_causality_of_its_clocks(tmp_path, method, viol
     if violated:
         # all 10 are Allreduces, as the written trace shows them (its times: the clocks, 1 ns grid)
         assert bad == violated and cau["collective_max_violation_ns"] == worst == 5_834_312
-        assert (f"the {method} clocks break causality: 10 of 14 synchronising MPI/NCCL collective(s) have a "
-                "rank leaving before the last rank entered (up to 5834.3 us)") in notes
+        assert (
+            f"the {method} clocks break causality: 10 of 14 synchronising MPI/NCCL collective(s) have a "
+            "rank leaving before the last rank entered (up to 5834.3 us)"
+        ) in notes
     else:
         assert bad == 0 and cau["collective_max_violation_ns"] == 0
         assert "break causality" not in notes
@@ -444,15 +481,20 @@ def test_alignment_table_gives_units_and_counts_that_agree(tmp_path):
     from click.testing import CliRunner
 
     from nsys2prv.cli import main
+
     paths = [str(POP4 / f"rank{r}.sqlite") for r in range(4)]
     res = CliRunner().invoke(main, ["-t", "mpi,nvtx", "-m", *paths, str(tmp_path / "o")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert ("  clock alignment: session; 14 sync point(s) (12 estimate the offsets, 2 -- MPI_Init/MPI_Finalize -- "
-            "only constrain them), 0 matched message(s); violated constraints 0 after the estimate, 0 after the "
-            "fix") in lines
-    assert ("  causality on these clocks: 0 of 14 MPI/NCCL collective(s) left by a rank before the last rank "
-            "entered, 0 of 0 message(s) received before sent") in lines
+    assert (
+        "  clock alignment: session; 14 sync point(s) (12 estimate the offsets, 2 -- MPI_Init/MPI_Finalize -- "
+        "only constrain them), 0 matched message(s); violated constraints 0 after the estimate, 0 after the "
+        "fix"
+    ) in lines
+    assert (
+        "  causality on these clocks: 0 of 14 MPI/NCCL collective(s) left by a rank before the last rank "
+        "entered, 0 of 0 message(s) received before sent"
+    ) in lines
     head = next(line for line in lines if line.lstrip().startswith("ranks"))
     assert "spread (us)" in head and "error (us)" in head and "(ns)" not in head.replace("correction (ns)", "")
     rows = [line.split() for line in lines if line.split()[:2] in (["0", "session"], ["3", "session"])]

@@ -10,8 +10,20 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
 # Each unit may import only units of a lower layer (or itself).
-LAYERS = [("",), ("core",), ("nsys",), ("model",), ("translate",), ("paraver", "metrics"), ("kinds",),
-          ("config",), ("pipeline",), ("cli",), ("launch",), ("__main__",)]
+LAYERS = [
+    ("",),
+    ("core",),
+    ("nsys",),
+    ("model",),
+    ("translate",),
+    ("paraver", "metrics"),
+    ("kinds",),
+    ("config",),
+    ("pipeline",),
+    ("cli",),
+    ("launch",),
+    ("__main__",),
+]
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 
 
@@ -37,8 +49,9 @@ def import_edges() -> list[tuple[str, str, str, bool]]:
     edges = []
     for path, name, tree in _modules():
         me = _unit(name)
-        inner = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 for n in ast.walk(f)}
+        inner = {
+            id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 targets = [node.module] if node.module != "nsys2prv" else [f"nsys2prv.{a.name}" for a in node.names]
@@ -132,16 +145,19 @@ def test_imports_inside_functions_say_why():
     assert not missing, "imports inside functions without a reason:\n" + "\n".join(sorted(set(missing)))
 
 
-@pytest.mark.parametrize("module", ["nsys2prv.core.registry", "nsys2prv.core.names", "nsys2prv.core.intervals",
-                                    "nsys2prv.core.categories"])
+@pytest.mark.parametrize(
+    "module", ["nsys2prv.core.registry", "nsys2prv.core.names", "nsys2prv.core.intervals", "nsys2prv.core.categories"]
+)
 def test_core_modules_import_alone(module):
     """The core is importable without the rest of the package (a fresh interpreter)."""
     import subprocess
     import sys
 
-    code = (f"import sys, {module}\n"
-            "bad = sorted(m for m in sys.modules if m.startswith('nsys2prv.') and not m.startswith('nsys2prv.core'))\n"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        f"import sys, {module}\n"
+        "bad = sorted(m for m in sys.modules if m.startswith('nsys2prv.') and not m.startswith('nsys2prv.core'))\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
 
@@ -152,8 +168,9 @@ def test_help_and_version_do_not_load_pandas():
     import sys
 
     for arg in ("--version", "--help"):
-        res = subprocess.run([sys.executable, "-X", "importtime", "-m", "nsys2prv", arg], capture_output=True,
-                             text=True)
+        res = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "nsys2prv", arg], capture_output=True, text=True
+        )
         loaded = {line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if "|" in line}
         assert res.returncode == 0 and "nsys2prv" in res.stdout
         assert not loaded & {"pandas", "numba", "pyarrow"}, arg
@@ -168,8 +185,24 @@ NCCL_RULE_HOME = "nsys2prv/core/classify.py"
 NCCL_OTHER_RULES = {
     ("nsys2prv/nsys/readers/nvtx.py", "_nccl_by_name"): "recognises the NCCL NVTX *domain* from its range names",
 }
-NAME_MATCHERS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split",
-                 "contains", "startswith", "endswith", "find", "rfind", "index", "rindex"}
+NAME_MATCHERS = {
+    "compile",
+    "search",
+    "match",
+    "fullmatch",
+    "findall",
+    "finditer",
+    "sub",
+    "subn",
+    "split",
+    "contains",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+}
 
 
 def _string_constants(trees) -> dict[str, str]:
@@ -177,8 +210,11 @@ def _string_constants(trees) -> dict[str, str]:
     out = {}
     for tree in trees:
         for node in tree.body:
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         out[t.id] = node.value.value
@@ -189,6 +225,7 @@ def nccl_name_tests(tree: ast.AST, constants: dict[str, str]) -> list[tuple[int,
     """(line, enclosing function) of every test of a name against "nccl" in ``tree``: a matcher call
     (re.compile/search, str.contains, startswith, find, ...) given "nccl", or ``"nccl" in <call or
     lambda argument>``.  Labels (``"nccl" in ctx.categories``, ``out.count("nccl")``) are not tests."""
+
     def is_nccl_text(e: ast.AST) -> bool:
         if isinstance(e, ast.Constant) and isinstance(e.value, str):
             text = e.value
@@ -212,7 +249,8 @@ def nccl_name_tests(tree: ast.AST, constants: dict[str, str]) -> list[tuple[int,
         if isinstance(node, ast.Compare) and is_nccl_text(node.left):
             for op, right in zip(node.ops, node.comparators):
                 if isinstance(op, (ast.In, ast.NotIn)) and (
-                        isinstance(right, ast.Call) or (isinstance(right, ast.Name) and right.id in lambda_args)):
+                    isinstance(right, ast.Call) or (isinstance(right, ast.Name) and right.id in lambda_args)
+                ):
                     hits.append((node.lineno, func))
         for child in ast.iter_child_nodes(node):
             visit(child, func, lambda_args)
@@ -232,7 +270,7 @@ def test_the_nccl_rule_exists_once():
                 home.append(line)
             elif (rel, func) not in NCCL_OTHER_RULES:
                 found.append(f"{rel}:{line} ({func or 'module level'})")
-    assert not found, ("a second NCCL kernel rule: use nsys2prv.core.classify.is_nccl instead of " + ", ".join(found))
+    assert not found, "a second NCCL kernel rule: use nsys2prv.core.classify.is_nccl instead of " + ", ".join(found)
     assert home, f"the detector no longer sees the rule in {NCCL_RULE_HOME}: update nccl_name_tests"
 
 
@@ -247,40 +285,54 @@ def nccl_rule_uses(tree: ast.AST) -> list[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(a.name == "is_nccl" for a in node.names):
             out.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id == "is_nccl" or \
-                isinstance(node, ast.Attribute) and node.attr == "is_nccl":
+        elif (
+            isinstance(node, ast.Name)
+            and node.id == "is_nccl"
+            or isinstance(node, ast.Attribute)
+            and node.attr == "is_nccl"
+        ):
             out.append(node.lineno)
     return out
 
 
 def test_the_nccl_rule_is_applied_in_one_place():
-    found = {path.relative_to(PACKAGE.parent).as_posix(): lines for path, _, tree in _modules()
-             if (lines := nccl_rule_uses(tree))}
+    found = {
+        path.relative_to(PACKAGE.parent).as_posix(): lines
+        for path, _, tree in _modules()
+        if (lines := nccl_rule_uses(tree))
+    }
     assert set(found) - {NCCL_RULE_HOME} == {NCCL_RULE_USER}, (
         f"is_nccl is applied only by {NCCL_RULE_USER} (the kernels' nccl column): read the column instead in "
-        + ", ".join(sorted(set(found) - {NCCL_RULE_HOME, NCCL_RULE_USER})))
+        + ", ".join(sorted(set(found) - {NCCL_RULE_HOME, NCCL_RULE_USER}))
+    )
 
 
-@pytest.mark.parametrize("code, uses", [
-    ("from nsys2prv.core.classify import is_nccl\nkeep = is_nccl(df['name'])", 2),
-    ("from nsys2prv.core import classify\nkeep = classify.is_nccl(df['name'])", 1),
-    ("keep = df['nccl'].to_numpy(bool)", 0),
-])
+@pytest.mark.parametrize(
+    "code, uses",
+    [
+        ("from nsys2prv.core.classify import is_nccl\nkeep = is_nccl(df['name'])", 2),
+        ("from nsys2prv.core import classify\nkeep = classify.is_nccl(df['name'])", 1),
+        ("keep = df['nccl'].to_numpy(bool)", 0),
+    ],
+)
 def test_the_nccl_rule_use_detector(code, uses):
     assert len(nccl_rule_uses(ast.parse(code))) == uses
 
 
-@pytest.mark.parametrize("code, hits", [
-    ('import re\nK = re.compile("nccl", re.IGNORECASE)', 1),                    # model/align had this one
-    ('keep = per_name(names, lambda n: K.search(n) is not None)\nK = re.compile("NCCL")', 1),
-    ('keep = df["name"].str.contains("nccl", case=False)', 1),
-    ('keep = contains(names, "nccl", case=False)', 1),
-    ('S = "nccl"\ndef f(names):\n    return per_name(names, lambda n: S in n.lower())', 1),
-    ('keep = per_name(names, lambda n: "nccl" in n)', 1),
-    ('keep = names.map(lambda s: s.lower().startswith("nccl"))', 1),
-    ('if "nccl" not in ctx.categories:\n    pass', 0),                       # labels, not name tests
-    ('c = out.count("nccl")\nt = tables.get("nccl")\nok = method in ("nccl", "auto")', 0),
-])
+@pytest.mark.parametrize(
+    "code, hits",
+    [
+        ('import re\nK = re.compile("nccl", re.IGNORECASE)', 1),  # model/align had this one
+        ('keep = per_name(names, lambda n: K.search(n) is not None)\nK = re.compile("NCCL")', 1),
+        ('keep = df["name"].str.contains("nccl", case=False)', 1),
+        ('keep = contains(names, "nccl", case=False)', 1),
+        ('S = "nccl"\ndef f(names):\n    return per_name(names, lambda n: S in n.lower())', 1),
+        ('keep = per_name(names, lambda n: "nccl" in n)', 1),
+        ('keep = names.map(lambda s: s.lower().startswith("nccl"))', 1),
+        ('if "nccl" not in ctx.categories:\n    pass', 0),  # labels, not name tests
+        ('c = out.count("nccl")\nt = tables.get("nccl")\nok = method in ("nccl", "auto")', 0),
+    ],
+)
 def test_the_nccl_rule_detector(code, hits):
     tree = ast.parse(code)
     assert len(nccl_name_tests(tree, _string_constants([tree]))) == hits
@@ -307,24 +359,32 @@ def name_uses(tree: ast.AST, name: str) -> list[tuple[int, str | None]]:
             out.append((node.lineno, func))
         for child in ast.iter_child_nodes(node):
             walk(child, func)
+
     walk(tree, None)
     return out
 
 
 def test_the_gpu_id_is_derived_in_stage_a():
-    found = {(path.relative_to(PACKAGE.parent).as_posix(), func): line for path, _, tree in _modules()
-             for line, func in name_uses(tree, "gpu_of")}
+    found = {
+        (path.relative_to(PACKAGE.parent).as_posix(), func): line
+        for path, _, tree in _modules()
+        for line, func in name_uses(tree, "gpu_of")
+    }
     others = {k: line for k, line in found.items() if k[0] != GPU_ID_HOME}
     assert set(others) == set(GPU_ID_USERS), (
         "gpu_of is applied in stage A (the GPU activities' gpu column): read the column instead in "
-        + ", ".join(f"{f}:{line} ({fn})" for (f, fn), line in sorted(others.items()) if (f, fn) not in GPU_ID_USERS))
+        + ", ".join(f"{f}:{line} ({fn})" for (f, fn), line in sorted(others.items()) if (f, fn) not in GPU_ID_USERS)
+    )
 
 
-@pytest.mark.parametrize("code, uses", [
-    ("from nsys2prv.nsys.devices import gpu_of\ng = gpu_of(m, p, d)", [(2, None)]),
-    ("from nsys2prv.nsys import devices\ndef f():\n    return devices.gpu_of(m, p, d)", [(3, "f")]),
-    ("def f(df):\n    return df['gpu'].to_numpy()", []),
-])
+@pytest.mark.parametrize(
+    "code, uses",
+    [
+        ("from nsys2prv.nsys.devices import gpu_of\ng = gpu_of(m, p, d)", [(2, None)]),
+        ("from nsys2prv.nsys import devices\ndef f():\n    return devices.gpu_of(m, p, d)", [(3, "f")]),
+        ("def f(df):\n    return df['gpu'].to_numpy()", []),
+    ],
+)
 def test_the_gpu_id_use_detector(code, uses):
     assert name_uses(ast.parse(code), "gpu_of") == uses
 
@@ -348,16 +408,27 @@ def private_reaches(tree: ast.AST) -> list[tuple[int, str]]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nsys2prv"):
-            out += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names
-                    if a.name.startswith("_") and not a.name.startswith("__")]
-        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            out += [
+                (node.lineno, f"from {node.module} import {a.name}")
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
             out.append((node.lineno, ast.unparse(node)))
     return out
 
 
 def test_no_private_reaches_across_modules():
-    found = [f"{rel}:{line} {expr}" for path, _, tree in _modules()
-             for rel in [path.relative_to(PACKAGE.parent).as_posix()]
-             for line, expr in private_reaches(tree) if (rel, expr) not in PRIVATE_REACHES]
+    found = [
+        f"{rel}:{line} {expr}"
+        for path, _, tree in _modules()
+        for rel in [path.relative_to(PACKAGE.parent).as_posix()]
+        for line, expr in private_reaches(tree)
+        if (rel, expr) not in PRIVATE_REACHES
+    ]
     assert not found, "private names used from outside their class or module: " + ", ".join(found)

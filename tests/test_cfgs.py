@@ -27,8 +27,11 @@ from nsys2prv.paraver import cfgs as C
 
 PID = 7000
 SM, ISSUE, TENSOR = "SMs Active [Throughput %]", "SM Issue [Throughput %]", "Tensor Active [Throughput %]"
-DRAM_R, DRAM_W, PCIE = "DRAM Read Bandwidth [Throughput %]", "DRAM Write Bandwidth [Throughput %]", \
-    "PCIe Read Throughput [Throughput %]"
+DRAM_R, DRAM_W, PCIE = (
+    "DRAM Read Bandwidth [Throughput %]",
+    "DRAM Write Bandwidth [Throughput %]",
+    "PCIe Read Throughput [Throughput %]",
+)
 DOMAIN_ID, NCCL_DOMAIN_ID = 5, 6
 
 
@@ -42,6 +45,7 @@ def shipped() -> dict[str, str]:
                 walk(item, f"{prefix}{item.name}/")
             elif item.name.endswith(".cfg"):
                 out[prefix + item.name] = item.read_text(encoding="utf-8")
+
     walk(resources.files("nsys2prv") / "cfgs")
     return out
 
@@ -50,6 +54,7 @@ SHIPPED = shipped()
 
 
 # --- registry cross-check -------------------------------------------------------------------------
+
 
 def nvtx_type(tid: int) -> tuple[int, str] | None:
     """(domain index, kind) of an NVTX type id, else None."""
@@ -74,7 +79,7 @@ def check_against_registry(cfg, where: str, pcf: dict[int, str] | None = None) -
                 if lab is not None:
                     prefix, suffix = R.NVTX_LABELS[kind].split("{}")
                     assert lab.startswith(prefix) and lab.endswith(suffix), f"{where}: {t} label {lab!r}"
-                    domain = lab[len(prefix):len(lab) - len(suffix) if suffix else None]
+                    domain = lab[len(prefix) : len(lab) - len(suffix) if suffix else None]
                     assert R.nvtx_types(k, domain)[kind].label == lab
             elif R.GPU_METRIC_BASE <= t < R.GPU_METRIC_BASE + R.GPU_METRIC_MAX:
                 assert pcf is not None, f"{where}: GPU metric type {t} in a shipped view (ids are per trace)"
@@ -122,12 +127,27 @@ def test_repository_cfgs_folder_is_the_package_folder():
 
 
 def test_required_views_are_shipped():
-    want = {"basics/states.cfg", "basics/cuda_api_calls.cfg", "basics/kernels.cfg", "basics/kernel_duration.cfg",
-            "basics/memory_operations.cfg", "views/nccl_kernels.cfg", "views/nccl_payload.cfg",
-            "views/nvtx_default_domain.cfg", "views/nvtx_domain_1.cfg", "views/nvtx_on_gpu.cfg",
-            "views/mpi_calls.cfg", "views/mpi_collective_sizes.cfg", "views/launch_links.cfg",
-            "analysis/device_useful.cfg", "analysis/device_transfer_nonoverlapped.cfg", "analysis/device_idle.cfg",
-            "analysis/host_useful.cfg", "analysis/host_mpi.cfg", "analysis/host_cuda_api.cfg"}
+    want = {
+        "basics/states.cfg",
+        "basics/cuda_api_calls.cfg",
+        "basics/kernels.cfg",
+        "basics/kernel_duration.cfg",
+        "basics/memory_operations.cfg",
+        "views/nccl_kernels.cfg",
+        "views/nccl_payload.cfg",
+        "views/nvtx_default_domain.cfg",
+        "views/nvtx_domain_1.cfg",
+        "views/nvtx_on_gpu.cfg",
+        "views/mpi_calls.cfg",
+        "views/mpi_collective_sizes.cfg",
+        "views/launch_links.cfg",
+        "analysis/device_useful.cfg",
+        "analysis/device_transfer_nonoverlapped.cfg",
+        "analysis/device_idle.cfg",
+        "analysis/host_useful.cfg",
+        "analysis/host_mpi.cfg",
+        "analysis/host_cuda_api.cfg",
+    }
     assert want <= set(SHIPPED)
 
 
@@ -141,23 +161,30 @@ def test_the_views_page_lists_every_view():
 
 # --- the parser is strict --------------------------------------------------------------------------
 
+
 def _kernel_time() -> str:
     return SHIPPED["analysis/kernel_time.cfg"]
 
 
-@pytest.mark.parametrize("mutate, why", [
-    (lambda s: s.replace("ConfigFile.NumWindows: 1", "ConfigFile.NumWindows: 2"), "NumWindows"),
-    (lambda s: s.replace("evt_type 1 63000006", "evt_type 2 63000006"), "count"),
-    (lambda s: s.replace("Analyzer2D.ControlWindow: 1", "Analyzer2D.ControlWindow: 2"), "ControlWindow"),
-    (lambda s: s.replace("{thread, Last Evt Val}", "{thread, Last Event Value}"), "unknown function"),
-    (lambda s: s.replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Average Semantic Value"), "statistic"),
-    (lambda s: s.replace("window_id 1", "window_id 3"), "window_id"),
-    (lambda s: s.replace("{evt_type, =}", "{evt_type, All}"), "evt_type"),
-    (lambda s: s.replace("window_level thread\n", ""), "expected window_level"),
-    (lambda s: s.replace('"CUDA kernel"', "CUDA kernel"), "quoted"),
-    (lambda s: s.replace("#ParaverCFG\n", ""), "header"),
-    (lambda s: s.replace("ConfigFile.EndDescription", "window_name x\nConfigFile.EndDescription"), "description"),
-])
+@pytest.mark.parametrize(
+    "mutate, why",
+    [
+        (lambda s: s.replace("ConfigFile.NumWindows: 1", "ConfigFile.NumWindows: 2"), "NumWindows"),
+        (lambda s: s.replace("evt_type 1 63000006", "evt_type 2 63000006"), "count"),
+        (lambda s: s.replace("Analyzer2D.ControlWindow: 1", "Analyzer2D.ControlWindow: 2"), "ControlWindow"),
+        (lambda s: s.replace("{thread, Last Evt Val}", "{thread, Last Event Value}"), "unknown function"),
+        (
+            lambda s: s.replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Average Semantic Value"),
+            "statistic",
+        ),
+        (lambda s: s.replace("window_id 1", "window_id 3"), "window_id"),
+        (lambda s: s.replace("{evt_type, =}", "{evt_type, All}"), "evt_type"),
+        (lambda s: s.replace("window_level thread\n", ""), "expected window_level"),
+        (lambda s: s.replace('"CUDA kernel"', "CUDA kernel"), "quoted"),
+        (lambda s: s.replace("#ParaverCFG\n", ""), "header"),
+        (lambda s: s.replace("ConfigFile.EndDescription", "window_name x\nConfigFile.EndDescription"), "description"),
+    ],
+)
 def test_parser_rejects_broken_files(mutate, why):
     text = mutate(_kernel_time())
     assert text != _kernel_time()
@@ -180,6 +207,7 @@ def test_derived_windows_refer_to_earlier_windows_only():
 
 # --- a trace with every kind of record, and --cfgs ----------------------------------------------------
 
+
 def build(path: Path) -> Path:
     b = NsysBuilder(path, schema="3.22", host="node1", env={"PMI_RANK": "0"})
     main = PID
@@ -199,9 +227,20 @@ def build(path: Path) -> Path:
     b.memcpy(PID, 0, 7, 115_000, 140_000, 2, 4096, copy_kind=1)
     b.cuda_api(PID, main, "cudaMemsetAsync_v3020", 150_000, 155_000, 3)
     b.memset(PID, 0, 7, 160_000, 170_000, 3, 1024)
-    b.nvtx_push(PID, main, 200_000, 260_000, registered="ncclAllReduce", domain_id=NCCL_DOMAIN_ID,
-                json_payload={"NCCL communicator ID": 77, "Message size [bytes]": 8192, "Reduction operation": "Sum",
-                              "Data type": "ncclFloat32"})
+    b.nvtx_push(
+        PID,
+        main,
+        200_000,
+        260_000,
+        registered="ncclAllReduce",
+        domain_id=NCCL_DOMAIN_ID,
+        json_payload={
+            "NCCL communicator ID": 77,
+            "Message size [bytes]": 8192,
+            "Reduction operation": "Sum",
+            "Data type": "ncclFloat32",
+        },
+    )
     b.cuda_api(PID, main, "cudaLaunchKernel_v7000", 210_000, 220_000, 4)
     b.kernel(PID, 0, 9, 230_000, 280_000, 4, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")
     b.cuda_api(PID, main, "cudaStreamSynchronize_v3020", 285_000, 295_000, 5)
@@ -211,10 +250,11 @@ def build(path: Path) -> Path:
     b.osrt(PID, main, "pthread_mutex_lock", 600_000, 610_000)
     b.gpu_id_of_device.update({1: 1})
     b.cuda_api(PID, main, "cudaLaunchKernel_v7000", 620_000, 625_000, 6)
-    b.kernel(PID, 1, 13, 630_000, 650_000, 6, "stencil")         # a second GPU: the trace gets GPU rows
+    b.kernel(PID, 1, 13, 630_000, 650_000, 6, "stencil")  # a second GPU: the trace gets GPU rows
     for t, v in ((0, 10), (100_000, 80), (300_000, 0)):
-        b.gpu_metric_sample(0, t + 20_000, {SM: v, ISSUE: v // 2, TENSOR: v // 4, DRAM_R: v // 3, DRAM_W: v // 5,
-                                            PCIE: 1})
+        b.gpu_metric_sample(
+            0, t + 20_000, {SM: v, ISSUE: v // 2, TENSOR: v // 4, DRAM_R: v // 3, DRAM_W: v // 5, PCIE: 1}
+        )
     return b.save()
 
 
@@ -230,8 +270,11 @@ def full(tmp_path_factory):
 
 
 def generated(views: Path) -> dict[str, str]:
-    return {p.relative_to(views).as_posix(): p.read_text() for p in views.rglob("*.cfg")
-            if p.relative_to(views).as_posix() not in SHIPPED}
+    return {
+        p.relative_to(views).as_posix(): p.read_text()
+        for p in views.rglob("*.cfg")
+        if p.relative_to(views).as_posix() not in SHIPPED
+    }
 
 
 def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
@@ -239,12 +282,19 @@ def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
     for rel, text in SHIPPED.items():
         assert (views / rel).read_text() == text
     gen = generated(views)
-    assert set(gen) == {"nvtx/nvtx_0_default_domain.cfg", "nvtx/nvtx_1_solver_lib.cfg",
-                        "hwcounters/gpu_sm_active.cfg", "hwcounters/gpu_sm_issue.cfg",
-                        "hwcounters/gpu_tensor_active.cfg", "hwcounters/gpu_dram_bandwidth.cfg"}
+    assert set(gen) == {
+        "nvtx/nvtx_0_default_domain.cfg",
+        "nvtx/nvtx_1_solver_lib.cfg",
+        "hwcounters/gpu_sm_active.cfg",
+        "hwcounters/gpu_sm_issue.cfg",
+        "hwcounters/gpu_tensor_active.cfg",
+        "hwcounters/gpu_dram_bandwidth.cfg",
+    }
     dram = parse_cfg(gen["hwcounters/gpu_dram_bandwidth.cfg"])
-    assert [pcf[t] for w in dram.windows for t in w.types] == [R.GPU_METRIC_LABEL.format(DRAM_R),
-                                                                R.GPU_METRIC_LABEL.format(DRAM_W)]
+    assert [pcf[t] for w in dram.windows for t in w.types] == [
+        R.GPU_METRIC_LABEL.format(DRAM_R),
+        R.GPU_METRIC_LABEL.format(DRAM_W),
+    ]
     lib = parse_cfg(gen["nvtx/nvtx_1_solver_lib.cfg"])
     assert lib.windows[0].types == [R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE]
     assert lib.windows[0].type_labels == ["NVTX push/pop ranges: solver lib"]
@@ -293,11 +343,16 @@ def test_per_trace_views_of_the_real_mpi_reports(tmp_path):
 
 def test_render_for_an_existing_trace(full, tmp_path):
     out, views, _, _ = full
-    res = subprocess.run([sys.executable, "-m", "nsys2prv.paraver.cfgs", "render", f"{out}.prv", str(tmp_path)],
-                         capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "nsys2prv.paraver.cfgs", "render", f"{out}.prv", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert res.returncode == 0, res.stderr
-    assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.cfg")} == \
-        {p.relative_to(views).as_posix() for p in views.rglob("*.cfg")}
+    assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.cfg")} == {
+        p.relative_to(views).as_posix() for p in views.rglob("*.cfg")
+    }
 
 
 def test_cfgs_directory_that_cannot_be_written_is_a_user_error(full, tmp_path):
@@ -307,10 +362,11 @@ def test_cfgs_directory_that_cannot_be_written_is_a_user_error(full, tmp_path):
     src = out.parent.parent / "rank0.sqlite"
     code, text = convert(["--cfgs", blocker / "sub", src, tmp_path / "t"], expect_ok=False)
     assert code == 2 and f"{blocker / 'sub'}: cannot write the output there (Not a directory)" in text
-    assert not (tmp_path / "t.prv").exists()            # refused before any work
+    assert not (tmp_path / "t.prv").exists()  # refused before any work
 
 
 # --- packaging ---------------------------------------------------------------------------------------
+
 
 def test_package_build_ships_the_views(tmp_path):
     """A wheel built from the sources carries every shipped .cfg as package data: `pip wheel .`
@@ -318,21 +374,49 @@ def test_package_build_ships_the_views(tmp_path):
     (the step that lays out the wheel's package files from the same pyproject configuration)."""
     pytest.importorskip("setuptools")
     src = tmp_path / "src"
-    shutil.copytree(ROOT, src, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "tests", "scripts"))
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                          "-w", str(tmp_path / "dist"), str(src)], capture_output=True, text=True)
+    shutil.copytree(
+        ROOT,
+        src,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "tests", "scripts"),
+    )
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode == 0:
         wheel = next((tmp_path / "dist").glob("nsys2prv-*.whl"))
-        names = {n.removeprefix("nsys2prv/cfgs/") for n in zipfile.ZipFile(wheel).namelist()
-                 if n.startswith("nsys2prv/cfgs/")}
+        names = {
+            n.removeprefix("nsys2prv/cfgs/")
+            for n in zipfile.ZipFile(wheel).namelist()
+            if n.startswith("nsys2prv/cfgs/")
+        }
     else:
         lib = tmp_path / "lib"
-        res = subprocess.run([sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py",
-                              "-d", str(lib)], capture_output=True, text=True, cwd=src)
+        res = subprocess.run(
+            [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py", "-d", str(lib)],
+            capture_output=True,
+            text=True,
+            cwd=src,
+        )
         assert res.returncode == 0, res.stderr[-500:]
-        names = {p.relative_to(lib / "nsys2prv" / "cfgs").as_posix() for p in (lib / "nsys2prv" / "cfgs").rglob("*")
-                 if p.is_file()}
+        names = {
+            p.relative_to(lib / "nsys2prv" / "cfgs").as_posix()
+            for p in (lib / "nsys2prv" / "cfgs").rglob("*")
+            if p.is_file()
+        }
     assert names == set(SHIPPED)
 
 
@@ -343,7 +427,8 @@ def test_pop_views_in_paramedir_equal_pop_json(tmp_path):
         pytest.skip("paramedir (Paraver, built from bsc-performance-tools/paraver-kernel) is not on PATH")
     out = tmp_path / "clover"
     convert_valid([need(CLOVERLEAF)], out)
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_views.py"), str(out)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check_views.py"), str(out)], capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.count("1 compared, largest difference 0 ns") == 9, res.stdout

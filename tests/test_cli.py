@@ -24,13 +24,14 @@ def ranks(tmp_path_factory):
 
 def test_filter_nvtx_keeps_only_the_range_window(ranks, tmp_path):
     # "compute" spans 150-400 us in rank 0 and 1150-1400 us (aligned) in rank 1: window = 150 us .. 1400 us.
-    trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi", "--align", "session", "-m", *ranks, "-f", "compute"],
-                                   tmp_path / "f")
+    trace, summary = convert_valid(
+        ["-t", "cuda_api,nvtx,mpi", "--align", "session", "-m", *ranks, "-f", "compute"], tmp_path / "f"
+    )
     assert trace.header.end_time == 1_400_000 - 150_000
     k = intervals(trace, R.CUDA_KERNEL.id)
     # rank 0's kernels (180-260, 190-370 us) start 30/40 us into the window; rank 1's (1180.., 1190..) too
     assert sorted(k["start"].tolist()) == [30_000, 40_000, 1_030_000, 1_040_000]
-    pp = intervals(trace, R.NVTX_BASE)   # default domain push/pop: step is clipped to the window
+    pp = intervals(trace, R.NVTX_BASE)  # default domain push/pop: step is clipped to the window
     step = pp[pp["label"] == "step"].sort_values("start")
     assert step[["start", "end"]].values.tolist() == [[0, 750_000], [950_000, 1_250_000]]
     # rank 0 loses MPI_Init; rank 1 (1 ms later) keeps only MPI_Init (its Allreduce starts at the window end)
@@ -68,13 +69,16 @@ def test_output_directory_is_created_and_sort_flag_accepted(ranks, tmp_path):
     convert_valid(["-s", "-m", *ranks], tmp_path / "new" / "dir" / "t")
 
 
-@pytest.mark.parametrize("make, args, message", [
-    (None, ["-t", "bogus"], "unknown category 'bogus' in -t (valid:"),
-    (None, [], "pass -m/--merge"),
-    ("missing", [], "file not found"),
-    ("text", [], "not an SQLite file"),
-    ("foreign", [], "not an Nsight Systems export"),
-])
+@pytest.mark.parametrize(
+    "make, args, message",
+    [
+        (None, ["-t", "bogus"], "unknown category 'bogus' in -t (valid:"),
+        (None, [], "pass -m/--merge"),
+        ("missing", [], "file not found"),
+        ("text", [], "not an SQLite file"),
+        ("foreign", [], "not an Nsight Systems export"),
+    ],
+)
 def test_bad_input_one_line_error(ranks, tmp_path, make, args, message):
     inputs = list(ranks)
     if make:
@@ -110,14 +114,18 @@ def test_command_leaves_fast_with_complete_output(ranks, tmp_path):
     on a pipe and every output file must still be complete."""
     from paraver_validator import validate_trace
 
-    run = subprocess.run([sys.executable, "-m", "nsys2prv", "-m", *map(str, ranks), str(tmp_path / "t")],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "-m", *map(str, ranks), str(tmp_path / "t")], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     assert "wrote:" in run.stdout and run.stdout.rstrip().splitlines()[-1].startswith("  ")
     trace = validate_trace(tmp_path / "t")
     assert len(trace.events) > 0
-    bad = subprocess.run([sys.executable, "-m", "nsys2prv", str(tmp_path / "none.sqlite"), str(tmp_path / "u")],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", str(tmp_path / "none.sqlite"), str(tmp_path / "u")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [f"nsys2prv: error: {tmp_path / 'none.sqlite'}: file not found"]
 
@@ -125,12 +133,14 @@ def test_command_leaves_fast_with_complete_output(ranks, tmp_path):
 def test_worker_failure_ends_the_command_without_leftover_workers(ranks, tmp_path):
     """A job failing in a forked worker: exit 3 with the one-line message, and no worker left
     behind (a leftover worker would hold the pipes open and ``run`` would time out)."""
-    code = ("import sys, nsys2prv.pipeline.stages as S\n"
-            "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
-            "S.translate_report = boom\n"
-            "from nsys2prv.cli import entry\n"
-            f"sys.argv = ['nsys2prv', '-j', '2', '-m', {str(ranks[0])!r}, {str(ranks[1])!r}, {str(tmp_path / 'x')!r}]\n"
-            "entry()\n")
+    code = (
+        "import sys, nsys2prv.pipeline.stages as S\n"
+        "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
+        "S.translate_report = boom\n"
+        "from nsys2prv.cli import entry\n"
+        f"sys.argv = ['nsys2prv', '-j', '2', '-m', {str(ranks[0])!r}, {str(ranks[1])!r}, {str(tmp_path / 'x')!r}]\n"
+        "entry()\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 3
     assert run.stderr.strip().splitlines()[-1].startswith("nsys2prv: internal error: RuntimeError: boom in a worker")

@@ -23,12 +23,34 @@ from nsys2prv.nsys.database import strip_version_suffix
 
 # what each export holds: kernels, CUDA API calls, memcpys, launch lines, the rows not translated
 EXPECT = {
-    "generated": dict(kernels=120, api=182, copies=41, links=161, untranslated={
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 12, "OSRT_API": 27, "PROFILER_OVERHEAD": 1, "SCHED_EVENTS": 12}),
-    "cloverleaf": dict(kernels=1312, api=3048, copies=279, links=1591, untranslated={
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312, "COMPOSITE_EVENTS": 1531, "DIAGNOSTIC_EVENT": 19,
-        "OSRT_API": 1831, "OSRT_CALLCHAINS": 8930, "PROFILER_OVERHEAD": 47, "SAMPLING_CALLCHAINS": 7527,
-        "SCHED_EVENTS": 1254}),
+    "generated": dict(
+        kernels=120,
+        api=182,
+        copies=41,
+        links=161,
+        untranslated={
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 12,
+            "OSRT_API": 27,
+            "PROFILER_OVERHEAD": 1,
+            "SCHED_EVENTS": 12,
+        },
+    ),
+    "cloverleaf": dict(
+        kernels=1312,
+        api=3048,
+        copies=279,
+        links=1591,
+        untranslated={
+            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312,
+            "COMPOSITE_EVENTS": 1531,
+            "DIAGNOSTIC_EVENT": 19,
+            "OSRT_API": 1831,
+            "OSRT_CALLCHAINS": 8930,
+            "PROFILER_OVERHEAD": 47,
+            "SAMPLING_CALLCHAINS": 7527,
+            "SCHED_EVENTS": 1254,
+        },
+    ),
 }
 SRC: dict[str, Path] = {}
 
@@ -56,8 +78,11 @@ def source(sql: str, summary: dict) -> pd.DataFrame:
 
 def test_kernels_conserved_per_name_with_exact_total_time(clover):
     trace, summary = clover
-    src = source("SELECT s.value AS name, count(*) AS n, sum(k.end - k.start) AS total "
-                 "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY 1", summary)
+    src = source(
+        "SELECT s.value AS name, count(*) AS n, sum(k.end - k.start) AS total "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName GROUP BY 1",
+        summary,
+    )
     iv = intervals(trace, R.CUDA_KERNEL.id)
     got = iv.assign(dur=iv["end"] - iv["start"]).groupby("label").agg(n=("dur", "size"), total=("dur", "sum"))
     src = src.set_index("name").sort_index()
@@ -68,8 +93,11 @@ def test_kernels_conserved_per_name_with_exact_total_time(clover):
 
 def test_cuda_api_calls_conserved_per_name(clover):
     trace, summary = clover
-    src = source("SELECT s.value AS name, count(*) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                 "JOIN StringIds s ON s.id = r.nameId GROUP BY 1", summary)
+    src = source(
+        "SELECT s.value AS name, count(*) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN StringIds s ON s.id = r.nameId GROUP BY 1",
+        summary,
+    )
     src["name"] = src["name"].map(strip_version_suffix)
     expected = src.groupby("name")["n"].sum().sort_index()
     got = begins(trace, R.CUDA_API.id)
@@ -79,12 +107,15 @@ def test_cuda_api_calls_conserved_per_name(clover):
 
 def test_memcpy_conserved_per_kind_with_bytes(clover):
     trace, summary = clover
-    src = source("SELECT copyKind, count(*) AS n, sum(bytes) AS b, sum(end-start) AS t "
-                 "FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1", summary)
+    src = source(
+        "SELECT copyKind, count(*) AS n, sum(bytes) AS b, sum(end-start) AS t "
+        "FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1",
+        summary,
+    )
     assert int(src["n"].sum()) == expect(summary)["copies"]
     iv = intervals(trace, R.MEMOP.id)
     for kind, n, nbytes, total in src.itertuples(index=False):
-        label = R.MEMCPY_VALUES[kind][1]          # by CUPTI copyKind
+        label = R.MEMCPY_VALUES[kind][1]  # by CUPTI copyKind
         sel = iv[iv["label"] == label]
         assert len(sel) == n
         assert int((sel["end"] - sel["start"]).sum()) == total
@@ -107,10 +138,17 @@ def test_resource_model_and_times(clover):
             cols = {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')}
             idc = "globalTid" if "globalTid" in cols else "globalPid" if "globalPid" in cols else None
             # (nsys's own PROFILER_OVERHEAD rows start no process's life: docs/pop-metrics.md)
-            if "start" in cols and idc and not t.startswith(("TARGET_INFO_", "META_DATA_")) \
-                    and t != "PROFILER_OVERHEAD":
-                starts.append(con.execute(f'SELECT min(start) FROM "{t}" '
-                                          f'WHERE ("{idc}" >> 24) & 16777215 = {CLOVER_PID}').fetchone()[0])
+            if (
+                "start" in cols
+                and idc
+                and not t.startswith(("TARGET_INFO_", "META_DATA_"))
+                and t != "PROFILER_OVERHEAD"
+            ):
+                starts.append(
+                    con.execute(
+                        f'SELECT min(start) FROM "{t}" WHERE ("{idc}" >> 24) & 16777215 = {CLOVER_PID}'
+                    ).fetchone()[0]
+                )
     first_activity = min(x for x in starts if x is not None)
     assert summary["reports"][0]["offset_ns"] == -first_activity
     first = source("SELECT min(start) AS s FROM CUPTI_ACTIVITY_KIND_KERNEL", summary)["s"][0]
@@ -136,8 +174,11 @@ def test_stream_states_follow_kernels_and_copies(clover):
 def test_sync_state_on_host_equals_synchronize_calls(clover):
     trace, summary = clover
     st = trace.states[(trace.states["thread"] == 1) & (trace.states["state"] == R.SYNCHRONIZATION)]
-    src = source("SELECT sum(r.end - r.start) AS t FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
-                 "ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%'", summary)["t"][0]
+    src = source(
+        "SELECT sum(r.end - r.start) AS t FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+        "ON s.id = r.nameId WHERE s.value LIKE '%Synchronize%'",
+        summary,
+    )["t"][0]
     assert int((st["end"] - st["begin"]).sum()) == src
 
 
@@ -147,8 +188,9 @@ def test_launch_communications(clover):
     assert (c["tag"] == R.TAG_KERNEL_LAUNCH).sum() == expect(summary)["kernels"]
     copies = c[c["tag"] == R.TAG_MEMORY_OP]
     assert len(copies) == expect(summary)["copies"]
-    assert int(copies["size"].sum()) == int(source("SELECT sum(bytes) AS b FROM CUPTI_ACTIVITY_KIND_MEMCPY",
-                                                   summary)["b"][0])
+    assert int(copies["size"].sum()) == int(
+        source("SELECT sum(bytes) AS b FROM CUPTI_ACTIVITY_KIND_MEMCPY", summary)["b"][0]
+    )
     assert (c["phys_recv"] >= c["phys_send"]).all()
     assert summary["categories"]["launch_links"]["translated_rows"] == expect(summary)["links"]
 
@@ -157,10 +199,16 @@ def test_summary_reports_untranslated_tables(clover):
     _, summary = clover
     tables = {u["table"]: u["rows"] for u in summary["untranslated"]}
     assert tables == expect(summary)["untranslated"]
-    assert {t["table"]: [f["fate"] for f in t["fates"]] for t in summary["tables"]
-            if t["fates"][0]["fate"] != "not translated"} == {
-        "CUPTI_ACTIVITY_KIND_KERNEL": ["translated"], "CUPTI_ACTIVITY_KIND_MEMCPY": ["translated"],
-        "CUPTI_ACTIVITY_KIND_RUNTIME": ["translated"], "OSRT_API": ["left out"]}
+    assert {
+        t["table"]: [f["fate"] for f in t["fates"]]
+        for t in summary["tables"]
+        if t["fates"][0]["fate"] != "not translated"
+    } == {
+        "CUPTI_ACTIVITY_KIND_KERNEL": ["translated"],
+        "CUPTI_ACTIVITY_KIND_MEMCPY": ["translated"],
+        "CUPTI_ACTIVITY_KIND_RUNTIME": ["translated"],
+        "OSRT_API": ["left out"],
+    }
     cats = summary["categories"]
     assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == expect(summary)["kernels"]
     assert cats["cuda_api"]["event_records"] == 2 * expect(summary)["api"]

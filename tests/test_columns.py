@@ -15,11 +15,11 @@ from nsys2prv.translate.records import EventBatch
 def test_names_of_any_column_keeps_each_row(dtype):
     col = pd.Series(["b", "a", None, "b", "c"], dtype=dtype)
     n = Names.of(col)
-    assert n.to_numpy().tolist() == ["b", "a", "nan", "b", "c"]      # missing as str(value), like astype(str)
+    assert n.to_numpy().tolist() == ["b", "a", "nan", "b", "c"]  # missing as str(value), like astype(str)
     assert len(n) == 5 and is_names(n) and Names.of(n) is n
     sub = n[np.array([False, True, False, True, False])]
     assert sub.to_numpy().tolist() == ["a", "b"]
-    assert sorted(sub.used().tolist()) == ["a", "b"]                 # the dictionary keeps "c", unused
+    assert sorted(sub.used().tolist()) == ["a", "b"]  # the dictionary keeps "c", unused
     assert not is_names(np.arange(3))
 
 
@@ -29,18 +29,20 @@ def test_per_name_on_names_and_columns_agree(dtype):
     test = lambda s: "nccl" in s.lower()
     assert per_name(col, test).tolist() == [True, False, False, True]
     assert per_name(Names.of(col), test).tolist() == [True, False, False, True]
-    assert per_name(col, lambda s: s == "nan").tolist() == [False] * 4      # missing: False, never "nan"
+    assert per_name(col, lambda s: s == "nan").tolist() == [False] * 4  # missing: False, never "nan"
 
 
 def test_labels_number_names_from_codes_as_from_objects():
     a = Names.of(pd.Series(["zeta", "alpha", "zeta", "mid"], dtype="str"))
     b = np.array(["mid", "omega"], dtype=object)
     t = R.CUDA_API.id
-    batches = [EventBatch(np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64), [(t, a[np.array([0, 1, 3])])]),
-               EventBatch(np.arange(2), np.zeros(2, np.int64), np.zeros(2, np.int64), [(t, b)])]
+    batches = [
+        EventBatch(np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64), [(t, a[np.array([0, 1, 3])])]),
+        EventBatch(np.arange(2), np.zeros(2, np.int64), np.zeros(2, np.int64), [(t, b)]),
+    ]
     labels = ValueLabels(dict(R.BY_ID))
     labels.collect(batches)
-    assert list(labels.names[t]) == ["alpha", "mid", "omega", "zeta"]   # "zeta" (row 2) is used by row 0
+    assert list(labels.names[t]) == ["alpha", "mid", "omega", "zeta"]  # "zeta" (row 2) is used by row 0
     base = labels.base[t]
     assert labels.encode(t, a).tolist() == [base + 3, base, base + 3, base + 1]
     assert labels.encode(t, b).tolist() == [base + 1, base + 2]
@@ -81,12 +83,16 @@ def test_first_match_takes_the_first_equal_code():
 def test_key_table_looks_up_tuples_exactly(wide):
     from nsys2prv.model.resources import KeyTable
 
-    big = (1 << 61) if wide else 0               # wide: the ranges do not fit one int64 code
+    big = (1 << 61) if wide else 0  # wide: the ranges do not fit one int64 code
     keys = [(7, 0, 13 + big), (7, 1, 13), (9, 0, 14), (7, 0, 20)]
     t = KeyTable(keys, [10, 11, 12, 13])
     assert t.mixed is not wide
-    q = [np.array(c, np.int64) for c in zip(*[(7, 0, 13 + big), (9, 0, 14), (7, 0, 14), (8, 0, 13), (7, 0, 20),
-                                             (7, 1, 13), (-5, 0, 13), (7, 2, 13)])]
+    q = [
+        np.array(c, np.int64)
+        for c in zip(
+            *[(7, 0, 13 + big), (9, 0, 14), (7, 0, 14), (8, 0, 13), (7, 0, 20), (7, 1, 13), (-5, 0, 13), (7, 2, 13)]
+        )
+    ]
     assert t.lookup(*q).tolist() == [10, 12, -1, -1, 13, 11, -1, -1]
     assert KeyTable([], []).lookup(np.zeros(2, np.int64), np.zeros(2, np.int64)).tolist() == [-1, -1]
 
@@ -95,7 +101,7 @@ def test_key_table_looks_up_tuples_exactly(wide):
 def test_text_names_per_distinct_id(ids):
     from nsys2prv.nsys.readers.base import text_names
 
-    class Report:                               # StringIds 3 and 4; 9 is not there
+    class Report:  # StringIds 3 and 4; 9 is not there
         def lookup(self, keys):
             table = {3: "cudaLaunchKernel_v7000", 4: "cudaMemcpy"}
             return np.array([table.get(int(k)) if pd.notna(k) else None for k in keys], dtype=object)
@@ -104,7 +110,7 @@ def test_text_names_per_distinct_id(ids):
     unknown9 = f"<unknown name #{pd.Series(ids)[1]}>"
     null = [f"<unknown name #{pd.Series(ids)[2]}>"] if None in ids else ["cudaLaunchKernel_v7000"]
     assert col.tolist() == ["cudaLaunchKernel_v7000", unknown9, *null, "cudaMemcpy", "cudaLaunchKernel_v7000"]
-    assert isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_unique   # each name once
+    assert isinstance(col.dtype, pd.CategoricalDtype) and col.cat.categories.is_unique  # each name once
     stripped = pd.Series(text_names(Report(), pd.Series(ids), strip_suffix=True)).tolist()
     assert stripped[0] == stripped[4] == "cudaLaunchKernel" and stripped[3] == "cudaMemcpy"
 
@@ -112,12 +118,11 @@ def test_text_names_per_distinct_id(ids):
 def test_to_int64_sets_only_what_is_not_int64_already():
     from nsys2prv.nsys.readers.base import ReadResult, interval_frame, to_int64
 
-    df = pd.DataFrame({"a": np.array([1, 2], np.int64), "b": pd.array([3, None], dtype="Int64"),
-                       "c": [1.0, np.nan]})
+    df = pd.DataFrame({"a": np.array([1, 2], np.int64), "b": pd.array([3, None], dtype="Int64"), "c": [1.0, np.nan]})
     a = df["a"].to_numpy()
     for col, fill in (("a", 0), ("b", -1), ("c", 7), ("d", 5)):
         to_int64(df, col, fill)
-    assert df["a"].to_numpy() is a or np.shares_memory(df["a"].to_numpy(), a)      # untouched
+    assert df["a"].to_numpy() is a or np.shares_memory(df["a"].to_numpy(), a)  # untouched
     assert df["b"].tolist() == [3, -1] and df["c"].tolist() == [1, 7] and df["d"].tolist() == [5, 5]
     assert all(df[c].dtype == np.int64 for c in "abcd")
     # the time hygiene's int64 fast path drops and counts rows ending before they start
@@ -134,13 +139,13 @@ def test_invalid_utf8_text_is_replaced_not_fatal(tmp_path):
     path = tmp_path / "r.sqlite"
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
-    con.execute("INSERT INTO StringIds VALUES (1, 'good'), (2, CAST(x'6b65726ee9' AS TEXT))")   # latin-1 'kerné'
-    con.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER)")             # an export
+    con.execute("INSERT INTO StringIds VALUES (1, 'good'), (2, CAST(x'6b65726ee9' AS TEXT))")  # latin-1 'kerné'
+    con.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER)")  # an export
     con.commit()
     con.close()
     report = Report(path, 0, source=str(path))
-    assert report.rows("SELECT value FROM StringIds WHERE id = 1") == [("good",)]     # fast path, valid text
-    assert report.strings.to_dict() == {1: "good", 2: "kern\ufffd"}                     # bad byte replaced
+    assert report.rows("SELECT value FROM StringIds WHERE id = 1") == [("good",)]  # fast path, valid text
+    assert report.strings.to_dict() == {1: "good", 2: "kern\ufffd"}  # bad byte replaced
     assert report.query("SELECT id, value FROM StringIds")["value"].tolist() == ["good", "kern\ufffd"]
     report.close()
 
@@ -165,5 +170,9 @@ def test_the_kernels_reader_flags_nccl_kernels_once(tmp_path):
     df = res.table
     assert df["nccl"].dtype == bool and list(df.columns)[-1] == "nccl"
     assert dict(zip(df["name"].astype(str), df["nccl"])) == {
-        "ncclDevKernel_AllReduce_Sum_f32": True, "gemm": False, "NCCLKernel": True, "nccl_like_copy": True,
-        "stencil": False}
+        "ncclDevKernel_AllReduce_Sum_f32": True,
+        "gemm": False,
+        "NCCLKernel": True,
+        "nccl_like_copy": True,
+        "stencil": False,
+    }

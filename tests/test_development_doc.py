@@ -33,7 +33,7 @@ def drawing() -> str:
     text = DOC.read_text(encoding="utf-8")
     assert SECTION in text, f"{DOC} lost its section '{SECTION}'"
     body = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    return "\n".join(line for line in body.splitlines() if line.startswith("    "))   # the drawing itself
+    return "\n".join(line for line in body.splitlines() if line.startswith("    "))  # the drawing itself
 
 
 def named_in(text: str) -> set[str]:

@@ -95,9 +95,11 @@ def test_same_tables_on_odd_columns(tmp_path, monkeypatch, sql):
 def test_driver_error_falls_back(tmp_path, monkeypatch):
     report = Report(sorted(MPI4.glob("rank*.sqlite"))[0])
     try:
+
         class Broken:
             def query(self, sql):
                 raise OSError("driver failure")
+
         report._adbc = Broken()
         df = report.query("SELECT id FROM StringIds")
         assert len(df) > 0 and df["id"].dtype == "int64"

@@ -33,8 +33,7 @@ def ranks(tmp_path_factory):
 
 
 def digest(base: Path) -> dict[str, str]:
-    return {e: hashlib.sha256(Path(f"{base}{e}").read_bytes()).hexdigest() for e in EXT
-            if Path(f"{base}{e}").is_file()}
+    return {e: hashlib.sha256(Path(f"{base}{e}").read_bytes()).hexdigest() for e in EXT if Path(f"{base}{e}").is_file()}
 
 
 def leftovers(d: Path) -> list[str]:
@@ -43,7 +42,7 @@ def leftovers(d: Path) -> list[str]:
 
 # --- OUT ---------------------------------------------------------------------------------------------
 def test_an_out_that_looks_like_an_input_is_refused(ranks, tmp_path):
-    code, text = convert(["-m", *ranks], expect_ok=False)          # the last report taken as OUT
+    code, text = convert(["-m", *ranks], expect_ok=False)  # the last report taken as OUT
     assert code == 2 and "looks like an input report" in text and str(ranks[1]) in text
     assert not Path(f"{ranks[1]}.prv").exists()
 
@@ -53,8 +52,10 @@ def test_an_absurd_timestamp_is_dropped_and_counted(ranks, tmp_path):
     bad = tmp_path / "rank1.sqlite"
     bad.write_bytes(ranks[1].read_bytes())
     with sqlite3.connect(bad) as con:
-        con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 "
-                    "WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)")
+        con.execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 "
+            "WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)"
+        )
     good, s_good = convert_valid(["-m", ranks[0], ranks[1]], tmp_path / "good")
     trace, s = convert_valid(["-m", ranks[0], bad], tmp_path / "bad")
     k_good, k = s_good["categories"]["kernels"], s["categories"]["kernels"]
@@ -99,11 +100,11 @@ def test_a_second_run_on_the_same_out_is_refused(ranks, tmp_path):
 
 
 def test_temporaries_of_dead_runs_are_removed(ranks, tmp_path):
-    dead = 2**22 + 12345                         # above the default pid_max: no such process
+    dead = 2**22 + 12345  # above the default pid_max: no such process
     (tmp_path / f".t.out{dead}" / "work").mkdir(parents=True)
     (tmp_path / f".t.work{dead}").mkdir()
     (tmp_path / f".t.prv.tmp{dead}").write_bytes(b"x" * 100)
-    (tmp_path / ".other.work1").mkdir()          # another OUT's: left alone
+    (tmp_path / ".other.work1").mkdir()  # another OUT's: left alone
     _, s = convert_valid(["-m", *ranks], tmp_path / "t")
     assert leftovers(tmp_path) == [".other.work1"]
     assert any("removed 3 temporary file(s) of an interrupted earlier run" in n for n in s["notes"])
@@ -122,13 +123,13 @@ def test_a_damaged_cache_entry_is_rebuilt(ranks, tmp_path):
     convert(["-m", *ranks, "--cache-dir", cache, tmp_path / "first"])
     parquet = sorted(cache.rglob("kernels.parquet"))
     assert parquet
-    parquet[0].write_bytes(parquet[0].read_bytes()[:40])        # truncated
+    parquet[0].write_bytes(parquet[0].read_bytes()[:40])  # truncated
     _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "second")
     assert any("table cache entry was damaged" in w for r in s["reports"] for w in r["capture_warnings"])
     first = digest(tmp_path / "first")
     second = digest(tmp_path / "second")
     assert first[".prv"] == second[".prv"] and first[".pop.json"] != "" and first[".row"] == second[".row"]
-    _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "third")     # rebuilt: no note
+    _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "third")  # rebuilt: no note
     assert not any("damaged" in w for r in s["reports"] for w in r["capture_warnings"])
 
 
@@ -163,9 +164,10 @@ def test_a_signal_stops_everything_and_keeps_the_previous_outputs(tmp_path, sig,
     out = tmp_path / f"sig{int(sig)}"
     subprocess.run(_command(out), check=True, capture_output=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
     before = digest(out)
-    proc = subprocess.Popen(_command(out), stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
-    time.sleep(1.5)                               # in the middle of the per-report stages
+    proc = subprocess.Popen(
+        _command(out), stderr=subprocess.PIPE, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    )
+    time.sleep(1.5)  # in the middle of the per-report stages
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     if proc.returncode == 0:
@@ -184,20 +186,25 @@ def test_workers_die_with_a_killed_parent_and_the_next_run_cleans_up(tmp_path):
     time.sleep(1.5)
     proc.kill()
     proc.wait()
-    assert _wait_gone(str(out), 3.0) == []        # within a second or two
+    assert _wait_gone(str(out), 3.0) == []  # within a second or two
     subprocess.run(_command(out), check=True, capture_output=True, env=env)
     assert leftovers(tmp_path) == [] and json.loads(Path(f"{out}.summary.json").read_text())["ranks"] == 8
 
 
 def _limit_file_size():
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)          # a write past the limit fails (EFBIG)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
     resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
 
 def test_a_file_size_limit_is_one_line_naming_the_path(tmp_path):
     out = tmp_path / "limited"
-    res = subprocess.run(_command(out), capture_output=True, text=True, preexec_fn=_limit_file_size,
-                         env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    res = subprocess.run(
+        _command(out),
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit_file_size,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith("nsys2prv: error: ") and str(tmp_path) in lines[0], lines[0]
@@ -214,9 +221,14 @@ def _renamed(src: Path, dst: Path, table: str, old: str, new: str) -> Path:
     return dst
 
 
-@pytest.mark.parametrize("table,column,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
-                                               ("CUPTI_ACTIVITY_KIND_KERNEL", "start", "kernels"),
-                                               ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api")])
+@pytest.mark.parametrize(
+    "table,column,kind",
+    [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "start", "kernels"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api"),
+    ],
+)
 def test_a_missing_column_is_counted_warned_and_strict_fails(ranks, tmp_path, table, column, kind):
     bad = _renamed(ranks[1], tmp_path / "rank1.sqlite", table, column, "renamed")
     with sqlite3.connect(bad) as con:
@@ -231,7 +243,7 @@ def test_a_missing_column_is_counted_warned_and_strict_fails(ranks, tmp_path, ta
     assert s["warnings"] == [f"{kind}: {n} rows of {why}"]
     code, text = convert(["--strict", "-m", ranks[0], bad, tmp_path / "strict"], expect_ok=False)
     assert code == 4 and f"--strict: 1 warning(s): {kind}:" in text
-    assert Path(f"{tmp_path / 'strict'}.prv").exists()              # the outputs are written
+    assert Path(f"{tmp_path / 'strict'}.prv").exists()  # the outputs are written
 
 
 def test_a_missing_short_name_falls_back_to_the_demangled_one(ranks, tmp_path):

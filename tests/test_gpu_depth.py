@@ -36,7 +36,7 @@ COMM = 0xABCDEF0123456789
 KERNEL, NCCL_KERNEL, KERNEL_FULL, CORR = 63000006, 63000007, 63000005, 9200
 NCCL_RANGE, NCCL_OP, NCCL_BYTES, NCCL_DTYPE, NCCL_REDOP, NCCL_ROOT, NCCL_COMM = 9500, 9501, 9502, 9503, 9504, 9505, 9506
 NCCL_RANK, NCCL_NRANKS, NCCL_PEER, NCCL_DEV = 9507, 9508, 9509, 9510
-METRIC_DRAM, METRIC_SM = 9400, 9401          # sorted metric names: "DRAM..." < "SMs..."
+METRIC_DRAM, METRIC_SM = 9400, 9401  # sorted metric names: "DRAM..." < "SMs..."
 NVTX_PP, NVTX_GPU = 9600, 9605
 GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_NODE, GRAPH_API = 63000008, 63000100, 63000101, 63000102, 63000103
 ACC_OTHER, ACC_DATA, ACC_LAUNCH = 66000000, 66000001, 66000002
@@ -45,8 +45,8 @@ RUNNING, GROUP_COMM, MEMXFER, IDLE = 1, 13, 17, 0
 GPU_ACTIVITY = 63000090
 TAG_LAUNCH = 55001
 SM, DRAM = "SMs Active [Throughput %]", "DRAM Read Bandwidth [Throughput %]"
-GPU_OF_DEVICE = {0: 3, 1: 1}                 # CUDA ordinal -> nsys GPU id (TARGET_INFO_CUDA_DEVICE / _GPU)
-NEW_GRAPHS = ("3.13.2", "3.22")              # graph-level CUDA_GRAPH_EVENTS + GRAPH_TRACE shapes
+GPU_OF_DEVICE = {0: 3, 1: 1}  # CUDA ordinal -> nsys GPU id (TARGET_INFO_CUDA_DEVICE / _GPU)
+NEW_GRAPHS = ("3.13.2", "3.22")  # graph-level CUDA_GRAPH_EVENTS + GRAPH_TRACE shapes
 
 # NVTX payload binary form (3.22): NCCL's schemas (nvtx_payload_schemas.h) with entry types
 # UINT64 18, SIZE 22, INT 5 and an enum schema for the reduction operation.
@@ -65,24 +65,42 @@ def build(path: Path, schema: str) -> Path:
     b.mpi_rank(PID, MAIN, 0, ts=500)
     b.nvtx_domain(PID, MAIN, NCCL_DOMAIN, "NCCL", ts=1_000)
     # NCCL: init (JSON payload, no kernel), an allreduce and a broadcast launching NCCL kernels
-    b.nvtx_push(PID, MAIN, 10_000, 50_000, registered="ncclCommInitRank", domain_id=NCCL_DOMAIN,
-                json_payload={"NCCL communicator ID": COMM, "No. of ranks": 4, "Rank": 2, "CUDA device": 0,
-                              "Color": 7})
+    b.nvtx_push(
+        PID,
+        MAIN,
+        10_000,
+        50_000,
+        registered="ncclCommInitRank",
+        domain_id=NCCL_DOMAIN,
+        json_payload={"NCCL communicator ID": COMM, "No. of ranks": 4, "Rank": 2, "CUDA device": 0, "Color": 7},
+    )
     if schema == "3.22":
-        b.nvtx_payload_enum(NCCL_DOMAIN, REDOP_ENUM, "ncclRedOp_t",
-                            {"Sum": 0, "Prod": 1, "Max": 2, "Min": 3, "Avg": 4})
-        b.nvtx_payload_schema(NCCL_DOMAIN, ALLREDUCE_SCHEMA, "NcclNvtxParamsAllReduce",
-                              [("NCCL communicator ID", 18, 0), ("Message size [bytes]", 22, 8),
-                               ("Reduction operation", REDOP_ENUM, 16)], 24)
-        b.nvtx_payload_schema(NCCL_DOMAIN, BCAST_SCHEMA, "NcclNvtxParamsBroadcast",
-                              [("NCCL communicator ID", 18, 0), ("Message size [bytes]", 22, 8), ("Root", 5, 16)], 24)
+        b.nvtx_payload_enum(NCCL_DOMAIN, REDOP_ENUM, "ncclRedOp_t", {"Sum": 0, "Prod": 1, "Max": 2, "Min": 3, "Avg": 4})
+        b.nvtx_payload_schema(
+            NCCL_DOMAIN,
+            ALLREDUCE_SCHEMA,
+            "NcclNvtxParamsAllReduce",
+            [("NCCL communicator ID", 18, 0), ("Message size [bytes]", 22, 8), ("Reduction operation", REDOP_ENUM, 16)],
+            24,
+        )
+        b.nvtx_payload_schema(
+            NCCL_DOMAIN,
+            BCAST_SCHEMA,
+            "NcclNvtxParamsBroadcast",
+            [("NCCL communicator ID", 18, 0), ("Message size [bytes]", 22, 8), ("Root", 5, 16)],
+            24,
+        )
         allreduce = dict(binary=_blob(ALLREDUCE_SCHEMA, struct.pack("<QQi4x", COMM, 4096, 0)))
         bcast = dict(binary=_blob(BCAST_SCHEMA, struct.pack("<QQi4x", COMM, 1024, 0)))
     else:
-        allreduce = dict(json_payload={"NCCL communicator ID": COMM, "Message size [bytes]": 4096,
-                                       "Reduction operation": "Sum"})
-        bcast = dict(json_payload={"NcclNvtxParamsBroadcast": {"NCCL communicator ID": COMM,
-                                                               "Message size [bytes]": 1024, "Root": 0}})
+        allreduce = dict(
+            json_payload={"NCCL communicator ID": COMM, "Message size [bytes]": 4096, "Reduction operation": "Sum"}
+        )
+        bcast = dict(
+            json_payload={
+                "NcclNvtxParamsBroadcast": {"NCCL communicator ID": COMM, "Message size [bytes]": 1024, "Root": 0}
+            }
+        )
     b.nvtx_push(PID, MAIN, 100_000, 150_000, registered="ncclAllReduce", domain_id=NCCL_DOMAIN, **allreduce)
     b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", 110_000, 120_000, 10)
     b.kernel(PID, 0, 20, 130_000, 200_000, 10, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")
@@ -108,14 +126,26 @@ def build(path: Path, schema: str) -> Path:
     b.kernel(PID, 0, 7, 775_000, 790_000, 16, "graphkernel", graph_node=77)
     # OpenACC on a worker thread
     b.openacc(PID, ACC, "other", "acc_compute_construct", 800_000, 840_000, 9, "main.f90", "compute", 48)
-    b.openacc(PID, ACC, "data", "acc_enqueue_upload", 805_000, 810_000, 5, "main.f90", "compute", 42,
-              nbytes=8192, var="a")
-    b.openacc(PID, ACC, "launch", "acc_enqueue_launch", 820_000, 830_000, 4, "main.f90", "compute", 50,
-              kernel="compute_50_gpu")
+    b.openacc(
+        PID, ACC, "data", "acc_enqueue_upload", 805_000, 810_000, 5, "main.f90", "compute", 42, nbytes=8192, var="a"
+    )
+    b.openacc(
+        PID,
+        ACC,
+        "launch",
+        "acc_enqueue_launch",
+        820_000,
+        830_000,
+        4,
+        "main.f90",
+        "compute",
+        50,
+        kernel="compute_50_gpu",
+    )
     # GPU metrics (by nsys GPU id): GPU 3 (= device 0) and GPU 1 (= device 1)
-    b.gpu_metric_sample(3, -5_000, {SM: 99, DRAM: 99})                 # negative timestamp: dropped
+    b.gpu_metric_sample(3, -5_000, {SM: 99, DRAM: 99})  # negative timestamp: dropped
     for t, sm, dram in ((100_000, 10, 0), (200_000, 50, 20), (400_000, 90, -5), (500_000, 30, 40), (800_000, 0, 0)):
-        b.gpu_metric_sample(3, t, {SM: sm, DRAM: dram})                # -5: clamped to 0
+        b.gpu_metric_sample(3, t, {SM: sm, DRAM: dram})  # -5: clamped to 0
     for t, sm in ((600_000, 20), (650_000, 60), (750_000, 0)):
         b.gpu_metric_sample(1, t, {SM: sm})
     return b.save()
@@ -163,22 +193,38 @@ S7, S20, S9, GPU1_ROW, GPU3_ROW = 3, 4, 5, 6, 7
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_rows_and_metric_rows_after_streams(traces, schema):
     _, _, tr = traces[schema]
-    assert tr.row["THREAD"] == ["Rank 0 main (5000)", "Rank 0 acc-worker (5003)", "CUDA-D0.S7",
-                                "CUDA-D0.S20", "CUDA-D1.S9", "Metrics GPU1", "Metrics GPU3"]
+    assert tr.row["THREAD"] == [
+        "Rank 0 main (5000)",
+        "Rank 0 acc-worker (5003)",
+        "CUDA-D0.S7",
+        "CUDA-D0.S20",
+        "CUDA-D1.S9",
+        "Metrics GPU1",
+        "Metrics GPU3",
+    ]
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_nccl_kernels_apart_from_compute_kernels(traces, schema):
     _, s, tr = traces[schema]
-    assert begins(tr, NCCL_KERNEL).to_dict() == {"ncclDevKernel_AllReduce_Sum_f32_RING_LL": 1,
-                                                 "ncclKernel_Broadcast_RING_LL_Sum_int8": 1}
+    assert begins(tr, NCCL_KERNEL).to_dict() == {
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL": 1,
+        "ncclKernel_Broadcast_RING_LL_Sum_int8": 1,
+    }
     assert begins(tr, KERNEL).to_dict() == {"graphkernel": 1, "stencil": 2}
     # NCCL kernels: Group Communication on their stream, never Running
     st = tr.states[tr.states["thread"] == S20]
     assert [tuple(map(int, r)) for r in st[st["state"] != IDLE][["begin", "end", "state"]].to_numpy()] == [
-        (130_000, 200_000, GROUP_COMM), (320_000, 380_000, GROUP_COMM)]
-    assert s["categories"]["nccl_kernels"] == {"source_rows": 2, "translated_rows": 2, "event_records": 4,
-                                               "dropped": {}, "notes": {}}
+        (130_000, 200_000, GROUP_COMM),
+        (320_000, 380_000, GROUP_COMM),
+    ]
+    assert s["categories"]["nccl_kernels"] == {
+        "source_rows": 2,
+        "translated_rows": 2,
+        "event_records": 4,
+        "dropped": {},
+        "notes": {},
+    }
     assert s["categories"]["kernels"]["source_rows"] == s["categories"]["kernels"]["translated_rows"] == 3
 
 
@@ -190,16 +236,31 @@ def test_nccl_payloads_on_nccl_kernels(traces, schema):
     allreduce = recs(tr, S20, 130_000)[1]
     bcast = recs(tr, S20, 320_000)[1]
     assert allreduce == [(NCCL_OP, 1), (NCCL_BYTES, 4096), (NCCL_REDOP, 1), (NCCL_COMM, 1)]
-    assert bcast == [(NCCL_OP, 2), (NCCL_BYTES, 1024), (NCCL_ROOT, 1), (NCCL_COMM, 1)]   # root 0 -> 1
+    assert bcast == [(NCCL_OP, 2), (NCCL_BYTES, 1024), (NCCL_ROOT, 1), (NCCL_COMM, 1)]  # root 0 -> 1
     assert recs(tr, S20, 200_000)[1] == [(NCCL_OP, 0), (NCCL_BYTES, 0), (NCCL_REDOP, 0), (NCCL_COMM, 0)]
     assert (label(tr, NCCL_OP, 1), label(tr, NCCL_OP, 2)) == ("ncclAllReduce", "ncclBroadcast")
     assert label(tr, NCCL_REDOP, 1) == "ncclSum" and label(tr, NCCL_COMM, 1) == f"0x{COMM:016x}"
     # payload types never on compute kernels or CPU threads
-    nccl_types = {NCCL_OP, NCCL_BYTES, NCCL_DTYPE, NCCL_REDOP, NCCL_ROOT, NCCL_COMM, NCCL_RANK, NCCL_NRANKS,
-                  NCCL_PEER, NCCL_DEV}
+    nccl_types = {
+        NCCL_OP,
+        NCCL_BYTES,
+        NCCL_DTYPE,
+        NCCL_REDOP,
+        NCCL_ROOT,
+        NCCL_COMM,
+        NCCL_RANK,
+        NCCL_NRANKS,
+        NCCL_PEER,
+        NCCL_DEV,
+    }
     assert set(tr.events.loc[tr.events["type"].isin(nccl_types), "thread"]) == {S20}
-    assert s["categories"]["nccl_payloads"] == {"source_rows": 2, "translated_rows": 2, "event_records": 4,
-                                                "dropped": {}, "notes": {}}
+    assert s["categories"]["nccl_payloads"] == {
+        "source_rows": 2,
+        "translated_rows": 2,
+        "event_records": 4,
+        "dropped": {},
+        "notes": {},
+    }
     # the init range's unknown field is counted; the ranges themselves stay on the CPU (type 9500)
     assert s["categories"]["nccl"]["notes"] == {"NCCL payload field without a Paraver type: Color": 1}
     assert begins(tr, NCCL_RANGE).to_dict() == {"ncclAllReduce": 1, "ncclBroadcast": 1, "ncclCommInitRank": 1}
@@ -213,13 +274,19 @@ def test_gpu_metric_samples(traces, schema):
     e = tr.events[tr.events["type"].isin([METRIC_SM, METRIC_DRAM])]
     got = sorted((int(r.thread), int(r.time), int(r.type), int(r.value)) for r in e.itertuples())
     gpu3 = [(100_000, 10, 0), (200_000, 50, 20), (400_000, 90, 0), (500_000, 30, 40), (800_000, 0, 0)]
-    exp = sorted([(GPU3_ROW, t, METRIC_SM, sm) for t, sm, _ in gpu3]
-                 + [(GPU3_ROW, t, METRIC_DRAM, d) for t, _, d in gpu3]
-                 + [(GPU1_ROW, t, METRIC_SM, v) for t, v in ((600_000, 20), (650_000, 60), (750_000, 0))])
+    exp = sorted(
+        [(GPU3_ROW, t, METRIC_SM, sm) for t, sm, _ in gpu3]
+        + [(GPU3_ROW, t, METRIC_DRAM, d) for t, _, d in gpu3]
+        + [(GPU1_ROW, t, METRIC_SM, v) for t, v in ((600_000, 20), (650_000, 60), (750_000, 0))]
+    )
     assert got == exp
     assert s["categories"]["gpu_metrics"] == {
-        "source_rows": 15, "translated_rows": 13, "event_records": 13,
-        "dropped": {"negative or missing timestamp": 2}, "notes": {"negative value clamped to 0": 1}}
+        "source_rows": 15,
+        "translated_rows": 13,
+        "event_records": 13,
+        "dropped": {"negative or missing timestamp": 2},
+        "notes": {"negative value clamped to 0": 1},
+    }
     assert s["metric_rows"] == 2
     assert {(u["table"], u["reason"]) for u in s["untranslated"]} == {("NVTX_EVENTS", NVTX_NAMES)}
 
@@ -232,17 +299,18 @@ def test_gpu_metrics_attributed_to_kernels_and_nvtx(traces, schema):
     out, _, _ = traces[schema]
     csv = pd.read_csv(f"{out}.gpu_metrics.csv")
     assert list(csv.columns) == ["rank", "device", "kind", "name", "calls", "time_ns", DRAM, SM]
-    got = {(r.device, r.kind, r.name): (r.calls, r.time_ns, getattr(r, "_7"), getattr(r, "_8"))
-           for r in csv.itertuples()}
+    got = {
+        (r.device, r.kind, r.name): (r.calls, r.time_ns, getattr(r, "_7"), getattr(r, "_8")) for r in csv.itertuples()
+    }
     nan = float("nan")
     exp = {
         # stencil on GPU3 [420k, 520k]: SM (90*80k + 30*20k)/100k; DRAM (0*80k + 40*20k)/100k
         (3, "kernel", "stencil"): (1, 100_000, 8.0, 78.0),
         # stencil on GPU1 [620k, 700k]: SM (20*30k + 60*50k)/80k
         (1, "kernel", "stencil"): (1, 80_000, nan, 45.0),
-        (3, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"): (1, 70_000, 0.0, 10.0),   # [130k,200k]
-        (3, "kernel", "ncclKernel_Broadcast_RING_LL_Sum_int8"): (1, 60_000, 20.0, 50.0),    # [320k,380k]
-        (3, "kernel", "graphkernel"): (1, 15_000, 40.0, 30.0),                               # [775k,790k]
+        (3, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"): (1, 70_000, 0.0, 10.0),  # [130k,200k]
+        (3, "kernel", "ncclKernel_Broadcast_RING_LL_Sum_int8"): (1, 60_000, 20.0, 50.0),  # [320k,380k]
+        (3, "kernel", "graphkernel"): (1, 15_000, 40.0, 30.0),  # [775k,790k]
         # NVTX "solve" [390k, 600k] on both GPUs of its process.  GPU3: SM (50*10k + 90*100k + 30*100k)/210k,
         # DRAM (20*10k + 0*100k + 40*100k)/210k; GPU1: no sample covers it (samples start at 600k)
         (3, "nvtx", "solve"): (1, 210_000, 4.2e6 / 210_000, 12.5e6 / 210_000),
@@ -261,7 +329,9 @@ def test_nvtx_ranges_projected_onto_gpu_activity(traces, schema):
     _, s, tr = traces[schema]
     iv = intervals(tr, NVTX_GPU)
     assert [(int(r.thread), int(r.start), int(r.end), r.label) for r in iv.itertuples()] == [
-        (S7, 420_000, 520_000, "solve"), (S7, 545_000, 560_000, "solve")]
+        (S7, 420_000, 520_000, "solve"),
+        (S7, 545_000, 560_000, "solve"),
+    ]
     assert tr.pcf.types[NVTX_GPU]["label"] == "NVTX on GPU: default domain"
     assert s["categories"]["nvtx_on_gpu"]["translated_rows"] == 2
 
@@ -275,8 +345,11 @@ def test_cuda_graphs(traces, schema):
     if schema in NEW_GRAPHS:
         assert ev(tr, S7, 715_000) == [(GRAPH_EXEC, 1), (CORR, 15), (GRAPH_ID, 1), (GRAPH_EXEC_ID, 2)]
         assert label(tr, GRAPH_EXEC, 1) == "graph 1"
-        assert ev(tr, 1, 700_000) == [(GRAPH_API, label_id(tr, GRAPH_API, "cudaGraphInstantiate")), (GRAPH_ID, 1),
-                                      (GRAPH_EXEC_ID, 2)]
+        assert ev(tr, 1, 700_000) == [
+            (GRAPH_API, label_id(tr, GRAPH_API, "cudaGraphInstantiate")),
+            (GRAPH_ID, 1),
+            (GRAPH_EXEC_ID, 2),
+        ]
         st = tr.states[(tr.states["thread"] == S7) & (tr.states["begin"] == 715_000)]
         assert [tuple(map(int, r)) for r in st[["end", "state"]].to_numpy()] == [(760_000, RUNNING)]
         link = tr.comms[(tr.comms["log_send"] == 710_000)]
@@ -297,11 +370,18 @@ def test_openacc_events(traces, schema):
     _, s, tr = traces[schema]
     f = lambda name: label_id(tr, ACC_FUNC, name)  # noqa: E731
     assert ev(tr, 2, 800_000) == [(ACC_OTHER, 1), (ACC_FUNC, f("compute@main.f90:48")), (ACC_REGION, 9)]
-    assert ev(tr, 2, 805_000) == [(ACC_DATA, 1), (ACC_FUNC, f("compute@main.f90:42")), (ACC_REGION, 5),
-                                  (ACC_SIZE, 8192)]
+    assert ev(tr, 2, 805_000) == [
+        (ACC_DATA, 1),
+        (ACC_FUNC, f("compute@main.f90:42")),
+        (ACC_REGION, 5),
+        (ACC_SIZE, 8192),
+    ]
     assert ev(tr, 2, 820_000) == [(ACC_LAUNCH, 1), (ACC_FUNC, f("compute@main.f90:50")), (ACC_REGION, 4)]
     assert (label(tr, ACC_OTHER, 1), label(tr, ACC_DATA, 1), label(tr, ACC_LAUNCH, 1)) == (
-        "acc_compute_construct", "acc_enqueue_upload", "acc_enqueue_launch")
+        "acc_compute_construct",
+        "acc_enqueue_upload",
+        "acc_enqueue_launch",
+    )
     assert (label(tr, ACC_REGION, 9), label(tr, ACC_REGION, 5)) == ("Compute construct", "Enqueue upload")
     assert s["categories"]["openacc"]["translated_rows"] == 3
 
@@ -314,15 +394,20 @@ def test_categories_not_requested_are_listed_untranslated(tmp_path, schema):
     why = "category not requested with -t (add -t {})".format
     # one JSON row per sample instant (incl. the negative one) vs one row per metric and sample
     metrics = ("GPU_METRICS", 2 + 13) if schema == "3.22" else ("GENERIC_EVENTS", 1 + 5 + 3)
-    exp = {(metrics[0], why("gpu_metrics")): metrics[1], ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", why("openacc")): 1,
-           ("CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", why("openacc")): 1,
-           ("CUPTI_ACTIVITY_KIND_OPENACC_OTHER", why("openacc")): 1,
-           ("CUDA_GRAPH_EVENTS", why("graphs")): 1,   # 3.22: graph-level (instantiate); 3.0.0: the node event
-           # the NCCL ranges (-t nccl not given) and the NVTX domain name (plus the rank's thread name: 3.0.0)
-           ("NVTX_EVENTS", why("nccl")): 3, ("NVTX_EVENTS", NVTX_NAMES): 1 if schema == "3.22" else 2}
+    exp = {
+        (metrics[0], why("gpu_metrics")): metrics[1],
+        ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", why("openacc")): 1,
+        ("CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", why("openacc")): 1,
+        ("CUPTI_ACTIVITY_KIND_OPENACC_OTHER", why("openacc")): 1,
+        ("CUDA_GRAPH_EVENTS", why("graphs")): 1,  # 3.22: graph-level (instantiate); 3.0.0: the node event
+        # the NCCL ranges (-t nccl not given) and the NVTX domain name (plus the rank's thread name: 3.0.0)
+        ("NVTX_EVENTS", why("nccl")): 3,
+        ("NVTX_EVENTS", NVTX_NAMES): 1 if schema == "3.22" else 2,
+    }
     if schema == "3.22":
-        exp.update({("CUDA_GRAPH_NODE_EVENTS", why("graphs")): 1,
-                    ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", why("graphs")): 1})
+        exp.update(
+            {("CUDA_GRAPH_NODE_EVENTS", why("graphs")): 1, ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", why("graphs")): 1}
+        )
     assert tables == exp
     assert not Path(f"{out}.gpu_metrics.csv").exists()
     # without -t gpu_metrics the GPU rows carry no samples: only the activity of the process's two GPUs
@@ -345,12 +430,19 @@ def clover_nccl(tmp_path_factory):
     src = d / "clover.sqlite"
     shutil.copyfile(clover_or_generated(CLOVERLEAF, d), src)
     with sqlite3.connect(src) as con:
-        ids = [r[0] for r in con.execute(
-            "SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY shortName ORDER BY count(*), shortName "
-            f"LIMIT {RENAMED}")]
+        ids = [
+            r[0]
+            for r in con.execute(
+                "SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY shortName ORDER BY count(*), shortName "
+                f"LIMIT {RENAMED}"
+            )
+        ]
         con.executemany("UPDATE StringIds SET value = 'ncclDevKernel_' || value WHERE id = ?", [(i,) for i in ids])
-        kernels = pd.read_sql_query("SELECT s.value AS name, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                                    "JOIN StringIds s ON s.id = k.shortName", con)
+        kernels = pd.read_sql_query(
+            "SELECT s.value AS name, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            "JOIN StringIds s ON s.id = k.shortName",
+            con,
+        )
     trace, summary = convert_valid([src], d / "trace")
     return trace, summary, kernels
 
@@ -365,8 +457,9 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
     # the rest: conservation per name with exact total time, under the compute kernel type
     iv = intervals(trace, KERNEL)
     got = iv.assign(dur=iv["end"] - iv["start"]).groupby("label").agg(n=("dur", "size"), total=("dur", "sum"))
-    rest = src[~is_nccl].assign(dur=src["end"] - src["start"]).groupby("name").agg(n=("dur", "size"),
-                                                                                    total=("dur", "sum"))
+    rest = (
+        src[~is_nccl].assign(dur=src["end"] - src["start"]).groupby("name").agg(n=("dur", "size"), total=("dur", "sum"))
+    )
     assert got.sort_index().to_dict() == rest.sort_index().to_dict()
     assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if CLOVERLEAF.exists() else 120)
     # stream states: Group Communication exactly during the NCCL kernels, Running during the others
@@ -407,6 +500,7 @@ def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch,
     from nsys2prv.nsys.devices import device_map, gpu_of
     from nsys2prv.nsys.ids import pid_of
     from nsys2prv.pipeline import stages
+
     b = NsysBuilder(tmp_path / "rank0.sqlite", schema=NEW_GRAPHS[-1], host="gpuhost")
     b.gpu_id_of_device.update(GPU_OF_DEVICE)
     b.process(PID, "./app")
@@ -418,15 +512,17 @@ def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch,
     src = b.save()
     batched = []
     real = stages._read_batched
-    monkeypatch.setattr(stages, "_read_batched", lambda report, kind, *a: batched.append(kind) or
-                        real(report, kind, *a))
+    monkeypatch.setattr(
+        stages, "_read_batched", lambda report, kind, *a: batched.append(kind) or real(report, kind, *a)
+    )
     if batch_rows:
         monkeypatch.setattr(stages, "BATCH_ROWS", batch_rows)
     gpu_kinds = K.side_kinds(K.GPU)
     assert gpu_kinds == ("kernels", "memcpy", "memset", "graph_exec")
-    stages.scan_report(stages.Source(0, stages.ReportFile(str(src), str(tmp_path / "c"), None, False),
-                                     stages.Reading(gpu_kinds)))
-    assert batched == (["kernels"] if batch_rows else [])       # (5 rows > 2 batches of 1; the others: whole)
+    stages.scan_report(
+        stages.Source(0, stages.ReportFile(str(src), str(tmp_path / "c"), None, False), stages.Reading(gpu_kinds))
+    )
+    assert batched == (["kernels"] if batch_rows else [])  # (5 rows > 2 batches of 1; the others: whole)
     report = Report(src, 0)
     try:
         devmap = device_map(report)
@@ -435,8 +531,14 @@ def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch,
     cache = TableCache(tmp_path / "c", src)
     got = {k: cache.table(k) for k in gpu_kinds}
     assert {k: df["gpu"].tolist() for k, df in got.items()} == {
-        "kernels": [3, 1, 3, 1, 3], "memcpy": [1], "memset": [3], "graph_exec": [3]}
+        "kernels": [3, 1, 3, 1, 3],
+        "memcpy": [1],
+        "memset": [3],
+        "graph_exec": [3],
+    }
     for df in got.values():
         assert df["gpu"].dtype == np.int64
-        assert (df["gpu"].to_numpy() == gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)),
-                                               df["device"].to_numpy(np.int64))).all()
+        assert (
+            df["gpu"].to_numpy()
+            == gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), df["device"].to_numpy(np.int64))
+        ).all()

@@ -25,13 +25,18 @@ def _env(cache: Path) -> dict:
 
 def test_compiled_kernels_are_cached_in_the_user_cache(tmp_path):
     before = {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")}
-    env = {**_env(tmp_path / "cache"), "NSYS2PRV_KERNELS": "compiled"}     # a small run would not compile
+    env = {**_env(tmp_path / "cache"), "NSYS2PRV_KERNELS": "compiled"}  # a small run would not compile
     ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
-    res = subprocess.run([sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "t")],
-                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "t")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     cached = list((tmp_path / "cache" / "nsys2prv" / "numba").glob("*/*.nbi"))
-    assert len(cached) >= 5, cached            # every kernel of core, metrics and paraver
+    assert len(cached) >= 5, cached  # every kernel of core, metrics and paraver
     assert {p for p in (ROOT / "nsys2prv").rglob("*.nb[ic]")} == before
 
 
@@ -46,8 +51,12 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     # the dependencies: those of the interpreter running the tests (a venv's or the system's), as plain
     # path entries after the new venv's own site-packages (their .pth files, e.g. an editable nsys2prv
     # of the outer environment, are not processed)
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
     (Path(purelib) / "outer-deps.pth").write_text("".join(f"{p}\n" for p in outer))
     src = tmp_path / "src"
@@ -59,7 +68,7 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     ranks = sorted(str(p) for p in MPI4.glob("rank*.sqlite"))
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "t")])
     assert res.returncode == 0, res.stderr
-    wrapper = run([str(exe), "wrapper"]).stdout.strip()       # shipped with its executable bit
+    wrapper = run([str(exe), "wrapper"]).stdout.strip()  # shipped with its executable bit
     assert str(env_dir) in wrapper and os.access(wrapper, os.X_OK), wrapper
     assert run([*pip, "-e", str(src)]).returncode == 0
     elsewhere = tmp_path / "elsewhere"
@@ -68,7 +77,6 @@ def test_install_then_editable_install_keeps_the_command_working(tmp_path):
     assert res.returncode == 0 and "nsys2prv" in res.stdout, res.stderr
     res = run([str(exe), "-q", "-t", "mpi", "-m", *ranks, str(tmp_path / "out" / "again")], cwd=elsewhere)
     assert res.returncode == 0, res.stderr
-
 
 
 def test_the_repository_carries_its_license_and_citation():
@@ -85,8 +93,9 @@ def test_the_readme_installs_real_extras_and_shows_a_picture_that_exists():
     that `pip install nsys2prv` from PyPI is another tool."""
     readme = (ROOT / "README.md").read_text()
     pyproject = (ROOT / "pyproject.toml").read_text()
-    extras = dict(re.findall(r"^(\w+) = \[(.*?)\]", pyproject.split("[project.optional-dependencies]")[1]
-                             .split("\n[")[0], re.M))
+    extras = dict(
+        re.findall(r"^(\w+) = \[(.*?)\]", pyproject.split("[project.optional-dependencies]")[1].split("\n[")[0], re.M)
+    )
     named = {e for group in re.findall(r"pip install -e '\.\[([\w,]+)\]'", readme) for e in group.split(",")}
     assert named and all(extras.get(e, "").strip() for e in named), (named, extras)
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", readme)

@@ -30,11 +30,11 @@ def both(monkeypatch, f):
 def _intervals(rng, n, groups=5, span=2000, nested=False):
     g = rng.integers(0, groups, n)
     s = rng.integers(0, span, n)
-    if nested:                  # push/pop: each group a stack of intervals inside the previous
+    if nested:  # push/pop: each group a stack of intervals inside the previous
         s = np.sort(s)
         e = s + (span - s) // 2
     else:
-        e = s + rng.integers(0, 60, n)          # zero-length intervals and ties included
+        e = s + rng.integers(0, 60, n)  # zero-length intervals and ties included
     return g, s, e
 
 
@@ -44,9 +44,12 @@ def test_interval_kernels_give_the_same_in_python_and_compiled(monkeypatch, seed
     g, s, e = _intervals(rng, 3000)
     state, prio = rng.integers(1, 6, 3000), rng.integers(0, 3, 3000)
     default = rng.integers(0, 2, 5)
-    for f in (lambda: nesting_depth(g, s, e), lambda: overlap_lanes(g, s, e),
-              lambda: innermost_enclosing(g, s, e, g[::-1].copy(), s + 7),
-              lambda: mask_durations(g, s, e, state % 3, 5, 3)):
+    for f in (
+        lambda: nesting_depth(g, s, e),
+        lambda: overlap_lanes(g, s, e),
+        lambda: innermost_enclosing(g, s, e, g[::-1].copy(), s + 7),
+        lambda: mask_durations(g, s, e, state % 3, 5, 3),
+    ):
         a, b = both(monkeypatch, f)
         assert a.dtype == b.dtype and np.array_equal(a, b)
     a, b = both(monkeypatch, lambda: paint_states(g, s, e, state, prio, default, 2100))
@@ -75,12 +78,12 @@ def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
     toffs = np.cumsum(w) - w
     tail = rng.integers(0, 10**12, int(w.sum()))
     comm = np.flatnonzero(sig == 1)
-    tail[toffs[comm] + 1] = rng.integers(0, n_thr, len(comm))          # the receiving thread
+    tail[toffs[comm] + 1] = rng.integers(0, n_thr, len(comm))  # the receiving thread
     for s in (3, 4):
         for f in range(width[s]):
             at = np.flatnonzero(sig == s)
             if dyn[first[s] + f]:
-                tail[toffs[at] + f] = rng.integers(0, 4, len(at))     # local name codes
+                tail[toffs[at] + f] = rng.integers(0, 4, len(at))  # local name codes
     thread = rng.integers(0, n_thr, n).astype(np.int32)
     time = np.sort(rng.integers(0, 10**13, n))
     args = (thread, time, sig, tail, toffs, perm, 0, n, cpu, task, thr, width, first, rbase, types, dyn, remap)
@@ -116,7 +119,7 @@ def test_a_gpu_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatc
         convert([src, tmp_path / mode / "t"])
         outs.append(_outputs(tmp_path / mode / "t"))
     assert outs[0] == outs[1]
-    assert b"\n3:" in outs[0]["prv"]            # launch-to-kernel communications were formatted
+    assert b"\n3:" in outs[0]["prv"]  # launch-to-kernel communications were formatted
 
 
 def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
@@ -128,23 +131,27 @@ def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
 def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     cache = tmp_path / "cache"
     ranks = " ".join(str(p) for p in sorted(MPI4.glob("rank*.sqlite")))
-    res = subprocess.run([sys.executable, "-m", "nsys2prv", "-t", "mpi,nvtx", "-m", *ranks.split(),
-                          str(tmp_path / "t")], capture_output=True, text=True,
-                         env={**{k: v for k, v in os.environ.items() if k != "NSYS2PRV_KERNELS"},
-                              "XDG_CACHE_HOME": str(cache)})
+    res = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "-t", "mpi,nvtx", "-m", *ranks.split(), str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        env={**{k: v for k, v in os.environ.items() if k != "NSYS2PRV_KERNELS"}, "XDG_CACHE_HOME": str(cache)},
+    )
     assert res.returncode == 0, res.stderr
     assert "compiling" not in res.stderr
     assert not list(cache.glob("nsys2prv/numba/*/*.nbi"))
 
-    big = ("import numpy as np; from nsys2prv.core.intervals import _depth_sorted, nesting_depth; "
-           "from nsys2prv.core.jit import Kernel; Kernel.announce = print; n = 200_000; "
-           "z = np.zeros(n, np.int64); s = np.arange(n, dtype=np.int64); "
-           "d = nesting_depth(z, s, s + 1); print('compiled', bool(_depth_sorted.compiled.signatures), d.max())")
+    big = (
+        "import numpy as np; from nsys2prv.core.intervals import _depth_sorted, nesting_depth; "
+        "from nsys2prv.core.jit import Kernel; Kernel.announce = print; n = 200_000; "
+        "z = np.zeros(n, np.int64); s = np.arange(n, dtype=np.int64); "
+        "d = nesting_depth(z, s, s + 1); print('compiled', bool(_depth_sorted.compiled.signatures), d.max())"
+    )
     first = _run(big, cache)
     assert first.returncode == 0, first.stderr
     assert "compiling _depth_sorted" in first.stdout and "compiled True 0" in first.stdout
     assert [p.name.split("-")[0] for p in cache.glob("nsys2prv/numba/*/*.nbi")] == ["intervals._depth_sorted"]
-    again = _run(big.replace("n = 200_000", "n = 10"), cache)          # small, but cached: compiled code
+    again = _run(big.replace("n = 200_000", "n = 10"), cache)  # small, but cached: compiled code
     assert again.returncode == 0, again.stderr
     assert "compiling" not in again.stdout and "compiled True 0" in again.stdout
 
@@ -158,11 +165,11 @@ def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(se
     rng = np.random.default_rng(seed)
     n = 2_000
     g = rng.integers(0, 5, n).astype(np.int64)
-    gap = rng.integers(0, 3, n)                    # 0: the next starts where this one ends
+    gap = rng.integers(0, 3, n)  # 0: the next starts where this one ends
     dur = rng.integers(1, 50, n)
-    s = np.cumsum(gap + dur) - dur                  # back to back, per position (any group)
+    s = np.cumsum(gap + dur) - dur  # back to back, per position (any group)
     e = s + dur
-    for starts, ends in ((s, e), (s, e + (np.arange(n) == n // 2) * 1_000)):    # then one overlap
+    for starts, ends in ((s, e), (s, e + (np.arange(n) == n // 2) * 1_000)):  # then one overlap
         order = np.lexsort((starts, g)).astype(np.int64)
         want = _lanes_sorted(g, starts.astype(np.int64), ends.astype(np.int64), order)
         got = overlap_lanes(g, starts, ends)

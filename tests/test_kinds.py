@@ -17,8 +17,9 @@ from nsys2prv.nsys import readers
 from nsys2prv.nsys.readers.base import Reader
 
 
-def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS,
-                         untranslated=K.UNTRANSLATED_TABLES) -> list[str]:
+def declaration_problems(
+    kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS, untranslated=K.UNTRANSLATED_TABLES
+) -> list[str]:
     """What is half-declared: the checks this file runs on the real declarations, as a function so
     that a deliberately broken declaration can show that each check fails."""
     problems = []
@@ -46,8 +47,11 @@ def declaration_problems(kinds=K.KINDS, categories=K.CATEGORIES, links=K.LINKS,
     names = [a for c in categories for a in (c.name, *c.aliases)] + list(GROUP_ALIASES)
     for a in {a for a in names if names.count(a) > 1}:
         problems.append(f"-t name {a} means two things")
-    claimed = ({t.id for k in kinds for t in k.types} | {t.id for link in links for t in link.types}
-               | {t.id for t in K.DERIVED_TYPES})
+    claimed = (
+        {t.id for k in kinds for t in k.types}
+        | {t.id for link in links for t in link.types}
+        | {t.id for t in K.DERIVED_TYPES}
+    )
     for t in R.FIXED_TYPES:
         if t.id not in claimed:
             problems.append(f"event type {t.id} ({t.label}) is written by no declared kind or link")
@@ -84,25 +88,47 @@ def test_every_reader_module_is_declared_once():
     assert len(set(map(id, declared))) == len(declared)
 
 
-@pytest.mark.parametrize("breakage, expected", [
-    (lambda ks, cs: ([*ks, K.Kind("extra", ks[0].reader, ("nope",), K.CPU, ks[0].translators, doc="x")], cs),
-     "kind extra: category nope is not declared"),
-    (lambda ks, cs: ([*ks, K.Kind("half", ks[0].reader, ("mpi",), K.CPU, (), doc="x")], cs),
-     "kind half: no translator"),
-    (lambda ks, cs: ([*ks, K.Kind("side", ks[0].reader, ("mpi",), "disk", ks[0].translators, doc="x")], cs),
-     "kind side: side 'disk'"),
-    (lambda ks, cs: ([k for k in ks if k.name != "osrt"], cs), "category osrt: no kind"),
-    (lambda ks, cs: ([k for k in ks if k.name != "osrt"], [c for c in cs if c.name != "osrt"]),
-     "event type 66400000 (OS runtime call) is written by no declared kind or link"),
-    (lambda ks, cs: (ks, [*cs, Category("again", "x", ("cuda_api_trace",))]),
-     "-t name cuda_api_trace means two things"),
-    (lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "OSRT_API": "x"}),
-     "OSRT_API is read by a kind but declared untranslated"),
-    (lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "StringIds": "x"}),
-     "StringIds is declared untranslated but is metadata (never listed)"),
-    (lambda ks, cs: ([*ks, K.Kind("again", K.BY_NAME["osrt"].reader, ("osrt",), K.CPU, ks[0].translators, doc="x")],
-                     cs), "OSRT_API is read by osrt, again: the fate of its rows needs a split"),
-])
+@pytest.mark.parametrize(
+    "breakage, expected",
+    [
+        (
+            lambda ks, cs: ([*ks, K.Kind("extra", ks[0].reader, ("nope",), K.CPU, ks[0].translators, doc="x")], cs),
+            "kind extra: category nope is not declared",
+        ),
+        (
+            lambda ks, cs: ([*ks, K.Kind("half", ks[0].reader, ("mpi",), K.CPU, (), doc="x")], cs),
+            "kind half: no translator",
+        ),
+        (
+            lambda ks, cs: ([*ks, K.Kind("side", ks[0].reader, ("mpi",), "disk", ks[0].translators, doc="x")], cs),
+            "kind side: side 'disk'",
+        ),
+        (lambda ks, cs: ([k for k in ks if k.name != "osrt"], cs), "category osrt: no kind"),
+        (
+            lambda ks, cs: ([k for k in ks if k.name != "osrt"], [c for c in cs if c.name != "osrt"]),
+            "event type 66400000 (OS runtime call) is written by no declared kind or link",
+        ),
+        (
+            lambda ks, cs: (ks, [*cs, Category("again", "x", ("cuda_api_trace",))]),
+            "-t name cuda_api_trace means two things",
+        ),
+        (
+            lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "OSRT_API": "x"}),
+            "OSRT_API is read by a kind but declared untranslated",
+        ),
+        (
+            lambda ks, cs: (ks, cs, {**K.UNTRANSLATED_TABLES, "StringIds": "x"}),
+            "StringIds is declared untranslated but is metadata (never listed)",
+        ),
+        (
+            lambda ks, cs: (
+                [*ks, K.Kind("again", K.BY_NAME["osrt"].reader, ("osrt",), K.CPU, ks[0].translators, doc="x")],
+                cs,
+            ),
+            "OSRT_API is read by osrt, again: the fate of its rows needs a split",
+        ),
+    ],
+)
 def test_a_half_declared_kind_is_found(breakage, expected):
     kinds, cats, *rest = breakage(list(K.KINDS), list(K.CATEGORIES))
     assert expected in declaration_problems(kinds, cats, K.LINKS, *rest)
@@ -113,7 +139,7 @@ def test_category_names_and_aliases_come_from_the_declarations():
     assert ALIASES["cuda_api_trace"] == {"cuda_api"} and ALIASES["nvtx"] == {"nvtx_pushpop", "nvtx_startend"}
     assert parse_categories(None) == frozenset(c.name for c in K.CATEGORIES if c.default)
     assert "osrt" not in parse_categories(None)
-    assert parse_categories("all") == frozenset(CATEGORIES)          # -t all: every category, osrt too
+    assert parse_categories("all") == frozenset(CATEGORIES)  # -t all: every category, osrt too
     # every category is a -t name of its own (nvtx_pushpop, gpu: listed by --help, accepted by -t)
     for c in CATEGORIES_DECLARED:
         assert c.name in parse_categories(c.name)

@@ -28,9 +28,12 @@ def source(rank: int, sql: str) -> pd.DataFrame:
 
 
 def nvtx_source(rank: int, where: str) -> pd.DataFrame:
-    return source(rank, "SELECT COALESCE(e.text, s.value) AS name, count(*) AS n, sum(e.end - e.start) AS total "
-                        "FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
-                        f"WHERE {where} GROUP BY 1 ORDER BY 1").set_index("name")
+    return source(
+        rank,
+        "SELECT COALESCE(e.text, s.value) AS name, count(*) AS n, sum(e.end - e.start) AS total "
+        "FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
+        f"WHERE {where} GROUP BY 1 ORDER BY 1",
+    ).set_index("name")
 
 
 def per_task(iv: pd.DataFrame, task: int) -> pd.DataFrame:
@@ -43,7 +46,7 @@ def test_structure(mpi4):
     assert (trace.header.n_nodes, trace.header.n_tasks) == (1, 4)
     assert trace.row["NODE"] == ["node01"]
     assert [t.split(" (")[0] for t in trace.row["TASK"]] == [f"Rank {r}" for r in range(4)]
-    for r in range(4):   # main thread first, named main; the NVTX-named worker thread is there
+    for r in range(4):  # main thread first, named main; the NVTX-named worker thread is there
         names = [n for n in trace.row["THREAD"] if n.startswith(f"Rank {r} ")]
         assert names[0].startswith(f"Rank {r} main (") and any(" worker (" in n for n in names)
     assert summary["notes"][0].count("rank from NVTX thread name") == 4
@@ -52,8 +55,10 @@ def test_structure(mpi4):
 @pytest.mark.parametrize("rank", range(4))
 def test_mpi_calls_conserved_per_name_with_exact_time(mpi4, rank):
     trace, _ = mpi4
-    src = nvtx_source(rank, "e.eventType = 59 AND e.domainId = (SELECT domainId FROM NVTX_EVENTS "
-                            "WHERE eventType = 75 AND text = 'MPI')")
+    src = nvtx_source(
+        rank,
+        "e.eventType = 59 AND e.domainId = (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI')",
+    )
     got = per_task(intervals(trace, list(R.MPI_TYPES)), rank)
     assert got.sort_index().to_dict() == src[["n", "total"]].sort_index().to_dict()
     assert int(src["n"].sum()) == 25 and src.loc["MPI_Allreduce", "n"] == 4
@@ -62,8 +67,10 @@ def test_mpi_calls_conserved_per_name_with_exact_time(mpi4, rank):
 @pytest.mark.parametrize("rank", range(4))
 def test_nvtx_ranges_conserved_per_name(mpi4, rank):
     trace, _ = mpi4
-    pp = nvtx_source(rank, "e.eventType = 59 AND e.domainId != (SELECT domainId FROM NVTX_EVENTS "
-                           "WHERE eventType = 75 AND text = 'MPI')")
+    pp = nvtx_source(
+        rank,
+        "e.eventType = 59 AND e.domainId != (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI')",
+    )
     domains = sorted(["", "app"])
     types = [R.nvtx_types(i, d)["pushpop"].id for i, d in enumerate(domains)]
     got = per_task(intervals(trace, types), rank)
@@ -78,8 +85,11 @@ def test_nvtx_ranges_conserved_per_name(mpi4, rank):
 @pytest.mark.parametrize("rank", range(4))
 def test_osrt_calls_conserved_per_name(mpi4, rank):
     trace, _ = mpi4
-    src = source(rank, "SELECT s.value AS name, count(*) AS n, sum(o.end - o.start) AS total FROM OSRT_API o "
-                       "JOIN StringIds s ON s.id = o.nameId WHERE o.eventClass = 27 GROUP BY 1").set_index("name")
+    src = source(
+        rank,
+        "SELECT s.value AS name, count(*) AS n, sum(o.end - o.start) AS total FROM OSRT_API o "
+        "JOIN StringIds s ON s.id = o.nameId WHERE o.eventClass = 27 GROUP BY 1",
+    ).set_index("name")
     got = per_task(intervals(trace, R.OSRT.id), rank)
     assert got.sort_index().to_dict() == src[["n", "total"]].sort_index().to_dict()
 
@@ -88,11 +98,18 @@ def test_mpi_states_follow_extrae(mpi4):
     trace, _ = mpi4
     iv = intervals(trace, list(R.MPI_TYPES))
     st = trace.states
-    expected = {"MPI_Allreduce": R.GROUP_COMM, "MPI_Barrier": R.SYNCHRONIZATION, "MPI_Sendrecv": R.SEND_RECEIVE,
-                "MPI_Waitall": R.WAIT, "MPI_Isend": R.IMMEDIATE_SEND, "MPI_Irecv": R.IMMEDIATE_RECV}
+    expected = {
+        "MPI_Allreduce": R.GROUP_COMM,
+        "MPI_Barrier": R.SYNCHRONIZATION,
+        "MPI_Sendrecv": R.SEND_RECEIVE,
+        "MPI_Waitall": R.WAIT,
+        "MPI_Isend": R.IMMEDIATE_SEND,
+        "MPI_Irecv": R.IMMEDIATE_RECV,
+    }
     for name, state in expected.items():
         for task, thread, start, end in iv[iv["label"] == name][["task", "thread", "start", "end"]].itertuples(
-                index=False):
+            index=False
+        ):
             inside = st[(st["task"] == task) & (st["thread"] == thread) & (st["begin"] < end) & (st["end"] > start)]
             assert set(inside["state"]) == {state}, (name, task)
 
@@ -104,6 +121,6 @@ def test_session_alignment_of_one_host(mpi4):
     ar = iv[iv["label"] == "MPI_Allreduce"].sort_values(["task", "start"])
     for k in range(4):
         calls = ar.groupby("task").nth(k)
-        assert calls["start"].max() <= calls["end"].min(), k   # every rank inside the collective together
+        assert calls["start"].max() <= calls["end"].min(), k  # every rank inside the collective together
     first = summary["reports"][0]["offset_ns"]
     assert all(r["offset_ns"] > first for r in summary["reports"][1:])

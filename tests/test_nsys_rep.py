@@ -28,8 +28,9 @@ def reports(tmp_path_factory):
             pytest.fail(f"CI must install {missing} (scripts/install_nsys.sh)")
         pytest.skip(f"not installed: {missing}")
     d = tmp_path_factory.mktemp("nsysrep")
-    subprocess.run(["bash", str(ROOT / "scripts" / "profile_app.sh"), str(d), "2"], check=True,
-                   capture_output=True, timeout=600)
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "profile_app.sh"), str(d), "2"], check=True, capture_output=True, timeout=600
+    )
     return [d / "rank0.nsys-rep", d / "rank1.nsys-rep"]
 
 
@@ -37,7 +38,7 @@ def test_nsys_rep_end_to_end(reports, tmp_path):
     cache = tmp_path / "cache"
     before = [r.read_bytes() for r in reports]
     trace, summary = convert_valid(["-t", "mpi,nvtx,osrt", "--cache-dir", cache, "-m", *reports], tmp_path / "t")
-    assert [r.read_bytes() for r in reports] == before            # reports untouched
+    assert [r.read_bytes() for r in reports] == before  # reports untouched
     exports = sorted(cache.glob("*.sqlite"))
     assert len(exports) == 2 and not list(reports[0].parent.glob("*.sqlite"))
     assert trace.header.n_tasks == 2 and trace.row["TASK"][0].startswith("Rank 0 ")
@@ -47,8 +48,10 @@ def test_nsys_rep_end_to_end(reports, tmp_path):
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
             dom = con.execute("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI'").fetchone()[0]
             for name, n in con.execute(
-                    "SELECT s.value, count(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId "
-                    "WHERE e.eventType = 59 AND e.domainId = ? GROUP BY 1", (dom,)):
+                "SELECT s.value, count(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId "
+                "WHERE e.eventType = 59 AND e.domainId = ? GROUP BY 1",
+                (dom,),
+            ):
                 expected[name] = expected.get(name, 0) + n
     got = {}
     for t in R.MPI_TYPES:
@@ -65,28 +68,43 @@ def test_export_cache_is_reused_and_forced(reports, tmp_path):
     (export,) = cache.glob("*.sqlite")
     stamp = export.stat().st_mtime_ns
     convert_valid(["-t", "mpi", "--cache-dir", cache, reports[0]], tmp_path / "b")
-    assert export.stat().st_mtime_ns == stamp                       # reused
+    assert export.stat().st_mtime_ns == stamp  # reused
     convert_valid(["-t", "mpi", "--cache-dir", cache, "--force-sqlite", reports[0]], tmp_path / "c")
-    assert export.stat().st_mtime_ns > stamp                        # re-exported
+    assert export.stat().st_mtime_ns > stamp  # re-exported
     assert (tmp_path / "a.prv").read_bytes() == (tmp_path / "c.prv").read_bytes()
 
 
 def test_the_shipped_wrapper_delivers_reports_and_leaves_nothing(reports, tmp_path):
     """README's profiling command on 4 ranks: four .nsys-rep (the .qdstrm imported where nsys cannot find
     its importer), no process of the wrapper left, and the design card's conversion of them."""
-    wrapper = subprocess.run([sys.executable, "-m", "nsys2prv", "wrapper"], capture_output=True, text=True,
-                             check=True).stdout.strip()
+    wrapper = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "wrapper"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "NSYS2PRV_OUTDIR": str(tmp_path / "run")}
-    res = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", wrapper,
-                          str(reports[0].parent / "app")], env=env, capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", wrapper, str(reports[0].parent / "app")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [f"rank{r}.nsys-rep" for r in range(4)]
     left = [e for e in Path("/proc").glob("[0-9]*/environ") if _has(e, f"TMPDIR={tmp}/nsys-rank".encode())]
     assert left == [] and not list(tmp.glob("nsys-rank*"))
-    trace, summary = convert_valid(["-t", "nvtx,cuda_api_trace,gpu_metrics", "--cache-dir", tmp_path / "cache", "-m",
-                                    *sorted((tmp_path / "run").glob("rank*.nsys-rep"))], tmp_path / "out")
+    trace, summary = convert_valid(
+        [
+            "-t",
+            "nvtx,cuda_api_trace,gpu_metrics",
+            "--cache-dir",
+            tmp_path / "cache",
+            "-m",
+            *sorted((tmp_path / "run").glob("rank*.nsys-rep")),
+        ],
+        tmp_path / "out",
+    )
     assert trace.header.n_tasks == 4 and summary["categories"]["nvtx"]["translated_rows"] == 4 * 14
 
 

@@ -42,8 +42,10 @@ def _meta(con, table):
 def test_full_export_has_exactly_the_ddl_tables_and_columns(tmp_path, schema):
     _, path = _small(tmp_path / "r.sqlite", schema, lazy=False)
     got = _tables(path)
-    want = {name: [c.name for c in t.items if hasattr(c, "name")]
-            for name, t in parse_ddl("\n".join(schema_ddl(schema).values())).items()}
+    want = {
+        name: [c.name for c in t.items if hasattr(c, "name")]
+        for name, t in parse_ddl("\n".join(schema_ddl(schema).values())).items()
+    }
     assert got == want
 
 
@@ -54,13 +56,23 @@ def test_lazy_export_has_only_tables_with_rows_plus_metadata(tmp_path, schema):
     ddl = set(schema_ddl(schema))
     assert got <= ddl
     assert "CUDA_GPU_MEMORY_USAGE_EVENTS" not in got and "SCHED_EVENTS" not in got  # no rows -> no table
-    for t in ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV",
-              "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-              "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS", "OSRT_API"):
+    for t in (
+        "StringIds",
+        "ThreadNames",
+        "PROCESSES",
+        "TARGET_INFO_SESSION_START_TIME",
+        "TARGET_INFO_SYSTEM_ENV",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "NVTX_EVENTS",
+        "OSRT_API",
+    ):
         assert t in got, t
     enums = {t for t in got if t.startswith("ENUM_")}
     assert bool(enums) == (schema != "2.9.1")
-    assert enums == {t for t in ddl if t.startswith("ENUM_")}   # a lazy export writes every enum table
+    assert enums == {t for t in ddl if t.startswith("ENUM_")}  # a lazy export writes every enum table
 
 
 def test_schema_specific_tables_and_columns(tmp_path):
@@ -92,10 +104,30 @@ def test_schema_specific_tables_and_columns(tmp_path):
         assert not [t for t in s if t.startswith("MPI_")]
     assert "MPI_P2P_EVENTS" in s3132 and "commUid" not in s3132["MPI_P2P_EVENTS"]
     p2p = s322["MPI_P2P_EVENTS"]
-    assert p2p == ["start", "end", "globalTid", "textId", "commHandle", "commUid", "tag", "remoteRank", "size",
-                   "requestHandle"]
-    assert s322["MPI_COLLECTIVES_EVENTS"] == ["start", "end", "globalTid", "textId", "commHandle", "commUid",
-                                              "rootRank", "size", "recvSize", "requestHandle"]
+    assert p2p == [
+        "start",
+        "end",
+        "globalTid",
+        "textId",
+        "commHandle",
+        "commUid",
+        "tag",
+        "remoteRank",
+        "size",
+        "requestHandle",
+    ]
+    assert s322["MPI_COLLECTIVES_EVENTS"] == [
+        "start",
+        "end",
+        "globalTid",
+        "textId",
+        "commHandle",
+        "commUid",
+        "rootRank",
+        "size",
+        "recvSize",
+        "requestHandle",
+    ]
     assert s322["MPI_COMMUNICATORS"][-1] == "commUid" and s322["MPI_RANKS"] == ["globalTid", "rank"]
     # GPU metrics: GENERIC_EVENTS in the older shapes, GPU_METRICS in 3.22
     assert "GENERIC_EVENTS" in s300 and "GPU_METRICS" not in s300
@@ -142,27 +174,35 @@ def test_metadata_and_contents(tmp_path, schema):
     assert meta["EXPORT_LAZY" if old else "EXPORT_PARAM_LAZY"] == "true"
     if not old:
         assert meta["EXPORT_PARAM_TIME_NORMALIZE"] == "false" and meta["EXPORT_PARAM_TIME_SHIFT"] == "0"
-        env = [v for k, v in con.execute("SELECT name, value FROM META_DATA_CAPTURE")
-               if k == "PROCESS_0:ENVIRONMENT_VARIABLE"]
+        env = [
+            v
+            for k, v in con.execute("SELECT name, value FROM META_DATA_CAPTURE")
+            if k == "PROCESS_0:ENVIRONMENT_VARIABLE"
+        ]
         assert env == ['PMI_RANK="3"']
     start = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchall()
     assert start == [(1_700_000_000_123_456_789,)]
     assert con.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name='Hostname'").fetchall() == [("nodeX",)]
     # strings resolve
-    name = con.execute("SELECT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                       "JOIN StringIds s ON s.id = r.nameId").fetchone()
+    name = con.execute(
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+    ).fetchone()
     assert name == ("cudaLaunchKernel_v7000",)
-    assert con.execute("SELECT gridX, gridY, gridZ, blockX, blockY, blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL"
-                       ).fetchall() == [(2, 3, 4, 5, 6, 7)]
+    assert con.execute(
+        "SELECT gridX, gridY, gridZ, blockX, blockY, blockZ FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    ).fetchall() == [(2, 3, 4, 5, 6, 7)]
     # MPI rank and MPI calls
     if old:
         assert not con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'MPI_%'").fetchall()
-        rows = con.execute("SELECT eventType, text, domainId, textId FROM NVTX_EVENTS ORDER BY start, eventType"
-                           ).fetchall()
+        rows = con.execute(
+            "SELECT eventType, text, domainId, textId FROM NVTX_EVENTS ORDER BY start, eventType"
+        ).fetchall()
         dom = [r for r in rows if r[0] == 75]
         assert [(r[1], r[2]) for r in dom] == [("MPI", 1)]
-        mpi_names = con.execute("SELECT s.value FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId "
-                                "WHERE eventType = 59 AND domainId = 1 ORDER BY start").fetchall()
+        mpi_names = con.execute(
+            "SELECT s.value FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId "
+            "WHERE eventType = 59 AND domainId = 1 ORDER BY start"
+        ).fetchall()
         assert mpi_names == [("MPI_Init",), ("MPI_Send",)]
         assert ("MPI Rank 3",) in con.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = 39").fetchall()
     else:
@@ -170,12 +210,14 @@ def test_metadata_and_contents(tmp_path, schema):
         assert con.execute("SELECT remoteRank, size, tag FROM MPI_P2P_EVENTS").fetchall() == [(1, 8, 4)]
     # GPU metrics
     if schema == "3.22":
-        assert con.execute("SELECT g.value, i.metricName, g.typeId & 255 FROM GPU_METRICS g JOIN "
-                           "TARGET_INFO_GPU_METRICS i USING (typeId, metricId)").fetchall() == [
-            (50, "SMs Active [Throughput %]", 0)]
+        assert con.execute(
+            "SELECT g.value, i.metricName, g.typeId & 255 FROM GPU_METRICS g JOIN "
+            "TARGET_INFO_GPU_METRICS i USING (typeId, metricId)"
+        ).fetchall() == [(50, "SMs Active [Throughput %]", 0)]
     else:
-        assert con.execute("SELECT json_extract(data, '$.\"SMs Active [Throughput %]\"'), typeId & 255 "
-                           "FROM GENERIC_EVENTS").fetchall() == [(50, 0)]
+        assert con.execute(
+            "SELECT json_extract(data, '$.\"SMs Active [Throughput %]\"'), typeId & 255 FROM GENERIC_EVENTS"
+        ).fetchall() == [(50, 0)]
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -195,7 +237,7 @@ def test_global_tid_encoding_decodes_back(tmp_path, schema):
 def test_encode_gtid_fields_and_limits():
     g = encode_gtid(0xABCDEF, 0x123456, vm=2, hw=3)
     assert decode_gtid(g) == {"hw": 3, "vm": 2, "pid": 0xABCDEF, "tid": 0x123456}
-    assert encode_gtid(8061, 8061) == 281610217856893          # the mrank0 example of the sheet
+    assert encode_gtid(8061, 8061) == 281610217856893  # the mrank0 example of the sheet
     with pytest.raises(ValueError):
         encode_gtid(1 << 24, 0)
 

@@ -34,8 +34,21 @@ def t(x: float) -> int:
     return int(round(x * S))
 
 
-def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=(), mpi=(), nvtx=(),
-          device: int = 0, pid: int | None = None, osrt=(), sched=()) -> str:
+def build(
+    path: Path,
+    rank: int,
+    host: str,
+    kernels=(),
+    memcpy=(),
+    nccl=(),
+    api=(),
+    mpi=(),
+    nvtx=(),
+    device: int = 0,
+    pid: int | None = None,
+    osrt=(),
+    sched=(),
+) -> str:
     """One rank's report: kernels/memcpy/nccl = (stream, start, end[, name]) on ``device``;
     api = (start, end, name); mpi = (start, end); nvtx = (start, end, name) push/pop ranges;
     osrt = (start, end, name) OS runtime calls; sched = times of scheduling events (SCHED_EVENTS)."""
@@ -63,18 +76,35 @@ def build(path: Path, rank: int, host: str, kernels=(), memcpy=(), nccl=(), api=
     for a, e, name in osrt:
         b.osrt(pid, pid, name, t(a), t(e))
     for i, a in enumerate(sched):
-        b._add("SCHED_EVENTS", start=t(a), cpu=0, isSchedIn=int(i % 2 == 0), globalTid=b.gtid(pid, pid),
-               threadState=None, threadBlock=None)
+        b._add(
+            "SCHED_EVENTS",
+            start=t(a),
+            cpu=0,
+            isSchedIn=int(i % 2 == 0),
+            globalTid=b.gtid(pid, pid),
+            threadState=None,
+            threadBlock=None,
+        )
     return str(b.save())
 
 
 # ---------------------------------------------------------------------------------------------------
 # docs/pop-metrics.md: 2 GPUs, 2 MPI ranks, T = 10 s.
 WORKED = {
-    0: dict(kernels=[(13, 0, 6), (14, 5, 7, "softmax")], memcpy=[(13, 6.5, 8)], nccl=[(15, 8, 9)],
-            api=[(0, 1, "cudaLaunchKernel_v7000"), (7, 9, "cudaDeviceSynchronize_v3020")], mpi=[(9, 10)]),
-    1: dict(kernels=[(13, 0, 4), (14, 4.5, 5.5, "softmax")], memcpy=[(13, 5, 6)], nccl=[(15, 6, 9)],
-            api=[(0, 1, "cudaLaunchKernel_v7000"), (5, 6, "cudaMemcpy_v3020")], mpi=[(7.5, 10)]),
+    0: dict(
+        kernels=[(13, 0, 6), (14, 5, 7, "softmax")],
+        memcpy=[(13, 6.5, 8)],
+        nccl=[(15, 8, 9)],
+        api=[(0, 1, "cudaLaunchKernel_v7000"), (7, 9, "cudaDeviceSynchronize_v3020")],
+        mpi=[(9, 10)],
+    ),
+    1: dict(
+        kernels=[(13, 0, 4), (14, 4.5, 5.5, "softmax")],
+        memcpy=[(13, 5, 6)],
+        nccl=[(15, 6, 9)],
+        api=[(0, 1, "cudaLaunchKernel_v7000"), (5, 6, "cudaMemcpy_v3020")],
+        mpi=[(7.5, 10)],
+    ),
 }
 
 
@@ -100,18 +130,23 @@ def pop_json(base: Path) -> dict:
     return json.loads(Path(f"{base}.pop.json").read_text())
 
 
-EXPECTED_DEVICE = {   # rule -> (PE, LB, CommE, OrchE, U per GPU, X per GPU) from the sheet, §3 (a) and (b)
-    "communication": (0.600, 0.857, 0.778, 0.900, {"nodeA:GPU0": 7, "nodeB:GPU0": 5},
-                      {"nodeA:GPU0": 2, "nodeB:GPU0": 3.5}),
-    "useful": (0.800, 1.000, 0.889, 0.900, {"nodeA:GPU0": 8, "nodeB:GPU0": 8},
-               {"nodeA:GPU0": 1, "nodeB:GPU0": 0.5}),
+EXPECTED_DEVICE = {  # rule -> (PE, LB, CommE, OrchE, U per GPU, X per GPU) from the sheet, §3 (a) and (b)
+    "communication": (
+        0.600,
+        0.857,
+        0.778,
+        0.900,
+        {"nodeA:GPU0": 7, "nodeB:GPU0": 5},
+        {"nodeA:GPU0": 2, "nodeB:GPU0": 3.5},
+    ),
+    "useful": (0.800, 1.000, 0.889, 0.900, {"nodeA:GPU0": 8, "nodeB:GPU0": 8}, {"nodeA:GPU0": 1, "nodeB:GPU0": 0.5}),
 }
 
 
 @pytest.mark.parametrize("rule", ["communication", "useful"])
 def test_worked_example_device_tree_both_nccl_rules(worked, tmp_path, rule):
     args = ["-q", "-m", *worked, tmp_path / "w"]
-    if rule != "communication":       # the default rule is "communication"
+    if rule != "communication":  # the default rule is "communication"
         args = ["--nccl-as", rule, *args]
     run_cli(args)
     res = pop_json(tmp_path / "w")
@@ -122,12 +157,13 @@ def test_worked_example_device_tree_both_nccl_rules(worked, tmp_path, rule):
     assert dev["load_balance"] == pytest.approx(lb, abs=1e-3)
     assert dev["communication_efficiency"] == pytest.approx(comm, abs=1e-3)
     assert dev["orchestration_efficiency"] == pytest.approx(orch, abs=1e-3)
-    assert dev["load_balance"] * dev["communication_efficiency"] * dev["orchestration_efficiency"] == \
-        pytest.approx(dev["parallel_efficiency"], rel=1e-12)
+    assert dev["load_balance"] * dev["communication_efficiency"] * dev["orchestration_efficiency"] == pytest.approx(
+        dev["parallel_efficiency"], rel=1e-12
+    )
     assert dev["useful_time_ns"] == {k: t(v) for k, v in U.items()}
     assert dev["data_movement_time_ns"] == {k: t(v) for k, v in X.items()}
     assert dev["active_time_ns"] == {"nodeA:GPU0": t(9), "nodeB:GPU0": t(8.5)}
-    assert dev["global_efficiency"] == dev["parallel_efficiency"]        # single run: GE = PE
+    assert dev["global_efficiency"] == dev["parallel_efficiency"]  # single run: GE = PE
     assert dev["computation_scalability"] is None
     assert res["elapsed_ns"] == t(10) and res["scope"] == {"kind": "trace", "start_ns": 0, "end_ns": t(10)}
     # the other rule is reported alongside
@@ -145,13 +181,13 @@ def test_worked_example_host_tree(worked, tmp_path):
     assert h["mpi_time_ns"] == {"Rank 0": t(1), "Rank 1": t(2.5)}
     assert h["offload_time_ns"] == {"Rank 0": t(3), "Rank 1": t(2)}
     assert h["outside_mpi_time_ns"] == {"Rank 0": t(9), "Rank 1": t(7.5)}
-    assert h["mpi_parallel_efficiency"] == pytest.approx(16.5 / 20)          # 0.825
-    assert h["mpi_load_balance"] == pytest.approx(8.25 / 9)                  # 0.917
-    assert h["mpi_load_balance_in"] == pytest.approx(1.0)                    # one rank per node
+    assert h["mpi_parallel_efficiency"] == pytest.approx(16.5 / 20)  # 0.825
+    assert h["mpi_load_balance"] == pytest.approx(8.25 / 9)  # 0.917
+    assert h["mpi_load_balance_in"] == pytest.approx(1.0)  # one rank per node
     assert h["mpi_load_balance_out"] == pytest.approx(8.25 / 9)
     assert h["mpi_communication_efficiency"] == pytest.approx(0.9)
-    assert h["device_offload_efficiency"] == pytest.approx(11.5 / 16.5)      # 0.697
-    assert h["parallel_efficiency"] == pytest.approx(11.5 / 20)              # 0.575
+    assert h["device_offload_efficiency"] == pytest.approx(11.5 / 16.5)  # 0.697
+    assert h["parallel_efficiency"] == pytest.approx(11.5 / 20)  # 0.575
     # ideal network: rank 1 enters the Allreduce at 7.5 and waits for rank 0 (9); both leave at 9 instead
     # of 10: T_ideal = 9, SerE = max OutsideMPI / T_ideal = 9 / 9, TrfE = T_ideal / T = 9 / 10
     assert h["ideal_elapsed_ns"] == t(9)
@@ -169,8 +205,8 @@ def test_host_tree_one_node_splits_lb_in_and_excludes_cpu_only_processes(tmp_pat
     res = pop_json(tmp_path / "n")
     h, dev = res["host"], res["device"]
     assert res["excluded_processes"] == ["Rank 2"] and h["count"] == 2
-    assert h["mpi_load_balance_in"] == pytest.approx(8.25 / 9)      # node mean 8.25 / max process 9
-    assert h["mpi_load_balance_out"] == pytest.approx(1.0)          # one node
+    assert h["mpi_load_balance_in"] == pytest.approx(8.25 / 9)  # node mean 8.25 / max process 9
+    assert h["mpi_load_balance_out"] == pytest.approx(1.0)  # one node
     assert h["mpi_load_balance_in"] * h["mpi_load_balance_out"] == pytest.approx(h["mpi_load_balance"])
     assert h["parallel_efficiency"] == pytest.approx(0.575)
     assert set(dev["useful_time_ns"]) == {"nodeA:GPU0", "nodeA:GPU1"}
@@ -208,8 +244,8 @@ def test_advice_items_carry_evidence(worked, tmp_path):
     ex = adv["exposed_communication"]["evidence"]
     assert (ex["device"], ex["exposed_data_movement_ns"], ex["exposed_nccl_ns"]) == ("nodeA:GPU0", t(2), t(1))
     assert adv["nccl_rule"]["evidence"]["other"]["load_balance"] == pytest.approx(1.0)
-    assert "idle_before_first_kernel" not in adv          # kernels start at 0
-    assert "straggling_rank" not in adv                   # MPI LB 91.7% >= 90%
+    assert "idle_before_first_kernel" not in adv  # kernels start at 0
+    assert "straggling_rank" not in adv  # MPI LB 91.7% >= 90%
 
 
 def test_table_files(worked, tmp_path):
@@ -219,7 +255,7 @@ def test_table_files(worked, tmp_path):
     assert rows["host.device_offload_efficiency"]["trace"] == "0.696970"
     assert rows["host.serialization_efficiency"]["trace"] == "1.000000"
     assert rows["host.transfer_efficiency"]["trace"] == "0.900000"
-    assert rows["host.computation_scalability"]["trace"] == ""            # n/a: one run
+    assert rows["host.computation_scalability"]["trace"] == ""  # n/a: one run
     assert rows["device.count"]["trace"] == "2"
     md = Path(f"{tmp_path}/w.pop.md").read_text()
     assert "| Metric | trace |" in md
@@ -227,16 +263,25 @@ def test_table_files(worked, tmp_path):
     assert "| &emsp;&emsp;&emsp;&emsp;Serialization efficiency | 100.00% |" in md
     assert "| &emsp;&emsp;&emsp;&emsp;Transfer efficiency | 90.00% |" in md
     tex = Path(f"{tmp_path}/w.pop.tex").read_text()
-    for needle in (r"\usepackage{booktabs}", r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lr}",
-                   r"Metric & trace \\", r"\hspace{2em}Device Load balance & 85.71\% \\",
-                   r"\hspace{2em}Device Offload efficiency & 69.70\% \\", r"Serialization efficiency & 100.00\% \\",
-                   "NCCL kernels not overlapped"):
+    for needle in (
+        r"\usepackage{booktabs}",
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\begin{tabular}{lr}",
+        r"Metric & trace \\",
+        r"\hspace{2em}Device Load balance & 85.71\% \\",
+        r"\hspace{2em}Device Offload efficiency & 69.70\% \\",
+        r"Serialization efficiency & 100.00\% \\",
+        "NCCL kernels not overlapped",
+    ):
         assert needle in tex, needle
     png = Path(f"{tmp_path}/w.pop.png")
     summary = json.loads(Path(f"{tmp_path}/w.summary.json").read_text())
     assert {f"{tmp_path}/w.pop.{x}" for x in ("json", "csv", "md", "tex")} <= set(summary["outputs"])
     try:
         import matplotlib  # noqa: F401
+
         assert png.exists() and str(png) in summary["outputs"]
     except ImportError:
         assert not png.exists()
@@ -245,7 +290,7 @@ def test_table_files(worked, tmp_path):
 
 
 def test_png_is_skipped_with_a_note_without_matplotlib(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib -> ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     cols = [tables.column({"elapsed_ns": 1, "device": {"load_balance": 0.5}, "host": {}}, "run")]
     note = tables.write_png(cols, tmp_path / "x.pop.png")
     assert note == "x.pop.png not written: matplotlib is not installed (pip install matplotlib)"
@@ -261,10 +306,16 @@ def test_pop_colours_follow_the_80_percent_convention():
 # Process lifetimes and T.  Rank 0 runs [0, 10] (scheduling events at 0 and 10 s, read by no translator)
 # and waits in MPI_Init [1, 4] for rank 1, which starts at 3 s (an OS runtime call) and ends at 8 s.
 LIFE = {
-    0: dict(sched=[0, 10], osrt=[(0.5, 1, "open")], mpi=[(1, 4), (6, 8)], api=[(4, 4.5, "cudaLaunchKernel_v7000")],
-            kernels=[(13, 4, 6)]),
-    1: dict(osrt=[(3, 3.5, "open")], mpi=[(3.5, 4), (7, 8)], api=[(4, 5, "cudaLaunchKernel_v7000")],
-            kernels=[(13, 4, 7)]),
+    0: dict(
+        sched=[0, 10],
+        osrt=[(0.5, 1, "open")],
+        mpi=[(1, 4), (6, 8)],
+        api=[(4, 4.5, "cudaLaunchKernel_v7000")],
+        kernels=[(13, 4, 6)],
+    ),
+    1: dict(
+        osrt=[(3, 3.5, "open")], mpi=[(3.5, 4), (7, 8)], api=[(4, 5, "cudaLaunchKernel_v7000")], kernels=[(13, 4, 7)]
+    ),
 }
 
 
@@ -280,12 +331,14 @@ def test_lifetimes_and_elapsed_time(life, tmp_path):
     # T = the run's elapsed time [0, 10] (the scheduling events), not the span of the translated events [0.5, 8]
     assert res["elapsed_ns"] == t(10) and res["scope"] == {"kind": "trace", "start_ns": 0, "end_ns": t(10)}
     assert [(p["label"], p["start_ns"], p["end_ns"]) for p in res["processes"]] == [
-        ("Rank 0", 0, t(10)), ("Rank 1", t(3), t(8))]
+        ("Rank 0", 0, t(10)),
+        ("Rank 1", t(3), t(8)),
+    ]
     h, d = res["host"], res["device"]
     assert h["alive_time_ns"] == {"Rank 0": t(10), "Rank 1": t(5)}
     assert h["not_alive_time_ns"] == {"Rank 0": 0, "Rank 1": t(5)}
     assert h["mpi_time_ns"] == {"Rank 0": t(5), "Rank 1": t(1.5)}
-    assert h["outside_mpi_time_ns"] == {"Rank 0": t(5), "Rank 1": t(3.5)}      # alive - MPI
+    assert h["outside_mpi_time_ns"] == {"Rank 0": t(5), "Rank 1": t(3.5)}  # alive - MPI
     assert h["offload_time_ns"] == {"Rank 0": t(0.5), "Rank 1": t(1)}
     assert h["useful_time_ns"] == {"Rank 0": t(4.5), "Rank 1": t(2.5)}
     assert h["mpi_parallel_efficiency"] == pytest.approx(8.5 / 20)
@@ -300,10 +353,17 @@ def test_lifetimes_and_elapsed_time(life, tmp_path):
     assert "does not depend on -t" in res["definitions"]["elapsed_time"]
     adv = {a["kind"]: a for a in res["advice"]}
     late = adv["late_start"]
-    assert late["evidence"] == {"process": "Rank 1", "start_delay_ns": t(3), "first_process": "Rank 0",
-                                "elapsed_ns": t(10), "all_ns": {"Rank 0": 0, "Rank 1": t(3)}}
-    assert late["message"].startswith("Rank 1 started 3.000 s (30.0% of the whole run's T) after Rank 0") and \
-        "--region or --iterations/--warmup" in late["message"]
+    assert late["evidence"] == {
+        "process": "Rank 1",
+        "start_delay_ns": t(3),
+        "first_process": "Rank 0",
+        "elapsed_ns": t(10),
+        "all_ns": {"Rank 0": 0, "Rank 1": t(3)},
+    }
+    assert (
+        late["message"].startswith("Rank 1 started 3.000 s (30.0% of the whole run's T) after Rank 0")
+        and "--region or --iterations/--warmup" in late["message"]
+    )
     assert adv["early_end"]["evidence"]["process"] == "Rank 1"
     assert adv["early_end"]["evidence"]["end_advance_ns"] == t(2)
 
@@ -339,11 +399,11 @@ def test_pop_subcommand_takes_the_conversions_device_route(tmp_path, monkeypatch
     from nsys2prv.metrics import pop
     from nsys2prv.pipeline import parallel
 
-    ranks = [build(tmp_path / f"rank{r}.sqlite", r, "nodeA", **WORKED[r]) for r in (0, 1)]     # both on GPU 0
+    ranks = [build(tmp_path / f"rank{r}.sqlite", r, "nodeA", **WORKED[r]) for r in (0, 1)]  # both on GPU 0
     paths = []
     real = pop.spill_devices
     monkeypatch.setattr(pop, "spill_devices", lambda *a: paths.append(a[-1]) or real(*a))
-    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")       # one job, in this process: the spy sees the calls
+    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")  # one job, in this process: the spy sees the calls
     monkeypatch.setattr(parallel, "default_jobs", lambda: 1)
     run_cli(["-q", "-m", *ranks, tmp_path / "c"])
     run_cli(["pop", "-q", str(tmp_path / "rank*.sqlite"), "-o", tmp_path / "s"])
@@ -364,8 +424,10 @@ def test_filter_window_cuts_lifetimes(life, tmp_path):
     assert res["host"]["alive_time_ns"] == {"Rank 0": t(5), "Rank 1": t(3)}
     assert res["host"]["outside_mpi_time_ns"] == {"Rank 0": t(2), "Rank 1": t(2.5)}
     out = run_cli(["-m", a, b, "-f", "w", tmp_path / "f"]).output
-    assert "T = 5.000000 s: the run's elapsed time (first to last activity of the processes inside the -f " \
-           "window of NVTX range 'w', trace time 0.000000 .. 5.000000 s); the Paraver trace is " in out
+    assert (
+        "T = 5.000000 s: the run's elapsed time (first to last activity of the processes inside the -f "
+        "window of NVTX range 'w', trace time 0.000000 .. 5.000000 s); the Paraver trace is " in out
+    )
     assert "(from its time 0, the -f window start, to its last record)" in out
 
 
@@ -385,12 +447,15 @@ def test_real_mpi4_pop_is_the_same_whatever_t_and_fits_the_lifetimes(tmp_path):
     sync = json.loads(Path(f"{tmp_path}/nvtx/o.sync.json").read_text())
     offsets = [r["trace_offset_ns"] for r in sync["reports"]]
     import sqlite3
+
     for p, path, off in zip(res["processes"], MPI4, offsets):
         con = sqlite3.connect(path)
         # (PROFILER_OVERHEAD, nsys's own start-up inside the process, does not count)
         lo = min(con.execute(f"SELECT min(start) FROM {tb}").fetchone()[0] for tb in ("NVTX_EVENTS", "OSRT_API"))
-        hi = max(con.execute(f"SELECT max(coalesce(end, start)) FROM {tb}").fetchone()[0]
-                 for tb in ("NVTX_EVENTS", "OSRT_API"))
+        hi = max(
+            con.execute(f"SELECT max(coalesce(end, start)) FROM {tb}").fetchone()[0]
+            for tb in ("NVTX_EVENTS", "OSRT_API")
+        )
         con.close()
         assert (p["start_ns"], p["end_ns"]) == (lo + off, hi + off)
         alive = p["end_ns"] - p["start_ns"]
@@ -398,7 +463,7 @@ def test_real_mpi4_pop_is_the_same_whatever_t_and_fits_the_lifetimes(tmp_path):
         assert 0 <= h["outside_mpi_time_ns"][p["label"]] <= alive
         assert h["not_alive_time_ns"][p["label"]] == T - alive
     assert T == max(p["end_ns"] for p in res["processes"]) - min(p["start_ns"] for p in res["processes"])
-    assert res["host"]["mpi_load_balance"] is not None          # MPI read whatever -t (here: nvtx only)
+    assert res["host"]["mpi_load_balance"] is not None  # MPI read whatever -t (here: nvtx only)
     # n/a reasons and notes are printed under the table
     for out in outs.values():
         assert "n/a: every device metric: no GPU activity in the analysed time" in out
@@ -410,11 +475,17 @@ def test_real_mpi4_pop_is_the_same_whatever_t_and_fits_the_lifetimes(tmp_path):
 # ---------------------------------------------------------------------------------------------------
 # Regions and iterations.  NVTX "init" [0,2] then "step" x3; rank 1's third step ends later (12 s).
 REGIONS = {
-    0: dict(kernels=[(13, 0.5, 1), (13, 2, 4), (13, 5, 7.5), (13, 8, 10)], mpi=[(4, 5), (7.5, 8), (10, 11)],
-            api=[(1, 2, "cudaMalloc_v3020")],
-            nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 11, "step")]),
-    1: dict(kernels=[(13, 3, 4), (13, 5, 6), (13, 8, 11.5)], mpi=[(4, 5), (6, 8), (11.5, 12)],
-            nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 12, "step")]),
+    0: dict(
+        kernels=[(13, 0.5, 1), (13, 2, 4), (13, 5, 7.5), (13, 8, 10)],
+        mpi=[(4, 5), (7.5, 8), (10, 11)],
+        api=[(1, 2, "cudaMalloc_v3020")],
+        nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 11, "step")],
+    ),
+    1: dict(
+        kernels=[(13, 3, 4), (13, 5, 6), (13, 8, 11.5)],
+        mpi=[(4, 5), (6, 8), (11.5, 12)],
+        nvtx=[(0, 2, "init"), (2, 5, "step"), (5, 8, "step"), (8, 12, "step")],
+    ),
 }
 
 
@@ -426,9 +497,17 @@ def regions(tmp_path_factory):
 
 def _factors(m: dict) -> tuple:
     d, h = m["device"], m["host"]
-    return (m["elapsed_ns"] / S, d["parallel_efficiency"], d["load_balance"], d["communication_efficiency"],
-            d["orchestration_efficiency"], h["mpi_parallel_efficiency"], h["mpi_load_balance"],
-            h["mpi_communication_efficiency"], h["device_offload_efficiency"])
+    return (
+        m["elapsed_ns"] / S,
+        d["parallel_efficiency"],
+        d["load_balance"],
+        d["communication_efficiency"],
+        d["orchestration_efficiency"],
+        h["mpi_parallel_efficiency"],
+        h["mpi_load_balance"],
+        h["mpi_communication_efficiency"],
+        h["device_offload_efficiency"],
+    )
 
 
 def test_whole_trace_region_and_iterations(regions, tmp_path):
@@ -447,8 +526,7 @@ def test_whole_trace_region_and_iterations(regions, tmp_path):
     assert [(r["index"], r["start_ns"], r["end_ns"]) for r in it["table"]] == [(2, t(5), t(8)), (3, t(8), t(12))]
     assert _factors(it["table"][0]) == pytest.approx((3, 3.5 / 6, 0.7, 1, 2.5 / 3, 3.5 / 6, 0.7, 2.5 / 3, 1))
     # rank 0 ends at 11 s (its last MPI call): in [8, 12] it is alive 3 s, 1 s of it in MPI -> outside MPI 2, 3.5
-    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 5.5 / 8, 2.75 / 3.5,
-                                                      0.875, 1))
+    assert _factors(it["table"][1]) == pytest.approx((4, 5.5 / 8, 2.75 / 3.5, 1, 0.875, 5.5 / 8, 2.75 / 3.5, 0.875, 1))
     assert it["table"][1]["host"]["not_alive_time_ns"] == {"Rank 0": t(1), "Rank 1": 0}
     # steady state = union [5, 12]: U = 4.5, 4.5; alive 6, 7; outside MPI = 4.5, 4.5
     assert steady["kind"] == "iterations" and steady["name"] == "step (iterations 2..3)"
@@ -485,11 +563,14 @@ def test_all_iterations_without_warmup(regions, tmp_path):
     assert first["index"] == 1 and _factors(first)[:5] == pytest.approx((3, 0.5, 0.75, 1, 2 / 3))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--region", "nope"], "NVTX range 'nope' (--region) not found"),
-    (["--warmup", "1"], "--warmup needs --iterations NAME"),
-    (["--iterations", "step", "--warmup", "3"], "--warmup 3 leaves no iteration ('step' occurs 3 times)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--region", "nope"], "NVTX range 'nope' (--region) not found"),
+        (["--warmup", "1"], "--warmup needs --iterations NAME"),
+        (["--iterations", "step", "--warmup", "3"], "--warmup 3 leaves no iteration ('step' occurs 3 times)"),
+    ],
+)
 def test_region_errors_write_nothing(regions, tmp_path, args, message):
     res = run_cli(["-q", "-m", *regions, *args, tmp_path / "o" / "r"], ok=False)
     assert res.exit_code == 2 and message in res.output
@@ -505,16 +586,26 @@ def runs(tmp_path_factory, worked):
     d = tmp_path_factory.mktemp("scaling")
     run_cli(["-q", "-m", *worked, d / "a" / "a"])
     for r in range(4):
-        build(d / "b" / f"rank{r}.sqlite", r, f"node{r // 2}", device=r % 2, kernels=[(13, 1, 4.3)],
-              api=[(0, 0.5, "cudaLaunchKernel_v7000")], mpi=[(5, 6)])
+        build(
+            d / "b" / f"rank{r}.sqlite",
+            r,
+            f"node{r // 2}",
+            device=r % 2,
+            kernels=[(13, 1, 4.3)],
+            api=[(0, 0.5, "cudaLaunchKernel_v7000")],
+            mpi=[(5, 6)],
+        )
     return str(d / "a" / "a.pop.json"), str(d / "b" / "rank*.sqlite")
 
 
-@pytest.mark.parametrize("mode, expected", [
-    # (device CompS, device GE, host CompS, host GE, speedup, efficiency) of run B
-    ("strong", (12 / 13.2, 0.55 * 12 / 13.2, 11.5 / 18, 0.75 * 11.5 / 18, 10 / 6, 10 / 6 * 2 / 4)),
-    ("weak", (12 / 13.2 * 2, 0.55 * 12 / 13.2 * 2, 11.5 / 18 * 2, 0.75 * 11.5 / 18 * 2, 10 / 6 * 2, 10 / 6)),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        # (device CompS, device GE, host CompS, host GE, speedup, efficiency) of run B
+        ("strong", (12 / 13.2, 0.55 * 12 / 13.2, 11.5 / 18, 0.75 * 11.5 / 18, 10 / 6, 10 / 6 * 2 / 4)),
+        ("weak", (12 / 13.2 * 2, 0.55 * 12 / 13.2 * 2, 11.5 / 18 * 2, 0.75 * 11.5 / 18 * 2, 10 / 6 * 2, 10 / 6)),
+    ],
+)
 def test_scalability_subcommand(runs, tmp_path, mode, expected):
     out = run_cli(["pop", *runs, "--scaling", mode, "--labels", "2GPU,4GPU", "-o", tmp_path / "s"]).output
     res = pop_json(tmp_path / "s")
@@ -526,8 +617,14 @@ def test_scalability_subcommand(runs, tmp_path, mode, expected):
     assert (a["speedup"], a["efficiency"]) == (1.0, 1.0)
     assert b["device"]["parallel_efficiency"] == pytest.approx(0.55)
     assert b["host"]["parallel_efficiency"] == pytest.approx(0.75)
-    got = (b["device"]["computation_scalability"], b["device"]["global_efficiency"],
-           b["host"]["computation_scalability"], b["host"]["global_efficiency"], b["speedup"], b["efficiency"])
+    got = (
+        b["device"]["computation_scalability"],
+        b["device"]["global_efficiency"],
+        b["host"]["computation_scalability"],
+        b["host"]["global_efficiency"],
+        b["speedup"],
+        b["efficiency"],
+    )
     assert got == pytest.approx(expected)
     assert f"POP scalability ({mode} scaling, reference 2GPU" in out
     tex = Path(f"{tmp_path}/s.pop.tex").read_text()
@@ -550,19 +647,23 @@ def test_scalability_needs_explicit_mode_and_matching_labels(runs, tmp_path):
 
 def test_scalability_refuses_a_run_without_its_nccl_rule_beside_one_with_it(runs, tmp_path):
     old = json.loads(Path(runs[0]).read_text())
-    del old["nccl_as"]                                      # (a result that does not record its rule)
+    del old["nccl_as"]  # (a result that does not record its rule)
     (tmp_path / "old.pop.json").write_text(json.dumps(old))
-    res = run_cli(["pop", str(tmp_path / "old.pop.json"), runs[1], "--scaling", "strong", "-o", tmp_path / "s"],
-                  ok=False)
-    assert res.exit_code == 2 and "runs were computed with different --nccl-as rules (communication, not recorded)" \
-        in res.output, res.output
+    res = run_cli(
+        ["pop", str(tmp_path / "old.pop.json"), runs[1], "--scaling", "strong", "-o", tmp_path / "s"], ok=False
+    )
+    assert (
+        res.exit_code == 2
+        and "runs were computed with different --nccl-as rules (communication, not recorded)" in res.output
+    ), res.output
 
 
 def test_scalability_default_labels_and_help(runs, tmp_path):
     run_cli(["pop", "-q", *runs, "--scaling", "strong", "-o", tmp_path / "s"])
     assert [r["label"] for r in pop_json(tmp_path / "s")["runs"]] == ["2 proc [2 GPU]", "4 proc [4 GPU]"]
-    out = subprocess.run([sys.executable, "-m", "nsys2prv", "pop", "--help"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "pop", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "Usage: nsys2prv pop [OPTIONS] RUN..." in out and "--scaling [strong|weak]" in out
 
 
@@ -582,15 +683,28 @@ def spill_dir(tmp_path_factory):
 def _inputs(spill_dir, dev_rows, host_rows, n_dev, n_proc, t1, nodes=None, nccl_as="communication") -> PopInputs:
     def arr(rows, i):
         return np.array([r[i] for r in rows], np.int64)
+
     g, s, e, c = (arr(dev_rows, i) for i in range(4))
     spills = spill_devices(g, np.zeros(len(g), np.int64), c, s, e, str(spill_dir / "dev.npy"))
     runs = spills[0].runs if spills else np.zeros((0, 4), np.int64)
-    dev = DeviceIntervals(spills, np.stack([runs[:, 0], np.zeros(len(runs), np.int64), runs[:, 2], runs[:, 3]],
-                                           axis=1), n_dev)
+    dev = DeviceIntervals(
+        spills, np.stack([runs[:, 0], np.zeros(len(runs), np.int64), runs[:, 2], runs[:, 3]], axis=1), n_dev
+    )
     host = tuple(arr(host_rows, i) for i in range(4))
     nodes = nodes or [0] * n_proc
-    return PopInputs(0, t1, nccl_as, [{"label": f"G{i}"} for i in range(n_dev)], dev,
-                     [{"label": f"P{i}", "node": nodes[i]} for i in range(n_proc)], host, True, True, [], [])
+    return PopInputs(
+        0,
+        t1,
+        nccl_as,
+        [{"label": f"G{i}"} for i in range(n_dev)],
+        dev,
+        [{"label": f"P{i}", "node": nodes[i]} for i in range(n_proc)],
+        host,
+        True,
+        True,
+        [],
+        [],
+    )
 
 
 def _brute_union(rows, t1) -> int:
@@ -606,26 +720,42 @@ host_row = st.tuples(st.integers(0, 2), interval, st.integers(0, 1)).map(lambda 
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(dev_row, max_size=25), st.lists(host_row, max_size=25), st.sampled_from(["communication", "useful"]),
-       st.lists(st.integers(0, 1), min_size=3, max_size=3))
+@given(
+    st.lists(dev_row, max_size=25),
+    st.lists(host_row, max_size=25),
+    st.sampled_from(["communication", "useful"]),
+    st.lists(st.integers(0, 1), min_size=3, max_size=3),
+)
 def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     T = 81
     inp = _inputs(spill_dir, dev_rows, host_rows, 3, 3, T, nodes, rule)
     m = evaluate(inp, [0], [T])[0]
     d, h = m["device"], m["host"]
-    factors = [d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency",
-                              "orchestration_efficiency")]
-    factors += [h[k] for k in ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance",
-                               "mpi_load_balance_in", "mpi_load_balance_out", "mpi_communication_efficiency",
-                               "device_offload_efficiency")]
+    factors = [
+        d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency", "orchestration_efficiency")
+    ]
+    factors += [
+        h[k]
+        for k in (
+            "parallel_efficiency",
+            "mpi_parallel_efficiency",
+            "mpi_load_balance",
+            "mpi_load_balance_in",
+            "mpi_load_balance_out",
+            "mpi_communication_efficiency",
+            "device_offload_efficiency",
+        )
+    ]
     assert all(0.0 <= f <= 1.0 + 1e-12 for f in factors), factors
-    assert d["load_balance"] * d["communication_efficiency"] * d["orchestration_efficiency"] == \
-        pytest.approx(d["parallel_efficiency"], rel=1e-9, abs=1e-12)
+    assert d["load_balance"] * d["communication_efficiency"] * d["orchestration_efficiency"] == pytest.approx(
+        d["parallel_efficiency"], rel=1e-9, abs=1e-12
+    )
     assert h["mpi_load_balance_in"] * h["mpi_load_balance_out"] == pytest.approx(h["mpi_load_balance"], rel=1e-9)
-    assert h["mpi_parallel_efficiency"] * h["device_offload_efficiency"] == \
-        pytest.approx(h["parallel_efficiency"], rel=1e-9, abs=1e-12)
+    assert h["mpi_parallel_efficiency"] * h["device_offload_efficiency"] == pytest.approx(
+        h["parallel_efficiency"], rel=1e-9, abs=1e-12
+    )
     useful_cls = {0} if rule == "communication" else {0, 2}
-    for g in range(3):   # exact against a brute-force timeline
+    for g in range(3):  # exact against a brute-force timeline
         mine = [r for r in dev_rows if r[0] == g]
         U = _brute_union([r for r in mine if r[3] in useful_cls], T)
         A = _brute_union(mine, T)
@@ -670,7 +800,7 @@ def test_devices_are_measured_one_gpu_at_a_time(tmp_path):
     from nsys2prv.metrics.pop import gather_devices, measure_devices
 
     rng = np.random.default_rng(28)
-    tasks = [NS(node=n, label=f"T{i}") for i, n in enumerate((0, 0, 1))]        # tasks 0 and 1 share node 0
+    tasks = [NS(node=n, label=f"T{i}") for i, n in enumerate((0, 0, 1))]  # tasks 0 and 1 share node 0
     model = NS(tasks=tasks, nodes=["a", "b"])
     every, parts = [], []
     for report, (task, gpus) in enumerate(((0, (0, 1)), (1, (1,)), (2, (1,)))):  # a:GPU1 shared, b:GPU1 alone
@@ -687,7 +817,7 @@ def test_devices_are_measured_one_gpu_at_a_time(tmp_path):
     read = []
     each = dev.each
     dev.each = lambda: ((g, rows) for g, rows in each() if not read.append((g, rows)))
-    lo, hi = np.array([0, 2_000, 2_500]), np.array([3_000, 4_000, 9_000])     # overlapping windows
+    lo, hi = np.array([0, 2_000, 2_500]), np.array([3_000, 4_000, 9_000])  # overlapping windows
     per, first_k, first_n = measure_devices(dev, lo, hi, per_window=True)
     whole = measure_devices(dev, [0], [20_000])[0]
     gpu_of = {k: i for i, k in enumerate((0, 1, 11))}
@@ -714,8 +844,11 @@ def test_windows_inside_the_one_before_are_cut_one_by_one():
     lo, hi = np.array([2, 4, 15]), np.array([35, 18, 38])
     row, win, cs, ce = clip_to_windows(s, e, lo, hi)
     got = sorted(zip(win.tolist(), row.tolist(), cs.tolist(), ce.tolist()))
-    want = sorted((w, int(r), int(a), int(b)) for w in range(3)
-                  for r, _, a, b in zip(*clip_to_windows(s, e, lo[w:w + 1], hi[w:w + 1])))
+    want = sorted(
+        (w, int(r), int(a), int(b))
+        for w in range(3)
+        for r, _, a, b in zip(*clip_to_windows(s, e, lo[w : w + 1], hi[w : w + 1]))
+    )
     assert got == want and len(got) == 4 + 3 + 3
 
 
@@ -726,4 +859,3 @@ def test_filter_window_is_the_analysed_time(regions, tmp_path):
     res = pop_json(tmp_path / "f")
     assert _factors(res) == pytest.approx((3, 0.5, 0.75, 1, 2 / 3, 4 / 6, 1, 2 / 3, 1))
     assert res["host"]["parallel_efficiency"] == pytest.approx(4 / 6)
-

@@ -13,8 +13,15 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.cli import main
 
-MPI_KEYS = ("mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in", "mpi_load_balance_out",
-            "mpi_communication_efficiency", "serialization_efficiency", "transfer_efficiency")
+MPI_KEYS = (
+    "mpi_parallel_efficiency",
+    "mpi_load_balance",
+    "mpi_load_balance_in",
+    "mpi_load_balance_out",
+    "mpi_communication_efficiency",
+    "serialization_efficiency",
+    "transfer_efficiency",
+)
 
 
 def cli(args, code: int = 0):
@@ -49,6 +56,7 @@ def test_cudevice_zero_on_every_gpu_row_falls_back_to_the_ordinal(tmp_path):
     # with cuDevice 0 on every row (id 7 first): the map cannot tell GPUs apart, so the ordinal is the GPU
     # (it used to put rank 0 on GPU 7, beside rank 7: "GPUs 7")
     import sqlite3
+
     paths = []
     for r in range(8):
         b = NsysBuilder(tmp_path / f"rank{r}.sqlite", schema="2.9.1", host="node0")
@@ -61,19 +69,23 @@ def test_cudevice_zero_on_every_gpu_row_falls_back_to_the_ordinal(tmp_path):
         assert "TARGET_INFO_CUDA_DEVICE" not in tables
         row = con.execute("SELECT vmId FROM TARGET_INFO_GPU").fetchone()
         con.execute("DELETE FROM TARGET_INFO_GPU")
-        con.executemany("INSERT INTO TARGET_INFO_GPU (vmId, id, name, cuDevice) VALUES (?, ?, 'old GPU', 0)",
-                        [(row[0], g) for g in (7, 0, 1, 2, 3, 4, 5, 6)])
+        con.executemany(
+            "INSERT INTO TARGET_INFO_GPU (vmId, id, name, cuDevice) VALUES (?, ?, 'old GPU', 0)",
+            [(row[0], g) for g in (7, 0, 1, 2, 3, 4, 5, 6)],
+        )
         con.commit()
         con.close()
         paths.append(p)
     from nsys2prv.nsys.database import Report
     from nsys2prv.nsys.devices import degenerate_tables, device_map
+
     rep = Report(paths[0])
     assert device_map(rep).empty and degenerate_tables(rep) == ["TARGET_INFO_GPU"]
     cli(["-q", "--no-cache", "--align", "session", "-m", *paths, tmp_path / "o"])
     res = pop_json(tmp_path / "o")
     assert [(d["label"], d["processes"]) for d in res["devices"]] == [
-        (f"node0:GPU{r}", [f"Rank {r}"]) for r in range(8)]
+        (f"node0:GPU{r}", [f"Rank {r}"]) for r in range(8)
+    ]
     assert res["device"]["useful_time_ns"] == {f"node0:GPU{r}": 1000 + 100 * r for r in range(8)}
 
 
@@ -132,15 +144,18 @@ def test_iterations_out_of_step_on_a_busy_machine_are_said(tmp_path):
     assert [n for n in res["notes"] if "overlap" in n] == [
         "3 iteration(s) of 'iter' overlap the next by more than 10% of their length (up to 5.946 ms): ranks are "
         "far out of step, or their clocks are (see the clock alignment); each iteration is measured in its own "
-        "window, the steady-state column over their union"]
+        "window, the steady-state column over their union"
+    ]
 
 
 def test_iterations_far_out_of_step_are_noted(tmp_path):
     # rank 1 runs 5 ms behind: windows [0, 22], [17, 39], [34, 56] ms overlap the next by 5 of 22 ms
     notes = _two_ranks_out_of_step(tmp_path, 5_000_000)
-    assert ("2 iteration(s) of 'it' overlap the next by more than 10% of their length (up to 5.000 ms): ranks are "
-            "far out of step, or their clocks are (see the clock alignment); each iteration is measured in its "
-            "own window, the steady-state column over their union") in notes
+    assert (
+        "2 iteration(s) of 'it' overlap the next by more than 10% of their length (up to 5.000 ms): ranks are "
+        "far out of step, or their clocks are (see the clock alignment); each iteration is measured in its "
+        "own window, the steady-state column over their union"
+    ) in notes
 
 
 def test_a_range_nested_in_itself_is_said(tmp_path):
@@ -150,8 +165,10 @@ def test_a_range_nested_in_itself_is_said(tmp_path):
     for s, e in ((0, 10), (2, 5), (10, 20)):
         b.nvtx_push(100, 100, s * ms, e * ms, text="it")
     cli(["-q", "-t", "nvtx", "--iterations", "it", b.save(), tmp_path / "o"])
-    assert ("NVTX range 'it' overlaps itself (nested or on several threads) in 1 report(s): occurrence k is the "
-            "k-th to start") in pop_json(tmp_path / "o")["notes"]
+    assert (
+        "NVTX range 'it' overlaps itself (nested or on several threads) in 1 report(s): occurrence k is the "
+        "k-th to start"
+    ) in pop_json(tmp_path / "o")["notes"]
 
 
 def test_profiler_start_up_is_not_part_of_a_process_life(tmp_path):
@@ -159,6 +176,7 @@ def test_profiler_start_up_is_not_part_of_a_process_life(tmp_path):
     # before MPI_Init; a process's life starts at its first own event, so that time is neither useful
     # computation nor part of T
     import sqlite3
+
     cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "o"])
     res = pop_json(tmp_path / "o")
     offsets = [r["trace_offset_ns"] for r in json.loads((tmp_path / "o.sync.json").read_text())["reports"]]
@@ -174,6 +192,7 @@ def test_profiler_start_up_is_not_part_of_a_process_life(tmp_path):
 def test_a_process_seen_only_through_profiler_rows_keeps_them(tmp_path):
     from nsys2prv.nsys.database import Report
     from nsys2prv.nsys.lifetimes import process_lifetimes
+
     b = NsysBuilder(tmp_path / "a.sqlite", host="n1")
     b.process(100, "./a")
     b.process(200, "./b")
@@ -188,14 +207,16 @@ def test_processes_with_only_os_runtime_rows_are_counted_out_loud(tmp_path):
     b.process(100, "./app")
     b.mpi_rank(100, 100, 0)
     b.mpi(100, 100, "MPI_Barrier", 10, 20, kind="coll")
-    for pid in range(200, 220):                 # 20 helper processes: OS runtime calls only
+    for pid in range(200, 220):  # 20 helper processes: OS runtime calls only
         b.process(pid, "./helper")
         b.osrt(pid, pid, "read", 5, 30)
     cli(["-q", "-t", "mpi,osrt", b.save(), tmp_path / "o"])
     res = pop_json(tmp_path / "o")
     assert res["host"]["count"] == 1
-    assert ("20 process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no GPU work, MPI "
-            "or CUDA API call: they are not POP processes and are left out of the host tree and of T") in res["notes"]
+    assert (
+        "20 process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no GPU work, MPI "
+        "or CUDA API call: they are not POP processes and are left out of the host tree and of T"
+    ) in res["notes"]
 
 
 def test_advice_is_about_the_region_the_user_asked_for(tmp_path):
@@ -225,14 +246,18 @@ def test_categories_that_found_nothing_are_said_and_t_cuda_is_nsys_s_word(tmp_pa
     # found nothing, and the summary says so (they used to be silently absent)
     cli(["-q", "-t", "mpi,cuda_api_trace,gpu_metrics", "-m", *pop4_paths(), tmp_path / "o"])
     notes = json.loads((tmp_path / "o.summary.json").read_text())["notes"]
-    assert ("-t found no data for cuda_api (CUDA runtime and driver API calls), gpu_metrics (GPU metrics samples "
-            "(one row per GPU) and their attribution to kernels/NVTX ranges): none in these reports (not traced "
-            "by nsys, or not in this export)") in notes
+    assert (
+        "-t found no data for cuda_api (CUDA runtime and driver API calls), gpu_metrics (GPU metrics samples "
+        "(one row per GPU) and their attribution to kernels/NVTX ranges): none in these reports (not traced "
+        "by nsys, or not in this export)"
+    ) in notes
     cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "n"])
-    assert not any(n.startswith("-t found no data") for n in
-                   json.loads((tmp_path / "n.summary.json").read_text())["notes"])
+    assert not any(
+        n.startswith("-t found no data") for n in json.loads((tmp_path / "n.summary.json").read_text())["notes"]
+    )
     # nsys's -t cuda: the CUDA API calls and the GPU work
     from nsys2prv.config import parse_categories
+
     assert parse_categories("cuda") == {"gpu", "cuda_api"}
     assert parse_categories("cuda,mpi") == parse_categories("cuda_api,gpu,mpi")
 
@@ -240,17 +265,28 @@ def test_categories_that_found_nothing_are_said_and_t_cuda_is_nsys_s_word(tmp_pa
 def test_cfgs_for_a_cpu_only_trace_leave_out_gpu_views(tmp_path):
     cli(["-q", "-t", "mpi,nvtx", "--cfgs", tmp_path / "views", "-m", *pop4_paths(), tmp_path / "o"])
     got = sorted(p.relative_to(tmp_path / "views").as_posix() for p in (tmp_path / "views").rglob("*.cfg"))
-    assert got == ["analysis/host_mpi.cfg", "analysis/message_matrix.cfg", "analysis/mpi_time.cfg",
-                   "analysis/nvtx_time.cfg", "basics/states.cfg", "nvtx/nvtx_0_default_domain.cfg",
-                   "views/mpi_calls.cfg", "views/mpi_collective_sizes.cfg", "views/mpi_messages.cfg",
-                   "views/nvtx_default_domain.cfg", "views/nvtx_domain_1.cfg"]
+    assert got == [
+        "analysis/host_mpi.cfg",
+        "analysis/message_matrix.cfg",
+        "analysis/mpi_time.cfg",
+        "analysis/nvtx_time.cfg",
+        "basics/states.cfg",
+        "nvtx/nvtx_0_default_domain.cfg",
+        "views/mpi_calls.cfg",
+        "views/mpi_collective_sizes.cfg",
+        "views/mpi_messages.cfg",
+        "views/nvtx_default_domain.cfg",
+        "views/nvtx_domain_1.cfg",
+    ]
 
 
 def test_pop_warns_about_one_run_split_into_many(tmp_path):
     # the shell expanded an unquoted glob: one RUN per rank report (it gave "efficiency 129 %")
     res = cli(["pop", *pop4_paths(), "--scaling", "strong", "-o", tmp_path / "s"])
-    warn = ("each of the 4 RUNs is a single report of one directory: if they are the ranks of one run, the shell "
-            "expanded an unquoted glob -- quote it ('dir/rank*.nsys-rep') to make one RUN")
+    warn = (
+        "each of the 4 RUNs is a single report of one directory: if they are the ranks of one run, the shell "
+        "expanded an unquoted glob -- quote it ('dir/rank*.nsys-rep') to make one RUN"
+    )
     assert f"  note: {warn}" in res.output.splitlines()
     s = json.loads((tmp_path / "s.pop.json").read_text())
     assert s["warnings"] == [warn]
@@ -271,8 +307,10 @@ def test_pop_warns_about_runs_of_one_job(tmp_path):
         b.mpi(100 + r, 100 + r, "MPI_Barrier", 10, 20 + r, kind="coll")
         paths.append(str(b.save()))
     res = cli(["pop", *paths, "--scaling", "weak", "--labels", "A,B", "-o", tmp_path / "s"])
-    assert ("  note: runs A, B come from one job (SLURM_JOB_ID=4242): if they are the reports of one run, give them as "
-            "one RUN, a quoted glob ('dir/rank*.nsys-rep')") in res.output.splitlines()
+    assert (
+        "  note: runs A, B come from one job (SLURM_JOB_ID=4242): if they are the reports of one run, give them as "
+        "one RUN, a quoted glob ('dir/rank*.nsys-rep')"
+    ) in res.output.splitlines()
 
 
 def test_pop_of_a_single_run_is_no_scaling_table(tmp_path):
@@ -291,13 +329,16 @@ def test_steady_state_is_offered_when_start_up_dominates_and_measured_on_request
     # pop4: the ranks start 0.25 s apart and wait in MPI_Init for the last one: 81 % of the whole run is
     # start-up and shutdown.  The whole-run column stays the whole run; the advice leads with the offer
     import sqlite3
+
     cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "w"])
     whole = pop_json(tmp_path / "w")
     offer = whole["advice"][0]
     assert offer["kind"] == "steady_state" and offer["evidence"]["option"] == "--region MPI_Init..MPI_Finalize"
-    assert offer["message"].startswith("The start-up dominates the whole-run column: start-up to the end of the "
-                                       "last MPI_Init takes 1.061 s and shutdown from the first MPI_Finalize 0.079 s: "
-                                       "81.0% of the whole run's T is outside")
+    assert offer["message"].startswith(
+        "The start-up dominates the whole-run column: start-up to the end of the "
+        "last MPI_Init takes 1.061 s and shutdown from the first MPI_Finalize 0.079 s: "
+        "81.0% of the whole run's T is outside"
+    )
     assert "Rank 3 started 0.819 s after Rank 0" in offer["message"]
     assert whole["regions"] == [] and "steady_state" in whole["definitions"]
     # the window, from the exports: the latest MPI_Init end and the earliest MPI_Finalize start (session
@@ -321,10 +362,12 @@ def test_steady_state_is_offered_when_start_up_dominates_and_measured_on_request
     out = list(h["outside_mpi_time_ns"].values())
     assert h["mpi_load_balance"] == pytest.approx(sum(out) / 4 / max(out), rel=1e-12)
     assert h["serialization_efficiency"] <= 1 and h["transfer_efficiency"] <= 1
-    assert res["elapsed_ns"] == whole["elapsed_ns"] and res["host"] == whole["host"]     # whole run unchanged
+    assert res["elapsed_ns"] == whole["elapsed_ns"] and res["host"] == whole["host"]  # whole run unchanged
     md = (tmp_path / "s.pop.md").read_text()
-    assert "Column 'MPI_Init..MPI_Finalize' (0.267048 s, trace time 1.060869 .. 1.327917 s): from the end of the " \
-           "last MPI_Init to the start of the first MPI_Finalize, shown because start-up" in md
+    assert (
+        "Column 'MPI_Init..MPI_Finalize' (0.267048 s, trace time 1.060869 .. 1.327917 s): from the end of the "
+        "last MPI_Init to the start of the first MPI_Finalize, shown because start-up" in md
+    )
     assert res["advice"][0]["message"].startswith("In 'MPI_Init..MPI_Finalize': Lowest factor: MPI load balance")
     # and the scalability table can take that scope
     s = cli(["pop", "-q", str(POP4 / "rank*.sqlite"), "--region", "MPI_Init..MPI_Finalize", "-o", tmp_path / "sc"])

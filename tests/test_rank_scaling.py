@@ -28,8 +28,9 @@ SESSION0 = 1_700_000_000_000_000_000
 
 def build_rank(path, rank: int, n_ranks: int, per_host: int = 4):
     """One rank's report; the ``per_host`` ranks of a host share its GPU 0."""
-    b = NsysBuilder(path, host=f"node{rank // per_host:03d}", session_start_ns=SESSION0 + rank * 1000,
-                    env={"PMI_RANK": str(rank)})
+    b = NsysBuilder(
+        path, host=f"node{rank // per_host:03d}", session_start_ns=SESSION0 + rank * 1000, env={"PMI_RANK": str(rank)}
+    )
     pid = PID + rank
     b.process(pid, "./app")
     b.mpi(pid, MAIN + rank, "MPI_Init", 1_000, 5_000, kind="other")
@@ -60,7 +61,7 @@ def total_calls(tmp_path, n: int) -> int:
     paths = reports(tmp_path, n)
     prof = cProfile.Profile()
     gc.collect()
-    gc.disable()            # the collector's finalizers would add calls that depend on allocation timing
+    gc.disable()  # the collector's finalizers would add calls that depend on allocation timing
     try:
         prof.enable()
         convert(paths, tmp_path / f"n{n}" / "out")
@@ -85,7 +86,7 @@ def steady(tmp_path, monkeypatch):
     """Counts that depend on the input only: every kernel as Python (no compiled/interpreted switch at
     a size threshold) and one conversion before, so one-time imports and caches are not counted."""
     monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
-    total_calls(tmp_path / "warm", 4)     # (profiled: the first run under cProfile makes one-time calls)
+    total_calls(tmp_path / "warm", 4)  # (profiled: the first run under cProfile makes one-time calls)
     return tmp_path
 
 
@@ -111,8 +112,9 @@ def test_the_scaling_reports_share_one_gpu_per_host(tmp_path):
     res = CliRunner().invoke(main, ["-q", "-m", *map(str, ranks), str(tmp_path / "out")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     pop = json.loads((tmp_path / "out.pop.json").read_text())
-    assert pop["devices"] == [{"label": "node000:GPU0", "host": "node000", "device": 0,
-                               "processes": [f"Rank {r}" for r in range(4)]}]
+    assert pop["devices"] == [
+        {"label": "node000:GPU0", "host": "node000", "device": 0, "processes": [f"Rank {r}" for r in range(4)]}
+    ]
     # 5 kernels of 36 us and 5 copies of 6 us per rank, at the same times on the one clock of the host
     assert pop["device"]["useful_time_ns"] == {"node000:GPU0": 5 * 36_000}
     assert pop["device"]["data_movement_time_ns"] == {"node000:GPU0": 5 * 6_000}

@@ -74,8 +74,12 @@ def test_sendrecv_ring():
 def test_rooted_collectives_wait_as_their_semantics_say():
     # Bcast from root 1: r0 enters at 5, the root at 25 -> r0 leaves at 25, the root at once.
     # Reduce to root 0: r0 enters at 30 (it waited for the bcast above: 25 + 5 of work), r1 at 60 -> root leaves at 60.
-    c = calls((0, 5, 26, "MPI_Bcast", 1), (1, 25, 26, "MPI_Bcast", 1),
-              (0, 31, 62, "MPI_Reduce", 0), (1, 60, 61, "MPI_Reduce", 0))
+    c = calls(
+        (0, 5, 26, "MPI_Bcast", 1),
+        (1, 25, 26, "MPI_Bcast", 1),
+        (0, 31, 62, "MPI_Reduce", 0),
+        (1, 60, 61, "MPI_Reduce", 0),
+    )
     rep = replay(c, life((0, 70), (0, 70)))
     # r0: bcast arrives 5, root arrived 25 -> 25; burst 31-26=5 -> reduce arrives 30, waits for r1
     # r1: bcast arrives 25 (root: no wait); burst 60-26=34 -> reduce arrives 59 -> r0 leaves at 59
@@ -99,17 +103,21 @@ def test_network_delay_is_transfer_inefficiency():
 def test_windows_are_replayed_too():
     c = calls((0, 100, 150, "MPI_Allreduce"), (1, 100, 150, "MPI_Allreduce"))
     rep = replay(c, life((0, 250), (0, 250)))
-    assert rep.window(0, 250) == 200            # the whole run
-    assert rep.window(150, 250) == 100          # after the exchange: 100 of work
-    assert rep.window(120, 200) == 50           # from inside the call (its replayed start, 100) to 200 -> 150
+    assert rep.window(0, 250) == 200  # the whole run
+    assert rep.window(150, 250) == 100  # after the exchange: 100 of work
+    assert rep.window(120, 200) == 50  # from inside the call (its replayed start, 100) to 200 -> 150
     assert rep.replayed(np.array([0, 1]), np.array([125, 200])).tolist() == [100, 150]
 
 
 def test_a_window_starting_inside_a_long_wait_is_not_charged_with_it():
     # r1 starts 100 late; both wait in MPI_Init until 120 (r0 from 10), compute to 200, Allreduce [200, 210],
     # compute to 300.  Window [115, 300] begins inside MPI_Init on both ranks.
-    c = calls((0, 10, 120, "MPI_Init"), (1, 110, 120, "MPI_Init"),
-              (0, 200, 210, "MPI_Allreduce"), (1, 200, 210, "MPI_Allreduce"))
+    c = calls(
+        (0, 10, 120, "MPI_Init"),
+        (1, 110, 120, "MPI_Init"),
+        (0, 200, 210, "MPI_Allreduce"),
+        (1, 200, 210, "MPI_Allreduce"),
+    )
     rep = replay(c, life((0, 300), (100, 300)))
     # the window on its own: both start at 115 in the rest of MPI_Init (done at once), 80 of work -> the
     # Allreduce at 195, 90 of work -> 285: T_ideal = 170 (it used to start at r0's MPI_Init arrival, 10: 275)
@@ -123,7 +131,7 @@ def test_a_window_starting_inside_a_long_wait_is_not_charged_with_it():
 def test_a_partner_that_never_comes_is_counted():
     # r1 waits for a message r0 never sends (its send is missing): the replay completes it and counts it
     c = calls((0, 10, 51, "MPI_Barrier"), (1, 5, 40, "MPI_Recv"), (1, 50, 51, "MPI_Barrier"))
-    m = msgs((0, 999, 1, 40))                   # the send is not among the calls
+    m = msgs((0, 999, 1, 40))  # the send is not among the calls
     rep = replay(c, life((0, 60), (0, 60)), m)
     assert "1 message(s) not found among the calls" in " ".join(rep.notes)
     # r1: the receive does not wait (5), 10 of work -> barrier at 15; r0 at 10 -> both leave at 15, +9
@@ -143,7 +151,7 @@ def test_the_ideal_run_is_never_longer_than_a_causal_one():
     rng = np.random.default_rng(5)
     rows, p = [], 6
     t = np.zeros(p, np.int64)
-    for _ in range(40):                         # 40 allreduces with random work and a real network cost
+    for _ in range(40):  # 40 allreduces with random work and a real network cost
         arrive = t + rng.integers(1, 100, p)
         leave = arrive.max() + rng.integers(1, 20)
         rows += [(r, int(arrive[r]), int(leave), "MPI_Allreduce") for r in range(p)]
@@ -168,7 +176,8 @@ def test_a_generated_run_with_messages_end_to_end(tmp_path):
     res = json.loads((tmp_path / "out.pop.json").read_text())
     h = res["host"]
     assert h["serialization_efficiency"] * h["transfer_efficiency"] == pytest.approx(
-        h["mpi_communication_efficiency"], rel=1e-12)
+        h["mpi_communication_efficiency"], rel=1e-12
+    )
     assert max(h["outside_mpi_time_ns"].values()) <= h["ideal_elapsed_ns"] <= res["elapsed_ns"]
     assert not any("no MPI peers" in n for n in h.get("replay_notes", []))
 
@@ -224,9 +233,15 @@ def pop4(tmp_path_factory):
     convert(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *paths, d / "region"])
     convert(["-q", "-t", "mpi,nvtx", "-f", "loop", "-m", *paths, d / "cut"])
     convert(["-q", "-t", "mpi,nvtx", "--iterations", "work", "-m", *paths, d / "work"])
-    load = lambda n: json.loads((d / f"{n}.pop.json").read_text())   # noqa: E731
-    return {"calls": seen["args"][0], "life": seen["args"][1], "it": load("it"), "region": load("region"),
-            "cut": load("cut"), "work": load("work")}
+    load = lambda n: json.loads((d / f"{n}.pop.json").read_text())  # noqa: E731
+    return {
+        "calls": seen["args"][0],
+        "life": seen["args"][1],
+        "it": load("it"),
+        "region": load("region"),
+        "cut": load("cut"),
+        "work": load("work"),
+    }
 
 
 def test_region_replay_equals_the_f_cut_of_the_same_window(pop4):
@@ -239,7 +254,8 @@ def test_region_replay_equals_the_f_cut_of_the_same_window(pop4):
     for h in (region["host"], cut["host"]):
         assert h["serialization_efficiency"] <= 1 and h["transfer_efficiency"] <= 1
         assert h["serialization_efficiency"] * h["transfer_efficiency"] == pytest.approx(
-            h["mpi_communication_efficiency"], rel=1e-12)
+            h["mpi_communication_efficiency"], rel=1e-12
+        )
 
 
 @pytest.mark.parametrize("name", ["it", "work"])
@@ -248,6 +264,7 @@ def test_every_iteration_replay_equals_its_own_cut(pop4, name):
     # computation only) start and end inside Allreduce waits of up to 15 ms
     res = pop4[name]
     from nsys2prv.metrics.replay import replay as fresh
+
     whole = fresh(pop4["calls"], pop4["life"])
     rows = res["iterations"]["table"]
     assert len(rows) == 12
@@ -260,7 +277,7 @@ def test_every_iteration_replay_equals_its_own_cut(pop4, name):
         assert row["host"]["serialization_efficiency"] <= 1 and row["host"]["transfer_efficiency"] <= 1
         if straddles:
             out.append(row["index"])
-            assert got <= expected      # pairing within the run, not within the cut, waits less
+            assert got <= expected  # pairing within the run, not within the cut, waits less
         else:
             assert abs(got - expected) <= 0.001 * expected, (row["index"], got, expected)
     # windows 1, 5, 8 and 12 begin while a rank is still in an Allreduce begun before them

@@ -58,8 +58,8 @@ def _truncated(src, tmp):
 
 def _corrupt(src, tmp):
     data = bytearray(Path(src).read_bytes())
-    for off in range(4096, len(data), 4096):      # smash the start of every page after the first
-        data[off:off + 64] = b"\xde\xad\xbe\xef" * 16
+    for off in range(4096, len(data), 4096):  # smash the start of every page after the first
+        data[off : off + 64] = b"\xde\xad\xbe\xef" * 16
     (tmp / "corrupt.sqlite").write_bytes(bytes(data))
     return tmp / "corrupt.sqlite"
 
@@ -75,19 +75,22 @@ def _empty_file(src, tmp):
     return tmp / "zero.sqlite"
 
 
-@pytest.mark.parametrize("make, needle", [
-    (_truncated, "truncated.sqlite"),
-    (_corrupt, "corrupt.sqlite"),
-    (_no_events, "no events to translate"),
-    (_empty_file, "not an SQLite file"),
-])
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (_truncated, "truncated.sqlite"),
+        (_corrupt, "corrupt.sqlite"),
+        (_no_events, "no events to translate"),
+        (_empty_file, "not an SQLite file"),
+    ],
+)
 def test_bad_report(base, tmp_path, make, needle):
     bad = make(base[0], tmp_path)
     line = assert_clean_error([bad], tmp_path / "out", needle)
     assert str(bad) in line
 
 
-REPORT_LIKE = b"NVIDIA Tegra Profiler Report 1.\n\0\x01\xff"     # binary, as a report: not refused as text
+REPORT_LIKE = b"NVIDIA Tegra Profiler Report 1.\n\0\x01\xff"  # binary, as a report: not refused as text
 
 
 def test_nsys_rep_without_nsys_says_how_to_install(tmp_path, monkeypatch):
@@ -130,22 +133,24 @@ def test_duplicate_ranks_refused_unless_forced(base, tmp_path):
 # --- data oddities: handled, counted, never a crash -------------------------------------------
 def test_oddities_are_translated_and_counted(base, tmp_path):
     db = copy(base[0], tmp_path / "odd.sqlite")
-    execute(db,
-            # an unterminated NVTX range and an MPI call with NULL end
-            "UPDATE NVTX_EVENTS SET end = NULL WHERE text = 'inner'",
-            "UPDATE MPI_OTHER_EVENTS SET end = NULL WHERE start = 960000",
-            # a name with a newline, colons and invalid UTF-8; an empty name
-            "UPDATE StringIds SET value = CAST(X'73617870790a3a3afffe' AS TEXT) WHERE value = 'saxpy'",
-            "UPDATE NVTX_EVENTS SET text = '' WHERE text = 'step'",
-            # a call ending before it starts; a negative timestamp
-            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 1 WHERE correlationId = 4",
-            "UPDATE OSRT_API SET start = -5000 WHERE start = 200000",
-            # a duplicate correlation id (two calls claim the first memcpy)
-            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1 WHERE correlationId = 6",
-            # an event on a thread whose process is in no table
-            "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, "
-            "callchainId) SELECT 250000, 251000, 27, (1 << 48) + (777 << 24) + 778, nameId, 0, 0, 0 FROM OSRT_API "
-            "LIMIT 1")
+    execute(
+        db,
+        # an unterminated NVTX range and an MPI call with NULL end
+        "UPDATE NVTX_EVENTS SET end = NULL WHERE text = 'inner'",
+        "UPDATE MPI_OTHER_EVENTS SET end = NULL WHERE start = 960000",
+        # a name with a newline, colons and invalid UTF-8; an empty name
+        "UPDATE StringIds SET value = CAST(X'73617870790a3a3afffe' AS TEXT) WHERE value = 'saxpy'",
+        "UPDATE NVTX_EVENTS SET text = '' WHERE text = 'step'",
+        # a call ending before it starts; a negative timestamp
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 1 WHERE correlationId = 4",
+        "UPDATE OSRT_API SET start = -5000 WHERE start = 200000",
+        # a duplicate correlation id (two calls claim the first memcpy)
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1 WHERE correlationId = 6",
+        # an event on a thread whose process is in no table
+        "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, "
+        "callchainId) SELECT 250000, 251000, 27, (1 << 48) + (777 << 24) + 778, nameId, 0, 0, 0 FROM OSRT_API "
+        "LIMIT 1",
+    )
     trace, summary = convert_valid(["-t", "cuda_api,nvtx,mpi,osrt", db], tmp_path / "t")
     cats = summary["categories"]
     assert cats["nvtx"]["notes"] == {"unterminated (end is NULL): closed at the report's last timestamp": 1}
@@ -155,9 +160,9 @@ def test_oddities_are_translated_and_counted(base, tmp_path):
     assert int(trace.events["time"].min()) == 0
     assert summary["reports"][0]["offset_ns"] == 5000
     labels = set(trace.pcf.types[R.CUDA_KERNEL.id]["values"].values())
-    assert "saxpy ::\ufffd\ufffd" in labels                  # one line, control characters blanked
+    assert "saxpy ::\ufffd\ufffd" in labels  # one line, control characters blanked
     assert "(empty name)" in set(trace.pcf.types[R.NVTX_BASE]["values"].values())
-    assert trace.header.n_tasks == 2                            # the orphan thread's process became a task
+    assert trace.header.n_tasks == 2  # the orphan thread's process became a task
     # duplicate correlation id: the first call is linked to the HtoD copy; the DtoH copy (corr 6) and the
     # memset (its call was dropped) have no call left
     assert (trace.comms["tag"] == R.TAG_MEMORY_OP).sum() == 1
@@ -184,6 +189,7 @@ def test_interrupted_write_leaves_no_trace(base, tmp_path, monkeypatch):
 
     def boom(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(chunks, "write_compact", boom)
     code, text = convert([base[0], tmp_path / "out" / "t"], expect_ok=False)
     assert code == 130 and "no output written" in text
@@ -191,11 +197,25 @@ def test_interrupted_write_leaves_no_trace(base, tmp_path, monkeypatch):
 
 
 # --- fuzz: mutated exports give a clean error or a valid trace ----------------------------------
-TABLES = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-          "NVTX_EVENTS", "MPI_P2P_EVENTS", "MPI_OTHER_EVENTS", "OSRT_API", "StringIds", "ThreadNames",
-          "TARGET_INFO_SESSION_START_TIME", "META_DATA_EXPORT", "MPI_RANKS"]
-mutation = st.tuples(st.sampled_from(["drop_table", "drop_column", "nulls", "shuffle", "dup_rows"]),
-                     st.sampled_from(TABLES), st.integers(0, 30))
+TABLES = [
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "NVTX_EVENTS",
+    "MPI_P2P_EVENTS",
+    "MPI_OTHER_EVENTS",
+    "OSRT_API",
+    "StringIds",
+    "ThreadNames",
+    "TARGET_INFO_SESSION_START_TIME",
+    "META_DATA_EXPORT",
+    "MPI_RANKS",
+]
+mutation = st.tuples(
+    st.sampled_from(["drop_table", "drop_column", "nulls", "shuffle", "dup_rows"]),
+    st.sampled_from(TABLES),
+    st.integers(0, 30),
+)
 
 
 def _columns(con, table):
@@ -215,7 +235,7 @@ def mutate(db: Path, muts) -> None:
             try:
                 con.execute(f'ALTER TABLE "{table}" DROP COLUMN "{col}"')
             except sqlite3.OperationalError:
-                pass   # primary keys and indexed columns cannot be dropped
+                pass  # primary keys and indexed columns cannot be dropped
         elif kind == "nulls":
             try:
                 con.execute(f'UPDATE "{table}" SET "{col}" = NULL WHERE rowid % 2 = {k % 2}')

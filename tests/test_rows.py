@@ -54,8 +54,10 @@ def overlap_export(path: Path) -> Path:
     come after all of them (back on the stream's first row).  Stream 9: no overlap."""
     b = NsysBuilder(path, schema="3.13.2", host="gpunode")
     b.process(PID, "./overlap")
-    for corr, (start, end) in enumerate([(90_000, 91_000), (92_000, 93_000), (94_000, 95_000),
-                                         (96_000, 97_000), (98_000, 99_000), (99_000, 99_500)], start=1):
+    for corr, (start, end) in enumerate(
+        [(90_000, 91_000), (92_000, 93_000), (94_000, 95_000), (96_000, 97_000), (98_000, 99_000), (99_000, 99_500)],
+        start=1,
+    ):
         b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000" if corr != 4 else "cudaMemcpyAsync_v3020", start, end, corr)
     b.kernel(PID, 0, 7, 100_000, 130_000, 1, "k_first")
     b.kernel(PID, 0, 7, 117_558, 160_694, 2, "k_second")
@@ -79,23 +81,42 @@ def test_overlapping_kernels_get_extra_rows_of_their_stream(overlap):
     S7, S7_2, S7_3, S9 = 2, 3, 4, 5
     k = intervals(tr, KERNEL)
     assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [
-        ("k_after", S7, 190_000, 200_000), ("k_first", S7, 100_000, 130_000),
-        ("k_other", S9, 100_000, 150_000), ("k_second", S7_2, 117_558, 160_694),
-        ("k_third", S7_3, 120_000, 125_000)]
+        ("k_after", S7, 190_000, 200_000),
+        ("k_first", S7, 100_000, 130_000),
+        ("k_other", S9, 100_000, 150_000),
+        ("k_second", S7_2, 117_558, 160_694),
+        ("k_third", S7_3, 120_000, 125_000),
+    ]
     # per-name kernel time is exact whatever the overlap
     assert (k["end"] - k["start"]).groupby(k["label"]).sum().to_dict() == {
-        "k_after": 10_000, "k_first": 30_000, "k_other": 50_000, "k_second": 43_136, "k_third": 5_000}
+        "k_after": 10_000,
+        "k_first": 30_000,
+        "k_other": 50_000,
+        "k_second": 43_136,
+        "k_third": 5_000,
+    }
     # the copy is back on the first row; every row is Running exactly during its kernels
     m = intervals(tr, MEMOP)
     assert list(zip(m["thread"], m["start"], m["end"])) == [(S7, 170_000, 180_000)]
     st = tr.states[(tr.states["state"] != IDLE) & (tr.states["thread"] >= S7)]
     assert sorted(map(tuple, st[["thread", "begin", "end", "state"]].astype(int).to_numpy().tolist())) == [
-        (S7, 100_000, 130_000, RUNNING), (S7, 170_000, 180_000, MEMXFER), (S7, 190_000, 200_000, RUNNING),
-        (S7_2, 117_558, 160_694, RUNNING), (S7_3, 120_000, 125_000, RUNNING), (S9, 100_000, 150_000, RUNNING)]
+        (S7, 100_000, 130_000, RUNNING),
+        (S7, 170_000, 180_000, MEMXFER),
+        (S7, 190_000, 200_000, RUNNING),
+        (S7_2, 117_558, 160_694, RUNNING),
+        (S7_3, 120_000, 125_000, RUNNING),
+        (S9, 100_000, 150_000, RUNNING),
+    ]
     # launch communications arrive on the row that holds the activity
     c = tr.comms[tr.comms["tag"].isin([TAG_LAUNCH, TAG_MEMOP])]
     assert sorted(zip(c["rthread"], c["phys_recv"])) == [
-        (S7, 100_000), (S7, 170_000), (S7, 190_000), (S7_2, 117_558), (S7_3, 120_000), (S9, 100_000)]
+        (S7, 100_000),
+        (S7, 170_000),
+        (S7, 190_000),
+        (S7_2, 117_558),
+        (S7_3, 120_000),
+        (S9, 100_000),
+    ]
 
 
 def test_overlaps_are_counted_in_the_summary(overlap):
@@ -110,7 +131,7 @@ def test_no_overlap_no_extra_row(tmp_path):
     b = NsysBuilder(tmp_path / "r.sqlite", schema="3.13.2")
     b.process(PID, "./app")
     b.kernel(PID, 0, 7, 100_000, 130_000, 1, "a")
-    b.kernel(PID, 0, 7, 130_000, 140_000, 2, "b")      # starts exactly when a ends: same row
+    b.kernel(PID, 0, 7, 130_000, 140_000, 2, "b")  # starts exactly when a ends: same row
     tr, s = convert(b.save(), tmp_path / "t")
     assert tr.row["THREAD"] == ["CUDA-D0.S7"]
     assert (s["streams"], s["overlap_rows"]) == (1, 0) and s["categories"]["kernels"]["notes"] == {}
@@ -125,8 +146,10 @@ def test_overlap_lanes_survive_the_nvtx_window(tmp_path):
     b.kernel(PID, 0, 7, 180_000, 300_000, 2, "late")
     tr, _ = convert(b.save(), tmp_path / "t", "-f", "window")
     k = intervals(tr, KERNEL)
-    assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [("early", 2, 0, 50_000),
-                                                                         ("late", 3, 30_000, 150_000)]
+    assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [
+        ("early", 2, 0, 50_000),
+        ("late", 3, 30_000, 150_000),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -170,15 +193,24 @@ def accounting_export(path: Path, osrt_only: bool = False) -> Path:
         b._add("SCHED_EVENTS", start=1_000 * i, cpu=0, isSchedIn=i % 2, globalTid=b.gtid(PID, MAIN))
     for i in range(2):
         b._add("COMPOSITE_EVENTS", id=i + 1, start=5_000 + i, cpu=0, globalTid=b.gtid(PID, MAIN), cpuCycles=9)
-        b._add("CUPTI_ACTIVITY_KIND_CUDA_EVENT", deviceId=0, contextId=1, streamId=7, correlationId=50 + i,
-               globalPid=b.gpid(PID), eventId=i + 1)
+        b._add(
+            "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+            deviceId=0,
+            contextId=1,
+            streamId=7,
+            correlationId=50 + i,
+            globalPid=b.gpid(PID),
+            eventId=i + 1,
+        )
     b._add("PROFILER_OVERHEAD", start=100, end=200, globalTid=b.gtid(PID, MAIN), nameId=b.sid("overhead"))
     return b.save()
 
 
 def fates(summary: dict) -> dict:
-    return {t["table"]: [(f["rows"], f["fate"], f.get("flag") or f.get("kind") or f["reason"]) for f in t["fates"]]
-            for t in summary["tables"]}
+    return {
+        t["table"]: [(f["rows"], f["fate"], f.get("flag") or f.get("kind") or f["reason"]) for f in t["fates"]]
+        for t in summary["tables"]
+    }
 
 
 def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
@@ -187,8 +219,9 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
     assert_every_table_accounted(s, [src])
     assert fates(s) == {
         "COMPOSITE_EVENTS": [(2, "not translated", K.UNTRANSLATED_TABLES["COMPOSITE_EVENTS"])],
-        "CUPTI_ACTIVITY_KIND_CUDA_EVENT": [(2, "not translated",
-                                            K.UNTRANSLATED_TABLES["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])],
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT": [
+            (2, "not translated", K.UNTRANSLATED_TABLES["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])
+        ],
         "CUPTI_ACTIVITY_KIND_KERNEL": [(1, "translated", "kernels")],
         "CUPTI_ACTIVITY_KIND_RUNTIME": [(1, "translated", "cuda_api")],
         "NVTX_EVENTS": [(3, "not translated", K.NVTX_CLASS_REASONS["names"]), (3, "translated", "nvtx")],
@@ -197,8 +230,13 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
         "SCHED_EVENTS": [(4, "not translated", K.UNTRANSLATED_TABLES["SCHED_EVENTS"])],
     }
     assert {(u["table"], u["rows"]) for u in s["untranslated"]} == {
-        ("COMPOSITE_EVENTS", 2), ("CUPTI_ACTIVITY_KIND_CUDA_EVENT", 2), ("NVTX_EVENTS", 3), ("OSRT_API", 3),
-        ("PROFILER_OVERHEAD", 1), ("SCHED_EVENTS", 4)}
+        ("COMPOSITE_EVENTS", 2),
+        ("CUPTI_ACTIVITY_KIND_CUDA_EVENT", 2),
+        ("NVTX_EVENTS", 3),
+        ("OSRT_API", 3),
+        ("PROFILER_OVERHEAD", 1),
+        ("SCHED_EVENTS", 4),
+    }
     # -t nvtx: the CUDA API calls are left out, naming the flag; -t all takes osrt too
     _, s = convert(src, tmp_path / "n", "-t", "nvtx")
     assert fates(s)["CUPTI_ACTIVITY_KIND_RUNTIME"] == [(1, "left out", "-t cuda_api")]
@@ -210,8 +248,10 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
 def test_only_os_runtime_calls_says_which_flag_would_translate_them(tmp_path):
     src = accounting_export(tmp_path / "r.sqlite", osrt_only=True)
     _, text = run(["-q", src, tmp_path / "t"], expect=2)
-    assert text.strip() == (f"nsys2prv: error: {src}: no events for the chosen categories; the reports hold 3 rows "
-                            "of OS runtime library calls: add -t osrt")
+    assert text.strip() == (
+        f"nsys2prv: error: {src}: no events for the chosen categories; the reports hold 3 rows "
+        "of OS runtime library calls: add -t osrt"
+    )
     tr, s = convert(src, tmp_path / "t", "-t", "osrt")
     assert s["categories"]["osrt"]["translated_rows"] == 3
 
@@ -242,16 +282,20 @@ def test_unified_memory_migrations_are_not_missing_calls(tmp_path):
     b.memcpy(PID, 0, 7, 3_000, 4_000, 5, 64, copy_kind=1)
     for i, kind in enumerate((11, 12, 11)):
         b.memcpy(PID, 0, 7, 10_000 + 2_000 * i, 11_000 + 2_000 * i, 0, 4096, copy_kind=kind)
-    b.memcpy(PID, 0, 7, 20_000, 21_000, 99, 64, copy_kind=2)       # its call was not traced
+    b.memcpy(PID, 0, 7, 20_000, 21_000, 99, 64, copy_kind=2)  # its call was not traced
     tr, s = convert(b.save(), tmp_path / "t", "-t", "cuda_api")
     assert s["categories"]["launch_links"]["dropped"] == {
-        MIGRATION: 3, "no API call with its correlation id (call not traced or not requested)": 1}
+        MIGRATION: 3,
+        "no API call with its correlation id (call not traced or not requested)": 1,
+    }
     assert s["categories"]["memcpy"]["translated_rows"] == 5
     m = intervals(tr, MEMOP)
-    assert m["label"].value_counts().to_dict() == {"CUDA Unified Memory Host-to-Device migration": 2,
-                                                   "CUDA Unified Memory Device-to-Host migration": 1,
-                                                   "CUDA memcpy Host-to-Device": 1,
-                                                   "CUDA memcpy Device-to-Host": 1}
+    assert m["label"].value_counts().to_dict() == {
+        "CUDA Unified Memory Host-to-Device migration": 2,
+        "CUDA Unified Memory Device-to-Host migration": 1,
+        "CUDA memcpy Host-to-Device": 1,
+        "CUDA memcpy Device-to-Host": 1,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -301,21 +345,31 @@ def stats_export(path: Path, shift: int = 0) -> Path:
 
 def test_a_lazy_stats_export_is_read_with_a_note(tmp_path):
     src = stats_export(tmp_path / "stats.sqlite")
-    with sqlite3.connect(src) as con:          # what makes it a lazy stats export
+    with sqlite3.connect(src) as con:  # what makes it a lazy stats export
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert not tables & {"EXPORT_META_DATA", "META_DATA_EXPORT", "TARGET_INFO_SESSION_START_TIME"}
     tr, s = convert(src, tmp_path / "t")
     assert s["reports"][0]["notes"] == [NO_METADATA]
     assert (s["reports"][0]["schema"], s["reports"][0]["nsys"], s["reports"][0]["host"]) == (
-        "unknown", "unknown", "statshost")
-    assert s["alignment"]["notes"] == []         # one report: no session start needed
+        "unknown",
+        "unknown",
+        "statshost",
+    )
+    assert s["alignment"]["notes"] == []  # one report: no session start needed
     k = intervals(tr, KERNEL)
-    assert list(zip(k["label"], k["start"], k["end"])) == [("k0", 3_000, 9_000), ("k1", 13_000, 19_000),
-                                                           ("k0", 23_000, 29_000)]
+    assert list(zip(k["label"], k["start"], k["end"])) == [
+        ("k0", 3_000, 9_000),
+        ("k1", 13_000, 19_000),
+        ("k0", 23_000, 29_000),
+    ]
     m = intervals(tr, MEMOP)
     assert list(zip(m["label"], m["start"], m["end"])) == [("CUDA memcpy Device-to-Host", 32_000, 35_000)]
     assert {c: s["categories"][c]["translated_rows"] for c in ("kernels", "memcpy", "cuda_api", "nvtx")} == {
-        "kernels": 3, "memcpy": 1, "cuda_api": 4, "nvtx": 1}
+        "kernels": 3,
+        "memcpy": 1,
+        "cuda_api": 4,
+        "nvtx": 1,
+    }
     assert s["categories"]["launch_links"]["translated_rows"] == 4
     assert_every_table_accounted(s, [src])
     # the note is printed once
@@ -331,12 +385,18 @@ def test_lazy_stats_exports_merged(tmp_path):
     assert [n for n in s["alignment"]["notes"] if n.startswith("session alignment impossible")] == [
         f"session alignment impossible: no session start time (TARGET_INFO_SESSION_START_TIME) in {a}, {b}; "
         "session times taken as they are (MPI, NCCL or marker sync points, where the reports have them, still "
-        "align the clocks: --align auto, mpi, nccl, marker:NAME)"]
+        "align the clocks: --align auto, mpi, nccl, marker:NAME)"
+    ]
     assert (s["alignment"]["method"], [r["offset_ns"] for r in s["reports"]]) == ("session", [0, 0])
     k = intervals(tr, KERNEL)
     assert sorted(zip(k["task"], k["start"], k["end"])) == [
-        (1, 3_000, 9_000), (1, 13_000, 19_000), (1, 23_000, 29_000),
-        (2, 3_100, 9_100), (2, 13_100, 19_100), (2, 23_100, 29_100)]
+        (1, 3_000, 9_000),
+        (1, 13_000, 19_000),
+        (1, 23_000, 29_000),
+        (2, 3_100, 9_100),
+        (2, 13_100, 19_100),
+        (2, 23_100, 29_100),
+    ]
     assert_every_table_accounted(s, [a, b])
     _, text = run(["-m", "--time-origin", "session", a, b, tmp_path / "p"])
     assert text.count(NO_METADATA) == 1 and f"2 reports: note: {NO_METADATA}" in text
@@ -344,8 +404,14 @@ def test_lazy_stats_exports_merged(tmp_path):
     tr, s = convert([a, b], tmp_path / "k", "-m", "--align", "marker:step")
     assert [r["offset_ns"] for r in s["reports"]] == [0, -100]
     k = intervals(tr, KERNEL)
-    assert sorted(zip(k["task"], k["start"])) == [(1, 3_000), (1, 13_000), (1, 23_000),
-                                                  (2, 3_000), (2, 13_000), (2, 23_000)]
+    assert sorted(zip(k["task"], k["start"])) == [
+        (1, 3_000),
+        (1, 13_000),
+        (1, 23_000),
+        (2, 3_000),
+        (2, 13_000),
+        (2, 23_000),
+    ]
 
 
 def test_a_plain_sqlite_file_is_still_refused(tmp_path):
@@ -354,9 +420,11 @@ def test_a_plain_sqlite_file_is_still_refused(tmp_path):
         con.execute("CREATE TABLE StringIds (id INTEGER, value TEXT)")
         con.execute("CREATE TABLE things (x INTEGER)")
     _, text = run(["-q", db, tmp_path / "t"], expect=2)
-    assert text.strip() == (f"nsys2prv: error: {db}: SQLite file is not an Nsight Systems export (none of the "
-                            "tables TARGET_INFO_SESSION_START_TIME, EXPORT_META_DATA, META_DATA_EXPORT, nor "
-                            "StringIds with event tables)")
+    assert text.strip() == (
+        f"nsys2prv: error: {db}: SQLite file is not an Nsight Systems export (none of the "
+        "tables TARGET_INFO_SESSION_START_TIME, EXPORT_META_DATA, META_DATA_EXPORT, nor "
+        "StringIds with event tables)"
+    )
     assert not (tmp_path / "t.prv").exists()
 
 
@@ -394,7 +462,8 @@ def test_an_export_without_a_host_is_named_after_its_file(tmp_path):
     assert host_notes == [
         "host unknown in 1 report(s) (no Hostname, DEVICE_DISPLAY_NAME or host variable in the export): named "
         "after the file (win.sqlite -> unknown-host-win); reports with unknown hosts are each treated as their "
-        "own node, with its own clock"]
+        "own node, with its own clock"
+    ]
     # several: one node each (also for files of the same name), said once
     ranks = [hostless_export(tmp_path / d / "rank.sqlite", "localhost") for d in ("a", "b", "c")]
     tr, s = convert(ranks, tmp_path / "m", "-m")

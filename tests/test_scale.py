@@ -47,7 +47,7 @@ def same_outputs(a: Path, b: Path) -> None:
         if not fa.exists():
             continue
         ta, tb = fa.read_bytes(), fb.read_bytes()
-        if ext == ".pop.json":     # the label is the output's name
+        if ext == ".pop.json":  # the label is the output's name
             ta, tb = (ta.replace(b'"label": "%s"' % p.name.encode(), b'"label": "OUT"') for ta, p in ((ta, a), (tb, b)))
         assert ta == tb, f"{fa} differs from {fb}"
 
@@ -58,11 +58,13 @@ def cases(tmp_path_factory):
     d = tmp_path_factory.mktemp("scale")
     ranks = [build_rank(d / f"rank{r}.sqlite", "3.13.2", r) for r in (0, 1)]
     full = build_full(d / "full.sqlite", "3.22")
-    shared = [build_rank(d / f"shared{r}.sqlite", "3.0.0", r, host="nodeA") for r in (0, 1)]   # one GPU 0
-    out = [("two ranks", ["-m", *ranks]),
-           ("two ranks on one GPU", ["-m", *shared]),
-           ("filter", ["-t", "cuda_api,nvtx,mpi", "-m", *ranks, "-f", "compute"]),
-           ("everything", ["-t", "all,osrt", full])]
+    shared = [build_rank(d / f"shared{r}.sqlite", "3.0.0", r, host="nodeA") for r in (0, 1)]  # one GPU 0
+    out = [
+        ("two ranks", ["-m", *ranks]),
+        ("two ranks on one GPU", ["-m", *shared]),
+        ("filter", ["-t", "cuda_api,nvtx,mpi", "-m", *ranks, "-f", "compute"]),
+        ("everything", ["-t", "all,osrt", full]),
+    ]
     if MPI4.exists():
         out.append(("mpi4", ["-t", "all,osrt", "-m", *sorted(MPI4.glob("rank*.sqlite"))]))
     out.append(("cloverleaf-generated", ["-t", "all,osrt", cloverleaf_like(d / "clover-generated.sqlite")]))
@@ -76,8 +78,10 @@ def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
     reports write the bytes of the reference writer (every record in memory, tests/reference_writer.py),
     also on the 8 real MPI reports, on kernels overlapping on a stream, NCCL kernels (the Group
     Communication state) and the GPU activity rows of a shared GPU."""
-    extra = [("mpi8 all", ["-t", "all", "-m", *sorted((ROOT / "tests" / "data" / "mpi8").glob("rank*.sqlite"))]),
-             ("overlaps", [overlap_export(tmp_path / "overlap.sqlite")])]
+    extra = [
+        ("mpi8 all", ["-t", "all", "-m", *sorted((ROOT / "tests" / "data" / "mpi8").glob("rank*.sqlite"))]),
+        ("overlaps", [overlap_export(tmp_path / "overlap.sqlite")]),
+    ]
     seen = set()
     for name, args in [*cases, *extra]:
         with reference_writer() as written:
@@ -87,10 +91,16 @@ def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
         same_outputs(ref, new)
         validate_trace(str(new))
         text = Path(f"{new}.prv").read_text() + Path(f"{new}.row").read_text()
-        seen |= {what for what, mark in (("GPU activity rows", r"^2:.*:63000090:[1-9]"),
-                                         ("NCCL kernels", r"^1:(\d+:){6}13$"),    # state Group Communication
-                                         ("MPI messages", r"^3:"), ("overlap lanes", r"^(CUDA-D0\.S7)\n\1$"))
-                 if re.search(mark, text, re.M)}
+        seen |= {
+            what
+            for what, mark in (
+                ("GPU activity rows", r"^2:.*:63000090:[1-9]"),
+                ("NCCL kernels", r"^1:(\d+:){6}13$"),  # state Group Communication
+                ("MPI messages", r"^3:"),
+                ("overlap lanes", r"^(CUDA-D0\.S7)\n\1$"),
+            )
+            if re.search(mark, text, re.M)
+        }
     assert seen == {"GPU activity rows", "NCCL kernels", "MPI messages", "overlap lanes"}
 
 
@@ -133,16 +143,17 @@ def test_split_points_keep_equal_times_together(tmp_path):
 
     def chunk(path, times):
         n = len(times)
-        return save_chunk(str(path), np.asarray(times, np.int64), np.zeros(n), np.zeros(n), np.zeros(n),
-                          np.zeros(2 * n), states=n)
+        return save_chunk(
+            str(path), np.asarray(times, np.int64), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(2 * n), states=n
+        )
 
     same = [chunk(tmp_path / "a", [5] * 10000), chunk(tmp_path / "b", [5] * 10)]
-    assert split_times(same, 4) == []                  # one time: nothing to cut
+    assert split_times(same, 4) == []  # one time: nothing to cut
     spread = [chunk(tmp_path / "c", range(0, 300_000, 3)), chunk(tmp_path / "d", range(1, 300_000, 3))]
-    cuts = split_times(spread, 3)                      # (the chunks' indexes: every 64th time)
+    cuts = split_times(spread, 3)  # (the chunks' indexes: every 64th time)
     assert len(cuts) == 2 and 95_000 <= cuts[0] <= 105_000 and 195_000 <= cuts[1] <= 205_000
     skewed = [chunk(tmp_path / "e", [0] * 90_000 + list(range(1, 10_001)))]
-    assert split_times(skewed, 2) == []                # the median is the first time: no useful cut
+    assert split_times(skewed, 2) == []  # the median is the first time: no useful cut
 
 
 def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_path, monkeypatch):
@@ -156,22 +167,23 @@ def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_pa
 
     def spy(*a, **k):
         part = real(*a, **k)
-        seen.append((part.host_pre is not None and len(part.host_pre[0]) > 0,
-                     [os.path.exists(sp.path) for sp in part.dev]))
+        seen.append(
+            (part.host_pre is not None and len(part.host_pre[0]) > 0, [os.path.exists(sp.path) for sp in part.dev])
+        )
         return part
 
     def whole(report, tabs, lookup, clock, names=None, whole_run=False, *rest, **k):
-        return real(report, tabs, lookup, clock, names, False, *rest, **k)     # the host calls stay intervals
+        return real(report, tabs, lookup, clock, names, False, *rest, **k)  # the host calls stay intervals
 
-    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")     # -j 1 in this process: the spy sees the partials
+    monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")  # -j 1 in this process: the spy sees the partials
     for name, args in cases:
         monkeypatch.setattr(pop, "collect_partial", spy)
         reduced = run(["-j", "1", *args], tmp_path / f"red-{name}")
         monkeypatch.setattr(pop, "collect_partial", whole)
         full = run(["-j", "1", *args], tmp_path / f"full-{name}")
         same_outputs(reduced, full)
-    assert any(host for host, _ in seen)                            # host calls reduced in the worker ...
-    assert any(files for _, files in seen) and all(all(files) for _, files in seen)   # ... GPUs in files
+    assert any(host for host, _ in seen)  # host calls reduced in the worker ...
+    assert any(files for _, files in seen) and all(all(files) for _, files in seen)  # ... GPUs in files
 
 
 def test_jobs_1_in_a_worker_equals_in_process(cases, tmp_path, monkeypatch):
@@ -234,10 +246,12 @@ def test_dask_cluster_of_worker_processes_equals_local_run(cases, tmp_path):
 def test_dask_without_a_scheduler_is_a_user_error(cases, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     from nsys2prv.pipeline.parallel import Dask
+
     monkeypatch.setattr(Dask, "TIMEOUT", "2")
     name, args = cases[0]
-    res = CliRunner().invoke(main, ["-q", "--no-cache", "--dask", "tcp://127.0.0.1:9", *map(str, args),
-                                    str(tmp_path / "x")])
+    res = CliRunner().invoke(
+        main, ["-q", "--no-cache", "--dask", "tcp://127.0.0.1:9", *map(str, args), str(tmp_path / "x")]
+    )
     assert res.exit_code == 2 and "Dask" in res.output
 
 
@@ -259,7 +273,7 @@ def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(
 
     _scramble_keeping_identity(inp)
     opened = Report.opened
-    again = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "again", cache)   # other output, same options
+    again = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "again", cache)  # other output, same options
     assert Report.opened == opened, "the SQLite was opened despite the cache"
     same_outputs(first, again)
     # other options (fewer categories, -z, 2 jobs): still from the cache
@@ -292,7 +306,8 @@ def test_tables_without_rows_are_cached_in_one_small_file(tmp_path):
     TableCache(tmp_path / "c", src).store(None, {"osrt": (none.iloc[:, :1], tally), "mpi": (None, None)})
     cache = TableCache(tmp_path / "c", src)
     assert sorted(p.name for p in cache.dir.iterdir()) == sorted(
-        ["kernels.parquet", f"memset{EMPTY}", f"osrt{EMPTY}", "kinds.json", "meta.n2p"])
+        ["kernels.parquet", f"memset{EMPTY}", f"osrt{EMPTY}", "kinds.json", "meta.n2p"]
+    )
     assert cache.table("kernels").equals(rows)
     assert cache.table("memset").equals(none) and isinstance(cache.table("memset")["name"].dtype, pd.CategoricalDtype)
     assert list(cache.table("osrt").columns) == ["start"] and cache.table("mpi") is None
@@ -306,9 +321,9 @@ def test_categories_added_later_are_read_and_cached(tmp_path):
     cache = tmp_path / "cache"
     run(["-t", "cuda_api", "-j", "1", inp], tmp_path / "a", cache)
     opened = Report.opened
-    full = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "b", cache)   # osrt not cached yet: read
+    full = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "b", cache)  # osrt not cached yet: read
     assert Report.opened == opened + 1
-    ref = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "c")           # no cache at all
+    ref = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "c")  # no cache at all
     same_outputs(full, ref)
 
 
@@ -324,15 +339,25 @@ def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
     next_id = 0
     for c in range(n_chunks):
         n = int(rng.choice([0, 1, 5, STRIDE - 1, STRIDE, 3 * STRIDE + 7, 20 * STRIDE]))
-        step = int(rng.choice([1, 10, 1000]))                       # dense and sparse chunks
+        step = int(rng.choice([1, 10, 1000]))  # dense and sparse chunks
         t = np.sort(rng.integers(0, 50 * step, n)) + int(rng.integers(0, 5000))
-        k = np.sort(rng.integers(0, 4, n)) + (c << 8)               # (time, key) sorted within the chunk
+        k = np.sort(rng.integers(0, 4, n)) + (c << 8)  # (time, key) sorted within the chunk
         order = np.lexsort((k, t))
         t, k = t[order], k[order]
         ids = np.arange(next_id, next_id + n, dtype=np.int64)
         next_id += n
-        metas.append(save_chunk(str(tmp_path / f"c{c}.chunk"), t, k, np.zeros(n), np.full(n, EVENT_SIG0), ids,
-                                events=n, sigs=[((1,), (False,))]))
+        metas.append(
+            save_chunk(
+                str(tmp_path / f"c{c}.chunk"),
+                t,
+                k,
+                np.zeros(n),
+                np.full(n, EVENT_SIG0),
+                ids,
+                events=n,
+                sigs=[((1,), (False,))],
+            )
+        )
         all_t.append(t)
         all_k.append(k)
         all_id.append(ids)
@@ -354,6 +379,7 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     def collect(out):
         def write(fh, thread, time, sig, tail, offs, perm, tables):
             out.append(tail[offs[perm]])
+
         return write
 
     for budget in (1, 700, 1 << 16, 1 << 22):
@@ -381,22 +407,51 @@ def test_the_formatter_writes_any_int64_like_python():
 
     vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
     flat, n = np.array(vals, np.int64), len(vals)
-    one = Tables(np.array([3]), np.array([1]), np.array([1]), width=np.array([2, 6, 1]), first=np.array([0, 0, 0]),
-                 rbase=np.array([0, 0, 0]), types=np.array([300]), dyn=np.array([False]), remap=np.array([0]))
+    one = Tables(
+        np.array([3]),
+        np.array([1]),
+        np.array([1]),
+        width=np.array([2, 6, 1]),
+        first=np.array([0, 0, 0]),
+        rbase=np.array([0, 0, 0]),
+        types=np.array([300]),
+        dyn=np.array([False]),
+        remap=np.array([0]),
+    )
     fh = io.BytesIO()
-    write_compact(fh, np.zeros(n, np.int32), flat, np.full(n, 2, np.int32), flat, np.arange(n, dtype=np.int64),
-                  np.arange(n, dtype=np.int64)[::-1].copy(), one)
+    write_compact(
+        fh,
+        np.zeros(n, np.int32),
+        flat,
+        np.full(n, 2, np.int32),
+        flat,
+        np.arange(n, dtype=np.int64),
+        np.arange(n, dtype=np.int64)[::-1].copy(),
+        one,
+    )
     assert fh.getvalue().decode().splitlines() == [f"2:3:1:1:1:{v}:300:{v}" for v in reversed(vals)]
 
     cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
     thread, time, sig = np.array([0, 1, 0], np.int32), np.array([5, 6, 7]), np.array([0, 2, 1], np.int32)
     tail = np.array([9, 2, -4, 1, 8, 1, 10, 11, 64, 5], np.int64)
-    tables = Tables(cpu, task, thr, width=np.array([2, 6, 2]), first=np.array([0, 0, 0]), rbase=np.array([0, 0, 1]),
-                    types=np.array([300, 301]), dyn=np.array([False, True]), remap=np.array([0, 70, 71]))
+    tables = Tables(
+        cpu,
+        task,
+        thr,
+        width=np.array([2, 6, 2]),
+        first=np.array([0, 0, 0]),
+        rbase=np.array([0, 0, 1]),
+        types=np.array([300, 301]),
+        dyn=np.array([False, True]),
+        remap=np.array([0, 70, 71]),
+    )
     fh = io.BytesIO()
     write_compact(fh, thread, time, sig, tail, np.array([0, 2, 4]), np.array([0, 1, 2]), tables)
     assert fh.getvalue().decode().splitlines() == [
-        "1:3:1:1:1:5:9:2", "2:4:1:2:1:6:300:-4:301:71", "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5"]
+        "1:3:1:1:1:5:9:2",
+        "2:4:1:2:1:6:300:-4:301:71",
+        "3:3:1:1:1:7:8:4:1:2:1:10:11:64:5",
+    ]
 
 
 def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
@@ -421,8 +476,10 @@ def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
             t = lim.next(cur, 1 << 62)
             new = np.array([max(c, np.searchsorted(x, t, "left")) for c, x in zip(cur, times)])
             # what a round takes: at most the budget plus one STRIDE block per chunk (or one time's records)
-            assert (new - cur).sum() <= max(budget + STRIDE * len(readers), max(
-                int((x == x[c]).sum()) for c, x, s in zip(cur, times, stop) if c < s))
+            assert (new - cur).sum() <= max(
+                budget + STRIDE * len(readers),
+                max(int((x == x[c]).sum()) for c, x, s in zip(cur, times, stop) if c < s),
+            )
             seq.append(t)
             cur = new
         return seq
@@ -438,7 +495,7 @@ def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
 
     from nsys2prv.pipeline.pop_run import pop_lookups
 
-    model = NS(tasks=[NS(report=r, pid=100 + i) for i, r in enumerate((0, 1, 1))])   # (the fields it reads)
+    model = NS(tasks=[NS(report=r, pid=100 + i) for i, r in enumerate((0, 1, 1))])  # (the fields it reads)
     assert pop_lookups(model, 3) == [{(0, 100): 0}, {(1, 101): 1, (1, 102): 2}, {}]
 
 

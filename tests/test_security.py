@@ -66,7 +66,7 @@ def test_1_a_hard_link_or_fifo_as_lock_is_refused(tmp_path):
         O.OutputSet(tmp_path / "o", None).open()
     assert victim.read_text() == "precious\n"
     os.mkfifo(tmp_path / ".p.lock")
-    with pytest.raises(UserError, match="not a plain file"):       # (a FIFO would block the open)
+    with pytest.raises(UserError, match="not a plain file"):  # (a FIFO would block the open)
         O.OutputSet(tmp_path / "p", None).open()
 
 
@@ -74,7 +74,7 @@ def test_5_the_lock_cannot_be_held_by_two_runs(tmp_path, monkeypatch):
     """B opened the lock file of A before A released (unlinked) it; C then creates and locks a new
     file; B's flock on the orphaned inode must not count."""
     a = O.OutputSet(tmp_path / "o", None).open()
-    stale = os.open(tmp_path / ".o.lock", os.O_RDWR)          # B's open, before A's release
+    stale = os.open(tmp_path / ".o.lock", os.O_RDWR)  # B's open, before A's release
     a.close()
     c = O.OutputSet(tmp_path / "o", None).open()
     real, opened = O._open_lock, []
@@ -87,10 +87,10 @@ def test_5_the_lock_cannot_be_held_by_two_runs(tmp_path, monkeypatch):
     try:
         with pytest.raises(UserError, match=f"another nsys2prv \\(pid {os.getpid()}\\) is writing this output"):
             O.OutputSet(tmp_path / "o", None).open()
-        assert len(opened) == 2             # the orphaned inode was noticed and the current file tried
+        assert len(opened) == 2  # the orphaned inode was noticed and the current file tried
     finally:
         c.close()
-    b = O.OutputSet(tmp_path / "o", None).open()                # released: B gets it
+    b = O.OutputSet(tmp_path / "o", None).open()  # released: B gets it
     b.close()
 
 
@@ -127,8 +127,16 @@ def test_2_links_planted_at_every_cache_name_are_never_written_through(ranks, tm
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     cache = tmp_path / "cache"
-    names = ["kinds.json", "meta.n2p", "kernels.parquet", "mpi.parquet", "nvtx.parquet", "memset.empty.arrow",
-             f".meta.pkl.tmp{os.getpid()}", f".kinds.json.tmp{os.getpid()}"]
+    names = [
+        "kinds.json",
+        "meta.n2p",
+        "kernels.parquet",
+        "mpi.parquet",
+        "nvtx.parquet",
+        "memset.empty.arrow",
+        f".meta.pkl.tmp{os.getpid()}",
+        f".kinds.json.tmp{os.getpid()}",
+    ]
     for r in ranks:
         e = C.entry_dir(cache / "tables", r)
         e.mkdir(parents=True)
@@ -138,7 +146,7 @@ def test_2_links_planted_at_every_cache_name_are_never_written_through(ranks, tm
     assert victim.read_text() == "precious\n"
     for r in ranks:
         e = C.entry_dir(cache / "tables", r)
-        assert not (e / "meta.n2p").is_symlink() and not (e / "kinds.json").is_symlink()   # replaced
+        assert not (e / "meta.n2p").is_symlink() and not (e / "kinds.json").is_symlink()  # replaced
         assert (e / "kernels.parquet").is_file() and not (e / "kernels.parquet").is_symlink()
     _, s = convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "o2")
     assert _digest(tmp_path / "o2") == _digest(tmp_path / "o") and victim.read_text() == "precious\n"
@@ -177,14 +185,14 @@ def test_2_the_stored_overlap_lanes_are_read_back_and_never_through_a_link(tmp_p
     (cache.dir / f"lanes-{tag}.arrow").unlink()
     (cache.dir / f"lanes-{tag}.arrow").symlink_to(victim)
     assert cache.lanes(tag) is None and any(f"lanes-{tag}.arrow" in n for n in cache.notes)
-    cache.store_lanes(tag, {"kernels": 1}, np.array([2], np.int64))        # replaced, not written through
+    cache.store_lanes(tag, {"kernels": 1}, np.array([2], np.int64))  # replaced, not written through
     assert not (cache.dir / f"lanes-{tag}.arrow").is_symlink() and cache.lanes(tag)["kernels"].tolist() == [2]
     assert victim.read_bytes() == before
     table = pa.table({"lane": np.zeros(3, np.int8)}).replace_schema_metadata({"rows": '[["kernels", 5]]'})
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as w:
         w.write_table(table)
-    (cache.dir / f"lanes-{tag}.arrow").write_bytes(sink.getvalue().to_pybytes())   # rows that do not add up
+    (cache.dir / f"lanes-{tag}.arrow").write_bytes(sink.getvalue().to_pybytes())  # rows that do not add up
     fresh = C.TableCache(tmp_path / "c" / "tables", src)
     assert fresh.lanes(tag) is None and any("not a file of lanes" in n for n in fresh.notes)
 
@@ -197,14 +205,19 @@ def test_3_a_cache_directory_replaced_by_a_link_deletes_nothing_through_it(ranks
         (target / sub / "data.txt").write_text("mine\n")
     e = C.entry_dir(cache / "tables", ranks[0])
     e.parent.parent.mkdir(parents=True)
-    e.parent.symlink_to(target)                         # the input's directory (STEM-HASH) is a link
+    e.parent.symlink_to(target)  # the input's directory (STEM-HASH) is a link
     e1 = C.entry_dir(cache / "tables", ranks[1])
     e1.parent.mkdir(parents=True)
-    e1.symlink_to(target, target_is_directory=True)     # the entry itself (HASH) is a link
+    e1.symlink_to(target, target_is_directory=True)  # the entry itself (HASH) is a link
     convert_valid(["-m", *ranks, "--cache-dir", cache], tmp_path / "o")
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
-        "0123456789abcdef", "0123456789abcdef/keep", "0123456789abcdef/keep/data.txt",
-        "projects", "projects/keep", "projects/keep/data.txt"]
+        "0123456789abcdef",
+        "0123456789abcdef/keep",
+        "0123456789abcdef/keep/data.txt",
+        "projects",
+        "projects/keep",
+        "projects/keep/data.txt",
+    ]
     assert not e.parent.is_symlink() and not e1.is_symlink() and (e / "kinds.json").is_file()
 
 
@@ -226,7 +239,7 @@ def test_3_stale_entries_lose_only_the_names_the_cache_makes(tmp_path):
     (cache.dir.parent / "README").write_text("not an entry\n")
     assert cache.prepare()
     assert victim.read_text() == "precious\n"
-    assert sorted(p.name for p in stale.iterdir()) == ["notes.txt", "sub"]     # not ours: kept
+    assert sorted(p.name for p in stale.iterdir()) == ["notes.txt", "sub"]  # not ours: kept
     assert not old.exists() and (cache.dir.parent / "README").exists()
 
 
@@ -251,8 +264,9 @@ def test_4_a_pickle_in_the_cache_is_never_loaded(ranks, tmp_path, cached):
     notes = _warnings(s)
     assert len(notes) == 4 and all("not a file of this version of nsys2prv); not used, rebuilt" in n for n in notes)
     assert sorted(n.split("unusable ")[1].split(" ")[0] for n in notes) == ["meta.n2p"] * 2 + [
-        p.name for e in entries for p in e.glob("scan-*.n2p")]
-    s = _rerun(ranks, cache, tmp_path / "o2", ref)           # rebuilt: a warm run again, nothing to say
+        p.name for e in entries for p in e.glob("scan-*.n2p")
+    ]
+    s = _rerun(ranks, cache, tmp_path / "o2", ref)  # rebuilt: a warm run again, nothing to say
     assert not marker.exists() and _warnings(s) == []
 
 
@@ -265,8 +279,10 @@ def test_6_a_valid_cache_object_of_the_wrong_type_is_a_miss(ranks, tmp_path, cac
     s = _rerun(ranks, cache, tmp_path / "o", ref)
     notes = _warnings(s)
     assert len(notes) == 4
-    assert sum("(a dict, not a Scan)" in n for n in notes) == 2 and sum("(a list, not a ReportInfo)" in n
-                                                                       for n in notes) == 2
+    assert (
+        sum("(a dict, not a Scan)" in n for n in notes) == 2
+        and sum("(a list, not a ReportInfo)" in n for n in notes) == 2
+    )
     assert _warnings(_rerun(ranks, cache, tmp_path / "o2", ref)) == []
 
 
@@ -276,12 +292,24 @@ def test_6_fields_of_the_wrong_type_are_refused():
     from nsys2prv.nsys.identity import Identity
     from nsys2prv.pipeline.stages import ReportInfo
 
-    info = ReportInfo("p", "3", "2024", "h", None, True, 0, [], {"T": 1}, Identity("h", {1: "a"}),
-                      pd.DataFrame({"pid": [1]}), lifetimes={1: (2, 3)})
+    info = ReportInfo(
+        "p",
+        "3",
+        "2024",
+        "h",
+        None,
+        True,
+        0,
+        [],
+        {"T": 1},
+        Identity("h", {1: "a"}),
+        pd.DataFrame({"pid": [1]}),
+        lifetimes={1: (2, 3)},
+    )
     back = C.decode(C.encode(info), ReportInfo, (Identity,))
     assert back.identity.process_names == {1: "a"} and back.lifetimes == {1: (2, 3)}
     assert back.devmap.equals(info.devmap)
-    bad = C.encode(dataclasses.replace(info, hostname=7))          # (encode does not check)
+    bad = C.encode(dataclasses.replace(info, hostname=7))  # (encode does not check)
     with pytest.raises(C.CacheDamage, match="ReportInfo.hostname is a int"):
         C.decode(bad, ReportInfo, (Identity,))
     with pytest.raises(C.CacheDamage, match="ReportInfo.identity is a dict"):
@@ -291,7 +319,7 @@ def test_6_fields_of_the_wrong_type_are_refused():
     with pytest.raises(C.CacheDamage, match="truncated"):
         C.decode(C.encode(info)[:-3], ReportInfo, (Identity,))
     with pytest.raises(C.CacheDamage, match="an object of type 'Identity'"):
-        C.decode(C.encode(info), ReportInfo)              # a class not named by the caller
+        C.decode(C.encode(info), ReportInfo)  # a class not named by the caller
     with pytest.raises(C.CacheDamage, match="a ReportInfo, not a Identity"):
         C.decode(C.encode(info), Identity, (ReportInfo,))
 
@@ -301,7 +329,7 @@ def test_15_a_parquet_of_another_kind_is_a_miss(ranks, tmp_path, cached):
     for e in entries:
         (e / "kernels.parquet").write_bytes((e / "nvtx.parquet").read_bytes())
         for p in e.glob("scan-*"):
-            p.unlink()                                    # (else a warm run reads no table)
+            p.unlink()  # (else a warm run reads no table)
     s = _rerun(ranks, cache, tmp_path / "o", ref)
     assert any("kernels.parquet has the columns of another table" in n for n in _warnings(s))
     s = _rerun(ranks, cache, tmp_path / "o2", ref)
@@ -329,19 +357,25 @@ def _changed(src: Path, dst: Path, *sql: str) -> Path:
     return dst
 
 
-@pytest.mark.parametrize("table,column,kind", [
-    ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName", "kernels"),
-    ("CUPTI_ACTIVITY_KIND_KERNEL", "end", "kernels"),
-    ("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
-    ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api"),
-    ("CUPTI_ACTIVITY_KIND_RUNTIME", "end", "cuda_api"),
-    ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid", "cuda_api"),
-    ("NVTX_EVENTS", "end", "nvtx"),
-])
+@pytest.mark.parametrize(
+    "table,column,kind",
+    [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName", "kernels"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "end", "kernels"),
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", "kernels"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId", "cuda_api"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "end", "cuda_api"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid", "cuda_api"),
+        ("NVTX_EVENTS", "end", "nvtx"),
+    ],
+)
 def test_7_text_in_a_numeric_column_is_a_dropped_row_with_its_reason(ranks, tmp_path, table, column, kind):
     where = "eventType = 59" if table == "NVTX_EVENTS" else "1"
-    bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f"UPDATE {table} SET \"{column}\" = 'abc' "
-                   f"WHERE rowid = (SELECT min(rowid) FROM {table} WHERE {where})")
+    bad = _changed(
+        ranks[1],
+        tmp_path / "rank1.sqlite",
+        f"UPDATE {table} SET \"{column}\" = 'abc' WHERE rowid = (SELECT min(rowid) FROM {table} WHERE {where})",
+    )
     _, good = convert_valid(["-m", *ranks], tmp_path / "good")
     code, text = convert(["-m", ranks[0], bad, tmp_path / "bad"])
     s = json.loads((tmp_path / "bad.summary.json").read_text())
@@ -350,7 +384,7 @@ def test_7_text_in_a_numeric_column_is_a_dropped_row_with_its_reason(ranks, tmp_
     assert k["source_rows"] == g["source_rows"] and k["translated_rows"] == g["translated_rows"] - 1
     validate_trace(str(tmp_path / "bad"))
     row = Path(f"{tmp_path / 'bad'}.row").read_text()
-    assert row.count("\n") == Path(f"{tmp_path / 'good'}.row").read_text().count("\n")   # no bogus stream/task
+    assert row.count("\n") == Path(f"{tmp_path / 'good'}.row").read_text().count("\n")  # no bogus stream/task
 
 
 @pytest.mark.parametrize("table,column", [("MPI_RANKS", "rank"), ("PROCESSES", "pid")])
@@ -378,8 +412,10 @@ def test_15_text_in_end_does_not_crash_the_lifetimes(ranks, tmp_path, table):
 
 
 # --- 8: missing optional columns -----------------------------------------------------------------------
-@pytest.mark.parametrize("table,column,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "gridX", "kernels"),
-                                               ("CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId", "cuda_api")])
+@pytest.mark.parametrize(
+    "table,column,kind",
+    [("CUPTI_ACTIVITY_KIND_KERNEL", "gridX", "kernels"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "correlationId", "cuda_api")],
+)
 def test_8_a_missing_optional_column_is_warned_and_invents_no_value(ranks, tmp_path, table, column, kind):
     bad = _changed(ranks[1], tmp_path / "rank1.sqlite", f'ALTER TABLE {table} RENAME COLUMN "{column}" TO "renamed"')
     with sqlite3.connect(bad) as con:
@@ -387,7 +423,7 @@ def test_8_a_missing_optional_column_is_warned_and_invents_no_value(ranks, tmp_p
     _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "t")
     why = f"{table} lacks optional column(s): {column} (their values are not written)"
     assert s["categories"][kind]["notes"][why] == n and s["warnings"] == [f"{kind}: {n} rows of {why}"]
-    if column == "gridX":       # rank 1's kernels have no grid-size-x record at all (not a 0)
+    if column == "gridX":  # rank 1's kernels have no grid-size-x record at all (not a 0)
         ev = load_trace(str(tmp_path / "t")).events
         assert sorted(ev.loc[ev["type"] == 9101, "task"].unique()) == [1]
     code, text = convert(["--strict", "-m", ranks[0], bad, tmp_path / "strict"], expect_ok=False)
@@ -398,9 +434,11 @@ def test_8_a_missing_optional_column_is_warned_and_invents_no_value(ranks, tmp_p
 def test_14_a_fifo_as_input_is_refused_with_one_line(tmp_path):
     fifo = tmp_path / "r.sqlite"
     os.mkfifo(fifo)
-    code, text = convert([fifo, tmp_path / "o"], expect_ok=False)     # (before: blocked forever)
-    assert code == 2 and text == f"nsys2prv: error: {fifo}: not a regular file (a FIFO, socket or device): " \
-                                 "give the export itself\n"
+    code, text = convert([fifo, tmp_path / "o"], expect_ok=False)  # (before: blocked forever)
+    assert (
+        code == 2
+        and text == f"nsys2prv: error: {fifo}: not a regular file (a FIFO, socket or device): give the export itself\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
 
 
@@ -470,14 +508,16 @@ def _fill(mnt: Path) -> None:
 def test_9_a_short_write_keeps_its_cause(ranks, tiny_fs, monkeypatch):
     import nsys2prv.pipeline.conversion as P
 
-    def merge_fails(*a, **k):           # numpy's tofile on a full device: no errno, no path
+    def merge_fails(*a, **k):  # numpy's tofile on a full device: no errno, no path
         _fill(tiny_fs)
         raise OSError("159100 requested and 102384 written")
 
     monkeypatch.setattr(P, "_convert", merge_fails)
     code, text = convert(["-m", *ranks, tiny_fs / "o"], expect_ok=False)
-    assert code == 2 and text == (f"nsys2prv: error: {tiny_fs / 'o'}: cannot write the outputs (No space left on "
-                                  "device; 159100 requested and 102384 written)\n")
+    assert code == 2 and text == (
+        f"nsys2prv: error: {tiny_fs / 'o'}: cannot write the outputs (No space left on "
+        "device; 159100 requested and 102384 written)\n"
+    )
     assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
     assert O.write_error_cause(OSError(28, "No space left on device"), tiny_fs) == "No space left on device"
 
@@ -501,19 +541,27 @@ def test_11_16_a_directory_as_out_is_refused_with_one_line(ranks, tmp_path, monk
     before = sorted(p.name for p in tmp_path.iterdir())
     code, text = convert([ranks[0], out], expect_ok=False)
     shown = str(Path(out)) if out else "."
-    assert code == 2 and text == (f"nsys2prv: error: {shown}: is a directory: OUT is the base name of the output "
-                                  "files, not where they go (e.g. DIR/trace writes DIR/trace.prv)\n")
+    assert code == 2 and text == (
+        f"nsys2prv: error: {shown}: is a directory: OUT is the base name of the output "
+        "files, not where they go (e.g. DIR/trace writes DIR/trace.prv)\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == before and not Path("/.prv").exists()
     assert not (tmp_path.parent / f"{tmp_path.name}.prv").exists()
 
 
 def test_16_stdout_on_a_full_device_is_one_line_after_the_outputs(ranks, tmp_path):
     with open("/dev/full", "w") as full:
-        res = subprocess.run([sys.executable, "-m", "nsys2prv", "--no-cache", "-m", *map(str, ranks),
-                              str(tmp_path / "o")], stdout=full, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
-    assert res.returncode == 2 and res.stderr == ("nsys2prv: error: cannot write the summary to the standard output "
-                                                  "(No space left on device); the outputs are written\n")
+        res = subprocess.run(
+            [sys.executable, "-m", "nsys2prv", "--no-cache", "-m", *map(str, ranks), str(tmp_path / "o")],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        )
+    assert res.returncode == 2 and res.stderr == (
+        "nsys2prv: error: cannot write the summary to the standard output "
+        "(No space left on device); the outputs are written\n"
+    )
     validate_trace(str(tmp_path / "o"))
 
 
@@ -533,14 +581,14 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
 
     for name in SET:
         (tmp_path / name).write_text("old" + name)
-    (tmp_path / "t.pop.json").write_text("old")             # not written by the new run: removed
+    (tmp_path / "t.pop.json").write_text("old")  # not written by the new run: removed
     out = _staged(tmp_path, "new")
     real, moved = os.replace, []
 
     def replace(src, dst, **kw):
-        if Path(dst).parent == tmp_path:                    # a move into place (not the manifest's)
+        if Path(dst).parent == tmp_path:  # a move into place (not the manifest's)
             if not moved:
-                os.kill(os.getpid(), signal.SIGTERM)        # arrives as the first move begins
+                os.kill(os.getpid(), signal.SIGTERM)  # arrives as the first move begins
             moved.append(Path(dst).name)
         return real(src, dst, **kw)
 
@@ -550,7 +598,7 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
     catch_signals()
     monkeypatch.setattr(O.os, "replace", replace)
     idle = threading.Event()
-    other = threading.Thread(target=idle.wait)      # (a process with threads: a signal mask would not do)
+    other = threading.Thread(target=idle.wait)  # (a process with threads: a signal mask would not do)
     other.start()
     try:
         with pytest.raises(SystemExit) as stop:
@@ -573,7 +621,7 @@ def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path)
         (tmp_path / name).write_text("old" + name)
     (tmp_path / "t.pop.json").write_text("old")
     pid = os.fork()
-    if pid == 0:                                            # the run that is killed after one move
+    if pid == 0:  # the run that is killed after one move
         try:
             out = _staged(tmp_path, "new")
             real = os.replace
@@ -582,6 +630,7 @@ def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path)
                 real(src, dst, **kw)
                 if Path(dst).parent == tmp_path:
                     os.kill(os.getpid(), signal.SIGKILL)
+
             O.os.replace = replace
             out.commit()
         finally:
@@ -589,7 +638,7 @@ def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     texts = {n: (tmp_path / n).read_text() for n in SET}
-    assert sorted(texts.values()) != sorted("new" + n for n in SET)        # mixed: one moved, three not
+    assert sorted(texts.values()) != sorted("new" + n for n in SET)  # mixed: one moved, three not
     nxt = O.OutputSet(tmp_path / "t", None).open()
     try:
         assert {n: (tmp_path / n).read_text() for n in SET} == {n: "new" + n for n in SET}
@@ -622,8 +671,9 @@ def test_12_a_manifest_naming_views_for_a_run_without_cfgs_moves_no_view(tmp_pat
     (stage / "cfgs").mkdir(parents=True)
     (stage / "t.prv").write_text("new")
     (stage / "cfgs" / "v.cfg").write_text("view")
-    (stage / O.COMMIT).write_text(json.dumps({"files": ["t.prv"], "obsolete": [], "cfgs": None,
-                                              "cfg_files": ["v.cfg"]}))
+    (stage / O.COMMIT).write_text(
+        json.dumps({"files": ["t.prv"], "obsolete": [], "cfgs": None, "cfg_files": ["v.cfg"]})
+    )
     nxt = O.OutputSet(tmp_path / "t", None).open()
     nxt.close()
     assert (tmp_path / "t.prv").read_text() == "new" and not stage.exists()
@@ -650,24 +700,25 @@ def test_13_closing_after_a_signal_stops_busy_workers_that_ignore_sigterm(tmp_pa
     from nsys2prv.pipeline.parallel import Local
 
     ex = Local(2)
-    ex.map(_sleep, [0, 0])                              # the pool (its workers ignore SIGTERM)
+    ex.map(_sleep, [0, 0])  # the pool (its workers ignore SIGTERM)
     stage = tmp_path / ".o.out1" / "work"
     futures = [ex.pool.submit(_write_forever, str(stage)) for _ in range(2)]
-    while len(list(stage.glob("chunk*"))) < 2:          # both writing
+    while len(list(stage.glob("chunk*"))) < 2:  # both writing
         pass
     procs = list(ex.pool._processes.values())
-    ex.close(final=True)                                # what the conversion does on Interrupted
+    ex.close(final=True)  # what the conversion does on Interrupted
     for p in procs:
-        p.join(10)                                      # (reaped: is_alive polls the process)
+        p.join(10)  # (reaped: is_alive polls the process)
     assert all(not p.is_alive() for p in procs)
     import concurrent.futures
-    concurrent.futures.wait(futures, timeout=30)        # (the pool's thread marks them, asynchronously)
+
+    concurrent.futures.wait(futures, timeout=30)  # (the pool's thread marks them, asynchronously)
     assert all(f.done() for f in futures)
     import shutil
 
     shutil.rmtree(tmp_path / ".o.out1")
     os.sched_yield()
-    assert not (tmp_path / ".o.out1").exists()          # nobody left to write it again
+    assert not (tmp_path / ".o.out1").exists()  # nobody left to write it again
 
 
 def test_13_a_signal_during_a_forked_call_does_not_wait_for_it(tmp_path):
@@ -682,7 +733,7 @@ def test_13_a_signal_during_a_forked_call_does_not_wait_for_it(tmp_path):
             while not future.running():
                 time.sleep(0.01)
             seen = [p for p in multiprocessing_children()]
-            raise Interrupted(signal.SIGINT)            # (as the handler raises it in the merge)
+            raise Interrupted(signal.SIGINT)  # (as the handler raises it in the merge)
     assert seen and all(not p.is_alive() for p in seen)
 
 
@@ -695,24 +746,47 @@ def multiprocessing_children():
 # --- 10: names in the Markdown table ------------------------------------------------------------------------
 def test_10_a_region_name_with_a_bar_and_a_newline_keeps_the_markdown_table(ranks, tmp_path):
     name = "st|ep\nnext"
-    renamed = [_changed(r, tmp_path / r.name, "UPDATE NVTX_EVENTS SET text = 'st|ep' || char(10) || 'next' "
-                        "WHERE text = 'step'") for r in ranks]
+    renamed = [
+        _changed(
+            r, tmp_path / r.name, "UPDATE NVTX_EVENTS SET text = 'st|ep' || char(10) || 'next' WHERE text = 'step'"
+        )
+        for r in ranks
+    ]
     convert(["-m", *renamed, "--region", name, tmp_path / "t"])
     md = Path(f"{tmp_path / 't'}.pop.md").read_text().splitlines()
     table = [line for line in md if line.startswith("|")]
-    assert len({line.count(" | ") - line.count("\\| ") for line in table[2:]}) == 1      # every row: same cells
+    assert len({line.count(" | ") - line.count("\\| ") for line in table[2:]}) == 1  # every row: same cells
     assert "st\\|ep<br>next" in table[0] and all("\n" not in line for line in table)
     header = [c for c in table[0].split(" | ")]
     assert len(header) == len(table[2].split(" | "))
 
 
 # --- 16: the wrapper and an argument containing " -- " ------------------------------------------------------
-@pytest.mark.parametrize("args,want", [
-    (["./app", "a -- b"], ["-t", "cuda,nvtx,mpi,osrt", "--mpi-impl=openmpi", "-s", "none", "--cpuctxsw=none",
-                           "--force-overwrite=true", "-o", "{out}/rank0", "./app", "a -- b"]),
-    (["-t", "cuda", "--", "./app", "x -- y"], ["-t", "cuda", "--force-overwrite=true", "-o", "{out}/rank0",
-                                               "./app", "x -- y"]),
-])
+@pytest.mark.parametrize(
+    "args,want",
+    [
+        (
+            ["./app", "a -- b"],
+            [
+                "-t",
+                "cuda,nvtx,mpi,osrt",
+                "--mpi-impl=openmpi",
+                "-s",
+                "none",
+                "--cpuctxsw=none",
+                "--force-overwrite=true",
+                "-o",
+                "{out}/rank0",
+                "./app",
+                "a -- b",
+            ],
+        ),
+        (
+            ["-t", "cuda", "--", "./app", "x -- y"],
+            ["-t", "cuda", "--force-overwrite=true", "-o", "{out}/rank0", "./app", "x -- y"],
+        ),
+    ],
+)
 def test_16_the_wrapper_takes_an_argument_containing_a_separator(tmp_path, args, want):
     import shutil
 
@@ -725,14 +799,15 @@ def test_16_the_wrapper_takes_an_argument_containing_a_separator(tmp_path, args,
     for name in TOOLS:
         (tmp_path / "tools" / name).symlink_to(shutil.which(name))
     res = run(tmp_path, tmp_path / "bin", args, OMPI_COMM_WORLD_RANK="0")
-    assert res.returncode == 0 and res.stderr == ""             # (was: "$1: unbound variable")
+    assert res.returncode == 0 and res.stderr == ""  # (was: "$1: unbound variable")
     got, _, _ = logged(tmp_path)
     assert got == ["profile", *[w.format(out=tmp_path / "reports") for w in want]]
 
 
 # --- 16: duplicate rows ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("table,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "kernels"),
-                                        ("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_api")])
+@pytest.mark.parametrize(
+    "table,kind", [("CUPTI_ACTIVITY_KIND_KERNEL", "kernels"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_api")]
+)
 def test_16_a_duplicated_row_is_translated_once_and_counted(ranks, tmp_path, table, kind):
     from nsys2prv.nsys.readers.base import DUPLICATE
 
@@ -742,8 +817,10 @@ def test_16_a_duplicated_row_is_translated_once_and_counted(ranks, tmp_path, tab
     k, g = s["categories"][kind], good["categories"][kind]
     assert k["dropped"] == {DUPLICATE: 1} and k["source_rows"] == g["source_rows"] + 1
     assert k["translated_rows"] == g["translated_rows"]
-    assert Path(f"{tmp_path / 'bad'}.prv").read_bytes().split(b"\n", 1)[1] == \
-        Path(f"{tmp_path / 'good'}.prv").read_bytes().split(b"\n", 1)[1]
+    assert (
+        Path(f"{tmp_path / 'bad'}.prv").read_bytes().split(b"\n", 1)[1]
+        == Path(f"{tmp_path / 'good'}.prv").read_bytes().split(b"\n", 1)[1]
+    )
 
 
 def test_3_the_users_own_link_for_the_tables_directory_is_followed(tmp_path):
@@ -751,7 +828,7 @@ def test_3_the_users_own_link_for_the_tables_directory_is_followed(tmp_path):
     src.write_bytes(b"x")
     (tmp_path / "scratch").mkdir()
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "tables").symlink_to(tmp_path / "scratch")          # made by the user (this uid)
+    (tmp_path / "c" / "tables").symlink_to(tmp_path / "scratch")  # made by the user (this uid)
     C.TableCache(tmp_path / "c" / "tables", src).store({"m": 1}, {})
     assert (tmp_path / "c" / "tables").is_symlink()
     assert [p.name for p in (tmp_path / "scratch").glob("*/*/meta.n2p")] == ["meta.n2p"]
@@ -763,15 +840,22 @@ def test_16_the_tables_fates_count_the_dropped_rows(ranks, tmp_path):
     """A table whose rows are partly dropped (a duplicate row, rows outside the -f window) is not said
     to be all translated: its fates split into "translated" and "dropped", and per kind the dropped
     rows of the tables' fates equal the drops of the summary's category."""
-    bad = _changed(ranks[1], tmp_path / "rank1.sqlite",
-                   "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1")
+    bad = _changed(
+        ranks[1],
+        tmp_path / "rank1.sqlite",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1",
+    )
     _, s = convert_valid(["-m", ranks[0], bad], tmp_path / "o")
     for kind in ("kernels", "cuda_api"):
         fates = [f for t in s["tables"] for f in t["fates"] if f.get("kind") == kind]
         assert sum(f["rows"] for f in fates if f["fate"] == "dropped") == sum(s["categories"][kind]["dropped"].values())
         assert sum(f["rows"] for f in fates) == s["categories"][kind]["source_rows"]
-    assert any(f["fate"] == "dropped" and f["rows"] == 1 for t in s["tables"] for f in t["fates"]
-               if t["table"] == "CUPTI_ACTIVITY_KIND_KERNEL")
+    assert any(
+        f["fate"] == "dropped" and f["rows"] == 1
+        for t in s["tables"]
+        for f in t["fates"]
+        if t["table"] == "CUPTI_ACTIVITY_KIND_KERNEL"
+    )
     assert not [u for u in s["untranslated"] if u["table"] == "CUPTI_ACTIVITY_KIND_KERNEL"]
 
 
@@ -782,11 +866,21 @@ def test_16_duplicates_found_alike_in_sorted_and_unsorted_tables():
 
     from nsys2prv.nsys.readers.base import DUPLICATE, ReadResult, _drop_duplicates
 
-    df = pd.DataFrame({"start": [1, 2, 2, 2, 3, 5, 5], "end": [4, 6, 6, 7, 8, 9, 9],
-                       "name": pd.Categorical(["a", "b", "b", "b", "c", "d", "d"])})
+    df = pd.DataFrame(
+        {
+            "start": [1, 2, 2, 2, 3, 5, 5],
+            "end": [4, 6, 6, 7, 8, 9, 9],
+            "name": pd.Categorical(["a", "b", "b", "b", "c", "d", "d"]),
+        }
+    )
     for table in (df, df.iloc[[6, 0, 3, 1, 5, 2, 4]].reset_index(drop=True)):
         res = ReadResult(table=table, source_rows=len(table))
         _drop_duplicates(res)
         assert res.dropped == {DUPLICATE: 2} and len(res.table) == 5
-        assert sorted(map(tuple, res.table[["start", "end"]].to_numpy().tolist())) == \
-            [(1, 4), (2, 6), (2, 7), (3, 8), (5, 9)]
+        assert sorted(map(tuple, res.table[["start", "end"]].to_numpy().tolist())) == [
+            (1, 4),
+            (2, 6),
+            (2, 7),
+            (3, 8),
+            (5, 9),
+        ]

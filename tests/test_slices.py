@@ -14,7 +14,7 @@ from nsys2prv.nsys.cache import TableCache
 from nsys2prv.pipeline import convert, slices, stages
 
 PID, MAIN, WORKER = 4200, 4201, 4202
-STEP = 1_000                        # one iteration every microsecond
+STEP = 1_000  # one iteration every microsecond
 
 
 def build(path: Path, iterations: int) -> Path:
@@ -38,7 +38,7 @@ def build(path: Path, iterations: int) -> Path:
         b.kernel(PID, 0, 7, t + 300, t + (3 * STEP if long else 700), corr, "stencil" if long else "update")
         b.cuda_api(PID, MAIN, "cudaMemcpyAsync_v3020", t + 400, t + 420, corr + 1)
         b.memcpy(PID, 0, 8, t + 430, t + 460, corr + 1, 4096, copy_kind=1)
-        if i % 25 == 0:                 # queued: runs 30 iterations after its launch
+        if i % 25 == 0:  # queued: runs 30 iterations after its launch
             b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 212, t + 215, corr + 2)
             b.kernel(PID, 0, 9, t + 30 * STEP, t + 30 * STEP + 500, corr + 2, "queued")
         if i % 10 == 0:
@@ -58,8 +58,10 @@ def report(tmp_path_factory) -> Path:
 
 
 def _convert(src: Path, out: Path, slice_rows: int, **kw) -> dict:
-    convert(Config(inputs=[src], output=out, show_progress=False, jobs=kw.pop("jobs", 1), slice_rows=slice_rows,
-                   **kw), log=lambda *a, **k: None)
+    convert(
+        Config(inputs=[src], output=out, show_progress=False, jobs=kw.pop("jobs", 1), slice_rows=slice_rows, **kw),
+        log=lambda *a, **k: None,
+    )
     files = {}
     for ext in (".prv", ".pcf", ".row", ".pop.json", ".summary.json"):
         text = Path(f"{out}{ext}").read_text()
@@ -80,16 +82,23 @@ def _plans(monkeypatch) -> list:
         p = real(*a, **k)
         seen.append(p)
         return p
+
     monkeypatch.setattr(slices, "plan", spy)
     return seen
 
 
-@pytest.mark.parametrize("options", [{}, {"filter_nvtx": "run"},
-                                     {"categories": parse_categories("cuda_api_trace")},
-                                     {"categories": parse_categories("nvtx,cuda_api_trace,mpi,osrt"), "jobs": 2},
-                                     {"categories": parse_categories("nvtx,mpi,osrt")},
-                                     {"region": "iteration"}],
-                         ids=["all", "filter", "cuda", "parallel", "host-only", "region"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"filter_nvtx": "run"},
+        {"categories": parse_categories("cuda_api_trace")},
+        {"categories": parse_categories("nvtx,cuda_api_trace,mpi,osrt"), "jobs": 2},
+        {"categories": parse_categories("nvtx,mpi,osrt")},
+        {"region": "iteration"},
+    ],
+    ids=["all", "filter", "cuda", "parallel", "host-only", "region"],
+)
 def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monkeypatch, options):
     whole = _convert(report, tmp_path / "whole", 10**9, **dict(options))
     plans = _plans(monkeypatch)
@@ -124,9 +133,9 @@ def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch
     assert kinds["nvtx"]["translated_rows"] == 1 + 2 * 600 + 86
     assert kinds["launch_links"]["translated_rows"] == 2 * 600 + 24
     assert kinds["mpi"]["translated_rows"] == 30
-    assert kinds["nvtx_on_gpu"]["translated_rows"] == 2 * 600 + 24       # the innermost range of each launch
+    assert kinds["nvtx_on_gpu"]["translated_rows"] == 2 * 600 + 24  # the innermost range of each launch
     # the long kernels overlap the next ones on stream 7: extra rows, lanes taken over the whole report
-    where = p.groups["kernels"].where           # (stage A stored them in the table cache)
+    where = p.groups["kernels"].where  # (stage A stored them in the table cache)
     assert p.lane_tag is not None and summary["overlap_rows"] >= 1
     lanes = TableCache(Path(where[0]), Path(where[1])).lanes(p.lane_tag)
     assert set(lanes) == {"kernels", "memcpy"} and int((lanes["kernels"] > 0).sum()) >= 1
@@ -138,19 +147,20 @@ def test_a_slice_holds_its_share_whatever_the_reports_size(tmp_path, monkeypatch
     log = tmp_path / "held.txt"
     real = slices.translate_slice
 
-    def spy(sj, model):                 # (runs in a worker: the counts go through a file)
-        g, (lo, hi) = sj.plan.groups, sj.plan.borders[sj.k:sj.k + 2]
+    def spy(sj, model):  # (runs in a worker: the counts go through a file)
+        g, (lo, hi) = sj.plan.groups, sj.plan.borders[sj.k : sj.k + 2]
         n = sum(len(slices.owned(x, lo, hi)[1]) + len(slices.running_at(x, lo)[1]) for x in g.values())
         with open(log, "a") as fh:
             fh.write(f"{n}\n")
         return real(sj, model)
+
     monkeypatch.setattr(slices, "translate_slice", spy)
     most = {}
     for n in (400, 1600):
         log.unlink(missing_ok=True)
         _convert(build(tmp_path / f"r{n}.sqlite", n), tmp_path / f"o{n}", 1_000)
         held = [int(x) for x in log.read_text().split()]
-        assert len(held) >= n // 170             # about 6.5 rows an iteration
+        assert len(held) >= n // 170  # about 6.5 rows an iteration
         most[n] = max(held)
     assert most[400] <= 1.5 * 1_000 and most[1600] <= 1.5 * 1_000
 
@@ -165,7 +175,7 @@ def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, mo
     cache = TableCache(tmp_path / "c2" / "tables", report)
     with cache.parquet_file("cuda_api") as pf:
         groups = pf.metadata.num_row_groups
-    assert groups >= 10                 # one row group a batch (1,900 calls, 97 rows a batch)
+    assert groups >= 10  # one row group a batch (1,900 calls, 97 rows a batch)
     a = TableCache(tmp_path / "c1" / "tables", report).table("cuda_api")
     b = cache.table("cuda_api")
     assert len(a) == len(b) and (a["start"].to_numpy() == b["start"].to_numpy()).all()
@@ -176,8 +186,18 @@ def test_stage_a_reads_and_visits_each_kind_once(tmp_path):
     """MPI is both a POP kind and an alignment kind of ``-t nvtx`` on a multi-rank run: stage A reads
     and reduces it once (twice doubled the alignment's sync points: 14 instead of 7)."""
     ranks = sorted((Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
-    convert(Config(inputs=ranks, output=tmp_path / "o", merge=True, show_progress=False, jobs=1,
-                   categories=parse_categories("nvtx"), cache_dir=tmp_path / "c"), log=lambda *a, **k: None)
+    convert(
+        Config(
+            inputs=ranks,
+            output=tmp_path / "o",
+            merge=True,
+            show_progress=False,
+            jobs=1,
+            categories=parse_categories("nvtx"),
+            cache_dir=tmp_path / "c",
+        ),
+        log=lambda *a, **k: None,
+    )
     sync = json.loads(Path(f"{tmp_path / 'o'}.sync.json").read_text())
     assert sync["constraining_points"] == 7
     assert all(r.get("sync_points", 5) == 5 for r in sync["reports"])
@@ -188,6 +208,7 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
     sliced) reads them.  Without them (a cache that could not hold them) or with a damaged file,
     stage C derives them again: the same bytes."""
     from nsys2prv.nsys.export import default_cache_dir
+
     src = tmp_path / "lanes.sqlite"
     src.write_bytes(report.read_bytes())
     real = stages.add_lanes
@@ -196,6 +217,7 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
     def spy(tables):
         derived.append(sorted(tables))
         return real(tables)
+
     monkeypatch.setattr(stages, "add_lanes", spy)
     first = _convert(src, tmp_path / "a", 10**9)
     assert derived == [] and json.loads(first[".summary.json"])["overlap_rows"] >= 1
@@ -203,19 +225,20 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
     cache = TableCache(default_cache_dir() / "tables", src)
     files = sorted(cache.dir.glob("lanes-*.arrow"))
     assert len(files) == 1
-    stored = cache.lanes(files[0].name[len("lanes-"):-len(".arrow")])
+    stored = cache.lanes(files[0].name[len("lanes-") : -len(".arrow")])
     assert set(stored) == {"kernels", "memcpy"} and stored["kernels"].max() == 1 and not stored["memcpy"].any()
     tables = {k: cache.table(k) for k in ("kernels", "memcpy")}
-    assert real(tables) == int((stored["kernels"] > 0).sum()) == 400    # (the two kernels after each long one)
+    assert real(tables) == int((stored["kernels"] > 0).sum()) == 400  # (the two kernels after each long one)
     assert (tables["kernels"]["lane"].to_numpy() == stored["kernels"]).all()
     files[0].unlink()
     assert _convert(src, tmp_path / "c", 10**9) == first
     assert derived == [["cuda_api", "kernels", "memcpy", "mpi", "nccl", "nvtx"]]
     files[0].write_bytes(b"not a file of lanes")
     damaged = _convert(src, tmp_path / "d", 10**9)
-    assert len(derived) == 2 and {k: v for k, v in damaged.items() if k != ".summary.json"} == \
-        {k: v for k, v in first.items() if k != ".summary.json"}
-    assert cache.lanes(files[0].name[len("lanes-"):-len(".arrow")]) is None
+    assert len(derived) == 2 and {k: v for k, v in damaged.items() if k != ".summary.json"} == {
+        k: v for k, v in first.items() if k != ".summary.json"
+    }
+    assert cache.lanes(files[0].name[len("lanes-") : -len(".arrow")]) is None
     assert any("lanes-" in note for note in cache.notes)
     said = json.dumps(json.loads(damaged[".summary.json"]))
     assert f"its table cache entry had an unusable {files[0].name}" in said

@@ -1,4 +1,5 @@
 """Tests of the strict Paraver validator itself (tests/paraver_validator.py)."""
+
 import gzip
 import importlib
 import os
@@ -147,8 +148,7 @@ def test_resources_zero_passes(tmp_path):
 
 def test_resources_without_cpu_list_and_ncomm(tmp_path):
     # "2" = 2 nodes with one CPU each; ",1" = one communicator line follows
-    prv = ("#Paraver (x):100_ns:2:1:2(1:1,1:2),1\nc:1:1:2:1:2\n"
-           "1:1:1:1:1:0:100:1\n1:2:1:2:1:0:100:1\n")
+    prv = "#Paraver (x):100_ns:2:1:2(1:1,1:2),1\nc:1:1:2:1:2\n1:1:1:1:1:0:100:1\n1:2:1:2:1:0:100:1\n"
     row = "LEVEL NODE SIZE 2\na\nb\n\nLEVEL THREAD SIZE 2\nt1\nt2\n"
     trace = validate_trace(write_trace(tmp_path, prv=prv, row=row))
     assert trace.header.nodes == [1, 1]
@@ -179,29 +179,46 @@ def test_load_trace_exact_contents(tmp_path):
     assert h.ncomm is None
 
     exp_states = pd.DataFrame(
-        [[1, 1, 1, 1, 0, 100, 1],
-         [3, 1, 2, 1, 0, 200, 1],
-         [2, 1, 1, 2, 50, 300, 0],
-         [4, 1, 2, 2, 250, 1000, 1]],
-        columns=["cpu", "appl", "task", "thread", "begin", "end", "state"], dtype=np.int64)
+        [[1, 1, 1, 1, 0, 100, 1], [3, 1, 2, 1, 0, 200, 1], [2, 1, 1, 2, 50, 300, 0], [4, 1, 2, 2, 250, 1000, 1]],
+        columns=["cpu", "appl", "task", "thread", "begin", "end", "state"],
+        dtype=np.int64,
+    )
     pd.testing.assert_frame_equal(t.states, exp_states)
 
     exp_events = pd.DataFrame(
-        [[1, 1, 1, 1, 0, 63000001, 5, 2],
-         [1, 1, 1, 1, 0, 63000002, 7, 2],
-         [0, 1, 1, 2, 10, 63000002, 12345678901, 3],
-         [2, 1, 1, 2, 50, 63000001, 0, 5],
-         [3, 1, 2, 1, 200, 63000001, 5, 7],
-         [4, 1, 2, 2, 1000, 63000001, 0, 10]],
+        [
+            [1, 1, 1, 1, 0, 63000001, 5, 2],
+            [1, 1, 1, 1, 0, 63000002, 7, 2],
+            [0, 1, 1, 2, 10, 63000002, 12345678901, 3],
+            [2, 1, 1, 2, 50, 63000001, 0, 5],
+            [3, 1, 2, 1, 200, 63000001, 5, 7],
+            [4, 1, 2, 2, 1000, 63000001, 0, 10],
+        ],
         columns=["cpu", "appl", "task", "thread", "time", "type", "value", "rec"],
-        dtype=np.int64)
+        dtype=np.int64,
+    )
     pd.testing.assert_frame_equal(t.events, exp_events)
 
     exp_comms = pd.DataFrame(
-        [[1, 1, 1, 1, 100, 110, 3, 1, 2, 1, 120, 130, 64, 7],
-         [4, 1, 2, 2, 250, 260, 0, 1, 1, 2, 240, 270, 8, 1]],
-        columns=["cpu", "appl", "task", "thread", "log_send", "phys_send", "rcpu", "rappl",
-                 "rtask", "rthread", "log_recv", "phys_recv", "size", "tag"], dtype=np.int64)
+        [[1, 1, 1, 1, 100, 110, 3, 1, 2, 1, 120, 130, 64, 7], [4, 1, 2, 2, 250, 260, 0, 1, 1, 2, 240, 270, 8, 1]],
+        columns=[
+            "cpu",
+            "appl",
+            "task",
+            "thread",
+            "log_send",
+            "phys_send",
+            "rcpu",
+            "rappl",
+            "rtask",
+            "rthread",
+            "log_recv",
+            "phys_recv",
+            "size",
+            "tag",
+        ],
+        dtype=np.int64,
+    )
     pd.testing.assert_frame_equal(t.comms, exp_comms)
 
     # rec -> .prv line number (header is line 1, the comment line 9 is not a record)
@@ -209,8 +226,7 @@ def test_load_trace_exact_contents(tmp_path):
 
     assert t.pcf.states == {0: "Idle", 1: "Running"}
     assert t.pcf.types == {
-        63000001: {"label": "CUDA kernel", "gradient": 0,
-                   "values": {0: "End", 5: "my_kernel<float, 3>"}},
+        63000001: {"label": "CUDA kernel", "gradient": 0, "values": {0: "End", 5: "my_kernel<float, 3>"}},
         63000002: {"label": "Bytes transferred", "gradient": 0, "values": None},
     }
     assert t.pcf.states_color == {0: (117, 195, 255), 1: (0, 0, 255)}
@@ -229,10 +245,10 @@ def test_load_trace_does_not_raise_on_problems(tmp_path):
 
 
 def test_shared_values_list_and_big_event_value(tmp_path):
-    pcf = sub(PCF, "0    63000001    CUDA kernel\n",
-              "0    63000001    CUDA kernel\n0    63000003    CUDA kernel (other)\n")
-    prv = sub(PRV, "2:3:1:2:1:200:63000001:5", "2:3:1:2:1:200:63000003:5:63000002:"
-              + str(2**63 - 1))
+    pcf = sub(
+        PCF, "0    63000001    CUDA kernel\n", "0    63000001    CUDA kernel\n0    63000003    CUDA kernel (other)\n"
+    )
+    prv = sub(PRV, "2:3:1:2:1:200:63000001:5", "2:3:1:2:1:200:63000003:5:63000002:" + str(2**63 - 1))
     t = validate_trace(write_trace(tmp_path, prv=prv, pcf=pcf))
     assert t.pcf.types[63000003]["values"] == {0: "End", 5: "my_kernel<float, 3>"}
     assert t.events["value"].max() == 2**63 - 1
@@ -254,104 +270,113 @@ DEFECTS = {
     # records: syntax
     "negative_time": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:2:-250:1000:1")), "negative"),
     "empty_field": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:1:1::100:1")), "empty field"),
-    "trailing_colon": (dict(prv=("2:4:1:2:2:1000:63000001:0", "2:4:1:2:2:1000:63000001:0:")),
-                       "empty field"),
-    "space_in_record": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:1:1: 0:100:1")),
-                        "invalid character"),
+    "trailing_colon": (dict(prv=("2:4:1:2:2:1000:63000001:0", "2:4:1:2:2:1000:63000001:0:")), "empty field"),
+    "space_in_record": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:1:1: 0:100:1")), "invalid character"),
     "crlf": (dict(prv=("1:1:1:1:1:0:100:1\n", "1:1:1:1:1:0:100:1\r\n")), "invalid character"),
     "blank_line": (dict(prv=("# a comment line\n", "\n")), "blank line"),
     "record_type_4": (dict(prv=("# a comment line", "4:1:1:1:1:100")), "neither a record"),
-    "state_field_count": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:1:1:0:100:1:1")),
-                          "state record must have 8 fields"),
-    "event_without_pair": (dict(prv=("2:2:1:1:2:50:63000001:0", "2:2:1:1:2:50:63000001")),
-                           "event record must have 6 + 2k fields"),
-    "comm_field_count": (dict(prv=("3:1:1:1:1:100:110:3:1:2:1:120:130:64:7",
-                                   "3:1:1:1:1:100:110:3:1:2:1:120:130:64")),
-                         "communication record must have 15 fields"),
-    "value_over_int64": (dict(prv=("63000002:12345678901", "63000002:9223372036854775808")),
-                         "does not fit in a signed 64-bit"),
+    "state_field_count": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:1:1:0:100:1:1")), "state record must have 8 fields"),
+    "event_without_pair": (
+        dict(prv=("2:2:1:1:2:50:63000001:0", "2:2:1:1:2:50:63000001")),
+        "event record must have 6 + 2k fields",
+    ),
+    "comm_field_count": (
+        dict(prv=("3:1:1:1:1:100:110:3:1:2:1:120:130:64:7", "3:1:1:1:1:100:110:3:1:2:1:120:130:64")),
+        "communication record must have 15 fields",
+    ),
+    "value_over_int64": (
+        dict(prv=("63000002:12345678901", "63000002:9223372036854775808")),
+        "does not fit in a signed 64-bit",
+    ),
     # records: objects
-    "appl_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:2:1:1:0:100:1")),
-                          "appl out of range"),
-    "task_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:3:1:0:100:1")),
-                          "task out of range"),
-    "thread_out_of_range": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:3:250:1000:1")),
-                            "thread out of range"),
-    "thread_zero": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:0:250:1000:1")),
-                    "thread out of range"),
-    "cpu_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:5:1:1:1:0:100:1")),
-                         "cpu out of range 0..4"),
+    "appl_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:2:1:1:0:100:1")), "appl out of range"),
+    "task_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:1:1:3:1:0:100:1")), "task out of range"),
+    "thread_out_of_range": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:3:250:1000:1")), "thread out of range"),
+    "thread_zero": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:0:250:1000:1")), "thread out of range"),
+    "cpu_out_of_range": (dict(prv=("1:1:1:1:1:0:100:1", "1:5:1:1:1:0:100:1")), "cpu out of range 0..4"),
     "cpu_on_wrong_node": (dict(prv=("1:3:1:2:1:0:200:1", "1:1:1:2:1:0:200:1")), "wrong node"),
-    "receiver_thread_out_of_range": (dict(prv=("3:1:1:1:1:100:110:3:1:2:1:",
-                                               "3:1:1:1:1:100:110:3:1:2:5:")),
-                                     "communication receiver: rthread out of range"),
-    "receiver_cpu_on_wrong_node": (dict(prv=("3:1:1:1:1:100:110:3:1:2:1:",
-                                             "3:1:1:1:1:100:110:1:1:2:1:")),
-                                   "communication receiver: rcpu on the wrong node"),
+    "receiver_thread_out_of_range": (
+        dict(prv=("3:1:1:1:1:100:110:3:1:2:1:", "3:1:1:1:1:100:110:3:1:2:5:")),
+        "communication receiver: rthread out of range",
+    ),
+    "receiver_cpu_on_wrong_node": (
+        dict(prv=("3:1:1:1:1:100:110:3:1:2:1:", "3:1:1:1:1:100:110:1:1:2:1:")),
+        "communication receiver: rcpu on the wrong node",
+    ),
     # records: times and order
-    "time_after_end": (dict(prv=("2:4:1:2:2:1000:63000001:0", "2:4:1:2:2:1001:63000001:0")),
-                       "after the header END time"),
-    "state_begin_after_end": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:2:250:240:1")),
-                              "begin time after its end"),
-    "phys_recv_before_send": (dict(prv=(":240:270:8:1", ":240:259:8:1")),
-                              "physical receive time before physical send"),
-    "unsorted_records": (dict(prv=("2:3:1:2:1:200:63000001:5", "2:3:1:2:1:90:63000001:5")),
-                         "non-decreasing time order"),
+    "time_after_end": (
+        dict(prv=("2:4:1:2:2:1000:63000001:0", "2:4:1:2:2:1001:63000001:0")),
+        "after the header END time",
+    ),
+    "state_begin_after_end": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:2:250:240:1")), "begin time after its end"),
+    "phys_recv_before_send": (dict(prv=(":240:270:8:1", ":240:259:8:1")), "physical receive time before physical send"),
+    "unsorted_records": (
+        dict(prv=("2:3:1:2:1:200:63000001:5", "2:3:1:2:1:90:63000001:5")),
+        "non-decreasing time order",
+    ),
     "event_before_state_at_equal_time": (
-        dict(prv=("1:2:1:1:2:50:300:0\n2:2:1:1:2:50:63000001:0",
-                  "2:2:1:1:2:50:63000001:0\n1:2:1:1:2:50:300:0")), "event before state"),
+        dict(prv=("1:2:1:1:2:50:300:0\n2:2:1:1:2:50:63000001:0", "2:2:1:1:2:50:63000001:0\n1:2:1:1:2:50:300:0")),
+        "event before state",
+    ),
     "comm_before_state_at_equal_time": (
-        dict(prv=("1:4:1:2:2:250:1000:1\n3:4:1:2:2:250:260:0:1:1:2:240:270:8:1",
-                  "3:4:1:2:2:250:260:0:1:1:2:240:270:8:1\n1:4:1:2:2:250:1000:1")),
-        "communication before state"),
+        dict(
+            prv=(
+                "1:4:1:2:2:250:1000:1\n3:4:1:2:2:250:260:0:1:1:2:240:270:8:1",
+                "3:4:1:2:2:250:260:0:1:1:2:240:270:8:1\n1:4:1:2:2:250:1000:1",
+            )
+        ),
+        "communication before state",
+    ),
     # pcf vs prv
-    "unlabelled_type": (dict(pcf=("0    63000002    Bytes", "0    63000003    Bytes")),
-                        "not defined in any .pcf EVENT_TYPE"),
-    "unlabelled_value": (dict(prv=("2:3:1:2:1:200:63000001:5", "2:3:1:2:1:200:63000001:6")),
-                         "without a label"),
+    "unlabelled_type": (
+        dict(pcf=("0    63000002    Bytes", "0    63000003    Bytes")),
+        "not defined in any .pcf EVENT_TYPE",
+    ),
+    "unlabelled_value": (dict(prv=("2:3:1:2:1:200:63000001:5", "2:3:1:2:1:200:63000001:6")), "without a label"),
     "unlabelled_value_zero": (dict(pcf=("0      End\n", "")), "without a label"),
-    "state_not_in_states": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:2:250:1000:7")),
-                            "not listed in .pcf STATES"),
+    "state_not_in_states": (dict(prv=("1:4:1:2:2:250:1000:1", "1:4:1:2:2:250:1000:7")), "not listed in .pcf STATES"),
     # pcf
-    "type_defined_twice": (dict(pcf=(_NEXT_BLOCK, "\n\nEVENT_TYPE\n0    63000001    Again"
-                                     + _NEXT_BLOCK)), "defined twice"),
+    "type_defined_twice": (
+        dict(pcf=(_NEXT_BLOCK, "\n\nEVENT_TYPE\n0    63000001    Again" + _NEXT_BLOCK)),
+        "defined twice",
+    ),
     "type_defined_twice_same_block": (
-        dict(pcf=("0    63000001    CUDA kernel\n",
-                  "0    63000001    CUDA kernel\n0    63000001    CUDA kernel\n")),
-        "defined twice"),
-    "value_over_int32_labelled": (dict(pcf=("5      my_kernel", "2147483648 huge\n5      my_kernel")),
-                                  "exceeds 2^31-1"),
-    "type_over_int32_defined": (dict(pcf=(_NEXT_BLOCK, "\n\nEVENT_TYPE\n0    2147483648    Huge"
-                                          + _NEXT_BLOCK)), "exceeds 2^31-1"),
-    "label_split_over_lines": (dict(pcf=("my_kernel<float, 3>", "my_kernel<float,\nint>")),
-                               "does not parse"),
-    "type_label_split_over_lines": (dict(pcf=("Bytes transferred", "Bytes\ntransferred")),
-                                    "does not parse"),
-    "label_with_control_char": (dict(pcf=("my_kernel<float, 3>", "my_kernel<float,\x0b3>")),
-                                "control characters"),
-    "empty_type_label": (dict(pcf=("0    63000002    Bytes transferred", "0    63000002    ")),
-                         "empty label"),
-    "value_labelled_twice": (dict(pcf=("5      my_kernel", "5 dup\n5      my_kernel")),
-                             "labelled twice"),
-    "line_outside_section": (dict(pcf=("STATES_COLOR\n", "stray text\n\nSTATES_COLOR\n")),
-                             "outside any section"),
+        dict(pcf=("0    63000001    CUDA kernel\n", "0    63000001    CUDA kernel\n0    63000001    CUDA kernel\n")),
+        "defined twice",
+    ),
+    "value_over_int32_labelled": (
+        dict(pcf=("5      my_kernel", "2147483648 huge\n5      my_kernel")),
+        "exceeds 2^31-1",
+    ),
+    "type_over_int32_defined": (
+        dict(pcf=(_NEXT_BLOCK, "\n\nEVENT_TYPE\n0    2147483648    Huge" + _NEXT_BLOCK)),
+        "exceeds 2^31-1",
+    ),
+    "label_split_over_lines": (dict(pcf=("my_kernel<float, 3>", "my_kernel<float,\nint>")), "does not parse"),
+    "type_label_split_over_lines": (dict(pcf=("Bytes transferred", "Bytes\ntransferred")), "does not parse"),
+    "label_with_control_char": (dict(pcf=("my_kernel<float, 3>", "my_kernel<float,\x0b3>")), "control characters"),
+    "empty_type_label": (dict(pcf=("0    63000002    Bytes transferred", "0    63000002    ")), "empty label"),
+    "value_labelled_twice": (dict(pcf=("5      my_kernel", "5 dup\n5      my_kernel")), "labelled twice"),
+    "line_outside_section": (dict(pcf=("STATES_COLOR\n", "stray text\n\nSTATES_COLOR\n")), "outside any section"),
     "bad_state_line": (dict(pcf=("1    Running", "Running")), "STATES line does not parse"),
     "pcf_crlf": (dict(pcf=("\n", "\r\n", -1)), "carriage returns"),
     # row
-    "row_thread_count_mismatch": (dict(row=("THREAD SIZE 4", "THREAD SIZE 3"),
-                                       row2=("THREAD 1.2.2\n", "")),
-                                  "LEVEL THREAD has 3 names"),
-    "row_node_count_mismatch": (dict(row=("NODE SIZE 2\nnode1\nnode2\n",
-                                          "NODE SIZE 3\nnode1\nnode2\nnode3\n")),
-                                "LEVEL NODE has 3 names"),
-    "row_cpu_count_mismatch": (dict(row=("CPU SIZE 4", "CPU SIZE 3"), row2=("CPU 2.2\n", "")),
-                               "LEVEL CPU has 3 names"),
+    "row_thread_count_mismatch": (
+        dict(row=("THREAD SIZE 4", "THREAD SIZE 3"), row2=("THREAD 1.2.2\n", "")),
+        "LEVEL THREAD has 3 names",
+    ),
+    "row_node_count_mismatch": (
+        dict(row=("NODE SIZE 2\nnode1\nnode2\n", "NODE SIZE 3\nnode1\nnode2\nnode3\n")),
+        "LEVEL NODE has 3 names",
+    ),
+    "row_cpu_count_mismatch": (dict(row=("CPU SIZE 4", "CPU SIZE 3"), row2=("CPU 2.2\n", "")), "LEVEL CPU has 3 names"),
     "row_size_vs_names": (dict(row=("THREAD 1.2.2\n", "")), "only 3 names follow"),
     "row_more_names_than_size": (dict(row=("node2\n", "node2\nnode3\n")), "more names than"),
     "row_empty_name": (dict(row=("node1\n", "  \n")), "empty name"),
-    "row_missing_thread_level": (dict(row=("\nLEVEL THREAD SIZE 4\nTHREAD 1.1.1\nTHREAD 1.1.2\n"
-                                           "THREAD 1.2.1\nTHREAD 1.2.2\n", "")),
-                                 "missing 'LEVEL THREAD"),
+    "row_missing_thread_level": (
+        dict(row=("\nLEVEL THREAD SIZE 4\nTHREAD 1.1.1\nTHREAD 1.1.2\nTHREAD 1.2.1\nTHREAD 1.2.2\n", "")),
+        "missing 'LEVEL THREAD",
+    ),
     "row_unknown_level": (dict(row=("LEVEL CPU", "LEVEL CORE")), "unknown level"),
 }
 
@@ -399,23 +424,29 @@ def test_node_nonzero_with_resources_zero(tmp_path):
 
 
 def test_all_problems_listed(tmp_path):
-    texts = apply_defect({
-        "prv": ("1000_ns", "1000"),
-        "prv2": ("1:4:1:2:2:250:1000:1", "1:4:1:2:3:250:1000:7"),
-        "pcf": ("0      End\n", ""),
-        "row": ("NODE SIZE 2\nnode1\nnode2\n", "NODE SIZE 1\nnode1\n"),
-    })
+    texts = apply_defect(
+        {
+            "prv": ("1000_ns", "1000"),
+            "prv2": ("1:4:1:2:2:250:1000:1", "1:4:1:2:3:250:1000:7"),
+            "pcf": ("0      End\n", ""),
+            "row": ("NODE SIZE 2\nnode1\nnode2\n", "NODE SIZE 1\nnode1\n"),
+        }
+    )
     with pytest.raises(AssertionError) as exc:
         validate_trace(write_trace(tmp_path, **texts))
     msg = str(exc.value)
-    for expected in ("'_ns' unit", "thread out of range", "not listed in .pcf STATES",
-                     "without a label", "LEVEL NODE has 1 names"):
+    for expected in (
+        "'_ns' unit",
+        "thread out of range",
+        "not listed in .pcf STATES",
+        "without a label",
+        "LEVEL NODE has 1 names",
+    ):
         assert expected in msg, msg
 
 
 def test_problem_list_is_capped(tmp_path):
-    pcf = PCF.replace("5      my_kernel<float, 3>\n",
-                      "".join(f"{i} \n" for i in range(100, 160)))
+    pcf = PCF.replace("5      my_kernel<float, 3>\n", "".join(f"{i} \n" for i in range(100, 160)))
     with pytest.raises(AssertionError) as exc:
         validate_trace(write_trace(tmp_path, pcf=pcf))
     msg = str(exc.value)

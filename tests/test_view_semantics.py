@@ -28,8 +28,12 @@ from nsys2prv.core import registry as R
 
 CFGS = ROOT / "nsys2prv" / "cfgs" / "analysis"
 HOST = {"useful_time_ns": "host_useful", "mpi_time_ns": "host_mpi", "offload_time_ns": "host_cuda_api"}
-DEVICE = {"useful_time_ns": "device_useful", "data_movement_time_ns": "device_transfer_nonoverlapped",
-          "active_time_ns": "device_active", "idle": "device_idle"}
+DEVICE = {
+    "useful_time_ns": "device_useful",
+    "data_movement_time_ns": "device_transfer_nonoverlapped",
+    "active_time_ns": "device_active",
+    "idle": "device_idle",
+}
 
 
 def view(ev: Evaluator, name: str) -> list[dict]:
@@ -40,7 +44,7 @@ def from_views(trace) -> dict[str, dict[str, int]]:
     """The POP quantities as the views show them, keyed like OUT.pop.json."""
     ev = Evaluator(trace)
     tasks = [label.split(" (")[0] for label in trace.row["TASK"]]
-    first_row, g = [], 0                   # global index of each task's first (CPU) row
+    first_row, g = [], 0  # global index of each task's first (CPU) row
     for n, _ in trace.header.apps[0]:
         first_row.append(g)
         g += n
@@ -60,9 +64,10 @@ def expected(pop: dict) -> dict[str, dict[str, int]]:
     T = pop["elapsed_ns"]
     dev = pop["device"]
     for key in DEVICE:
-        per_gpu = ({g: T - a for g, a in dev["active_time_ns"].items()} if key == "idle" else dev[key])
-        out["device " + key] = {d["processes"][0]: per_gpu[d["label"]] for d in pop["devices"]
-                                if len(d["processes"]) == 1}
+        per_gpu = {g: T - a for g, a in dev["active_time_ns"].items()} if key == "idle" else dev[key]
+        out["device " + key] = {
+            d["processes"][0]: per_gpu[d["label"]] for d in pop["devices"] if len(d["processes"]) == 1
+        }
     return out
 
 
@@ -74,19 +79,27 @@ def check(base: Path, trace) -> dict:
     return want
 
 
-GENERATED = (1_153_598, 15_191_233, 14_712_275, 53_968, 14_766_243, 1_578_588)      # nsysgen.cloverleaf_like
+GENERATED = (1_153_598, 15_191_233, 14_712_275, 53_968, 14_766_243, 1_578_588)  # nsysgen.cloverleaf_like
 
 
 def test_views_reproduce_pop_json_on_the_cloverleaf_export(tmp_path):
     trace, _ = convert_valid([clover_or_generated(CLOVERLEAF, tmp_path)], tmp_path / "clover")
     want = check(tmp_path / "clover", trace)
     # the measured values, so that a view giving nothing cannot pass (the real export's, else the generated's)
-    measured = {True: (464_605_401, 571_656_984, 294_404_540, 9_390_923, 303_795_463, 732_466_922),
-                False: GENERATED}[CLOVERLEAF.exists()]
-    keys = ("useful_time_ns", "offload_time_ns", "device useful_time_ns", "device data_movement_time_ns",
-            "device active_time_ns", "device idle")
-    assert {k: want[k] for k in keys} == {k: {"Rank 0": v} for k, v in zip(keys, measured)}, \
-        [want[k]["Rank 0"] for k in keys]
+    measured = {True: (464_605_401, 571_656_984, 294_404_540, 9_390_923, 303_795_463, 732_466_922), False: GENERATED}[
+        CLOVERLEAF.exists()
+    ]
+    keys = (
+        "useful_time_ns",
+        "offload_time_ns",
+        "device useful_time_ns",
+        "device data_movement_time_ns",
+        "device active_time_ns",
+        "device idle",
+    )
+    assert {k: want[k] for k in keys} == {k: {"Rank 0": v} for k, v in zip(keys, measured)}, [
+        want[k]["Rank 0"] for k in keys
+    ]
 
 
 def test_views_reproduce_pop_json_on_real_mpi_ranks(tmp_path):
@@ -116,8 +129,9 @@ def shared_gpu_rank(path: Path, r: int, gpus: int = 1) -> str:
     """Rank r of 8, 4 per host sharing its ``gpus`` GPUs (0, or 0 and 1: ranks 0-1 and 2-3 of the host),
     each rank's kernels 7 us after the previous rank's (so the per-GPU union differs from every
     process's own)."""
-    b = NsysBuilder(path, host=f"node{r // 4:03d}", session_start_ns=1_700_000_000_000_000_000,
-                    env={"PMI_RANK": str(r)})
+    b = NsysBuilder(
+        path, host=f"node{r // 4:03d}", session_start_ns=1_700_000_000_000_000_000, env={"PMI_RANK": str(r)}
+    )
     pid = 4000 + r
     b.process(pid, "./app")
     b.mpi(pid, pid, "MPI_Init", 1_000, 5_000, kind="other")
@@ -128,8 +142,16 @@ def shared_gpu_rank(path: Path, r: int, gpus: int = 1) -> str:
         s = t + 4_000 + (r % 4) * 7_000
         b.kernel(pid, r % 4 * gpus // 4, 7 + r % 4, s, s + 20_000, 2 * step + 1, "saxpy")
         b.cuda_api(pid, pid, "cudaMemcpy_v3020", t + 41_000, t + 50_000, 2 * step + 2)
-        b.memcpy(pid, r % 4 * gpus // 4, 7 + r % 4, t + 42_000 + r * 500, t + 48_000 + r * 500, 2 * step + 2, 4096,
-                 copy_kind=2)
+        b.memcpy(
+            pid,
+            r % 4 * gpus // 4,
+            7 + r % 4,
+            t + 42_000 + r * 500,
+            t + 48_000 + r * 500,
+            2 * step + 2,
+            4096,
+            copy_kind=2,
+        )
         t += 100_000
     b.mpi(pid, pid, "MPI_Finalize", t, t + 2_000, kind="other")
     return str(b.save())
@@ -139,8 +161,10 @@ def node_views(trace) -> dict[str, dict[str, int]]:
     """The node views' column 1 per host, keyed like OUT.pop.json's devices (host:GPU0)."""
     ev = Evaluator(trace)
     hosts = [label.split(" (")[0] if " (" in label else label for label in trace.row["NODE"]]
-    return {key: {f"{h}:GPU0": row.get(1.0, 0) for h, row in zip(hosts, view(ev, "node_" + name))}
-            for key, name in DEVICE.items()}
+    return {
+        key: {f"{h}:GPU0": row.get(1.0, 0) for h, row in zip(hosts, view(ev, "node_" + name))}
+        for key, name in DEVICE.items()
+    }
 
 
 def test_node_views_give_the_per_gpu_numbers_of_ranks_sharing_a_gpu(tmp_path):
@@ -150,8 +174,9 @@ def test_node_views_give_the_per_gpu_numbers_of_ranks_sharing_a_gpu(tmp_path):
     dev, T = pop["device"], pop["elapsed_ns"]
     got = node_views(trace)
     assert got["useful_time_ns"] == dev["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}
-    assert got["data_movement_time_ns"] == dev["data_movement_time_ns"] == {"node000:GPU0": 13_500,
-                                                                           "node001:GPU0": 19_500}
+    assert (
+        got["data_movement_time_ns"] == dev["data_movement_time_ns"] == {"node000:GPU0": 13_500, "node001:GPU0": 19_500}
+    )
     assert got["active_time_ns"] == dev["active_time_ns"]
     assert got["idle"] == {g: T - a for g, a in dev["active_time_ns"].items()}
     # and the per-process views give each process's own share: 3 kernels of 20 us, not the GPU's 123 us
@@ -183,16 +208,24 @@ def test_the_gpu_rows_give_the_per_gpu_numbers_of_hosts_with_several_shared_gpus
     got = gpu_rows(trace)
     # per step: kernels of the GPU's two ranks 7 us apart (20 us each): 27 us; their copies 0.5 us apart
     # (6 us each): 6.5 us, less what the second rank's kernel hides on node000:GPU1 (2 us)
-    assert got["useful_time_ns"] == dev["useful_time_ns"] == {
-        "node000:GPU0": 81_000, "node000:GPU1": 81_000, "node001:GPU0": 81_000, "node001:GPU1": 81_000}
-    assert got["data_movement_time_ns"] == dev["data_movement_time_ns"] == {
-        "node000:GPU0": 19_500, "node000:GPU1": 13_500, "node001:GPU0": 19_500, "node001:GPU1": 19_500}
+    assert (
+        got["useful_time_ns"]
+        == dev["useful_time_ns"]
+        == {"node000:GPU0": 81_000, "node000:GPU1": 81_000, "node001:GPU0": 81_000, "node001:GPU1": 81_000}
+    )
+    assert (
+        got["data_movement_time_ns"]
+        == dev["data_movement_time_ns"]
+        == {"node000:GPU0": 19_500, "node000:GPU1": 13_500, "node001:GPU0": 19_500, "node001:GPU1": 19_500}
+    )
     assert got["idle"] == {g: T - a for g, a in dev["active_time_ns"].items()}
-    assert sorted(label for label in trace.row["THREAD"] if label.startswith("Metrics")) == ["Metrics GPU0",
-                                                                                          "Metrics GPU0",
-                                                                                          "Metrics GPU1",
-                                                                                          "Metrics GPU1"]
-    assert node_views(trace)["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}   # both GPUs
+    assert sorted(label for label in trace.row["THREAD"] if label.startswith("Metrics")) == [
+        "Metrics GPU0",
+        "Metrics GPU0",
+        "Metrics GPU1",
+        "Metrics GPU1",
+    ]
+    assert node_views(trace)["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}  # both GPUs
 
 
 def test_one_process_per_gpu_gets_no_gpu_rows(tmp_path):
@@ -208,16 +241,22 @@ def test_ranks_each_given_their_own_gpu_as_ordinal_0_do_not_share_it(tmp_path):
     by the device map: two GPUs of one process each (no GPU rows), not one GPU shared."""
     ranks = []
     for r in range(2):
-        b = NsysBuilder(tmp_path / f"rank{r}.sqlite", host="node000", session_start_ns=1_700_000_000_000_000_000,
-                        env={"PMI_RANK": str(r)})
+        b = NsysBuilder(
+            tmp_path / f"rank{r}.sqlite",
+            host="node000",
+            session_start_ns=1_700_000_000_000_000_000,
+            env={"PMI_RANK": str(r)},
+        )
         b.gpu_id_of_device.update({0: r})
         b.process(4000 + r, "./app")
         b.kernel(4000 + r, 0, 7, 10_000 + r * 5_000, 30_000, 1, "saxpy")
         ranks.append(str(b.save()))
     trace, _ = convert_valid(["-m", *ranks], tmp_path / "out")
     pop = json.loads((tmp_path / "out.pop.json").read_text())
-    assert [(d["label"], d["processes"]) for d in pop["devices"]] == [("node000:GPU0", ["Rank 0"]),
-                                                                       ("node000:GPU1", ["Rank 1"])]
+    assert [(d["label"], d["processes"]) for d in pop["devices"]] == [
+        ("node000:GPU0", ["Rank 0"]),
+        ("node000:GPU1", ["Rank 1"]),
+    ]
     assert pop["device"]["useful_time_ns"] == {"node000:GPU0": 20_000, "node000:GPU1": 15_000}
     assert not [label for label in trace.row["THREAD"] if label.startswith("Metrics")]
 
@@ -231,10 +270,12 @@ def test_a_process_using_two_gpus_gets_a_row_per_gpu(tmp_path):
     trace, _ = convert_valid([str(b.save())], tmp_path / "out")
     pop = json.loads((tmp_path / "out.pop.json").read_text())
     got = gpu_rows(trace)
-    assert got["useful_time_ns"] == pop["device"]["useful_time_ns"] == {"node000:GPU0": 20_000,
-                                                                         "node000:GPU1": 30_000}
-    assert got["data_movement_time_ns"] == pop["device"]["data_movement_time_ns"] == {"node000:GPU0": 0,
-                                                                                       "node000:GPU1": 5_000}
+    assert got["useful_time_ns"] == pop["device"]["useful_time_ns"] == {"node000:GPU0": 20_000, "node000:GPU1": 30_000}
+    assert (
+        got["data_movement_time_ns"]
+        == pop["device"]["data_movement_time_ns"]
+        == {"node000:GPU0": 0, "node000:GPU1": 5_000}
+    )
     assert got["idle"] == {g: pop["elapsed_ns"] - a for g, a in pop["device"]["active_time_ns"].items()}
 
 
@@ -267,7 +308,7 @@ def test_the_evaluator_agrees_with_paramedir(tmp_path):
         assert [sorted(r.values()) for r in mine] == [sorted(r.values()) for r in theirs], name
 
 
-if __name__ == "__main__":      # the views' numbers of a converted trace: python3 tests/test_view_semantics.py OUT
+if __name__ == "__main__":  # the views' numbers of a converted trace: python3 tests/test_view_semantics.py OUT
     from paraver_validator import load_trace
 
     print(json.dumps(from_views(load_trace(sys.argv[1])), indent=1))

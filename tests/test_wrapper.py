@@ -34,8 +34,27 @@ def fake(tmp_path, tools):
     return bin_dir
 
 
-TOOLS = ("bash", "sh", "mktemp", "awk", "sleep", "mkdir", "rm", "env", "grep", "date", "dirname", "readlink",
-         "tail", "cat", "cp", "tr", "flock", "nproc", "id")
+TOOLS = (
+    "bash",
+    "sh",
+    "mktemp",
+    "awk",
+    "sleep",
+    "mkdir",
+    "rm",
+    "env",
+    "grep",
+    "date",
+    "dirname",
+    "readlink",
+    "tail",
+    "cat",
+    "cp",
+    "tr",
+    "flock",
+    "nproc",
+    "id",
+)
 
 
 @pytest.fixture
@@ -49,16 +68,25 @@ def tools(tmp_path):
 
 
 def run(tmp_path, bin_dir, args, **env):
-    base = {"PATH": f"{bin_dir}:{tmp_path / 'tools'}", "NSYS_LOG": str(tmp_path / "log"), "TMPDIR": str(tmp_path),
-            "NSYS2PRV_SHM_DIR": str(tmp_path / "shm"),
-            "NSYS2PRV_OUTDIR": str(tmp_path / "reports"), "NSYS2PRV_STAGGER": "0", **env}
+    base = {
+        "PATH": f"{bin_dir}:{tmp_path / 'tools'}",
+        "NSYS_LOG": str(tmp_path / "log"),
+        "TMPDIR": str(tmp_path),
+        "NSYS2PRV_SHM_DIR": str(tmp_path / "shm"),
+        "NSYS2PRV_OUTDIR": str(tmp_path / "reports"),
+        "NSYS2PRV_STAGGER": "0",
+        **env,
+    }
     return subprocess.run([wrapper_path(), *args], env=base, capture_output=True, text=True, timeout=30)
 
 
 def logged(tmp_path) -> tuple[list[str], str, bool]:
     lines = (tmp_path / "log").read_text().splitlines()
-    return ([x[4:] for x in lines if x.startswith("ARG=")], next(x[7:] for x in lines if x.startswith("TMPDIR=")),
-            "TMPDIR_EXISTS" in lines)
+    return (
+        [x[4:] for x in lines if x.startswith("ARG=")],
+        next(x[7:] for x in lines if x.startswith("TMPDIR=")),
+        "TMPDIR_EXISTS" in lines,
+    )
 
 
 def test_wrapper_is_shipped_executable():
@@ -70,8 +98,21 @@ def test_open_mpi_rank_gets_defaults_its_own_tmpdir_and_report_name(tmp_path, fa
     res = run(tmp_path, fake, ["./app", "-n", "3"], OMPI_COMM_WORLD_RANK="3", OMPI_COMM_WORLD_LOCAL_RANK="1")
     assert res.returncode == 0, res.stderr
     args, tmpdir, existed = logged(tmp_path)
-    assert args == ["profile", "-t", "cuda,nvtx,mpi,osrt", "--mpi-impl=openmpi", "-s", "none", "--cpuctxsw=none",
-                    "--force-overwrite=true", "-o", f"{tmp_path}/reports/rank3", "./app", "-n", "3"]
+    assert args == [
+        "profile",
+        "-t",
+        "cuda,nvtx,mpi,osrt",
+        "--mpi-impl=openmpi",
+        "-s",
+        "none",
+        "--cpuctxsw=none",
+        "--force-overwrite=true",
+        "-o",
+        f"{tmp_path}/reports/rank3",
+        "./app",
+        "-n",
+        "3",
+    ]
     assert existed and tmpdir.startswith(f"{tmp_path}/nsys-rank3.") and not os.path.exists(tmpdir)  # removed after
     assert (tmp_path / "reports").is_dir()
 
@@ -94,8 +135,9 @@ def test_missing_nsys_is_one_clear_line(tmp_path, tools):
     empty.mkdir()
     res = run(tmp_path, empty, ["./app"], OMPI_COMM_WORLD_RANK="0")
     assert res.returncode == 127
-    assert res.stderr.strip() == ("nsys-rank.sh: rank 0: nsys not found: put Nsight Systems' bin directory on PATH "
-                                  "or set NSYS_HOME")
+    assert res.stderr.strip() == (
+        "nsys-rank.sh: rank 0: nsys not found: put Nsight Systems' bin directory on PATH or set NSYS_HOME"
+    )
 
 
 def test_nsys_home_is_used_when_nsys_is_not_on_path(tmp_path, fake):
@@ -185,8 +227,16 @@ def ours_left(tmp_path) -> list[str]:
 
 
 def play(tmp_path, bin_dir, plan, **env):
-    res = run(tmp_path, bin_dir, [str(tmp_path / "app")], FAKE_PLAN=plan, FAKE_STATE=str(tmp_path / "state"),
-              APP_LOG=str(tmp_path / "app.log"), OMPI_COMM_WORLD_RANK="1", **env)
+    res = run(
+        tmp_path,
+        bin_dir,
+        [str(tmp_path / "app")],
+        FAKE_PLAN=plan,
+        FAKE_STATE=str(tmp_path / "state"),
+        APP_LOG=str(tmp_path / "app.log"),
+        OMPI_COMM_WORLD_RANK="1",
+        **env,
+    )
     runs = (tmp_path / "app.log").read_text().splitlines() if (tmp_path / "app.log").exists() else []
     return res, [r.split()[0] for r in runs]
 
@@ -197,8 +247,8 @@ def test_the_qdstrm_is_imported_with_the_importer_of_the_installation_and_nothin
     importer = tmp_path / "usr/lib/nsight-systems/bin/../host-linux-x64/QdstrmImporter"
     assert res.stdout.strip() == f"nsys-rank.sh: rank 1: imported {tmp_path}/reports/rank1.nsys-rep with {importer}"
     assert (tmp_path / "reports/rank1.nsys-rep").read_text() == "IMPORTED\nQDSTRM\n"
-    assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]           # the .qdstrm removed
-    assert runs == ["attempt=1"] and ours_left(tmp_path) == []                        # the agent ended
+    assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]  # the .qdstrm removed
+    assert runs == ["attempt=1"] and ours_left(tmp_path) == []  # the agent ended
     assert not list(tmp_path.glob("nsys-rank1.*"))
 
 
@@ -208,7 +258,7 @@ def test_keep_qdstrm_and_a_report_nsys_imported_itself(tmp_path, player):
     (tmp_path / "state").unlink()
     res, _ = play(tmp_path, player, "rep")
     assert res.returncode == 0 and res.stdout == "" and (tmp_path / "reports/rank1.nsys-rep").read_text() == "REPORT\n"
-    assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]             # the old .qdstrm went too
+    assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]  # the old .qdstrm went too
 
 
 def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path, player):
@@ -216,23 +266,27 @@ def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path,
     assert res.returncode == 0, res.stderr
     assert [x for x in res.stderr.splitlines() if x.startswith("nsys-rank.sh")] == [
         "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (2/5)",
-        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/5)"]
-    assert runs == ["attempt=3"]                              # the application ran once, told its attempt
+        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/5)",
+    ]
+    assert runs == ["attempt=3"]  # the application ran once, told its attempt
     assert (tmp_path / "reports/rank1.nsys-rep").is_file() and ours_left(tmp_path) == []
 
 
 def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "lost,ok")
     assert res.returncode == 0 and runs == ["attempt=2"]
-    assert ("nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 0); retrying (2/5)"
-            in res.stderr)
+    assert (
+        "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 0); retrying (2/5)"
+        in res.stderr
+    )
 
 
 def test_attempts_run_out_with_one_line(tmp_path, player):
     res, runs = play(tmp_path, player, "agent,agent", NSYS2PRV_ATTEMPTS="2")
     assert res.returncode == 1 and runs == []
-    assert res.stderr.strip().splitlines()[-1] == ("nsys-rank.sh: rank 1: nsys profile failed 2 times before the "
-                                                  "application started")
+    assert res.stderr.strip().splitlines()[-1] == (
+        "nsys-rank.sh: rank 1: nsys profile failed 2 times before the application started"
+    )
     assert ours_left(tmp_path) == [] and not (tmp_path / "reports/rank1.nsys-rep").exists()
 
 
@@ -247,7 +301,7 @@ def test_an_application_that_ran_is_never_run_again(tmp_path, player):
     res, runs = play(tmp_path, player, "ok,ok", APP_RC="3")
     assert res.returncode == 3 and runs == ["attempt=1"]
     assert "nsys-rank.sh: rank 1: nsys profile or the application exited with code 3" in res.stderr
-    assert (tmp_path / "reports/rank1.nsys-rep").read_text() == "IMPORTED\nQDSTRM\n"     # its report is kept
+    assert (tmp_path / "reports/rank1.nsys-rep").read_text() == "IMPORTED\nQDSTRM\n"  # its report is kept
 
 
 def test_a_missing_importer_names_the_command_that_imports(tmp_path, player):
@@ -256,7 +310,8 @@ def test_a_missing_importer_names_the_command_that_imports(tmp_path, player):
     assert res.returncode == 1
     assert res.stderr.strip().splitlines()[-1] == (
         f"nsys-rank.sh: rank 1: {rep}.qdstrm not imported: QdstrmImporter not found (set NSYS2PRV_IMPORTER); "
-        f"import it with: <nsight-systems>/host-linux-x64/QdstrmImporter -i {rep}.qdstrm -o {rep}.nsys-rep")
+        f"import it with: <nsight-systems>/host-linux-x64/QdstrmImporter -i {rep}.qdstrm -o {rep}.nsys-rep"
+    )
     assert (tmp_path / "reports/rank1.qdstrm").is_file() and ours_left(tmp_path) == []
 
 
@@ -279,7 +334,7 @@ def test_the_importer_of_nvidia_layouts(tmp_path, tools, layout):
 def test_the_stagger_is_off_by_default_and_recorded_when_asked(tmp_path, player):
     res, _ = play(tmp_path, player, "ok", OMPI_COMM_WORLD_LOCAL_RANK="2")
     assert res.returncode == 0
-    assert (tmp_path / "app.log").read_text().split()[1] < "delay=0.5"      # no wait before the first attempt
+    assert (tmp_path / "app.log").read_text().split()[1] < "delay=0.5"  # no wait before the first attempt
     (tmp_path / "state").unlink()
     (tmp_path / "app.log").unlink()
     res, _ = play(tmp_path, player, "ok", OMPI_COMM_WORLD_LOCAL_RANK="2", NSYS2PRV_STAGGER="0.3")
@@ -294,13 +349,20 @@ def test_nsys_processes_of_earlier_runs_are_ended_and_live_runs_left_alone(tmp_p
     owner = subprocess.Popen(["bash", "-c", 'exec {fd}<> <(:); read -u "$fd"', "nsys-rank.sh"])
     gone = subprocess.Popen(["true"])
     gone.wait()
-    dirs = {"deleted": tmp_path / "nsys-rank7.XyZ789", "dead owner": tmp_path / "nsys-rank6.QwE456",
-            "live": tmp_path / "nsys-rank5.AbC123"}
+    dirs = {
+        "deleted": tmp_path / "nsys-rank7.XyZ789",
+        "dead owner": tmp_path / "nsys-rank6.QwE456",
+        "live": tmp_path / "nsys-rank5.AbC123",
+    }
     for name, pid in (("dead owner", gone.pid), ("live", owner.pid)):
         (dirs[name] / "1").mkdir(parents=True)
         (dirs[name] / "owner").write_text(f"{pid}\n")
-    procs = {name: subprocess.Popen([str(sleeper)], env={"TMPDIR": str(d / "1"), "PATH": "/usr/bin:/bin"},
-                                    start_new_session=True) for name, d in dirs.items()}
+    procs = {
+        name: subprocess.Popen(
+            [str(sleeper)], env={"TMPDIR": str(d / "1"), "PATH": "/usr/bin:/bin"}, start_new_session=True
+        )
+        for name, d in dirs.items()
+    }
     try:
         res, runs = play(tmp_path, player, "ok")
         assert res.returncode == 0 and runs == ["attempt=1"]

@@ -23,7 +23,7 @@ import re
 import numpy as np
 from cfg_parser import Win, parse_cfg
 
-Signal = tuple[np.ndarray, np.ndarray]      # (times, values): value v[i] on [t[i], t[i+1]), t[0] = 0
+Signal = tuple[np.ndarray, np.ndarray]  # (times, values): value v[i] on [t[i], t[i+1]), t[0] = 0
 
 
 def _compose(name: str, v: np.ndarray) -> np.ndarray:
@@ -57,8 +57,9 @@ class Evaluator:
     def __init__(self, trace):
         self.trace = trace
         self.end = int(trace.header.end_time)
-        self.threads = [(task, th) for task, (n, _) in enumerate(trace.header.apps[0], start=1)
-                        for th in range(1, n + 1)]
+        self.threads = [
+            (task, th) for task, (n, _) in enumerate(trace.header.apps[0], start=1) for th in range(1, n + 1)
+        ]
         ev = trace.events.sort_values("rec", kind="stable")
         self.events = {k: g for k, g in ev.groupby(["task", "thread"], sort=False)}
         st = trace.states.sort_values(["task", "thread", "begin"], kind="stable")
@@ -82,7 +83,7 @@ class Evaluator:
                 return _steps([], [])
             t = np.concatenate([st["begin"].to_numpy(), st["end"].to_numpy()])
             v = np.concatenate([(st["state"].to_numpy() == 1).astype(np.float64), np.zeros(len(st))])
-            order = np.lexsort((np.r_[np.ones(len(st)), np.zeros(len(st))], t))   # an end before a begin at one time
+            order = np.lexsort((np.r_[np.ones(len(st)), np.zeros(len(st))], t))  # an end before a begin at one time
             return _steps(t[order], v[order])
         raise NotImplementedError(f"thread function {fn!r}")
 
@@ -109,8 +110,8 @@ class Evaluator:
             raise NotImplementedError(f"cpu function {win.functions.get('cpu')!r}")
         # a task's threads; a node's: every thread of its tasks (each thread has a CPU of its own there)
         node_of = [node for _, node in self.trace.header.apps[0]]
-        groups = (range(1, len(node_of) + 1) if win.level == "task" else range(1, len(self.trace.header.nodes) + 1))
-        member = ((lambda tk, g: tk == g) if win.level == "task" else (lambda tk, g: node_of[tk - 1] == g))
+        groups = range(1, len(node_of) + 1) if win.level == "task" else range(1, len(self.trace.header.nodes) + 1)
+        member = (lambda tk, g: tk == g) if win.level == "task" else (lambda tk, g: node_of[tk - 1] == g)
         agg = win.functions[win.level]
         out = []
         for group in groups:

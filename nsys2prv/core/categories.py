@@ -13,10 +13,10 @@ from dataclasses import dataclass
 class Category:
     name: str
     doc: str
-    aliases: tuple[str, ...] = ()       # other -t names for exactly this category
-    default: bool = True                # part of the default (no -t); "-t all" takes every category
-    always: bool = False                # translated whatever -t says
-    needs_calls: bool = False           # also reads the CUDA API calls (links) when cuda_api is off
+    aliases: tuple[str, ...] = ()  # other -t names for exactly this category
+    default: bool = True  # part of the default (no -t); "-t all" takes every category
+    always: bool = False  # translated whatever -t says
+    needs_calls: bool = False  # also reads the CUDA API calls (links) when cuda_api is off
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -32,8 +32,10 @@ CATEGORIES: tuple[Category, ...] = (
     Category("graphs", "CUDA graph executions and graph API events"),
 )
 # -t names that stand for several categories
-GROUP_ALIASES = {"nvtx": ("nvtx_pushpop", "nvtx_startend"),
-                 "cuda": ("gpu", "cuda_api")}       # nsys's own -t cuda: the API calls and the GPU work
+GROUP_ALIASES = {
+    "nvtx": ("nvtx_pushpop", "nvtx_startend"),
+    "cuda": ("gpu", "cuda_api"),
+}  # nsys's own -t cuda: the API calls and the GPU work
 
 
 __all__ = ["CATEGORIES", "GROUP_ALIASES", "Category"]

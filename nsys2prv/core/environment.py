@@ -19,10 +19,10 @@ KernelForm = Literal["python", "compiled"]
 
 @dataclass(frozen=True)
 class Environment:
-    in_process: bool = False            # NSYS2PRV_IN_PROCESS=1: -j 1 runs the per-report stages in this process
-    no_adbc: bool = False               # NSYS2PRV_NO_ADBC (set): read the exports through sqlite3 only
-    kernels: KernelForm | None = None   # NSYS2PRV_KERNELS=python|compiled: every numba kernel in that form
-    timing: bool = False                # NSYS2PRV_TIMING (set): each stage's time and memory on stderr
+    in_process: bool = False  # NSYS2PRV_IN_PROCESS=1: -j 1 runs the per-report stages in this process
+    no_adbc: bool = False  # NSYS2PRV_NO_ADBC (set): read the exports through sqlite3 only
+    kernels: KernelForm | None = None  # NSYS2PRV_KERNELS=python|compiled: every numba kernel in that form
+    timing: bool = False  # NSYS2PRV_TIMING (set): each stage's time and memory on stderr
 
 
 def environment() -> Environment:
@@ -30,5 +30,9 @@ def environment() -> Environment:
     get = os.environ.get
     form = get("NSYS2PRV_KERNELS")
     kernels: KernelForm | None = "python" if form == "python" else "compiled" if form == "compiled" else None
-    return Environment(in_process=get("NSYS2PRV_IN_PROCESS") == "1", no_adbc=bool(get("NSYS2PRV_NO_ADBC")),
-                       kernels=kernels, timing=bool(get("NSYS2PRV_TIMING")))
+    return Environment(
+        in_process=get("NSYS2PRV_IN_PROCESS") == "1",
+        no_adbc=bool(get("NSYS2PRV_NO_ADBC")),
+        kernels=kernels,
+        timing=bool(get("NSYS2PRV_TIMING")),
+    )

@@ -12,7 +12,7 @@ class UserError(Exception):
         self.message = message
         super().__init__(f"{path}: {message}" if path else message)
 
-    def __reduce__(self):   # raised in worker processes, re-raised in the main one
+    def __reduce__(self):  # raised in worker processes, re-raised in the main one
         return (type(self), (self.message, self.path))
 
 

@@ -47,7 +47,7 @@ from typing import Dict, Tuple
 # --------------------------------------------------------------------------
 MPITYPE_PTOP = 50000001
 MPITYPE_COLLECTIVE = 50000002
-MPITYPE_OTHER = 50000003          # also COMM, GROUP, TOPOLOGIES, TYPE
+MPITYPE_OTHER = 50000003  # also COMM, GROUP, TOPOLOGIES, TYPE
 MPITYPE_RMA = 50000004
 MPITYPE_IO = 50000005
 
@@ -113,8 +113,7 @@ MPI_EXTRA_EVENT_TYPES: Dict[int, str] = {
     MPI_IPROBE_COUNTER_EV: "MPI_Iprobe misses",
     MPI_TIME_OUTSIDE_IPROBES_EV: "Elapsed time outside MPI_Iprobe",
     MPI_REQUEST_GET_STATUS_COUNTER_EV: "MPI_Request_get_status counter",
-    MPI_TIME_OUTSIDE_MPI_REQUEST_GET_STATUS_EV:
-        "Elapsed time outside MPI_Request_get_status",
+    MPI_TIME_OUTSIDE_MPI_REQUEST_GET_STATUS_EV: "Elapsed time outside MPI_Request_get_status",
 }
 
 # Communication records (type 3) as Extrae writes them
@@ -177,7 +176,7 @@ EXTRAE_STATE_COLORS: Dict[int, Tuple[int, int, int]] = {
     14: (2, 255, 177),
     15: (192, 224, 0),
     16: (66, 66, 66),
-    17: (255, 0, 96),        # {0xff, 0x0, 0x60}
+    17: (255, 0, 96),  # {0xff, 0x0, 0x60}
     18: (169, 169, 169),
     19: (169, 0, 0),
     20: (0, 109, 255),
@@ -203,12 +202,7 @@ PCF_DEFAULT_OPTIONS = (
     "\n\n"
 )
 
-PCF_DEFAULT_SEMANTIC = (
-    "DEFAULT_SEMANTIC\n"
-    "\n"
-    "THREAD_FUNC          State As Is\n"
-    "\n\n"
-)
+PCF_DEFAULT_SEMANTIC = "DEFAULT_SEMANTIC\n\nTHREAD_FUNC          State As Is\n\n\n"
 
 PCF_GRADIENT_COLOR = (
     "GRADIENT_COLOR\n"
@@ -264,8 +258,7 @@ class MpiCall:
     state: int
 
 
-_P, _C, _O, _R, _I = (MPITYPE_PTOP, MPITYPE_COLLECTIVE, MPITYPE_OTHER,
-                      MPITYPE_RMA, MPITYPE_IO)
+_P, _C, _O, _R, _I = (MPITYPE_PTOP, MPITYPE_COLLECTIVE, MPITYPE_OTHER, MPITYPE_RMA, MPITYPE_IO)
 
 MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Send", _P, 1, 4),
@@ -275,7 +268,7 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Wait", _P, 5, 8),
     MpiCall("MPI_Waitall", _P, 6, 8),
     MpiCall("MPI_Bcast", _C, 7, 13),
-    MpiCall("MPI_Barrier", _C, 8, 5),          # STATE_BARRIER = 5, not 13
+    MpiCall("MPI_Barrier", _C, 8, 5),  # STATE_BARRIER = 5, not 13
     MpiCall("MPI_Reduce", _C, 9, 13),
     MpiCall("MPI_Allreduce", _C, 10, 13),
     MpiCall("MPI_Alltoall", _C, 11, 13),
@@ -298,7 +291,7 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Comm_test_inter", _O, 28, 15),
     MpiCall("MPI_Comm_compare", _O, 29, 15),
     MpiCall("MPI_Scan", _C, 30, 13),
-    MpiCall("MPI_Init", _O, 31, 15),           # STATE_INITFINI = 15
+    MpiCall("MPI_Init", _O, 31, 15),  # STATE_INITFINI = 15
     MpiCall("MPI_Finalize", _O, 32, 15),
     MpiCall("MPI_Bsend", _P, 33, 4),
     MpiCall("MPI_Ssend", _P, 34, 4),
@@ -306,7 +299,7 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Ibsend", _P, 36, 10),
     MpiCall("MPI_Issend", _P, 37, 10),
     MpiCall("MPI_Irsend", _P, 38, 10),
-    MpiCall("MPI_Test", _O, 39, 8),            # Extrae: type OTHER, state 8
+    MpiCall("MPI_Test", _O, 39, 8),  # Extrae: type OTHER, state 8
     MpiCall("MPI_Cancel", _P, 40, 15),
     MpiCall("MPI_Sendrecv", _P, 41, 16),
     MpiCall("MPI_Sendrecv_replace", _P, 42, 16),
@@ -336,8 +329,8 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Get", _R, 66, 17),
     MpiCall("MPI_Accumulate", _R, 67, 17),
     MpiCall("MPI_Win_fence", _R, 68, 17),
-    MpiCall("MPI_Win_start", _R, 69, 15),      # .pcf label swapped, see below
-    MpiCall("MPI_Win_complete", _R, 70, 15),   # .pcf label swapped, see below
+    MpiCall("MPI_Win_start", _R, 69, 15),  # .pcf label swapped, see below
+    MpiCall("MPI_Win_complete", _R, 70, 15),  # .pcf label swapped, see below
     MpiCall("MPI_Win_post", _R, 71, 15),
     MpiCall("MPI_Win_wait", _R, 72, 8),
     MpiCall("MPI_Win_test", _R, 73, 8),
@@ -382,7 +375,7 @@ MPI_CALLS: Tuple[MpiCall, ...] = (
     MpiCall("MPI_Bsend_init", _P, 112, 10),
     MpiCall("MPI_Buffer_attach", _O, 113, 15),
     MpiCall("MPI_Buffer_detach", _O, 114, 15),
-    MpiCall("MPI_Request_free", _O, 115, 8),   # handler uses STATE_TWRECV
+    MpiCall("MPI_Request_free", _O, 115, 8),  # handler uses STATE_TWRECV
     MpiCall("MPI_Recv_init", _P, 116, 11),
     MpiCall("MPI_Send_init", _P, 117, 10),
     MpiCall("MPI_Get_count", _O, 118, 15),

@@ -46,15 +46,14 @@ def nesting_depth(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     if len(start) == 0:
         return np.zeros(0, np.int64)
     order = np.lexsort((-end, start, group))
-    return _depth_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
-                         order.astype(np.int64))
+    return _depth_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64), order.astype(np.int64))
 
 
 @kernel(interpret_below=50_000)
 def _lanes_sorted(group, start, end, order):
     n = len(order)
     lane = np.zeros(n, np.int64)
-    free_at = np.empty(n, np.int64)     # per lane of the current group: the end of its last interval
+    free_at = np.empty(n, np.int64)  # per lane of the current group: the end of its last interval
     used = 0
     prev_group = -1
     for k in range(n):
@@ -82,14 +81,13 @@ def overlap_lanes(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
         return np.zeros(0, np.int64)
     order = np.lexsort((start, group))
     g, s = group[order], start[order]
-    free = np.maximum(end[order], s)            # (what the sweep keeps of each interval)
+    free = np.maximum(end[order], s)  # (what the sweep keeps of each interval)
     if not ((g[1:] == g[:-1]) & (s[1:] < free[:-1])).any():
         # each interval starts after the one before it in its group has ended: every one on lane 0
         # (what the sweep gives, by induction), without the sweep
         return np.zeros(len(start), np.int64)
     del g, s, free
-    return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64),
-                         order.astype(np.int64))
+    return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64), order.astype(np.int64))
 
 
 @njit(cache=True)
@@ -146,9 +144,9 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
                 best = active[0]
                 for a in range(1, n_active):
                     c = active[a]
-                    if prio[c] > prio[best] or (prio[c] == prio[best] and
-                                                (start[c] > start[best] or
-                                                 (start[c] == start[best] and c > best))):
+                    if prio[c] > prio[best] or (
+                        prio[c] == prio[best] and (start[c] > start[best] or (start[c] == start[best] and c > best))
+                    ):
                         best = c
                 new = state[best]
             if new != cur:
@@ -161,8 +159,15 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
     return o_lane[:k], o_begin[:k], o_end[:k], o_state[:k]
 
 
-def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np.ndarray,
-                 prio: np.ndarray, default: np.ndarray, t_end: int):
+def paint_states(
+    lane: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    state: np.ndarray,
+    prio: np.ndarray,
+    default: np.ndarray,
+    t_end: int,
+):
     """Timeline segments ``(lane, begin, end, state)`` covering [0, t_end) on every lane.
 
     At each instant a lane shows the state of its active interval with the highest
@@ -175,7 +180,7 @@ def paint_states(lane: np.ndarray, start: np.ndarray, end: np.ndarray, state: np
     order = np.lexsort((start, lane))
     lane, start, end, state, prio = lane[order], start[order], end[order], state[order], prio[order]
     offsets = np.searchsorted(lane, np.arange(len(default) + 1)).astype(np.int64)
-    ends_order = np.lexsort((end, lane)).astype(np.int64)   # per lane by end; ties keep start order
+    ends_order = np.lexsort((end, lane)).astype(np.int64)  # per lane by end; ties keep start order
     return _paint(offsets, start, end, ends_order, state, prio, np.asarray(default, np.int64), np.int64(t_end))
 
 
@@ -211,8 +216,9 @@ def _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order):
     return out
 
 
-def innermost_enclosing(r_group: np.ndarray, r_start: np.ndarray, r_end: np.ndarray,
-                        q_group: np.ndarray, q_time: np.ndarray) -> np.ndarray:
+def innermost_enclosing(
+    r_group: np.ndarray, r_start: np.ndarray, r_end: np.ndarray, q_group: np.ndarray, q_time: np.ndarray
+) -> np.ndarray:
     """For each query instant, the index of the innermost range of its group with
     ``start <= time <= end`` (-1: none).  Exact for properly nested ranges (NVTX push/pop)."""
     if len(q_time) == 0:
@@ -223,13 +229,17 @@ def innermost_enclosing(r_group: np.ndarray, r_start: np.ndarray, r_end: np.ndar
     q_order = np.lexsort((q_time, q_group)).astype(np.int64)
     return _innermost(r_group, r_start, r_end, r_order, q_group, q_time, q_order)
 
+
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one
     element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
     z, one = np.zeros(1, np.int64), np.ones(1, np.int64)
-    return [(_depth_sorted, (z, z, one, z)), (_lanes_sorted, (z, z, one, z)),
-            (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
-            (_innermost, (z, z, one, z, z, z, z))]
+    return [
+        (_depth_sorted, (z, z, one, z)),
+        (_lanes_sorted, (z, z, one, z)),
+        (_paint, (np.array([0, 1]), z, one, z, z, z, z, np.int64(2))),
+        (_innermost, (z, z, one, z, z, z, z)),
+    ]
 
 
 def tuple_codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
@@ -237,7 +247,7 @@ def tuple_codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
     same codes over several calls), e.g. a GPU stream per (process, device, stream)."""
     parts = [pd.factorize(v) for v in values]
     comb = np.zeros(len(values[0]), np.int64)
-    for codes, uniq in parts:                   # mixed radix over the (few) distinct values per column
+    for codes, uniq in parts:  # mixed radix over the (few) distinct values per column
         comb = comb * len(uniq) + codes
     u, inv = np.unique(comb, return_inverse=True)
     tuples = []

@@ -64,7 +64,7 @@ _install()
 class Kernel:
     """A cached numba kernel that runs interpreted on small inputs until it is compiled (module doc)."""
 
-    announce = None     # callable(text): told when a kernel is compiled (set by the command line)
+    announce = None  # callable(text): told when a kernel is compiled (set by the command line)
 
     def __init__(self, fn, interpret_below: int, size=None, python=None):
         self.py_func = fn
@@ -77,18 +77,24 @@ class Kernel:
         self.__doc__, self.__name__, self.__wrapped__ = fn.__doc__, fn.__name__, fn
 
     def __call__(self, *args):
-        mode = environment().kernels          # tests: "python" or "compiled" forces one form
+        mode = environment().kernels  # tests: "python" or "compiled" forces one form
         if mode == "python":
             return self.python(*args)
         if not self.compiled.signatures and mode != "compiled":
-            size = max(self.planned, self.size(args) if self.size is not None
-                       else max((a.size for a in args if isinstance(a, np.ndarray)), default=0))
+            size = max(
+                self.planned,
+                self.size(args)
+                if self.size is not None
+                else max((a.size for a in args if isinstance(a, np.ndarray)), default=0),
+            )
             if not self.load(*args):
                 if size < self.interpret_below:
                     return self.python(*args)
                 if Kernel.announce is not None:
-                    Kernel.announce(f"nsys2prv: compiling {self.__name__} for this machine (first run only; "
-                                    f"cached in {user_cache_dir() / 'numba'}) ...")
+                    Kernel.announce(
+                        f"nsys2prv: compiling {self.__name__} for this machine (first run only; "
+                        f"cached in {user_cache_dir() / 'numba'}) ..."
+                    )
         return self.compiled(*args)
 
     def plan(self, size: int) -> None:
@@ -111,14 +117,15 @@ class Kernel:
             cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
             # no index: nothing cached (and numba's compiler is not started just to look)
             index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-            found = (index is None or os.path.exists(index)) and \
-                cache.load_overload(sig, self.compiled.targetctx) is not None
-        except Exception:       # numba's private cache API changed: compile when needed
+            found = (index is None or os.path.exists(index)) and cache.load_overload(
+                sig, self.compiled.targetctx
+            ) is not None
+        except Exception:  # numba's private cache API changed: compile when needed
             found = False
         if not found:
             self._not_cached.add(sig)
             return False
-        self.compiled.compile(sig)      # loads what was just found (no compilation)
+        self.compiled.compile(sig)  # loads what was just found (no compilation)
         return True
 
     def python(self, *args):
@@ -150,8 +157,13 @@ def kernel(interpret_below: int, size=None, python=None):
 
 def kernels() -> list[Kernel]:
     """Every kernel of the modules loaded so far."""
-    return [v for m in list(sys.modules.values()) if getattr(m, "__name__", "").startswith("nsys2prv.")
-            for v in vars(m).values() if isinstance(v, Kernel)]
+    return [
+        v
+        for m in list(sys.modules.values())
+        if getattr(m, "__name__", "").startswith("nsys2prv.")
+        for v in vars(m).values()
+        if isinstance(v, Kernel)
+    ]
 
 
 __all__ = ["njit", "kernel", "Kernel", "kernels"]

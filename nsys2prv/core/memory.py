@@ -15,7 +15,7 @@ import ctypes.util
 from typing import Callable
 
 _probed = False
-_trim: Callable[[int], int] | None = None       # glibc's malloc_trim, once probed (None: not there)
+_trim: Callable[[int], int] | None = None  # glibc's malloc_trim, once probed (None: not there)
 
 
 def _malloc_trim() -> Callable[[int], int] | None:

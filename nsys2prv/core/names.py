@@ -29,17 +29,17 @@ class Names:
         """The names of ``col`` (a Series, Index, array or list; a ``Names`` as it is)."""
         if isinstance(col, Names):
             return col
-        if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):   # codes as they are
+        if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):  # codes as they are
             cat = pd.Categorical(col)
             codes = cat.codes.astype(np.int64)
             names = np.array([str(u) for u in cat.categories], dtype=object)
-            if (codes < 0).any():                                        # missing: "nan", as str()
+            if (codes < 0).any():  # missing: "nan", as str()
                 names = np.append(names, str(np.nan))
                 codes[codes < 0] = len(names) - 1
             return cls(codes, names)
         if not isinstance(col, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
             col = np.asarray(col, dtype=object)
-        codes, uniq = pd.factorize(col, use_na_sentinel=False)       # arrow-backed str: in C++
+        codes, uniq = pd.factorize(col, use_na_sentinel=False)  # arrow-backed str: in C++
         return cls(np.asarray(codes, np.int64), np.array([str(u) for u in uniq], dtype=object))
 
     def __len__(self) -> int:
@@ -65,7 +65,7 @@ def per_name(names, test: Callable[[str], bool]) -> np.ndarray:
     """``test`` applied to every distinct name, broadcast back to the column; missing names are False."""
     if isinstance(names, Names):
         codes, uniq = names.codes, names.names
-    elif isinstance(getattr(names, "dtype", None), pd.CategoricalDtype):      # the categories, as they are
+    elif isinstance(getattr(names, "dtype", None), pd.CategoricalDtype):  # the categories, as they are
         cat = pd.Categorical(names)
         codes, uniq = cat.codes, cat.categories
     else:
@@ -75,7 +75,7 @@ def per_name(names, test: Callable[[str], bool]) -> np.ndarray:
     if len(codes) == 0:
         return np.zeros(0, bool)
     hit = np.fromiter((bool(test(str(u))) for u in uniq), bool, count=len(uniq))
-    return np.append(hit, False)[codes]     # code -1 (missing) -> the appended False
+    return np.append(hit, False)[codes]  # code -1 (missing) -> the appended False
 
 
 def contains(names, pattern: str, case: bool = True) -> np.ndarray:

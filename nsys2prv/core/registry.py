@@ -21,10 +21,10 @@ END_LABEL = "End"
 class EventType:
     id: int
     label: str
-    kind: str = "numeric"            # "numeric" (no VALUES), "static" (values below), "dynamic" (names)
+    kind: str = "numeric"  # "numeric" (no VALUES), "static" (values below), "dynamic" (names)
     values: Mapping[int, str] = field(default_factory=dict)
     gradient: int = 0
-    group: str = ""                  # .pcf block: types of one group share a VALUES list
+    group: str = ""  # .pcf block: types of one group share a VALUES list
 
 
 # --- Paraver states (customary ids, docs/trace-content.md) --------------------------
@@ -49,8 +49,8 @@ MPI_STATE_PRIORITY = 2
 CUDA_API = EventType(63000000, "CUDA library call", "dynamic")
 MEMOP_SIZE = EventType(63000002, "Memory operation size (bytes)")
 CUDA_KERNEL_FULL = EventType(63000005, "CUDA kernel (demangled name)", "dynamic")
-CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")           # compute kernels only
-NCCL_KERNEL = EventType(63000007, "NCCL kernel", "dynamic")   # kernels named *nccl* (any case): metrics.classify
+CUDA_KERNEL = EventType(63000006, "CUDA kernel", "dynamic")  # compute kernels only
+NCCL_KERNEL = EventType(63000007, "NCCL kernel", "dynamic")  # kernels named *nccl* (any case): metrics.classify
 CORRELATION = EventType(9200, "CUDA correlation id")
 KERNEL_PARAMS = {  # normalised kernel column -> type
     "grid_x": EventType(9101, "Kernel grid size x"),
@@ -68,52 +68,89 @@ GRAPH_NODE = EventType(63000102, "CUDA graph node id")
 # CUDA graphs (BSC nsys2prv ids): whole-graph executions on streams (CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
 # graph-level API events (CUDA_GRAPH_EVENTS, newer shape) and node creation (CUDA_GRAPH_NODE_EVENTS,
 # or CUDA_GRAPH_EVENTS with graphNodeId in <= 3.0.0) on CPU threads.
-GRAPH_EXEC = EventType(63000008, "CUDA graph execution", "dynamic")   # "graph <id>" on the stream
+GRAPH_EXEC = EventType(63000008, "CUDA graph execution", "dynamic")  # "graph <id>" on the stream
 GRAPH_ID = EventType(63000100, "CUDA graph id")
 GRAPH_EXEC_ID = EventType(63000101, "CUDA graph exec id")
-GRAPH_API = EventType(63000103, "CUDA graph API event", "dynamic")     # cudaGraphLaunch, cudaGraphAdd*Node...
+GRAPH_API = EventType(63000103, "CUDA graph API event", "dynamic")  # cudaGraphLaunch, cudaGraphAdd*Node...
 # Memory operations (type 63000001): the values of BSC's nsys2prv and BasicAnalysis for the four
 # kinds BasicAnalysis counts as device data movement (3 DtoD, 4 DtoH, 5 HtoD, 6 memset), the other
 # CUPTI copy kinds (ENUM_CUDA_MEMCPY_OPER) on values of their own.  The type's label contains
 # "CUDA memcpy kernel", which BasicAnalysis looks for to recognise an nsys2prv trace.
 MEMCPY_DTOD, MEMCPY_DTOH, MEMCPY_HTOD, MEMSET_VALUE = 3, 4, 5, 6
 MEMCPY_VALUES = {  # CUPTI copyKind -> (value, label)
-    1: (MEMCPY_HTOD, "CUDA memcpy Host-to-Device"), 2: (MEMCPY_DTOH, "CUDA memcpy Device-to-Host"),
-    8: (MEMCPY_DTOD, "CUDA memcpy Device-to-Device"), 9: (1, "CUDA memcpy Host-to-Host"),
-    10: (2, "CUDA memcpy Peer-to-Peer"), 3: (7, "CUDA memcpy Host-to-Array"), 4: (8, "CUDA memcpy Array-to-Host"),
-    5: (9, "CUDA memcpy Array-to-Array"), 6: (10, "CUDA memcpy Array-to-Device"),
-    7: (11, "CUDA memcpy Device-to-Array"), 11: (12, "CUDA Unified Memory Host-to-Device migration"),
-    12: (13, "CUDA Unified Memory Device-to-Host migration"), 13: (14, "CUDA Unified Memory Device-to-Device"),
+    1: (MEMCPY_HTOD, "CUDA memcpy Host-to-Device"),
+    2: (MEMCPY_DTOH, "CUDA memcpy Device-to-Host"),
+    8: (MEMCPY_DTOD, "CUDA memcpy Device-to-Device"),
+    9: (1, "CUDA memcpy Host-to-Host"),
+    10: (2, "CUDA memcpy Peer-to-Peer"),
+    3: (7, "CUDA memcpy Host-to-Array"),
+    4: (8, "CUDA memcpy Array-to-Host"),
+    5: (9, "CUDA memcpy Array-to-Array"),
+    6: (10, "CUDA memcpy Array-to-Device"),
+    7: (11, "CUDA memcpy Device-to-Array"),
+    11: (12, "CUDA Unified Memory Host-to-Device migration"),
+    12: (13, "CUDA Unified Memory Device-to-Host migration"),
+    13: (14, "CUDA Unified Memory Device-to-Device"),
 }
 MEMCPY_UNKNOWN = 15
-MEMOP = EventType(63000001, "CUDA memcpy kernel (memory copies and memsets)", "static",
-                  {END_VALUE: END_LABEL, **{v: label for v, label in MEMCPY_VALUES.values()},
-                   MEMCPY_UNKNOWN: "CUDA memcpy (unknown kind)", MEMSET_VALUE: "CUDA memset"})
+MEMOP = EventType(
+    63000001,
+    "CUDA memcpy kernel (memory copies and memsets)",
+    "static",
+    {
+        END_VALUE: END_LABEL,
+        **{v: label for v, label in MEMCPY_VALUES.values()},
+        MEMCPY_UNKNOWN: "CUDA memcpy (unknown kind)",
+        MEMSET_VALUE: "CUDA memset",
+    },
+)
 
 # GPU activity: on one row per GPU (``Metrics GPU<id>``, written when processes and GPUs are not one to
 # one: a GPU shared by processes or a process using several GPUs), POP's device classification of the
 # union of every stream of every process on that GPU over the run (OUT.pop.json's per-GPU numbers);
 # 0 outside the run.  NCCL kernels are data movement, or useful with --nccl-as useful.
 GPU_USEFUL, GPU_DATA_MOVEMENT, GPU_IDLE = 1, 2, 3
-GPU_ACTIVITY = EventType(63000090, "GPU activity (every stream of every process on the GPU)", "static",
-                         {END_VALUE: "Outside the run", GPU_USEFUL: "Useful (compute kernel)",
-                          GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
-                          GPU_IDLE: "Idle"})
+GPU_ACTIVITY = EventType(
+    63000090,
+    "GPU activity (every stream of every process on the GPU)",
+    "static",
+    {
+        END_VALUE: "Outside the run",
+        GPU_USEFUL: "Useful (compute kernel)",
+        GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
+        GPU_IDLE: "Idle",
+    },
+)
 # NVTX: every domain its own block of ids, allocated per trace: 9600 + 100 * domain index
 # (domain indices in sorted name order, '' = default domain first) + one of these offsets.
 NVTX_BASE, NVTX_DOMAIN_STRIDE = 9600, 100
 NVTX_OFFSETS = {"pushpop": 0, "startend": 1, "mark": 2, "depth": 3, "category": 4, "gpu": 5}
 NVTX_DEFAULT_DOMAIN_NAME = "default domain"
-NVTX_LABELS = {"pushpop": "NVTX push/pop ranges: {}", "startend": "NVTX start/end ranges: {}",
-               "mark": "NVTX marks: {}", "depth": "NVTX push/pop nesting level: {}",
-               "category": "NVTX category: {}", "gpu": "NVTX on GPU: {}"}
+NVTX_LABELS = {
+    "pushpop": "NVTX push/pop ranges: {}",
+    "startend": "NVTX start/end ranges: {}",
+    "mark": "NVTX marks: {}",
+    "depth": "NVTX push/pop nesting level: {}",
+    "category": "NVTX category: {}",
+    "gpu": "NVTX on GPU: {}",
+}
 NCCL_RANGE = EventType(9500, "NCCL regions", "dynamic")
 
 # NCCL payloads, written on the NCCL kernel a range launched (9501+, as BSC's "NCCL <field>").
 # Zero-based quantities (ranks, roots, enums, devices) are written as value + 1, so that 0 keeps
 # its Paraver meaning "end"; enumerations have labelled values.
-NCCL_DATATYPES = ("ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
-                  "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16")
+NCCL_DATATYPES = (
+    "ncclInt8",
+    "ncclUint8",
+    "ncclInt32",
+    "ncclUint32",
+    "ncclInt64",
+    "ncclUint64",
+    "ncclFloat16",
+    "ncclFloat32",
+    "ncclFloat64",
+    "ncclBfloat16",
+)
 NCCL_REDOPS = ("ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg")
 
 
@@ -121,13 +158,13 @@ def _plus_one(names) -> dict[int, str]:
     return {i + 1: n for i, n in enumerate(names)}
 
 
-NCCL_OPERATION = EventType(9501, "NCCL operation", "dynamic")          # the NCCL range's name
+NCCL_OPERATION = EventType(9501, "NCCL operation", "dynamic")  # the NCCL range's name
 NCCL_FIELDS: dict[str, EventType] = {  # normalised payload column -> type
     "bytes": EventType(9502, "NCCL message size (bytes)"),
     "datatype": EventType(9503, "NCCL data type", "static", _plus_one(NCCL_DATATYPES)),
     "redop": EventType(9504, "NCCL reduction operation", "static", _plus_one(NCCL_REDOPS)),
     "root": EventType(9505, "NCCL root (rank + 1)"),
-    "comm": EventType(9506, "NCCL communicator id", "dynamic"),             # hex of the 64-bit hash
+    "comm": EventType(9506, "NCCL communicator id", "dynamic"),  # hex of the 64-bit hash
     "rank": EventType(9507, "NCCL rank (rank + 1)"),
     "nranks": EventType(9508, "NCCL number of ranks"),
     "peer": EventType(9509, "NCCL peer rank (rank + 1)"),
@@ -140,13 +177,29 @@ GPU_METRIC_BASE, GPU_METRIC_MAX = 9400, 100
 GPU_METRIC_LABEL = "GPU metric: {}"
 
 # OpenACC (BSC ids): the event kind per table, region names, function names, data size.
-OPENACC_TABLE_TYPES = {"other": EventType(66000000, "OpenACC other event", "dynamic"),
-                       "data": EventType(66000001, "OpenACC data event", "dynamic"),
-                       "launch": EventType(66000002, "OpenACC launch event", "dynamic")}
-OPENACC_EVENT_KINDS = {1: "Device init", 2: "Device shutdown", 3: "Runtime shutdown", 4: "Enqueue launch",
-                       5: "Enqueue upload", 6: "Enqueue download", 7: "Wait", 8: "Implicit wait",
-                       9: "Compute construct", 10: "Update", 11: "Enter data", 12: "Exit data", 13: "Create",
-                       14: "Delete", 15: "Alloc", 16: "Free"}    # ENUM_OPENACC_EVENT_KIND (built-in for 2.x)
+OPENACC_TABLE_TYPES = {
+    "other": EventType(66000000, "OpenACC other event", "dynamic"),
+    "data": EventType(66000001, "OpenACC data event", "dynamic"),
+    "launch": EventType(66000002, "OpenACC launch event", "dynamic"),
+}
+OPENACC_EVENT_KINDS = {
+    1: "Device init",
+    2: "Device shutdown",
+    3: "Runtime shutdown",
+    4: "Enqueue launch",
+    5: "Enqueue upload",
+    6: "Enqueue download",
+    7: "Wait",
+    8: "Implicit wait",
+    9: "Compute construct",
+    10: "Update",
+    11: "Enter data",
+    12: "Exit data",
+    13: "Create",
+    14: "Delete",
+    15: "Alloc",
+    16: "Free",
+}  # ENUM_OPENACC_EVENT_KIND (built-in for 2.x)
 OPENACC_REGION = EventType(66100000, "OpenACC region (event kind)", "static", OPENACC_EVENT_KINDS)
 OPENACC_FUNCTION = EventType(66200000, "OpenACC function (name@file:line)", "dynamic")
 OPENACC_DATA_SIZE = EventType(66300001, "OpenACC data size (bytes)")
@@ -155,29 +208,58 @@ OSRT = EventType(66400000, "OS runtime call", "dynamic")
 
 # MPI: Extrae's types and value codes (standard MPI views work on our traces).  The five
 # call types share one VALUES list, as every MPI function has a value of its own.
-MPI_VALUE_LABELS = {extrae_mpi.MPI_VALUE_OUTSIDE: extrae_mpi.MPI_VALUE_OUTSIDE_LABEL,
-                    **extrae_mpi.MPI_VALUE_LABELS}
+MPI_VALUE_LABELS = {extrae_mpi.MPI_VALUE_OUTSIDE: extrae_mpi.MPI_VALUE_OUTSIDE_LABEL, **extrae_mpi.MPI_VALUE_LABELS}
 MPI_TYPES: dict[int, EventType] = {
     tid: EventType(tid, label, "static", MPI_VALUE_LABELS, gradient=extrae_mpi.MPI_TYPE_PCF_FLAG, group="mpi")
-    for tid, label in extrae_mpi.MPI_EVENT_TYPES.items()}
-MPI_OTHER_TYPE = extrae_mpi.MPITYPE_OTHER   # MPI functions Extrae does not know go here, as names
+    for tid, label in extrae_mpi.MPI_EVENT_TYPES.items()
+}
+MPI_OTHER_TYPE = extrae_mpi.MPITYPE_OTHER  # MPI functions Extrae does not know go here, as names
 MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = (
     EventType(i, extrae_mpi.MPI_EXTRA_EVENT_TYPES[i], gradient=extrae_mpi.MPI_GLOBAL_OP_PCF_FLAG)
-    for i in (extrae_mpi.MPI_GLOBAL_OP_SENDSIZE, extrae_mpi.MPI_GLOBAL_OP_RECVSIZE,
-              extrae_mpi.MPI_GLOBAL_OP_ROOT, extrae_mpi.MPI_GLOBAL_OP_COMM))
+    for i in (
+        extrae_mpi.MPI_GLOBAL_OP_SENDSIZE,
+        extrae_mpi.MPI_GLOBAL_OP_RECVSIZE,
+        extrae_mpi.MPI_GLOBAL_OP_ROOT,
+        extrae_mpi.MPI_GLOBAL_OP_COMM,
+    )
+)
 
 # --- Communication tags (record type 3), as nsys2prv ---------------------------------------------
 TAG_KERNEL_LAUNCH = 55001
 TAG_MEMORY_OP = 55002
-COMM_TAGS = {TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
-             TAG_MEMORY_OP: "CUDA memcpy/memset call -> memory operation"}
+COMM_TAGS = {
+    TAG_KERNEL_LAUNCH: "CUDA launch call -> kernel",
+    TAG_MEMORY_OP: "CUDA memcpy/memset call -> memory operation",
+}
 
 FIXED_TYPES: tuple[EventType, ...] = (
-    CUDA_API, MEMOP, MEMOP_SIZE, CUDA_KERNEL_FULL, CUDA_KERNEL, NCCL_KERNEL, CORRELATION, *KERNEL_PARAMS.values(),
-    GPU_ACTIVITY, GRAPH_NODE, GRAPH_EXEC, GRAPH_ID, GRAPH_EXEC_ID, GRAPH_API, NCCL_RANGE, NCCL_OPERATION,
+    CUDA_API,
+    MEMOP,
+    MEMOP_SIZE,
+    CUDA_KERNEL_FULL,
+    CUDA_KERNEL,
+    NCCL_KERNEL,
+    CORRELATION,
+    *KERNEL_PARAMS.values(),
+    GPU_ACTIVITY,
+    GRAPH_NODE,
+    GRAPH_EXEC,
+    GRAPH_ID,
+    GRAPH_EXEC_ID,
+    GRAPH_API,
+    NCCL_RANGE,
+    NCCL_OPERATION,
     *NCCL_FIELDS.values(),
-    *OPENACC_TABLE_TYPES.values(), OPENACC_REGION, OPENACC_FUNCTION, OPENACC_DATA_SIZE, OSRT, *MPI_TYPES.values(),
-    MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM,
+    *OPENACC_TABLE_TYPES.values(),
+    OPENACC_REGION,
+    OPENACC_FUNCTION,
+    OPENACC_DATA_SIZE,
+    OSRT,
+    *MPI_TYPES.values(),
+    MPI_SEND_SIZE,
+    MPI_RECV_SIZE,
+    MPI_ROOT,
+    MPI_COMM,
 )
 BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
 assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"
@@ -188,8 +270,14 @@ def nvtx_types(domain_index: int, domain: str) -> dict[str, EventType]:
     """The event types of one NVTX domain: push/pop, start/end, marks, nesting level, category, on GPU."""
     name = domain or NVTX_DEFAULT_DOMAIN_NAME
     base = NVTX_BASE + NVTX_DOMAIN_STRIDE * domain_index
-    kinds = {"pushpop": "dynamic", "startend": "dynamic", "mark": "dynamic", "depth": "numeric",
-             "category": "dynamic", "gpu": "dynamic"}
+    kinds = {
+        "pushpop": "dynamic",
+        "startend": "dynamic",
+        "mark": "dynamic",
+        "depth": "numeric",
+        "category": "dynamic",
+        "gpu": "dynamic",
+    }
     return {k: EventType(base + NVTX_OFFSETS[k], NVTX_LABELS[k].format(name), kind) for k, kind in kinds.items()}
 
 

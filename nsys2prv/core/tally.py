@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 @dataclass
 class Tally:
     source_rows: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)   # reason -> rows not translated
-    notes: dict[str, int] = field(default_factory=dict)     # reason -> rows kept but altered
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows not translated
+    notes: dict[str, int] = field(default_factory=dict)  # reason -> rows kept but altered
 
     def drop(self, reason: str, n: int) -> None:
         if n:

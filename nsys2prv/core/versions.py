@@ -49,14 +49,16 @@ def source_fingerprint(root: Path = PACKAGE_DIR) -> str:
 
 def library_versions() -> str:
     """Python's and the storage libraries' versions (``LIBRARIES``; "-" for one not installed)."""
+
     def version(name: str) -> str:
         try:
             return str(importlib.import_module(name).__version__)
         except ImportError:
             return "-"
 
-    return ";".join([f"python={sys.version_info[0]}.{sys.version_info[1]}",
-                     *(f"{name}={version(name)}" for name in LIBRARIES)])
+    return ";".join(
+        [f"python={sys.version_info[0]}.{sys.version_info[1]}", *(f"{name}={version(name)}" for name in LIBRARIES)]
+    )
 
 
 @functools.cache

@@ -45,7 +45,7 @@ def init_worker(parent: int | None = None) -> None:
             armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
         except (OSError, AttributeError):
             armed = False
-    if os.getppid() != parent:          # the parent died before the signal was armed
+    if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
     if not armed:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -57,7 +57,7 @@ def being_traced() -> bool:
     return sys.getprofile() is not None or sys.gettrace() is not None
 
 
-_FORKED: list = []      # the calls of ``forked``, set before its processes fork (they inherit them)
+_FORKED: list = []  # the calls of ``forked``, set before its processes fork (they inherit them)
 
 
 def _call_forked(i: int):
@@ -73,8 +73,12 @@ def forked(calls: list[tuple]):
     they run; leaving the block waits for them."""
     global _FORKED
     _FORKED = list(calls)
-    pool = ProcessPoolExecutor(max_workers=max(1, len(calls)), mp_context=mp.get_context("fork"),
-                               initializer=init_worker, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=max(1, len(calls)),
+        mp_context=mp.get_context("fork"),
+        initializer=init_worker,
+        initargs=(os.getpid(),),
+    )
     done = False
     try:
         futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
@@ -84,8 +88,8 @@ def forked(calls: list[tuple]):
         _FORKED = []
         if done:
             pool.shutdown(wait=True)
-        else:       # an error or a signal in the caller: stop the calls now (SIGKILL: they ignore SIGTERM),
-            kill_pool(pool)     # not when they finish, and none writes on after the caller cleaned up
+        else:  # an error or a signal in the caller: stop the calls now (SIGKILL: they ignore SIGTERM),
+            kill_pool(pool)  # not when they finish, and none writes on after the caller cleaned up
 
 
 def kill_pool(pool: ProcessPoolExecutor) -> None:

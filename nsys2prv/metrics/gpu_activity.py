@@ -19,8 +19,9 @@ from nsys2prv.metrics.pop import KERNEL, NCCL
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch
 
 
-def activity_events(rows: np.ndarray, cls: np.ndarray, start: np.ndarray, end: np.ndarray, t0: int, t1: int,
-                    nccl_as: str, idle_rows=()) -> EventBatch:
+def activity_events(
+    rows: np.ndarray, cls: np.ndarray, start: np.ndarray, end: np.ndarray, t0: int, t1: int, nccl_as: str, idle_rows=()
+) -> EventBatch:
     """The GPU_ACTIVITY events of the GPU rows ``rows`` (global thread of each interval's GPU) from their
     intervals, and of ``idle_rows`` (rows with no interval: idle over the whole run)."""
     rows, cls = np.asarray(rows, np.int64), np.asarray(cls, np.int64)
@@ -54,10 +55,10 @@ def activity_events(rows: np.ndarray, cls: np.ndarray, start: np.ndarray, end: n
     del u, m
     value[rank == 2] = R.END_VALUE
     del rank
-    last = np.ones(len(r), bool)              # the state after every step at one (row, time)
+    last = np.ones(len(r), bool)  # the state after every step at one (row, time)
     last[:-1] = (r[1:] != r[:-1]) | (t[1:] != t[:-1])
     r, t, value = r[last], t[last], value[last]
-    changed = np.ones(len(r), bool)           # only where the row's value changes
+    changed = np.ones(len(r), bool)  # only where the row's value changes
     changed[1:] = (r[1:] != r[:-1]) | (value[1:] != value[:-1])
     r, t, value = r[changed], t[changed], value[changed]
     return EventBatch(t, r, np.full(len(t), PUNCTUAL_ORDER, np.int64), [(R.GPU_ACTIVITY.id, value)])

@@ -37,19 +37,37 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int) -> pd
     parts = []
     k = tables.get("kernels")
     if k is not None and len(k):
-        gpu = k["gpu"].to_numpy(np.int64)      # (stage A's GPU id: pipeline.stages.read_kind)
-        parts.append(pd.DataFrame({"pid": pid_of(k["gpid"].to_numpy(np.int64)), "device": gpu, "kind": "kernel",
-                                   "name": k["name"].to_numpy(object), "start": k["start"].to_numpy(np.int64),
-                                   "end": k["end"].to_numpy(np.int64)}))
+        gpu = k["gpu"].to_numpy(np.int64)  # (stage A's GPU id: pipeline.stages.read_kind)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "pid": pid_of(k["gpid"].to_numpy(np.int64)),
+                    "device": gpu,
+                    "kind": "kernel",
+                    "name": k["name"].to_numpy(object),
+                    "start": k["start"].to_numpy(np.int64),
+                    "end": k["end"].to_numpy(np.int64),
+                }
+            )
+        )
     nv = tables.get("nvtx")
     if nv is not None and len(nv):
         nv = nv[nv["kind"] != "mark"]
         dom = nv["domain"].astype(str)
         name = np.where(dom == "", nv["name"].astype(str), dom + ":" + nv["name"].astype(str))
-        ranges = pd.DataFrame({"pid": pid_of(nv["tid"].to_numpy(np.int64)), "kind": "nvtx", "name": name,
-                               "start": nv["start"].to_numpy(np.int64), "end": nv["end"].to_numpy(np.int64)})
-        gpus = pd.DataFrame([(model.tasks[i].pid, int(g)) for i in model.report_tasks(report)
-                             for g in model.tasks[i].gpus], columns=["pid", "device"])
+        ranges = pd.DataFrame(
+            {
+                "pid": pid_of(nv["tid"].to_numpy(np.int64)),
+                "kind": "nvtx",
+                "name": name,
+                "start": nv["start"].to_numpy(np.int64),
+                "end": nv["end"].to_numpy(np.int64),
+            }
+        )
+        gpus = pd.DataFrame(
+            [(model.tasks[i].pid, int(g)) for i in model.report_tasks(report) for g in model.tasks[i].gpus],
+            columns=["pid", "device"],
+        )
         parts.append(ranges.merge(gpus, on="pid", how="inner"))
     if not parts:
         return pd.DataFrame(columns=["pid", "device", "kind", "name", "start", "end"])

@@ -61,8 +61,8 @@ def mask_durations(group, start, end, cls, n_groups: int, n_cls: int) -> np.ndar
     n = len(start)
     if n == 0 or n_groups == 0:
         return np.zeros((n_groups, 1 << n_cls), np.int64)
-    t2 = np.concatenate([start, end])   # point i < n: a start (+1), i >= n: the end of i - n (-1)
-    if n_groups == 1:                   # (one GPU at a time: no group key to sort by)
+    t2 = np.concatenate([start, end])  # point i < n: a start (+1), i >= n: the end of i - n (-1)
+    if n_groups == 1:  # (one GPU at a time: no group key to sort by)
         order = np.argsort(t2, kind="stable")
     else:
         order = np.lexsort((t2, np.concatenate([group, group])))
@@ -93,7 +93,7 @@ def clip_to_windows(start, end, win_lo, win_hi) -> tuple[np.ndarray, np.ndarray,
     end = np.asarray(end, np.int64)
     lo = np.asarray(win_lo, np.int64)
     hi = np.asarray(win_hi, np.int64)
-    if len(lo) == 1:                                  # one window (the usual case): fewer temporaries
+    if len(lo) == 1:  # one window (the usual case): fewer temporaries
         s = np.maximum(start, lo[0])
         e = np.minimum(end, hi[0])
         keep = e > s
@@ -101,11 +101,11 @@ def clip_to_windows(start, end, win_lo, win_hi) -> tuple[np.ndarray, np.ndarray,
         return row, np.zeros(len(row), np.int64), s[keep], e[keep]
     if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):
         # (a window inside the one before: window after window -- a loop over windows, not rows)
-        pieces = [clip_to_windows(start, end, lo[k:k + 1], hi[k:k + 1]) for k in range(len(lo))]
+        pieces = [clip_to_windows(start, end, lo[k : k + 1], hi[k : k + 1]) for k in range(len(lo))]
         row, _, s, e = (np.concatenate(x) for x in zip(*pieces))
         return row, np.repeat(np.arange(len(lo), dtype=np.int64), [len(p[0]) for p in pieces]), s, e
-    i0 = np.searchsorted(hi, start, side="right")     # first window ending after the start
-    i1 = np.searchsorted(lo, end, side="left")        # windows starting before the end
+    i0 = np.searchsorted(hi, start, side="right")  # first window ending after the start
+    i1 = np.searchsorted(lo, end, side="left")  # windows starting before the end
     n = np.maximum(i1 - i0, 0)
     row = np.repeat(np.arange(len(start), dtype=np.int64), n)
     base = np.repeat(i0, n)

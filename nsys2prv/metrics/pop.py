@@ -47,17 +47,18 @@ _M2 = np.arange(4)
 @dataclass
 class PopInputs:
     """Device and host intervals of one run on the aligned timeline, ready for any window."""
+
     t0: int
     t1: int
     nccl_as: str
-    devices: list[dict]                 # label, host, device, ranks
-    dev: DeviceIntervals                # every GPU's intervals, read a GPU at a time
-    procs: list[dict]                   # label, rank, host, node
-    host: tuple                         # (group, start, end, cls) arrays
+    devices: list[dict]  # label, host, device, ranks
+    dev: DeviceIntervals  # every GPU's intervals, read a GPU at a time
+    procs: list[dict]  # label, rank, host, node
+    host: tuple  # (group, start, end, cls) arrays
     has_mpi: bool
     has_cuda_api: bool
     excluded_processes: list[str]
-    nvtx: list[pd.DataFrame]            # per report: aligned start, end, name (ranges only)
+    nvtx: list[pd.DataFrame]  # per report: aligned start, end, name (ranges only)
     notes: list[str] = field(default_factory=list)
     # the devices measured over the run [t0, t1] (``measure_devices``, in ``combine``): mask durations
     # (D, 8), each GPU's first kernel and first NCCL kernel start (int64 max: none)
@@ -69,8 +70,8 @@ class PopInputs:
     # per host process: aligned [first, last] activity (start == end: none in the analysed time);
     # None: every process alive over the whole window
     life: tuple | None = None
-    replay: Replay | None = None        # the ideal-network replay of the host processes (MPI runs)
-    steady: tuple | None = None         # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
+    replay: Replay | None = None  # the ideal-network replay of the host processes (MPI runs)
+    steady: tuple | None = None  # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -140,8 +141,9 @@ class DeviceSpill:
     """The GPU intervals of one report (or time slice), as its worker leaves them in the run's work
     directory: per (GPU id, task, class) the union of its intervals, the rows of each (GPU id, task)
     together."""
-    path: str                           # .npy: (5, n) int64 rows GPU id, task, class, start, end (aligned)
-    runs: np.ndarray                    # (k, 4) int64: GPU id, task, first row, end row
+
+    path: str  # .npy: (5, n) int64 rows GPU id, task, class, start, end (aligned)
+    runs: np.ndarray  # (k, 4) int64: GPU id, task, first row, end row
 
 
 @dataclass
@@ -152,13 +154,14 @@ class PopPartial:
     host kinds it has, its NVTX ranges (only the named ones) and MPI calls.  When only the trace
     window is measured (no --region/--iterations), the host calls are reduced to their mask durations
     here, in the worker (a task's calls are all in its report)."""
-    spans: tuple                        # (task, first start, last end) arrays, aligned
+
+    spans: tuple  # (task, first start, last end) arrays, aligned
     dev: list[DeviceSpill]
-    host: tuple                         # (task, cls, start, end) arrays, unions
+    host: tuple  # (task, cls, start, end) arrays, unions
     has: dict
     nvtx: pd.DataFrame
-    host_pre: tuple | None = None       # (tasks, mask durations (k, 4)): trace window only
-    mpi_calls: pd.DataFrame | None = None   # (task, start, end, name, root, comm), aligned: for the replay
+    host_pre: tuple | None = None  # (tasks, mask durations (k, 4)): trace window only
+    mpi_calls: pd.DataFrame | None = None  # (task, start, end, name, root, comm), aligned: for the replay
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -175,11 +178,11 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
         change[1:] |= k[1:] != k[:-1]
     bounds = np.append(np.flatnonzero(change), len(s))
     out_s, out_e, out_i = [], [], []
-    for a, b in zip(bounds[:-1], bounds[1:]):          # one union per key (a few per report)
+    for a, b in zip(bounds[:-1], bounds[1:]):  # one union per key (a few per report)
         cm = np.maximum.accumulate(e[a:b])
         new = np.empty(b - a, bool)
         new[0] = True
-        new[1:] = s[a + 1:b] > cm[:-1]
+        new[1:] = s[a + 1 : b] > cm[:-1]
         first = np.flatnonzero(new)
         last = np.append(first[1:] - 1, b - a - 1)
         out_s.append(s[a:b][first])
@@ -202,8 +205,9 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
     return [DeviceSpill(path, runs)]
 
 
-def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False,
-                    spill: str | None = None) -> PopPartial:
+def collect_partial(
+    report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False, spill: str | None = None
+) -> PopPartial:
     """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
     NVTX range names kept, None = all; ``whole_run``: only the trace window will be measured, the
     host calls are reduced here; ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has
@@ -217,8 +221,15 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
         task = _tasks_of(report, df["gpid"], lookup)
         cls = np.where(df["nccl"].to_numpy(bool), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
         dev_id = df["gpu"].to_numpy(np.int64)
-        d.append((task, dev_id, cls.astype(np.int64),
-                  _at(clock, df["start"].to_numpy(np.int64)), _at(clock, df["end"].to_numpy(np.int64))))
+        d.append(
+            (
+                task,
+                dev_id,
+                cls.astype(np.int64),
+                _at(clock, df["start"].to_numpy(np.int64)),
+                _at(clock, df["end"].to_numpy(np.int64)),
+            )
+        )
     z = np.zeros(0, np.int64)
     task, dev_id, cls, s, e = (np.concatenate(x) for x in zip(*d)) if d else (z, z, z, z, z)
     ok = task >= 0
@@ -228,15 +239,21 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
     h = []
     for kind, code in (("mpi", MPI), ("cuda_api", CUDA_API)):
         df = tabs.get(kind)
-        if df is None:          # not traced (or not translated with -t)
+        if df is None:  # not traced (or not translated with -t)
             continue
-        has[kind] = True        # traced, even if no call falls in the analysed time
+        has[kind] = True  # traced, even if no call falls in the analysed time
         if df.empty:
             continue
-        h.append((_tasks_of(report, df["tid"], lookup), np.full(len(df), code, np.int64),
-                  _at(clock, df["start"].to_numpy(np.int64)), _at(clock, df["end"].to_numpy(np.int64))))
+        h.append(
+            (
+                _tasks_of(report, df["tid"], lookup),
+                np.full(len(df), code, np.int64),
+                _at(clock, df["start"].to_numpy(np.int64)),
+                _at(clock, df["end"].to_numpy(np.int64)),
+            )
+        )
     host_pre = None
-    if h and whole_run:          # a task's calls are all in its report: reduce them here
+    if h and whole_run:  # a task's calls are all in its report: reduce them here
         task, c, s, e = (np.concatenate(x) for x in zip(*h))
         ok = task >= 0
         tasks, g = np.unique(task[ok], return_inverse=True)
@@ -251,11 +268,17 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
     mpi_calls = None
     df = tabs.get("mpi")
     if df is not None and len(df):
-        mpi_calls = pd.DataFrame({"task": _tasks_of(report, df["tid"], lookup),
-                                  "start": _at(clock, df["start"].to_numpy(np.int64)),
-                                  "end": _at(clock, df["end"].to_numpy(np.int64)), "name": df["name"].astype(str),
-                                  "root": df["peer"].to_numpy(np.int64), "comm": df["comm"].to_numpy(np.int64),
-                                  "peers": (df["source"] == "tables").to_numpy()})
+        mpi_calls = pd.DataFrame(
+            {
+                "task": _tasks_of(report, df["tid"], lookup),
+                "start": _at(clock, df["start"].to_numpy(np.int64)),
+                "end": _at(clock, df["end"].to_numpy(np.int64)),
+                "name": df["name"].astype(str),
+                "root": df["peer"].to_numpy(np.int64),
+                "comm": df["comm"].to_numpy(np.int64),
+                "peers": (df["source"] == "tables").to_numpy(),
+            }
+        )
         mpi_calls = mpi_calls[mpi_calls["task"] >= 0]
     df = tabs.get("nvtx")
     if df is None or df.empty:
@@ -264,10 +287,16 @@ def collect_partial(report: int, tabs: dict, lookup: dict, clock, names=None, wh
         rng = df[df["kind"] != "mark"]
         if names is not None:
             rng = rng[rng["name"].isin(list(names))]
-        nvtx = pd.DataFrame({"start": _at(clock, rng["start"].to_numpy(np.int64)),
-                             "end": _at(clock, rng["end"].to_numpy(np.int64)), "name": rng["name"].to_numpy()})
-    return PopPartial(task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock), dev, host, has, nvtx,
-                      host_pre, mpi_calls)
+        nvtx = pd.DataFrame(
+            {
+                "start": _at(clock, rng["start"].to_numpy(np.int64)),
+                "end": _at(clock, rng["end"].to_numpy(np.int64)),
+                "name": rng["name"].to_numpy(),
+            }
+        )
+    return PopPartial(
+        task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock), dev, host, has, nvtx, host_pre, mpi_calls
+    )
 
 
 def _cat(rows: list[tuple], n: int) -> tuple:
@@ -293,10 +322,15 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
     by side, the ranges and calls in slice order."""
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
-    return PopPartial(_spans_of(parts), [sp for p in parts for sp in p.dev], _cat([p.host for p in parts], 4),
-                      {k: True for p in parts for k in p.has}, pd.concat([p.nvtx for p in parts], ignore_index=True),
-                      (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
-                      pd.concat(calls, ignore_index=True) if calls else None)
+    return PopPartial(
+        _spans_of(parts),
+        [sp for p in parts for sp in p.dev],
+        _cat([p.host for p in parts], 4),
+        {k: True for p in parts for k in p.has},
+        pd.concat([p.nvtx for p in parts], ignore_index=True),
+        (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
+        pd.concat(calls, ignore_index=True) if calls else None,
+    )
 
 
 @dataclass
@@ -304,22 +338,23 @@ class DeviceIntervals:
     """Every GPU's intervals over the run, where the workers left them (``spills``): ``pieces`` says
     which rows of which spill are GPU g's -- (GPU, spill, first row, end row), in GPU order -- so that
     each GPU's intervals are read alone (``each``)."""
+
     spills: list[DeviceSpill]
     pieces: np.ndarray
-    count: int                          # GPUs
+    count: int  # GPUs
 
     def each(self) -> Iterator[tuple[int, np.ndarray]]:
         """(GPU, its intervals: (5, n) rows GPU id, task, class, start, end), one GPU after the other:
         only one GPU's intervals in memory."""
         bounds = np.searchsorted(self.pieces[:, 0], np.arange(self.count + 1))
         for g in range(self.count):
-            mine = self.pieces[bounds[g]:bounds[g + 1]]
+            mine = self.pieces[bounds[g] : bounds[g + 1]]
             out = np.empty((5, int((mine[:, 3] - mine[:, 2]).sum())), np.int64)
             at = 0
-            for k in np.unique(mine[:, 1]):         # (each file opened once per GPU)
+            for k in np.unique(mine[:, 1]):  # (each file opened once per GPU)
                 rows = np.load(self.spills[k].path, mmap_mode="r")
                 for a, b in mine[mine[:, 1] == k][:, 2:]:
-                    out[:, at:at + b - a] = rows[:, a:b]
+                    out[:, at : at + b - a] = rows[:, a:b]
                     at += b - a
                 del rows
             yield g, out
@@ -348,12 +383,20 @@ def gather_devices(parts: list[PopPartial], model) -> tuple[list[dict], list[str
     for i, k in enumerate(ukeys):
         n, d = int(k >> 32), int(k & 0xFFFFFFFF)
         ranks = [int(t) for t in users.get(i, [])]
-        devices.append({"label": f"{model.nodes[n]}:GPU{d}", "host": model.nodes[n], "device": d,
-                        "processes": [model.tasks[t].label for t in ranks]})
+        devices.append(
+            {
+                "label": f"{model.nodes[n]}:GPU{d}",
+                "host": model.nodes[n],
+                "device": d,
+                "processes": [model.tasks[t].label for t in ranks],
+            }
+        )
         if len(ranks) > 1:
-            notes.append(f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
-                         f"({', '.join(devices[-1]['processes'])}): their activity is united (the "
-                         "trace's GPU row and analysis/gpu_activity.cfg show it)")
+            notes.append(
+                f"GPU {devices[-1]['label']} is used by {len(ranks)} processes "
+                f"({', '.join(devices[-1]['processes'])}): their activity is united (the "
+                "trace's GPU row and analysis/gpu_activity.cfg show it)"
+            )
     return devices, notes, DeviceIntervals(spills, pieces, len(ukeys))
 
 
@@ -373,7 +416,7 @@ def measure_devices(dev: DeviceIntervals, lo, hi, per_window: bool = False, on_g
             if len(starts):
                 first[i, g] = starts.min()
         if len(lo) == 1 and (not len(s) or (s.min() >= lo[0] and e.max() <= hi[0])):
-            dur[0, g] = mask_durations(np.zeros(len(s), np.int64), s, e, cls, 1, 3)[0]     # (nothing to cut)
+            dur[0, g] = mask_durations(np.zeros(len(s), np.int64), s, e, cls, 1, 3)[0]  # (nothing to cut)
         else:
             row, win, cs, ce = clip_to_windows(s, e, lo, hi)
             g_or_win = win if per_window else np.zeros(len(row), np.int64)
@@ -409,9 +452,14 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
     return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
 
 
-def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
-            lifetimes: list[dict] | None = None, messages: pd.DataFrame | None = None,
-            on_devices=None) -> PopInputs:
+def combine(
+    parts: list[PopPartial],
+    model,
+    nccl_as: str = "communication",
+    lifetimes: list[dict] | None = None,
+    messages: pd.DataFrame | None = None,
+    on_devices=None,
+) -> PopInputs:
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
     processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
     aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
@@ -424,8 +472,9 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
 
     # -- devices: key = (node index, GPU id), measured over the run a GPU at a time ------------------
     devices, notes, dev = gather_devices(parts, model)
-    dev_run, first_k, first_n = measure_devices(dev, [t0], [t1], on_gpu=None if on_devices is None
-                                                else on_devices(t0, t1))
+    dev_run, first_k, first_n = measure_devices(
+        dev, [t0], [t1], on_gpu=None if on_devices is None else on_devices(t0, t1)
+    )
 
     # -- host intervals: processes owning GPU streams ----------------------------------------------------
     gpu_tasks = [i for i, t in enumerate(model.tasks) if any(model.threads[g].kind == "gpu" for g in t.threads)]
@@ -435,9 +484,11 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     known = {(t.report, t.pid) for t in model.tasks}
     others = sum((r, pid) not in known for r, spans in enumerate(lifetimes or []) for pid in spans)
     if others:
-        notes.append(f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "
-                     "GPU work, MPI or CUDA API call: they are not POP processes and are left out of the host tree "
-                     "and of T")
+        notes.append(
+            f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "
+            "GPU work, MPI or CUDA API call: they are not POP processes and are left out of the host tree "
+            "and of T"
+        )
     kept = set(counted)
     excluded = [model.tasks[i].label for i in range(len(model.tasks)) if i not in kept]
     proc_index = np.full(len(model.tasks) + 1, -1, np.int64)
@@ -461,13 +512,37 @@ def combine(parts: list[PopPartial], model, nccl_as: str = "communication",
     procs = []
     for i in counted:
         t, alive = model.tasks[i], bool(life_lo[i] <= life_hi[i])
-        procs.append({"label": t.label, "rank": t.rank, "host": t.host, "node": t.node,
-                      "start_ns": int(life_lo[i]) if alive else None, "end_ns": int(life_hi[i]) if alive else None})
+        procs.append(
+            {
+                "label": t.label,
+                "rank": t.rank,
+                "host": t.host,
+                "node": t.node,
+                "start_ns": int(life_lo[i]) if alive else None,
+                "end_ns": int(life_hi[i]) if alive else None,
+            }
+        )
     counted_lo = np.array([life_lo[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
     counted_hi = np.array([life_hi[i] if life_lo[i] <= life_hi[i] else t0 for i in counted], np.int64)
-    inputs = PopInputs(t0, t1, nccl_as, devices, dev, procs, host, has["mpi"], has["cuda_api"], excluded,
-                       [p.nvtx for p in parts], notes, dev_run[0], first_k, first_n, host_pre,
-                       (counted_lo, counted_hi))
+    inputs = PopInputs(
+        t0,
+        t1,
+        nccl_as,
+        devices,
+        dev,
+        procs,
+        host,
+        has["mpi"],
+        has["cuda_api"],
+        excluded,
+        [p.nvtx for p in parts],
+        notes,
+        dev_run[0],
+        first_k,
+        first_n,
+        host_pre,
+        (counted_lo, counted_hi),
+    )
     inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
     inputs.steady = _steady_bounds(parts, proc_index)
     return inputs
@@ -504,14 +579,19 @@ def _replay(parts, model, proc_index, procs, lo, hi, messages):
     by_rank = {p["rank"]: i for i, p in enumerate(procs) if p["rank"] is not None}
     calls["root"] = calls["root"].map(lambda r: by_rank.get(int(r), -1)).astype(np.int64)
     msg = None
-    if messages is None and calls["peers"].all():      # the export names peers, and no message matched
-        messages = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("send_task", "send_start", "recv_task",
-                                                                     "recv_end")})
+    if messages is None and calls["peers"].all():  # the export names peers, and no message matched
+        messages = pd.DataFrame(
+            {c: np.zeros(0, np.int64) for c in ("send_task", "send_start", "recv_task", "recv_end")}
+        )
     if messages is not None:
-        msg = pd.DataFrame({"send_rank": proc_index[messages["send_task"].to_numpy(np.int64)],
-                            "send_start": messages["send_start"].to_numpy(np.int64),
-                            "recv_rank": proc_index[messages["recv_task"].to_numpy(np.int64)],
-                            "recv_end": messages["recv_end"].to_numpy(np.int64)})
+        msg = pd.DataFrame(
+            {
+                "send_rank": proc_index[messages["send_task"].to_numpy(np.int64)],
+                "send_start": messages["send_start"].to_numpy(np.int64),
+                "recv_rank": proc_index[messages["recv_task"].to_numpy(np.int64)],
+                "recv_end": messages["recv_end"].to_numpy(np.int64),
+            }
+        )
         msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
     return replay(calls[["rank", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
 
@@ -540,35 +620,55 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
     labels = labels or [f"GPU{i}" for i in range(D)]
     out = {"count": D, "nccl_as": nccl_as}
     if D == 0 or T <= 0:
-        out.update(dict.fromkeys(("parallel_efficiency", "load_balance", "communication_efficiency",
-                                  "orchestration_efficiency", "global_efficiency")))
+        out.update(
+            dict.fromkeys(
+                (
+                    "parallel_efficiency",
+                    "load_balance",
+                    "communication_efficiency",
+                    "orchestration_efficiency",
+                    "global_efficiency",
+                )
+            )
+        )
         out["not_available"] = "no GPU activity in the analysed time" if D == 0 else "empty analysed time"
         out.update({"useful_time_ns": {}, "data_movement_time_ns": {}, "active_time_ns": {}})
         return out
     umax, amax = int(U.max()), int(A.max())
     pe = float(U.sum()) / (D * T)
-    out.update({
-        "parallel_efficiency": pe,
-        "load_balance": _ratio(U.sum() / D, umax),
-        "communication_efficiency": _ratio(umax, amax),
-        "orchestration_efficiency": amax / T,
-        "computation_scalability": None,
-        "global_efficiency": pe,
-        "useful_time_ns": {l: int(u) for l, u in zip(labels, U)},
-        "data_movement_time_ns": {l: int(x) for l, x in zip(labels, X)},
-        "nccl_exposed_time_ns": {l: int(x) for l, x in zip(labels, nccl_exposed)},
-        "nccl_time_ns": {l: int(x) for l, x in zip(labels, nccl_total)},
-        "active_time_ns": {l: int(a) for l, a in zip(labels, A)},
-        "useful_time_total_ns": int(U.sum()),
-        "max_useful_device": labels[int(np.argmax(U))],
-        "max_active_device": labels[int(np.argmax(A))],
-    })
+    out.update(
+        {
+            "parallel_efficiency": pe,
+            "load_balance": _ratio(U.sum() / D, umax),
+            "communication_efficiency": _ratio(umax, amax),
+            "orchestration_efficiency": amax / T,
+            "computation_scalability": None,
+            "global_efficiency": pe,
+            "useful_time_ns": {l: int(u) for l, u in zip(labels, U)},
+            "data_movement_time_ns": {l: int(x) for l, x in zip(labels, X)},
+            "nccl_exposed_time_ns": {l: int(x) for l, x in zip(labels, nccl_exposed)},
+            "nccl_time_ns": {l: int(x) for l, x in zip(labels, nccl_total)},
+            "active_time_ns": {l: int(a) for l, a in zip(labels, A)},
+            "useful_time_total_ns": int(U.sum()),
+            "max_useful_device": labels[int(np.argmax(U))],
+            "max_active_device": labels[int(np.argmax(A))],
+        }
+    )
     return out
 
 
-def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api: bool,
-              labels: list[str] | None = None, alive: np.ndarray | None = None, t_ideal: int | None = None,
-              replayed=None, cpu_only: bool = False) -> dict:
+def host_tree(
+    dur: np.ndarray,
+    T: int,
+    nodes: np.ndarray,
+    has_mpi: bool,
+    has_api: bool,
+    labels: list[str] | None = None,
+    alive: np.ndarray | None = None,
+    t_ideal: int | None = None,
+    replayed=None,
+    cpu_only: bool = False,
+) -> dict:
     """Host tree from per-process mask durations (H, 4) over classes MPI/CUDA_API and the time each
     process is alive in the analysed time (``alive``, (H,); None: all of T); ``t_ideal``: the analysed
     time replayed on an ideal network (``metrics.replay``), for serialisation and transfer efficiency;
@@ -576,16 +676,29 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
     (host parallel efficiency = MPI parallel efficiency)."""
     H = dur.shape[0]
     labels = labels or [f"P{i}" for i in range(H)]
-    keys = ("parallel_efficiency", "mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in",
-            "mpi_load_balance_out", "mpi_communication_efficiency", "serialization_efficiency",
-            "transfer_efficiency", "device_offload_efficiency", "computation_scalability", "global_efficiency")
+    keys = (
+        "parallel_efficiency",
+        "mpi_parallel_efficiency",
+        "mpi_load_balance",
+        "mpi_load_balance_in",
+        "mpi_load_balance_out",
+        "mpi_communication_efficiency",
+        "serialization_efficiency",
+        "transfer_efficiency",
+        "device_offload_efficiency",
+        "computation_scalability",
+        "global_efficiency",
+    )
     out: dict = {"count": H, **dict.fromkeys(keys)}
     na = {"computation_scalability": "single run (see `nsys2prv pop` for several runs)"}
     if t_ideal is None:
         na["serialization_efficiency"] = na["transfer_efficiency"] = "no MPI calls to replay"
     if H == 0 or T <= 0 or not (has_mpi or has_api):
-        na["all"] = ("no MPI or CUDA API calls of GPU-owning processes in the reports (trace them with nsys: "
-                     "--trace mpi,cuda)" if T > 0 else "empty analysed time")
+        na["all"] = (
+            "no MPI or CUDA API calls of GPU-owning processes in the reports (trace them with nsys: --trace mpi,cuda)"
+            if T > 0
+            else "empty analysed time"
+        )
         out["not_available"] = na
         return out
     mpi = dur[:, (_M2 & 1) != 0].sum(axis=1)
@@ -595,23 +708,35 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
     useful = outside - offload
     omax = int(outside.max())
     node_ids = np.unique(nodes)
-    node_mean = np.array([outside[nodes == n].mean() for n in node_ids])   # loop over nodes, not rows
+    node_mean = np.array([outside[nodes == n].mean() for n in node_ids])  # loop over nodes, not rows
     if has_mpi:
-        out.update({
-            "mpi_parallel_efficiency": float(outside.sum()) / (H * T),
-            "mpi_load_balance": _ratio(outside.mean(), omax),
-            "mpi_load_balance_in": _ratio(node_mean.max(), omax),
-            "mpi_load_balance_out": _ratio(outside.mean(), node_mean.max()),
-            "mpi_communication_efficiency": omax / T,
-        })
+        out.update(
+            {
+                "mpi_parallel_efficiency": float(outside.sum()) / (H * T),
+                "mpi_load_balance": _ratio(outside.mean(), omax),
+                "mpi_load_balance_in": _ratio(node_mean.max(), omax),
+                "mpi_load_balance_out": _ratio(outside.mean(), node_mean.max()),
+                "mpi_communication_efficiency": omax / T,
+            }
+        )
         if t_ideal is not None and t_ideal > 0:
-            out.update({"serialization_efficiency": omax / t_ideal, "transfer_efficiency": t_ideal / T,
-                        "ideal_elapsed_ns": int(t_ideal)})
+            out.update(
+                {
+                    "serialization_efficiency": omax / t_ideal,
+                    "transfer_efficiency": t_ideal / T,
+                    "ideal_elapsed_ns": int(t_ideal),
+                }
+            )
             if replayed is not None and replayed.notes:
                 out["replay_notes"] = list(replayed.notes)
     else:
-        for k in ("mpi_parallel_efficiency", "mpi_load_balance", "mpi_load_balance_in", "mpi_load_balance_out",
-                  "mpi_communication_efficiency"):
+        for k in (
+            "mpi_parallel_efficiency",
+            "mpi_load_balance",
+            "mpi_load_balance_in",
+            "mpi_load_balance_out",
+            "mpi_communication_efficiency",
+        ):
             na[k] = "no MPI calls in the reports (MPI not traced by nsys)"
     if has_api:
         out["device_offload_efficiency"] = _ratio(useful.sum(), outside.sum())
@@ -620,22 +745,26 @@ def host_tree(dur: np.ndarray, T: int, nodes: np.ndarray, has_mpi: bool, has_api
     elif cpu_only and has_mpi:
         out["parallel_efficiency"] = out["mpi_parallel_efficiency"]
         out["global_efficiency"] = out["parallel_efficiency"]
-        na["device_offload_efficiency"] = ("CPU-only run (no GPU activity, no CUDA API calls): no offload factor; "
-                                           "host parallel efficiency = MPI parallel efficiency")
+        na["device_offload_efficiency"] = (
+            "CPU-only run (no GPU activity, no CUDA API calls): no offload factor; "
+            "host parallel efficiency = MPI parallel efficiency"
+        )
     else:
         for k in ("device_offload_efficiency", "parallel_efficiency", "global_efficiency"):
             na[k] = "no CUDA API calls in the reports (CUDA not traced by nsys)"
-    out.update({
-        "useful_time_ns": {l: int(u) for l, u in zip(labels, useful)},
-        "mpi_time_ns": {l: int(m) for l, m in zip(labels, mpi)},
-        "offload_time_ns": {l: int(o) for l, o in zip(labels, offload)},
-        "outside_mpi_time_ns": {l: int(o) for l, o in zip(labels, outside)},
-        "alive_time_ns": {l: int(a) for l, a in zip(labels, alive)},
-        "not_alive_time_ns": {l: int(T - a) for l, a in zip(labels, alive)},
-        "useful_time_total_ns": int(useful.sum()),
-        "max_outside_mpi_process": labels[int(np.argmax(outside))],
-        "not_available": na,
-    })
+    out.update(
+        {
+            "useful_time_ns": {l: int(u) for l, u in zip(labels, useful)},
+            "mpi_time_ns": {l: int(m) for l, m in zip(labels, mpi)},
+            "offload_time_ns": {l: int(o) for l, o in zip(labels, offload)},
+            "outside_mpi_time_ns": {l: int(o) for l, o in zip(labels, outside)},
+            "alive_time_ns": {l: int(a) for l, a in zip(labels, alive)},
+            "not_alive_time_ns": {l: int(T - a) for l, a in zip(labels, alive)},
+            "useful_time_total_ns": int(useful.sum()),
+            "max_outside_mpi_process": labels[int(np.argmax(outside))],
+            "not_available": na,
+        }
+    )
     return out
 
 
@@ -671,7 +800,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     hi = np.asarray(hi, np.int64)
     D, H = len(inp.devices), len(inp.procs)
     if inp.dev_run is not None and not per_window and len(lo) == 1 and (lo[0], hi[0]) == (inp.t0, inp.t1):
-        ddur = inp.dev_run[None]        # (measured in ``combine``)
+        ddur = inp.dev_run[None]  # (measured in ``combine``)
     else:
         ddur = measure_devices(inp.dev, lo, hi, per_window)[0]
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
@@ -696,13 +825,34 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
     for k, T in enumerate(Ts):
         dev = device_tree(ddur[k], int(T), inp.nccl_as, dlabels)
         alt = device_tree(ddur[k], int(T), other, dlabels)
-        dev["other_nccl_rule"] = {key: alt.get(key) for key in
-                                  ("nccl_as", "parallel_efficiency", "load_balance", "communication_efficiency",
-                                   "orchestration_efficiency")}
-        res.append({"elapsed_ns": int(T), "device": dev,
-                    "host": host_tree(hdur[k], int(T), nodes, inp.has_mpi, inp.has_cuda_api, plabels,
-                                      None if alive is None else alive[k], ideal[k], inp.replay,
-                                      cpu_only=D == 0 and not inp.has_cuda_api)})
+        dev["other_nccl_rule"] = {
+            key: alt.get(key)
+            for key in (
+                "nccl_as",
+                "parallel_efficiency",
+                "load_balance",
+                "communication_efficiency",
+                "orchestration_efficiency",
+            )
+        }
+        res.append(
+            {
+                "elapsed_ns": int(T),
+                "device": dev,
+                "host": host_tree(
+                    hdur[k],
+                    int(T),
+                    nodes,
+                    inp.has_mpi,
+                    inp.has_cuda_api,
+                    plabels,
+                    None if alive is None else alive[k],
+                    ideal[k],
+                    inp.replay,
+                    cpu_only=D == 0 and not inp.has_cuda_api,
+                ),
+            }
+        )
     return res
 
 
@@ -718,8 +868,10 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
         es.append(hit["end"].to_numpy(np.int64))
     k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
     if len(k) == 0:
-        raise UserError(f"NVTX range '{name}' ({option}) not found in any report (push/pop or start/end "
-                        "ranges of any domain but MPI/NCCL)")
+        raise UserError(
+            f"NVTX range '{name}' ({option}) not found in any report (push/pop or start/end "
+            "ranges of any domain but MPI/NCCL)"
+        )
     s, e = np.concatenate(ss), np.concatenate(es)
     n = int(k.max()) + 1
     lo = np.full(n, np.iinfo(np.int64).max, np.int64)
@@ -729,16 +881,20 @@ def occurrence_windows(inp: PopInputs, name: str, option: str) -> tuple[np.ndarr
     notes = []
     nested = sum(bool(len(x) > 1 and np.any(x[1:] < np.maximum.accumulate(y)[:-1])) for x, y in zip(ss, es))
     if nested:
-        notes.append(f"NVTX range '{name}' overlaps itself (nested or on several threads) in {nested} report(s): "
-                     "occurrence k is the k-th to start")
+        notes.append(
+            f"NVTX range '{name}' overlaps itself (nested or on several threads) in {nested} report(s): "
+            "occurrence k is the k-th to start"
+        )
     present = [c for c in counts if c]
     if len(set(present)) > 1:
-        notes.append(f"NVTX range '{name}' occurs {min(present)}..{max(present)} times depending on the report: "
-                     "occurrence k is matched by its order in each report")
+        notes.append(
+            f"NVTX range '{name}' occurs {min(present)}..{max(present)} times depending on the report: "
+            "occurrence k is matched by its order in each report"
+        )
     return lo, hi, notes
 
 
-OVERLAP_NOTED = 0.10        # consecutive windows overlapping by more than this part of the shorter: said
+OVERLAP_NOTED = 0.10  # consecutive windows overlapping by more than this part of the shorter: said
 
 
 def _overlap_note(lo, hi, name: str) -> str | None:
@@ -752,14 +908,22 @@ def _overlap_note(lo, hi, name: str) -> str | None:
     big = over > OVERLAP_NOTED * shorter
     if not big.any():
         return None
-    return (f"{int(big.sum())} iteration(s) of '{name}' overlap the next by more than {OVERLAP_NOTED:.0%} of their "
-            f"length (up to {int(over[big].max()) / 1e6:.3f} ms): ranks are far out of step, or their clocks are "
-            "(see the clock alignment); each iteration is measured in its own window, the steady-state column "
-            "over their union")
+    return (
+        f"{int(big.sum())} iteration(s) of '{name}' overlap the next by more than {OVERLAP_NOTED:.0%} of their "
+        f"length (up to {int(over[big].max()) / 1e6:.3f} ms): ranks are far out of step, or their clocks are "
+        "(see the clock alignment); each iteration is measured in its own window, the steady-state column "
+        "over their union"
+    )
 
 
-def compute(inp: PopInputs, region: str | None = None, iterations: str | None = None, warmup: int = 0,
-            label: str = "", filter_nvtx: str | None = None) -> dict:
+def compute(
+    inp: PopInputs,
+    region: str | None = None,
+    iterations: str | None = None,
+    warmup: int = 0,
+    label: str = "",
+    filter_nvtx: str | None = None,
+) -> dict:
     """The whole POP result (JSON-ready): trace scope, optional region/iterations scopes, advice.
     ``filter_nvtx``: the -f range the inputs were cut to (stated in the scope)."""
 
@@ -769,31 +933,53 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         raise UserError("--warmup needs --iterations NAME")
     notes = list(inp.notes)
     top = evaluate(inp, [inp.t0], [inp.t1])[0]
-    result = {"schema": SCHEMA, "tool": f"nsys2prv {__version__}", "label": label, "nccl_as": inp.nccl_as,
-              "scope": {"kind": "trace", "start_ns": inp.t0, "end_ns": inp.t1,
-                        **({"filter_nvtx": filter_nvtx} if filter_nvtx else {})},
-              **top, "devices": inp.devices, "processes": inp.procs,
-              "excluded_processes": inp.excluded_processes, "regions": [], "iterations": None}
+    result = {
+        "schema": SCHEMA,
+        "tool": f"nsys2prv {__version__}",
+        "label": label,
+        "nccl_as": inp.nccl_as,
+        "scope": {
+            "kind": "trace",
+            "start_ns": inp.t0,
+            "end_ns": inp.t1,
+            **({"filter_nvtx": filter_nvtx} if filter_nvtx else {}),
+        },
+        **top,
+        "devices": inp.devices,
+        "processes": inp.procs,
+        "excluded_processes": inp.excluded_processes,
+        "regions": [],
+        "iterations": None,
+    }
     # device idle before its first useful kernel (whole trace)
     assert inp.first_kernel is not None and inp.first_nccl is not None, "combine measures the run's devices"
     first = inp.first_kernel if inp.nccl_as != "useful" else np.minimum(inp.first_kernel, inp.first_nccl)
     result["device"]["idle_before_first_kernel_ns"] = {
-        d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None)
-        for d, f in zip(inp.devices, first)}
+        d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None) for d, f in zip(inp.devices, first)
+    }
 
     if region == STEADY_REGION:
         reg = steady_state(inp, result, always=True)
         if reg is None:
-            raise UserError(f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in "
-                            "the analysed time")
+            raise UserError(
+                f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in "
+                "the analysed time"
+            )
         result["regions"].append(reg)
     elif region:
         lo, hi, n = occurrence_windows(inp, region, "--region")
         notes += n
         ulo, uhi = union(lo, hi)
         r = evaluate(inp, ulo, uhi)[0]
-        result["regions"].append({"name": region, "kind": "region", "occurrences": int(len(lo)),
-                                  "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)], **r})
+        result["regions"].append(
+            {
+                "name": region,
+                "kind": "region",
+                "occurrences": int(len(lo)),
+                "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)],
+                **r,
+            }
+        )
     if iterations:
         lo, hi, n = occurrence_windows(inp, iterations, "--iterations")
         notes += n
@@ -806,12 +992,24 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
         per = evaluate(inp, lo, hi, per_window=True)
         ulo, uhi = union(lo, hi)
         steady = evaluate(inp, ulo, uhi)[0]
-        result["regions"].append({"name": f"{iterations} (iterations {warmup + 1}..{warmup + len(lo)})",
-                                  "kind": "iterations", "occurrences": int(len(lo)),
-                                  "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)], **steady})
-        result["iterations"] = {"name": iterations, "warmup": warmup, "count": int(len(lo)),
-                                "table": [{"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
-                                          for i, (a, b, m) in enumerate(zip(lo, hi, per))]}
+        result["regions"].append(
+            {
+                "name": f"{iterations} (iterations {warmup + 1}..{warmup + len(lo)})",
+                "kind": "iterations",
+                "occurrences": int(len(lo)),
+                "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)],
+                **steady,
+            }
+        )
+        result["iterations"] = {
+            "name": iterations,
+            "warmup": warmup,
+            "count": int(len(lo)),
+            "table": [
+                {"index": warmup + i + 1, "start_ns": int(a), "end_ns": int(b), **m}
+                for i, (a, b, m) in enumerate(zip(lo, hi, per))
+            ],
+        }
     # offered, not printed: a plain conversion's workers measure the whole run only (and the result must
     # not depend on whether they reduced their intervals)
     offer = None if region or iterations else steady_state(inp, result)
@@ -822,26 +1020,33 @@ def compute(inp: PopInputs, region: str | None = None, iterations: str | None = 
     result["advice"] = advise(result)
     if offer is not None:
         lo, hi = offer["windows_ns"][0]
-        result["advice"].insert(0, {
-            "kind": "steady_state",
-            "message": f"The start-up dominates the whole-run column: {offer['reason']}. For the steady state (what "
-                       f"a paper needs), add --region {STEADY_REGION}: from the end of the last MPI_Init to the start "
-                       f"of the first MPI_Finalize (trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s); the whole-run "
-                       "column stays the whole run.",
-            "evidence": {"window_ns": [int(lo), int(hi)], "elapsed_ns": result["elapsed_ns"],
-                         "option": f"--region {STEADY_REGION}"}})
+        result["advice"].insert(
+            0,
+            {
+                "kind": "steady_state",
+                "message": f"The start-up dominates the whole-run column: {offer['reason']}. For the steady state "
+                f"(what a paper needs), add --region {STEADY_REGION}: from the end of the last MPI_Init to the start "
+                f"of the first MPI_Finalize (trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s); the whole-run "
+                "column stays the whole run.",
+                "evidence": {
+                    "window_ns": [int(lo), int(hi)],
+                    "elapsed_ns": result["elapsed_ns"],
+                    "option": f"--region {STEADY_REGION}",
+                },
+            },
+        )
     return result
 
 
-
-
-STEADY_OFFERED = 0.10      # start-up + shutdown beyond this part of T: the steady-state column is offered
-STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"      # its column, and --region NAME asking for it
-STEADY_DEFINITION = (f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
-                     "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
-                     "MPI program); offered (the first advice item) when start-up and shutdown outside it take "
-                     f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column "
-                     "stays the whole run")
+STEADY_OFFERED = 0.10  # start-up + shutdown beyond this part of T: the steady-state column is offered
+STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"  # its column, and --region NAME asking for it
+STEADY_DEFINITION = (
+    f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
+    "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
+    "MPI program); offered (the first advice item) when start-up and shutdown outside it take "
+    f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column "
+    "stays the whole run"
+)
 
 
 def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:
@@ -855,108 +1060,123 @@ def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | N
     if hi <= lo or T <= 0 or (not always and T - (hi - lo) <= STEADY_OFFERED * T):
         return None
     startup, shutdown = lo - inp.t0, inp.t1 - hi
-    reason = (f"start-up to the end of the last MPI_Init takes {startup / 1e9:.3f} s and shutdown from the first "
-              f"MPI_Finalize {shutdown / 1e9:.3f} s: {(startup + shutdown) / T:.1%} of the whole run's T is outside "
-              "the part where every rank runs the MPI program")
+    reason = (
+        f"start-up to the end of the last MPI_Init takes {startup / 1e9:.3f} s and shutdown from the first "
+        f"MPI_Finalize {shutdown / 1e9:.3f} s: {(startup + shutdown) / T:.1%} of the whole run's T is outside "
+        "the part where every rank runs the MPI program"
+    )
     procs = [p for p in result["processes"] if p.get("start_ns") is not None]
     if len(procs) > 1:
         first = min(procs, key=lambda p: p["start_ns"])
         last = max(procs, key=lambda p: p["start_ns"])
         late = last["start_ns"] - first["start_ns"]
         if late > STEADY_OFFERED * T:
-            reason += (f"; {last['label']} started {late / 1e9:.3f} s after {first['label']} (launch stagger or a "
-                       "slow start), and the others waited for it in MPI_Init")
-    out = {"name": STEADY_NAME, "kind": "steady", "occurrences": 1, "windows_ns": [[int(lo), int(hi)]],
-           "definition": STEADY_DEFINITION, "reason": reason}
+            reason += (
+                f"; {last['label']} started {late / 1e9:.3f} s after {first['label']} (launch stagger or a "
+                "slow start), and the others waited for it in MPI_Init"
+            )
+    out = {
+        "name": STEADY_NAME,
+        "kind": "steady",
+        "occurrences": 1,
+        "windows_ns": [[int(lo), int(hi)]],
+        "definition": STEADY_DEFINITION,
+        "reason": reason,
+    }
     return {**out, **evaluate(inp, [lo], [hi])[0]} if always else out
 
 
 def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:
-    nccl = ("NCCL kernels count as data movement (communication), as BasicAnalysis does with nsys2prv traces"
-            if nccl_as == "communication" else
-            "NCCL kernels count as useful device time, as TALP's CUPTI backend does")
+    nccl = (
+        "NCCL kernels count as data movement (communication), as BasicAnalysis does with nsys2prv traces"
+        if nccl_as == "communication"
+        else "NCCL kernels count as useful device time, as TALP's CUPTI backend does"
+    )
     d = {
         "source": "POP metrics computed from the normalised Nsight Systems tables (not from the .prv); "
-                  "formulas follow BasicAnalysis 06_metrics / TALP perf_metrics.c (host and device trees)",
+        "formulas follow BasicAnalysis 06_metrics / TALP perf_metrics.c (host and device trees)",
         "elapsed_time": "T = the run's elapsed time: from the earliest start to the latest end of the lifetimes "
-                        "of the POP processes (process_lifetime; processes owning GPU activity or making MPI or "
-                        "CUDA API calls; without any, every process of the reports), on the aligned timeline. "
-                        "It does not depend on -t, which only chooses what goes into the Paraver trace: the "
-                        "metrics read the GPU activity, MPI and CUDA API calls (and NVTX ranges for --region/"
-                        "--iterations) of the reports whatever -t selects. With -f/--filter-nvtx, the part of "
-                        "that time inside the -f window. For a region: the total length of the union of its "
-                        "windows. All activity is clipped to the windows. The Paraver trace spans exactly T "
-                        "(its time 0 is the start of T, its END the end of T), unless records lie outside "
-                        "(processes that are not POP processes), -f is given (time 0 = the window start) or "
-                        "--time-origin session (time 0 = the earliest session start).",
+        "of the POP processes (process_lifetime; processes owning GPU activity or making MPI or "
+        "CUDA API calls; without any, every process of the reports), on the aligned timeline. "
+        "It does not depend on -t, which only chooses what goes into the Paraver trace: the "
+        "metrics read the GPU activity, MPI and CUDA API calls (and NVTX ranges for --region/"
+        "--iterations) of the reports whatever -t selects. With -f/--filter-nvtx, the part of "
+        "that time inside the -f window. For a region: the total length of the union of its "
+        "windows. All activity is clipped to the windows. The Paraver trace spans exactly T "
+        "(its time 0 is the start of T, its END the end of T), unless records lie outside "
+        "(processes that are not POP processes), -f is given (time 0 = the window start) or "
+        "--time-origin session (time 0 = the earliest session start).",
         "process_lifetime": "a process's lifetime = [first, last] timestamp of any of its activity in its report, "
-                            "over every event table of the export with a thread or process id, translated or "
-                            "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI... but "
-                            "not nsys's own PROFILER_OVERHEAD rows (profiler start-up inside the process, which "
-                            "an unprofiled run does not spend; they count only for a process with nothing else) "
-                            "(processes[].start_ns/end_ns, aligned; null: no activity in the analysed time)",
+        "over every event table of the export with a thread or process id, translated or "
+        "not: scheduling, CPU samples, OS runtime, CUDA API, GPU activity, NVTX, MPI... but "
+        "not nsys's own PROFILER_OVERHEAD rows (profiler start-up inside the process, which "
+        "an unprofiled run does not spend; they count only for a process with nothing else) "
+        "(processes[].start_ns/end_ns, aligned; null: no activity in the analysed time)",
         "physical_device": "one GPU = (host name, GPU id of the report's device map: TARGET_INFO_CUDA_DEVICE, "
-                           "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal; a table that cannot tell GPUs "
-                           "apart -- an ordinal naming several GPUs or a GPU several ordinals, as nsys 2021.x's "
-                           "cuDevice 0 on every row -- is skipped for the next); all streams, and all processes "
-                           "of that host using that GPU, are flattened by interval union",
+        "else TARGET_INFO_GPU.cuDevice, else the CUDA ordinal; a table that cannot tell GPUs "
+        "apart -- an ordinal naming several GPUs or a GPU several ordinals, as nsys 2021.x's "
+        "cuDevice 0 on every row -- is skipped for the next); all streams, and all processes "
+        "of that host using that GPU, are flattened by interval union",
         "nccl_kernels": f"{nccl} (--nccl-as {nccl_as}); a kernel is NCCL when its short name contains "
-                        "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",
+        "'nccl' (case-insensitive). Both rules' device factors are in device.other_nccl_rule.",
         "useful_device_time": "U_d = |union of useful kernel intervals on GPU d|",
-        "data_movement_time": "X_d = |(union of memcpy, memset" + (", NCCL kernels" if nccl_as == "communication"
-                                                                     else "") +
-                              " on d) minus (union of useful kernels on d)|",
+        "data_movement_time": "X_d = |(union of memcpy, memset"
+        + (", NCCL kernels" if nccl_as == "communication" else "")
+        + " on d) minus (union of useful kernels on d)|",
         "active_device_time": "A_d = U_d + X_d; idle = T - A_d",
         "device_parallel_efficiency": "sum_d U_d / (D*T), D = physical GPUs with any activity in the trace",
         "device_load_balance": "mean_d U_d / max_d U_d",
         "device_communication_efficiency": "max_d U_d / max_d A_d (both maxima over GPUs, independently)",
         "device_orchestration_efficiency": "max_d A_d / T; LB x CommE x OrchE = parallel efficiency",
         "host_processes": "processes owning at least one GPU stream (BasicAnalysis); CPU-only processes are "
-                          "listed in excluded_processes. One host unit per process (t_i = 1).",
+        "listed in excluded_processes. One host unit per process (t_i = 1).",
         "host_times": "per process, the calls of all its threads are united: Alive_i = |lifetime_i within the "
-                      "analysed time| (alive_time_ns), NotAlive_i = T - Alive_i (not started yet or already "
-                      "ended: not_alive_time_ns, never useful), MPI_i = |union of MPI calls|, offload_i = |union "
-                      "of CUDA API calls minus MPI_i|, OutsideMPI_i = Alive_i - MPI_i, UsefulHost_i = "
-                      "OutsideMPI_i - offload_i (an upper bound: time of a living process outside any traced "
-                      "call counts as useful)",
+        "analysed time| (alive_time_ns), NotAlive_i = T - Alive_i (not started yet or already "
+        "ended: not_alive_time_ns, never useful), MPI_i = |union of MPI calls|, offload_i = |union "
+        "of CUDA API calls minus MPI_i|, OutsideMPI_i = Alive_i - MPI_i, UsefulHost_i = "
+        "OutsideMPI_i - offload_i (an upper bound: time of a living process outside any traced "
+        "call counts as useful)",
         "host_availability": "MPI factors need MPI data and offload factors CUDA API data in the reports (traced "
-                             "by nsys; whatever -t translates), even if no call falls in the analysed time",
+        "by nsys; whatever -t translates), even if no call falls in the analysed time",
         "mpi_parallel_efficiency": "sum_i OutsideMPI_i / (H*T) (time a process is not alive is lost here, like "
-                                   "time in MPI)",
+        "time in MPI)",
         "mpi_load_balance": "mean_i OutsideMPI_i / max_i OutsideMPI_i = LB_in x LB_out",
         "mpi_load_balance_in_out": "LB_in = max_node(mean OutsideMPI on node) / max_i OutsideMPI_i; "
-                                   "LB_out = mean_i OutsideMPI_i / max_node(mean OutsideMPI on node) (TALP)",
+        "LB_out = mean_i OutsideMPI_i / max_node(mean OutsideMPI on node) (TALP)",
         "mpi_communication_efficiency": "max_i OutsideMPI_i / T",
         "serialization_efficiency": "max_i OutsideMPI_i / T_ideal, where T_ideal is the analysed time of the run "
-                                    "replayed on an ideal network (zero latency, infinite bandwidth): computation "
-                                    "bursts keep their durations, MPI calls only wait for their partners "
-                                    "(synchronising collectives for the last member, rooted ones for the root, "
-                                    "receives and waits for the matching send to start; sends are eager); every "
-                                    "process starts at the start of its life (nsys2prv's own replay, "
-                                    "metrics/replay.py; without MPI peers in the export only collectives wait)",
+        "replayed on an ideal network (zero latency, infinite bandwidth): computation "
+        "bursts keep their durations, MPI calls only wait for their partners "
+        "(synchronising collectives for the last member, rooted ones for the root, "
+        "receives and waits for the matching send to start; sends are eager); every "
+        "process starts at the start of its life (nsys2prv's own replay, "
+        "metrics/replay.py; without MPI peers in the export only collectives wait)",
         "transfer_efficiency": "T_ideal / T; serialization x transfer = MPI communication efficiency",
         "device_offload_efficiency": "sum_i UsefulHost_i / sum_i OutsideMPI_i (BasicAnalysis = TALP hybrid-v2 "
-                                     "without OpenMP)",
+        "without OpenMP)",
         "host_parallel_efficiency": "sum_i UsefulHost_i / (H*T) = MPI PE x device offload efficiency; a CPU-only "
-                                    "run (no GPU activity, no CUDA API calls) has no offload factor: host PE = "
-                                    "MPI PE",
+        "run (no GPU activity, no CUDA API calls) has no offload factor: host PE = "
+        "MPI PE",
         "global_efficiency": "single run: computation scalability is not available and global efficiency = "
-                             "parallel efficiency; host and device global efficiencies are separate trees and "
-                             "are never multiplied together",
+        "parallel efficiency; host and device global efficiencies are separate trees and "
+        "are never multiplied together",
         "zero_over_zero": "0/0 is taken as 1 in LB, CommE and DOE (e.g. no useful time anywhere)",
         "values": "efficiencies are fractions in [0, 1]; times in ns",
     }
     if region:
-        d["region"] = (f"--region {region}: each occurrence k (k-th in start order in each report) spans from the "
-                       "earliest start to the latest end of its k-th occurrences; metrics over the union")
+        d["region"] = (
+            f"--region {region}: each occurrence k (k-th in start order in each report) spans from the "
+            "earliest start to the latest end of its k-th occurrences; metrics over the union"
+        )
     if iterations:
-        d["iterations"] = (f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
-                           f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
-                           "column over their union. Consecutive iterations overlap where ranks leave one at "
-                           "different times (each spans every rank): each is then measured in its own window; "
-                           "an overlap beyond 10% of an iteration is noted")
+        d["iterations"] = (
+            f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
+            f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
+            "column over their union. Consecutive iterations overlap where ranks leave one at "
+            "different times (each spans every rank): each is then measured in its own window; "
+            "an overlap beyond 10% of an iteration is noted"
+        )
     return d
 
 
-__all__ = ["compute", "evaluate", "device_tree", "host_tree", "definitions", "PopInputs",
-           "NCCL_RULES"]
+__all__ = ["compute", "evaluate", "device_tree", "host_tree", "definitions", "PopInputs", "NCCL_RULES"]

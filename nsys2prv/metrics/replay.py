@@ -50,14 +50,44 @@ from nsys2prv.core.jit import kernel
 
 ZERO, SYNC, ROOT_GATHER, ROOT_BCAST, RECV = 0, 1, 2, 3, 4
 
-SYNC_CALLS = frozenset({
-    "MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
-    "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan", "MPI_Init",
-    "MPI_Init_thread", "MPI_Finalize", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create"})
+SYNC_CALLS = frozenset(
+    {
+        "MPI_Barrier",
+        "MPI_Allreduce",
+        "MPI_Allgather",
+        "MPI_Allgatherv",
+        "MPI_Alltoall",
+        "MPI_Alltoallv",
+        "MPI_Alltoallw",
+        "MPI_Reduce_scatter",
+        "MPI_Reduce_scatter_block",
+        "MPI_Scan",
+        "MPI_Exscan",
+        "MPI_Init",
+        "MPI_Init_thread",
+        "MPI_Finalize",
+        "MPI_Comm_split",
+        "MPI_Comm_dup",
+        "MPI_Comm_create",
+    }
+)
 GATHER_CALLS = frozenset({"MPI_Reduce", "MPI_Gather", "MPI_Gatherv"})
 BCAST_CALLS = frozenset({"MPI_Bcast", "MPI_Scatter", "MPI_Scatterv"})
-RECV_CALLS = frozenset({"MPI_Recv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait", "MPI_Waitall",
-                        "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"})
+RECV_CALLS = frozenset(
+    {
+        "MPI_Recv",
+        "MPI_Sendrecv",
+        "MPI_Sendrecv_replace",
+        "MPI_Wait",
+        "MPI_Waitall",
+        "MPI_Waitany",
+        "MPI_Waitsome",
+        "MPI_Test",
+        "MPI_Testall",
+        "MPI_Testany",
+        "MPI_Testsome",
+    }
+)
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
 
 
@@ -66,6 +96,7 @@ class Dependencies:
     """What makes calls wait, kept for replaying a window on its own (``Replay.window``): per call
     its kind, collective instance (-1: none) and whether it is the root; per instance its root's
     call (-1: none); receive dependencies as CSR by call (dep_ptr, dep_send = the send calls)."""
+
     kind: np.ndarray
     coll: np.ndarray
     root_me: np.ndarray
@@ -77,18 +108,19 @@ class Dependencies:
 @dataclass
 class Replay:
     """The replayed run: per process, its calls' original and replayed times."""
+
     ranks: int
-    start: np.ndarray            # per call, sorted by (rank, start): original start, end
+    start: np.ndarray  # per call, sorted by (rank, start): original start, end
     end: np.ndarray
     rank: np.ndarray
-    arrive: np.ndarray           # replayed start (= arrival) and end of every call
+    arrive: np.ndarray  # replayed start (= arrival) and end of every call
     done: np.ndarray
-    lo: np.ndarray               # per process: life start (original = replayed), original life end
+    lo: np.ndarray  # per process: life start (original = replayed), original life end
     hi: np.ndarray
-    final: np.ndarray            # per process: replayed end of life
-    unresolved: int = 0          # calls completed without their partner (unmatched)
+    final: np.ndarray  # per process: replayed end of life
+    unresolved: int = 0  # calls completed without their partner (unmatched)
     notes: list[str] = field(default_factory=list)
-    deps: Dependencies | None = None   # None: built by hand without them (``window`` then takes no wait)
+    deps: Dependencies | None = None  # None: built by hand without them (``window`` then takes no wait)
 
     @property
     def elapsed(self) -> int:
@@ -108,14 +140,17 @@ class Replay:
             if a == b:
                 out[sel] = tt
                 continue
-            j = np.searchsorted(self.start[a:b], tt, "right") - 1 + a     # the last call started by tt
-            before = j < a                          # before the first call: the life's first burst
+            j = np.searchsorted(self.start[a:b], tt, "right") - 1 + a  # the last call started by tt
+            before = j < a  # before the first call: the life's first burst
             jj = np.maximum(j, a)
             # inside a call: time runs on from its replayed start until its replayed end, no further
             # (a window border inside a long wait must not pull the window back to the call's arrival)
             inside = ~before & (tt < self.end[jj])
-            res = np.where(inside, np.minimum(self.arrive[jj] + (tt - self.start[jj]), self.done[jj]),
-                           self.done[jj] + (tt - self.end[jj]))
+            res = np.where(
+                inside,
+                np.minimum(self.arrive[jj] + (tt - self.start[jj]), self.done[jj]),
+                self.done[jj] + (tt - self.end[jj]),
+            )
             res = np.where(before, tt, res)
             out[sel] = res
         return out
@@ -135,9 +170,9 @@ class Replay:
         if not alive.any():
             return 0
         if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
-            return self.elapsed                      # the whole run
+            return self.elapsed  # the whole run
         deps = self.deps
-        if deps is None:                             # built by hand without the dependencies
+        if deps is None:  # built by hand without the dependencies
             r = np.arange(self.ranks, dtype=np.int64)
             return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
         bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
@@ -164,8 +199,9 @@ class Replay:
         dep_ptr = np.zeros(len(sel) + 1, np.int64)
         dep_ptr[1:] = np.cumsum(np.bincount(owner, minlength=len(sel)))
         wb = np.searchsorted(self.rank[sel], np.arange(self.ranks + 1), "left").astype(np.int64)
-        _, _, final, _ = _replay(wb, s, e, kind, new_coll, deps.root_me[sel], inst_size, inst_root, dep_ptr,
-                                 send, a.copy(), b.copy())
+        _, _, final, _ = _replay(
+            wb, s, e, kind, new_coll, deps.root_me[sel], inst_size, inst_root, dep_ptr, send, a.copy(), b.copy()
+        )
         return int(final[alive].max() - a[alive].min())
 
     def _cummax_end(self, bounds: np.ndarray) -> np.ndarray:
@@ -209,7 +245,7 @@ def _window_calls(bounds, start, end, cm, a, b):
         if a[r] >= b[r]:
             first[r] = last[r] = lo_i
             continue
-        first[r] = lo_i + np.searchsorted(cm[lo_i:hi_i], a[r], "left")      # the first that may end by a
+        first[r] = lo_i + np.searchsorted(cm[lo_i:hi_i], a[r], "left")  # the first that may end by a
         last[r] = lo_i + np.searchsorted(start[lo_i:hi_i], b[r], "right")
         if last[r] < first[r]:
             last[r] = first[r]
@@ -229,8 +265,17 @@ def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
     kind = np.full(len(categories), ZERO, np.int64)
     for i, n in enumerate(categories):
         n = ALIASES.get(n, n)
-        kind[i] = (SYNC if n in SYNC_CALLS else ROOT_GATHER if n in GATHER_CALLS else ROOT_BCAST if n in BCAST_CALLS
-                   else RECV if have_peers and n in RECV_CALLS else ZERO)
+        kind[i] = (
+            SYNC
+            if n in SYNC_CALLS
+            else ROOT_GATHER
+            if n in GATHER_CALLS
+            else ROOT_BCAST
+            if n in BCAST_CALLS
+            else RECV
+            if have_peers and n in RECV_CALLS
+            else ZERO
+        )
     return kind
 
 
@@ -252,7 +297,7 @@ def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray
     for r in np.flatnonzero(np.diff(edges)):
         if r >= len(bounds) - 1:
             continue
-        sel = order[edges[r]:edges[r + 1]]
+        sel = order[edges[r] : edges[r + 1]]
         a, b = bounds[r], bounds[r + 1]
         j = np.searchsorted(times[a:b], t[sel], "left")
         hit = (j < b - a) & (times[np.minimum(a + j, max(b - 1, a))] == t[sel]) if b > a else np.zeros(len(sel), bool)
@@ -280,8 +325,14 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     root = calls["root"].to_numpy(np.int64)[order]
     have_peers = messages is not None
     kind = classify(names, have_peers)[name_code]
-    notes = [] if have_peers else ["the reports name no MPI peers (MPI as NVTX ranges): only collectives "
-                                   "synchronise in the replay; receives do not wait"]
+    notes = (
+        []
+        if have_peers
+        else [
+            "the reports name no MPI peers (MPI as NVTX ranges): only collectives "
+            "synchronise in the replay; receives do not wait"
+        ]
+    )
 
     # collective instances: the k-th call of (name, communicator) on each process
     n = len(rank)
@@ -291,8 +342,8 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     idx = np.flatnonzero((kind != ZERO) & (kind != RECV))
     if len(idx):
         comm_code, _ = _codes(comm[idx])
-        op = name_code[idx] * (int(comm_code.max()) + 1) + comm_code             # (name, communicator)
-        grp = np.lexsort((np.arange(len(idx)), op, rank[idx]))                   # per (rank, op), in call order
+        op = name_code[idx] * (int(comm_code.max()) + 1) + comm_code  # (name, communicator)
+        grp = np.lexsort((np.arange(len(idx)), op, rank[idx]))  # per (rank, op), in call order
         key = rank[idx][grp] * (int(op.max()) + 1) + op[grp]
         first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
         k = np.arange(len(idx)) - np.repeat(first, np.diff(np.r_[first, len(idx)]))
@@ -315,9 +366,10 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     dep_send = np.zeros(0, np.int64)
     if messages is not None and len(messages):
         send = _find(bounds, start, messages["send_rank"].to_numpy(np.int64), messages["send_start"].to_numpy(np.int64))
-        by_end = np.lexsort((end, rank))                    # calls by (rank, end): ends sorted within each process
-        recv_pos = _find(bounds, end[by_end], messages["recv_rank"].to_numpy(np.int64),
-                         messages["recv_end"].to_numpy(np.int64))
+        by_end = np.lexsort((end, rank))  # calls by (rank, end): ends sorted within each process
+        recv_pos = _find(
+            bounds, end[by_end], messages["recv_rank"].to_numpy(np.int64), messages["recv_end"].to_numpy(np.int64)
+        )
         recv = np.where(recv_pos >= 0, by_end[np.maximum(recv_pos, 0)], -1)
         ok = (send >= 0) & (recv >= 0)
         if (~ok).any():
@@ -327,14 +379,38 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         recv, send = recv[o], send[o]
         dep_ptr[1:] = np.cumsum(np.bincount(recv, minlength=n))
         dep_send = send
-        kind[recv] = RECV                     # whatever its name, a call completing a receive waits for it
+        kind[recv] = RECV  # whatever its name, a call completing a receive waits for it
 
-    arrive, done, final, unresolved = _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root,
-                                              dep_ptr, dep_send, lifetimes[:, 0].copy(), lifetimes[:, 1].copy())
+    arrive, done, final, unresolved = _replay(
+        bounds,
+        start,
+        end,
+        kind,
+        coll,
+        root_me,
+        inst_size,
+        inst_root,
+        dep_ptr,
+        dep_send,
+        lifetimes[:, 0].copy(),
+        lifetimes[:, 1].copy(),
+    )
     if unresolved:
         notes.append(f"{unresolved} call(s) waited for a partner that never came: completed without it")
-    return Replay(n_rank, start, end, rank, arrive, done, lifetimes[:, 0].copy(), lifetimes[:, 1].copy(), final,
-                  int(unresolved), notes, Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send))
+    return Replay(
+        n_rank,
+        start,
+        end,
+        rank,
+        arrive,
+        done,
+        lifetimes[:, 0].copy(),
+        lifetimes[:, 1].copy(),
+        final,
+        int(unresolved),
+        notes,
+        Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send),
+    )
 
 
 @kernel(interpret_below=5_000)
@@ -346,8 +422,8 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
     inst_arrived = np.zeros(len(inst_size), np.int64)
     inst_max = np.zeros(len(inst_size), np.int64)
     ptr = bounds[:-1].copy()
-    t = lo.copy()                     # replayed time of each process
-    prev_end = lo.copy()              # original end of its last completed call
+    t = lo.copy()  # replayed time of each process
+    prev_end = lo.copy()  # original end of its last completed call
     final = np.zeros(n_rank, np.int64)
     remaining = n
     unresolved = 0
@@ -388,7 +464,7 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
                             break
                         finish = max(finish, arrive[s])
                 if not ready:
-                    if force:             # nothing else could move: complete it without its partner
+                    if force:  # nothing else could move: complete it without its partner
                         unresolved += 1
                         force = False
                     else:
@@ -404,6 +480,7 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
     for r in range(n_rank):
         final[r] = t[r] + max(hi[r] - prev_end[r], 0)
     return arrive, done, final, unresolved
+
 
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one

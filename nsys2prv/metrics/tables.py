@@ -39,7 +39,7 @@ ROWS = [  # key, label, indent, kind
     ("device.count", "GPUs", 0, "int"),
     ("host.count", "Host processes", 0, "int"),
 ]
-OPTIONAL_ROWS = ("speedup", "efficiency")   # shown only when some column has them
+OPTIONAL_ROWS = ("speedup", "efficiency")  # shown only when some column has them
 
 
 def column(scope: dict, header: str) -> dict:
@@ -52,8 +52,7 @@ def column(scope: dict, header: str) -> dict:
         obj: Any = scope
         for part in key.split("."):
             obj = obj.get(part) if isinstance(obj, dict) else None
-        vals[key] = obj if isinstance(obj, (int, float)) and not (isinstance(obj, float) and math.isnan(obj)) \
-            else None
+        vals[key] = obj if isinstance(obj, (int, float)) and not (isinstance(obj, float) and math.isnan(obj)) else None
     return {"header": header, "values": vals}
 
 
@@ -101,31 +100,46 @@ def _markdown_cell(s: str) -> str:
 
 
 def markdown_table(cols: list[dict], caption: str = "") -> str:
-    out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
+    out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
     for key, label, indent, kind in _rows(cols):
-        out.append(f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
-                   + " | ".join(fmt(c["values"][key], kind) for c in cols) + " |")
+        out.append(
+            f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
+            + " | ".join(fmt(c["values"][key], kind) for c in cols)
+            + " |"
+        )
     if caption:
         out += ["", caption]
     return "\n".join(out) + "\n"
 
 
 def _tex(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("$", r"\$"),
+        ("#", r"\#"),
+        ("_", r"\_"),
+        ("{", r"\{"),
+        ("}", r"\}"),
+        ("~", r"\textasciitilde{}"),
+        ("^", r"\^{}"),
+    ):
         s = s.replace(a, b) if a != "\\" else s.replace(a, "\0")
     return s.replace("\0", r"\textbackslash{}")
 
 
 def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop") -> str:
-    out = [r"% POP metrics written by nsys2prv; needs \usepackage{booktabs}",
-           r"\begin{table}[htbp]", r"\centering"]
+    out = [r"% POP metrics written by nsys2prv; needs \usepackage{booktabs}", r"\begin{table}[htbp]", r"\centering"]
     if caption:
         out.append(r"\caption{" + _tex(caption) + "}")
     out.append(r"\label{" + label + "}")
-    out += [r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
-            "Metric & " + " & ".join(_tex(c["header"]) for c in cols) + r" \\", r"\midrule"]
+    out += [
+        r"\begin{tabular}{l" + "r" * len(cols) + "}",
+        r"\toprule",
+        "Metric & " + " & ".join(_tex(c["header"]) for c in cols) + r" \\",
+        r"\midrule",
+    ]
     prev_tree = None
     for key, label, indent, kind in _rows(cols):
         tree = key.split(".")[0] if "." in key and not key.endswith(".count") else "other"
@@ -133,8 +147,7 @@ def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop") -> 
             out.append(r"\midrule")
         prev_tree = tree
         pad = rf"\hspace{{{indent}em}}" if indent else ""
-        out.append(pad + _tex(label) + " & " + " & ".join(fmt(c["values"][key], kind, r"\%") for c in cols)
-                   + r" \\")
+        out.append(pad + _tex(label) + " & " + " & ".join(fmt(c["values"][key], kind, r"\%") for c in cols) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(out) + "\n"
 
@@ -144,9 +157,18 @@ def write_csv(cols: list[dict], path: Path) -> None:
         w = csv.writer(fh)
         w.writerow(["metric", "label", *[c["header"] for c in cols]])
         for key, label, _, kind in _rows(cols):
-            w.writerow([key, label, *["" if c["values"][key] is None else
-                                      (f"{c['values'][key]:.6f}" if kind != "int" else int(c["values"][key]))
-                                      for c in cols]])
+            w.writerow(
+                [
+                    key,
+                    label,
+                    *[
+                        ""
+                        if c["values"][key] is None
+                        else (f"{c['values'][key]:.6f}" if kind != "int" else int(c["values"][key]))
+                        for c in cols
+                    ],
+                ]
+            )
 
 
 def write_iterations_csv(res: dict, path: Path) -> bool:
@@ -159,8 +181,9 @@ def write_iterations_csv(res: dict, path: Path) -> bool:
         w.writerow(["iteration", "start_ns", "end_ns", *keys])
         for row in it["table"]:
             v = column(row, "")["values"]
-            w.writerow([row["index"], row["start_ns"], row["end_ns"],
-                        *["" if v[k] is None else f"{v[k]:.6f}" for k in keys]])
+            w.writerow(
+                [row["index"], row["start_ns"], row["end_ns"], *["" if v[k] is None else f"{v[k]:.6f}" for k in keys]]
+            )
     return True
 
 
@@ -173,22 +196,29 @@ def colour(v, kind: str) -> str:
 
 def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
     """The coloured table as a PNG; returns a note instead when matplotlib is missing."""
-    try:                # optional dependency (extra "plot")
+    try:  # optional dependency (extra "plot")
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt  # after choosing the Agg backend
     except ImportError:
         return f"{path.name} not written: matplotlib is not installed (pip install matplotlib)"
     rows = list(_rows(cols))
-    label_w, col_w = 3.2, 1.6                       # inches
+    label_w, col_w = 3.2, 1.6  # inches
     fig_w = label_w + col_w * len(cols)
     fig, ax = plt.subplots(figsize=(fig_w, 0.26 * (len(rows) + 2)))
     ax.axis("off")
     cell = [[fmt(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
     colours = [[colour(c["values"][k], kind) for c in cols] for k, _, _, kind in rows]
-    table = ax.table(cellText=cell, cellColours=colours, rowLabels=["  " * i + l for _, l, i, _ in rows],
-                     colLabels=[c["header"] for c in cols], cellLoc="right", rowLoc="left",
-                     bbox=[label_w / fig_w, 0, 1 - label_w / fig_w, 1])
+    table = ax.table(
+        cellText=cell,
+        cellColours=colours,
+        rowLabels=["  " * i + l for _, l, i, _ in rows],
+        colLabels=[c["header"] for c in cols],
+        cellLoc="right",
+        rowLoc="left",
+        bbox=[label_w / fig_w, 0, 1 - label_w / fig_w, 1],
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(8)
     if title:
@@ -200,15 +230,18 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
 
 def caption(res: dict, scaling: str | None = None, reference: str | None = None) -> str:
     rule = res.get("nccl_as", "communication")
-    text = ("Device metrics after per-GPU union of kernel intervals over streams; data movement = memcpy/memset"
-            + (" and NCCL kernels" if rule == "communication" else "") + " not overlapped by compute kernels"
-            + ("; NCCL kernels counted as useful" if rule == "useful" else "")
-            + ". T = the run's elapsed time (first to last activity of the processes, whatever was "
-              "translated into the trace) or a region's total length; time a process is not alive is not "
-              "useful. Max terms over "
-              "physical GPUs. Host useful time = time outside MPI and CUDA API calls (upper bound). "
-              "SerE = max OutsideMPI / T_ideal, TrfE = T_ideal / T, T_ideal from an ideal-network replay of the "
-              "MPI calls. Host and device trees are not multiplied.")
+    text = (
+        "Device metrics after per-GPU union of kernel intervals over streams; data movement = memcpy/memset"
+        + (" and NCCL kernels" if rule == "communication" else "")
+        + " not overlapped by compute kernels"
+        + ("; NCCL kernels counted as useful" if rule == "useful" else "")
+        + ". T = the run's elapsed time (first to last activity of the processes, whatever was "
+        "translated into the trace) or a region's total length; time a process is not alive is not "
+        "useful. Max terms over "
+        "physical GPUs. Host useful time = time outside MPI and CUDA API calls (upper bound). "
+        "SerE = max OutsideMPI / T_ideal, TrfE = T_ideal / T, T_ideal from an ideal-network replay of the "
+        "MPI calls. Host and device trees are not multiplied."
+    )
     if scaling:
         text += f" Scaling mode: {scaling} (stated, not detected); reference = {reference}."
     for reg in res.get("regions", []):
@@ -220,15 +253,17 @@ def caption(res: dict, scaling: str | None = None, reference: str | None = None)
 def steady_text(reg: dict) -> str:
     """What the steady-state column is and why it is there (printed under the table, in captions)."""
     lo, hi = reg["windows_ns"][0]
-    return (f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
-            "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
-            f"{reg['reason']}; the 'trace' column is the whole run.")
+    return (
+        f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
+        "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
+        f"{reg['reason']}; the 'trace' column is the whole run."
+    )
 
 
 def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> tuple[list[str], list[str]]:
     """OUT.pop.{json,csv,md,tex,png} (+ OUT.pop.iterations.csv).  Returns (paths written, notes)."""
     stem = base.with_name(base.name + ".pop")
-    paths, notes = [], list(res.get("warnings") or [])     # (a scalability table's warnings about its runs)
+    paths, notes = [], list(res.get("warnings") or [])  # (a scalability table's warnings about its runs)
     p = Path(str(stem) + ".json")
     p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
     paths.append(str(p))
@@ -266,7 +301,7 @@ def na_reasons(res: dict) -> list[str]:
     the table it holds for, when not all)."""
     scopes = [("trace", res)] + [(r["name"], r) for r in res.get("regions", [])]
     labels = {key: label for key, label, *_ in ROWS}
-    found: dict[str, dict[str, list[str]]] = {}        # reason -> metric label -> columns
+    found: dict[str, dict[str, list[str]]] = {}  # reason -> metric label -> columns
     for header, scope in scopes:
         values = column(scope, header)["values"]
         for tree in ("device", "host"):
@@ -291,19 +326,25 @@ def na_reasons(res: dict) -> list[str]:
 def elapsed_text(res: dict, trace_ns: int | None = None) -> str:
     """What T is, with the Paraver trace's length beside it when given."""
     scope = res.get("scope") or {}
-    where = (f" inside the -f window of NVTX range '{scope['filter_nvtx']}'" if scope.get("filter_nvtx") else "")
+    where = f" inside the -f window of NVTX range '{scope['filter_nvtx']}'" if scope.get("filter_nvtx") else ""
     lo, hi = scope.get("start_ns", 0) / 1e9, scope.get("end_ns", 0) / 1e9
-    text = (f"  T = {res['elapsed_ns'] / 1e9:.6f} s: the run's elapsed time (first to last activity of the "
-            f"processes{where}, trace time {lo:.6f} .. {hi:.6f} s)")
+    text = (
+        f"  T = {res['elapsed_ns'] / 1e9:.6f} s: the run's elapsed time (first to last activity of the "
+        f"processes{where}, trace time {lo:.6f} .. {hi:.6f} s)"
+    )
     if trace_ns is not None:
         if scope.get("filter_nvtx"):
-            text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0, the -f window start, "
-                     "to its last record)")
+            text += (
+                f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0, the -f window start, "
+                "to its last record)"
+            )
         elif lo == 0 and trace_ns == scope.get("end_ns"):
             text += "; the Paraver trace spans exactly T"
         else:
-            text += (f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0 to its last record: "
-                     "records outside the POP processes' lifetimes, or --time-origin session)")
+            text += (
+                f"; the Paraver trace is {trace_ns / 1e9:.6f} s long (from its time 0 to its last record: "
+                "records outside the POP processes' lifetimes, or --time-origin session)"
+            )
     return text
 
 
@@ -311,5 +352,20 @@ def advice_text(items: list[dict]) -> str:
     return "\n".join(f"  - {a['message']}" for a in items)
 
 
-__all__ = ["ROWS", "column", "single_run_columns", "text_table", "markdown_table", "latex_table", "write_csv",
-           "write_png", "write_all", "caption", "advice_text", "colour", "na_reasons", "elapsed_text", "steady_text"]
+__all__ = [
+    "ROWS",
+    "column",
+    "single_run_columns",
+    "text_table",
+    "markdown_table",
+    "latex_table",
+    "write_csv",
+    "write_png",
+    "write_all",
+    "caption",
+    "advice_text",
+    "colour",
+    "na_reasons",
+    "elapsed_text",
+    "steady_text",
+]

@@ -31,12 +31,12 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 
 @dataclass
 class Thread:
-    task: int            # 0-based task index
-    kind: str            # "cpu" | "gpu" | "metric"
-    key: tuple           # ("cpu", tid), ("gpu", device, stream, lane) or ("metric", gpu)
+    task: int  # 0-based task index
+    kind: str  # "cpu" | "gpu" | "metric"
+    key: tuple  # ("cpu", tid), ("gpu", device, stream, lane) or ("metric", gpu)
     name: str
-    cpu: int = 0         # 1-based global CPU
-    local: int = 0       # 1-based thread number inside its task
+    cpu: int = 0  # 1-based global CPU
+    local: int = 0  # 1-based thread number inside its task
 
 
 @dataclass
@@ -46,9 +46,9 @@ class Task:
     rank: int | None
     rank_source: str
     host: str
-    node: int = 0        # 0-based node index
-    life: tuple[int, int] | None = None   # the process's lifetime on the trace's timeline (set in stage B)
-    gpus: tuple[int, ...] = ()            # the GPUs (ids via the report's device map) of its streams
+    node: int = 0  # 0-based node index
+    life: tuple[int, int] | None = None  # the process's lifetime on the trace's timeline (set in stage B)
+    gpus: tuple[int, ...] = ()  # the GPUs (ids via the report's device map) of its streams
     threads: list[int] = field(default_factory=list)
 
     @property
@@ -68,7 +68,7 @@ class KeyTable:
             return
         k = np.array(keys, np.int64)
         self.lo, self.span = k.min(axis=0), k.max(axis=0) - k.min(axis=0) + 1
-        self.mixed = float(np.prod(self.span.astype(float))) < 2.0 ** 62
+        self.mixed = float(np.prod(self.span.astype(float))) < 2.0**62
         if self.mixed:
             codes = self._code(k.T)
             self.order = np.argsort(codes, kind="stable")
@@ -104,7 +104,7 @@ class Model:
     nodes: list[str]
     tasks: list[Task]
     threads: list[Thread]
-    hidden_threads: dict[tuple[int, int], str]          # (report, tid) -> name of hidden internal threads
+    hidden_threads: dict[tuple[int, int], str]  # (report, tid) -> name of hidden internal threads
     # (host, GPU id) -> global thread of the GPU's row that carries its activity (GPU_ACTIVITY):
     # only when processes and GPUs are not one to one (``gpu_rows`` of build_model)
     device_rows: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -173,8 +173,9 @@ class Model:
         if idx is None:
             return np.full(len(gpid), -1, np.int64)
         lane = np.zeros(len(gpid), np.int64) if lane is None else np.asarray(lane, np.int64)
-        return idx.lookup(pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64),
-                          np.asarray(stream, np.int64), lane)
+        return idx.lookup(
+            pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64), np.asarray(stream, np.int64), lane
+        )
 
     def metric_threads(self, report: int, gpu) -> np.ndarray:
         """Global thread index of the metric row of each GPU id of a report (-1: none)."""
@@ -185,8 +186,9 @@ class Model:
         pos = idx.index.get_indexer(gpu)
         return np.where(pos >= 0, idx.to_numpy()[pos], -1)
 
-    def index_threads(self, cpu: dict[int, tuple[list, list]], gpu: dict[int, tuple[list, list]],
-                      metric: dict[int, tuple[list, list]]) -> None:
+    def index_threads(
+        self, cpu: dict[int, tuple[list, list]], gpu: dict[int, tuple[list, list]], metric: dict[int, tuple[list, list]]
+    ) -> None:
         """Per report, (keys, global threads) of its CPU threads (tid), GPU stream rows ((pid, device,
         stream, lane)) and metric rows (GPU id): the tables ``cpu_threads``, ``gpu_threads`` and
         ``metric_threads`` look in (``build_model`` calls this once, when every thread is known)."""
@@ -229,9 +231,14 @@ def _activity_owners(tasks: list[Task], owners: dict[int, dict[int, int]]) -> di
     return out
 
 
-def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
-                force: bool = False, sources: list[str] | None = None,
-                devmaps: list[pd.DataFrame] | None = None, gpu_rows: bool = False) -> Model:
+def build_model(
+    keys: list[dict[str, pd.DataFrame]],
+    identities: list[Identity],
+    force: bool = False,
+    sources: list[str] | None = None,
+    devmaps: list[pd.DataFrame] | None = None,
+    gpu_rows: bool = False,
+) -> Model:
     """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
     (/lane), "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``).  ``gpu_rows``: give
     every GPU a row for its activity when processes and GPUs are not one to one (``_activity_owners``)."""
@@ -284,10 +291,11 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
     for task in tasks:
         devs = np.array(sorted({d for d, _, _ in gpu_keys[task.report].get(task.pid, ())}), np.int64)
         dm = devmaps[task.report] if devmaps is not None else None
-        task_gpus.append(set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None
-                         else set(devs.tolist()))
+        task_gpus.append(
+            set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None else set(devs.tolist())
+        )
         task.gpus = tuple(sorted(task_gpus[-1]))
-    owners: dict[int, dict[int, int]] = {}    # task -> {gpu: report}
+    owners: dict[int, dict[int, int]] = {}  # task -> {gpu: report}
     for r, tabs in enumerate(keys):
         df = tabs.get("metric")
         if df is not None and len(df):
@@ -302,7 +310,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
         for t in tids:
             tname = ident.thread_names.get(t) or ("main" if t == task.pid else "thread")
-            if RANK_THREAD_NAME.match(tname):   # nsys names the MPI main thread "MPI Rank N"
+            if RANK_THREAD_NAME.match(tname):  # nsys names the MPI main thread "MPI Rank N"
                 tname = "main"
             task.threads.append(len(threads))
             cpu_index.setdefault(task.report, ([], []))
@@ -314,7 +322,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
             gpu_index.setdefault(task.report, ([], []))
             gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"CUDA-D{d}.S{s}"))   # overlap lanes too
+            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"CUDA-D{d}.S{s}"))  # overlap lanes too
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
             metric_index.setdefault(task.report, ([], []))
@@ -325,7 +333,7 @@ def build_model(keys: list[dict[str, pd.DataFrame]], identities: list[Identity],
                 model.device_rows[(task.host, g)] = len(threads) - 1
     # CPUs: numbered from 1 in node order, one per thread.
     next_cpu = 1
-    for task in sorted(tasks, key=lambda t: t.node):      # (stable: trace order within a node)
+    for task in sorted(tasks, key=lambda t: t.node):  # (stable: trace order within a node)
         for local, gid in enumerate(task.threads, start=1):
             threads[gid].local = local
             threads[gid].cpu = next_cpu
@@ -347,11 +355,13 @@ def _check_duplicate_ranks(tasks: list[Task], sources: list[str], force: bool) -
             continue
         other = seen.get(task.rank)
         if other is not None and not force:
-            raise UserError(f"rank {task.rank} is claimed by both {sources[other.report]} (pid {other.pid}) "
-                            f"and {sources[task.report]} (pid {task.pid}); use --force to merge anyway")
+            raise UserError(
+                f"rank {task.rank} is claimed by both {sources[other.report]} (pid {other.pid}) "
+                f"and {sources[task.report]} (pid {task.pid}); use --force to merge anyway"
+            )
         seen.setdefault(task.rank, task)
     if force:
         ranks = [t.rank for t in tasks]
         if len(set(r for r in ranks if r is not None)) != len([r for r in ranks if r is not None]):
-            for task in tasks:   # duplicates allowed with --force: fall back to report order
+            for task in tasks:  # duplicates allowed with --force: fall back to report order
                 task.rank = None

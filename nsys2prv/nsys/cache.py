@@ -49,18 +49,20 @@ import pyarrow.parquet as pq
 from nsys2prv import __version__
 from nsys2prv.core.versions import code_version
 
-TABLES_VERSION = code_version()     # derived from the code and its storage libraries (core/versions.py)
+TABLES_VERSION = code_version()  # derived from the code and its storage libraries (core/versions.py)
 META = "meta.n2p"
-EMPTY = ".empty.arrow"   # KIND.empty.arrow: the table of a kind without rows (Arrow IPC, not Parquet)
+EMPTY = ".empty.arrow"  # KIND.empty.arrow: the table of a kind without rows (Arrow IPC, not Parquet)
 MANIFEST = "kinds.json"
-ROW_GROUP = 1 << 17      # rows per Parquet row group: what a slice of a large report reads at least
-OBJ = ".n2p"             # encode()d objects: META, scan-TAG.n2p
-LANES = "lanes-{}.arrow"     # the overlap lanes of the GPU activities of a set of kinds (``store_lanes``)
-CACHE_NOTE = "its table cache entry"     # how every note about an unusable entry starts
+ROW_GROUP = 1 << 17  # rows per Parquet row group: what a slice of a large report reads at least
+OBJ = ".n2p"  # encode()d objects: META, scan-TAG.n2p
+LANES = "lanes-{}.arrow"  # the overlap lanes of the GPU activities of a set of kinds (``store_lanes``)
+CACHE_NOTE = "its table cache entry"  # how every note about an unusable entry starts
 
 # every name this module makes in an entry (and those of older versions, so that their entries go)
-_ENTRY_FILE = re.compile(r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|lanes-[0-9a-f]{16}\.arrow"
-                         r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*")
+_ENTRY_FILE = re.compile(
+    r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|lanes-[0-9a-f]{16}\.arrow"
+    r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*"
+)
 _ENTRY = re.compile(r"[0-9a-f]{16}")
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _UMASK = os.umask(0)
@@ -75,7 +77,7 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-entry_hash = _hash      # public name: 16 hex digits of SHA-256, for names of cache entries and files
+entry_hash = _hash  # public name: 16 hex digits of SHA-256, for names of cache entries and files
 
 
 def entry_dir(root: Path, source: Path) -> Path:
@@ -99,10 +101,14 @@ def _system_pool(pa) -> None:
 def _write(pq, pa, table, sink) -> None:
     """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
     do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
-    text = [f.name for f in table.schema
-            if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    pq.write_table(table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False,
-                   row_group_size=ROW_GROUP)
+    text = [
+        f.name
+        for f in table.schema
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    pq.write_table(
+        table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False, row_group_size=ROW_GROUP
+    )
 
 
 # --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
@@ -144,8 +150,11 @@ def encode(obj) -> bytes:
         if isinstance(o, dict):
             return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
-            return {"$": "dc", "c": type(o).__name__,
-                    "v": {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}}
+            return {
+                "$": "dc",
+                "c": type(o).__name__,
+                "v": {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)},
+            }
         raise TypeError(f"cannot cache a {type(o).__name__}")
 
     head = json.dumps(enc(obj), separators=(",", ":")).encode()
@@ -165,8 +174,18 @@ def decode(data: bytes, expect: type, classes: tuple[type, ...] = ()):
         return _decode(data, expect, classes)
     except CacheDamage:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
-            struct.error, pa.ArrowException, NameError) as exc:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+        struct.error,
+        pa.ArrowException,
+        NameError,
+    ) as exc:
         raise CacheDamage(f"{type(exc).__name__}: {exc}") from None
 
 
@@ -179,7 +198,7 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
         (n,) = struct.unpack_from("<Q", data, pos)
         if pos + 8 + n > len(data):
             raise CacheDamage("truncated")
-        chunks.append(data[pos + 8:pos + 8 + n])
+        chunks.append(data[pos + 8 : pos + 8 + n])
         pos += 8 + n
     if not chunks:
         raise CacheDamage("empty")
@@ -299,7 +318,7 @@ def _remove_entry(pfd: int, name: str) -> None:
     try:
         os.rmdir(name, dir_fd=pfd)
     except OSError:
-        pass                # something not ours left in it: the entry stays (unused)
+        pass  # something not ours left in it: the entry stays (unused)
 
 
 class TableCache:
@@ -312,7 +331,7 @@ class TableCache:
         self._parts = (self.dir.parent.name, self.dir.name)
         self._manifest: dict | None = None
         self._schemas: dict = {}
-        self.notes: list[str] = []      # entries found unusable (each a cache miss, rebuilt)
+        self.notes: list[str] = []  # entries found unusable (each a cache miss, rebuilt)
 
     def _note(self, what: str, exc: BaseException) -> None:
         text = f"{CACHE_NOTE} had an unusable {what} ({exc}); not used, rebuilt from the report"
@@ -388,7 +407,7 @@ class TableCache:
         _system_pool(pa)
         if not want.get("empty"):
             with self.parquet_file(kind) as pf:
-                assert pf is not None                   # (the kind has rows: checked above)
+                assert pf is not None  # (the kind has rows: checked above)
                 # one file, one process: without the dataset layer and Arrow's thread pool (faster for
                 # small tables; a worker converts one report at a time anyway)
                 return pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
@@ -415,11 +434,20 @@ class TableCache:
                     os.close(fd)
             table.validate(full=True)
             meta = json.loads((table.schema.metadata or {}).get(b"rows", b"null"))
-            if table.schema.names != ["lane"] or not pa.types.is_integer(table.schema.field("lane").type) \
-                    or not isinstance(meta, list) or not all(
-                        isinstance(kn, list) and len(kn) == 2 and isinstance(kn[0], str) and isinstance(kn[1], int)
-                        and kn[1] >= 0 for kn in meta) \
-                    or table.num_rows not in (0, sum(n for _, n in meta)):
+            if (
+                table.schema.names != ["lane"]
+                or not pa.types.is_integer(table.schema.field("lane").type)
+                or not isinstance(meta, list)
+                or not all(
+                    isinstance(kn, list)
+                    and len(kn) == 2
+                    and isinstance(kn[0], str)
+                    and isinstance(kn[1], int)
+                    and kn[1] >= 0
+                    for kn in meta
+                )
+                or table.num_rows not in (0, sum(n for _, n in meta))
+            ):
                 raise CacheDamage(f"{name} is not a file of lanes")
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -430,7 +458,7 @@ class TableCache:
             return {}
         lane = table.column("lane").combine_chunks().to_numpy(zero_copy_only=False)
         cut = np.cumsum([n for _, n in meta])
-        return {k: lane[hi - n:hi] for (k, n), hi in zip(meta, cut)}
+        return {k: lane[hi - n : hi] for (k, n), hi in zip(meta, cut)}
 
     def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
         """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
@@ -441,7 +469,8 @@ class TableCache:
         n = 0 if lanes is None else len(lanes)
         lane = np.zeros(0, np.int8) if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
         table = pa.table({"lane": lane}).replace_schema_metadata(
-            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()])})
+            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()])}
+        )
         if n and n != sum(rows.values()):
             raise ValueError(f"{n} lanes for {sum(rows.values())} rows")
         try:
@@ -452,7 +481,7 @@ class TableCache:
             with self._open() as dfd:
                 self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
         except (OSError, pa.ArrowException):
-            pass                  # a full or read-only cache: the lanes are derived again where needed
+            pass  # a full or read-only cache: the lanes are derived again where needed
 
     @contextmanager
     def parquet_file(self, kind: str):
@@ -503,7 +532,7 @@ class TableCache:
         try:
             with os.fdopen(fd, "wb") as fh:
                 write(fh)
-                os.fchmod(fh.fileno(), 0o666 & ~_UMASK)      # readable as any file the user makes
+                os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # readable as any file the user makes
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             done = True
         finally:
@@ -528,7 +557,7 @@ class TableCache:
         cache cannot be written (it is then simply not used)."""
         try:
             with self._open(create=False):
-                return True                 # stale entries went when this one was made
+                return True  # stale entries went when this one was made
         except OSError:
             pass
         try:
@@ -542,8 +571,8 @@ class TableCache:
                     fd = nfd
                 if not _make_dir(fd, self._parts[1]):
                     return True
-                for other in os.listdir(fd):    # the input's other versions (not every input's:
-                    if other != self._parts[1] and _ENTRY.fullmatch(other):     # that would cost ranks x ranks)
+                for other in os.listdir(fd):  # the input's other versions (not every input's:
+                    if other != self._parts[1] and _ENTRY.fullmatch(other):  # that would cost ranks x ranks)
                         _remove_entry(fd, other)
             finally:
                 os.close(fd)
@@ -573,9 +602,9 @@ class TableCache:
                                 self._replace(dfd, f"{kind}.parquet", lambda fh: _write_to(table, fh))
                                 schemas[kind] = {"columns": table.schema.names}
                         except (pa.ArrowException, TypeError, ValueError):
-                            continue      # a column Parquet cannot hold: read from the SQLite each time
+                            continue  # a column Parquet cannot hold: read from the SQLite each time
                         added[kind] = tally
-                    else:   # no table, but rows counted (a table the reader could not read): keep the tally
+                    else:  # no table, but rows counted (a table the reader could not read): keep the tally
                         added[kind] = {**tally, "no_table": True} if tally and tally.get("source_rows") else None
                 if meta is not None:
                     try:
@@ -586,7 +615,7 @@ class TableCache:
                         self._replace(dfd, META, lambda fh: fh.write(encoded))
                 self._update_manifest(dfd, added, schemas, stale=added)
         except OSError:
-            pass                  # a full or read-only cache never fails a conversion
+            pass  # a full or read-only cache never fails a conversion
 
     def _update_manifest(self, dfd: int, added: dict, schemas: dict, stale=()) -> None:
         """The manifest with ``added`` (kind -> tally) and ``schemas`` (kind -> its file's columns);
@@ -623,15 +652,17 @@ class TableCache:
                     if names:
                         self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
         except (OSError, pa.ArrowException, TypeError, ValueError):
-            pass                  # a full or read-only cache (or a batch Parquet cannot hold): not cached
+            pass  # a full or read-only cache (or a batch Parquet cannot hold): not cached
         for _ in frames:
             pass
 
 
 def _wide_dictionaries(table):
     """Dictionary columns with int32 indices: every batch of a table gets the same schema."""
-    fields = [pa.field(f.name, pa.dictionary(pa.int32(), f.type.value_type)) if pa.types.is_dictionary(f.type)
-              else f for f in table.schema]
+    fields = [
+        pa.field(f.name, pa.dictionary(pa.int32(), f.type.value_type)) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
@@ -651,8 +682,9 @@ def _write_batches(frames, fh) -> list[str]:
             if writer is None:
                 schema = table.schema
                 text = [f.name for f in schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
-                writer = pq.ParquetWriter(sink, schema, compression="lz4", use_dictionary=text or False,
-                                          write_statistics=False)
+                writer = pq.ParquetWriter(
+                    sink, schema, compression="lz4", use_dictionary=text or False, write_statistics=False
+                )
             else:
                 table = table.cast(schema)
             writer.write_table(table, row_group_size=ROW_GROUP)
@@ -676,15 +708,23 @@ def _check_manifest(doc) -> tuple[dict, dict]:
     for kind, tally in kinds.items():
         if tally is None:
             continue
-        if not (isinstance(tally, dict) and isinstance(tally.get("source_rows", 0), int)
-                and all(isinstance(tally.get(k, {}), dict) and all(isinstance(r, str) and isinstance(n, int)
-                                                                   for r, n in tally.get(k, {}).items())
-                        for k in ("dropped", "notes"))):
+        if not (
+            isinstance(tally, dict)
+            and isinstance(tally.get("source_rows", 0), int)
+            and all(
+                isinstance(tally.get(k, {}), dict)
+                and all(isinstance(r, str) and isinstance(n, int) for r, n in tally.get(k, {}).items())
+                for k in ("dropped", "notes")
+            )
+        ):
             raise CacheDamage(f"{MANIFEST}: the tally of {kind!r} is not one")
         if not tally.get("no_table"):
             s = schemas.get(kind)
-            if not (isinstance(s, dict) and isinstance(s.get("columns"), list)
-                    and all(isinstance(c, str) for c in s["columns"])):
+            if not (
+                isinstance(s, dict)
+                and isinstance(s.get("columns"), list)
+                and all(isinstance(c, str) for c in s["columns"])
+            ):
                 raise CacheDamage(f"{MANIFEST}: no schema for {kind!r}")
     return kinds, schemas
 

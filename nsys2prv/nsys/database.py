@@ -28,16 +28,27 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # made by ``nsys stats`` (2021-2022: no export metadata, no session start), StringIds and one of
 # the event tables (NSYS_EVENT_TABLES, NSYS_EVENT_PREFIX).
 NSYS_MARKER_TABLES = ("TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
-NSYS_EVENT_TABLES = ("NVTX_EVENTS", "OSRT_API", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS",
-                     "MPI_START_WAIT_EVENTS", "CUDA_GRAPH_EVENTS", "GPU_METRICS", "GENERIC_EVENTS")
+NSYS_EVENT_TABLES = (
+    "NVTX_EVENTS",
+    "OSRT_API",
+    "MPI_P2P_EVENTS",
+    "MPI_COLLECTIVES_EVENTS",
+    "MPI_OTHER_EVENTS",
+    "MPI_START_WAIT_EVENTS",
+    "CUDA_GRAPH_EVENTS",
+    "GPU_METRICS",
+    "GENERIC_EVENTS",
+)
 NSYS_EVENT_PREFIX = "CUPTI_ACTIVITY_KIND_"
-NO_METADATA = ("no export metadata and no session start time (a lazy export made by nsys stats?): "
-               "read as it is; schema and Nsight Systems version unknown")
+NO_METADATA = (
+    "no export metadata and no session start time (a lazy export made by nsys stats?): "
+    "read as it is; schema and Nsight Systems version unknown"
+)
 # The host, in order: TARGET_INFO_SYSTEM_ENV 'Hostname'; META_DATA_CAPTURE 'DEVICE_DISPLAY_NAME' (the
 # only name of a Windows capture); the captured environment's host variables.  Placeholders name no host.
 HOST_ENV_VARS = ("SLURMD_NODENAME", "HOSTNAME", "COMPUTERNAME")
 NOT_A_HOST = {"", "localhost", "local (cli)", "unknown", "unknown-host"}
-UNKNOWN_HOST = "unknown-host-"     # + the report file's stem, when the export names no host
+UNKNOWN_HOST = "unknown-host-"  # + the report file's stem, when the export names no host
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 
 
@@ -49,7 +60,7 @@ def strip_version_suffix(name: str) -> str:
 class Report:
     """One report (one SQLite export): schema probe, metadata and typed queries."""
 
-    opened = 0      # SQLite files opened by this process (the table cache's tests count them)
+    opened = 0  # SQLite files opened by this process (the table cache's tests count them)
 
     def __init__(self, path: str | os.PathLike, index: int = 0, source: str | None = None):
         Report.opened += 1
@@ -63,23 +74,27 @@ class Report:
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise UserError(f"not a readable SQLite database ({exc})", str(self.path)) from None
-        self.notes: list[str] = []     # what the conversion should say about this export
+        self.notes: list[str] = []  # what the conversion should say about this export
         if not any(t in self.tables for t in NSYS_MARKER_TABLES):
-            if "StringIds" in self.tables and any(t in NSYS_EVENT_TABLES or t.startswith(NSYS_EVENT_PREFIX)
-                                                  for t in self.tables):
+            if "StringIds" in self.tables and any(
+                t in NSYS_EVENT_TABLES or t.startswith(NSYS_EVENT_PREFIX) for t in self.tables
+            ):
                 self.notes.append(NO_METADATA)
             else:
                 self._conn.close()
-                raise UserError("SQLite file is not an Nsight Systems export (none of the tables "
-                                f"{', '.join(NSYS_MARKER_TABLES)}, nor StringIds with event tables)", str(self.path))
+                raise UserError(
+                    "SQLite file is not an Nsight Systems export (none of the tables "
+                    f"{', '.join(NSYS_MARKER_TABLES)}, nor StringIds with event tables)",
+                    str(self.path),
+                )
         self._columns: dict[str, list[str]] = {}
-        self._adbc: _AdbcReader | Literal[False] | None = None   # the optional ADBC reader (see _adbc_query);
+        self._adbc: _AdbcReader | Literal[False] | None = None  # the optional ADBC reader (see _adbc_query);
         #                                                          False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
         # what the readers asked of each table: columns found missing, and tables some probe accepted
         self.missing_columns: dict[str, set[str]] = {}
         self.probed_ok: set[str] = set()
-        self.window: tuple[str, int, int] | None = None    # queries read only rowids [lo, hi) of this table
+        self.window: tuple[str, int, int] | None = None  # queries read only rowids [lo, hi) of this table
         # while a reader runs (readers.base.Reader): rows its queries dropped for a non-numeric value
         # in a numeric column, reason -> rows; and optional columns found missing, table -> columns
         self.type_drops: dict[str, int] | None = None
@@ -115,8 +130,11 @@ class Report:
 
     def unreadable(self, tables) -> dict[str, list[str]]:
         """Of ``tables``, those with rows that no reader's probe accepted: table -> the columns it lacked."""
-        return {t: sorted(self.missing_columns[t]) for t in tables
-                if t in self.missing_columns and t not in self.probed_ok and self.count(t)}
+        return {
+            t: sorted(self.missing_columns[t])
+            for t in tables
+            if t in self.missing_columns and t not in self.probed_ok and self.count(t)
+        }
 
     def count(self, table: str, where: str = "") -> int:
         if table not in self.tables:
@@ -124,8 +142,7 @@ class Report:
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
         return int(self.rows(sql)[0][0])
 
-    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "",
-                    warn: bool = False) -> str:
+    def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "", warn: bool = False) -> str:
         """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``); ``warn``:
         a column whose absence loses information (recorded in ``optional_missing``: the reader says it)."""
         alias = alias or col
@@ -166,10 +183,13 @@ class Report:
         return None if lo is None else (int(lo), int(hi))
 
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        if self.window is not None:         # one batch of rows of a table (stages.read_each)
+        if self.window is not None:  # one batch of rows of a table (stages.read_each)
             table, lo, hi = self.window
-            sql = re.sub(rf"\bFROM\s+{table}\b",
-                         f"FROM (SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}) AS {table}", sql)
+            sql = re.sub(
+                rf"\bFROM\s+{table}\b",
+                f"FROM (SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}) AS {table}",
+                sql,
+            )
         if not params and self._adbc is not False:
             df = self._adbc_query(sql)
             if df is not None:
@@ -182,18 +202,20 @@ class Report:
         bad = None
         types = [{type(v) for v in c} for c in cols]
         for n, c, kinds in zip(names, cols, types):
-            if kinds & TEXT and (kinds & NUMBER or n in NUMERIC_COLUMNS):     # text in a numeric column
-                wrong = pd.to_numeric(pd.Series(c, dtype=object), errors="coerce").isna().to_numpy() \
+            if kinds & TEXT and (kinds & NUMBER or n in NUMERIC_COLUMNS):  # text in a numeric column
+                wrong = (
+                    pd.to_numeric(pd.Series(c, dtype=object), errors="coerce").isna().to_numpy()
                     & ~pd.isna(pd.Series(c, dtype=object)).to_numpy()
+                )
                 if wrong.any():
                     self._count_wrong_type(sql, n, wrong, bad)
                     bad = wrong if bad is None else bad | wrong
-        if bad is not None:     # those rows are dropped (counted), the other columns typed without them
+        if bad is not None:  # those rows are dropped (counted), the other columns typed without them
             keep = np.flatnonzero(~bad)
             cols = [tuple(np.asarray(c, dtype=object)[keep]) for c in cols]
             if not keep.size:
                 return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
-            return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})     # kinds of the kept rows
+            return pd.DataFrame({n: sql_column(c) for n, c in zip(names, cols)})  # kinds of the kept rows
         return pd.DataFrame({n: sql_column(c, k) for n, c, k in zip(names, cols, types)})
 
     def _count_wrong_type(self, sql: str, column: str, wrong: np.ndarray, before: np.ndarray | None) -> None:
@@ -203,9 +225,11 @@ class Report:
         n = int((wrong & ~before).sum()) if before is not None else int(wrong.sum())
         if not n:
             return
-        src = re.search(rf'"?(\w+)"?\s+AS\s+"?{re.escape(column)}\b', sql, re.IGNORECASE)    # the export's name
-        reason = (f"{m.group(1) if m else 'a table'}: text in the numeric column {src.group(1) if src else column} "
-                  "(row not used)")
+        src = re.search(rf'"?(\w+)"?\s+AS\s+"?{re.escape(column)}\b', sql, re.IGNORECASE)  # the export's name
+        reason = (
+            f"{m.group(1) if m else 'a table'}: text in the numeric column {src.group(1) if src else column} "
+            "(row not used)"
+        )
         if self.type_drops is not None:
             self.type_drops[reason] = self.type_drops.get(reason, 0) + n
         else:
@@ -222,7 +246,7 @@ class Report:
                 if environment().no_adbc:
                     raise ImportError
                 self._adbc = _AdbcReader(self.path)
-            elif self._adbc is False:       # found unusable before
+            elif self._adbc is False:  # found unusable before
                 return None
             return self._adbc.query(sql)
         except ImportError:
@@ -328,11 +352,11 @@ class Report:
         """StringIds as a Series id -> text (loaded once)."""
         if not self.has("StringIds", "id", "value"):
             return pd.Series(dtype=object)
-        rows = self.rows("SELECT id, value FROM StringIds")     # straight to Python objects: a
-        if not rows:                                              # DataFrame would make Arrow strings
-            return pd.Series(dtype=object)                        # of them only to turn them back
+        rows = self.rows("SELECT id, value FROM StringIds")  # straight to Python objects: a
+        if not rows:  # DataFrame would make Arrow strings
+            return pd.Series(dtype=object)  # of them only to turn them back
         ids, values = zip(*rows)
-        texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]   # a BLOB
+        texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]  # a BLOB
         return pd.Series(np.array(texts, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
 
     def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:
@@ -359,12 +383,42 @@ TEXT = {str, bytes}
 NUMBER = {int, float}
 # columns (as the readers name them in their queries) that hold numbers whatever else a column of the
 # same query holds: text there is a damaged row, never a value
-NUMERIC_COLUMNS = frozenset({
-    "start", "end", "tid", "gpid", "pid", "device", "context", "stream", "corr", "globalTid", "globalPid",
-    "nameId", "shortName", "demangledName", "rank", "id", "deviceId", "streamId", "contextId", "correlationId",
-    "typeId", "metricId", "timestamp", "bytes", "size", "copyKind", "copy_kind", "domainId",
-    "eventType", "textId", "graphNodeId", "graphExecId",
-})
+NUMERIC_COLUMNS = frozenset(
+    {
+        "start",
+        "end",
+        "tid",
+        "gpid",
+        "pid",
+        "device",
+        "context",
+        "stream",
+        "corr",
+        "globalTid",
+        "globalPid",
+        "nameId",
+        "shortName",
+        "demangledName",
+        "rank",
+        "id",
+        "deviceId",
+        "streamId",
+        "contextId",
+        "correlationId",
+        "typeId",
+        "metricId",
+        "timestamp",
+        "bytes",
+        "size",
+        "copyKind",
+        "copy_kind",
+        "domainId",
+        "eventType",
+        "textId",
+        "graphNodeId",
+        "graphExecId",
+    }
+)
 
 
 def sql_column(values: tuple, kinds: set | None = None) -> np.ndarray | pd.Series:
@@ -417,7 +471,7 @@ class _AdbcReader:
             reader = pa.RecordBatchReader._import_from_c(handle.address)
             if not all(_EXACT(t) for t in reader.schema.types):
                 reader.close()
-                return None                    # text / blob: sqlite3 and _decode_text decide
+                return None  # text / blob: sqlite3 and _decode_text decide
             table = reader.read_all()
         finally:
             stmt.close()
@@ -457,7 +511,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
     if stat.S_ISDIR(st.st_mode):
         raise UserError("is a directory, not a report", str(path))
-    if not stat.S_ISREG(st.st_mode):        # a FIFO would block the read below forever
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read below forever
         raise UserError("not a regular file (a FIFO, socket or device): give the export itself", str(path))
     try:
         with open(path, "rb") as fh:
@@ -469,7 +523,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     uri = _uri(path, header)
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.text_factory = str             # (Report._fetch: invalid UTF-8 switches to _decode_text)
+        conn.text_factory = str  # (Report._fetch: invalid UTF-8 switches to _decode_text)
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None

@@ -15,10 +15,14 @@ import pandas as pd
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import int64
 
-SOURCES = (("TARGET_INFO_CUDA_DEVICE", ("gpuId", "cudaId", "pid"),
-            "SELECT pid, cudaId AS device, gpuId AS gpu FROM TARGET_INFO_CUDA_DEVICE"),
-           ("TARGET_INFO_GPU", ("id", "cuDevice"),
-            "SELECT -1 AS pid, cuDevice AS device, id AS gpu FROM TARGET_INFO_GPU"))
+SOURCES = (
+    (
+        "TARGET_INFO_CUDA_DEVICE",
+        ("gpuId", "cudaId", "pid"),
+        "SELECT pid, cudaId AS device, gpuId AS gpu FROM TARGET_INFO_CUDA_DEVICE",
+    ),
+    ("TARGET_INFO_GPU", ("id", "cuDevice"), "SELECT -1 AS pid, cuDevice AS device, id AS gpu FROM TARGET_INFO_GPU"),
+)
 
 
 def degenerate(m: pd.DataFrame) -> bool:

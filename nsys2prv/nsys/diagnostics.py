@@ -11,8 +11,9 @@ WARNING = 2
 def capture_warnings(report: Report) -> list[str]:
     if not report.has("DIAGNOSTIC_EVENT", "severity", "text"):
         return []
-    df = report.query(f"SELECT severity, text FROM DIAGNOSTIC_EVENT WHERE severity IN ({WARNING}, 3) "
-                      "ORDER BY timestamp")
+    df = report.query(
+        f"SELECT severity, text FROM DIAGNOSTIC_EVENT WHERE severity IN ({WARNING}, 3) ORDER BY timestamp"
+    )
     labels = {WARNING: "warning", 3: "error"}
     seen: dict[str, None] = {}
     for sev, text in zip(df["severity"], df["text"]):

@@ -24,8 +24,10 @@ REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 QDSTRM_SUFFIX = ".qdstrm"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 IMPORTER = "QdstrmImporter"
-INSTALL_HINT = ("install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
-                "and put 'nsys' on PATH or set NSYS_HOME to its install directory")
+INSTALL_HINT = (
+    "install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
+    "and put 'nsys' on PATH or set NSYS_HOME to its install directory"
+)
 
 
 def find_nsys() -> str | None:
@@ -62,9 +64,11 @@ def find_importer(nsys: str | None) -> str | None:
     if home:
         cands += [Path(home) / "host-linux-x64", Path(home)]
     cands.append(Path("/usr/lib/nsight-systems/host-linux-x64"))
-    for root, pattern in (("/opt/nvidia/nsight-systems", "*/host-linux-x64"),
-                          ("/usr/local/cuda", "nsight-systems*/host-linux-x64")):
-        cands += sorted(Path(root).glob(pattern), reverse=True)       # the newest version first
+    for root, pattern in (
+        ("/opt/nvidia/nsight-systems", "*/host-linux-x64"),
+        ("/usr/local/cuda", "nsight-systems*/host-linux-x64"),
+    ):
+        cands += sorted(Path(root).glob(pattern), reverse=True)  # the newest version first
     return next((str(d / IMPORTER) for d in cands if _executable(d / IMPORTER)), None)
 
 
@@ -117,9 +121,12 @@ def import_qdstrm(qdstrm: Path, cache_dir: Path | None = None, force: bool = Fal
     by_hand = f"{IMPORTER} -i {qdstrm} -o {qdstrm.with_suffix('.nsys-rep')}"
     importer = find_importer(find_nsys())
     if importer is None:
-        raise UserError(f"a .qdstrm must be imported into a .nsys-rep first and {IMPORTER} was not found (it is in "
-                        f"the host-linux-x64 directory of Nsight Systems; set NSYS2PRV_IMPORTER or NSYS_HOME), "
-                        f"or import it yourself: {by_hand}", str(qdstrm))
+        raise UserError(
+            f"a .qdstrm must be imported into a .nsys-rep first and {IMPORTER} was not found (it is in "
+            f"the host-linux-x64 directory of Nsight Systems; set NSYS2PRV_IMPORTER or NSYS_HOME), "
+            f"or import it yourself: {by_hand}",
+            str(qdstrm),
+        )
     if _is_text(_head(qdstrm)):
         raise UserError("not a .qdstrm written by 'nsys profile': a text file", str(qdstrm))
     try:
@@ -129,13 +136,16 @@ def import_qdstrm(qdstrm: Path, cache_dir: Path | None = None, force: bool = Fal
         raise UserError(f"cannot create the export cache directory ({exc.strerror})", str(cache_dir)) from None
     try:
         copy, out = work / f"in{QDSTRM_SUFFIX}", work / "out.nsys-rep"
-        shutil.copyfile(qdstrm, copy)                 # the importer rewrites its input: never the user's
-        proc = subprocess.run([importer, "-i", str(copy), "-o", str(out), "-f"], cwd=work, capture_output=True,
-                              text=True)
+        shutil.copyfile(qdstrm, copy)  # the importer rewrites its input: never the user's
+        proc = subprocess.run(
+            [importer, "-i", str(copy), "-o", str(out), "-f"], cwd=work, capture_output=True, text=True
+        )
         if proc.returncode != 0 or not out.is_file():
             err = (proc.stderr or proc.stdout or "").strip().splitlines()
-            raise UserError(f"importing failed ({err[-1] if err else f'exit code {proc.returncode}'}): "
-                            f"{importer} -i {qdstrm}", str(qdstrm))
+            raise UserError(
+                f"importing failed ({err[-1] if err else f'exit code {proc.returncode}'}): {importer} -i {qdstrm}",
+                str(qdstrm),
+            )
         os.replace(out, target)
     except OSError as exc:
         raise UserError(f"cannot import into the cache ({exc.strerror})", str(cache_dir)) from None
@@ -144,17 +154,20 @@ def import_qdstrm(qdstrm: Path, cache_dir: Path | None = None, force: bool = Fal
     return target
 
 
-def export_report(report: Path, cache_dir: Path | None = None, force: bool = False,
-                  tables: tuple[str, ...] = ()) -> Path:
+def export_report(
+    report: Path, cache_dir: Path | None = None, force: bool = False, tables: tuple[str, ...] = ()
+) -> Path:
     """The SQLite export of ``report`` (an .nsys-rep), exporting it when needed."""
     if not report.exists():
         raise UserError("file not found", str(report))
     head = _head(report)
     if head.startswith(SQLITE_MAGIC):
-        return report                          # an export named like a report: read as it is
+        return report  # an export named like a report: read as it is
     if _is_text(head):
-        raise UserError(f"not a Nsight Systems report: a text file (a {report.suffix} is the binary file "
-                        "'nsys profile' writes)", str(report))
+        raise UserError(
+            f"not a Nsight Systems report: a text file (a {report.suffix} is the binary file 'nsys profile' writes)",
+            str(report),
+        )
     beside = report.with_suffix(".sqlite")
     if not force and _fresh(beside, report):
         return beside
@@ -164,8 +177,11 @@ def export_report(report: Path, cache_dir: Path | None = None, force: bool = Fal
         return target
     nsys = find_nsys()
     if nsys is None:
-        raise UserError(f"cannot read .nsys-rep: 'nsys' was not found; {INSTALL_HINT} "
-                        "(or pass the .sqlite made with 'nsys export --type sqlite')", str(report))
+        raise UserError(
+            f"cannot read .nsys-rep: 'nsys' was not found; {INSTALL_HINT} "
+            "(or pass the .sqlite made with 'nsys export --type sqlite')",
+            str(report),
+        )
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -190,8 +206,10 @@ def export_report(report: Path, cache_dir: Path | None = None, force: bool = Fal
             tmp.unlink()
     if not head.startswith(b"NVIDIA"):
         raise UserError(f"not a Nsight Systems report ('nsys export' cannot read it: {err})", str(report))
-    raise UserError(f"'nsys export' failed ({err}); the report may be damaged or need a newer Nsight Systems "
-                    f"than {nsys}", str(report))
+    raise UserError(
+        f"'nsys export' failed ({err}); the report may be damaged or need a newer Nsight Systems than {nsys}",
+        str(report),
+    )
 
 
 def resolve_input(path: Path, cache_dir: Path | None, force: bool, tables: tuple[str, ...]) -> Path:

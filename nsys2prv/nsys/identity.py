@@ -33,13 +33,13 @@ INTERNAL_THREAD = re.compile(r"^\[NSys")
 @dataclass
 class Identity:
     host: str
-    process_names: dict[int, str] = field(default_factory=dict)     # pid -> executable name
-    thread_names: dict[int, str] = field(default_factory=dict)      # tid (plain) -> name
-    ranks: dict[int, int] = field(default_factory=dict)             # pid -> rank
-    rank_source: dict[int, str] = field(default_factory=dict)       # pid -> how the rank was found
+    process_names: dict[int, str] = field(default_factory=dict)  # pid -> executable name
+    thread_names: dict[int, str] = field(default_factory=dict)  # tid (plain) -> name
+    ranks: dict[int, int] = field(default_factory=dict)  # pid -> rank
+    rank_source: dict[int, str] = field(default_factory=dict)  # pid -> how the rank was found
     env_rank: int | None = None
     job_id: str | None = None
-    wrapper_delay_s: float | None = None    # nsys2prv's wrapper started nsys this late (waited, retried)
+    wrapper_delay_s: float | None = None  # nsys2prv's wrapper started nsys this late (waited, retried)
     wrapper_attempt: int | None = None
 
 
@@ -47,8 +47,11 @@ def identify(report: Report) -> Identity:
     ident = Identity(host=report.hostname)
     # (plain rows, not DataFrames: a report lists every process of its host, thousands of them)
     if report.has("PROCESSES", "pid", "name"):
-        ident.process_names = {int(p): str(n) for p, n in report.rows(
-            "SELECT pid, name FROM PROCESSES WHERE typeof(pid) = 'integer'") if n is not None}
+        ident.process_names = {
+            int(p): str(n)
+            for p, n in report.rows("SELECT pid, name FROM PROCESSES WHERE typeof(pid) = 'integer'")
+            if n is not None
+        }
         if bad := report.count("PROCESSES", "pid IS NOT NULL AND typeof(pid) != 'integer'"):
             report.notes.append(f"{bad} row(s) of PROCESSES: text in the numeric column pid (row not used)")
     names: dict[int, str] = {}
@@ -116,7 +119,7 @@ def check_distinct_inputs(paths: list[Path]) -> None:
         try:
             st = os.stat(p)
         except OSError:
-            continue                                   # the reader says what is wrong with it
+            continue  # the reader says what is wrong with it
         key = (st.st_dev, st.st_ino)
         if key in seen:
             first = seen[key]

@@ -17,9 +17,9 @@ from __future__ import annotations
 from nsys2prv.nsys.ids import ID_MASK, PID_SHIFT
 
 ID_COLUMNS = ("globalTid", "globalPid")
-ABSURD_NS = 7 * 86400 * 10**9      # a row this far from the middle of its table is corrupt (a week)
-SKIP = ("StringIds", "ThreadNames", "PROCESSES", "ProcessStreams")     # no activity
-PROFILER = "PROFILER_OVERHEAD"      # the profiler's own rows: only for a process with nothing else
+ABSURD_NS = 7 * 86400 * 10**9  # a row this far from the middle of its table is corrupt (a week)
+SKIP = ("StringIds", "ThreadNames", "PROCESSES", "ProcessStreams")  # no activity
+PROFILER = "PROFILER_OVERHEAD"  # the profiler's own rows: only for a process with nothing else
 
 
 def activity_tables(report) -> list[tuple[str, str, bool]]:
@@ -59,7 +59,7 @@ def process_lifetimes(report) -> dict[int, tuple[int, int]]:
         into = own if table == PROFILER else spans
         old = into.get(pid)
         into[pid] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
-    for pid, span in own.items():           # a process seen only through the profiler's rows
+    for pid, span in own.items():  # a process seen only through the profiler's rows
         spans.setdefault(pid, span)
     return spans
 
@@ -72,8 +72,10 @@ def _spans(report, table: str, idc: str, has_end: bool, bounds: tuple[int, int] 
     where = f"""typeof("{idc}") = 'integer' AND typeof(start) IN ('integer', 'real')"""
     if bounds is not None:
         where += f" AND start BETWEEN {bounds[0]} AND {bounds[1]} AND {end} BETWEEN {bounds[0]} AND {bounds[1]}"
-    sql = (f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), max({end}) FROM "{table}" '
-           f"WHERE {where} GROUP BY pid")
+    sql = (
+        f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), max({end}) FROM "{table}" '
+        f"WHERE {where} GROUP BY pid"
+    )
     out = []
     for pid, lo, hi in report.rows(sql):
         if pid and lo is not None and hi is not None:

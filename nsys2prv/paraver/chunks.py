@@ -53,15 +53,15 @@ from nsys2prv.translate.records import (
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
-STATE_SIG, COMM_SIG, EVENT_SIG0 = 0, 1, 2      # record signatures (see above)
-STATE_WIDTH, COMM_WIDTH = 2, 6                # their tail fields
-OPEN_END = -1               # a state's end: the thread's final state (closed at END in the merge)
+STATE_SIG, COMM_SIG, EVENT_SIG0 = 0, 1, 2  # record signatures (see above)
+STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
+OPEN_END = -1  # a state's end: the thread's final state (closed at END in the merge)
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
-STRIDE = 64                 # a chunk's index keeps the time of every STRIDE-th record
-ROUND_PER_CHUNK = 96        # a merge round reads at least this many records per chunk (on average)
-LAYOUT_SLICE = 1 << 16      # records laid out at a time when a chunk of more than
-ONE_SLICE_UP_TO = 1 << 18   # records is written (smaller chunks: at once, without per-slice copies)
+STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record
+ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
+LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
+ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
 
 
 def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
@@ -81,13 +81,13 @@ class ChunkMeta:
     states: int
     events: int
     comms: int
-    end: int                                   # the report's own trace end (max time of its records)
-    names: list[tuple[int, list[str]]] = field(default_factory=list)   # local code space, in order
+    end: int  # the report's own trace end (max time of its records)
+    names: list[tuple[int, list[str]]] = field(default_factory=list)  # local code space, in order
     types_used: set[int] = field(default_factory=set)
-    index: np.ndarray | None = None            # time of every STRIDE-th record (the merge's map; set
-                                               # by write_chunk, required by the merge)
+    index: np.ndarray | None = None  # time of every STRIDE-th record (the merge's map; set
+    # by write_chunk, required by the merge)
     sigs: list[tuple[tuple[int, ...], tuple[bool, ...]]] = field(default_factory=list)
-    fields: np.ndarray | None = None           # the tail position of every STRIDE-th record
+    fields: np.ndarray | None = None  # the tail position of every STRIDE-th record
 
     def widths(self) -> np.ndarray:
         """Tail fields of a record of each local signature."""
@@ -102,12 +102,20 @@ def _tofile(a: np.ndarray, fh, path) -> None:
     except OSError as exc:
         if exc.errno is not None:
             raise
-        raise OSError(errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)",
-                      str(path)) from None
+        raise OSError(
+            errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
+        ) from None
 
 
-def write_chunk(out: Translation, model: Model, report: int, types: dict, path: str,
-                consume: bool = False, painted: tuple[StateIntervals, int, int] | None = None) -> ChunkMeta:
+def write_chunk(
+    out: Translation,
+    model: Model,
+    report: int,
+    types: dict,
+    path: str,
+    consume: bool = False,
+    painted: tuple[StateIntervals, int, int] | None = None,
+) -> ChunkMeta:
     """Write the report's chunk file; ``consume``: empty ``out``'s batches once written.  The
     report's threads are painted here, unless ``painted`` gives the states to write instead, with
     the time that marks a thread's final state and the chunk's end (a sliced report:
@@ -117,7 +125,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         mine = [model.tasks[i] for i in model.report_tasks(report)]
         lanes = model.report_threads(report)
         end = max([trace_end(out), *(t.life[1] for t in mine if t.life is not None)])
-        t_open = end + 1                # every lane's final segment ends here: closed at END in the merge
+        t_open = end + 1  # every lane's final segment ends here: closed at END in the merge
         states = paint(out, model, t_open, lanes)
     else:
         states, t_open, end = painted
@@ -131,7 +139,7 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
         raise AssertionError(f"event types without a definition: {sorted(missing)}")
     names, code = [], 0
     for t in sorted(labels.names):
-        labels.base[t] = code           # local codes: one code space for all types of this report
+        labels.base[t] = code  # local codes: one code space for all types of this report
         names.append((t, list(labels.names[t])))
         code += len(labels.names[t])
 
@@ -144,23 +152,27 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     comms = [c for c in out.comms if len(c)]
     table: dict = {}
     sigs = [STATE_SIG] + [_event_sig(b, table) for b in batches] + [COMM_SIG] * len(comms)
-    batches = [EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs])
-               for b in batches]            # name columns numbered once, not per slice
+    batches = [
+        EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs]) for b in batches
+    ]  # name columns numbered once, not per slice
     sources = [states, *batches, *comms]
     times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
-    keys = ([sort_key(1, np.zeros(n_states, np.int64), states.thread)]
-            + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
-            + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms])
+    keys = (
+        [sort_key(1, np.zeros(n_states, np.int64), states.thread)]
+        + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
+        + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms]
+    )
     widths = [STATE_WIDTH] + [len(b.pairs) for b in batches] + [COMM_WIDTH] * len(comms)
     sizes = [len(t) for t in times]
-    starts = np.cumsum([0] + sizes)                  # each source's first record (input order)
+    starts = np.cumsum([0] + sizes)  # each source's first record (input order)
     time = np.concatenate(times).astype(np.int64, copy=False)
     key = np.concatenate(keys).astype(np.int64, copy=False)
     del times, keys
     perm = np.lexsort((key, time))
     time, key = time[perm], key[perm]
-    thread = np.concatenate([states.thread] + [b.thread for b in batches]
-                            + [c.send_thread for c in comms]).astype(np.int32)[perm]
+    thread = np.concatenate([states.thread] + [b.thread for b in batches] + [c.send_thread for c in comms]).astype(
+        np.int32
+    )[perm]
     sig = np.concatenate([np.broadcast_to(np.asarray(g, np.int32), (n,)) for g, n in zip(sigs, sizes)])[perm]
     lens = np.repeat(np.asarray(widths, np.int64), sizes)
     offs = np.zeros(len(time) + 1, np.int64)
@@ -184,8 +196,19 @@ def write_chunk(out: Translation, model: Model, report: int, types: dict, path: 
     del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
-    return ChunkMeta(path, nrec, n_states, n_events, n_comms, end, names, used, time[::STRIDE].copy(),
-                     sorted(table, key=lambda sig: table[sig]), offs[:nrec:STRIDE].copy())
+    return ChunkMeta(
+        path,
+        nrec,
+        n_states,
+        n_events,
+        n_comms,
+        end,
+        names,
+        used,
+        time[::STRIDE].copy(),
+        sorted(table, key=lambda sig: table[sig]),
+        offs[:nrec:STRIDE].copy(),
+    )
 
 
 def _event_sig(b: EventBatch, table: dict):
@@ -196,8 +219,7 @@ def _event_sig(b: EventBatch, table: dict):
         return table.setdefault((tuple(int(t) for t, _ in b.pairs), dyn), EVENT_SIG0 + len(table))
     cols = np.stack([np.broadcast_to(np.asarray(t, np.int64), (len(b),)) for t, _ in b.pairs], axis=1)
     uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-    ids = np.array([table.setdefault((tuple(int(x) for x in u), dyn), EVENT_SIG0 + len(table)) for u in uniq],
-                   np.int32)
+    ids = np.array([table.setdefault((tuple(int(x) for x in u), dyn), EVENT_SIG0 + len(table)) for u in uniq], np.int32)
     return ids[inv.ravel()]
 
 
@@ -205,21 +227,26 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
     """(lo, hi, groups) per slice [lo, hi) of the sorted records; groups: (source, rows of the source
     in the slice or None for all of them, their first fields' positions relative to the slice)."""
     nrec = len(perm)
-    if nrec <= ONE_SLICE_UP_TO:         # one slice: every source whole, in its own order (no copies)
+    if nrec <= ONE_SLICE_UP_TO:  # one slice: every source whole, in its own order (no copies)
         where = np.empty(nrec, np.int64)
         where[perm] = offs[:-1]
-        yield 0, nrec, [(sid, None, where[a:b]) for sid, (a, b) in enumerate(zip(starts[:-1], starts[1:]))
-                        if b > a]
+        yield 0, nrec, [(sid, None, where[a:b]) for sid, (a, b) in enumerate(zip(starts[:-1], starts[1:])) if b > a]
         return
     for lo in range(0, nrec, LAYOUT_SLICE):
         hi = min(nrec, lo + LAYOUT_SLICE)
         rec = perm[lo:hi]
         src = np.searchsorted(starts, rec, "right") - 1
-        small = src.astype(np.int16) if len(starts) < (1 << 15) else src     # 16-bit: a radix sort
+        small = src.astype(np.int16) if len(starts) < (1 << 15) else src  # 16-bit: a radix sort
         by_src = np.argsort(small, kind="stable")
         cut = np.flatnonzero(np.diff(src[by_src])) + 1
-        yield lo, hi, [(int(src[sel[0]]), rec[sel] - starts[src[sel[0]]], offs[lo + sel] - offs[lo])
-                       for sel in np.split(by_src, cut)]
+        yield (
+            lo,
+            hi,
+            [
+                (int(src[sel[0]]), rec[sel] - starts[src[sel[0]]], offs[lo + sel] - offs[lo])
+                for sel in np.split(by_src, cut)
+            ],
+        )
 
 
 def _subset(source, sid: int, rows: np.ndarray | None):
@@ -230,8 +257,12 @@ def _subset(source, sid: int, rows: np.ndarray | None):
         s = source
         return StateIntervals(s.thread[rows], s.start[rows], s.end[rows], s.state[rows], s.prio[rows])
     if isinstance(source, EventBatch):
-        return EventBatch(source.time[rows], source.thread[rows], source.order[rows],
-                          [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs])
+        return EventBatch(
+            source.time[rows],
+            source.thread[rows],
+            source.order[rows],
+            [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs],
+        )
     return CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
 
 
@@ -259,15 +290,18 @@ class _Reader:
             self.where[name] = (at, np.dtype(dtype))
             at += np.dtype(dtype).itemsize * self.n
         self.where["tail"] = (at, np.dtype(np.int64))
-        assert meta.index is not None and meta.fields is not None      # (set by write_chunk)
+        assert meta.index is not None and meta.fields is not None  # (set by write_chunk)
         self.index: np.ndarray = meta.index
         self.widths = meta.widths()
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
-        k = self.first // STRIDE                 # the tail position of record ``first``
-        self.field = (int(meta.fields[k]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
-                      if self.first < self.n else self.nfields)
+        k = self.first // STRIDE  # the tail position of record ``first``
+        self.field = (
+            int(meta.fields[k]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
+            if self.first < self.n
+            else self.nfields
+        )
 
     def _find(self, t: int) -> int:
         """First record with time >= t (the index narrows it to one STRIDE of times)."""
@@ -324,9 +358,18 @@ class MergeStats:
     comms: int = 0
 
 
-def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int = 1 << 16,
-          write=None, progress=False, t_lo: int | None = None, t_hi: int | None = None,
-          objs: tuple = ()) -> MergeStats:
+def merge(
+    chunks: list[ChunkMeta],
+    values: list[np.ndarray],
+    end_ns: int,
+    fh,
+    budget: int = 1 << 16,
+    write=None,
+    progress=False,
+    t_lo: int | None = None,
+    t_hi: int | None = None,
+    objs: tuple = (),
+) -> MergeStats:
     """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
 
     ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
@@ -341,7 +384,7 @@ def merge(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, bu
     keep_open = _open_files_for(len(chunks))
     sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
-    if write is None:       # the formatter runs round by round: it is compiled by the total (core/jit.py)
+    if write is None:  # the formatter runs round by round: it is compiled by the total (core/jit.py)
         expect_records(sum(r.stop - r.first for r in readers))
     try:
         return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
@@ -379,8 +422,9 @@ class _Limits:
             hi = min(n, j + self.window)
             o, c = self.owner[j:hi], self.nth[j:hi]
             stop, at = self.stop[o], cur[o]
-            grow = (np.maximum(0, np.minimum(stop, STRIDE * (c + 1)) - at)
-                    - np.maximum(0, np.minimum(stop, STRIDE * c) - at))
+            grow = np.maximum(0, np.minimum(stop, STRIDE * (c + 1)) - at) - np.maximum(
+                0, np.minimum(stop, STRIDE * c) - at
+            )
             total = grown + np.cumsum(grow)
             over = np.flatnonzero((total > self.budget) & (total - grow > 0))
             if len(over):
@@ -429,7 +473,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
     limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
     top = np.iinfo(np.int64).max if t_hi is None else t_hi
     stats = MergeStats()
-    head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)   # a lower bound of the next time
+    head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
         bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
@@ -437,7 +481,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         active = np.flatnonzero(cur < stop)
         lim = limits.next(cur, top)
         floor = int(head[active].min())
-        if lim <= floor:                 # (many records of one time) at least every record of the first time
+        if lim <= floor:  # (many records of one time) at least every record of the first time
             lim = floor + 1
         times, keys, threads, sigs, tails = [], [], [], [], []
         for i in active:
@@ -447,15 +491,15 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
             lo = int(cur[i])
             k = int(np.searchsorted(r.index, lim, "left"))
             ub = min(int(stop[i]), k * STRIDE)
-            if ub <= lo:                 # record ``lo`` is already at or after LIM: learn its time
+            if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
                 head[i] = r.read("time", lo, lo + 1)[0]
                 continue
             win = r.read("time", lo, min(int(stop[i]), ub + 1))
-            hi = lo + int(np.searchsorted(win[:ub - lo], lim, "left"))
+            hi = lo + int(np.searchsorted(win[: ub - lo], lim, "left"))
             head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
             if hi == lo:
                 continue
-            t = win[:hi - lo]
+            t = win[: hi - lo]
             k_, th, sg, tail = r.take(lo, hi)
             if sig_base[i]:
                 sg[sg >= EVENT_SIG0] += sig_base[i]
@@ -469,15 +513,15 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
             continue
         time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
         tail, thread = np.concatenate(tails), np.concatenate(threads)
-        del times, keys, sigs, tails, threads         # (the pieces would live through the write)
+        del times, keys, sigs, tails, threads  # (the pieces would live through the write)
         w = tables.width[sig]
-        offs = np.cumsum(w) - w                       # each record's first tail field
+        offs = np.cumsum(w) - w  # each record's first tail field
         del w
         st = np.flatnonzero(sig == STATE_SIG)
-        opn = st[tail[offs[st]] == OPEN_END]          # a thread's final state: closed at END
+        opn = st[tail[offs[st]] == OPEN_END]  # a thread's final state: closed at END
         tail[offs[opn]] = end_ns
         perm = np.lexsort((key, time)).astype(np.int64)
-        late = opn[time[opn] >= end_ns]               # a final state starting at END: not written
+        late = opn[time[opn] >= end_ns]  # a final state starting at END: not written
         if len(late):
             dropped = np.zeros(len(time), bool)
             dropped[late] = True
@@ -511,8 +555,18 @@ def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs) -> Merge
         return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
 
 
-def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, fh, budget: int, parts: int,
-                work_dir, progress: bool = False, objs: tuple = (), here: bool = True) -> MergeStats:
+def merge_split(
+    chunks: list[ChunkMeta],
+    values: list[np.ndarray],
+    end_ns: int,
+    fh,
+    budget: int,
+    parts: int,
+    work_dir,
+    progress: bool = False,
+    objs: tuple = (),
+    here: bool = True,
+) -> MergeStats:
     """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
     into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
     bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
@@ -522,7 +576,7 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     if not cuts and here:
         return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
     bounds = [None, *cuts, None]
-    away = range(1 if here else 0, len(bounds) - 1)          # the parts run in forked processes
+    away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
     paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
     bar = None
     if progress:
@@ -530,11 +584,25 @@ def merge_split(chunks: list[ChunkMeta], values: list[np.ndarray], end_ns: int, 
     stats = MergeStats()
     # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
     # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
-    calls = [(_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
-             for p, path in zip(away, paths)]
+    calls = [
+        (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
+        for p, path in zip(away, paths)
+    ]
     with forked(calls) as futures:
-        first = (merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False,
-                       t_hi=bounds[1], objs=objs) if here else MergeStats())
+        first = (
+            merge(
+                chunks,
+                values,
+                end_ns,
+                fh,
+                budget,
+                progress=bar if bar is not None else False,
+                t_hi=bounds[1],
+                objs=objs,
+            )
+            if here
+            else MergeStats()
+        )
         results = [f.result() for f in futures]
     for m in [first, *results]:
         stats.states += m.states

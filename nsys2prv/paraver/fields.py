@@ -1,8 +1,8 @@
 """Paraver records as columns of integers: the one place that knows each record type's fields.
 
-    1:cpu:appl:task:thread:begin:end:state
-    2:cpu:appl:task:thread:time:type:value[:type:value]...
-    3:cpu:appl:task:thread:logSend:physSend:rcpu:rappl:rtask:rthread:logRecv:physRecv:size:tag
+1:cpu:appl:task:thread:begin:end:state
+2:cpu:appl:task:thread:time:type:value[:type:value]...
+3:cpu:appl:task:thread:logSend:physSend:rcpu:rappl:rtask:rthread:logRecv:physRecv:size:tag
 """
 
 from __future__ import annotations
@@ -36,5 +36,14 @@ class Fields:
         return cols, dynamic
 
     def comms(self, c: CommBatch) -> list[np.ndarray]:
-        return [np.full(len(c), 3, np.int64), *self.obj(c.send_thread), c.log_send, c.phys_send,
-                *self.obj(c.recv_thread), c.log_recv, c.phys_recv, c.size, c.tag]
+        return [
+            np.full(len(c), 3, np.int64),
+            *self.obj(c.send_thread),
+            c.log_send,
+            c.phys_send,
+            *self.obj(c.recv_thread),
+            c.log_recv,
+            c.phys_recv,
+            c.size,
+            c.tag,
+        ]

@@ -31,8 +31,8 @@ def _text(vals: np.ndarray, last: np.ndarray, buf: np.ndarray) -> int:
     end = np.cumsum(nd + neg + 1)
     n = int(end[-1])
     buf[end - 1] = np.where(last, 10, 58)
-    buf[(end - nd - 2)[neg]] = 45              # '-'
-    pos = end - 2                              # the last digit of each
+    buf[(end - nd - 2)[neg]] = 45  # '-'
+    pos = end - 2  # the last digit of each
     while len(mag):
         buf[pos] = 48 + mag % 10
         mag //= 10
@@ -50,8 +50,9 @@ def _ends(counts: np.ndarray) -> np.ndarray:
     return last
 
 
-def _format_compact_np(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
-                       types, dyn, remap, buf):
+def _format_compact_np(
+    thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase, types, dyn, remap, buf
+):
     """``_format_compact`` in numpy: the values of every record laid out in one array, then ``_text``."""
     r = perm[lo:hi]
     g, s, o = thread[r], sig[r].astype(np.int64), offs[r]
@@ -75,7 +76,7 @@ def _format_compact_np(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, t
         e = st & (w > f)
         vals[base[e] + 6 + f] = tail[o[e] + f]
         e = cm & (w > f)
-        if f == 1:                                 # the receiving thread: cpu:1:task:thread
+        if f == 1:  # the receiving thread: cpu:1:task:thread
             peer = tail[o[e] + 1]
             for k, v in enumerate((cpu[peer], 1, task[peer], thr[peer])):
                 vals[base[e] + 7 + k] = v
@@ -130,6 +131,7 @@ class Tables(NamedTuple):
     and thread in task; per record signature its tail width, first entry in ``types``/``dyn`` and
     first position in ``remap``; the event type ids and whether each value is a local name code;
     local name codes -> the trace's values."""
+
     cpu: np.ndarray
     task: np.ndarray
     thr: np.ndarray
@@ -154,8 +156,9 @@ def _object(buf, pos, g, cpu, task, thr):
 
 
 @kernel(interpret_below=LIMIT, size=lambda a: len(a[5]), python=_format_compact_np)
-def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase,
-                    types, dyn, remap, buf):
+def _format_compact(
+    thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase, types, dyn, remap, buf
+):
     """Records of chunks (see chunks.py): kind:cpu:1:task:thread:time, then per signature the
     tail: a state's end and state; a communication's fields with the receiving thread expanded to
     cpu:1:task:thread; an event's type:value pairs (local name codes numbered through ``remap``)."""
@@ -185,7 +188,7 @@ def _format_compact(thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr,
             for f in range(width[s]):
                 v = tail[o + f]
                 buf[pos] = 58
-                if kr == 3 and f == 1:            # the receiving thread
+                if kr == 3 and f == 1:  # the receiving thread
                     pos = _object(buf, pos + 1, v, cpu, task, thr)
                 else:
                     pos = _num(buf, pos + 1, v)
@@ -201,9 +204,10 @@ def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk
         hi = min(lo + chunk, len(perm))
         s = sig[perm[lo:hi]]
         fields = 6 * (hi - lo) + 2 * int(tables.width[s].sum()) + 3 * int((s == 1).sum())
-        buf = np.empty(fields * 21 + (hi - lo), np.uint8)     # a field: up to 20 characters and ':'
+        buf = np.empty(fields * 21 + (hi - lo), np.uint8)  # a field: up to 20 characters and ':'
         n = _format_compact(thread, time, sig, tail, offs, perm, lo, hi, *tables, buf)
         fh.write(buf[:n].data)
+
 
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one

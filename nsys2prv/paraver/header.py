@@ -9,7 +9,7 @@ import datetime as dt
 
 from nsys2prv.model.resources import Model
 
-WORLD = 1          # the communicator id of MPI_COMM_WORLD, as Extrae numbers it
+WORLD = 1  # the communicator id of MPI_COMM_WORLD, as Extrae numbers it
 
 
 def render_header(model: Model, end_ns: int, epoch_ns: int | None, mpi_world: bool = False) -> str:

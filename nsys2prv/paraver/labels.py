@@ -33,9 +33,9 @@ def _used_names(batches: list[EventBatch]):
 class ValueLabels:
     def __init__(self, types: dict[int, EventType]):
         self.types = types
-        self.names: dict[int, pd.Index] = {}   # type id -> sorted names (value = position + base)
+        self.names: dict[int, pd.Index] = {}  # type id -> sorted names (value = position + base)
         self.base: dict[int, int] = {}
-        self._pos: dict = {}                    # (type, id of a Names dictionary) -> (it, positions)
+        self._pos: dict = {}  # (type, id of a Names dictionary) -> (it, positions)
 
     def collect(self, batches: list[EventBatch]) -> None:
         seen: dict[int, set] = {}
@@ -86,7 +86,7 @@ class ValueLabels:
         key = (t, id(names))
         hit = self._pos.get(key)
         if hit is None or hit[0] is not names:
-            hit = self._pos[key] = (names, self.names[t].get_indexer(names))   # (names kept: its id stays its own)
+            hit = self._pos[key] = (names, self.names[t].get_indexer(names))  # (names kept: its id stays its own)
         return hit[1]
 
     def labels(self, type_id: int) -> dict[int, str]:

@@ -42,14 +42,18 @@ def _type_values(t: EventType, labels: ValueLabels) -> dict[int, str] | None:
 
 
 def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
-    parts = [extrae_mpi.PCF_DEFAULT_OPTIONS, extrae_mpi.PCF_DEFAULT_SEMANTIC, _states_block(),
-             extrae_mpi.PCF_GRADIENT_COLOR, extrae_mpi.PCF_GRADIENT_NAMES]
+    parts = [
+        extrae_mpi.PCF_DEFAULT_OPTIONS,
+        extrae_mpi.PCF_DEFAULT_SEMANTIC,
+        _states_block(),
+        extrae_mpi.PCF_GRADIENT_COLOR,
+        extrae_mpi.PCF_GRADIENT_NAMES,
+    ]
     done: set[int] = set()
     for t in sorted(types.values(), key=lambda t: t.id):
         if t.id in done:
             continue
-        block = [t] if not t.group else sorted((u for u in types.values() if u.group == t.group),
-                                               key=lambda u: u.id)
+        block = [t] if not t.group else sorted((u for u in types.values() if u.group == t.group), key=lambda u: u.id)
         done.update(u.id for u in block)
         lines = ["EVENT_TYPE"] + [f"{u.gradient} {u.id} {clean_label(u.label)}" for u in block]
         values = _type_values(t, labels)

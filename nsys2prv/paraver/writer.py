@@ -25,7 +25,7 @@ from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import render_pcf
 from nsys2prv.paraver.row import render_row
 
-MIN_SPLIT = 250_000          # records per part below which a split merge costs more than it saves
+MIN_SPLIT = 250_000  # records per part below which a split merge costs more than it saves
 
 
 @dataclass
@@ -68,8 +68,17 @@ class _ThreadedWriter:
             raise self.error
 
 
-def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns: int | None, body,
-                types: dict[int, EventType], labels: ValueLabels, mpi_world: bool = False) -> list[Path]:
+def write_files(
+    base: Path,
+    compress: bool,
+    model: Model,
+    end_ns: int,
+    epoch_ns: int | None,
+    body,
+    types: dict[int, EventType],
+    labels: ValueLabels,
+    mpi_world: bool = False,
+) -> list[Path]:
     """OUT.prv(.gz) (header, then ``body(fh)`` writes the records), OUT.pcf and OUT.row, atomically."""
     base.parent.mkdir(parents=True, exist_ok=True)
     prv = base.with_name(base.name + (".prv.gz" if compress else ".prv"))
@@ -100,10 +109,21 @@ def write_files(base: Path, compress: bool, model: Model, end_ns: int, epoch_ns:
     return targets
 
 
-def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: Path, epoch_ns: int | None,
-                 compress: bool = False, budget: int = 1 << 16, progress: bool = False, parts: int = 1,
-                 work_dir: Path | None = None, mpi_world: bool = False, min_end: int = 0,
-                 fork_every_part: bool = False) -> WriteStats:
+def write_merged(
+    chunks: list,
+    model: Model,
+    types: dict[int, EventType],
+    base: Path,
+    epoch_ns: int | None,
+    compress: bool = False,
+    budget: int = 1 << 16,
+    progress: bool = False,
+    parts: int = 1,
+    work_dir: Path | None = None,
+    mpi_world: bool = False,
+    min_end: int = 0,
+    fork_every_part: bool = False,
+) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report (at least ``min_end``), then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part).
@@ -118,8 +138,12 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
     if missing:
         raise AssertionError(f"event types without a definition: {sorted(missing)}")
     labels = ValueLabels.from_names(types, names)
-    values = [np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64) if c.names
-              else np.zeros(0, np.int64) for c in chunks]
+    values = [
+        np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64)
+        if c.names
+        else np.zeros(0, np.int64)
+        for c in chunks
+    ]
     end_ns = max([min_end, *(c.end for c in chunks)])
     stats = []
 
@@ -133,8 +157,11 @@ def write_merged(chunks: list, model: Model, types: dict[int, EventType], base: 
 
     def body(fh):
         if parts > 1 or fork_every_part:
-            stats.append(merge_split(chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs,
-                                     here=not fork_every_part))
+            stats.append(
+                merge_split(
+                    chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs, here=not fork_every_part
+                )
+            )
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 

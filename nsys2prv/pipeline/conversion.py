@@ -58,14 +58,25 @@ def _cache_root(cfg: Config, work: Path) -> Path:
     return (cfg.cache_dir or default_cache_dir()) / "tables" if cfg.table_cache else work / "tables"
 
 
-def _rank_jobs(cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict,
-               work: Path, pop_only: bool = False) -> list[RankJob]:
+def _rank_jobs(
+    cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict, work: Path, pop_only: bool = False
+) -> list[RankJob]:
     pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
     tasks = pop_lookups(run.pop_model, len(run.sources))
     trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
-    return [RankJob(src, info, clock, clip, trace, PopShare(pop_names, tasks[src.index], only=pop_only),
-                    cfg.wants("gpu_metrics"), str(work / f"r{src.index}.chunk"))
-            for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)]
+    return [
+        RankJob(
+            src,
+            info,
+            clock,
+            clip,
+            trace,
+            PopShare(pop_names, tasks[src.index], only=pop_only),
+            cfg.wants("gpu_metrics"),
+            str(work / f"r{src.index}.chunk"),
+        )
+        for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)
+    ]
 
 
 def convert(cfg: Config, log=print) -> Summary:
@@ -80,8 +91,9 @@ def convert(cfg: Config, log=print) -> Summary:
         if exc.filename:
             raise
         # a write that failed without naming its file (a full disk, a file size limit): the outputs'
-        raise UserError(f"cannot write the outputs ({write_error_cause(exc, cfg.output.parent)})",
-                        str(cfg.output)) from None
+        raise UserError(
+            f"cannot write the outputs ({write_error_cause(exc, cfg.output.parent)})", str(cfg.output)
+        ) from None
     finally:
         outputs.close()
     return summary
@@ -97,8 +109,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         fork_heavy = forks_heavy_steps(cfg, ex)
         if cfg.dask is None:
             # before the workers fork: they inherit it (fork_heavy: each loads what it runs)
-            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None,
-                       load=not fork_heavy)
+            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None, load=not fork_heavy)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, counts = run.model, run.timeline.clocks, run.infos, run.counts
@@ -117,7 +128,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
-        ex.close()                                  # the workers' memory is not needed by the merge
+        ex.close()  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
             counts.absorb(r.counts)
@@ -128,34 +139,56 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         # -- D: reductions and the merge ----------------------------------------------------------------
         parts = [r.pop for r in results]
         for r in results:
-            r.pop = None                # the reports' partials: only in ``parts`` until combined
-        activity_rows = (GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1)
-                         if model.device_rows else None)
-        pop, activity_chunks = (in_fork(_pop_and_rows, cfg, run, parts, activity_rows) if fork_heavy
-                                else _pop_and_rows(cfg, run, parts, activity_rows))
+            r.pop = None  # the reports' partials: only in ``parts`` until combined
+        activity_rows = (
+            GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
+        )
+        pop, activity_chunks = (
+            in_fork(_pop_and_rows, cfg, run, parts, activity_rows)
+            if fork_heavy
+            else _pop_and_rows(cfg, run, parts, activity_rows)
+        )
         del parts
-        release()                       # (the merge starts from a trimmed heap)
+        release()  # (the merge starts from a trimmed heap)
         tick("POP")
         mpi_world = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
-        chunks = [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])] \
-            + ([message_chunk] if message_chunk is not None else []) + activity_chunks
-        stats = write_merged(chunks, model, types, cfg.output, run.timeline.origin_epoch, cfg.compress,
-                             cfg.merge_round_records, progress=cfg.show_progress, parts=merge_parts(cfg),
-                             work_dir=work, mpi_world=mpi_world, min_end=run.timeline.run_end or 0,
-                             fork_every_part=fork_heavy)
+        chunks = (
+            [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])]
+            + ([message_chunk] if message_chunk is not None else [])
+            + activity_chunks
+        )
+        stats = write_merged(
+            chunks,
+            model,
+            types,
+            cfg.output,
+            run.timeline.origin_epoch,
+            cfg.compress,
+            cfg.merge_round_records,
+            progress=cfg.show_progress,
+            parts=merge_parts(cfg),
+            work_dir=work,
+            mpi_world=mpi_world,
+            min_end=run.timeline.run_end or 0,
+            fork_every_part=fork_heavy,
+        )
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
-                stats.files.append(gpu_attribution.write_csv(
-                    attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv")))
+                stats.files.append(
+                    gpu_attribution.write_csv(attributed, cfg.output.with_name(cfg.output.name + ".gpu_metrics.csv"))
+                )
         tick("D: merge/write")
     finally:
         if ex is not None:
             ex.close(final=True)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
-        views = install_views(cfg.cfgs, cfg.output.with_name(cfg.output.name + ".pcf"),
-                              present={k for k, c in counts.counts.items() if c.records})
+        views = install_views(
+            cfg.cfgs,
+            cfg.output.with_name(cfg.output.name + ".pcf"),
+            present={k for k, c in counts.counts.items() if c.records},
+        )
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
@@ -179,7 +212,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 def pop_of_reports(cfg: Config) -> dict:
     """POP metrics of one run's reports without a trace: stages A and B and the POP part of stage C,
     exactly as a conversion with the same Config computes them (cache and workers included)."""
-    work = Path(tempfile.mkdtemp(prefix="nsys2prv-pop."))       # the workers' files of GPU intervals
+    work = Path(tempfile.mkdtemp(prefix="nsys2prv-pop."))  # the workers' files of GPU intervals
     try:
         ex = None
         try:
@@ -187,8 +220,12 @@ def pop_of_reports(cfg: Config) -> dict:
             if cfg.dask is None:
                 warm_numba(skip_blas_probe=cfg.own_process)
             run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
-            results = ex.map(stages.translate_report, _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
-                             desc="POP", shared=run.model)
+            results = ex.map(
+                stages.translate_report,
+                _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
+                desc="POP",
+                shared=run.model,
+            )
         finally:
             if ex is not None:
                 ex.close(final=True)
@@ -199,7 +236,7 @@ def pop_of_reports(cfg: Config) -> dict:
     return res
 
 
-FORK_HEAVY_FROM_REPORTS = 64     # from this many reports on, the heavy steps run in forked processes
+FORK_HEAVY_FROM_REPORTS = 64  # from this many reports on, the heavy steps run in forked processes
 
 
 def forks_heavy_steps(cfg: Config, ex: Executor) -> bool:
@@ -211,8 +248,7 @@ def forks_heavy_steps(cfg: Config, ex: Executor) -> bool:
     loaded once here and inherited by every process forked after (forking the heavy steps always
     cost 8 ranks 1.1-1.8 times the wall time and 1.4-1.8 times the CPU time, one rank ~10 %: each
     forked process loads its own kernels)."""
-    return (cfg.dask is None and can_fork() and isinstance(ex, Local)
-            and len(cfg.inputs) >= FORK_HEAVY_FROM_REPORTS)
+    return cfg.dask is None and can_fork() and isinstance(ex, Local) and len(cfg.inputs) >= FORK_HEAVY_FROM_REPORTS
 
 
 def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:

@@ -12,7 +12,7 @@ from nsys2prv.metrics.gpu_activity import activity_events
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.records import Translation
 
-FLUSH_RECORDS = 1 << 18     # records kept before they go to a chunk file (bounded memory)
+FLUSH_RECORDS = 1 << 18  # records kept before they go to a chunk file (bounded memory)
 
 
 class GpuRows:
@@ -31,7 +31,7 @@ class GpuRows:
         self.done = np.zeros(len(keys), bool)
         self.pending: list = []
         self.waiting = 0
-        self.out: list = []             # ChunkMeta
+        self.out: list = []  # ChunkMeta
         self.records = 0
         self.t0 = self.t1 = 0
 
@@ -50,7 +50,7 @@ class GpuRows:
         self.done[pos[hit]] = True
         rows = self.gids[pos]
         del pos
-        if not hit.all():               # (a GPU without a row: none of its intervals)
+        if not hit.all():  # (a GPU without a row: none of its intervals)
             rows, cls, start, end = rows[hit], np.asarray(cls)[hit], np.asarray(start)[hit], np.asarray(end)[hit]
         del hit
         self._keep(activity_events(rows, cls, start, end, self.t0, self.t1, self.nccl_as))

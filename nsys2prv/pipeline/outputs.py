@@ -31,22 +31,41 @@ from nsys2prv.core.errors import UserError
 
 INPUT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep", ".qdstrm")
 # what one run writes next to OUT, by suffix (the views go to --cfgs DIR)
-SUFFIXES = (".prv", ".prv.gz", ".pcf", ".row", ".summary.json", ".sync.json", ".pop.json", ".pop.csv", ".pop.md",
-            ".pop.tex", ".pop.png", ".pop.iterations.csv", ".gpu_metrics.csv")
+SUFFIXES = (
+    ".prv",
+    ".prv.gz",
+    ".pcf",
+    ".row",
+    ".summary.json",
+    ".sync.json",
+    ".pop.json",
+    ".pop.csv",
+    ".pop.md",
+    ".pop.tex",
+    ".pop.png",
+    ".pop.iterations.csv",
+    ".gpu_metrics.csv",
+)
 
 
 def check_not_an_input(out: Path) -> None:
     """OUT must be a base name, not one of the inputs (``-m r0.sqlite r1.sqlite r2.sqlite`` forgets it)
     nor a directory (``outdir`` would write ``outdir.prv`` beside it, ``/tmp`` ``/tmp.prv`` into ``/``)."""
     if out.name in ("", ".", "..") or out.is_dir():
-        raise UserError("is a directory: OUT is the base name of the output files, not where they go "
-                        "(e.g. DIR/trace writes DIR/trace.prv)", str(out) or '""')
+        raise UserError(
+            "is a directory: OUT is the base name of the output files, not where they go "
+            "(e.g. DIR/trace writes DIR/trace.prv)",
+            str(out) or '""',
+        )
     if out.name.lower().endswith(INPUT_SUFFIXES) or out.is_file():
-        raise UserError("looks like an input report, not an output base name: the last argument is where the "
-                        "trace goes (add one, e.g. out/trace)", str(out))
+        raise UserError(
+            "looks like an input report, not an output base name: the last argument is where the "
+            "trace goes (add one, e.g. out/trace)",
+            str(out),
+        )
 
 
-COMMIT = ".commit.json"       # in a staging directory: the moves of a commit under way
+COMMIT = ".commit.json"  # in a staging directory: the moves of a commit under way
 HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -107,14 +126,18 @@ def _open_lock(path: Path) -> int:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UserError("the lock file is a symbolic link (not followed: remove it if it is not yours)",
-                            str(path)) from None
+            raise UserError(
+                "the lock file is a symbolic link (not followed: remove it if it is not yours)", str(path)
+            ) from None
         raise
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
-        raise UserError("the lock file is not a plain file of this run's making (a FIFO, a device or a hard "
-                        "link): remove it if it is not yours", str(path))
+        raise UserError(
+            "the lock file is not a plain file of this run's making (a FIFO, a device or a hard "
+            "link): remove it if it is not yours",
+            str(path),
+        )
     return fd
 
 
@@ -137,9 +160,9 @@ class OutputSet:
     def __init__(self, out: Path, cfgs: Path | None):
         self.out, self.cfgs = out, cfgs
         self.dir = out.parent
-        self._set_stage(self.dir / f".{out.name}.out{os.getpid()}")     # (the real one: open())
+        self._set_stage(self.dir / f".{out.name}.out{os.getpid()}")  # (the real one: open())
         self.notes: list[str] = []
-        self._lock: int | None = None       # the held lock file's descriptor
+        self._lock: int | None = None  # the held lock file's descriptor
         self._made_stage = False
 
     def _set_stage(self, stage: Path) -> None:
@@ -161,8 +184,7 @@ class OutputSet:
             self.work.mkdir()
         except OSError as exc:
             self.close()
-            raise UserError(f"cannot write the output there ({exc.strerror})", str(exc.filename or self.dir)) \
-                from None
+            raise UserError(f"cannot write the output there ({exc.strerror})", str(exc.filename or self.dir)) from None
         except BaseException:
             self.close()
             raise
@@ -184,15 +206,18 @@ class OutputSet:
                 holder = re.sub(r"\D", "", _read_small(fd))[:12] or "?"
                 os.close(fd)
                 if exc.errno in (errno.EAGAIN, errno.EACCES):
-                    raise UserError(f"another nsys2prv (pid {holder}) is writing this output; wait for it or "
-                                    "choose another OUT", str(self.out)) from None
+                    raise UserError(
+                        f"another nsys2prv (pid {holder}) is writing this output; wait for it or choose another OUT",
+                        str(self.out),
+                    ) from None
                 raise
             if _same_file(fd, path):
                 break
-            os.close(fd)                # an orphaned inode (unlinked by the run that released it): again
+            os.close(fd)  # an orphaned inode (unlinked by the run that released it): again
         else:
-            raise UserError("the lock file keeps changing under this run; another nsys2prv is starting on "
-                            "this OUT", str(path))
+            raise UserError(
+                "the lock file keeps changing under this run; another nsys2prv is starting on this OUT", str(path)
+            )
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock = fd
@@ -201,8 +226,10 @@ class OutputSet:
         """Temporaries of runs on this OUT whose process is gone (we hold the lock: none is running).
         A staging directory holding a commit manifest was stopped while moving its outputs into place:
         that move is completed first.  Nothing is followed through a link (a link is removed)."""
-        pattern = re.compile(re.escape(f".{self.out.name}.") + r"(?:out|work|prv\.tmp|pcf\.tmp|row\.tmp|prv\.gz\.tmp)"
-                             r"(\d+)(?:\.[A-Za-z0-9_]+)?$")
+        pattern = re.compile(
+            re.escape(f".{self.out.name}.") + r"(?:out|work|prv\.tmp|pcf\.tmp|row\.tmp|prv\.gz\.tmp)"
+            r"(\d+)(?:\.[A-Za-z0-9_]+)?$"
+        )
         removed, completed = [], []
         for p in self.dir.iterdir():
             m = pattern.match(p.name)
@@ -215,7 +242,7 @@ class OutputSet:
             if stat.S_ISDIR(st.st_mode):
                 if st.st_uid == os.getuid() and (p / COMMIT).is_file() and not (p / COMMIT).is_symlink():
                     completed += self._complete(p)
-                shutil.rmtree(p, ignore_errors=True)        # (never through a link: rmtree refuses them)
+                shutil.rmtree(p, ignore_errors=True)  # (never through a link: rmtree refuses them)
             else:
                 try:
                     p.unlink()
@@ -223,11 +250,17 @@ class OutputSet:
                     continue
             removed.append(p.name)
         if completed:
-            self.notes.append("completed the moving into place of an interrupted earlier run's outputs: "
-                              + ", ".join(sorted(completed)[:4]) + (" ..." if len(completed) > 4 else ""))
+            self.notes.append(
+                "completed the moving into place of an interrupted earlier run's outputs: "
+                + ", ".join(sorted(completed)[:4])
+                + (" ..." if len(completed) > 4 else "")
+            )
         if removed:
-            self.notes.append(f"removed {len(removed)} temporary file(s) of an interrupted earlier run: "
-                              + ", ".join(sorted(removed)[:4]) + (" ..." if len(removed) > 4 else ""))
+            self.notes.append(
+                f"removed {len(removed)} temporary file(s) of an interrupted earlier run: "
+                + ", ".join(sorted(removed)[:4])
+                + (" ..." if len(removed) > 4 else "")
+            )
 
     def _complete(self, stage: Path) -> list[str]:
         """Finish the commit of a dead run from its manifest (names checked: only this OUT's files)."""
@@ -242,10 +275,13 @@ class OutputSet:
             return []
         cfg_dir = self.cfgs
         if cfg_dir is None or (cfgs is not None and str(cfg_dir) != cfgs):
-            cfg_moves = []          # (no --cfgs DIR, or its views went elsewhere: not this run's to finish)
-        else:                       # (staged view, its place in --cfgs DIR)
-            cfg_moves = [(stage / "cfgs" / rel, cfg_dir / rel) for rel in cfg_files
-                         if isinstance(rel, str) and not rel.startswith("/") and ".." not in Path(rel).parts]
+            cfg_moves = []  # (no --cfgs DIR, or its views went elsewhere: not this run's to finish)
+        else:  # (staged view, its place in --cfgs DIR)
+            cfg_moves = [
+                (stage / "cfgs" / rel, cfg_dir / rel)
+                for rel in cfg_files
+                if isinstance(rel, str) and not rel.startswith("/") and ".." not in Path(rel).parts
+            ]
         done = []
         try:
             for src, dest in cfg_moves:
@@ -280,9 +316,9 @@ class OutputSet:
         """Where a staged path will be once committed."""
         p = str(path)
         if self.staged_cfgs is not None and p.startswith(str(self.staged_cfgs)):
-            return str(self.cfgs) + p[len(str(self.staged_cfgs)):]
+            return str(self.cfgs) + p[len(str(self.staged_cfgs)) :]
         if p.startswith(str(self.stage) + os.sep):
-            return str(self.dir / p[len(str(self.stage)) + 1:])
+            return str(self.dir / p[len(str(self.stage)) + 1 :])
         return p
 
     def commit(self) -> None:
@@ -292,16 +328,24 @@ class OutputSet:
         every file is in place (then the command stops, saying that the new outputs are complete)."""
         try:
             cfg_files: list[str] = []
-            cfg_moves: list[tuple[Path, Path]] = []     # (staged view, its place in --cfgs DIR)
+            cfg_moves: list[tuple[Path, Path]] = []  # (staged view, its place in --cfgs DIR)
             if self.cfgs is not None and self.staged_cfgs is not None and self.staged_cfgs.is_dir():
-                cfg_files = [str(p.relative_to(self.staged_cfgs)) for p in sorted(self.staged_cfgs.rglob("*"))
-                             if p.is_file()]
+                cfg_files = [
+                    str(p.relative_to(self.staged_cfgs)) for p in sorted(self.staged_cfgs.rglob("*")) if p.is_file()
+                ]
                 cfg_moves = [(self.staged_cfgs / rel, self.cfgs / rel) for rel in cfg_files]
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
-            obsolete = [self.out.name + sfx for sfx in SUFFIXES         # what an earlier run wrote and this
-                        if self.out.name + sfx not in files]            # one did not (OUT.prv.gz, ...)
-            plan = {"files": files, "obsolete": obsolete, "cfgs": str(self.cfgs) if self.cfgs else None,
-                    "cfg_files": cfg_files}
+            obsolete = [
+                self.out.name + sfx
+                for sfx in SUFFIXES  # what an earlier run wrote and this
+                if self.out.name + sfx not in files
+            ]  # one did not (OUT.prv.gz, ...)
+            plan = {
+                "files": files,
+                "obsolete": obsolete,
+                "cfgs": str(self.cfgs) if self.cfgs else None,
+                "cfg_files": cfg_files,
+            }
             tmp = self.stage / (COMMIT + ".tmp")
             tmp.write_text(json.dumps(plan), encoding="utf-8")
             os.replace(tmp, self.stage / COMMIT)
@@ -317,13 +361,16 @@ class OutputSet:
                         old.unlink()
                 (self.stage / COMMIT).unlink()
         except OSError as exc:
-            raise UserError(f"cannot move the outputs into place ({exc.strerror})", str(exc.filename or self.dir)) \
-                from None
+            raise UserError(
+                f"cannot move the outputs into place ({exc.strerror})", str(exc.filename or self.dir)
+            ) from None
         if held:
             name = signal.Signals(held[0]).name
             self.close()
-            print(f"nsys2prv: stopped by {name} while the outputs were moved into place: they are complete",
-                  file=sys.stderr)
+            print(
+                f"nsys2prv: stopped by {name} while the outputs were moved into place: they are complete",
+                file=sys.stderr,
+            )
             raise SystemExit(128 + held[0])
 
     def close(self) -> None:
@@ -331,7 +378,7 @@ class OutputSet:
             shutil.rmtree(self.stage, ignore_errors=True)
             self._made_stage = False
         if self._lock is not None:
-            try:            # still holding the flock: only our own file (never a link planted since)
+            try:  # still holding the flock: only our own file (never a link planted since)
                 if _same_file(self._lock, self._lock_path()):
                     os.unlink(self._lock_path())
             except OSError:

@@ -58,7 +58,7 @@ def _done(bar) -> None:
         bar.close()
 
 
-_SHARED = None          # the ``shared`` object of the running map, inherited by forked workers
+_SHARED = None  # the ``shared`` object of the running map, inherited by forked workers
 
 
 def _with_shared(item, fn, *args):
@@ -100,19 +100,20 @@ class Local:
         items = list(items)
         fork = can_fork()
         if shared is not None:
-            if len(items) <= 1 or not fork:     # (spawned workers: it goes with every job)
+            if len(items) <= 1 or not fork:  # (spawned workers: it goes with every job)
                 args = (*args, shared)
             else:
-                self.close(wait=True)           # a fresh fork inherits the shared object (no
-                                                # thread of the old pool may run while forking)
+                self.close(wait=True)  # a fresh fork inherits the shared object (no
+                # thread of the old pool may run while forking)
                 _SHARED = shared
                 fn, args = _with_shared, (fn, *args)
         if len(items) <= 1:
             return [fn(it, *args) for it in items]
         if self.pool is None:
             ctx = mp.get_context("fork" if fork else "spawn")
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=init_worker,
-                                            initargs=(os.getpid(),))
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)
+            )
         futures = [self.pool.submit(fn, it, *args) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         for f in as_completed(futures):
@@ -129,33 +130,35 @@ class Local:
             self._workers += list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=wait and not final, cancel_futures=True)
             # (a worker the pool started while shutting down: ended too)
-            self._workers += [p for p in (getattr(self.pool, "_processes", None) or {}).values()
-                              if p not in self._workers]
+            self._workers += [
+                p for p in (getattr(self.pool, "_processes", None) or {}).values() if p not in self._workers
+            ]
             self.pool = None
         if final:
             global _SHARED
-            _SHARED = None                      # the workers had their copy (fork)
+            _SHARED = None  # the workers had their copy (fork)
             deadline = time.monotonic() + 0.05
             for p in self._workers:
                 p.join(max(0.0, deadline - time.monotonic()))
-            for p in self._workers:     # still busy (after an error or a signal): SIGKILL -- the workers
-                if p.is_alive():        # ignore SIGTERM, and one still writing would refill the staging
-                    p.kill()            # directory the conversion is about to remove
+            for p in self._workers:  # still busy (after an error or a signal): SIGKILL -- the workers
+                if p.is_alive():  # ignore SIGTERM, and one still writing would refill the staging
+                    p.kill()  # directory the conversion is about to remove
             for p in self._workers:
                 p.join()
             self._workers = []
 
 
 class Dask:
-    TIMEOUT = "30"      # seconds to wait for the scheduler (tests use a short one)
+    TIMEOUT = "30"  # seconds to wait for the scheduler (tests use a short one)
 
     def __init__(self, address: str):
-        self.client: Any                # distributed.Client (an optional dependency)
-        try:            # optional dependency (extra "dask")
+        self.client: Any  # distributed.Client (an optional dependency)
+        try:  # optional dependency (extra "dask")
             from distributed import Client
         except ImportError:
-            raise UserError("--dask needs Dask: pip install 'dask[distributed]' "
-                            "(or, from this repository, pip install '.[dask]')") from None
+            raise UserError(
+                "--dask needs Dask: pip install 'dask[distributed]' (or, from this repository, pip install '.[dask]')"
+            ) from None
         try:
             if Path(address).is_file():
                 self.client = Client(scheduler_file=address, timeout=f"{self.TIMEOUT}s")
@@ -174,6 +177,7 @@ class Dask:
         bar = _bar(len(futures), desc, self.progress)
         if bar is not None:
             from distributed import as_completed as dask_completed  # optional extra: only with --dask
+
             for _ in dask_completed(futures):
                 _tick(bar)
             _done(bar)
@@ -185,7 +189,7 @@ class Dask:
             self.client = None
 
 
-Executor = Serial | Local | Dask       # one interface: map(fn, items, *args, desc, shared), close(final=...)
+Executor = Serial | Local | Dask  # one interface: map(fn, items, *args, desc, shared), close(final=...)
 
 
 def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False) -> Executor:

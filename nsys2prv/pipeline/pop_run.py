@@ -36,9 +36,14 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
             out[sel] = run.timeline.clocks[int(r)].apply(times[sel])
         return out
 
-    return pd.DataFrame({"send_task": pop_task(m.send_thread), "recv_task": pop_task(m.recv_thread),
-                         "send_start": aligned(m.send_report, m.log_send),
-                         "recv_end": aligned(m.recv_report, m.phys_recv)})
+    return pd.DataFrame(
+        {
+            "send_task": pop_task(m.send_thread),
+            "recv_task": pop_task(m.recv_thread),
+            "send_start": aligned(m.send_report, m.log_send),
+            "recv_end": aligned(m.recv_report, m.phys_recv),
+        }
+    )
 
 
 def pop_lookups(pop_model: Model, n_reports: int) -> list[dict]:
@@ -52,11 +57,18 @@ def pop_lookups(pop_model: Model, n_reports: int) -> list[dict]:
 
 def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:
     """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals)."""
-    inputs = popm.combine(parts, run.pop_model, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run),
-                          on_devices=rows)
+    inputs = popm.combine(
+        parts, run.pop_model, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
+    )
     parts.clear()
-    res = popm.compute(inputs, region=cfg.region, iterations=cfg.iterations, warmup=cfg.warmup,
-                       label=cfg.output.name, filter_nvtx=cfg.filter_nvtx)
-    inputs.dev.discard()            # (the workers' files of GPU intervals: measured)
-    res["job_ids"] = sorted({i.identity.job_id for i in run.infos if i.identity.job_id})   # (nsys2prv pop)
+    res = popm.compute(
+        inputs,
+        region=cfg.region,
+        iterations=cfg.iterations,
+        warmup=cfg.warmup,
+        label=cfg.output.name,
+        filter_nvtx=cfg.filter_nvtx,
+    )
+    inputs.dev.discard()  # (the workers' files of GPU intervals: measured)
+    res["job_ids"] = sorted({i.identity.job_id for i in run.infos if i.identity.job_id})  # (nsys2prv pop)
     return res

@@ -29,7 +29,7 @@ def translated_kinds(cfg: Config) -> tuple[str, ...]:
 
 def no_events_message(infos: list[ReportInfo], kinds: tuple[str, ...]) -> str:
     """Why there is nothing to translate, and which -t would translate what the reports hold."""
-    left: dict[str, dict[str, int]] = {}        # flag -> {kind: rows}
+    left: dict[str, dict[str, int]] = {}  # flag -> {kind: rows}
     for info in infos:
         for t in info.fates(kinds):
             for f in t["fates"]:
@@ -38,8 +38,10 @@ def no_events_message(infos: list[ReportInfo], kinds: tuple[str, ...]) -> str:
                     by_kind[f["kind"]] = by_kind.get(f["kind"], 0) + f["rows"]
     if not left:
         return "no events to translate (no CUDA, NVTX, MPI or OS runtime rows in the reports)"
-    held = "; ".join(", ".join(f"{n:,} rows of {K.BY_NAME[k].doc}" for k, n in by_kind.items()) + f": add {flag}"
-                     for flag, by_kind in left.items())
+    held = "; ".join(
+        ", ".join(f"{n:,} rows of {K.BY_NAME[k].doc}" for k, n in by_kind.items()) + f": add {flag}"
+        for flag, by_kind in left.items()
+    )
     return f"no events for the chosen categories; the reports hold {held}"
 
 
@@ -47,8 +49,10 @@ def _nvtx_window(name: str, windows: list, clocks: list, nvtx_on: bool = False) 
     """Aligned [start, end] spanning the first occurrence of NVTX range ``name`` in every report."""
     hits = [(c.apply_one(w[0]), c.apply_one(w[1])) for w, c in zip(windows, clocks) if w is not None]
     if not hits:
-        raise UserError(f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report"
-                        + ("" if nvtx_on else " (is NVTX translated? it needs -t nvtx)"))
+        raise UserError(
+            f"NVTX range '{name}' (-f/--filter-nvtx) not found in any report"
+            + ("" if nvtx_on else " (is NVTX translated? it needs -t nvtx)")
+        )
     return min(h[0] for h in hits), max(h[1] for h in hits)
 
 
@@ -57,8 +61,11 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     method, marker = parse_method(cfg.align)
     if n_reports < 2:
         return {"align_kinds": (), "marker": None, "p2p": False}
-    extra = (("mpi",) if method in ("mpi", "auto") else ()) + (("kernels",) if method in ("nccl", "auto") else ()) \
+    extra = (
+        (("mpi",) if method in ("mpi", "auto") else ())
+        + (("kernels",) if method in ("nccl", "auto") else ())
         + (("nvtx",) if method == "marker" else ())
+    )
     # the MPI messages are read whatever -t: they serve the alignment and the POP replay too
     return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
 
@@ -78,24 +85,26 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
 @dataclass
 class Timeline:
     """The trace's one time axis (stage B): where each report's times go on it, and its bounds."""
-    clocks: list[Clock]                         # per report: its times -> trace times
-    clips: list[tuple[int, int] | None]         # per report: the -f window in its own times (None: no -f)
-    origin_epoch: int                           # the trace's 0, in ns since the epoch
-    lifetimes: list[dict[int, tuple[int, int]]]     # per report: pid -> (first, last) activity, trace times
-    run_end: int | None                         # the run's end (POP's T) when the trace lasts until then
+
+    clocks: list[Clock]  # per report: its times -> trace times
+    clips: list[tuple[int, int] | None]  # per report: the -f window in its own times (None: no -f)
+    origin_epoch: int  # the trace's 0, in ns since the epoch
+    lifetimes: list[dict[int, tuple[int, int]]]  # per report: pid -> (first, last) activity, trace times
+    run_end: int | None  # the run's end (POP's T) when the trace lasts until then
 
 
 @dataclass
 class Prepared:
     """What stages A and B know of a run: the reports, the two resource models, the clock fit, the
     matched MPI messages and the timeline."""
-    sources: list[Source]           # per report: what stage A read and how
-    scans: list[Scan]               # per report: its small metadata
-    counts: Translation             # every kind's counts: the readers' here, stage C adds its own
-    model: Model                    # the trace's resources (-t)
-    pop_model: Model                # the POP processes: a model over the POP kinds, whatever -t
-    alignment: Alignment            # the clock fit and its notes (OUT.sync.json)
-    messages: Messages              # matched MPI point-to-point messages (inside the -f window)
+
+    sources: list[Source]  # per report: what stage A read and how
+    scans: list[Scan]  # per report: its small metadata
+    counts: Translation  # every kind's counts: the readers' here, stage C adds its own
+    model: Model  # the trace's resources (-t)
+    pop_model: Model  # the POP processes: a model over the POP kinds, whatever -t
+    alignment: Alignment  # the clock fit and its notes (OUT.sync.json)
+    messages: Messages  # matched MPI point-to-point messages (inside the -f window)
     timeline: Timeline
 
     @property
@@ -108,11 +117,18 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     kinds = translated_kinds(cfg)
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
-    pop_kinds = tuple(k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
-                      if k not in kinds)
+    pop_kinds = tuple(
+        k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ()) if k not in kinds
+    )
     reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
-    sources = [Source(i, ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None,
-                                    cfg.force_sqlite), reading) for i, p in enumerate(cfg.inputs)]
+    sources = [
+        Source(
+            i,
+            ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None, cfg.force_sqlite),
+            reading,
+        )
+        for i, p in enumerate(cfg.inputs)
+    ]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
@@ -132,20 +148,32 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
-    model = build_model([s.keys for s in scans], [i.identity for i in infos], force=cfg.force,
-                        sources=[i.source for i in infos], devmaps=[i.devmap for i in infos], gpu_rows=True)
+    model = build_model(
+        [s.keys for s in scans],
+        [i.identity for i in infos],
+        force=cfg.force,
+        sources=[i.source for i in infos],
+        devmaps=[i.devmap for i in infos],
+        gpu_rows=True,
+    )
     alignment, messages = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
     clips: list[tuple[int, int] | None] = [None] * len(infos)
     if cfg.filter_nvtx:
-        lo, hi = _nvtx_window(cfg.filter_nvtx, [s.window for s in scans], clocks,
-                              any(c.startswith("nvtx") for c in cfg.categories))
+        lo, hi = _nvtx_window(
+            cfg.filter_nvtx, [s.window for s in scans], clocks, any(c.startswith("nvtx") for c in cfg.categories)
+        )
         clips = [(c.local(lo), c.local(hi)) for c in clocks]
         messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]
-    pop_model = build_model([s.pop_keys for s in scans], [i.identity for i in infos], force=cfg.force,
-                            sources=[i.source for i in infos], devmaps=[i.devmap for i in infos])
+    pop_model = build_model(
+        [s.pop_keys for s in scans],
+        [i.identity for i in infos],
+        force=cfg.force,
+        sources=[i.source for i in infos],
+        devmaps=[i.devmap for i in infos],
+    )
     lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
     run_end = None
     if not cfg.filter_nvtx:
@@ -166,8 +194,16 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         rep_info["trace_offset_ns"] = clock.offset
     for task in model.tasks:
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
-    for s in scans:         # the models and the alignment are built: their inputs (per report) go
+    for s in scans:  # the models and the alignment are built: their inputs (per report) go
         s.keys = s.pop_keys = s.sync = s.p2p = None
-    release()               # (before the workers fork: they start from a trimmed heap)
-    return Prepared(sources, scans, out, model, pop_model, alignment, messages,
-                    Timeline(clocks, clips, origin_epoch, lifetimes, run_end))
+    release()  # (before the workers fork: they start from a trimmed heap)
+    return Prepared(
+        sources,
+        scans,
+        out,
+        model,
+        pop_model,
+        alignment,
+        messages,
+        Timeline(clocks, clips, origin_epoch, lifetimes, run_end),
+    )

@@ -14,8 +14,16 @@ from nsys2prv.metrics.pop import SCHEMA
 from nsys2prv.pipeline import pop_of_reports
 
 
-def load_run(spec: str, nccl_as: str, region=None, iterations=None, warmup: int = 0, cache_dir=None,
-             force: bool = False, align_method: str = "auto") -> dict:
+def load_run(
+    spec: str,
+    nccl_as: str,
+    region=None,
+    iterations=None,
+    warmup: int = 0,
+    cache_dir=None,
+    force: bool = False,
+    align_method: str = "auto",
+) -> dict:
     p = Path(spec)
     if p.suffix == ".json" and p.exists():
         try:
@@ -29,7 +37,18 @@ def load_run(spec: str, nccl_as: str, region=None, iterations=None, warmup: int 
     matches = sorted(glob.glob(spec)) or ([spec] if p.exists() else [])
     if not matches:
         raise UserError("matches no file (give an OUT.pop.json or a quoted glob of one run's reports)", spec)
-    cfg = Config(inputs=[Path(m) for m in matches], output=Path(Path(matches[0]).parent.name), merge=True,
-                 force=force, cache_dir=cache_dir, show_progress=False, nccl_as=nccl_as, region=region,
-                 iterations=iterations, warmup=warmup, align=align_method, own_process=True)
+    cfg = Config(
+        inputs=[Path(m) for m in matches],
+        output=Path(Path(matches[0]).parent.name),
+        merge=True,
+        force=force,
+        cache_dir=cache_dir,
+        show_progress=False,
+        nccl_as=nccl_as,
+        region=region,
+        iterations=iterations,
+        warmup=warmup,
+        align=align_method,
+        own_process=True,
+    )
     return pop_of_reports(cfg)

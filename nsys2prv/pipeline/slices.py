@@ -54,13 +54,14 @@ from nsys2prv.translate.cuda import first_match
 from nsys2prv.translate.records import StateIntervals, Translation
 
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)     # GPU activities launched by a call
+ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)  # GPU activities launched by a call
 
 
 @dataclass
 class Groups:
     """The row groups of one cached table: rows, first row, and the range of starts and ends."""
-    where: tuple[str, str, str]         # the table cache's root, the SQLite export, the kind
+
+    where: tuple[str, str, str]  # the table cache's root, the SQLite export, the kind
     rows: np.ndarray
     first: np.ndarray
     min_start: np.ndarray
@@ -71,11 +72,12 @@ class Groups:
 @dataclass
 class Plan:
     """How one report is sliced (``plan``); the arrays it derives wait in ``prefix``.* files."""
+
     index: int
-    borders: list[int]                  # slice k: borders[k] <= start < borders[k + 1] (report time)
-    groups: dict[str, Groups]           # kind -> row groups (kinds with rows)
-    lane_tag: str | None = None         # the overlap lanes in the table cache (None: no extra lane)
-    launches: dict[str, str] = field(default_factory=dict)    # activity kind -> .npy of its call's row
+    borders: list[int]  # slice k: borders[k] <= start < borders[k + 1] (report time)
+    groups: dict[str, Groups]  # kind -> row groups (kinds with rows)
+    lane_tag: str | None = None  # the overlap lanes in the table cache (None: no extra lane)
+    launches: dict[str, str] = field(default_factory=dict)  # activity kind -> .npy of its call's row
 
     @property
     def slices(self) -> int:
@@ -84,9 +86,9 @@ class Plan:
 
 @dataclass
 class SliceJob:
-    job: RankJob                        # the report's job (its chunk prefix: this slice's)
+    job: RankJob  # the report's job (its chunk prefix: this slice's)
     plan: Plan
-    k: int                              # the slice
+    k: int  # the slice
 
 
 @dataclass
@@ -94,10 +96,10 @@ class SliceResult:
     index: int
     k: int
     counts: dict
-    pop: pop.PopPartial                 # the slice's POP partial (_window_partial)
+    pop: pop.PopPartial  # the slice's POP partial (_window_partial)
     chunk: ChunkMeta
-    states: str                         # .npy: (thread, start, end, state, prio) of the slice's intervals
-    first: np.ndarray                   # per thread of the report: first and last event time
+    states: str  # .npy: (thread, start, end, state, prio) of the slice's intervals
+    first: np.ndarray  # per thread of the report: first and last event time
     last: np.ndarray
 
 
@@ -105,10 +107,10 @@ class SliceResult:
 class PaintJob:
     job: RankJob
     plan: Plan
-    states: list[str]                   # per slice, its states file
+    states: list[str]  # per slice, its states file
     first: np.ndarray
     last: np.ndarray
-    end: int                            # the report's latest record (its lifetimes included)
+    end: int  # the report's latest record (its lifetimes included)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -207,7 +209,7 @@ def _columns(tables: list[Groups], cols: tuple[str, ...]):
 def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     """Each activity's launch call: the row of the first CUDA API call of its process with its
     correlation id (as ``cuda.launch_links``), -1 where none; None when calls share an id."""
-    procs: dict = {}                    # process key -> small code
+    procs: dict = {}  # process key -> small code
     keys, corrs = [], []
     for tid, corr in _columns([api], ("tid", "corr")):
         keys.append(tuple_codes([process_key(tid)], procs))
@@ -219,7 +221,7 @@ def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
     lo = min([int(c.min()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0])
     span = max([int(c.max()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0]) - lo + 1
     if span * (len(procs) + 1) >= 1 << 62:
-        return None                     # (codes would overflow: linked on the whole report)
+        return None  # (codes would overflow: linked on the whole report)
     call_codes = key[calls] * span + (corr[calls] - lo)
     del key, corr
     order = np.argsort(call_codes, kind="stable")
@@ -240,20 +242,23 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     sqlite = stages.sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
-        return None                     # not cached (a cache that cannot be written)
+        return None  # not cached (a cache that cannot be written)
     groups, samples = {}, []
     try:
         for k in kinds:
             with cache.parquet_file(k) as pf:
-                got = None if pf is None else _scan_groups((src.file.cache_root, str(sqlite), k), pf,
-                                                           max(1, slice_rows // 64))
+                got = (
+                    None
+                    if pf is None
+                    else _scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
+                )
             if pf is not None and got is None:
                 return None
             if got is not None:
                 groups[k], sample = got
                 samples.append(sample)
     except (OSError, CacheDamage):
-        return None                     # (translated whole: stage C's own reading notes the damage)
+        return None  # (translated whole: stage C's own reading notes the damage)
     if "nccl" in src.reading.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.trace.categories:
         return None
     if job.attribution and "gpu_metrics" in groups and "kernels" in groups:
@@ -263,14 +268,14 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
         return None
     lanes = cache.lanes(stages.lane_tag(src))
     if lanes is None or any(k not in groups or len(lane) != int(groups[k].rows.sum()) for k, lane in lanes.items()):
-        return None                     # (not stored: translated whole, where stage C derives them)
+        return None  # (not stored: translated whole, where stage C derives them)
     p = Plan(src.index, borders, groups, stages.lane_tag(src) if lanes else None)
     del lanes
     links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
     if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
         found = _launches(groups["cuda_api"], [groups[k] for k in links])
         if found is None:
-            return None                 # calls sharing a correlation id: linked on the whole report
+            return None  # calls sharing a correlation id: linked on the whole report
         for k, part in zip(links, found):
             p.launches[k] = f"{prefix}.calls-{k}.npy"
             np.save(p.launches[k], part)
@@ -315,13 +320,15 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     cache = stages.table_cache(src)
     kinds = stages.default_kinds(src)
     lanes = _stored_lanes(plan, cache)
-    got = {kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items()
-           if rows is not None}
+    got = {
+        kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
+    }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
     tables = {kind: t for kind, t in every.items() if kind in src.reading.kinds and t is not None}
     positions = {kind: got[kind][1] for kind in tables if kind in got}
-    untranslated = {kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables
-                    and t is not None}
+    untranslated = {
+        kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables and t is not None
+    }
     del every
     out = Translation()
     if job.clip is not None:
@@ -329,9 +336,11 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
         positions = {kind: positions[kind][stages.in_window(got[kind][0], *job.clip)] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
-    running = {} if k == 0 else {kind: t[0] for kind, t in _rows(plan, lanes, kinds,
-                                                                 lambda g: running_at(g, lo)).items()
-                                 if t is not None}
+    running = (
+        {}
+        if k == 0
+        else {kind: t[0] for kind, t in _rows(plan, lanes, kinds, lambda g: running_at(g, lo)).items() if t is not None}
+    )
     del lanes
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
@@ -344,22 +353,37 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     threads = model.report_threads(r)
     first, last = event_spans(out, model, threads)
     states = out.states
-    if running:                         # their states
+    if running:  # their states
         before = Translation()
-        stages.translate_tables(stages.job_context(job, model, {kind: t for kind, t in running.items()
-                                                                if kind in src.reading.kinds}),
-                                before, links=False)
+        stages.translate_tables(
+            stages.job_context(job, model, {kind: t for kind, t in running.items() if kind in src.reading.kinds}),
+            before,
+            links=False,
+        )
         states = [*states, *before.states]
         del before
     del running
     path = f"{job.chunk}.states.npy"
-    np.save(path, np.stack([np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states]
-                                           or [np.zeros(0, np.int64)])
-                            for f in ("thread", "start", "end", "state", "prio")]))
+    np.save(
+        path,
+        np.stack(
+            [
+                np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states] or [np.zeros(0, np.int64)])
+                for f in ("thread", "start", "end", "state", "prio")
+            ]
+        ),
+    )
     out.states = []
     del tables, ctx, got, states
-    chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True,
-                        painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW))
+    chunk = write_chunk(
+        out,
+        model,
+        r,
+        job.trace.types,
+        job.chunk,
+        consume=True,
+        painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW),
+    )
     counts = out.counts
     del out
     release()
@@ -375,18 +399,23 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     lo, hi = plan.borders[k], plan.borders[k + 1]
     spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop.tasks, job.clock)
     window = dict(tables)
-    window.update({x: pd.concat([window[x], rows], ignore_index=True) for x, rows in running.items()
-                   if x in pop.KINDS and x in window and len(rows)})
+    window.update(
+        {
+            x: pd.concat([window[x], rows], ignore_index=True)
+            for x, rows in running.items()
+            if x in pop.KINDS and x in window and len(rows)
+        }
+    )
     stages.clip(window, lo, hi, Translation())
     part = pop.collect_partial(r, window, job.pop.tasks, job.clock, (), not job.pop.names, f"{job.chunk}.pop.npy")
-    own = pop.collect_partial(r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock,
-                              job.pop.names)
-    part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls     # (the slice's own, uncut)
+    own = pop.collect_partial(
+        r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock, job.pop.names
+    )
+    part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls  # (the slice's own, uncut)
     return part
 
 
-def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, positions: dict, tables: dict,
-           clip) -> None:
+def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, positions: dict, tables: dict, clip) -> None:
     """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
     the NVTX ranges around those calls, then the declared links on just those rows."""
     acts = {k: tables[k] for k in ACTIVITIES if k in tables}
@@ -397,7 +426,7 @@ def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, posit
     calls = None
     if "cuda_api" in plan.groups and (len(calls_pos) or "cuda_api" in tables):
         calls = at_positions(plan.groups["cuda_api"], calls_pos)
-        if clip is not None and "cuda_api" in tables:     # (as the whole report: untranslated calls unclipped)
+        if clip is not None and "cuda_api" in tables:  # (as the whole report: untranslated calls unclipped)
             one = {"cuda_api": calls}
             stages.clip(one, clip[0], clip[1], Translation())
             calls = one["cuda_api"]
@@ -414,8 +443,16 @@ def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, posit
                         stages.clip(one, clip[0], clip[1], Translation())
                         rng = one[kind]
                     link_tables[kind] = rng.reset_index(drop=True)
-    lctx = Context(ctx.report, ctx.clock, ctx.model, ctx.categories, ctx.nvtx_domains, link_tables, calls=calls,
-                   metric_types=ctx.metric_types)
+    lctx = Context(
+        ctx.report,
+        ctx.clock,
+        ctx.model,
+        ctx.categories,
+        ctx.nvtx_domains,
+        link_tables,
+        calls=calls,
+        metric_types=ctx.metric_types,
+    )
     stages.translate_tables(lctx, out, translators=False)
 
 
@@ -435,7 +472,7 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
         hi_t = t_open if k == plan.slices - 1 else int(job.clock.apply_one(plan.borders[k + 1]))
         arr = np.load(path)
         os.remove(path)
-        if hi_t <= lo_t:                # (no time of the trace in this slice: the carry goes on)
+        if hi_t <= lo_t:  # (no time of the trace in this slice: the carry goes on)
             continue
         s = paint_spans([StateIntervals(*arr)], model, threads, pj.first, pj.last, hi_t)
         del arr
@@ -463,8 +500,9 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
             carry_begin[row[last]] = begin[last]
         thread, start, stop, st = (np.concatenate(x) for x in zip(*parts))
         states = StateIntervals(thread, start, stop, st, np.zeros(len(thread), np.int64))
-        chunks.append(write_chunk(Translation(), model, r, job.trace.types, f"{job.chunk}.p{k}",
-                                  painted=(states, t_open, pj.end)))
+        chunks.append(
+            write_chunk(Translation(), model, r, job.trace.types, f"{job.chunk}.p{k}", painted=(states, t_open, pj.end))
+        )
     release()
     return chunks
 
@@ -506,14 +544,12 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
         p = plans.get(j.src.index)
         if p is None:
             continue
-        parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index),
-                       key=lambda r: r.k)
+        parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index), key=lambda r: r.k)
         results.append(_join(j, parts, model))
         lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
-        paints.append(PaintJob(j, p, [r.states for r in parts], first, last,
-                              max([r.chunk.end for r in parts] + lives)))
+        paints.append(PaintJob(j, p, [r.states for r in parts], first, last, max([r.chunk.end for r in parts] + lives)))
     painted = ex.map(paint_report, paints, desc="paint", shared=model) if paints else []
     by_index = {r.index: r for r in results}
     for pj, chunks in zip(paints, painted):
@@ -526,5 +562,6 @@ def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
     out = Translation()
     for r in parts:
         out.absorb(r.counts)
-    return RankResult(job.src.index, out.counts, pop.join_slices([r.pop for r in parts]), None,
-                      chunk=[r.chunk for r in parts])
+    return RankResult(
+        job.src.index, out.counts, pop.join_slices([r.pop for r in parts]), None, chunk=[r.chunk for r in parts]
+    )

@@ -51,15 +51,27 @@ from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation
 
-METADATA_TABLES = ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
-                   "TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "META_DATA_CAPTURE",
-                   "EXPORT_META_DATA", "MPI_RANKS", "ENUM_CUDA_MEMCPY_OPER")
+METADATA_TABLES = (
+    "StringIds",
+    "ThreadNames",
+    "PROCESSES",
+    "TARGET_INFO_SYSTEM_ENV",
+    "TARGET_INFO_SESSION_START_TIME",
+    "TARGET_INFO_GPU",
+    "TARGET_INFO_CUDA_STREAM",
+    "META_DATA_EXPORT",
+    "META_DATA_CAPTURE",
+    "EXPORT_META_DATA",
+    "MPI_RANKS",
+    "ENUM_CUDA_MEMCPY_OPER",
+)
 
 
 @dataclass
 class ReportInfo:
     """What the conversion needs to know about a report besides its event tables (cached)."""
-    path: str                       # the SQLite export read
+
+    path: str  # the SQLite export read
     schema_version: str
     product_version: str
     hostname: str
@@ -67,17 +79,17 @@ class ReportInfo:
     time_normalized: bool
     time_shift_ns: int
     capture_warnings: list[str]
-    table_counts: dict[str, int]    # rows of every non-empty table that is not metadata (kinds.is_metadata)
+    table_counts: dict[str, int]  # rows of every non-empty table that is not metadata (kinds.is_metadata)
     identity: Identity
     devmap: pd.DataFrame
-    source: str = ""                # the file the user named
+    source: str = ""  # the file the user named
     index: int = 0
     # pid -> (first, last) activity timestamp over every event table (nsys/lifetimes.py); None in
     # metadata cached by an older version (then computed and cached again)
     lifetimes: dict | None = None
-    nvtx_classes: dict[str, int] = field(default_factory=dict)   # NVTX_EVENTS rows by class (nvtx.row_classes)
-    notes: list[str] = field(default_factory=list)              # what to say about this export (Report.notes)
-    host_known: bool = True         # False: the export names no host (hostname made from the file's name)
+    nvtx_classes: dict[str, int] = field(default_factory=dict)  # NVTX_EVENTS rows by class (nvtx.row_classes)
+    notes: list[str] = field(default_factory=list)  # what to say about this export (Report.notes)
+    host_known: bool = True  # False: the export names no host (hostname made from the file's name)
 
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
@@ -91,23 +103,38 @@ def report_info(report, lifetimes: bool = True) -> ReportInfo:
     """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
     nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
-    return ReportInfo(str(report.path), report.schema_version, report.product_version, report.hostname,
-                      report.session_start_ns, report.time_normalized, report.time_shift_ns,
-                      capture_warnings(report) + _string_warnings(report), counts, identify(report),
-                      device_map(report), report.source, report.index,
-                      process_lifetimes(report) if lifetimes else None, nvtx_classes,
-                      list(report.notes), report.host_known)
+    return ReportInfo(
+        str(report.path),
+        report.schema_version,
+        report.product_version,
+        report.hostname,
+        report.session_start_ns,
+        report.time_normalized,
+        report.time_shift_ns,
+        capture_warnings(report) + _string_warnings(report),
+        counts,
+        identify(report),
+        device_map(report),
+        report.source,
+        report.index,
+        process_lifetimes(report) if lifetimes else None,
+        nvtx_classes,
+        list(report.notes),
+        report.host_known,
+    )
 
 
 def _lifetimes_beside(sqlite: Path, src: Source) -> Future:
     """``process_lifetimes`` on a connection of its own in a thread: SQLite's aggregation over every
     table (a full scan of each) runs while this thread reads the tables (both release the GIL)."""
+
     def run():
         report = Report(sqlite, src.index, source=str(src.file.input))
         try:
             return process_lifetimes(report)
         finally:
             report.close()
+
     pool = ThreadPoolExecutor(max_workers=1)
     try:
         return pool.submit(run)
@@ -127,9 +154,10 @@ def name_unknown_hosts(infos: list[ReportInfo]) -> None:
 @dataclass
 class ReportFile:
     """Where a report comes from: the file the user named and the caches it is read through."""
-    input: str                      # the path the user gave (.sqlite or .nsys-rep)
-    cache_root: str                 # directory of the table cache entries
-    export_cache: str | None        # --cache-dir for nsys exports
+
+    input: str  # the path the user gave (.sqlite or .nsys-rep)
+    cache_root: str  # directory of the table cache entries
+    export_cache: str | None  # --cache-dir for nsys exports
     force_sqlite: bool
 
 
@@ -137,17 +165,19 @@ class ReportFile:
 class Reading:
     """What is read of a report: the translated kinds, and what the links, the clock alignment and
     POP need besides (the same for every report of a run)."""
-    kinds: tuple[str, ...]          # normalised tables translated
-    link_calls: bool = False        # also the CUDA API calls, for links (when cuda_api is not translated)
-    align_kinds: tuple[str, ...] = ()   # tables read only for the clock alignment (not translated)
-    marker: str | None = None       # --align marker:NAME
-    p2p: bool = False               # raw MPI point-to-point rows, for message records and alignment
-    pop_kinds: tuple[str, ...] = ()     # tables read only for the POP metrics (not translated)
+
+    kinds: tuple[str, ...]  # normalised tables translated
+    link_calls: bool = False  # also the CUDA API calls, for links (when cuda_api is not translated)
+    align_kinds: tuple[str, ...] = ()  # tables read only for the clock alignment (not translated)
+    marker: str | None = None  # --align marker:NAME
+    p2p: bool = False  # raw MPI point-to-point rows, for message records and alignment
+    pop_kinds: tuple[str, ...] = ()  # tables read only for the POP metrics (not translated)
 
 
 @dataclass
 class Source:
     """One report as a worker reads it (the part of the Config a worker needs)."""
+
     index: int
     file: ReportFile
     reading: Reading
@@ -159,8 +189,12 @@ def needed_export_tables() -> tuple[str, ...]:
 
 def sqlite_of(src: Source) -> Path:
     """The SQLite export a report is read from (a .nsys-rep is exported, once, to the export cache)."""
-    return resolve_input(Path(src.file.input), Path(src.file.export_cache) if src.file.export_cache else None,
-                         src.file.force_sqlite, needed_export_tables())
+    return resolve_input(
+        Path(src.file.input),
+        Path(src.file.export_cache) if src.file.export_cache else None,
+        src.file.force_sqlite,
+        needed_export_tables(),
+    )
 
 
 def table_cache(src: Source) -> TableCache:
@@ -173,8 +207,6 @@ def default_kinds(src: Source) -> tuple[str, ...]:
     r = src.reading
     kinds = r.kinds + (("cuda_api",) if r.link_calls and "cuda_api" not in r.kinds else ())
     return kinds + tuple(k for k in r.pop_kinds if k not in kinds)
-
-
 
 
 MISSING_COLUMNS = "lacks column(s) the reader needs"
@@ -223,8 +255,9 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
     drop_absurd_times(res)
     df = res.table
     if df is not None and kind in K.side_kinds(K.GPU):
-        res.table = df.assign(gpu=gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)),
-                                         df["device"].to_numpy(np.int64)))
+        res.table = df.assign(
+            gpu=gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), df["device"].to_numpy(np.int64))
+        )
     return res
 
 
@@ -247,23 +280,26 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
         try:
             if info is None:
                 info = report_info(report)
-            elif info.lifetimes is None:            # metadata cached before lifetimes existed
+            elif info.lifetimes is None:  # metadata cached before lifetimes existed
                 info.lifetimes = process_lifetimes(report)
             results = {}
             for k in missing:
                 results[k] = read_kind(report, k, info.devmap)
-            seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
+            seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
             for k in missing:
                 tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
                 seen.update(tables)
                 res = count_unreadable(report, tables, results[k])
-                fresh[k] = (None, None) if res is None else (
-                    res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
+                fresh[k] = (
+                    (None, None)
+                    if res is None
+                    else (res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
+                )
         finally:
             report.close()
         cache.store(info, fresh)
     info.source, info.index = str(src.file.input), src.index
-    info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
+    info.capture_warnings = [*info.capture_warnings, *cache.notes]  # unusable cache files
     out = {}
     try:
         for k in kinds:
@@ -273,8 +309,10 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
             raise
         cache.discard()
         info, out = load(src, kinds, _retry=True)
-        info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
-                                 f"{exc}); discarded and rebuilt from the report"]
+        info.capture_warnings = [
+            *info.capture_warnings,
+            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
+        ]
     return info, out
 
 
@@ -283,22 +321,22 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
 @dataclass
 class Scan:
     info: ReportInfo
-    tallies: dict[str, dict]                # read tallies of the translated kinds (declaration order)
-    keys: dict[str, pd.DataFrame]           # the resource model's keys, per side (``model_keys``)
-    pop_keys: dict[str, pd.DataFrame]       # the same over the POP kinds, whatever -t (metrics/pop.py KINDS)
+    tallies: dict[str, dict]  # read tallies of the translated kinds (declaration order)
+    keys: dict[str, pd.DataFrame]  # the resource model's keys, per side (``model_keys``)
+    pop_keys: dict[str, pd.DataFrame]  # the same over the POP kinds, whatever -t (metrics/pop.py KINDS)
     domains: list[str]
     metrics: list[str]
     min_time: int | None
-    rows: int                               # translated-kind rows
-    window: tuple[int, int] | None          # first occurrence of the -f range (raw times)
-    sync: dict = field(default_factory=dict)   # align.syncpoints.sync_tables: rows the alignment uses
-    p2p: tuple | None = None                # mpi.read_p2p: raw point-to-point and wait rows
+    rows: int  # translated-kind rows
+    window: tuple[int, int] | None  # first occurrence of the -f range (raw times)
+    sync: dict = field(default_factory=dict)  # align.syncpoints.sync_tables: rows the alignment uses
+    p2p: tuple | None = None  # mpi.read_p2p: raw point-to-point and wait rows
 
 
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
 
 
-GPU_STREAM = ("gpid", "device", "stream")     # a GPU stream: the model's key, before the overlap lane
+GPU_STREAM = ("gpid", "device", "stream")  # a GPU stream: the model's key, before the overlap lane
 LANE_COLUMNS = [*GPU_STREAM, "start", "end"]  # what an activity's overlap lane depends on
 
 
@@ -306,8 +344,11 @@ def stream_part(columns: list[np.ndarray], ids: dict) -> tuple[np.ndarray, np.nd
     """GPU activities as (stream code, start, end) for ``stream_lanes``, from their ``LANE_COLUMNS``
     (``ids``: the streams' codes)."""
     gpid, device, stream, start, end = columns
-    return (tuple_codes([np.asarray(gpid, np.int64), np.asarray(device, np.int64), np.asarray(stream, np.int64)],
-                        ids), np.array(start, np.int64), np.array(end, np.int64))
+    return (
+        tuple_codes([np.asarray(gpid, np.int64), np.asarray(device, np.int64), np.asarray(stream, np.int64)], ids),
+        np.array(start, np.int64),
+        np.array(end, np.int64),
+    )
 
 
 def stream_lanes(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -360,8 +401,7 @@ def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     if not kinds:
         return 0
     ids: dict = {}
-    _, lanes = stream_lanes([stream_part([tables[k][c].to_numpy(np.int64) for c in LANE_COLUMNS], ids)
-                             for k in kinds])
+    _, lanes = stream_lanes([stream_part([tables[k][c].to_numpy(np.int64) for c in LANE_COLUMNS], ids) for k in kinds])
     if not lanes.any():
         return 0
     cut = np.cumsum([len(tables[k]) for k in kinds])[:-1]
@@ -416,7 +456,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
         except OSError:
             pass
     res = _scan(src, filter_nvtx)
-    if cache is not None:       # (what this run found of the cache is said, not cached)
+    if cache is not None:  # (what this run found of the cache is said, not cached)
         said = res.info.capture_warnings
         res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE)]
         cache.store_obj(f"scan-{tag}.n2p", res)
@@ -438,7 +478,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
-            if info is None or info.lifetimes is None:      # (also: metadata cached before lifetimes existed)
+            if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
                 lifetimes = _lifetimes_beside(sqlite, src)
             if info is None:
                 info = report_info(report, lifetimes=False)
@@ -460,7 +500,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             visit(k, table)
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
-        seen: set[str] = set()          # after every reader probed: a table counts once, under its first kind
+        seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
         fresh: dict[str, dict | None] = {}
         if lifetimes is not None:
             info.lifetimes = lifetimes.result()
@@ -476,11 +516,11 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
         if report is not None:
             report.close()
     info.source, info.index = str(src.file.input), src.index
-    info.capture_warnings = [*info.capture_warnings, *cache.notes]     # unusable cache files
+    info.capture_warnings = [*info.capture_warnings, *cache.notes]  # unusable cache files
     return info, tallies
 
 
-BATCH_ROWS = 500_000         # rows of a large table read at a time (kinds declared ``batched``)
+BATCH_ROWS = 500_000  # rows of a large table read at a time (kinds declared ``batched``)
 
 
 def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
@@ -492,8 +532,11 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
         return None
     table = reader.tables[0]
     try:
-        if report.count(table) <= 2 * BATCH_ROWS or not report.has(table, "end") \
-                or report.count(table, '"end" IS NULL'):
+        if (
+            report.count(table) <= 2 * BATCH_ROWS
+            or not report.has(table, "end")
+            or report.count(table, '"end" IS NULL')
+        ):
             return None
     except sqlite3.DatabaseError:
         return None
@@ -503,8 +546,9 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
     return [(lo, lo + BATCH_ROWS) for lo in range(span[0], span[1] + 1, BATCH_ROWS)]
 
 
-def _read_batched(report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit,
-                  devmap: pd.DataFrame):
+def _read_batched(
+    report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit, devmap: pd.DataFrame
+):
     """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited and added to
     the cache, the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
     reader = K.BY_NAME[kind].reader
@@ -549,9 +593,9 @@ class _Facts:
         self.present: set[str] = set()
         self.keys: dict[str, list] = {}
         self.pop_keys: dict[str, list] = {}
-        self.gpu: dict[str, list] = {}      # translated GPU kinds: (stream code, start, end) per table or batch
+        self.gpu: dict[str, list] = {}  # translated GPU kinds: (stream code, start, end) per table or batch
         self.gpu_rows: dict[str, int] = {}  # ... and their rows
-        self.streams: dict = {}             # (gpid, device, stream) -> stream code
+        self.streams: dict = {}  # (gpid, device, stream) -> stream code
 
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
         if df is None:
@@ -559,7 +603,7 @@ class _Facts:
         if kind in pop.KINDS:
             for side, frame in model_keys({kind: df}).items():
                 self.pop_keys.setdefault(side, []).append((kind, frame))
-        for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():      # (a batch at a time)
+        for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():  # (a batch at a time)
             self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
         if kind not in self.src.reading.kinds:
             return
@@ -572,9 +616,10 @@ class _Facts:
             self.window = _first_occurrence({kind: df}, self.filter_nvtx)
         if kind == "gpu_metrics":
             self.metrics = list(df["metric"].unique())
-        if kind in K.side_kinds(K.GPU):     # (lanes over every GPU activity: ``model_keys``)
+        if kind in K.side_kinds(K.GPU):  # (lanes over every GPU activity: ``model_keys``)
             self.gpu.setdefault(kind, []).append(
-                stream_part([df[c].to_numpy(np.int64) for c in LANE_COLUMNS], self.streams))
+                stream_part([df[c].to_numpy(np.int64) for c in LANE_COLUMNS], self.streams)
+            )
             self.gpu_rows[kind] = self.gpu_rows.get(kind, 0) + len(df)
         else:
             for side, frame in model_keys({kind: df}).items():
@@ -583,7 +628,7 @@ class _Facts:
     def model_keys(self, cache: TableCache, tag: str) -> tuple[dict, dict]:
         """The models' keys; the overlap lanes of the GPU activities stored in ``cache`` under ``tag``."""
         keys = {side: _unique(frames) for side, frames in self.keys.items()}
-        parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]   # (add_lanes' order)
+        parts = [x for k in K.side_kinds(K.GPU) for x in self.gpu.get(k, ())]  # (add_lanes' order)
         self.gpu = {}
         rows = {k: n for k in K.side_kinds(K.GPU) if (n := self.gpu_rows.get(k, 0))}
         if not parts:
@@ -595,10 +640,13 @@ class _Facts:
             pairs = np.unique(stream * (int(lane.max(initial=0)) + 1) + lane)
             code, ln = np.divmod(pairs, int(lane.max(initial=0)) + 1)
             triple = np.array(sorted(self.streams, key=lambda t: self.streams[t]), np.int64).reshape(-1, 3)[code]
-            keys[K.GPU] = pd.DataFrame({"gpid": triple[:, 0], "device": triple[:, 1], "stream": triple[:, 2],
-                                        "lane": ln})
-        return ({side: keys[side] for side in MODEL_KEYS if side in keys},
-                {side: _unique(frames) for side, frames in self.pop_keys.items()})
+            keys[K.GPU] = pd.DataFrame(
+                {"gpid": triple[:, 0], "device": triple[:, 1], "stream": triple[:, 2], "lane": ln}
+            )
+        return (
+            {side: keys[side] for side in MODEL_KEYS if side in keys},
+            {side: _unique(frames) for side, frames in self.pop_keys.items()},
+        )
 
 
 def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
@@ -610,22 +658,35 @@ def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
 
 def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     extra = tuple(k for k in src.reading.align_kinds if k not in src.reading.kinds)
-    kinds = tuple(dict.fromkeys(default_kinds(src) + extra))       # (each kind read and visited once)
+    kinds = tuple(dict.fromkeys(default_kinds(src) + extra))  # (each kind read and visited once)
     facts = _Facts(src, filter_nvtx)
     try:
         info, got = read_each(src, kinds, facts)
-    except CACHE_DAMAGE as exc:         # a damaged cache entry: discarded and read again from the report
+    except CACHE_DAMAGE as exc:  # a damaged cache entry: discarded and read again from the report
         table_cache(src).discard()
         facts = _Facts(src, filter_nvtx)
         info, got = read_each(src, kinds, facts)
-        info.capture_warnings = [*info.capture_warnings, f"its table cache entry was damaged ({type(exc).__name__}: "
-                                 f"{exc}); discarded and rebuilt from the report"]
+        info.capture_warnings = [
+            *info.capture_warnings,
+            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
+        ]
     tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
-    sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}     # (sync_tables' order)
+    sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}  # (sync_tables' order)
     keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
     _trim_identity(info, [keys, pop_keys])
-    return Scan(info, tallies, keys, pop_keys, facts.domains, facts.metrics, min(facts.mins) if facts.mins else None,
-                facts.rows, facts.window, sync, _read_p2p(src) if src.reading.p2p else None)
+    return Scan(
+        info,
+        tallies,
+        keys,
+        pop_keys,
+        facts.domains,
+        facts.metrics,
+        min(facts.mins) if facts.mins else None,
+        facts.rows,
+        facts.window,
+        sync,
+        _read_p2p(src) if src.reading.p2p else None,
+    )
 
 
 def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) -> None:
@@ -659,47 +720,58 @@ def _read_p2p(src: Source):
 @dataclass
 class TraceSpec:
     """What the translators need of the run (the same for every report)."""
+
     categories: frozenset[str]
-    nvtx_index: dict[str, int]              # NVTX domain -> index
-    metric_types: dict[str, int]            # GPU metric name -> event type id
-    types: dict                             # event type id -> EventType (every type of the trace)
+    nvtx_index: dict[str, int]  # NVTX domain -> index
+    metric_types: dict[str, int]  # GPU metric name -> event type id
+    types: dict  # event type id -> EventType (every type of the trace)
 
 
 @dataclass
 class PopShare:
     """A report's part in the POP metrics."""
-    names: tuple[str, ...] | None           # NVTX ranges the POP windows need (None: all)
-    tasks: dict                             # (report, pid) -> POP task index, for this report's processes
-    only: bool = False                      # only the POP partial (``nsys2prv pop``): no translation
+
+    names: tuple[str, ...] | None  # NVTX ranges the POP windows need (None: all)
+    tasks: dict  # (report, pid) -> POP task index, for this report's processes
+    only: bool = False  # only the POP partial (``nsys2prv pop``): no translation
 
 
 @dataclass
 class RankJob:
     src: Source
     info: ReportInfo
-    clock: Clock                            # report time -> trace time
-    clip: tuple[int, int] | None            # -f window in the report's raw times
+    clock: Clock  # report time -> trace time
+    clip: tuple[int, int] | None  # -f window in the report's raw times
     trace: TraceSpec
     pop: PopShare
-    attribution: bool                       # GPU metrics attribution partial
-    chunk: str                              # chunk file prefix (pop.only: of its POP files only)
+    attribution: bool  # GPU metrics attribution partial
+    chunk: str  # chunk file prefix (pop.only: of its POP files only)
 
 
-def job_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame],
-                calls: pd.DataFrame | None = None) -> Context:
+def job_context(
+    job: RankJob, model: Model, tables: dict[str, pd.DataFrame], calls: pd.DataFrame | None = None
+) -> Context:
     """The translators' Context for ``tables`` of the job's report."""
-    return Context(job.src.index, job.clock, model, job.trace.categories, job.trace.nvtx_index, tables,
-                   calls=calls, metric_types=job.trace.metric_types)
+    return Context(
+        job.src.index,
+        job.clock,
+        model,
+        job.trace.categories,
+        job.trace.nvtx_index,
+        tables,
+        calls=calls,
+        metric_types=job.trace.metric_types,
+    )
 
 
 @dataclass
 class RankResult:
     index: int
-    counts: dict                            # kind -> CategoryCount (clip drops + translation)
-    pop: object                             # metrics.pop.PopPartial
+    counts: dict  # kind -> CategoryCount (clip drops + translation)
+    pop: object  # metrics.pop.PopPartial
     attribution: pd.DataFrame | None
-    chunk: object = None                    # paraver.chunks.ChunkMeta
-    warnings: list = field(default_factory=list)    # about the report, found in this stage (a damaged cache)
+    chunk: object = None  # paraver.chunks.ChunkMeta
+    warnings: list = field(default_factory=list)  # about the report, found in this stage (a damaged cache)
 
 
 def in_window(df: pd.DataFrame, lo: int, hi: int) -> np.ndarray:
@@ -722,6 +794,7 @@ def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) ->
 def translate_tables(ctx: Context, out: Translation, translators: bool = True, links: bool = True) -> None:
     """Every declared translator on its table, then the links; each counted under its summary name
     (a sliced report runs them apart, on different rows: ``pipeline/slices.py``)."""
+
     def run(name: str, fn) -> None:
         existed = name in out.counts
         n_events, n_comms = len(out.events), len(out.comms)
@@ -731,13 +804,13 @@ def translate_tables(ctx: Context, out: Translation, translators: bool = True, l
         count.translated_rows += rows
         count.records += records
         if not existed and name in K.OPTIONAL_COUNTS and not (rows or records or count.source_rows or count.dropped):
-            del out.counts[name]   # a link or split with nothing to do: not a summary line
+            del out.counts[name]  # a link or split with nothing to do: not a summary line
 
     for kind in K.KINDS if translators else ():
         df = ctx.tables.get(kind.name)
         if df is None:
             continue
-        for tr in kind.translators:         # an empty table: its summary line, no translator run
+        for tr in kind.translators:  # an empty table: its summary line, no translator run
             run(tr.count or kind.name, (lambda: tr.fn(df, ctx, out)) if len(df) else (lambda: 0))
     for link in K.LINKS if links else ():
         run(link.name, lambda: link.fn(ctx, out))
@@ -751,17 +824,18 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
     tables = {k: t for k, (t, _) in got.items() if k in job.src.reading.kinds and t is not None}
     link_calls = job.src.reading.link_calls and "cuda_api" not in tables
-    calls = got["cuda_api"][0] if link_calls and "cuda_api" in got else None     # (for the links only)
+    calls = got["cuda_api"][0] if link_calls and "cuda_api" in got else None  # (for the links only)
     out = Translation()
-    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]    # (before the clip)
+    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]  # (before the clip)
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     if job.clip is not None:
         clip(tables, job.clip[0], job.clip[1], out)
-        clip(untranslated, job.clip[0], job.clip[1], Translation())      # (drops of untranslated kinds: not counted)
+        clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
-    partial = pop.collect_partial(r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names,
-                                  job.chunk + ".pop.npy")
+    partial = pop.collect_partial(
+        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
+    )
     del untranslated, pop_tables
     attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
     if job.pop.only:
@@ -774,5 +848,5 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
     res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
     del out
-    release()                               # the next report of this worker starts from a trimmed heap
+    release()  # the next report of this worker starts from a trimmed heap
     return res

@@ -35,7 +35,9 @@ class Timer:
     def __call__(self, stage: str) -> None:
         if self.on:
             t = self.now()
-            self.err.write(f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB, "
-                           f"peak {_rss_mb('VmHWM'):.0f} MB)\n")
+            self.err.write(
+                f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB, "
+                f"peak {_rss_mb('VmHWM'):.0f} MB)\n"
+            )
             _reset_peak()
             self.t = t

@@ -22,8 +22,12 @@ def _probes():
     from nsys2prv.metrics import measures, replay
     from nsys2prv.paraver import format as paraver_format
 
-    return [*intervals.warmup_probes(), *measures.warmup_probes(), *replay.warmup_probes(),
-            *paraver_format.warmup_probes()]
+    return [
+        *intervals.warmup_probes(),
+        *measures.warmup_probes(),
+        *replay.warmup_probes(),
+        *paraver_format.warmup_probes(),
+    ]
 
 
 def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> None:
@@ -32,8 +36,7 @@ def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> No
     global _done
     if _done:
         return
-    block = (skip_blas_probe and "scipy.linalg" not in sys.modules
-             and "numba.np.arraymath" not in sys.modules)
+    block = skip_blas_probe and "scipy.linalg" not in sys.modules and "numba.np.arraymath" not in sys.modules
     if block:
         sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import's "not importable": numba's BLAS probe fails fast
     try:

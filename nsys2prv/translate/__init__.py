@@ -53,8 +53,9 @@ def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np
     return first, last
 
 
-def paint_spans(states: list[StateIntervals], model: Model, threads: np.ndarray, first: np.ndarray,
-                last: np.ndarray, t_end: int) -> StateIntervals:
+def paint_spans(
+    states: list[StateIntervals], model: Model, threads: np.ndarray, first: np.ndarray, last: np.ndarray, t_end: int
+) -> StateIntervals:
     """``paint`` from the threads' first and last event times (``event_spans``) and the prioritised
     intervals ``states``: segments covering [0, t_end) on every thread of ``threads``."""
     n_threads = len(model.threads)
@@ -62,8 +63,7 @@ def paint_spans(states: list[StateIntervals], model: Model, threads: np.ndarray,
     local[threads] = np.arange(len(threads))
     first, last = first.copy(), last.copy()
     is_cpu = model.is_cpu[threads]
-    tasks = (range(len(model.tasks)) if len(threads) == n_threads
-             else np.unique(model.task_of[threads] - 1).tolist())
+    tasks = range(len(model.tasks)) if len(threads) == n_threads else np.unique(model.task_of[threads] - 1).tolist()
     for ti in tasks:
         task = model.tasks[ti]
         # a process is alive (Running outside its calls) from its first to its last activity in its
@@ -73,13 +73,21 @@ def paint_spans(states: list[StateIntervals], model: Model, threads: np.ndarray,
             if g >= 0:
                 first[g], last[g] = min(first[g], task.life[0]), max(last[g], task.life[1])
     span = np.flatnonzero(is_cpu & (last >= 0))
-    parts = [StateIntervals(span, first[span], last[span], np.full(len(span), R.RUNNING, np.int64),
-                            np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64)),
-             *(StateIntervals(local[s.thread], s.start, s.end, s.state, s.prio) for s in states)]
+    parts = [
+        StateIntervals(
+            span,
+            first[span],
+            last[span],
+            np.full(len(span), R.RUNNING, np.int64),
+            np.full(len(span), R.STATE_PRIORITY[R.RUNNING], np.int64),
+        ),
+        *(StateIntervals(local[s.thread], s.start, s.end, s.state, s.prio) for s in states),
+    ]
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)  # noqa: E731
     default = np.where(is_cpu, R.NOT_CREATED, R.IDLE).astype(np.int64)
     thread = cat("thread")
     mine = thread >= 0
-    row, begin, end, state = paint_states(thread[mine], cat("start")[mine], cat("end")[mine], cat("state")[mine],
-                                          cat("prio")[mine], default, t_end)
+    row, begin, end, state = paint_states(
+        thread[mine], cat("start")[mine], cat("end")[mine], cat("state")[mine], cat("prio")[mine], default, t_end
+    )
     return StateIntervals(threads[row], begin, end, state, np.zeros(len(row), np.int64))

@@ -11,20 +11,22 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
-OVERLAP_NOTE = ("starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
-                "(a second CUDA-Dd.Ss row right after the first)")
+OVERLAP_NOTE = (
+    "starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
+    "(a second CUDA-Dd.Ss row right after the first)"
+)
 
 
 @dataclass
 class Context:
-    report: int                      # report index
-    clock: Clock                     # report time -> trace time
+    report: int  # report index
+    clock: Clock  # report time -> trace time
     model: Model
     categories: frozenset[str]
-    nvtx_domains: dict[str, int]     # NVTX domain name -> index (global, sorted)
+    nvtx_domains: dict[str, int]  # NVTX domain name -> index (global, sorted)
     tables: dict[str, pd.DataFrame]  # all normalised tables of this report
-    calls: pd.DataFrame | None = None           # CUDA API calls (for links), even when not translated
-    metric_types: dict[str, int] = field(default_factory=dict)   # GPU metric name -> event type id
+    calls: pd.DataFrame | None = None  # CUDA API calls (for links), even when not translated
+    metric_types: dict[str, int] = field(default_factory=dict)  # GPU metric name -> event type id
 
     def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""
@@ -33,13 +35,17 @@ class Context:
         count.drop("on an Nsight Systems internal thread ([NSys*])", int((~keep).sum()))
         return df[keep], threads[keep]
 
-    def on_gpu(self, df: pd.DataFrame, count: CategoryCount,
-               activity: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    def on_gpu(self, df: pd.DataFrame, count: CategoryCount, activity: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose stream (and overlap lane) is in the model, and their global thread ids;
         ``activity``: the GPU activities themselves, whose rows on an overlap lane are counted."""
         lane = df["lane"].to_numpy(np.int64) if "lane" in df else None
-        threads = self.model.gpu_threads(self.report, df["gpid"].to_numpy(np.int64),
-                                         df["device"].to_numpy(np.int64), df["stream"].to_numpy(np.int64), lane)
+        threads = self.model.gpu_threads(
+            self.report,
+            df["gpid"].to_numpy(np.int64),
+            df["device"].to_numpy(np.int64),
+            df["stream"].to_numpy(np.int64),
+            lane,
+        )
         keep = threads >= 0
         count.drop("stream not in the resource model", int((~keep).sum()))
         if activity and lane is not None:

@@ -17,13 +17,14 @@ from nsys2prv.translate.records import (
     interval_events,
 )
 
-SYNC_CALL = r"Synchronize"   # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
+SYNC_CALL = r"Synchronize"  # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
 
 
 def _states(threads, start, end, state: int) -> StateIntervals:
     n = len(threads)
-    return StateIntervals(threads, start, end, np.full(n, state, np.int64),
-                          np.full(n, R.STATE_PRIORITY[state], np.int64))
+    return StateIntervals(
+        threads, start, end, np.full(n, state, np.int64), np.full(n, R.STATE_PRIORITY[state], np.int64)
+    )
 
 
 def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
@@ -31,8 +32,9 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     corr = np.maximum(df["corr"].to_numpy(np.int64), 0)
-    out.events += interval_events(start, end, threads, [(R.CUDA_API.id, Names.of(df["name"])),
-                                                        (R.CORRELATION.id, corr)])
+    out.events += interval_events(
+        start, end, threads, [(R.CUDA_API.id, Names.of(df["name"])), (R.CORRELATION.id, corr)]
+    )
     sync = contains(df["name"], SYNC_CALL)
     out.states.append(_states(threads[sync], start[sync], end[sync], R.SYNCHRONIZATION))
     return len(df)
@@ -42,7 +44,7 @@ def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """Compute kernels: type 63000006, state Running.  NCCL kernels (column ``nccl``, set by the
     reader) go to ``nccl_kernels``."""
     nccl = df["nccl"].to_numpy(bool)
-    out.count("kernels").source_rows -= int(nccl.sum())      # counted in nccl_kernels instead
+    out.count("kernels").source_rows -= int(nccl.sum())  # counted in nccl_kernels instead
     return _kernels(df[~nccl], ctx, out, "kernels", R.CUDA_KERNEL.id, R.RUNNING)
 
 
@@ -55,16 +57,19 @@ def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 
 def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_type: int, state: int) -> int:
     count = out.count(kind)
-    if df.empty:                            # e.g. no NCCL kernel among the kernels
+    if df.empty:  # e.g. no NCCL kernel among the kernels
         return 0
     df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    pairs = [(name_type, Names.of(df["name"])),
-             (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
-             (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))]
-    pairs += [(t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items()
-              if col in df]        # (a parameter the export lacks: not written)
-    graph = df["graph_node"].to_numpy(np.int64) > 0   # the graph node id only where there is one
+    pairs = [
+        (name_type, Names.of(df["name"])),
+        (R.CUDA_KERNEL_FULL.id, Names.of(df["demangled"])),
+        (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0)),
+    ]
+    pairs += [
+        (t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items() if col in df
+    ]  # (a parameter the export lacks: not written)
+    graph = df["graph_node"].to_numpy(np.int64) > 0  # the graph node id only where there is one
     for sel, extra in ((~graph, []), (graph, [(R.GRAPH_NODE.id, df["graph_node"].to_numpy(np.int64))])):
         if sel.any():
             out.events += interval_events(start[sel], end[sel], threads[sel], [(t, v[sel]) for t, v in pairs + extra])
@@ -76,14 +81,21 @@ def _memop(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, values: 
     count = out.count(kind)
     df, threads = ctx.on_gpu(df.assign(_v=values), count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    out.events += interval_events(start, end, threads, [
-        (R.MEMOP.id, df["_v"].to_numpy(np.int64)), (R.MEMOP_SIZE.id, np.maximum(df["bytes"].to_numpy(np.int64), 0)),
-        (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))])
+    out.events += interval_events(
+        start,
+        end,
+        threads,
+        [
+            (R.MEMOP.id, df["_v"].to_numpy(np.int64)),
+            (R.MEMOP_SIZE.id, np.maximum(df["bytes"].to_numpy(np.int64), 0)),
+            (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0)),
+        ],
+    )
     out.states.append(_states(threads, start, end, R.MEMORY_TRANSFER))
     return len(df)
 
 
-_VALUE_OF_KIND = np.full(max(R.MEMCPY_VALUES) + 1, R.MEMCPY_UNKNOWN, np.int64)   # CUPTI copyKind -> value
+_VALUE_OF_KIND = np.full(max(R.MEMCPY_VALUES) + 1, R.MEMCPY_UNKNOWN, np.int64)  # CUPTI copyKind -> value
 _VALUE_OF_KIND[list(R.MEMCPY_VALUES)] = [v for v, _ in R.MEMCPY_VALUES.values()]
 
 
@@ -98,15 +110,19 @@ def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return _memop(df, ctx, out, "memset", np.full(len(df), R.MEMSET_VALUE, np.int64))
 
 
-UNIFIED_MEMORY_KINDS = (11, 12, 13)     # Unified HtoD / DtoH / DtoD: page migrations (correlation id 0)
+UNIFIED_MEMORY_KINDS = (11, 12, 13)  # Unified HtoD / DtoH / DtoD: page migrations (correlation id 0)
 MIGRATION = "unified memory migration: no API call"
-LINKS = (("kernels", R.TAG_KERNEL_LAUNCH, False), ("memcpy", R.TAG_MEMORY_OP, True),
-         ("memset", R.TAG_MEMORY_OP, True), ("graph_exec", R.TAG_KERNEL_LAUNCH, False))
+LINKS = (
+    ("kernels", R.TAG_KERNEL_LAUNCH, False),
+    ("memcpy", R.TAG_MEMORY_OP, True),
+    ("memset", R.TAG_MEMORY_OP, True),
+    ("graph_exec", R.TAG_KERNEL_LAUNCH, False),
+)
 
 
 def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
     """One int64 per (k1, k2) pair, equal exactly when both are equal."""
-    c1, u1 = pd.factorize(k1)                          # few distinct values (processes): hashed
+    c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
     c1 = c1.astype(np.int64)
     lo = int(k2.min()) if len(k2) else 0
     span = (int(k2.max()) - lo + 1) if len(k2) else 1
@@ -142,7 +158,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
     k2 = [corr] + [a["corr"].to_numpy(np.int64) for *_, a in acts]
     codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
     cut = np.cumsum([len(k) for k in k1])
-    call_codes = codes[:cut[0]]
+    call_codes = codes[: cut[0]]
     order = np.argsort(call_codes, kind="stable")
     srt = call_codes[order]
     count.note("API calls sharing a correlation id (the first is linked)", int((srt[1:] == srt[:-1]).sum()))
@@ -151,23 +167,34 @@ def launch_links(ctx: Context, out: Translation) -> int:
         call = first_match(codes[lo:hi], call_codes, order)
         count.source_rows += len(act)
         found = call >= 0
-        migration = ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS) \
-            if kind == "memcpy" else np.zeros(len(found), bool)
+        migration = (
+            ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS)
+            if kind == "memcpy"
+            else np.zeros(len(found), bool)
+        )
         count.drop(MIGRATION, int(migration.sum()))
-        count.drop("no API call with its correlation id (call not traced or not requested)",
-                   int((~found & ~migration).sum()))
+        count.drop(
+            "no API call with its correlation id (call not traced or not requested)", int((~found & ~migration).sum())
+        )
         rows, call = np.flatnonzero(found), call[found]
         send = ctx.model.cpu_threads(ctx.report, tid[call])
-        recv = ctx.model.gpu_threads(ctx.report, act["gpid"].to_numpy(np.int64)[rows],
-                                     act["device"].to_numpy(np.int64)[rows], act["stream"].to_numpy(np.int64)[rows],
-                                     act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None)
+        recv = ctx.model.gpu_threads(
+            ctx.report,
+            act["gpid"].to_numpy(np.int64)[rows],
+            act["device"].to_numpy(np.int64)[rows],
+            act["stream"].to_numpy(np.int64)[rows],
+            act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None,
+        )
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
         rows, call, send, recv = rows[ok], call[ok], send[ok], recv[ok]
         ts = ctx.clock.apply(cstart[call])
         tr = ctx.clock.apply(act["start"].to_numpy(np.int64)[rows])
-        size = (np.maximum(act["bytes"].to_numpy(np.int64)[rows], 0) if sized and "bytes" in act
-                else np.zeros(len(rows), np.int64))
+        size = (
+            np.maximum(act["bytes"].to_numpy(np.int64)[rows], 0)
+            if sized and "bytes" in act
+            else np.zeros(len(rows), np.int64)
+        )
         out.comms.append(CommBatch(send, recv, ts, ts, tr, tr, size, np.full(len(rows), tag, np.int64)))
         n += len(rows)
     return n

@@ -23,9 +23,13 @@ GPU_ACTIVITY = ("kernels", "memcpy", "memset", "graph_exec")
 def enclosing(ranges: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
     """Index (row position in ``ranges``) of the innermost range enclosing each call's start on the
     call's thread; -1 where none."""
-    return innermost_enclosing(ranges["tid"].to_numpy(np.int64), ranges["start"].to_numpy(np.int64),
-                               ranges["end"].to_numpy(np.int64), calls["tid"].to_numpy(np.int64),
-                               calls["start"].to_numpy(np.int64))
+    return innermost_enclosing(
+        ranges["tid"].to_numpy(np.int64),
+        ranges["start"].to_numpy(np.int64),
+        ranges["end"].to_numpy(np.int64),
+        calls["tid"].to_numpy(np.int64),
+        calls["start"].to_numpy(np.int64),
+    )
 
 
 def _activity_of(calls: pd.DataFrame, act: pd.DataFrame) -> pd.DataFrame:
@@ -61,8 +65,7 @@ def nccl_payloads(ctx: Context, out: Translation) -> int:
         else:
             values = col.fillna(0).to_numpy(float).astype(np.int64) + (1 if field in R.NCCL_PLUS_ONE else 0)
         optional.append((etype.id, values, present))
-    out.events += sparse_interval_events(start, end, threads, [(R.NCCL_OPERATION.id, Names.of(rng["name"]))],
-                                         optional)
+    out.events += sparse_interval_events(start, end, threads, [(R.NCCL_OPERATION.id, Names.of(rng["name"]))], optional)
     return len(m)
 
 
@@ -88,7 +91,8 @@ def nvtx_on_gpu(ctx: Context, out: Translation) -> int:
             m = _activity_of(inside, act)
             count.source_rows += len(m)
             m, threads = ctx.on_gpu(m, count)
-            out.events += interval_events(ctx.times(m["start"]), ctx.times(m["end"]), threads,
-                                          [(type_id, Names.of(m["call__name"]))])
+            out.events += interval_events(
+                ctx.times(m["start"]), ctx.times(m["end"]), threads, [(type_id, Names.of(m["call__name"]))]
+            )
             n += len(m)
     return n

@@ -16,6 +16,12 @@ def gpu_metrics(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count.drop("GPU without a metric row (the report has no process)", int((~keep).sum()))
     df, threads = df[keep], threads[keep]
     types = df["metric"].map(ctx.metric_types).to_numpy(np.int64)
-    out.events.append(EventBatch(ctx.times(df["start"]), threads, np.full(len(df), PUNCTUAL_ORDER, np.int64),
-                                 [(types, df["value"].to_numpy(np.int64))]))
+    out.events.append(
+        EventBatch(
+            ctx.times(df["start"]),
+            threads,
+            np.full(len(df), PUNCTUAL_ORDER, np.int64),
+            [(types, df["value"].to_numpy(np.int64))],
+        )
+    )
     return len(df)

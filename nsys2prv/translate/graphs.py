@@ -26,12 +26,18 @@ def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     names = Names.of("graph " + df["graph_id"].astype(str))
     out.events += sparse_interval_events(
-        start, end, threads,
+        start,
+        end,
+        threads,
         [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
-        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}))
+        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}),
+    )
     n = len(df)
-    out.states.append(StateIntervals(threads, start, end, np.full(n, R.RUNNING, np.int64),
-                                     np.full(n, R.STATE_PRIORITY[R.RUNNING], np.int64)))
+    out.states.append(
+        StateIntervals(
+            threads, start, end, np.full(n, R.RUNNING, np.int64), np.full(n, R.STATE_PRIORITY[R.RUNNING], np.int64)
+        )
+    )
     return n
 
 
@@ -39,6 +45,10 @@ def graph_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("graph_api")
     df, threads = ctx.on_cpu(df, count)
     out.events += sparse_interval_events(
-        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.GRAPH_API.id, Names.of(df["name"]))],
-        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id, "node_id": R.GRAPH_NODE.id}))
+        ctx.times(df["start"]),
+        ctx.times(df["end"]),
+        threads,
+        [(R.GRAPH_API.id, Names.of(df["name"]))],
+        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id, "node_id": R.GRAPH_NODE.id}),
+    )
     return len(df)

@@ -41,14 +41,24 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         sub = df[pp]
         depth = sub["depth"].to_numpy(np.int64)
         t_range, t_depth = _nvtx_type_ids(sub["domain"], ctx, "pushpop"), _nvtx_type_ids(sub["domain"], ctx, "depth")
-        out.events += interval_events(start[pp], end[pp], threads[pp],
-                                      [(t_range, names[pp]), (t_depth, depth + 1)], depth,
-                                      end_pairs=[(t_range, np.zeros(len(sub), np.int64)), (t_depth, depth)])
+        out.events += interval_events(
+            start[pp],
+            end[pp],
+            threads[pp],
+            [(t_range, names[pp]), (t_depth, depth + 1)],
+            depth,
+            end_pairs=[(t_range, np.zeros(len(sub), np.int64)), (t_depth, depth)],
+        )
         cat = sub["category_name"].notna().to_numpy()
         if cat.any():
             t_cat = _nvtx_type_ids(sub["domain"][cat], ctx, "category")
-            out.events += interval_events(start[pp][cat], end[pp][cat], threads[pp][cat],
-                                          [(t_cat, Names.of(sub["category_name"])[cat])], depth[cat])
+            out.events += interval_events(
+                start[pp][cat],
+                end[pp][cat],
+                threads[pp][cat],
+                [(t_cat, Names.of(sub["category_name"])[cat])],
+                depth[cat],
+            )
     se = kind == "startend"
     if se.any():
         t_se = _nvtx_type_ids(df["domain"][se], ctx, "startend")
@@ -56,8 +66,9 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     mk = kind == "mark"
     if mk.any():
         t_mk = _nvtx_type_ids(df["domain"][mk], ctx, "mark")
-        out.events.append(EventBatch(start[mk], threads[mk], np.full(int(mk.sum()), PUNCTUAL_ORDER, np.int64),
-                                     [(t_mk, names[mk])]))
+        out.events.append(
+            EventBatch(start[mk], threads[mk], np.full(int(mk.sum()), PUNCTUAL_ORDER, np.int64), [(t_mk, names[mk])])
+        )
     return len(df)
 
 
@@ -65,16 +76,22 @@ def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("nccl")
     df = df[df["kind"] != "mark"]
     df, threads = ctx.on_cpu(df, count)
-    out.events += interval_events(ctx.times(df["start"]), ctx.times(df["end"]), threads,
-                                  [(R.NCCL_RANGE.id, Names.of(df["name"]))], df["depth"].to_numpy(np.int64))
+    out.events += interval_events(
+        ctx.times(df["start"]),
+        ctx.times(df["end"]),
+        threads,
+        [(R.NCCL_RANGE.id, Names.of(df["name"]))],
+        df["depth"].to_numpy(np.int64),
+    )
     return len(df)
 
 
 def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("osrt")
     df, threads = ctx.on_cpu(df, count)
-    out.events += interval_events(ctx.times(df["start"]), ctx.times(df["end"]), threads,
-                                  [(R.OSRT.id, Names.of(df["name"]))])
+    out.events += interval_events(
+        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.OSRT.id, Names.of(df["name"]))]
+    )
     return len(df)
 
 
@@ -97,19 +114,30 @@ def mpi(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     plain = known & ~coll
     out.events += interval_events(start[plain], end[plain], threads[plain], [(etype[plain], value[plain])])
     if coll.any():
-        rank_of_thread = np.array([ctx.model.tasks[t.task].rank if ctx.model.tasks[t.task].rank is not None
-                                   else -2 for t in ctx.model.threads], np.int64)
+        rank_of_thread = np.array(
+            [
+                ctx.model.tasks[t.task].rank if ctx.model.tasks[t.task].rank is not None else -2
+                for t in ctx.model.threads
+            ],
+            np.int64,
+        )
         is_root = (df["peer"].to_numpy(np.int64)[coll] == rank_of_thread[threads[coll]]).astype(np.int64)
         out.events += interval_events(
-            start[coll], end[coll], threads[coll],
-            [(etype[coll], value[coll]), (R.MPI_SEND_SIZE.id, df["size"].to_numpy(np.int64)[coll]),
-             (R.MPI_RECV_SIZE.id, df["recv_size"].to_numpy(np.int64)[coll]),
-             (R.MPI_ROOT.id, is_root), (R.MPI_COMM.id, np.maximum(df["comm"].to_numpy(np.int64)[coll], 0))],
-            end_pairs=[(etype[coll], zeros[coll])])
+            start[coll],
+            end[coll],
+            threads[coll],
+            [
+                (etype[coll], value[coll]),
+                (R.MPI_SEND_SIZE.id, df["size"].to_numpy(np.int64)[coll]),
+                (R.MPI_RECV_SIZE.id, df["recv_size"].to_numpy(np.int64)[coll]),
+                (R.MPI_ROOT.id, is_root),
+                (R.MPI_COMM.id, np.maximum(df["comm"].to_numpy(np.int64)[coll], 0)),
+            ],
+            end_pairs=[(etype[coll], zeros[coll])],
+        )
     # Functions Extrae has no code for: labelled by name in "MPI Other".
     unk = ~known
     if unk.any():
         out.events += interval_events(start[unk], end[unk], threads[unk], [(R.MPI_OTHER_TYPE, names[unk])])
-    out.states.append(StateIntervals(threads, start, end, state,
-                                     np.full(len(df), R.MPI_STATE_PRIORITY, np.int64)))
+    out.states.append(StateIntervals(threads, start, end, state, np.full(len(df), R.MPI_STATE_PRIORITY, np.int64)))
     return len(df)

@@ -30,8 +30,9 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CommBatch, Translation
 
-SENDS = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend",
-                   "MPI_Irsend"})
+SENDS = frozenset(
+    {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
+)
 RECVS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
 BOTH = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
 NONBLOCKING_RECVS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
@@ -44,16 +45,16 @@ class Messages:
     recv_report: np.ndarray
     send_thread: np.ndarray
     recv_thread: np.ndarray
-    log_send: np.ndarray           # report-local times (sender's / receiver's report)
+    log_send: np.ndarray  # report-local times (sender's / receiver's report)
     phys_send: np.ndarray
     log_recv: np.ndarray
     phys_recv: np.ndarray
     size: np.ndarray
     tag: np.ndarray
-    halves: int = 0                # send and receive halves seen
+    halves: int = 0  # send and receive halves seen
     unmatched_sends: int = 0
     unmatched_recvs: int = 0
-    outside_window: int = 0        # matched, but not inside the -f/--filter-nvtx window
+    outside_window: int = 0  # matched, but not inside the -f/--filter-nvtx window
 
     def __len__(self) -> int:
         return len(self.send_report)
@@ -62,15 +63,34 @@ class Messages:
         """Only the messages whose send and receive calls lie inside the aligned window [lo, hi]."""
         if not len(self):
             return self
-        keep = ((_aligned(self.log_send, self.send_report, clocks) >= lo)
-                & (_aligned(self.phys_send, self.send_report, clocks) <= hi)
-                & (_aligned(self.log_recv, self.recv_report, clocks) >= lo)
-                & (_aligned(self.phys_recv, self.recv_report, clocks) <= hi))
-        cut = {f: getattr(self, f)[keep] for f in ("send_report", "recv_report", "send_thread", "recv_thread",
-                                                   "log_send", "phys_send", "log_recv", "phys_recv", "size", "tag")}
-        return Messages(**cut, halves=self.halves, unmatched_sends=self.unmatched_sends,
-                        unmatched_recvs=self.unmatched_recvs,
-                        outside_window=self.outside_window + int((~keep).sum()))
+        keep = (
+            (_aligned(self.log_send, self.send_report, clocks) >= lo)
+            & (_aligned(self.phys_send, self.send_report, clocks) <= hi)
+            & (_aligned(self.log_recv, self.recv_report, clocks) >= lo)
+            & (_aligned(self.phys_recv, self.recv_report, clocks) <= hi)
+        )
+        cut = {
+            f: getattr(self, f)[keep]
+            for f in (
+                "send_report",
+                "recv_report",
+                "send_thread",
+                "recv_thread",
+                "log_send",
+                "phys_send",
+                "log_recv",
+                "phys_recv",
+                "size",
+                "tag",
+            )
+        }
+        return Messages(
+            **cut,
+            halves=self.halves,
+            unmatched_sends=self.unmatched_sends,
+            unmatched_recvs=self.unmatched_recvs,
+            outside_window=self.outside_window + int((~keep).sum()),
+        )
 
 
 def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -83,12 +103,23 @@ def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tup
     is_send = name.isin(SENDS).to_numpy() | (both & ((size == 1) | (nth == 0)))
     is_recv = name.isin(RECVS).to_numpy() | (both & ((size == 1) | (nth == 1)))
     thread = model.cpu_threads(r, p2p["tid"].to_numpy(np.int64))
-    rank_of_thread = np.array([model.tasks[t.task].rank if model.tasks[t.task].rank is not None else -1
-                               for t in model.threads] + [-1], np.int64)
-    rank = rank_of_thread[thread]          # thread -1 -> the trailing -1
-    base = pd.DataFrame({"report": r, "thread": thread, "rank": rank, "peer": p2p["peer"].to_numpy(),
-                         "tag": p2p["tag"].to_numpy(), "size": p2p["size"].to_numpy(),
-                         "start": p2p["start"].to_numpy(), "end": p2p["end"].to_numpy()})
+    rank_of_thread = np.array(
+        [model.tasks[t.task].rank if model.tasks[t.task].rank is not None else -1 for t in model.threads] + [-1],
+        np.int64,
+    )
+    rank = rank_of_thread[thread]  # thread -1 -> the trailing -1
+    base = pd.DataFrame(
+        {
+            "report": r,
+            "thread": thread,
+            "rank": rank,
+            "peer": p2p["peer"].to_numpy(),
+            "tag": p2p["tag"].to_numpy(),
+            "size": p2p["size"].to_numpy(),
+            "start": p2p["start"].to_numpy(),
+            "end": p2p["end"].to_numpy(),
+        }
+    )
     sends = base[is_send].rename(columns={"rank": "src", "peer": "dst"})
     recvs = base[is_recv].rename(columns={"rank": "dst", "peer": "src"})
     sends = sends.assign(log=sends["start"], phys=sends["end"])
@@ -103,11 +134,16 @@ def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tup
 
 def _completion(irecv: pd.DataFrame, waits: pd.DataFrame, default: np.ndarray) -> np.ndarray:
     """End of the first Wait/Test row on the same thread and request that starts after the Irecv ended."""
-    left = pd.DataFrame({"tid": irecv["tid"].to_numpy(), "request": irecv["request"].to_numpy(),
-                         "t": irecv["end"].to_numpy(), "i": np.arange(len(irecv))}).sort_values("t")
+    left = pd.DataFrame(
+        {
+            "tid": irecv["tid"].to_numpy(),
+            "request": irecv["request"].to_numpy(),
+            "t": irecv["end"].to_numpy(),
+            "i": np.arange(len(irecv)),
+        }
+    ).sort_values("t")
     right = waits.rename(columns={"start": "t"}).sort_values("t")
-    m = pd.merge_asof(left, right[["t", "tid", "request", "end"]], on="t", by=["tid", "request"],
-                      direction="forward")
+    m = pd.merge_asof(left, right[["t", "tid", "request", "end"]], on="t", by=["tid", "request"], direction="forward")
     out = default.copy()
     ok = m["end"].notna().to_numpy()
     out[m["i"].to_numpy()[ok]] = m["end"].to_numpy()[ok].astype(np.int64)
@@ -131,9 +167,21 @@ def match_messages(raw: list[tuple[pd.DataFrame, pd.DataFrame] | None], model: M
     m = s.merge(r, on=[*key, "k"], suffixes=("_s", "_r"))
     m = m.sort_values(["log_s", "report_s"], kind="stable")
     i64 = lambda c: m[c].to_numpy(np.int64)  # noqa: E731
-    return Messages(i64("report_s"), i64("report_r"), i64("thread_s"), i64("thread_r"), i64("log_s"),
-                    i64("phys_s"), i64("log_r"), i64("phys_r"), i64("size_s"), i64("tag"), halves,
-                    len(sends) - len(m), len(recvs) - len(m))
+    return Messages(
+        i64("report_s"),
+        i64("report_r"),
+        i64("thread_s"),
+        i64("thread_r"),
+        i64("log_s"),
+        i64("phys_s"),
+        i64("log_r"),
+        i64("phys_r"),
+        i64("size_s"),
+        i64("tag"),
+        halves,
+        len(sends) - len(m),
+        len(recvs) - len(m),
+    )
 
 
 def _aligned(t: np.ndarray, reports: np.ndarray, clocks: list[Clock]) -> np.ndarray:
@@ -153,8 +201,9 @@ def translate_messages(msgs: Messages, clocks: list[Clock], out: Translation) ->
     count.translated_rows += 2 * len(msgs)
     count.drop("outside the -f/--filter-nvtx window", 2 * msgs.outside_window)
     count.drop("unmatched send (no receive with the same source, destination and tag)", msgs.unmatched_sends)
-    count.drop("unmatched receive (no send with the same source, destination and tag, or a wildcard)",
-               msgs.unmatched_recvs)
+    count.drop(
+        "unmatched receive (no send with the same source, destination and tag, or a wildcard)", msgs.unmatched_recvs
+    )
     if not len(msgs):
         return
     log_s = _aligned(msgs.log_send, msgs.send_report, clocks)
@@ -164,10 +213,12 @@ def translate_messages(msgs: Messages, clocks: list[Clock], out: Translation) ->
     # Paraver wants physical receive >= physical send.  A receive may complete before the send
     # call returns (eager protocol); the physical send is then drawn at the receive's end.
     late = phys_s > phys_r
-    count.note("physical send after the physical receive (send call returned later): drawn at the receive",
-               int(late.sum()))
+    count.note(
+        "physical send after the physical receive (send call returned later): drawn at the receive", int(late.sum())
+    )
     phys_s = np.minimum(phys_s, phys_r)
     log_s = np.minimum(log_s, phys_s)
-    out.comms.append(CommBatch(msgs.send_thread, msgs.recv_thread, log_s, phys_s, log_r, phys_r,
-                               np.maximum(msgs.size, 0), msgs.tag))
+    out.comms.append(
+        CommBatch(msgs.send_thread, msgs.recv_thread, log_s, phys_s, log_r, phys_r, np.maximum(msgs.size, 0), msgs.tag)
+    )
     count.records += len(msgs)

@@ -26,7 +26,10 @@ def openacc(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         if table == "data":
             optional.append((R.OPENACC_DATA_SIZE.id, sub["bytes"].to_numpy(np.int64), sub["bytes"].to_numpy() > 0))
         out.events += sparse_interval_events(
-            start[sel], end[sel], threads[sel],
+            start[sel],
+            end[sel],
+            threads[sel],
             [(etype.id, Names.of(sub["name"])), (R.OPENACC_FUNCTION.id, Names.of(sub["function"]))],
-            optional)
+            optional,
+        )
     return len(df)

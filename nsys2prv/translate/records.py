@@ -44,10 +44,10 @@ PUNCTUAL_ORDER = 2 * ORDER_SPAN + ORDER_SPAN // 2
 
 @dataclass
 class EventBatch:
-    time: np.ndarray                   # int64 trace time
-    thread: np.ndarray                 # int64 global thread index
-    order: np.ndarray                  # int64 tie-break at equal times
-    pairs: list[Pair]                  # (type id: int or int64 array, values: int64 or names)
+    time: np.ndarray  # int64 trace time
+    thread: np.ndarray  # int64 global thread index
+    order: np.ndarray  # int64 tie-break at equal times
+    pairs: list[Pair]  # (type id: int or int64 array, values: int64 or names)
 
     def __len__(self) -> int:
         return len(self.time)
@@ -79,7 +79,7 @@ class CommBatch:
 
 @dataclass
 class CategoryCount(Tally):
-    records: int = 0                    # Paraver records written from these rows
+    records: int = 0  # Paraver records written from these rows
     translated_rows: int = 0
 
 
@@ -104,21 +104,32 @@ class Translation:
             mine.translated_rows += c.translated_rows
 
 
-def interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
-                    start_pairs: list[Pair], depth: np.ndarray | int = 0,
-                    end_pairs: list[Pair] | None = None) -> list[EventBatch]:
+def interval_events(
+    start: np.ndarray,
+    end: np.ndarray,
+    thread: np.ndarray,
+    start_pairs: list[Pair],
+    depth: np.ndarray | int = 0,
+    end_pairs: list[Pair] | None = None,
+) -> list[EventBatch]:
     """A begin record (the given pairs) and an end record (same types, value 0) per interval."""
     n = len(start)
     if end_pairs is None:
         end_pairs = [(t, np.zeros(n, np.int64)) for t, _ in start_pairs]
     depth = np.broadcast_to(np.asarray(depth, np.int64), (n,))
-    return [EventBatch(start, thread, start_order(depth), start_pairs),
-            EventBatch(end, thread, end_order(depth), end_pairs)]
+    return [
+        EventBatch(start, thread, start_order(depth), start_pairs),
+        EventBatch(end, thread, end_order(depth), end_pairs),
+    ]
 
 
-def sparse_interval_events(start: np.ndarray, end: np.ndarray, thread: np.ndarray,
-                           pairs: list[Pair],
-                           optional: list[tuple[int, np.ndarray, np.ndarray]]) -> list[EventBatch]:
+def sparse_interval_events(
+    start: np.ndarray,
+    end: np.ndarray,
+    thread: np.ndarray,
+    pairs: list[Pair],
+    optional: list[tuple[int, np.ndarray, np.ndarray]],
+) -> list[EventBatch]:
     """Like ``interval_events``, plus optional (type, values, present) pairs written only on the
     rows where ``present`` holds: rows are grouped by which optional pairs they have."""
     n = len(start)

@@ -41,7 +41,7 @@ class Alignment:
     method: str
     clocks: list[Clock]
     notes: list[str] = field(default_factory=list)
-    reports: list[dict] = field(default_factory=list)    # per report: method, offset, drift, residuals
+    reports: list[dict] = field(default_factory=list)  # per report: method, offset, drift, residuals
     stats: dict = field(default_factory=dict)
 
     @property
@@ -55,7 +55,7 @@ class Alignment:
 def parse_method(spec: str | None) -> tuple[str, str | None]:
     spec = (spec or "auto").strip()
     if spec.startswith("marker:"):
-        name = spec[len("marker:"):]
+        name = spec[len("marker:") :]
         if not name:
             raise UserError("--align marker:NAME needs the name of an NVTX range")
         return "marker", name
@@ -65,7 +65,7 @@ def parse_method(spec: str | None) -> tuple[str, str | None]:
 
 
 def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model) -> tuple[pd.DataFrame, list]:
-    if marker is not None:          # method "marker" (parse_method gives a name with it only)
+    if marker is not None:  # method "marker" (parse_method gives a name with it only)
         return syncpoints.marker_rows(tables, model, marker), ["marker"]
     parts = []
     if method in ("mpi", "auto", "session", "none"):
@@ -78,8 +78,14 @@ def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model
     return pd.concat([df for _, df in parts], ignore_index=True), [n for n, _ in parts]
 
 
-def align(spec: str | None, reports: list[Report], tables: list[dict], model: Model, p2p: P2P | None = None,
-          force: bool = False) -> Alignment:
+def align(
+    spec: str | None,
+    reports: list[Report],
+    tables: list[dict],
+    model: Model,
+    p2p: P2P | None = None,
+    force: bool = False,
+) -> Alignment:
     method, marker = parse_method(spec)
     notes = check_start_times(reports, force)
     session, snotes = session_offsets(reports)
@@ -88,30 +94,36 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
     p2p = all_p2p if method in ("mpi", "auto", "session", "none") else P2P.empty()
     rows, sources = _sync_rows(method, marker, tables, model)
     sp = syncpoints.build(rows, sources)
-    if sp.n:   # the sources that survived the pairing
+    if sp.n:  # the sources that survived the pairing
         kinds = {n.split(":", 1)[0] for n in sp.names}
         sp.sources = [s for s in sources if s in kinds]
     n_rep = len(reports)
     multi = n_rep > 1
     if method in ("mpi", "nccl", "marker") and multi and sp.n == 0 and not len(p2p.src):
-        what = {"mpi": "synchronising MPI collectives (or matched messages) present in every rank",
-                "nccl": "NCCL collective kernels present in every rank",
-                "marker": f"an NVTX range '{marker}' present in every rank"}[method]
+        what = {
+            "mpi": "synchronising MPI collectives (or matched messages) present in every rank",
+            "nccl": "NCCL collective kernels present in every rank",
+            "marker": f"an NVTX range '{marker}' present in every rank",
+        }[method]
         raise UserError(f"--align {spec}: the reports have no {what}; try --align auto or session")
     fitting = multi and method not in ("session", "none") and (sp.n > 0 or len(p2p.src) > 0)
     ref = _reference(model, sp)
     base = np.zeros(n_rep, np.int64) if method == "none" else np.asarray(session, np.int64)
-    host = None if without_session_start(reports) else one_host(reports)   # one clock, but unknown starts
+    host = None if without_session_start(reports) else one_host(reports)  # one clock, but unknown starts
     if method == "auto" and fitting and host is not None:
         # one host, one clock: the session starts are exact unless the sync points contradict them
         as_is = fit_clocks(sp, p2p, base, ref, estimate=False)
         if as_is.violations_after == 0:
             fitting = False
-            notes.append(f"every report comes from host {host}, whose clock they share: session alignment "
-                         "(exact); the sync points only check it")
+            notes.append(
+                f"every report comes from host {host}, whose clock they share: session alignment "
+                "(exact); the sync points only check it"
+            )
         else:
-            notes.append(f"every report comes from host {host}, but their session starts violate "
-                         f"{as_is.violations_after} sync constraint(s): clocks fitted to the sync points")
+            notes.append(
+                f"every report comes from host {host}, but their session starts violate "
+                f"{as_is.violations_after} sync constraint(s): clocks fitted to the sync points"
+            )
     if method == "auto":
         name = "+".join(sp.sources + (["p2p"] if len(p2p.src) else [])) if fitting else "session"
     else:
@@ -121,15 +133,26 @@ def align(spec: str | None, reports: list[Report], tables: list[dict], model: Mo
     notes += res.notes
     unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r]]
     if unfitted:
-        notes.append("no sync points in " + ", ".join(unfitted[:5]) + (" ..." if len(unfitted) > 5 else "")
-                     + ": kept the session offset")
+        notes.append(
+            "no sync points in "
+            + ", ".join(unfitted[:5])
+            + (" ..." if len(unfitted) > 5 else "")
+            + ": kept the session offset"
+        )
     al = Alignment(name, clocks, notes)
-    al.stats = {"reference_report": reports[ref].source if reports else None, "sync_points": int(sp.n),
-                "sync_names": sorted({n.rsplit("#", 1)[0] for n in sp.names}),
-                "constraining_points": int(sp.constrain.sum()), "messages": int(len(p2p.src)),
-                "violations": {"after_estimate": res.violations_before, "after_clamp": res.violations_clamped,
-                               "after_fix": res.violations_after},
-                "reports_moved_by_fix": res.moved_by_fix}
+    al.stats = {
+        "reference_report": reports[ref].source if reports else None,
+        "sync_points": int(sp.n),
+        "sync_names": sorted({n.rsplit("#", 1)[0] for n in sp.names}),
+        "constraining_points": int(sp.constrain.sum()),
+        "messages": int(len(p2p.src)),
+        "violations": {
+            "after_estimate": res.violations_before,
+            "after_clamp": res.violations_clamped,
+            "after_fix": res.violations_after,
+        },
+        "reports_moved_by_fix": res.moved_by_fix,
+    }
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:
         cau = causality(tables, model, res, all_p2p)
@@ -150,35 +173,48 @@ def causality(tables: list[dict], model: Model, res: FitResult, p2p: P2P) -> dic
     if con.any():
         e = aligned(sp.entry[:, con], sp.reports, res.offsets, res.drift, res.t_ref)
         x = aligned(sp.exit[:, con], sp.reports, res.offsets, res.drift, res.t_ref)
-        late = e.max(axis=0) - x.min(axis=0)            # > 0: someone left before the last entered
+        late = e.max(axis=0) - x.min(axis=0)  # > 0: someone left before the last entered
     early = np.zeros(0, np.int64)
     if len(p2p.src):
         s = aligned(p2p.send_start, p2p.src, res.offsets, res.drift, res.t_ref)
         q = aligned(p2p.recv_end, p2p.dst, res.offsets, res.drift, res.t_ref)
-        early = s - q                                     # > 0: received before it was sent
-    return {"collectives_checked": int(con.sum()), "collectives_violated": int((late > 0).sum()),
-            "collective_max_violation_ns": int(late.max()) if (late > 0).any() else 0,
-            "messages_checked": int(len(p2p.src)), "messages_violated": int((early > 0).sum()),
-            "message_max_violation_ns": int(early.max()) if (early > 0).any() else 0}
+        early = s - q  # > 0: received before it was sent
+    return {
+        "collectives_checked": int(con.sum()),
+        "collectives_violated": int((late > 0).sum()),
+        "collective_max_violation_ns": int(late.max()) if (late > 0).any() else 0,
+        "messages_checked": int(len(p2p.src)),
+        "messages_violated": int((early > 0).sum()),
+        "message_max_violation_ns": int(early.max()) if (early > 0).any() else 0,
+    }
 
 
 def causality_text(c: dict, method: str) -> str:
     """The causality check in one sentence (a note when something is violated)."""
     parts = []
     if c["collectives_violated"]:
-        parts.append(f"{c['collectives_violated']} of {c['collectives_checked']} synchronising MPI/NCCL "
-                     f"collective(s) have a rank leaving before the last rank entered (up to "
-                     f"{c['collective_max_violation_ns'] / 1e3:.1f} us)")
+        parts.append(
+            f"{c['collectives_violated']} of {c['collectives_checked']} synchronising MPI/NCCL "
+            f"collective(s) have a rank leaving before the last rank entered (up to "
+            f"{c['collective_max_violation_ns'] / 1e3:.1f} us)"
+        )
     if c["messages_violated"]:
-        parts.append(f"{c['messages_violated']} of {c['messages_checked']} matched message(s) are received "
-                     f"before they were sent (up to {c['message_max_violation_ns'] / 1e3:.1f} us)")
+        parts.append(
+            f"{c['messages_violated']} of {c['messages_checked']} matched message(s) are received "
+            f"before they were sent (up to {c['message_max_violation_ns'] / 1e3:.1f} us)"
+        )
     if not parts:
-        return (f"causality checked on the {method} clocks: {c['collectives_checked']} collective(s), "
-                f"{c['messages_checked']} message(s), none violated")
+        return (
+            f"causality checked on the {method} clocks: {c['collectives_checked']} collective(s), "
+            f"{c['messages_checked']} message(s), none violated"
+        )
     fitted_to_mpi = method in ("mpi", "auto") or "mpi" in method.split("+")
-    return (f"the {method} clocks break causality: " + "; ".join(parts)
-            + " -- events of different ranks may be shown in the wrong order"
-            + ("" if fitted_to_mpi else " (--align mpi fits the clocks to the MPI calls)"))
+    return (
+        f"the {method} clocks break causality: "
+        + "; ".join(parts)
+        + " -- events of different ranks may be shown in the wrong order"
+        + ("" if fitted_to_mpi else " (--align mpi fits the clocks to the MPI calls)")
+    )
 
 
 def one_host(reports) -> str | None:
@@ -207,12 +243,23 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
     nan = lambda v: None if v is None or not np.isfinite(v) else round(float(v), 1)  # noqa: E731
     for r, rep in enumerate(reports):
         method = name if (not fitting or res.fitted[r]) else "session (no sync points)"
-        out.append({"report": rep.source, "ranks": ranks.get(r, []), "host": rep.hostname, "method": method,
-                    "offset_ns": int(res.offsets[r]), "session_offset_ns": int(base[r]),
-                    "correction_ns": int(res.offsets[r] - base[r]), "drift_ppm": round(float(res.drift[r]) * 1e6, 4),
-                    "t_ref_ns": int(res.t_ref[r]), "sync_points": int(res.points[r]),
-                    "residual_spread_ns": nan(res.residual_mad[r]), "residual_max_ns": nan(res.residual_max[r]),
-                    "stderr_ns": nan(res.stderr[r])})
+        out.append(
+            {
+                "report": rep.source,
+                "ranks": ranks.get(r, []),
+                "host": rep.hostname,
+                "method": method,
+                "offset_ns": int(res.offsets[r]),
+                "session_offset_ns": int(base[r]),
+                "correction_ns": int(res.offsets[r] - base[r]),
+                "drift_ppm": round(float(res.drift[r]) * 1e6, 4),
+                "t_ref_ns": int(res.t_ref[r]),
+                "sync_points": int(res.points[r]),
+                "residual_spread_ns": nan(res.residual_mad[r]),
+                "residual_max_ns": nan(res.residual_max[r]),
+                "stderr_ns": nan(res.stderr[r]),
+            }
+        )
     return out
 
 

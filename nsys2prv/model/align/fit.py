@@ -40,9 +40,9 @@ import numpy as np
 from nsys2prv.model.align.syncpoints import SyncPoints
 
 MIN_DRIFT_POINTS = 10
-MIN_DRIFT_SPAN_NS = 500_000_000       # 0.5 s
+MIN_DRIFT_SPAN_NS = 500_000_000  # 0.5 s
 DRIFT_BINS = 48
-DRIFT_MIN_GAIN = 0.75                 # a kept drift cuts the residual spread (MAD) by >= 25 %
+DRIFT_MIN_GAIN = 0.75  # a kept drift cuts the residual spread (MAD) by >= 25 %
 PASSES = 6
 CLAMP_ROUNDS = 30
 RELAX_ROUNDS = 200
@@ -52,10 +52,11 @@ MAD_TO_SIGMA = 1.4826
 @dataclass
 class P2P:
     """Matched messages as constraints: recv_end (dst clock) >= send_start (src clock)."""
-    src: np.ndarray          # report of the sender
+
+    src: np.ndarray  # report of the sender
     dst: np.ndarray
-    send_start: np.ndarray   # sender-local
-    recv_end: np.ndarray     # receiver-local
+    send_start: np.ndarray  # sender-local
+    recv_end: np.ndarray  # receiver-local
 
     @classmethod
     def empty(cls) -> "P2P":
@@ -65,18 +66,18 @@ class P2P:
 
 @dataclass
 class FitResult:
-    offsets: np.ndarray            # int64 per report (session offsets + corrections)
-    drift: np.ndarray              # float per report
-    t_ref: np.ndarray              # int64 per report
-    fitted: np.ndarray             # bool per report: has sync rows (else kept its session offset)
-    residual_mad: np.ndarray       # ns per report (sigma-scaled MAD of exit residuals), NaN if none
-    residual_max: np.ndarray       # ns per report
-    stderr: np.ndarray             # ns per report: standard error of the offset estimate
-    points: np.ndarray             # estimate points per report
-    violations_before: int = 0     # constraints violated after the estimate (before clamp/fix)
-    violations_clamped: int = 0    # after the clamp, before the fix
-    violations_after: int = 0      # after the fix (0 unless the data are inconsistent)
-    moved_by_fix: int = 0          # reports the fix moved
+    offsets: np.ndarray  # int64 per report (session offsets + corrections)
+    drift: np.ndarray  # float per report
+    t_ref: np.ndarray  # int64 per report
+    fitted: np.ndarray  # bool per report: has sync rows (else kept its session offset)
+    residual_mad: np.ndarray  # ns per report (sigma-scaled MAD of exit residuals), NaN if none
+    residual_max: np.ndarray  # ns per report
+    stderr: np.ndarray  # ns per report: standard error of the offset estimate
+    points: np.ndarray  # estimate points per report
+    violations_before: int = 0  # constraints violated after the estimate (before clamp/fix)
+    violations_clamped: int = 0  # after the clamp, before the fix
+    violations_after: int = 0  # after the fix (0 unless the data are inconsistent)
+    moved_by_fix: int = 0  # reports the fix moved
     notes: list[str] = field(default_factory=list)
 
 
@@ -91,7 +92,7 @@ def aligned(t: np.ndarray, rep: np.ndarray, off: np.ndarray, drift: np.ndarray, 
 
 def _per_report(values: np.ndarray, rep: np.ndarray, n: int, fn=np.median) -> np.ndarray:
     out = np.full(n, np.nan)
-    if len(np.unique(rep)) == len(rep):       # one row per report (the usual case): no grouping
+    if len(np.unique(rep)) == len(rep):  # one row per report (the usual case): no grouping
         out[rep] = values
         return out
     for r in np.unique(rep):
@@ -123,13 +124,14 @@ def _residuals(sp: SyncPoints, off, drift, tref, est) -> np.ndarray:
     return a - np.median(a, axis=0)
 
 
-def _estimate(sp: SyncPoints, off: np.ndarray, drift: np.ndarray, tref: np.ndarray, allow_drift: np.ndarray,
-              n_rep: int) -> None:
+def _estimate(
+    sp: SyncPoints, off: np.ndarray, drift: np.ndarray, tref: np.ndarray, allow_drift: np.ndarray, n_rep: int
+) -> None:
     est = sp.estimate
     u = (sp.exit[:, est] - tref[sp.reports][:, None]).astype(np.float64)
     row_drift = allow_drift[sp.reports]
     for _ in range(PASSES):
-        d = -_residuals(sp, off, drift, tref, est)          # reference - own exit
+        d = -_residuals(sp, off, drift, tref, est)  # reference - own exit
         dc, dk = _line(u, d, row_drift)
         dc_r, dk_r = _per_report(dc, sp.reports, n_rep), _per_report(dk, sp.reports, n_rep)
         has = ~np.isnan(dc_r)
@@ -145,7 +147,7 @@ def _gauge(off: np.ndarray, drift: np.ndarray, tref: np.ndarray, ref: int, sessi
     if drift[ref] != 0.0:
         big_k = drift[ref] / (1.0 + drift[ref])
         tau0 = float(off[ref] + tref[ref])
-        at_ref = (off + tref).astype(np.float64)              # aligned time of each report's t_ref
+        at_ref = (off + tref).astype(np.float64)  # aligned time of each report's t_ref
         off -= np.rint(big_k * (at_ref - tau0)).astype(np.int64)
         drift[:] = (1.0 + drift) * (1.0 - big_k) - 1.0
         drift[ref] = 0.0
@@ -187,14 +189,14 @@ class _Constraints:
             e = (self.e + off[self.rep][:, None]).astype(np.float64)
             x = (self.x + off[self.rep][:, None]).astype(np.float64)
             cols = np.arange(e.shape[1])
-            i1 = e.argmax(axis=0)                           # the latest entry of each column ...
+            i1 = e.argmax(axis=0)  # the latest entry of each column ...
             e1 = e[i1, cols]
             e[i1, cols] = -np.inf
-            e2 = e.max(axis=0)                              # ... and the latest of the others
+            e2 = e.max(axis=0)  # ... and the latest of the others
             e[i1, cols] = e1
             last_other_entry = np.broadcast_to(e1, e.shape).copy()
             last_other_entry[i1, cols] = e2
-            j1 = x.argmin(axis=0)                           # the earliest exit, and of the others
+            j1 = x.argmin(axis=0)  # the earliest exit, and of the others
             x1 = x[j1, cols]
             x[j1, cols] = np.inf
             x2 = x.min(axis=0)
@@ -218,7 +220,7 @@ class _Constraints:
         for _ in range(RELAX_ROUNDS):
             need = np.full(self.n_rep, np.iinfo(np.int64).min, np.int64)
             if self.e.size:
-                z = (self.e + off[self.rep][:, None]).max(axis=0)     # the last entry of each point
+                z = (self.e + off[self.rep][:, None]).max(axis=0)  # the last entry of each point
                 np.maximum.at(need, self.rep, (z[None, :] - self.x).max(axis=1))
             if len(self.src):
                 np.maximum.at(need, self.dst, self.s + off[self.src] - self.q)
@@ -246,17 +248,17 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     est = sp.estimate
     if sp.n:
         fitted[np.unique(sp.reports)] = True
-        centre = np.median(sp.exit[:, est], axis=1).astype(np.float64)   # t_ref: the middle of the points
+        centre = np.median(sp.exit[:, est], axis=1).astype(np.float64)  # t_ref: the middle of the points
         tref[:] = np.nan_to_num(_per_report(centre, sp.reports, n_rep)).astype(np.int64)
         points[np.unique(sp.reports)] = int(est.sum())
     if estimate and sp.n:
         u = (sp.exit[:, est] - tref[sp.reports][:, None]).astype(np.float64)
         span = _per_report(np.ptp(u, axis=1), sp.reports, n_rep, np.max)
         allow = fitted & (points >= MIN_DRIFT_POINTS) & (np.nan_to_num(span) >= MIN_DRIFT_SPAN_NS)
-        _estimate(sp, off, drift, tref, np.zeros(n_rep, bool), n_rep)    # offsets first: shift-invariant
+        _estimate(sp, off, drift, tref, np.zeros(n_rep, bool), n_rep)  # offsets first: shift-invariant
         if allow.any():
             _estimate(sp, off, drift, tref, allow, n_rep)
-        if allow.any():   # keep a drift only when it is significant and explains the spread
+        if allow.any():  # keep a drift only when it is significant and explains the spread
             r = _residuals(sp, off, drift, tref, est)
             mad1 = _per_report(np.median(np.abs(r), axis=1), sp.reports, n_rep)
             # the same reference, this report without its drift (best offset): what the drift has to beat
@@ -265,8 +267,10 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
             mad0 = _per_report(np.median(np.abs(r0), axis=1), sp.reports, n_rep)
             n = np.maximum(points, 1)
             noise = 3.0 * MAD_TO_SIGMA * np.nan_to_num(mad1) * np.sqrt(12.0 / n)
-            weak = allow & ((np.abs(drift) * np.nan_to_num(span) <= noise)
-                            | (np.nan_to_num(mad1) > DRIFT_MIN_GAIN * np.nan_to_num(mad0)))
+            weak = allow & (
+                (np.abs(drift) * np.nan_to_num(span) <= noise)
+                | (np.nan_to_num(mad1) > DRIFT_MIN_GAIN * np.nan_to_num(mad0))
+            )
             if weak.any():
                 drift[weak] = 0.0
                 _estimate(sp, off, drift, tref, allow & ~weak, n_rep)
@@ -282,7 +286,7 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
             step = np.where(ok, target - off, 0.0)
             if np.abs(step).max(initial=0.0) < 1.0:
                 break
-            off = off + np.rint(0.5 * step).astype(np.int64)       # damped: both sides of a pair move
+            off = off + np.rint(0.5 * step).astype(np.int64)  # damped: both sides of a pair move
         res.violations_clamped = cons.count(off)
         fixed, feasible = cons.relax(off)
         if feasible:
@@ -291,8 +295,10 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
         off -= off[ref] - int(session[ref])
     res.violations_after = cons.count(off)
     if res.violations_after:
-        res.notes.append(f"{res.violations_after} sync constraint(s) still violated: the data are inconsistent "
-                         "(a receive before its send, or a collective left before all ranks entered)")
+        res.notes.append(
+            f"{res.violations_after} sync constraint(s) still violated: the data are inconsistent "
+            "(a receive before its send, or a collective left before all ranks entered)"
+        )
     if sp.n:
         r = _residuals(sp, off, drift, tref, est)
         mad[:] = _per_report(MAD_TO_SIGMA * np.median(np.abs(r), axis=1), sp.reports, n_rep)

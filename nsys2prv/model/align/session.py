@@ -11,7 +11,7 @@ from __future__ import annotations
 from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.database import Report
 
-MAX_START_GAP_NS = 3600 * 10**9     # reports of one job start within minutes; > 1 h = another run
+MAX_START_GAP_NS = 3600 * 10**9  # reports of one job start within minutes; > 1 h = another run
 
 
 def wall_offset(report: Report) -> int:
@@ -33,10 +33,13 @@ def session_offsets(reports: list[Report]) -> tuple[list[int], list[str]]:
     missing = without_session_start(reports)
     if missing and len(reports) > 1:
         walls = [-r.time_shift_ns for r in reports]
-        notes.append("session alignment impossible: no session start time (TARGET_INFO_SESSION_START_TIME) in "
-                     + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-                     + "; session times taken as they are (MPI, NCCL or marker sync points, where the reports have "
-                       "them, still align the clocks: --align auto, mpi, nccl, marker:NAME)")
+        notes.append(
+            "session alignment impossible: no session start time (TARGET_INFO_SESSION_START_TIME) in "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+            + "; session times taken as they are (MPI, NCCL or marker sync points, where the reports have "
+            "them, still align the clocks: --align auto, mpi, nccl, marker:NAME)"
+        )
     else:
         walls = [wall_offset(r) for r in reports]
     origin = min(walls)
@@ -51,8 +54,7 @@ def check_start_times(reports: list[Report], force: bool) -> list[str]:
     (lo, first), (hi, last) = min(known, key=lambda x: x[0]), max(known, key=lambda x: x[0])
     if hi - lo <= MAX_START_GAP_NS:
         return []
-    msg = (f"reports started {(hi - lo) / 3.6e12:.1f} h apart ({first.source} and {last.source}): "
-           "not one run")
+    msg = f"reports started {(hi - lo) / 3.6e12:.1f} h apart ({first.source} and {last.source}): not one run"
     if not force:
         raise UserError(msg + "; use --force to merge anyway")
     return [msg + " (merged because of --force)"]

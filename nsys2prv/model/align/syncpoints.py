@@ -37,23 +37,32 @@ from nsys2prv.core.names import per_name
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
 
-MPI_SYNC = ("MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
-            "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block")
-MPI_BOUNDS = ("MPI_Init", "MPI_Finalize")           # constraints; estimates only as a last resort
+MPI_SYNC = (
+    "MPI_Barrier",
+    "MPI_Allreduce",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Alltoallw",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+)
+MPI_BOUNDS = ("MPI_Init", "MPI_Finalize")  # constraints; estimates only as a last resort
 MPI_ALIASES = {"MPI_Init_thread": "MPI_Init"}
 NCCL_ALL_TO_ALL = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.IGNORECASE)
 
 
 @dataclass
 class SyncPoints:
-    tasks: np.ndarray                  # (R,) task index (model.tasks) of each row
-    reports: np.ndarray                # (R,) report index of each row
-    names: list[str]                   # (N,) "name#k" per column
-    entry: np.ndarray                  # (R, N) int64 report-local times
-    exit: np.ndarray                   # (R, N) int64
-    estimate: np.ndarray               # (N,) bool
-    constrain: np.ndarray              # (N,) bool
-    sources: list[str] = field(default_factory=list)   # which methods contributed columns
+    tasks: np.ndarray  # (R,) task index (model.tasks) of each row
+    reports: np.ndarray  # (R,) report index of each row
+    names: list[str]  # (N,) "name#k" per column
+    entry: np.ndarray  # (R, N) int64 report-local times
+    exit: np.ndarray  # (R, N) int64
+    estimate: np.ndarray  # (N,) bool
+    constrain: np.ndarray  # (N,) bool
+    sources: list[str] = field(default_factory=list)  # which methods contributed columns
 
     @property
     def n(self) -> int:
@@ -85,9 +94,17 @@ def _rows(frames: list[pd.DataFrame], model: Model) -> pd.DataFrame:
 
 def _frame(report: int, df: pd.DataFrame, id_col: str, keep: np.ndarray, name, estimate, constrain) -> pd.DataFrame:
     """The sync rows of one report: the ``keep`` rows of ``df`` with their process and labels."""
-    return pd.DataFrame({"report": report, "pid": pid_of(df[id_col].to_numpy(np.int64)[keep]), "name": name,
-                         "start": df["start"].to_numpy(np.int64)[keep], "end": df["end"].to_numpy(np.int64)[keep],
-                         "estimate": estimate, "constrain": constrain})
+    return pd.DataFrame(
+        {
+            "report": report,
+            "pid": pid_of(df[id_col].to_numpy(np.int64)[keep]),
+            "name": name,
+            "start": df["start"].to_numpy(np.int64)[keep],
+            "end": df["end"].to_numpy(np.int64)[keep],
+            "estimate": estimate,
+            "constrain": constrain,
+        }
+    )
 
 
 def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
@@ -114,8 +131,17 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
             continue
         name = df["name"].astype(str)
         keep = np.ones(len(df), bool)
-        frames.append(_frame(r, df, "gpid", keep, "nccl:" + name[keep].to_numpy(object), True,
-                             per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None)))
+        frames.append(
+            _frame(
+                r,
+                df,
+                "gpid",
+                keep,
+                "nccl:" + name[keep].to_numpy(object),
+                True,
+                per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None),
+            )
+        )
     return _rows(frames, model)
 
 
@@ -179,7 +205,7 @@ def build(rows: pd.DataFrame, sources: list[str]) -> SyncPoints:
     flags = rows.drop_duplicates("name").set_index("name")
     est = np.repeat(flags.loc[valid, "estimate"].to_numpy(bool), per_name.to_numpy())
     con = np.repeat(flags.loc[valid, "constrain"].to_numpy(bool), per_name.to_numpy())
-    if not est.any():        # e.g. only MPI_Init/MPI_Finalize: their exits are all there is
+    if not est.any():  # e.g. only MPI_Init/MPI_Finalize: their exits are all there is
         est = con.copy()
     names = [f"{nm}#{i}" for nm, c in zip(valid, per_name) for i in range(int(c))]
     reports = rows.drop_duplicates("task").set_index("task").loc[tasks, "report"].to_numpy(np.int64)

@@ -55,10 +55,10 @@ def _drop_duplicates(res: ReadResult) -> None:
                 v = col.cat.codes.to_numpy().astype(np.uint64)
             elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "iub":
                 v = col.to_numpy().astype(np.int64).view(np.uint64)
-            elif col.dtype.kind in "iuf":           # (float, or a nullable integer: NULL as NaN)
+            elif col.dtype.kind in "iuf":  # (float, or a nullable integer: NULL as NaN)
                 v = col.to_numpy(np.float64, na_value=np.nan).view(np.uint64)
             else:
-                continue                        # (text: compared below, on the candidates only)
+                continue  # (text: compared below, on the candidates only)
             h = (h ^ v) * _MIX
             h ^= h >> np.uint64(29)
     maybe = pd.Series(h).duplicated(keep=False).to_numpy()
@@ -70,7 +70,7 @@ def _drop_among(res: ReadResult, df: pd.DataFrame, idx: np.ndarray) -> None:
     """Drop (and count) the rows of ``idx`` (sorted) equal in every column to an earlier one of them."""
     try:
         dup_sub = df.iloc[idx].duplicated(keep="first").to_numpy()
-    except TypeError:                           # (a column of unhashable values)
+    except TypeError:  # (a column of unhashable values)
         return
     if dup_sub.any():
         dup = np.zeros(len(df), bool)
@@ -85,7 +85,8 @@ class Reader:
     ``read`` also accounts for what the queries found: rows dropped for text in a numeric column
     (``Report.type_drops``) and optional columns missing (``Report.col_or_null(warn=True)``) go
     into the result's tally, the first as dropped rows, the second as a note on every row."""
-    tables: tuple[str, ...]         # export tables it may read (for `nsys export --tables`)
+
+    tables: tuple[str, ...]  # export tables it may read (for `nsys export --tables`)
     read: Callable[[Report], ReadResult | None]
 
     def __post_init__(self):
@@ -126,7 +127,7 @@ class _Accounted:
 
 def int64(col: pd.Series | np.ndarray, fill: int = 0) -> np.ndarray:
     """Any numeric-ish column (Int64 with NULLs, float, object) as int64, NULL -> fill."""
-    if getattr(col, "dtype", None) == np.int64:          # already int64 (no NULL): as it is
+    if getattr(col, "dtype", None) == np.int64:  # already int64 (no NULL): as it is
         return np.asarray(col)
     s = pd.to_numeric(pd.Series(col), errors="coerce")
     return s.fillna(fill).astype(np.int64).to_numpy()
@@ -151,7 +152,7 @@ def text_names(report: Report, ids, strip_suffix: bool = False) -> pd.Categorica
     missing = pd.isna(names)
     if missing.any():
         names[missing] = [f"<unknown name #{v}>" for v in uniq[missing]]
-    if (codes < 0).any():                      # NULL ids
+    if (codes < 0).any():  # NULL ids
         names = np.append(names, f"<unknown name #{ids[codes < 0].iloc[0]}>")
         codes = np.where(codes < 0, len(names) - 1, codes)
     if strip_suffix:
@@ -172,7 +173,7 @@ def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = 
     own convention) and noted; rows with no start or with end < start are dropped
     and counted.
     """
-    if df["start"].dtype == np.int64 and df["end"].dtype == np.int64:     # no NULL time: the usual case
+    if df["start"].dtype == np.int64 and df["end"].dtype == np.int64:  # no NULL time: the usual case
         backwards = df["end"].to_numpy() < df["start"].to_numpy()
         result.drop("end before start", int(backwards.sum()))
         return df[~backwards].reset_index(drop=True)
@@ -198,9 +199,9 @@ def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = 
 GPU_ACTIVITY_COLUMNS = ("gpid", "device", "context", "stream", "corr")
 
 
-def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
-                      numeric: tuple[str, ...] = (),
-                      warn: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ReadResult] | None:
+def read_gpu_activity(
+    report: Report, table: str, extra: dict[str, str], numeric: tuple[str, ...] = (), warn: tuple[str, ...] = ()
+) -> tuple[pd.DataFrame, ReadResult] | None:
     """Rows of a GPU activity table (kernels, memcpy, memset, graph executions): start, end, gpid,
     device, context, stream, corr (-1 = none) and the ``extra`` columns (normalised name -> export
     column, NULL where the export lacks it); ``numeric`` extras become int64 (NULL -> 0).  A missing
@@ -208,9 +209,11 @@ def read_gpu_activity(report: Report, table: str, extra: dict[str, str],
     if not report.has(table, "start", "end", "deviceId", "streamId", "globalPid"):
         return None
     cols = "".join(f", {report.col_or_null(table, col, name, warn=name in warn)}" for name, col in extra.items())
-    df = report.query(f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
-                      f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
-                      f"{report.col_or_null(table, 'correlationId', 'corr', warn=True)}{cols} FROM {table}")
+    df = report.query(
+        f"SELECT start, end, globalPid AS gpid, deviceId AS device, "
+        f"{report.col_or_null(table, 'contextId', 'context')}, streamId AS stream, "
+        f"{report.col_or_null(table, 'correlationId', 'corr', warn=True)}{cols} FROM {table}"
+    )
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     for c in ("gpid", "device", "context", "stream", *numeric):

@@ -24,7 +24,8 @@ def read(report: Report) -> ReadResult | None:
         return None
     df = report.query(
         f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr', warn=True)}, "
-        f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
+        f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}"
+    )
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     to_int64(df, "tid")

@@ -30,8 +30,10 @@ def _new_form(report: Report) -> pd.DataFrame:
     info = NEW_INFO if report.has(NEW_INFO, "typeId", "metricId", "metricName") else None
     name = "i.metricName" if info else "NULL"
     join = f"LEFT JOIN {NEW_INFO} i ON i.typeId = g.typeId AND i.metricId = g.metricId" if info else ""
-    df = report.query(f"SELECT g.timestamp AS time, g.typeId AS type, g.metricId AS mid, {name} AS metric, "
-                      f"g.value AS value FROM {NEW} g {join}")
+    df = report.query(
+        f"SELECT g.timestamp AS time, g.typeId AS type, g.metricId AS mid, {name} AS metric, "
+        f"g.value AS value FROM {NEW} g {join}"
+    )
     miss = df["metric"].isna()
     if miss.any():
         df.loc[miss, "metric"] = [f"metric {int(m)}" for m in df.loc[miss, "mid"]]
@@ -47,8 +49,11 @@ def _gpu_metric_types(report: Report) -> set[int] | None:
     if report.has(OLD_SOURCES, "sourceId", "data"):
         s = report.query(f"SELECT sourceId, data FROM {OLD_SOURCES}")
         src = dict(zip(int64(s["sourceId"]), s["data"].astype(str)))
-    keep = {int(t) for t, sid, d in zip(int64(types["typeId"]), int64(types["sourceId"], -1), types["data"].astype(str))
-            if "gpu metric" in (d + " " + src.get(int(sid), "")).lower()}
+    keep = {
+        int(t)
+        for t, sid, d in zip(int64(types["typeId"]), int64(types["sourceId"], -1), types["data"].astype(str))
+        if "gpu metric" in (d + " " + src.get(int(sid), "")).lower()
+    }
     return keep or None
 
 
@@ -68,8 +73,11 @@ def _old_form(report: Report) -> tuple[pd.DataFrame, int]:
             obj = json.loads(text)
         except ValueError:
             obj = None
-        parsed.append({k: v for k, v in obj.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-                      if isinstance(obj, dict) else {})
+        parsed.append(
+            {k: v for k, v in obj.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            if isinstance(obj, dict)
+            else {}
+        )
     lens = np.array([len(p) for p in parsed], np.int64)
     names = np.array([k for p in parsed for k in p], dtype=object)
     vals = np.array([v for p in parsed for v in p.values()], dtype=float)
@@ -78,8 +86,14 @@ def _old_form(report: Report) -> tuple[pd.DataFrame, int]:
     row = np.repeat(np.arange(len(df)), n_per)
     within = np.arange(int(n_per.sum())) - np.repeat(np.cumsum(n_per) - n_per, n_per)
     pos = offs[codes][row] + within
-    out = pd.DataFrame({"time": df["time"].to_numpy()[row], "type": df["type"].to_numpy()[row],
-                        "metric": names[pos] if len(pos) else np.array([], object), "value": vals[pos]})
+    out = pd.DataFrame(
+        {
+            "time": df["time"].to_numpy()[row],
+            "type": df["type"].to_numpy()[row],
+            "metric": names[pos] if len(pos) else np.array([], object),
+            "value": vals[pos],
+        }
+    )
     return out, other + int((n_per == 0).sum())
 
 
@@ -99,8 +113,15 @@ def read(report: Report) -> ReadResult | None:
     value = np.rint(pd.to_numeric(df["value"], errors="coerce").fillna(0).to_numpy(float)).astype(np.int64)
     res.note("negative value clamped to 0", int((value < 0).sum()))
     t = int64(df["time"])
-    res.table = pd.DataFrame({"start": t, "end": t, "gpu": int64(df["type"]) & 0xFF,
-                              "metric": df["metric"].astype(str).to_numpy(object), "value": np.maximum(value, 0)})
+    res.table = pd.DataFrame(
+        {
+            "start": t,
+            "end": t,
+            "gpu": int64(df["type"]) & 0xFF,
+            "metric": df["metric"].astype(str).to_numpy(object),
+            "value": np.maximum(value, 0),
+        }
+    )
     return res
 
 

@@ -31,8 +31,9 @@ TRACE, EVENTS, NODES = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDA_GRAPH_EVENTS", "
 
 
 def read_exec(report: Report) -> ReadResult | None:
-    got = read_gpu_activity(report, TRACE, {"graph_id": "graphId", "exec_id": "graphExecId"},
-                            numeric=("graph_id", "exec_id"))
+    got = read_gpu_activity(
+        report, TRACE, {"graph_id": "graphId", "exec_id": "graphExecId"}, numeric=("graph_id", "exec_id")
+    )
     if got is None:
         return None
     df, res = got
@@ -43,8 +44,10 @@ def read_exec(report: Report) -> ReadResult | None:
 def _api_table(report: Report, table: str) -> pd.DataFrame | None:
     if not report.has(table, "start", "end", "globalTid", "nameId"):
         return None
-    optional = ", ".join(report.col_or_null(table, col, alias) for col, alias in (
-        ("graphId", "graph_id"), ("graphExecId", "exec_id"), ("graphNodeId", "node_id")))
+    optional = ", ".join(
+        report.col_or_null(table, col, alias)
+        for col, alias in (("graphId", "graph_id"), ("graphExecId", "exec_id"), ("graphNodeId", "node_id"))
+    )
     return report.query(f"SELECT start, end, globalTid AS tid, nameId, {optional} FROM {table}")
 
 

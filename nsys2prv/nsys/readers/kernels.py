@@ -21,18 +21,29 @@ from nsys2prv.nsys.readers.base import (
 
 TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 NUMERIC = {  # normalised name -> export column
-    "grid_x": "gridX", "grid_y": "gridY", "grid_z": "gridZ",
-    "block_x": "blockX", "block_y": "blockY", "block_z": "blockZ",
-    "registers": "registersPerThread", "static_smem": "staticSharedMemory",
-    "dynamic_smem": "dynamicSharedMemory", "local_mem": "localMemoryPerThread",
+    "grid_x": "gridX",
+    "grid_y": "gridY",
+    "grid_z": "gridZ",
+    "block_x": "blockX",
+    "block_y": "blockY",
+    "block_z": "blockZ",
+    "registers": "registersPerThread",
+    "static_smem": "staticSharedMemory",
+    "dynamic_smem": "dynamicSharedMemory",
+    "local_mem": "localMemoryPerThread",
     "graph_node": "graphNodeId",
 }
-WARN = tuple(c for c in NUMERIC if c != "graph_node")     # (no graph node id: not in a graph)
+WARN = tuple(c for c in NUMERIC if c != "graph_node")  # (no graph node id: not in a graph)
 
 
 def read(report: Report) -> ReadResult | None:
-    got = read_gpu_activity(report, TABLE, {"shortName": "shortName", "demangledName": "demangledName", **NUMERIC},
-                            numeric=tuple(NUMERIC), warn=WARN)
+    got = read_gpu_activity(
+        report,
+        TABLE,
+        {"shortName": "shortName", "demangledName": "demangledName", **NUMERIC},
+        numeric=tuple(NUMERIC),
+        warn=WARN,
+    )
     if got is None:
         return None
     df, res = got
@@ -43,8 +54,17 @@ def read(report: Report) -> ReadResult | None:
     # a parameter the export lacks is no column (noted by the reader): no value is made up for it
     lacking = set(report.optional_missing.get(TABLE, ()))
     df["nccl"] = is_nccl(df["name"])
-    res.table = df[["start", "end", *GPU_ACTIVITY_COLUMNS, "name", "demangled",
-                    *(c for c in NUMERIC if c not in WARN or NUMERIC[c] not in lacking), "nccl"]]
+    res.table = df[
+        [
+            "start",
+            "end",
+            *GPU_ACTIVITY_COLUMNS,
+            "name",
+            "demangled",
+            *(c for c in NUMERIC if c not in WARN or NUMERIC[c] not in lacking),
+            "nccl",
+        ]
+    ]
     return res
 
 

@@ -29,8 +29,17 @@ def _read(report: Report, table: str, extra: dict[str, str]) -> ReadResult | Non
 
 
 def read_memcpy(report: Report) -> ReadResult | None:
-    return _read(report, MEMCPY, {"copy_kind": "copyKind", "src_kind": "srcKind", "dst_kind": "dstKind",
-                                  "src_device": "srcDeviceId", "dst_device": "dstDeviceId"})
+    return _read(
+        report,
+        MEMCPY,
+        {
+            "copy_kind": "copyKind",
+            "src_kind": "srcKind",
+            "dst_kind": "dstKind",
+            "src_device": "srcDeviceId",
+            "dst_device": "dstDeviceId",
+        },
+    )
 
 
 def read_memset(report: Report) -> ReadResult | None:

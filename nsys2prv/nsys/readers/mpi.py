@@ -25,8 +25,7 @@ from nsys2prv.nsys.readers.nvtx import read_mpi_domain
 
 TABLES = {  # table -> normalised column -> export column
     "MPI_P2P_EVENTS": {"peer": "remoteRank", "size": "size", "tag": "tag", "comm": "commHandle"},
-    "MPI_COLLECTIVES_EVENTS": {"peer": "rootRank", "size": "size", "recv_size": "recvSize",
-                               "comm": "commHandle"},
+    "MPI_COLLECTIVES_EVENTS": {"peer": "rootRank", "size": "size", "recv_size": "recvSize", "comm": "commHandle"},
     "MPI_START_WAIT_EVENTS": {},
     "MPI_OTHER_EVENTS": {},
 }
@@ -73,10 +72,9 @@ def read(report: Report) -> ReadResult | None:
     if res is None:
         return None
     if res.table.empty and not report.has("MPI_RANKS", "rank"):
-        return None       # NVTX without an MPI domain and no MPI table at all: MPI was not traced
-    if res.table.empty:   # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
-        res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64)
-                                  for c in COLUMNS})
+        return None  # NVTX without an MPI domain and no MPI table at all: MPI was not traced
+    if res.table.empty:  # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
+        res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64) for c in COLUMNS})
         return res
     df = res.table
     out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
@@ -101,13 +99,23 @@ def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     t = "MPI_P2P_EVENTS"
     if not report.has(t, "start", "end", "globalTid", "textId", "remoteRank"):
         return None
-    df = report.query(f"SELECT rowid AS row, start, end, globalTid AS tid, textId, remoteRank AS peer, "
-                      f"{report.col_or_null(t, 'tag')}, {report.col_or_null(t, 'size')}, "
-                      f"{report.col_or_null(t, 'requestHandle', 'request')} FROM {t} ORDER BY rowid")
+    df = report.query(
+        f"SELECT rowid AS row, start, end, globalTid AS tid, textId, remoteRank AS peer, "
+        f"{report.col_or_null(t, 'tag')}, {report.col_or_null(t, 'size')}, "
+        f"{report.col_or_null(t, 'requestHandle', 'request')} FROM {t} ORDER BY rowid"
+    )
     df = df[pd.to_numeric(df["start"], errors="coerce").notna() & pd.to_numeric(df["end"], errors="coerce").notna()]
     df["name"] = text_names(report, df["textId"])
-    for c, fill in (("row", 0), ("start", 0), ("end", 0), ("tid", 0), ("peer", -1), ("tag", -1), ("size", 0),
-                    ("request", 0)):
+    for c, fill in (
+        ("row", 0),
+        ("start", 0),
+        ("end", 0),
+        ("tid", 0),
+        ("peer", -1),
+        ("tag", -1),
+        ("size", 0),
+        ("request", 0),
+    ):
         to_int64(df, c, fill=fill)
     waits = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in WAIT_COLUMNS})
     w = "MPI_START_WAIT_EVENTS"

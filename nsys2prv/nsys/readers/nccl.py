@@ -33,19 +33,52 @@ from nsys2prv.nsys.readers.nvtx import load_nvtx, read_nccl_ranges
 NCCL_BY_NAME = "NVTX domain without a name, recognised as NCCL by its range names (nccl*)"
 SCHEMA_ENTRIES, ENUM_ENTRIES = "NVTX_PAYLOAD_SCHEMA_ENTRIES", "NVTX_PAYLOAD_ENUM_ENTRIES"
 FIELD_NAMES = {  # lower-case payload entry name -> normalised column (NCCL's nvtx_payload_schemas.h names)
-    "message size [bytes]": "bytes", "bytes": "bytes", "size": "bytes",
-    "datatype": "datatype", "data type": "datatype",
-    "reduction operation": "redop", "op": "redop", "redop": "redop",
+    "message size [bytes]": "bytes",
+    "bytes": "bytes",
+    "size": "bytes",
+    "datatype": "datatype",
+    "data type": "datatype",
+    "reduction operation": "redop",
+    "op": "redop",
+    "redop": "redop",
     "root": "root",
-    "nccl communicator id": "comm", "comm": "comm", "communicator": "comm",
-    "rank": "rank", "no. of ranks": "nranks", "nranks": "nranks",
-    "peer rank": "peer", "peer": "peer", "cuda device": "cuda_device",
+    "nccl communicator id": "comm",
+    "comm": "comm",
+    "communicator": "comm",
+    "rank": "rank",
+    "no. of ranks": "nranks",
+    "nranks": "nranks",
+    "peer rank": "peer",
+    "peer": "peer",
+    "cuda device": "cuda_device",
 }
 FIELDS = ("bytes", "datatype", "redop", "root", "comm", "rank", "nranks", "peer", "cuda_device")
 ENUMS = {"datatype": NCCL_DATATYPES, "redop": NCCL_REDOPS}
 # NVTX payload entry types (nvToolsExtPayload.h) -> struct format (LP64 sizes)
-ENTRY_FORMATS = {1: "b", 2: "B", 3: "h", 4: "H", 5: "i", 6: "I", 7: "q", 8: "Q", 9: "q", 10: "Q", 11: "b", 12: "B",
-                 13: "h", 14: "H", 15: "i", 16: "I", 17: "q", 18: "Q", 19: "f", 20: "d", 22: "Q", 23: "Q"}
+ENTRY_FORMATS = {
+    1: "b",
+    2: "B",
+    3: "h",
+    4: "H",
+    5: "i",
+    6: "I",
+    7: "q",
+    8: "Q",
+    9: "q",
+    10: "Q",
+    11: "b",
+    12: "B",
+    13: "h",
+    14: "H",
+    15: "i",
+    16: "I",
+    17: "q",
+    18: "Q",
+    19: "f",
+    20: "d",
+    22: "Q",
+    23: "Q",
+}
 HEADER = struct.Struct("<QQQQ")
 
 
@@ -110,12 +143,16 @@ class _Schemas:
         self.entries: dict[int, list[tuple]] = {}
         self.enums: dict[int, dict[int, str]] = {}
         if report.has(SCHEMA_ENTRIES, "schemaId", "idx", "type", "name"):
-            e = report.query(f"SELECT schemaId, idx, type, name, {report.col_or_null(SCHEMA_ENTRIES, 'offset')} "
-                             f"FROM {SCHEMA_ENTRIES} ORDER BY schemaId, idx")
-            for sid, typ, name, offset in zip(int64(e["schemaId"]), int64(e["type"]), e["name"],
-                                           pd.to_numeric(e["offset"], errors="coerce")):
-                self.entries.setdefault(int(sid), []).append((int(typ), str(name),
-                                                              None if pd.isna(offset) else int(offset)))
+            e = report.query(
+                f"SELECT schemaId, idx, type, name, {report.col_or_null(SCHEMA_ENTRIES, 'offset')} "
+                f"FROM {SCHEMA_ENTRIES} ORDER BY schemaId, idx"
+            )
+            for sid, typ, name, offset in zip(
+                int64(e["schemaId"]), int64(e["type"]), e["name"], pd.to_numeric(e["offset"], errors="coerce")
+            ):
+                self.entries.setdefault(int(sid), []).append(
+                    (int(typ), str(name), None if pd.isna(offset) else int(offset))
+                )
         if report.has(ENUM_ENTRIES, "schemaId", "name", "value"):
             e = report.query(f"SELECT schemaId, name, value FROM {ENUM_ENTRIES}")
             for sid, name, val in zip(int64(e["schemaId"]), e["name"], int64(e["value"])):
@@ -134,15 +171,15 @@ class _Schemas:
         if entries is None:
             return None
         start = hsize if HEADER.size <= hsize <= len(blob) else HEADER.size
-        payload = bytes(blob[start:start + size]) if size else bytes(blob[start:])
+        payload = bytes(blob[start : start + size]) if size else bytes(blob[start:])
         out: dict[str, Any] = {}
         pos = 0
         for typ, name, offset in entries:
             fmt = ENTRY_FORMATS.get(typ, "i" if typ in self.enums else None)
             if fmt is None:
-                return out or None      # unknown entry type: later offsets cannot be trusted
+                return out or None  # unknown entry type: later offsets cannot be trusted
             n = struct.calcsize(fmt)
-            pos = offset if offset is not None else -(-pos // n) * n      # natural alignment
+            pos = offset if offset is not None else -(-pos // n) * n  # natural alignment
             if pos + n > len(payload):
                 break
             value = struct.unpack_from("<" + fmt, payload, pos)[0]
@@ -153,7 +190,7 @@ class _Schemas:
 
 def read(report: Report) -> ReadResult | None:
     res = read_nccl_ranges(report)
-    nv = load_nvtx(report)              # (cached: read by read_nccl_ranges)
+    nv = load_nvtx(report)  # (cached: read by read_nccl_ranges)
     if res is None or nv is None:
         return None
     df = res.table
@@ -164,8 +201,9 @@ def read(report: Report) -> ReadResult | None:
     if has_json.any():
         codes, uniq = pd.factorize(df["json"][has_json].astype(str))
         decoded = [_parse_json(u) for u in uniq]
-        res.drop("NCCL payload: JSON not parsable (range kept without payload)",
-                 int(sum(decoded[c] is None for c in codes)))
+        res.drop(
+            "NCCL payload: JSON not parsable (range kept without payload)", int(sum(decoded[c] is None for c in codes))
+        )
         idx = np.flatnonzero(has_json)
         for i, c in zip(idx, codes):
             parsed[i] = decoded[c] or {}

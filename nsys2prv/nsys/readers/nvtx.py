@@ -30,20 +30,20 @@ TABLE = "NVTX_EVENTS"
 PUSHPOP, STARTEND, MARK = 59, 60, 34
 NVTXT_PUSHPOP, NVTXT_STARTEND = 70, 71
 DOMAIN_CREATE, CATEGORY_NAME, THREAD_NAME = 75, 33, 39
-KINDS = {PUSHPOP: "pushpop", NVTXT_PUSHPOP: "pushpop", STARTEND: "startend", NVTXT_STARTEND: "startend",
-         MARK: "mark"}
+KINDS = {PUSHPOP: "pushpop", NVTXT_PUSHPOP: "pushpop", STARTEND: "startend", NVTXT_STARTEND: "startend", MARK: "mark"}
 MPI_DOMAIN, NCCL_DOMAIN = "MPI", "NCCL"
 
 
 @dataclass
 class NvtxRows:
     """A report's NVTX rows, resolved once (``load_nvtx``)."""
-    events: pd.DataFrame                # ranges and marks, every domain, names resolved
-    thread_names: dict[int, str]        # globalTid -> name given by nvtxNameOsThread
-    classes: dict[str, int]             # rows by class (``row_classes``)
-    nccl_by_name: int                   # rows recognised as NCCL by their names (``_nccl_by_name``)
-    type_drops: dict[str, int]          # rows dropped for text in a numeric column, by reason
-    max_time: int                       # the latest start or end in the table (0: none)
+
+    events: pd.DataFrame  # ranges and marks, every domain, names resolved
+    thread_names: dict[int, str]  # globalTid -> name given by nvtxNameOsThread
+    classes: dict[str, int]  # rows by class (``row_classes``)
+    nccl_by_name: int  # rows recognised as NCCL by their names (``_nccl_by_name``)
+    type_drops: dict[str, int]  # rows dropped for text in a numeric column, by reason
+    max_time: int  # the latest start or end in the table (0: none)
 
 
 def _text(report: Report, df: pd.DataFrame) -> np.ndarray:
@@ -62,10 +62,12 @@ def load_nvtx(report: Report) -> NvtxRows | None:
     if not report.has(TABLE, "start", "eventType", "globalTid"):
         report.cache["nvtx"] = None
         return None
-    optional = ", ".join(report.col_or_null(TABLE, col) for col in (
-        "text", "textId", "domainId", "category", "jsonText", "jsonTextId", "binaryData"))
-    outer, report.type_drops = report.type_drops, {}    # (rows with text in a numeric column: the
-    try:                                                # nvtx reader counts them, whoever reads first)
+    optional = ", ".join(
+        report.col_or_null(TABLE, col)
+        for col in ("text", "textId", "domainId", "category", "jsonText", "jsonTextId", "binaryData")
+    )
+    outer, report.type_drops = report.type_drops, {}  # (rows with text in a numeric column: the
+    try:  # nvtx reader counts them, whoever reads first)
         df = report.query(f"SELECT start, end, eventType, globalTid AS tid, {optional} FROM {TABLE}")
         type_drops = report.type_drops
     finally:
@@ -78,11 +80,15 @@ def load_nvtx(report: Report) -> NvtxRows | None:
 
     # Domain names are per process: (domainId, process) -> name.
     dom = etype == DOMAIN_CREATE
-    domains = {(int(d), int(p)): str(t) for d, p, t in
-               zip(df["domainId"][dom], df["pkey"][dom], text[dom]) if t is not None}
+    domains = {
+        (int(d), int(p)): str(t) for d, p, t in zip(df["domainId"][dom], df["pkey"][dom], text[dom]) if t is not None
+    }
     cat = etype == CATEGORY_NAME
-    categories = {(int(ci), int(d), int(p)): str(t) for ci, d, p, t in
-                  zip(df["category"][cat], df["domainId"][cat], df["pkey"][cat], text[cat]) if t is not None}
+    categories = {
+        (int(ci), int(d), int(p)): str(t)
+        for ci, d, p, t in zip(df["category"][cat], df["domainId"][cat], df["pkey"][cat], text[cat])
+        if t is not None
+    }
     thr = etype == THREAD_NAME
     thread_names = {int(t): str(n) for t, n in zip(df["tid"][thr], text[thr]) if n is not None}
 
@@ -93,8 +99,9 @@ def load_nvtx(report: Report) -> NvtxRows | None:
     pairs = pd.MultiIndex.from_arrays([ev["domainId"], ev["pkey"]])
     ev["domain"] = [domains.get((d, p), "" if d == 0 else f"domain {d}") for d, p in pairs]
     nccl_by_name = _nccl_by_name(ev, domains)
-    ev["category_name"] = [categories.get((ci, d, p)) if ci else None
-                           for ci, d, p in zip(ev["category"], ev["domainId"], ev["pkey"])]
+    ev["category_name"] = [
+        categories.get((ci, d, p)) if ci else None for ci, d, p in zip(ev["category"], ev["domainId"], ev["pkey"])
+    ]
     json = ev["jsonText"].to_numpy(dtype=object).copy()
     jmiss = pd.isna(json) & ev["jsonTextId"].notna().to_numpy()
     if jmiss.any():
@@ -105,12 +112,22 @@ def load_nvtx(report: Report) -> NvtxRows | None:
     domain = ev["domain"].to_numpy(object)
     mark = ev["kind"].to_numpy(object) == "mark"
     in_mpi, in_nccl = domain == MPI_DOMAIN, domain == NCCL_DOMAIN
-    classes = {"names": int((dom | cat | thr).sum()),
-               "ranges": int((~in_mpi & ~in_nccl).sum()) + sum(type_drops.values()),
-               "nccl": int(in_nccl.sum()), "mpi": int((in_mpi & ~mark).sum()), "mpi_marks": int((in_mpi & mark).sum()),
-               "other": other}
-    out = NvtxRows(events=ev, thread_names=thread_names, classes=classes, nccl_by_name=nccl_by_name,
-                   type_drops=type_drops, max_time=_max_time(df))
+    classes = {
+        "names": int((dom | cat | thr).sum()),
+        "ranges": int((~in_mpi & ~in_nccl).sum()) + sum(type_drops.values()),
+        "nccl": int(in_nccl.sum()),
+        "mpi": int((in_mpi & ~mark).sum()),
+        "mpi_marks": int((in_mpi & mark).sum()),
+        "other": other,
+    }
+    out = NvtxRows(
+        events=ev,
+        thread_names=thread_names,
+        classes=classes,
+        nccl_by_name=nccl_by_name,
+        type_drops=type_drops,
+        max_time=_max_time(df),
+    )
     report.cache["nvtx"] = out
     return out
 
@@ -170,17 +187,32 @@ def _ranges(report: Report, select) -> ReadResult | None:
     if pp.any():
         sub = df[pp]
         group = pd.factorize(pd.MultiIndex.from_arrays([sub["tid"], sub["domain"]]))[0]
-        depth[pp] = nesting_depth(group.astype(np.int64), sub["start"].to_numpy(np.int64),
-                                  sub["end"].to_numpy(np.int64))
+        depth[pp] = nesting_depth(
+            group.astype(np.int64), sub["start"].to_numpy(np.int64), sub["end"].to_numpy(np.int64)
+        )
     df["depth"] = depth
-    res.table = df[["start", "end", "tid", "kind", "domain", "domainId", "name", "category", "category_name",
-                    "depth", "json", "binaryData"]].reset_index(drop=True)
+    res.table = df[
+        [
+            "start",
+            "end",
+            "tid",
+            "kind",
+            "domain",
+            "domainId",
+            "name",
+            "category",
+            "category_name",
+            "depth",
+            "json",
+            "binaryData",
+        ]
+    ].reset_index(drop=True)
     return res
 
 
 def read_nvtx(report: Report) -> ReadResult | None:
     res = _ranges(report, lambda ev: ~ev["domain"].isin([MPI_DOMAIN, NCCL_DOMAIN]).to_numpy())
-    nv = load_nvtx(report)              # (cached: read by _ranges)
+    nv = load_nvtx(report)  # (cached: read by _ranges)
     if res is not None and nv is not None:
         for reason, n in nv.type_drops.items():
             res.source_rows += n

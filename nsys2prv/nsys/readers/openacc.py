@@ -19,8 +19,11 @@ from nsys2prv.nsys.readers.base import (
     to_int64,
 )
 
-TABLES = {"data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA", "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-          "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"}
+TABLES = {
+    "data": "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+    "launch": "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+    "other": "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
+}
 
 
 def read(report: Report) -> ReadResult | None:
@@ -28,8 +31,16 @@ def read(report: Report) -> ReadResult | None:
     for kind, table in TABLES.items():
         if not report.has(table, "start", "end", "globalTid", "nameId"):
             continue
-        optional = ", ".join(report.col_or_null(table, col, alias) for col, alias in (
-            ("eventKind", "event_kind"), ("lineNo", "line"), ("srcFile", None), ("funcName", None), ("bytes", None)))
+        optional = ", ".join(
+            report.col_or_null(table, col, alias)
+            for col, alias in (
+                ("eventKind", "event_kind"),
+                ("lineNo", "line"),
+                ("srcFile", None),
+                ("funcName", None),
+                ("bytes", None),
+            )
+        )
         df = report.query(f"SELECT start, end, globalTid AS tid, nameId, {optional} FROM {table}")
         parts.append(df.assign(table=kind))
     got = host_rows(parts)

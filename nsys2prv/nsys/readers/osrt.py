@@ -24,8 +24,9 @@ MARKER_CLASSES = (31, 32)
 def read(report: Report) -> ReadResult | None:
     if not report.has(TABLE, "start", "end", "globalTid", "nameId"):
         return None
-    df = report.query(f"SELECT start, end, globalTid AS tid, nameId, "
-                      f"{report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}")
+    df = report.query(
+        f"SELECT start, end, globalTid AS tid, nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}"
+    )
     res = ReadResult(table=df, source_rows=len(df))
     marker = int64(df["eventClass"], fill=-1)
     is_marker = (marker == MARKER_CLASSES[0]) | (marker == MARKER_CLASSES[1])

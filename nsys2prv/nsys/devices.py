@@ -64,6 +64,11 @@ def gpu_of(devmap: pd.DataFrame, pid: np.ndarray, device: np.ndarray) -> np.ndar
         exact.setdefault((p, d), g)
         if p == -1:
             anyp.setdefault(d, g)
-    pairs, inv = np.unique(np.stack([pid, device], axis=1), axis=0, return_inverse=True)
+    if pid.min() >= 0 and pid.max() < 1 << 31 and device.min() >= 0 and device.max() < 1 << 32:
+        # the pairs as one int64 each, numbered by hashing (np.unique over rows sorts them: 10x slower)
+        inv, packed = pd.factorize((pid << 32) | device)
+        pairs = np.stack([packed >> 32, packed & 0xFFFFFFFF], axis=1)
+    else:
+        pairs, inv = np.unique(np.stack([pid, device], axis=1), axis=0, return_inverse=True)
     mapped = np.array([exact.get((p, d), anyp.get(d, d)) for p, d in pairs.tolist()], np.int64)
     return mapped[inv.reshape(-1)]

@@ -20,14 +20,14 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
     if m is None or not len(m):
         return None
     lookup = popm.task_lookup(run.pop_model)
-    threads, tasks = run.model.threads, run.model.tasks
+    tasks = run.model.tasks
+    # the POP task of every thread of the trace's model (-1: none), then of each message's threads
+    of_thread = np.array(
+        [lookup.get((tasks[th.task].report, tasks[th.task].pid), -1) for th in run.model.threads] or [-1], np.int64
+    )
 
     def pop_task(thread_ids):
-        out = []
-        for g in thread_ids.tolist():
-            t = tasks[threads[g].task]
-            out.append(lookup.get((t.report, t.pid), -1))
-        return np.array(out, np.int64)
+        return of_thread[np.asarray(thread_ids, np.int64)]
 
     def aligned(reports, times):
         out = np.empty(len(times), np.int64)

@@ -77,7 +77,7 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
     messages = match_messages([s.p2p for s in scans], model)
     p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
-    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)  # type: ignore[arg-type]
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
     alignment.notes[:0] = notes
     return alignment, messages
 

@@ -20,6 +20,7 @@ ranks leaving an Allreduce before the last rank entered it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,9 +30,14 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.fit import P2P, FitResult, aligned, fit_clocks
-from nsys2prv.model.align.session import check_start_times, session_offsets, wall_offset, without_session_start
+from nsys2prv.model.align.session import (
+    ReportTimes,
+    check_start_times,
+    session_offsets,
+    wall_offset,
+    without_session_start,
+)
 from nsys2prv.model.resources import Model
-from nsys2prv.nsys.database import Report
 
 METHODS = ("auto", "session", "mpi", "nccl", "none")
 
@@ -80,7 +86,7 @@ def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model
 
 def align(
     spec: str | None,
-    reports: list[Report],
+    reports: Sequence[ReportTimes],
     tables: list[dict],
     model: Model,
     p2p: P2P | None = None,

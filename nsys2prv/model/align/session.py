@@ -8,24 +8,42 @@ earliest session start, so a single report keeps the times Nsight Systems shows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from nsys2prv.core.errors import UserError
-from nsys2prv.nsys.database import Report
 
 MAX_START_GAP_NS = 3600 * 10**9  # reports of one job start within minutes; > 1 h = another run
 
 
-def wall_offset(report: Report) -> int:
+class ReportTimes(Protocol):
+    """What the alignment reads of a report: ``nsys.database.Report`` (an open export) and the
+    conversion's cached ``pipeline.stages.ReportInfo`` both have it."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def hostname(self) -> str: ...
+    @property
+    def session_start_ns(self) -> int | None: ...
+    @property
+    def time_normalized(self) -> bool: ...
+    @property
+    def time_shift_ns(self) -> int: ...
+
+
+def wall_offset(report: ReportTimes) -> int:
     """ns to add to a report's timestamps to get UTC epoch ns."""
     base = 0 if report.time_normalized else (report.session_start_ns or 0)
     return base - report.time_shift_ns
 
 
-def without_session_start(reports: list[Report]) -> list[str]:
+def without_session_start(reports: Sequence[ReportTimes]) -> list[str]:
     """The reports whose times cannot be put on the wall clock (no session start, not normalised)."""
     return [r.source for r in reports if r.session_start_ns is None and not r.time_normalized]
 
 
-def session_offsets(reports: list[Report]) -> tuple[list[int], list[str]]:
+def session_offsets(reports: Sequence[ReportTimes]) -> tuple[list[int], list[str]]:
     """Per report: ns to add so that every report is on the earliest session start's timeline.
     When a report has no session start (a lazy ``nsys stats`` export), no report's is used: session
     times are then taken as they are (session alignment is impossible; sync points still align)."""
@@ -46,7 +64,7 @@ def session_offsets(reports: list[Report]) -> tuple[list[int], list[str]]:
     return [w - origin for w in walls], notes
 
 
-def check_start_times(reports: list[Report], force: bool) -> list[str]:
+def check_start_times(reports: Sequence[ReportTimes], force: bool) -> list[str]:
     """Refuse (unless ``force``) reports whose session starts are more than an hour apart."""
     known = [(wall_offset(r), r) for r in reports if r.session_start_ns is not None or r.time_normalized]
     if len(known) < 2:

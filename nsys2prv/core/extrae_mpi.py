@@ -245,6 +245,21 @@ PCF_GRADIENT_NAMES = (
 )
 
 
+# The collectives every rank of the communicator leaves only after every rank has entered: the clock
+# alignment's sync points (model/align/syncpoints.py) and the replay's synchronising calls (metrics/replay.py).
+ALL_TO_ALL_COLLECTIVES = (
+    "MPI_Barrier",
+    "MPI_Allreduce",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Alltoallw",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+)
+
+
 # --------------------------------------------------------------------------
 # MPI calls: (name, Paraver event type, Paraver value, state inside the call)
 # value/type: [EV]+[TBL] for 1..172, [NSP]/[DIM] for 173..219; state: [SEM]

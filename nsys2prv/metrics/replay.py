@@ -46,21 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES
 from nsys2prv.core.jit import kernel
 
 ZERO, SYNC, ROOT_GATHER, ROOT_BCAST, RECV = 0, 1, 2, 3, 4
 
-SYNC_CALLS = frozenset(
+SYNC_CALLS = frozenset(ALL_TO_ALL_COLLECTIVES) | frozenset(
     {
-        "MPI_Barrier",
-        "MPI_Allreduce",
-        "MPI_Allgather",
-        "MPI_Allgatherv",
-        "MPI_Alltoall",
-        "MPI_Alltoallv",
-        "MPI_Alltoallw",
-        "MPI_Reduce_scatter",
-        "MPI_Reduce_scatter_block",
         "MPI_Scan",
         "MPI_Exscan",
         "MPI_Init",

@@ -33,21 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES
 from nsys2prv.core.names import per_name
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
 
-MPI_SYNC = (
-    "MPI_Barrier",
-    "MPI_Allreduce",
-    "MPI_Allgather",
-    "MPI_Allgatherv",
-    "MPI_Alltoall",
-    "MPI_Alltoallv",
-    "MPI_Alltoallw",
-    "MPI_Reduce_scatter",
-    "MPI_Reduce_scatter_block",
-)
+MPI_SYNC = ALL_TO_ALL_COLLECTIVES
 MPI_BOUNDS = ("MPI_Init", "MPI_Finalize")  # constraints; estimates only as a last resort
 MPI_ALIASES = {"MPI_Init_thread": "MPI_Init"}
 NCCL_ALL_TO_ALL = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.IGNORECASE)

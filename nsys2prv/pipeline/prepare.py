@@ -148,14 +148,12 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
-    model = build_model(
-        [s.keys for s in scans],
-        [i.identity for i in infos],
-        force=cfg.force,
-        sources=[i.source for i in infos],
-        devmaps=[i.devmap for i in infos],
-        gpu_rows=True,
-    )
+    def model_of(keys: list, gpu_rows: bool = False) -> Model:
+        """A resource model of the reports over ``keys`` (the trace's, or the POP processes')."""
+        identities, sources, devmaps = [i.identity for i in infos], [i.source for i in infos], [i.devmap for i in infos]
+        return build_model(keys, identities, force=cfg.force, sources=sources, devmaps=devmaps, gpu_rows=gpu_rows)
+
+    model = model_of([s.keys for s in scans], gpu_rows=True)
     alignment, messages = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
@@ -167,13 +165,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         clips = [(c.local(lo), c.local(hi)) for c in clocks]
         messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]
-    pop_model = build_model(
-        [s.pop_keys for s in scans],
-        [i.identity for i in infos],
-        force=cfg.force,
-        sources=[i.source for i in infos],
-        devmaps=[i.devmap for i in infos],
-    )
+    pop_model = model_of([s.pop_keys for s in scans])
     lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
     run_end = None
     if not cfg.filter_nvtx:

@@ -338,23 +338,25 @@ class TableCache:
         if text not in self.notes:
             self.notes.append(text)
 
-    @contextmanager
-    def _open(self, create: bool = False):
-        """The entry directory's descriptor, every component below ``root``'s parent opened without
-        following a link (``root`` is ``CACHE_DIR/tables``: ``CACHE_DIR`` is the user's to choose)."""
-        if create:
-            self.root.parent.mkdir(parents=True, exist_ok=True)
+    def _walk(self, names: tuple[str, ...]) -> int:
+        """The descriptor of ``root``'s parent / ``names``, every component opened without following a
+        link (``root`` is ``CACHE_DIR/tables``: ``CACHE_DIR`` is the user's to choose)."""
         fd = os.open(self.root.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            for name in (self.root.name, *self._parts):
-                if create:
-                    try:
-                        os.mkdir(name, 0o777, dir_fd=fd)
-                    except FileExistsError:
-                        pass
+            for name in names:
                 nfd = _descend(fd, name, name == self.root.name)
                 os.close(fd)
                 fd = nfd
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    @contextmanager
+    def _open(self):
+        """The entry directory's descriptor (``_walk``)."""
+        fd = self._walk((self.root.name, *self._parts))
+        try:
             yield fd
         finally:
             os.close(fd)
@@ -508,13 +510,8 @@ class TableCache:
         """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report.
         Only the files this module names are removed, never through a link."""
         try:
-            root = self.root.parent
-            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            fd = self._walk((self.root.name, self._parts[0]))
             try:
-                for name in (self.root.name, self._parts[0]):
-                    nfd = _descend(fd, name, name == self.root.name)
-                    os.close(fd)
-                    fd = nfd
                 _remove_entry(fd, self._parts[1])
             finally:
                 os.close(fd)
@@ -556,7 +553,7 @@ class TableCache:
         """Create the entry's directory and remove stale entries of the same input; False when the
         cache cannot be written (it is then simply not used)."""
         try:
-            with self._open(create=False):
+            with self._open():
                 return True  # stale entries went when this one was made
         except OSError:
             pass

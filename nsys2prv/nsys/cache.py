@@ -284,16 +284,22 @@ def _conforms(v, hint) -> bool:
 
 
 # --- files below CACHE_DIR: never through a link ---------------------------------------------------------
-def _read_file(dfd: int, name: str) -> bytes:
-    """A regular file of the entry (not a link, FIFO or device), whole."""
+@contextmanager
+def _open_file(dfd: int, name: str):
+    """The descriptor of a regular file of the entry (not a link, FIFO or device), or ``CacheDamage``."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise CacheDamage(f"{name} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read()
+        yield fd
     finally:
         os.close(fd)
+
+
+def _read_file(dfd: int, name: str) -> bytes:
+    """A regular file of the entry (``_open_file``), whole."""
+    with _open_file(dfd, name) as fd, os.fdopen(os.dup(fd), "rb") as fh:
+        return fh.read()
 
 
 def _remove_entry(pfd: int, name: str) -> None:
@@ -426,14 +432,8 @@ class TableCache:
         name = LANES.format(tag)
         _system_pool(pa)
         try:
-            with self._open() as dfd:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
-                try:
-                    if not stat.S_ISREG(os.fstat(fd).st_mode):
-                        raise CacheDamage(f"{name} is not a regular file")
-                    table = pa.ipc.open_file(_arrow_source(fd)).read_all()
-                finally:
-                    os.close(fd)
+            with self._open() as dfd, _open_file(dfd, name) as fd:
+                table = pa.ipc.open_file(_arrow_source(fd)).read_all()
             table.validate(full=True)
             meta = json.loads((table.schema.metadata or {}).get(b"rows", b"null"))
             if (
@@ -494,17 +494,11 @@ class TableCache:
         if entry is None or entry.get("no_table") or want is None or want.get("empty"):
             yield None
             return
-        with self._open() as dfd:
-            fd = os.open(f"{kind}.parquet", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise CacheDamage(f"{kind}.parquet is not a regular file")
-                pf = pq.ParquetFile(_arrow_source(fd))
-                if pf.schema_arrow.names != want["columns"]:
-                    raise CacheDamage(f"{kind}.parquet has the columns of another table")
-                yield pf
-            finally:
-                os.close(fd)
+        with self._open() as dfd, _open_file(dfd, f"{kind}.parquet") as fd:
+            pf = pq.ParquetFile(_arrow_source(fd))
+            if pf.schema_arrow.names != want["columns"]:
+                raise CacheDamage(f"{kind}.parquet has the columns of another table")
+            yield pf
 
     def discard(self) -> None:
         """Remove the whole entry (a damaged file in it): the next read rebuilds it from the report.

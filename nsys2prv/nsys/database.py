@@ -68,7 +68,7 @@ class Report:
         self.index = index
         # The file the user named (a .nsys-rep is exported to a cached .sqlite).
         self.source = source or str(path)
-        self._conn = _open_readonly(self.path)
+        self._conn, self._uri = _open_readonly(self.path)  # (the URI: the ADBC reader opens the same)
         try:
             self.tables = self._probe_tables()
         except sqlite3.DatabaseError as exc:
@@ -245,7 +245,7 @@ class Report:
             if self._adbc is None:
                 if environment().no_adbc:
                     raise ImportError
-                self._adbc = _AdbcReader(self.path)
+                self._adbc = _AdbcReader(self._uri)
             elif self._adbc is False:  # found unusable before
                 return None
             return self._adbc.query(sql)
@@ -448,14 +448,14 @@ class _AdbcReader:
     """A read-only ADBC SQLite connection (low-level API: the DB-API module would import
     pyarrow.dataset)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, uri: str):
         # optional dependency (extra "fast"): ImportError here means the stdlib reader
         import adbc_driver_manager
         import adbc_driver_sqlite
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
 
         self._mgr = adbc_driver_manager
-        self._db = adbc_driver_sqlite.connect(_uri(path))
+        self._db = adbc_driver_sqlite.connect(uri)
         try:
             self._conn = adbc_driver_manager.AdbcConnection(self._db)
         except Exception:
@@ -502,7 +502,8 @@ class _AdbcReader:
             self._db.close()
 
 
-def _open_readonly(path: Path) -> sqlite3.Connection:
+def _open_readonly(path: Path) -> tuple[sqlite3.Connection, str]:
+    """A read-only connection to an export, and its URI (``_uri``)."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -527,20 +528,14 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as exc:
         raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
-    return conn
+    return conn, uri
 
 
-def _uri(path: Path, header: bytes | None = None) -> str:
+def _uri(path: Path, header: bytes) -> str:
     """The read-only URI of an export.  A WAL-mode database (header bytes 18-19 = 2) would need its
     ``-shm`` and ``-wal`` files, created beside it (or refused on read-only media): without a WAL file
     holding data it is opened ``immutable`` -- no locks, no side files."""
     uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
-    if header is None:
-        try:
-            with open(path, "rb") as fh:
-                header = fh.read(100)
-        except OSError:
-            return uri
     if len(header) >= 20 and header[18] == 2 and header[19] == 2:
         wal = Path(f"{path.resolve()}-wal")
         try:

@@ -665,9 +665,7 @@ def _write_batches(frames, fh) -> list[str]:
     """The frames as one Parquet file (a row group a batch at most) into ``fh``; its column names
     ([] and nothing written when there was no frame)."""
     writer = schema = None
-    p = _proc_fd(fh.fileno())
-    sink = pa.OSFile(p, mode="wb") if p else fh
-    try:
+    with _arrow_sink(fh) as sink:
         for df in frames:
             table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
             if writer is None:
@@ -681,9 +679,6 @@ def _write_batches(frames, fh) -> list[str]:
             writer.write_table(table, row_group_size=ROW_GROUP)
         if writer is not None:
             writer.close()
-    finally:
-        if p:
-            sink.close()
     if schema is None:
         raise _NoRows(fh)
     return list(schema.names)
@@ -731,14 +726,21 @@ def _arrow_source(fd: int):
     return pa.memory_map(p) if p else os.fdopen(os.dup(fd), "rb")
 
 
-def _write_to(table, fh) -> None:
-    """``table`` as Parquet into the opened Python file ``fh`` (through Arrow's own file on the same
-    descriptor's inode where /proc has it: not a Python call per write)."""
+@contextmanager
+def _arrow_sink(fh):
+    """An Arrow output on the opened Python file ``fh``: Arrow's own file on the same descriptor's inode
+    where /proc has it (not a Python call per write), else ``fh`` itself."""
     p = _proc_fd(fh.fileno())
     if p is None:
-        _write(pq, pa, table, fh)
+        yield fh
         return
     with pa.OSFile(p, mode="wb") as sink:
+        yield sink
+
+
+def _write_to(table, fh) -> None:
+    """``table`` as Parquet into the opened Python file ``fh`` (``_arrow_sink``)."""
+    with _arrow_sink(fh) as sink:
         _write(pq, pa, table, sink)
 
 

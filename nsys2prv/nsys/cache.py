@@ -419,8 +419,7 @@ class TableCache:
                 # one file, one process: without the dataset layer and Arrow's thread pool (faster for
                 # small tables; a worker converts one report at a time anyway)
                 return pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
-        with self._open() as dfd:
-            df = _from_ipc(_read_file(dfd, f"{kind}{EMPTY}"))
+        df = _from_ipc(self._read(f"{kind}{EMPTY}"))
         if list(df.columns) != want["columns"]:
             raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")
         return df[columns] if columns is not None else df

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
-import errno
 import hashlib
 import json
 import os
@@ -376,11 +375,10 @@ class TableCache:
         """The object stored under ``name`` (see ``decode``), or None: absent, or unusable (noted)."""
         try:
             return decode(self._read(name), expect, classes)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, CacheDamage) as exc:
-            if not (isinstance(exc, OSError) and exc.errno in (errno.ENOENT, errno.ENOTDIR)):
-                self._note(name, exc)
+            self._note(name, exc)
             return None
 
     def meta(self, expect: type = object, classes: tuple[type, ...] = ()):

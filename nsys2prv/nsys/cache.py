@@ -88,7 +88,7 @@ def entry_dir(root: Path, source: Path) -> Path:
     return root / f"{src.stem}-{_hash(str(src))}" / _hash(ident)
 
 
-def _system_pool(pa) -> None:
+def _system_pool() -> None:
     """Arrow's buffers from malloc: its default pool keeps freed memory, which the per-report
     stages would carry from one report to the next."""
     try:
@@ -97,7 +97,7 @@ def _system_pool(pa) -> None:
         pass
 
 
-def _write(pq, pa, table, sink) -> None:
+def _write(table, sink) -> None:
     """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
     do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
     text = [
@@ -410,7 +410,7 @@ class TableCache:
         want = self._schemas.get(kind)
         if want is None:
             raise CacheDamage(f"no schema recorded for {kind}")
-        _system_pool(pa)
+        _system_pool()
         if not want.get("empty"):
             with self.parquet_file(kind) as pf:
                 assert pf is not None  # (the kind has rows: checked above)
@@ -427,7 +427,7 @@ class TableCache:
         the table's row order; no kind when no activity is on an extra lane); None when none are stored
         (or the file is unusable: noted)."""
         name = LANES.format(tag)
-        _system_pool(pa)
+        _system_pool()
         try:
             with self._open() as dfd, _open_file(dfd, name) as fd:
                 table = pa.ipc.open_file(_arrow_source(fd)).read_all()
@@ -462,7 +462,7 @@ class TableCache:
     def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
         """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
         order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
-        _system_pool(pa)
+        _system_pool()
         if not self.prepare():
             return
         n = 0 if lanes is None else len(lanes)
@@ -572,7 +572,7 @@ class TableCache:
     def store(self, meta, tables: dict[str, tuple[pd.DataFrame | None, dict | None]]) -> None:
         """Add ``tables`` (kind -> (table or None, tally)) and the metadata."""
 
-        _system_pool(pa)
+        _system_pool()
         if not self.prepare():
             return
         try:
@@ -630,7 +630,7 @@ class TableCache:
         """``kind``'s table from the DataFrames ``frames`` yields (a large table read a batch of rows at a
         time), written as ``store`` writes a whole table; ``tally()``: its tally once they are all read.
         Every frame is taken from ``frames`` whatever happens (the caller's side effects run)."""
-        _system_pool(pa)
+        _system_pool()
         frames = iter(frames)
         try:
             if self.prepare():
@@ -738,7 +738,7 @@ def _arrow_sink(fh):
 def _write_to(table, fh) -> None:
     """``table`` as Parquet into the opened Python file ``fh`` (``_arrow_sink``)."""
     with _arrow_sink(fh) as sink:
-        _write(pq, pa, table, sink)
+        _write(table, sink)
 
 
 def _own_link(fd: int, name: str) -> bool:

@@ -11,6 +11,8 @@ import os
 import re
 import sqlite3
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -173,6 +175,16 @@ class Report:
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
         return self._fetch(sql, params)[1]
+
+    @contextmanager
+    def counting_type_drops(self) -> Iterator[dict[str, int]]:
+        """While the block runs, rows dropped for text in a numeric column are counted in a new
+        ``type_drops`` (yielded); the outer one is back after it."""
+        outer, self.type_drops = self.type_drops, {}
+        try:
+            yield self.type_drops
+        finally:
+            self.type_drops = outer
 
     def rowid_range(self, table: str) -> tuple[int, int] | None:
         """The smallest and largest rowid of a table (None: empty, or a table without rowids)."""

@@ -102,13 +102,9 @@ class _Accounted:
 
     def __call__(self, report: Report) -> ReadResult | None:
         fn = self.__wrapped__
-        outer, report.type_drops = report.type_drops, {}
         missing_before = {t: list(c) for t, c in report.optional_missing.items()}
-        try:
+        with report.counting_type_drops() as drops:
             res = fn(report)
-            drops = report.type_drops
-        finally:
-            report.type_drops = outer
         if drops:
             if res is None:
                 res = ReadResult(table=None, source_rows=0)

@@ -66,12 +66,9 @@ def load_nvtx(report: Report) -> NvtxRows | None:
         report.col_or_null(TABLE, col)
         for col in ("text", "textId", "domainId", "category", "jsonText", "jsonTextId", "binaryData")
     )
-    outer, report.type_drops = report.type_drops, {}  # (rows with text in a numeric column: the
-    try:  # nvtx reader counts them, whoever reads first)
+    # (rows with text in a numeric column: the nvtx reader counts them, whoever reads first)
+    with report.counting_type_drops() as type_drops:
         df = report.query(f"SELECT start, end, eventType, globalTid AS tid, {optional} FROM {TABLE}")
-        type_drops = report.type_drops
-    finally:
-        report.type_drops = outer
     etype = int64(df["eventType"], fill=-1)
     for c in ("tid", "domainId", "category"):
         to_int64(df, c)

@@ -229,6 +229,18 @@ def count_unreadable(report: Report, tables, res):
     return res
 
 
+def count_all_unreadable(report: Report, results: dict) -> dict:
+    """``count_unreadable`` over each kind's tables, ``results`` (kind -> ReadResult or None) in reading
+    order: after every reader probed, a table counts once, under its first kind."""
+    seen: set[str] = set()
+    out = {}
+    for k, res in results.items():
+        tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
+        seen.update(tables)
+        out[k] = count_unreadable(report, tables, res)
+    return out
+
+
 def drop_absurd_times(res) -> None:
     """Rows whose start or end lies more than a week from the median start of their table (a corrupt
     export: an end of 2**63-1, a start of 0 in an absolute-time export) are dropped and counted: they
@@ -282,19 +294,9 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
                 info = report_info(report)
             elif info.lifetimes is None:  # metadata cached before lifetimes existed
                 info.lifetimes = process_lifetimes(report)
-            results = {}
-            for k in missing:
-                results[k] = read_kind(report, k, info.devmap)
-            seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
-            for k in missing:
-                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
-                seen.update(tables)
-                res = count_unreadable(report, tables, results[k])
-                fresh[k] = (
-                    (None, None)
-                    if res is None
-                    else (res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
-                )
+            results = {k: read_kind(report, k, info.devmap) for k in missing}
+            for k, res in count_all_unreadable(report, results).items():
+                fresh[k] = (None, None) if res is None else (res.table, _tally(res))
         finally:
             report.close()
         cache.store(info, fresh)
@@ -500,15 +502,11 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             visit(k, table)
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
-        seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
         fresh: dict[str, dict | None] = {}
         if lifetimes is not None:
             info.lifetimes = lifetimes.result()
         if report is not None:
-            for k in missing:
-                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
-                seen.update(tables)
-                res = count_unreadable(report, tables, results[k])
+            for k, res in count_all_unreadable(report, {k: results[k] for k in missing}).items():
                 tallies[k] = fresh[k] = None if res is None else _tally(res)
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
             cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None and t is not None})

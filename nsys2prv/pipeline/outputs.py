@@ -170,7 +170,6 @@ class OutputSet:
         self.staged = self.stage / self.out.name
         self.staged_cfgs = self.stage / "cfgs" if self.cfgs is not None else None
         self.work = self.stage / "work"
-        self._made_stage = stage.is_dir() and not stage.is_symlink()
 
     # -- before the work ---------------------------------------------------------------------------
     def open(self) -> "OutputSet":
@@ -181,6 +180,7 @@ class OutputSet:
             self._check_destinations()
             # a new directory of a random name (0700, never an existing one or a planted link)
             self._set_stage(Path(tempfile.mkdtemp(prefix=f".{self.out.name}.out{os.getpid()}.", dir=self.dir)))
+            self._made_stage = True
             self.work.mkdir()
         except OSError as exc:
             self.close()

@@ -335,11 +335,8 @@ class OutputSet:
                 ]
                 cfg_moves = [(self.staged_cfgs / rel, self.cfgs / rel) for rel in cfg_files]
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
-            obsolete = [
-                self.out.name + sfx
-                for sfx in SUFFIXES  # what an earlier run wrote and this
-                if self.out.name + sfx not in files
-            ]  # one did not (OUT.prv.gz, ...)
+            # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
+            obsolete = [self.out.name + sfx for sfx in SUFFIXES if self.out.name + sfx not in files]
             plan = {
                 "files": files,
                 "obsolete": obsolete,

@@ -598,9 +598,9 @@ class _Facts:
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
         if df is None:
             return
-        if kind in pop.KINDS:
-            for side, frame in model_keys({kind: df}).items():
-                self.pop_keys.setdefault(side, []).append((kind, frame))
+        keys = model_keys({kind: df}) if kind in pop.KINDS else None  # (a translated POP kind: the same)
+        for side, frame in (keys or {}).items():
+            self.pop_keys.setdefault(side, []).append((kind, frame))
         for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():  # (a batch at a time)
             self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
         if kind not in self.src.reading.kinds:
@@ -620,7 +620,7 @@ class _Facts:
             )
             self.gpu_rows[kind] = self.gpu_rows.get(kind, 0) + len(df)
         else:
-            for side, frame in model_keys({kind: df}).items():
+            for side, frame in (model_keys({kind: df}) if keys is None else keys).items():
                 self.keys.setdefault(side, []).append((kind, frame))
 
     def model_keys(self, cache: TableCache, tag: str) -> tuple[dict, dict]:

@@ -277,6 +277,11 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
 CACHE_DAMAGE = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError)
 
 
+def damaged_note(exc: BaseException) -> str:
+    """What to say of a report whose damaged cache entry was discarded and read again."""
+    return f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report"
+
+
 def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
     """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
     (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
@@ -311,10 +316,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
             raise
         cache.discard()
         info, out = load(src, kinds, _retry=True)
-        info.capture_warnings = [
-            *info.capture_warnings,
-            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
-        ]
+        info.capture_warnings = [*info.capture_warnings, damaged_note(exc)]
     return info, out
 
 
@@ -664,10 +666,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
         table_cache(src).discard()
         facts = _Facts(src, filter_nvtx)
         info, got = read_each(src, kinds, facts)
-        info.capture_warnings = [
-            *info.capture_warnings,
-            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
-        ]
+        info.capture_warnings = [*info.capture_warnings, damaged_note(exc)]
     tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}  # (sync_tables' order)
     keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))

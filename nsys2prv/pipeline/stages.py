@@ -834,9 +834,9 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
     )
     del untranslated, pop_tables
+    if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
+        return RankResult(r, out.counts, partial, None, warnings=warnings)
     attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
-    if job.pop.only:
-        return RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
     ctx = job_context(job, model, tables, calls)

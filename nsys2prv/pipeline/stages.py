@@ -282,11 +282,10 @@ def damaged_note(exc: BaseException) -> str:
     return f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report"
 
 
-def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
-    """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
-    (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
-    if kinds is None:
-        kinds = default_kinds(src)
+def load(src: Source, _retry: bool = False) -> tuple[ReportInfo, dict]:
+    """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for the kinds stage C
+    reads (``default_kinds``), from the cache when it has them."""
+    kinds = default_kinds(src)
     sqlite = sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
@@ -315,7 +314,7 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
         if _retry:
             raise
         cache.discard()
-        info, out = load(src, kinds, _retry=True)
+        info, out = load(src, _retry=True)
         info.capture_warnings = [*info.capture_warnings, damaged_note(exc)]
     return info, out
 

@@ -32,7 +32,6 @@ class GpuRows:
         self.pending: list = []
         self.waiting = 0
         self.out: list = []  # ChunkMeta
-        self.records = 0
         self.t0 = self.t1 = 0
 
     def __call__(self, t0: int, t1: int):
@@ -68,7 +67,6 @@ class GpuRows:
         if len(batch):
             self.pending.append(batch)
             self.waiting += len(batch)
-            self.records += len(batch)
         if self.waiting >= FLUSH_RECORDS:
             self._flush()
 

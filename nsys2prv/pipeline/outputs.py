@@ -170,7 +170,6 @@ class OutputSet:
         self.staged = self.stage / self.out.name
         self.staged_cfgs = self.stage / "cfgs" if self.cfgs is not None else None
         self.work = self.stage / "work"
-        self._made_stage = stage.is_dir() and not stage.is_symlink()
 
     # -- before the work ---------------------------------------------------------------------------
     def open(self) -> "OutputSet":
@@ -181,6 +180,7 @@ class OutputSet:
             self._check_destinations()
             # a new directory of a random name (0700, never an existing one or a planted link)
             self._set_stage(Path(tempfile.mkdtemp(prefix=f".{self.out.name}.out{os.getpid()}.", dir=self.dir)))
+            self._made_stage = True
             self.work.mkdir()
         except OSError as exc:
             self.close()
@@ -335,11 +335,8 @@ class OutputSet:
                 ]
                 cfg_moves = [(self.staged_cfgs / rel, self.cfgs / rel) for rel in cfg_files]
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
-            obsolete = [
-                self.out.name + sfx
-                for sfx in SUFFIXES  # what an earlier run wrote and this
-                if self.out.name + sfx not in files
-            ]  # one did not (OUT.prv.gz, ...)
+            # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
+            obsolete = [self.out.name + sfx for sfx in SUFFIXES if self.out.name + sfx not in files]
             plan = {
                 "files": files,
                 "obsolete": obsolete,

@@ -545,7 +545,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
         if p is None:
             continue
         parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index), key=lambda r: r.k)
-        results.append(_join(j, parts, model))
+        results.append(_join(j, parts))
         lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
@@ -557,7 +557,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
     return [by_index[j.src.index] for j in jobs]
 
 
-def _join(job: RankJob, parts: list[SliceResult], model: Model) -> RankResult:
+def _join(job: RankJob, parts: list[SliceResult]) -> RankResult:
     """A sliced report's RankResult: its slices' counts and POP partials joined (as translated whole)."""
     out = Translation()
     for r in parts:

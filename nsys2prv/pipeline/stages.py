@@ -229,6 +229,18 @@ def count_unreadable(report: Report, tables, res):
     return res
 
 
+def count_all_unreadable(report: Report, results: dict) -> dict:
+    """``count_unreadable`` over each kind's tables, ``results`` (kind -> ReadResult or None) in reading
+    order: after every reader probed, a table counts once, under its first kind."""
+    seen: set[str] = set()
+    out = {}
+    for k, res in results.items():
+        tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
+        seen.update(tables)
+        out[k] = count_unreadable(report, tables, res)
+    return out
+
+
 def drop_absurd_times(res) -> None:
     """Rows whose start or end lies more than a week from the median start of their table (a corrupt
     export: an end of 2**63-1, a start of 0 in an absolute-time export) are dropped and counted: they
@@ -265,11 +277,15 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
 CACHE_DAMAGE = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError)
 
 
-def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False) -> tuple[ReportInfo, dict]:
-    """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for ``kinds``
-    (default: the translated ones plus the link calls and the POP kinds), from the cache when it has them."""
-    if kinds is None:
-        kinds = default_kinds(src)
+def damaged_note(exc: BaseException) -> str:
+    """What to say of a report whose damaged cache entry was discarded and read again."""
+    return f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report"
+
+
+def load(src: Source, _retry: bool = False) -> tuple[ReportInfo, dict]:
+    """The report's metadata and ``{kind: (table or None, tally dict or None)}`` for the kinds stage C
+    reads (``default_kinds``), from the cache when it has them."""
+    kinds = default_kinds(src)
     sqlite = sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     info = cache.meta(ReportInfo, (Identity,))
@@ -282,19 +298,9 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
                 info = report_info(report)
             elif info.lifetimes is None:  # metadata cached before lifetimes existed
                 info.lifetimes = process_lifetimes(report)
-            results = {}
-            for k in missing:
-                results[k] = read_kind(report, k, info.devmap)
-            seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
-            for k in missing:
-                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
-                seen.update(tables)
-                res = count_unreadable(report, tables, results[k])
-                fresh[k] = (
-                    (None, None)
-                    if res is None
-                    else (res.table, {"source_rows": res.source_rows, "dropped": res.dropped, "notes": res.notes})
-                )
+            results = {k: read_kind(report, k, info.devmap) for k in missing}
+            for k, res in count_all_unreadable(report, results).items():
+                fresh[k] = (None, None) if res is None else (res.table, _tally(res))
         finally:
             report.close()
         cache.store(info, fresh)
@@ -308,11 +314,8 @@ def load(src: Source, kinds: tuple[str, ...] | None = None, _retry: bool = False
         if _retry:
             raise
         cache.discard()
-        info, out = load(src, kinds, _retry=True)
-        info.capture_warnings = [
-            *info.capture_warnings,
-            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
-        ]
+        info, out = load(src, _retry=True)
+        info.capture_warnings = [*info.capture_warnings, damaged_note(exc)]
     return info, out
 
 
@@ -500,15 +503,11 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             visit(k, table)
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
-        seen: set[str] = set()  # after every reader probed: a table counts once, under its first kind
         fresh: dict[str, dict | None] = {}
         if lifetimes is not None:
             info.lifetimes = lifetimes.result()
         if report is not None:
-            for k in missing:
-                tables = [t for t in K.BY_NAME[k].reader.tables if t not in seen]
-                seen.update(tables)
-                res = count_unreadable(report, tables, results[k])
+            for k, res in count_all_unreadable(report, {k: results[k] for k in missing}).items():
                 tallies[k] = fresh[k] = None if res is None else _tally(res)
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
             cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None and t is not None})
@@ -600,9 +599,9 @@ class _Facts:
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
         if df is None:
             return
-        if kind in pop.KINDS:
-            for side, frame in model_keys({kind: df}).items():
-                self.pop_keys.setdefault(side, []).append((kind, frame))
+        keys = model_keys({kind: df}) if kind in pop.KINDS else None  # (a translated POP kind: the same)
+        for side, frame in (keys or {}).items():
+            self.pop_keys.setdefault(side, []).append((kind, frame))
         for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():  # (a batch at a time)
             self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
         if kind not in self.src.reading.kinds:
@@ -622,7 +621,7 @@ class _Facts:
             )
             self.gpu_rows[kind] = self.gpu_rows.get(kind, 0) + len(df)
         else:
-            for side, frame in model_keys({kind: df}).items():
+            for side, frame in (model_keys({kind: df}) if keys is None else keys).items():
                 self.keys.setdefault(side, []).append((kind, frame))
 
     def model_keys(self, cache: TableCache, tag: str) -> tuple[dict, dict]:
@@ -666,10 +665,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
         table_cache(src).discard()
         facts = _Facts(src, filter_nvtx)
         info, got = read_each(src, kinds, facts)
-        info.capture_warnings = [
-            *info.capture_warnings,
-            f"its table cache entry was damaged ({type(exc).__name__}: {exc}); discarded and rebuilt from the report",
-        ]
+        info.capture_warnings = [*info.capture_warnings, damaged_note(exc)]
     tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}  # (sync_tables' order)
     keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
@@ -837,9 +833,9 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
     )
     del untranslated, pop_tables
+    if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
+        return RankResult(r, out.counts, partial, None, warnings=warnings)
     attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
-    if job.pop.only:
-        return RankResult(r, out.counts, partial, attributed, warnings=warnings)
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
     ctx = job_context(job, model, tables, calls)

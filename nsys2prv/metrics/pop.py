@@ -304,17 +304,6 @@ def _cat(rows: list[tuple], n: int) -> tuple:
     return tuple(np.concatenate(x) for x in zip(*rows)) if rows else (z,) * n
 
 
-def _spans_of(parts: list[PopPartial]) -> tuple:
-    """Each task's first and last row over the parts (of one report)."""
-    t, s, e = _cat([p.spans for p in parts], 3)
-    tasks, g = np.unique(t, return_inverse=True)
-    lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
-    hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
-    np.minimum.at(lo, g, s)
-    np.maximum.at(hi, g, e)
-    return tasks, lo, hi
-
-
 def join_slices(parts: list[PopPartial]) -> PopPartial:
     """The PopPartial of a report translated in time slices (``pipeline/slices.py``): each slice's
     holds the POP intervals inside its time (disjoint times: their measures add up, as those of
@@ -323,7 +312,7 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
     return PopPartial(
-        _spans_of(parts),
+        _cat([p.spans for p in parts], 3),  # (each slice's spans: ``task_lifetimes`` takes the extremes)
         [sp for p in parts for sp in p.dev],
         _cat([p.host for p in parts], 4),
         {k: True for p in parts for k in p.has},

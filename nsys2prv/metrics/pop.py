@@ -540,23 +540,31 @@ def combine(
         host_pre,
         (counted_lo, counted_hi),
     )
-    inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
-    inputs.steady = _steady_bounds(parts, proc_index)
+    calls = _host_calls(parts, proc_index)
+    if calls is not None:
+        inputs.steady = _steady_bounds(calls)
+        inputs.replay = _replay(calls, proc_index, procs, counted_lo, counted_hi, messages)
     return inputs
 
 
 INIT_CALLS = ("MPI_Init", "MPI_Init_thread")
 
 
-def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
-    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes: the part of
-    the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize in the
-    analysed time, or they do not leave a positive window)."""
+def _host_calls(parts, proc_index) -> pd.DataFrame | None:
+    """The host processes' MPI calls over the parts, with their ``rank`` (host process index); None
+    without any MPI call."""
     frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
     if not frames:
         return None
     calls = pd.concat(frames, ignore_index=True)
-    calls = calls[proc_index[calls["task"].to_numpy(np.int64)] >= 0]
+    calls["rank"] = proc_index[calls["task"].to_numpy(np.int64)]
+    return calls[calls["rank"] >= 0]
+
+
+def _steady_bounds(calls: pd.DataFrame) -> tuple[int, int] | None:
+    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes' calls: the
+    part of the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize
+    in the analysed time, or they do not leave a positive window)."""
     name = calls["name"]
     init, fin = name.isin(INIT_CALLS).to_numpy(), (name == "MPI_Finalize").to_numpy()
     if not init.any() or not fin.any():
@@ -565,14 +573,8 @@ def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
     return (lo, hi) if lo < hi else None
 
 
-def _replay(parts, model, proc_index, procs, lo, hi, messages):
-    """The ideal-network replay of the host processes' MPI calls (None without MPI calls)."""
-    frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
-    if not frames:
-        return None
-    calls = pd.concat(frames, ignore_index=True)
-    calls["rank"] = proc_index[calls["task"].to_numpy(np.int64)]
-    calls = calls[calls["rank"] >= 0]
+def _replay(calls, proc_index, procs, lo, hi, messages):
+    """The ideal-network replay of the host processes' MPI calls (``_host_calls``)."""
     by_rank = {p["rank"]: i for i, p in enumerate(procs) if p["rank"] is not None}
     calls["root"] = calls["root"].map(lambda r: by_rank.get(int(r), -1)).astype(np.int64)
     msg = None

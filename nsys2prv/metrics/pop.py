@@ -304,17 +304,6 @@ def _cat(rows: list[tuple], n: int) -> tuple:
     return tuple(np.concatenate(x) for x in zip(*rows)) if rows else (z,) * n
 
 
-def _spans_of(parts: list[PopPartial]) -> tuple:
-    """Each task's first and last row over the parts (of one report)."""
-    t, s, e = _cat([p.spans for p in parts], 3)
-    tasks, g = np.unique(t, return_inverse=True)
-    lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
-    hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
-    np.minimum.at(lo, g, s)
-    np.maximum.at(hi, g, e)
-    return tasks, lo, hi
-
-
 def join_slices(parts: list[PopPartial]) -> PopPartial:
     """The PopPartial of a report translated in time slices (``pipeline/slices.py``): each slice's
     holds the POP intervals inside its time (disjoint times: their measures add up, as those of
@@ -323,7 +312,7 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
     return PopPartial(
-        _spans_of(parts),
+        _cat([p.spans for p in parts], 3),  # (each slice's spans: ``task_lifetimes`` takes the extremes)
         [sp for p in parts for sp in p.dev],
         _cat([p.host for p in parts], 4),
         {k: True for p in parts for k in p.has},
@@ -405,8 +394,15 @@ def measure_devices(dev: DeviceIntervals, lo, hi, per_window: bool = False, on_g
     per window, else (1, D, 8) over their union, as ``_durations``), each GPU's first kernel and
     first NCCL kernel start (int64 max: none); ``on_gpu(task, GPU id, class, start, end)`` is given
     each GPU's intervals (the GPU activity rows)."""
-    lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
-    dur = np.zeros((len(lo) if per_window else 1, dev.count, 8), np.int64)
+    durs, first_k, first_n = measure_scopes(dev, [(lo, hi, per_window)], on_gpu)
+    return durs[0], first_k, first_n
+
+
+def measure_scopes(dev: DeviceIntervals, scopes: list[tuple], on_gpu=None) -> tuple:
+    """``measure_devices`` over several scopes -- (lo, hi, per_window) each: its mask durations in
+    ``durs`` -- in one read of every GPU's intervals."""
+    scopes = [(np.asarray(lo, np.int64), np.asarray(hi, np.int64), per) for lo, hi, per in scopes]
+    durs = [np.zeros((len(lo) if per else 1, dev.count, 8), np.int64) for lo, _, per in scopes]
     first = np.full((2, dev.count), np.iinfo(np.int64).max, np.int64)
     for g, (dev_id, task, cls, s, e) in dev.each():
         if on_gpu is not None:
@@ -415,13 +411,14 @@ def measure_devices(dev: DeviceIntervals, lo, hi, per_window: bool = False, on_g
             starts = s[cls == c]
             if len(starts):
                 first[i, g] = starts.min()
-        if len(lo) == 1 and (not len(s) or (s.min() >= lo[0] and e.max() <= hi[0])):
-            dur[0, g] = mask_durations(np.zeros(len(s), np.int64), s, e, cls, 1, 3)[0]  # (nothing to cut)
-        else:
-            row, win, cs, ce = clip_to_windows(s, e, lo, hi)
-            g_or_win = win if per_window else np.zeros(len(row), np.int64)
-            dur[:, g] = mask_durations(g_or_win, cs, ce, cls[row], len(dur), 3)
-    return dur, first[0], first[1]
+        for dur, (lo, hi, per_window) in zip(durs, scopes):
+            if len(lo) == 1 and (not len(s) or (s.min() >= lo[0] and e.max() <= hi[0])):
+                dur[0, g] = mask_durations(np.zeros(len(s), np.int64), s, e, cls, 1, 3)[0]  # (nothing to cut)
+            else:
+                row, win, cs, ce = clip_to_windows(s, e, lo, hi)
+                g_or_win = win if per_window else np.zeros(len(row), np.int64)
+                dur[:, g] = mask_durations(g_or_win, cs, ce, cls[row], len(dur), 3)
+    return durs, first[0], first[1]
 
 
 def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -543,23 +540,31 @@ def combine(
         host_pre,
         (counted_lo, counted_hi),
     )
-    inputs.replay = _replay(parts, model, proc_index, procs, counted_lo, counted_hi, messages)
-    inputs.steady = _steady_bounds(parts, proc_index)
+    calls = _host_calls(parts, proc_index)
+    if calls is not None:
+        inputs.steady = _steady_bounds(calls)
+        inputs.replay = _replay(calls, proc_index, procs, counted_lo, counted_hi, messages)
     return inputs
 
 
 INIT_CALLS = ("MPI_Init", "MPI_Init_thread")
 
 
-def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
-    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes: the part of
-    the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize in the
-    analysed time, or they do not leave a positive window)."""
+def _host_calls(parts, proc_index) -> pd.DataFrame | None:
+    """The host processes' MPI calls over the parts, with their ``rank`` (host process index); None
+    without any MPI call."""
     frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
     if not frames:
         return None
     calls = pd.concat(frames, ignore_index=True)
-    calls = calls[proc_index[calls["task"].to_numpy(np.int64)] >= 0]
+    calls["rank"] = proc_index[calls["task"].to_numpy(np.int64)]
+    return calls[calls["rank"] >= 0]
+
+
+def _steady_bounds(calls: pd.DataFrame) -> tuple[int, int] | None:
+    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes' calls: the
+    part of the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize
+    in the analysed time, or they do not leave a positive window)."""
     name = calls["name"]
     init, fin = name.isin(INIT_CALLS).to_numpy(), (name == "MPI_Finalize").to_numpy()
     if not init.any() or not fin.any():
@@ -568,14 +573,8 @@ def _steady_bounds(parts, proc_index) -> tuple[int, int] | None:
     return (lo, hi) if lo < hi else None
 
 
-def _replay(parts, model, proc_index, procs, lo, hi, messages):
-    """The ideal-network replay of the host processes' MPI calls (None without MPI calls)."""
-    frames = [p.mpi_calls for p in parts if p.mpi_calls is not None and len(p.mpi_calls)]
-    if not frames:
-        return None
-    calls = pd.concat(frames, ignore_index=True)
-    calls["rank"] = proc_index[calls["task"].to_numpy(np.int64)]
-    calls = calls[calls["rank"] >= 0]
+def _replay(calls, proc_index, procs, lo, hi, messages):
+    """The ideal-network replay of the host processes' MPI calls (``_host_calls``)."""
     by_rank = {p["rank"]: i for i, p in enumerate(procs) if p["rank"] is not None}
     calls["root"] = calls["root"].map(lambda r: by_rank.get(int(r), -1)).astype(np.int64)
     msg = None
@@ -793,16 +792,18 @@ def _alive(inp: PopInputs, lo, hi, per_window: bool) -> np.ndarray | None:
     return out
 
 
-def evaluate(inp: PopInputs, lo, hi, per_window: bool = False) -> list[dict]:
+def evaluate(inp: PopInputs, lo, hi, per_window: bool = False, ddur: np.ndarray | None = None) -> list[dict]:
     """Metrics over windows: one result over their union (per_window False; windows must be
-    disjoint and sorted) or one per window."""
+    disjoint and sorted) or one per window; ``ddur``: the devices already measured over them
+    (``measure_scopes``)."""
     lo = np.asarray(lo, np.int64)
     hi = np.asarray(hi, np.int64)
     D, H = len(inp.devices), len(inp.procs)
-    if inp.dev_run is not None and not per_window and len(lo) == 1 and (lo[0], hi[0]) == (inp.t0, inp.t1):
-        ddur = inp.dev_run[None]  # (measured in ``combine``)
-    else:
-        ddur = measure_devices(inp.dev, lo, hi, per_window)[0]
+    if ddur is None:
+        if inp.dev_run is not None and not per_window and len(lo) == 1 and (lo[0], hi[0]) == (inp.t0, inp.t1):
+            ddur = inp.dev_run[None]  # (measured in ``combine``)
+        else:
+            ddur = measure_devices(inp.dev, lo, hi, per_window)[0]
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
     alive = _alive(inp, lo, hi, per_window)
     if inp.host_pre is not None:
@@ -989,9 +990,10 @@ def compute(
         note = _overlap_note(lo, hi, iterations)
         if note:
             notes.append(note)
-        per = evaluate(inp, lo, hi, per_window=True)
         ulo, uhi = union(lo, hi)
-        steady = evaluate(inp, ulo, uhi)[0]
+        (dper, dsteady), _, _ = measure_scopes(inp.dev, [(lo, hi, True), (ulo, uhi, False)])  # (one read)
+        per = evaluate(inp, lo, hi, per_window=True, ddur=dper)
+        steady = evaluate(inp, ulo, uhi, ddur=dsteady)[0]
         result["regions"].append(
             {
                 "name": f"{iterations} (iterations {warmup + 1}..{warmup + len(lo)})",

@@ -110,9 +110,9 @@ class Replay:
     lo: np.ndarray  # per process: life start (original = replayed), original life end
     hi: np.ndarray
     final: np.ndarray  # per process: replayed end of life
+    deps: Dependencies
     unresolved: int = 0  # calls completed without their partner (unmatched)
     notes: list[str] = field(default_factory=list)
-    deps: Dependencies | None = None  # None: built by hand without them (``window`` then takes no wait)
 
     @property
     def elapsed(self) -> int:
@@ -164,9 +164,6 @@ class Replay:
         if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
             return self.elapsed  # the whole run
         deps = self.deps
-        if deps is None:  # built by hand without the dependencies
-            r = np.arange(self.ranks, dtype=np.int64)
-            return int(self.replayed(r[alive], b[alive]).max() - self.replayed(r[alive], a[alive]).min())
         bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
         sel = _window_calls(bounds, self.start, self.end, self._cummax_end(bounds), a, b)
         s = np.maximum(self.start[sel], a[self.rank[sel]])
@@ -399,9 +396,9 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         lifetimes[:, 0].copy(),
         lifetimes[:, 1].copy(),
         final,
+        Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send),
         int(unresolved),
         notes,
-        Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send),
     )
 
 

@@ -161,19 +161,23 @@ def align(
     }
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:
-        cau = causality(tables, model, res, all_p2p)
+        both = marker is None and method in ("auto", "session", "none")  # sp: MPI and NCCL, as causality's
+        cau = causality(tables, model, res, all_p2p, sp if both else None)
         al.stats["causality"] = cau
         if cau["collectives_violated"] or cau["messages_violated"]:
             al.notes.append(causality_text(cau, name))
     return al
 
 
-def causality(tables: list[dict], model: Model, res: FitResult, p2p: P2P) -> dict:
+def causality(
+    tables: list[dict], model: Model, res: FitResult, p2p: P2P, sp: syncpoints.SyncPoints | None = None
+) -> dict:
     """MPI/NCCL causality on the fitted clocks, whatever the method: synchronising collectives (the
     k-th of a name on every rank) that a rank leaves before the last rank entered, and matched
-    messages received before they were sent; the largest violation of each (ns)."""
-    rows, sources = _sync_rows("auto", None, tables, model)
-    sp = syncpoints.build(rows, sources)
+    messages received before they were sent; the largest violation of each (ns).  ``sp``: the MPI and
+    NCCL sync points already built (None: built here)."""
+    if sp is None:
+        sp = syncpoints.build(*_sync_rows("auto", None, tables, model))
     con = sp.constrain if sp.n else np.zeros(0, bool)
     late = np.zeros(0, np.int64)
     if con.any():

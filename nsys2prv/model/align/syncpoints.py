@@ -121,16 +121,15 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         if df is None or df.empty:
             continue
         name = df["name"].astype(str)
-        keep = np.ones(len(df), bool)
         frames.append(
             _frame(
                 r,
                 df,
                 "gpid",
-                keep,
-                "nccl:" + name[keep].to_numpy(object),
+                np.ones(len(df), bool),  # (every row: the kernels are NCCL kernels only)
+                "nccl:" + name.to_numpy(object),
                 True,
-                per_name(name[keep], lambda n: NCCL_ALL_TO_ALL.search(n) is not None),
+                per_name(name, lambda n: NCCL_ALL_TO_ALL.search(n) is not None),
             )
         )
     return _rows(frames, model)

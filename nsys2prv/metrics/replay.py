@@ -28,15 +28,15 @@ cost O(calls + processes x dependency depth).  A call whose partner never arrive
 receive, a collective not every member records) completes when nothing else can, and is counted.
 
 Times: the replay starts every process at the start of its own life (a late start is not the
-network's fault) on the run's aligned timeline; ``replayed(rank, t)`` maps an original time of a
-process onto the replayed timeline, so that any window (the whole run, a region, an iteration) has its
-own T_ideal = latest replayed window end - earliest replayed window start.  A time inside a call maps
-to min(replayed start + time spent in the call so far, replayed end): the mapping is monotone, and a
-window border that falls inside a long wait (a rank still in MPI_Init, or in the previous iteration's
-collective, when the first rank enters the window) maps near the call's replayed end, not back to its
-arrival -- which would charge the window with the whole wait (T_ideal too long, transfer efficiency
-above 1).  This matches the replay of the same window cut with ``-f`` (calls clipped at the border,
-each process starting at the window start), within 0.1 % on profiled runs (tests/test_replay.py).
+network's fault) on the run's aligned timeline.  A window (a region, an iteration) has its own T_ideal
+from ``Replay.window``: the window replayed on its own, as ``-f`` cuts it -- every process starting at the
+window start (or its later life start), calls clipped at the borders, waiting only for partners inside
+the window -- so that a border inside a long wait (a rank still in MPI_Init, or in the previous
+iteration's collective) never charges the window with the wait outside it (T_ideal too long, transfer
+efficiency above 1).  It equals the replay of the same window cut with ``-f`` (tests/test_replay.py).
+``replayed(rank, t)`` maps an original time of a process onto the whole run's replayed timeline
+(monotone: a time inside a call maps to min(replayed start + time spent in the call so far, replayed
+end)); the metrics do not use it.
 """
 
 from __future__ import annotations

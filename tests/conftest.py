@@ -24,18 +24,31 @@ MPI4 = ROOT / "tests" / "data" / "mpi4"
 
 
 def need(path: Path) -> Path:
-    """Real data the suite depends on: skipped on a bare checkout, a failure in CI."""
+    """Real data the suite depends on: skipped on a bare checkout, a failure in CI (except the
+    CloverLeaf export, which is not redistributable: never in CI, always a skip saying so)."""
     if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"test data missing in CI: {path}")
         if path == CLOVERLEAF:
             pytest.skip(
                 f"the real CloverLeaf CUDA export (Nsight Systems 2024.5; someone else's, not "
                 f"redistributable) is not at {path}: the same checks run on the export of its shape "
                 "that tests/nsysgen.py generates (cloverleaf_like)"
             )
+        if os.environ.get("CI"):
+            pytest.fail(f"test data missing in CI: {path}")
         pytest.skip(f"test data not available: {path}")
     return path
+
+
+@pytest.fixture(scope="session", params=["generated", "real"], ids=["generated-cloverleaf", "real-cloverleaf"])
+def clover_export(request, tmp_path_factory) -> Path:
+    """A CloverLeaf CUDA export, once per case: ``generated`` (tests/nsysgen.py's ``cloverleaf_like``,
+    always) and ``real`` (``CLOVERLEAF``, skipped naming the file when absent: ``need``).  A test
+    tells them apart with ``src == CLOVERLEAF``; tests must not write to it."""
+    if request.param == "real":
+        return need(CLOVERLEAF)
+    from nsysgen import cloverleaf_like
+
+    return cloverleaf_like(tmp_path_factory.mktemp("clover-generated") / "clover-generated.sqlite")
 
 
 def convert(args: list, expect_ok: bool = True):

@@ -1305,11 +1305,6 @@ def cloverleaf_like(path, iterations: int = 12, seed: int = 7) -> Path:
     return b.save()
 
 
-def clover_or_generated(real: Path, tmp_dir) -> Path:
-    """The real CloverLeaf export when it is there, else ``cloverleaf_like``'s export of its shape."""
-    return real if Path(real).exists() else cloverleaf_like(Path(tmp_dir) / "clover-generated.sqlite")
-
-
 __all__ = [
     "NsysBuilder",
     "Process",
@@ -1319,6 +1314,5 @@ __all__ = [
     "schema_ddl",
     "parse_ddl",
     "cloverleaf_like",
-    "clover_or_generated",
     "CLOVER_PID",
 ]

@@ -13,26 +13,104 @@ report whole (no time slices) and, instead of the merge, concatenates the Transl
 were made of (reports in order, then the MPI messages, then the GPU activity rows), paints every
 thread over the whole trace (``translate.paint``), numbers the names over the whole run
 (``ValueLabels.collect``), sorts every record once by (time, record kind, order) and formats each
-one with Python's ``str``.  The header, .pcf and .row come from the product's ``write_files``.
+one with Python's ``str``.  The header, .pcf and .row are written here too, from the grammar
+(docs PARAVER_FORMAT: ``#Paraver (date):END_ns:nodes(cpus):1:tasks(threads:node)``, Extrae's
+communicator line, the .pcf's blocks, the .row's levels), not by the product's ``paraver.header``,
+``paraver.pcf`` and ``paraver.row``; only Extrae's fixed .pcf text (default options and semantics,
+gradient colours and names: data, ``core.extrae_mpi``) and the colours of the states are shared.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from nsys2prv.core import extrae_mpi
+from nsys2prv.core import registry as R
 from nsys2prv.paraver import chunks as paraver_chunks
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.paraver.writer import WriteStats, write_files
+from nsys2prv.paraver.writer import WriteStats
 from nsys2prv.pipeline import conversion, gpu_rows, parallel, slices, stages
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import StateIntervals, Translation
 
 STATE, EVENT, COMM = 1, 2, 3  # record kinds, in the order records of one time are written
+
+
+def header(model, end_ns: int, epoch_ns: int | None, mpi_world: bool) -> str:
+    """The .prv's first line (and MPI_COMM_WORLD's communicator line: ``c:appl:id:n:task...``)."""
+    when = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=(epoch_ns or 0) // 1000)
+    cpus = [sum(len(t.threads) for t in model.tasks if t.node == n) for n in range(len(model.nodes))]
+    tasks = [f"{len(t.threads)}:{t.node + 1}" for t in model.tasks]
+    line = (
+        f"#Paraver ({when:%d/%m/%Y} at {when:%H:%M}):{end_ns}_ns:{len(cpus)}({','.join(map(str, cpus))}):1:"
+        f"{len(tasks)}({','.join(tasks)})"
+    )
+    if not mpi_world:
+        return line + "\n"
+    ranks = ":".join(str(k) for k in range(1, len(model.tasks) + 1))
+    return f"{line},1\nc:1:1:{len(model.tasks)}:{ranks}\n"
+
+
+def one_line(text) -> str:
+    """A name as a .pcf/.row line: control characters to one space, never empty."""
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip() or "(empty name)"
+
+
+def row(model) -> str:
+    """The .row: CPUs (one per thread, named after it), nodes, the application, tasks, threads."""
+    levels = {
+        "CPU": [f"CPU {t.cpu} ({one_line(t.name)})" for t in sorted(model.threads, key=lambda t: (t.cpu, t.name))],
+        "NODE": [one_line(n) for n in model.nodes],
+        "APPL": ["nsys2prv"],
+        "TASK": [one_line(f"{t.label} ({t.host}, pid {t.pid})") for t in model.tasks],
+        "THREAD": [one_line(model.threads[g].name) for t in model.tasks for g in t.threads],
+    }
+    return "\n".join(
+        f"LEVEL {lvl} SIZE {len(names)}\n" + "".join(n + "\n" for n in names) for lvl, names in levels.items()
+    )
+
+
+def pcf(types: dict, labels: ValueLabels) -> str:
+    """The .pcf: Extrae's fixed blocks, the states, then one EVENT_TYPE block per type (the types of a
+    group in one block sharing the union of their values), values sorted, 0 = "End" unless given."""
+    out = [extrae_mpi.PCF_DEFAULT_OPTIONS, extrae_mpi.PCF_DEFAULT_SEMANTIC, " STATES\n"]
+    out += [f"{s:<4} {lab}\n" for s, lab in sorted(R.STATES.items())]
+    out += ["\n\nSTATES_COLOR\n"] + [f"{s:<4} {{{r},{g},{b}}}\n" for s, (r, g, b) in sorted(R.STATE_COLORS.items())]
+    out += ["\n\n", extrae_mpi.PCF_GRADIENT_COLOR, extrae_mpi.PCF_GRADIENT_NAMES]
+    blocks: dict = {}
+    for t in sorted(types.values(), key=lambda t: t.id):
+        blocks.setdefault(t.group or ("", t.id), []).append(t)
+    for block in sorted(blocks.values(), key=lambda b: b[0].id):
+        out.append("EVENT_TYPE\n" + "".join(f"{t.gradient} {t.id} {one_line(t.label)}\n" for t in block))
+        if block[0].kind != "numeric":
+            values: dict[int, str] = {}
+            for t in block if block[0].group else block[:1]:
+                if t.kind != "numeric":
+                    values.update({0: "End", **t.values, **labels.labels(t.id)})
+            out.append(
+                "VALUES\n" + "".join(f"{v} {one_line(lab)}\n" for v, lab in sorted(values.items()) if 0 <= v < 2**31)
+            )
+        out.append("\n")
+    return "".join(out)
+
+
+def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict, labels, mpi_world: bool) -> list:
+    """OUT.prv (header, then ``body``), OUT.pcf and OUT.row, plainly."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    prv, pcf_path, row_path = (base.with_name(base.name + ext) for ext in (".prv", ".pcf", ".row"))
+    with open(prv, "wb") as fh:
+        fh.write(header(model, int(end_ns), epoch_ns, mpi_world).encode())
+        body(fh)
+    pcf_path.write_text(pcf(types, labels), encoding="utf-8")
+    row_path.write_text(row(model), encoding="utf-8")
+    return [prv, pcf_path, row_path]
 
 
 class _Layout:
@@ -89,7 +167,8 @@ def write_trace(
     def body(fh) -> None:
         fh.write("".join(lay.lines()).encode())
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
+    assert not compress, "the reference writes plain text"
+    targets = write_own_files(base, model, end_ns, epoch_ns, body, types, labels, mpi_world)
     return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 

@@ -32,6 +32,7 @@ DRAM_R, DRAM_W, PCIE = (
     "DRAM Write Bandwidth [Throughput %]",
     "PCIe Read Throughput [Throughput %]",
 )
+METRICS = [SM, ISSUE, TENSOR, DRAM_R, DRAM_W, PCIE]  # the metrics of the trace ``build`` makes
 DOMAIN_ID, NCCL_DOMAIN_ID = 5, 6
 
 
@@ -63,11 +64,18 @@ def nvtx_type(tid: int) -> tuple[int, str] | None:
     return (k, kinds[off]) if k >= 0 and off in kinds and tid < R.extrae_mpi.MPITYPE_PTOP else None
 
 
-def check_against_registry(cfg, where: str, pcf: dict[int, str] | None = None) -> None:
+# The trace's GPU metric types, as docs/trace-content.md states them: 9400 + the metric's index among the
+# trace's metric names in sorted order, labelled "GPU metric: <name>" (not read from the registry).
+def gpu_metric_labels(names) -> dict[int, str]:
+    return {9400 + i: f"GPU metric: {n}" for i, n in enumerate(sorted(set(names)))}
+
+
+def check_against_registry(cfg, where: str, pcf: dict[int, str] | None = None, metrics=()) -> None:
     """Each selected type exists in the registry (fixed) or is an NVTX / GPU metric id of the
     registry's per-trace blocks; labels are the registry's; values are the type's fixed values;
     tags are the registry's; state parameters are registry states.  With ``pcf`` (a trace's
-    types), every type must also be defined in that trace with that label."""
+    types), every type must also be defined in that trace with that label; a GPU metric type must be
+    one of the trace's ``metrics`` (names) with its label (``gpu_metric_labels``)."""
     for w in cfg.windows:
         labels = w.type_labels or [None] * len(w.types)
         for t, lab in zip(w.types, labels):
@@ -83,8 +91,8 @@ def check_against_registry(cfg, where: str, pcf: dict[int, str] | None = None) -
                     assert R.nvtx_types(k, domain)[kind].label == lab
             elif R.GPU_METRIC_BASE <= t < R.GPU_METRIC_BASE + R.GPU_METRIC_MAX:
                 assert pcf is not None, f"{where}: GPU metric type {t} in a shipped view (ids are per trace)"
-                expected = lab
-                assert lab is not None and lab.startswith(R.GPU_METRIC_LABEL.split("{}")[0]), where
+                expected = gpu_metric_labels(metrics).get(t)
+                assert expected is not None, f"{where}: GPU metric type {t} is none of the trace's {sorted(metrics)}"
             else:
                 raise AssertionError(f"{where}: event type {t} is not in the registry")
             if lab is not None:
@@ -305,7 +313,22 @@ def test_generated_views_are_well_formed_and_use_only_this_traces_types(full):
     _, views, _, pcf = full
     for rel, text in generated(views).items():
         cfg = parse_cfg(text, rel)
-        check_against_registry(cfg, rel, pcf)
+        check_against_registry(cfg, rel, pcf, METRICS)
+
+
+def test_gpu_metric_view_labels_are_checked_against_the_metric_names(full):
+    """A GPU metric view naming another metric's type, or a label the trace does not define, fails."""
+    _, views, _, pcf = full
+    text = generated(views)["hwcounters/gpu_sm_active.cfg"]
+    cfg = parse_cfg(text)
+    assert [(t, lab) for w in cfg.windows for t, lab in zip(w.types, w.type_labels)] == [
+        (9404, "GPU metric: SMs Active [Throughput %]")
+    ]
+    for wrong in (text.replace("9404", "9403"), text.replace("SMs Active", "SM Issue")):
+        with pytest.raises(AssertionError, match="label"):
+            check_against_registry(parse_cfg(wrong), "x", pcf, METRICS)
+    with pytest.raises(AssertionError, match="none of the trace's"):
+        check_against_registry(cfg, "x", pcf, METRICS[:2])
 
 
 def _event_types(trace) -> set[int]:

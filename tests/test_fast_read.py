@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import CLOVERLEAF, MPI4
-from nsysgen import SCHEMAS, clover_or_generated, cloverleaf_like
+from nsysgen import SCHEMAS, cloverleaf_like
 from test_schema_versions import build_rank
 
 from nsys2prv.kinds import KINDS
@@ -83,8 +83,8 @@ MUTATIONS = [
 
 
 @pytest.mark.parametrize("sql", MUTATIONS)
-def test_same_tables_on_odd_columns(tmp_path, monkeypatch, sql):
-    src = clover_or_generated(CLOVERLEAF, tmp_path)
+def test_same_tables_on_odd_columns(tmp_path, monkeypatch, sql, clover_export):
+    src = clover_export
     db = tmp_path / "m.sqlite"
     shutil.copyfile(src, db)
     with sqlite3.connect(db) as con:

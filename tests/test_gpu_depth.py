@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import CLOVERLEAF, convert_valid
-from nsysgen import SCHEMAS, NsysBuilder, clover_or_generated
+from nsysgen import SCHEMAS, NsysBuilder
 from paraver_validator import validate_trace
 from trace_tools import begins, intervals
 
@@ -424,11 +424,11 @@ def test_categories_not_requested_are_listed_untranslated(tmp_path, schema):
 RENAMED = 2
 
 
-@pytest.fixture(scope="module")
-def clover_nccl(tmp_path_factory):
-    d = tmp_path_factory.mktemp("clover_nccl")
+@pytest.fixture
+def clover_nccl(tmp_path, clover_export):
+    d = tmp_path
     src = d / "clover.sqlite"
-    shutil.copyfile(clover_or_generated(CLOVERLEAF, d), src)
+    shutil.copyfile(clover_export, src)
     with sqlite3.connect(src) as con:
         ids = [
             r[0]
@@ -444,11 +444,11 @@ def clover_nccl(tmp_path_factory):
             con,
         )
     trace, summary = convert_valid([src], d / "trace")
-    return trace, summary, kernels
+    return trace, summary, kernels, clover_export == CLOVERLEAF
 
 
 def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
-    trace, summary, src = clover_nccl
+    trace, summary, src, real = clover_nccl
     is_nccl = src["name"].str.startswith("ncclDevKernel_")
     nccl_src = src[is_nccl].groupby("name").size().sort_index()
     assert len(nccl_src) == RENAMED
@@ -461,7 +461,7 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
         src[~is_nccl].assign(dur=src["end"] - src["start"]).groupby("name").agg(n=("dur", "size"), total=("dur", "sum"))
     )
     assert got.sort_index().to_dict() == rest.sort_index().to_dict()
-    assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if CLOVERLEAF.exists() else 120)
+    assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if real else 120)
     # stream states: Group Communication exactly during the NCCL kernels, Running during the others
     st = trace.states[trace.states["thread"] == 2]
     dur = lambda s: int((st[st["state"] == s]["end"] - st[st["state"] == s]["begin"]).sum())  # noqa: E731

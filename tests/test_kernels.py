@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CLOVERLEAF, MPI4, ROOT, convert
-from nsysgen import clover_or_generated
+from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
@@ -111,8 +110,8 @@ def test_a_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, t
     assert outs[0] == outs[1]
 
 
-def test_a_gpu_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, tmp_path):
-    src = clover_or_generated(CLOVERLEAF, tmp_path)
+def test_a_gpu_conversion_is_the_same_with_python_or_compiled_kernels(monkeypatch, tmp_path, clover_export):
+    src = clover_export
     outs = []
     for mode in ("python", "compiled"):
         monkeypatch.setenv("NSYS2PRV_KERNELS", mode)

@@ -9,10 +9,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import CLOVERLEAF, convert, convert_valid
+from conftest import convert, convert_valid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nsysgen import NsysBuilder, clover_or_generated
+from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 from test_schema_versions import build_rank
 
@@ -177,8 +177,8 @@ def test_conservation_balances(base, tmp_path):
         assert c["source_rows"] == c["translated_rows"] + sum(c["dropped"].values()), kind
 
 
-def test_conservation_balances_on_cloverleaf(tmp_path):
-    _, summary = convert_valid(["-t", "cuda_api,osrt", clover_or_generated(CLOVERLEAF, tmp_path)], tmp_path / "t")
+def test_conservation_balances_on_cloverleaf(tmp_path, clover_export):
+    _, summary = convert_valid(["-t", "cuda_api,osrt", clover_export], tmp_path / "t")
     for kind, c in summary["categories"].items():
         assert c["source_rows"] == c["translated_rows"] + sum(c["dropped"].values()), kind
     assert summary["categories"]["osrt"]["dropped"] == {"profiling started/finished markers (not calls)": 3}

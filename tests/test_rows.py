@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLOVERLEAF, ROOT
-from nsysgen import NsysBuilder, clover_or_generated
+from conftest import ROOT
+from nsysgen import NsysBuilder
 from paraver_validator import validate_trace
 from trace_tools import intervals
 
@@ -256,8 +256,9 @@ def test_only_os_runtime_calls_says_which_flag_would_translate_them(tmp_path):
     assert s["categories"]["osrt"]["translated_rows"] == 3
 
 
-def test_every_table_of_the_real_cloverleaf_export(tmp_path):
-    src = clover_or_generated(CLOVERLEAF, tmp_path)
+def test_every_table_of_the_cloverleaf_exports(tmp_path, clover_export):
+    """The real CloverLeaf export (skipped naming the file when absent) and its generated twin."""
+    src = clover_export
     _, s = convert(src, tmp_path / "t")
     assert_every_table_accounted(s, [src])
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import CLOVERLEAF, MPI4, ROOT, validate_trace
-from nsysgen import clover_or_generated, cloverleaf_like
+from nsysgen import cloverleaf_like
 from reference_writer import reference_writer
 from test_gpu_depth import build as build_full
 from test_rank_scaling import build_rank as gpu_rank
@@ -262,8 +262,8 @@ def _scramble_keeping_identity(path: Path) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(tmp_path):
-    src = clover_or_generated(CLOVERLEAF, tmp_path)
+def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(tmp_path, clover_export):
+    src = clover_export
     inp = tmp_path / "in" / "clover.sqlite"
     inp.parent.mkdir()
     shutil.copy2(src, inp)
@@ -314,8 +314,8 @@ def test_tables_without_rows_are_cached_in_one_small_file(tmp_path):
     assert list(cache.table("memset", columns=["name"]).columns) == ["name"]
 
 
-def test_categories_added_later_are_read_and_cached(tmp_path):
-    src = clover_or_generated(CLOVERLEAF, tmp_path)
+def test_categories_added_later_are_read_and_cached(tmp_path, clover_export):
+    src = clover_export
     inp = tmp_path / "clover.sqlite"
     shutil.copy2(src, inp)
     cache = tmp_path / "cache"

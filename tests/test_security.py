@@ -487,7 +487,10 @@ def tiny_fs(tmp_path):
     mnt.mkdir()
     res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
     if res.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here to fill it (needs CAP_SYS_ADMIN): {res.stderr.decode().strip()}")
+        pytest.skip(
+            "cannot mount a tmpfs here to fill it (needs root or CAP_SYS_ADMIN: "
+            f"sudo -E python3 -m pytest tests/test_security.py -k test_9): {res.stderr.decode().strip()}"
+        )
     try:
         yield mnt
     finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CLOVERLEAF, MPI4, ROOT, convert_valid
-from nsysgen import NsysBuilder, clover_or_generated
+from nsysgen import NsysBuilder
 from test_rank_scaling import build_rank
 from view_eval import Evaluator
 
@@ -82,12 +82,12 @@ def check(base: Path, trace) -> dict:
 GENERATED = (1_153_598, 15_191_233, 14_712_275, 53_968, 14_766_243, 1_578_588)  # nsysgen.cloverleaf_like
 
 
-def test_views_reproduce_pop_json_on_the_cloverleaf_export(tmp_path):
-    trace, _ = convert_valid([clover_or_generated(CLOVERLEAF, tmp_path)], tmp_path / "clover")
+def test_views_reproduce_pop_json_on_the_cloverleaf_export(tmp_path, clover_export):
+    trace, _ = convert_valid([clover_export], tmp_path / "clover")
     want = check(tmp_path / "clover", trace)
     # the measured values, so that a view giving nothing cannot pass (the real export's, else the generated's)
     measured = {True: (464_605_401, 571_656_984, 294_404_540, 9_390_923, 303_795_463, 732_466_922), False: GENERATED}[
-        CLOVERLEAF.exists()
+        clover_export == CLOVERLEAF
     ]
     keys = (
         "useful_time_ns",

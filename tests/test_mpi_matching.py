@@ -1,0 +1,128 @@
+"""MPI point-to-point messages from generated MPI_* tables: what any correct matcher must give.
+
+MPI's non-overtaking rule: the k-th send A->B with tag t matches the k-th receive on B from A with
+tag t; tag 0 is a tag like any other (the commonest in real programs).  A receive with a wildcard
+source or tag (MPI_ANY_SOURCE / MPI_ANY_TAG: negative in the export, -1 for Open MPI, -2 for MPICH's
+ANY_SOURCE) cannot be matched from the tables and is counted unmatched, and so is the send it
+received; so is a send whose tag or peer is NULL.  A row without a start time is not a call (the
+MPI reader drops and counts it) and must not take part in matching.  Times as Extrae writes them:
+logical send = send call start, physical send = its end, logical / physical receive = receive
+call start / end (the physical send drawn at the physical receive when the send returned later).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from conftest import convert_valid
+from nsysgen import NsysBuilder
+
+PID, MAIN = 4000, 4000
+ANY = -1  # Open MPI's MPI_ANY_SOURCE and MPI_ANY_TAG
+MPICH_ANY_SOURCE = -2
+
+
+def _rank(tmp, schema: str, rank: int, calls: list) -> object:
+    b = NsysBuilder(tmp / f"rank{rank}.sqlite", schema=schema, host="node01", env={"PMI_RANK": str(rank)})
+    b.process(PID, "./app")
+    b.mpi(PID, MAIN, "MPI_Init", 1_000, 2_000)
+    b.mpi_rank(PID, MAIN, rank, ts=2_500)
+    for name, start, end, peer, tag, size in calls:
+        b.mpi(PID, MAIN, name, start, end, kind="p2p", peer=peer, tag=tag, size=size)
+    b.mpi(PID, MAIN, "MPI_Finalize", 200_000, 201_000)
+    path = b.save()
+    if any(start is None for _, start, *_ in calls):
+        without_start(path)
+    return path
+
+
+def without_start(path) -> None:
+    """The rows written with start None get a NULL start (the export's DDL says NOT NULL, so the
+    builder wrote 0): the table is rebuilt without the constraint, as a damaged export may be."""
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE p2p AS SELECT * FROM MPI_P2P_EVENTS")
+        con.execute("DROP TABLE MPI_P2P_EVENTS")
+        con.execute("ALTER TABLE p2p RENAME TO MPI_P2P_EVENTS")
+        assert con.execute("UPDATE MPI_P2P_EVENTS SET start = NULL WHERE start = 0").rowcount == 1
+
+
+# (name, start, end, peer, tag, size) per rank
+RANK0 = [
+    ("MPI_Send", 10_000, 12_000, 1, 0, 100),  # a: tag 0, the 1st 0->1 tag 0
+    ("MPI_Send", 20_000, 22_000, 1, 0, 200),  # b: tag 0, the 2nd
+    ("MPI_Send", 30_000, 32_000, 1, 7, 300),  # c: received with ANY_SOURCE: unmatched
+    ("MPI_Send", 40_000, 42_000, 1, 9, 400),  # d: received with ANY_TAG: unmatched
+    ("MPI_Send", None, 51_000, 1, 5, 500),  # e: no start: dropped by the reader, not a message
+    ("MPI_Send", 60_000, 62_000, 1, 5, 600),  # f: the only 0->1 tag 5 send
+    ("MPI_Send", 70_000, 72_000, 1, None, 700),  # g: tag NULL: unmatched
+    ("MPI_Send", 80_000, 82_000, None, 3, 800),  # h: peer NULL: unmatched
+    ("MPI_Isend", 90_000, 91_000, 2, 0, 900),  # i: 0->2 tag 0
+]
+RANK1 = [
+    ("MPI_Recv", 11_000, 13_000, 0, 0, 100),  # A <- a
+    ("MPI_Recv", 21_000, 23_000, 0, 0, 256),  # B <- b (the buffer's capacity: the size is the send's)
+    ("MPI_Recv", 31_000, 33_000, ANY, 7, 300),  # C: ANY_SOURCE
+    ("MPI_Recv", 41_000, 43_000, 0, ANY, 400),  # D: ANY_TAG
+    ("MPI_Recv", 55_000, 63_000, 0, 5, 600),  # F <- f (not e)
+    ("MPI_Send", 100_000, 101_000, 2, 3, 30),  # x: 1->2 tag 3
+    ("MPI_Send", 102_000, 103_000, 2, 4, 40),  # y: 1->2 tag 4
+]
+RANK2 = [
+    ("MPI_Recv", 89_000, 92_000, 0, 0, 900),  # I <- i
+    ("MPI_Recv", 99_000, 104_000, 1, 4, 40),  # Y <- y: posted before X, matched by tag
+    ("MPI_Recv", 104_500, 105_000, 1, 3, 30),  # X <- x
+    ("MPI_Recv", 110_000, 111_000, MPICH_ANY_SOURCE, 0, 8),  # MPICH's ANY_SOURCE: unmatched
+]
+
+# (sender task, receiver task, log send, phys send, log recv, phys recv, size, tag), session times
+MESSAGES = [
+    (1, 2, 10_000, 12_000, 11_000, 13_000, 100, 0),
+    (1, 2, 20_000, 22_000, 21_000, 23_000, 200, 0),
+    (1, 2, 60_000, 62_000, 55_000, 63_000, 600, 5),
+    (1, 3, 90_000, 91_000, 89_000, 92_000, 900, 0),
+    (2, 3, 100_000, 101_000, 104_500, 105_000, 30, 3),
+    (2, 3, 102_000, 103_000, 99_000, 104_000, 40, 4),
+]
+
+
+@pytest.fixture(scope="module", params=["3.13.2", "3.22"])
+def matched(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(f"match-{request.param}")
+    ranks = [_rank(tmp, request.param, r, calls) for r, calls in enumerate((RANK0, RANK1, RANK2))]
+    return convert_valid(["-t", "mpi", "--align", "none", "--time-origin", "session", "-m", *ranks], tmp / "t")
+
+
+def test_messages_matched_with_exact_records(matched):
+    trace, _ = matched
+    c = trace.comms
+    got = sorted(
+        c[["task", "rtask", "log_send", "phys_send", "log_recv", "phys_recv", "size", "tag"]].itertuples(
+            index=False, name=None
+        )
+    )
+    assert got == sorted(MESSAGES)
+    assert set(c["thread"]) == set(c["rthread"]) == {1}
+
+
+def test_unmatched_halves_counted(matched):
+    """19 halves (e is no call): 6 messages (12 halves), 4 sends (c, d, g, h) and 3 receives (C, D,
+    MPICH's) unmatched."""
+    _, summary = matched
+    m = summary["categories"]["mpi_messages"]
+    assert (m["source_rows"], m["translated_rows"]) == (19, 12)
+    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched send")) == 4
+    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched receive")) == 3
+    assert sum(m["dropped"].values()) == 7
+
+
+def test_a_call_without_start_is_dropped_and_counted(matched):
+    """Row e: the one row the MPI reader drops (its count: every p2p row, Init and Finalize per rank)."""
+    trace, summary = matched
+    calls = summary["categories"]["mpi"]
+    assert calls["source_rows"] == len(RANK0) + len(RANK1) + len(RANK2) + 6 == 26
+    assert calls["dropped"] == {"no start timestamp": 1}
+    assert calls["translated_rows"] == 25
+    sends = trace.events[(trace.events["task"] == 1) & (trace.events["type"] == 50000001)]
+    begins = sorted(int(t) for t in sends[sends["value"] != 0]["time"])
+    assert begins == [10_000, 20_000, 30_000, 40_000, 60_000, 70_000, 80_000, 90_000]

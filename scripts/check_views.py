@@ -75,9 +75,7 @@ def run_views(trace: Path, cfg_dir: Path, paramedir: str, work: Path) -> dict[st
 
 
 def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
-    """[(quantity, compared values, largest |difference| in ns)]."""
-    pop = json.loads(Path(f"{base}.pop.json").read_text())
-    row = Path(f"{base}.row").read_text().split("LEVEL THREAD SIZE")[1].splitlines()[1:]
+    """[(quantity, compared values, largest |difference| in ns)]: the views run by paramedir."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         cfg_dir = work / "cfgs"
@@ -86,11 +84,18 @@ def compare(base: Path, paramedir: str) -> list[tuple[str, int, int]]:
             check=True,
             capture_output=True,
         )
-        out = run_views(base, cfg_dir, paramedir, work)
-        host = dict(column(out["host_useful"], "Running"))
-        device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
-        node = {k: dict(column(out["node_" + k], "1")) for k in VIEWS if k.startswith("device")}
-        gpu = {k: [v for _, v in column(out["gpu_activity"], c)] for k, c in GPU_COLUMNS.items()}
+        return compare_histograms(base, run_views(base, cfg_dir, paramedir, work))
+
+
+def compare_histograms(base: Path, out: dict[str, Path]) -> list[tuple[str, int, int]]:
+    """[(quantity, compared values, largest |difference| in ns)] of OUT.pop.json against paramedir's
+    histogram files ``out`` (VIEWS key -> file; recorded ones too: tests/test_oracles.py)."""
+    pop = json.loads(Path(f"{base}.pop.json").read_text())
+    row = Path(f"{base}.row").read_text().split("LEVEL THREAD SIZE")[1].splitlines()[1:]
+    host = dict(column(out["host_useful"], "Running"))
+    device = {k: [v for _, v in column(out[k], "1")] for k in VIEWS if k.startswith("device")}
+    node = {k: dict(column(out["node_" + k], "1")) for k in VIEWS if k.startswith("device")}
+    gpu = {k: [v for _, v in column(out["gpu_activity"], c)] for k, c in GPU_COLUMNS.items()}
     results = []
     procs = pop["processes"]
     useful = pop["host"].get("useful_time_ns") or {}

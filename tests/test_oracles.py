@@ -1,0 +1,142 @@
+"""Paraver's paramedir answers, recorded, held against the product and the in-repo view evaluator.
+
+tests/oracles/paramedir.json holds what paramedir (built from bsc-performance-tools/paraver-kernel:
+its version, commit and command are in the file) computed with every shipped analysis view on the
+example traces of tests/oracle_cases.py; ``python3 scripts/record_oracles.py`` re-records them and
+says what changed.  These tests need no paramedir: they convert the same inputs again and check that
+OUT.pop.json gives the recorded views' numbers (scripts/check_views.py's comparison) and that
+tests/view_eval.py computes every recorded histogram, so a trace, a view or a POP number that drifts
+from what Paraver computed fails here, on any machine.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import oracle_cases as O
+import pytest
+from paraver_validator import validate_trace
+from view_eval import Evaluator
+
+RECORDED = O.load()
+
+
+def _check_views():
+    spec = importlib.util.spec_from_file_location("check_views", O.ROOT / "scripts" / "check_views.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CHECK_VIEWS = _check_views()
+
+# per case: (quantity, values compared) of scripts/check_views.py against the recorded histograms
+COMPARED = {
+    "mpi4": [
+        ("host useful per process", 4),
+        ("device useful per GPU (GPUs of one process)", 0),
+        ("device transfer per GPU (GPUs of one process)", 0),
+        ("device active per GPU (GPUs of one process)", 0),
+        ("device idle per GPU (GPUs of one process)", 0),
+        ("device useful per GPU (node views, hosts of one GPU)", 0),
+        ("device transfer per GPU (node views, hosts of one GPU)", 0),
+        ("device active per GPU (node views, hosts of one GPU)", 0),
+        ("device idle per GPU (node views, hosts of one GPU)", 0),
+    ],
+    "gpu-shared": [
+        ("host useful per process", 8),
+        ("device useful per GPU (GPUs of one process)", 0),
+        ("device transfer per GPU (GPUs of one process)", 0),
+        ("device active per GPU (GPUs of one process)", 0),
+        ("device idle per GPU (GPUs of one process)", 0),
+        ("device useful per GPU (node views, hosts of one GPU)", 2),
+        ("device transfer per GPU (node views, hosts of one GPU)", 2),
+        ("device active per GPU (node views, hosts of one GPU)", 2),
+        ("device idle per GPU (node views, hosts of one GPU)", 2),
+        ("device useful per GPU (GPU rows)", 2),
+        ("device transfer per GPU (GPU rows)", 2),
+        ("device idle per GPU (GPU rows)", 2),
+    ],
+    "clover-generated": [
+        ("host useful per process", 1),
+        ("device useful per GPU (GPUs of one process)", 1),
+        ("device transfer per GPU (GPUs of one process)", 1),
+        ("device active per GPU (GPUs of one process)", 1),
+        ("device idle per GPU (GPUs of one process)", 1),
+        ("device useful per GPU (node views, hosts of one GPU)", 1),
+        ("device transfer per GPU (node views, hosts of one GPU)", 1),
+        ("device active per GPU (node views, hosts of one GPU)", 1),
+        ("device idle per GPU (node views, hosts of one GPU)", 1),
+    ],
+}
+
+
+def test_the_record_names_the_tool_its_source_and_the_command():
+    assert RECORDED["tool"] == "paramedir"
+    assert "paraver-kernel" in RECORDED["version"] and "commit " in RECORDED["version"]
+    assert RECORDED["command"] == "paramedir OUT.prv nsys2prv/cfgs/analysis/VIEW.cfg VIEW.txt"
+    assert set(RECORDED["cases"]) == set(O.CASES) == set(COMPARED)
+    for case in RECORDED["cases"].values():
+        assert set(case["views"]) <= set(O.views())
+        assert case["conversion"].startswith("nsys2prv ")
+
+
+@pytest.fixture(scope="module", params=sorted(O.CASES))
+def converted(request, tmp_path_factory):
+    base = O.convert(request.param, tmp_path_factory.mktemp(request.param))
+    return request.param, base, validate_trace(str(base))
+
+
+def test_pop_json_gives_the_recorded_paramedir_numbers(converted, tmp_path):
+    case, base, _ = converted
+    views = RECORDED["cases"][case]["views"]
+    files = {}
+    for key, rel in CHECK_VIEWS.VIEWS.items():
+        files[key] = tmp_path / f"{key}.txt"
+        h = views[rel.split("/")[-1].removesuffix(".cfg")]
+        if h is not None:  # paramedir wrote no file: the view's types are not in the trace
+            files[key].write_text(O.histogram_text(h))
+    results = CHECK_VIEWS.compare_histograms(base, files)
+    assert [(what, n) for what, n, _ in results] == COMPARED[case]
+    assert [(what, diff) for what, _, diff in results if diff] == []
+
+
+# views the evaluator does not compute (other analyzers than semantic x time, the Stacked Val composition)
+NOT_EVALUATED = {"kernel_avg_duration", "kernel_count", "launch_matrix", "message_matrix", "nvtx_time"}
+EVALUATED = {"mpi4": 3, "gpu-shared": 16, "clover-generated": 13}  # views with a recorded histogram
+
+
+ZERO = {"host_useful": "Idle"}  # paramedir's column of value 0 (a state view: the state's name), else "0"
+
+
+def _rows(view: str, h: dict) -> list[list[float]]:
+    """Per row, the non-zero values but that of value 0 (the evaluator leaves value 0 out, paramedir
+    labels columns by value or by state name: the values per row are compared)."""
+    zero = ZERO.get(view, "0")
+    return [sorted(float(v) for c, v in zip(h["columns"], vals) if v != 0 and c != zero) for _, vals in h["rows"]]
+
+
+def test_the_view_evaluator_computes_the_recorded_histograms(converted):
+    case, base, trace = converted
+    ev = Evaluator(trace)
+    checked = []
+    for view, h in sorted(RECORDED["cases"][case]["views"].items()):
+        if h is None or view in NOT_EVALUATED:  # paramedir wrote no histogram: the view's types are absent
+            continue
+        rows = ev.histogram((O.ANALYSIS / f"{view}.cfg").read_text())
+        assert [sorted(float(t) for t in row.values() if t) for row in rows] == _rows(view, h), (case, view)
+        checked.append(view)
+    assert len(checked) == EVALUATED[case], checked
+
+
+def test_record_oracles_says_what_changed():
+    spec = importlib.util.spec_from_file_location("record_oracles", O.ROOT / "scripts" / "record_oracles.py")
+    assert spec is not None and spec.loader is not None
+    rec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rec)
+    old = {"c": {"views": {"v": {"columns": ["1"], "rows": [["Rank 0", [5]], ["Rank 1", [7]]]}, "w": None}}}
+    new = {"c": {"views": {"v": {"columns": ["1"], "rows": [["Rank 0", [5]], ["Rank 1", [8]]]}, "w": None}}}
+    assert rec.changes(old, old) == []
+    assert rec.changes(old, new) == ["c v [Rank 1] [1]: 7 -> 8"]
+    assert rec.changes(old, {}) == ["c: case gone"]

@@ -23,13 +23,17 @@ ANY = -1  # Open MPI's MPI_ANY_SOURCE and MPI_ANY_TAG
 MPICH_ANY_SOURCE = -2
 
 
-def _rank(tmp, schema: str, rank: int, calls: list) -> object:
+def _rank(tmp, schema: str, rank: int, calls: list, window=None, waits=()) -> object:
     b = NsysBuilder(tmp / f"rank{rank}.sqlite", schema=schema, host="node01", env={"PMI_RANK": str(rank)})
     b.process(PID, "./app")
     b.mpi(PID, MAIN, "MPI_Init", 1_000, 2_000)
     b.mpi_rank(PID, MAIN, rank, ts=2_500)
-    for name, start, end, peer, tag, size in calls:
-        b.mpi(PID, MAIN, name, start, end, kind="p2p", peer=peer, tag=tag, size=size)
+    if window:
+        b.nvtx_push(PID, MAIN, *window, text="window")
+    for name, start, end, peer, tag, size, *request in calls:
+        b.mpi(PID, MAIN, name, start, end, kind="p2p", peer=peer, tag=tag, size=size, request=(request or [None])[0])
+    for name, start, end, request in waits:
+        b.mpi(PID, MAIN, name, start, end, kind="startwait", request=request)
     b.mpi(PID, MAIN, "MPI_Finalize", 200_000, 201_000)
     path = b.save()
     if any(start is None for _, start, *_ in calls):
@@ -126,3 +130,45 @@ def test_a_call_without_start_is_dropped_and_counted(matched):
     sends = trace.events[(trace.events["task"] == 1) & (trace.events["type"] == 50000001)]
     begins = sorted(int(t) for t in sends[sends["value"] != 0]["time"])
     assert begins == [10_000, 20_000, 30_000, 40_000, 60_000, 70_000, 80_000, 90_000]
+
+
+def test_only_the_messages_inside_the_filter_window(tmp_path):
+    """-f window (rank 0's NVTX range 15-65 us): the messages whose send and receive calls lie inside
+    it (b and f), the 4 other matched messages counted outside the window."""
+    ranks = [
+        _rank(tmp_path, "3.22", r, calls, window=(15_000, 65_000) if r == 0 else None)
+        for r, calls in enumerate((RANK0, RANK1, RANK2))
+    ]
+    trace, summary = convert_valid(
+        ["-t", "mpi,nvtx", "--align", "none", "--time-origin", "session", "-f", "window", "-m", *ranks],
+        tmp_path / "t",
+    )
+    c = trace.comms
+    assert sorted(zip(c["size"], c["tag"])) == [(200, 0), (600, 5)]
+    m = summary["categories"]["mpi_messages"]
+    assert (m["source_rows"], m["translated_rows"]) == (19, 4)
+    assert sum(v for k, v in m["dropped"].items() if "window" in k) == 8
+    assert sum(m["dropped"].values()) == 15
+
+
+def test_a_nonblocking_receive_ends_at_the_wait_that_completed_it(tmp_path):
+    """MPI_Irecv (request 1) completed by MPI_Wait: logical receive = the Irecv's end, physical
+    receive = the Wait's end (Extrae)."""
+    ranks = [
+        _rank(tmp_path, "3.22", 0, [("MPI_Send", 10_000, 11_000, 1, 0, 64)]),
+        _rank(
+            tmp_path,
+            "3.22",
+            1,
+            [("MPI_Irecv", 5_000, 6_000, 0, 0, 64, 1)],
+            waits=[("MPI_Wait", 30_000, 32_000, 1)],
+        ),
+    ]
+    trace, _ = convert_valid(["-t", "mpi", "--align", "none", "--time-origin", "session", "-m", *ranks], tmp_path / "t")
+    c = trace.comms
+    got = list(
+        c[["task", "rtask", "log_send", "phys_send", "log_recv", "phys_recv", "size", "tag"]].itertuples(
+            index=False, name=None
+        )
+    )
+    assert got == [(1, 2, 10_000, 11_000, 6_000, 32_000, 64, 0)]

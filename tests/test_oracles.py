@@ -16,6 +16,7 @@ import importlib.util
 import oracle_cases as O
 import pytest
 from paraver_validator import validate_trace
+from trace_tools import intervals
 from view_eval import Evaluator
 
 RECORDED = O.load()
@@ -140,3 +141,51 @@ def test_record_oracles_says_what_changed():
     assert rec.changes(old, old) == []
     assert rec.changes(old, new) == ["c v [Rank 1] [1]: 7 -> 8"]
     assert rec.changes(old, {}) == ["c: case gone"]
+
+
+def _cells(h: dict | None, by_position: bool) -> dict:
+    """{(row index, column): value} of the non-zero cells (a matrix: the column's index, its labels
+    being thread names, not unique)."""
+    if h is None:
+        return {}
+    return {
+        (i, j if by_position else c): v
+        for i, (_, vals) in enumerate(h["rows"])
+        for j, (c, v) in enumerate(zip(h["columns"], vals))
+        if v
+    }
+
+
+def test_the_views_the_evaluator_lacks_agree_with_the_trace(converted):
+    """Kernel count and average duration per thread and kernel, launch links and bytes per thread
+    pair: paramedir's recorded answers, counted from the trace's records directly."""
+    case, _, trace = converted
+    views = RECORDED["cases"][case]["views"]
+    first, g = [], 0
+    for n, _ in trace.header.apps[0]:
+        first.append(g)
+        g += n
+    row = lambda task, thread: first[task - 1] + thread - 1  # noqa: E731
+    want: dict[str, dict] = {"kernel_count": {}, "kernel_avg_duration": {}, "launch_matrix": {}, "message_matrix": {}}
+    if 63000006 in trace.pcf.types:
+        k = intervals(trace, 63000006)
+        k = k.assign(row=[row(a, b) for a, b in zip(k["task"], k["thread"])], dur=k["end"] - k["start"])
+        for (r, label), d in k.groupby(["row", "label"])["dur"]:
+            want["kernel_count"][r, label] = len(d)
+            want["kernel_avg_duration"][r, label] = round(float(d.mean()), 2)
+    for c in trace.comms.itertuples(index=False):
+        cell = (row(c.task, c.thread), row(c.rtask, c.rthread))
+        if c.tag in (55001, 55002):
+            want["launch_matrix"][cell] = want["launch_matrix"].get(cell, 0) + 1
+        if c.size:
+            want["message_matrix"][cell] = want["message_matrix"].get(cell, 0) + c.size
+    for view, cells in want.items():
+        assert _cells(views[view], "matrix" in view) == cells, (case, view)
+    assert {v: len(c) for v, c in want.items()} == NON_ZERO_CELLS[case]
+
+
+NON_ZERO_CELLS = {
+    "mpi4": {"kernel_count": 0, "kernel_avg_duration": 0, "launch_matrix": 0, "message_matrix": 0},
+    "gpu-shared": {"kernel_count": 8, "kernel_avg_duration": 8, "launch_matrix": 9, "message_matrix": 8},
+    "clover-generated": {"kernel_count": 10, "kernel_avg_duration": 10, "launch_matrix": 1, "message_matrix": 1},
+}

@@ -212,12 +212,47 @@ def _parse(source: str) -> ast.AST:
     return tree
 
 
+_OP_TEXT = {
+    ast.GtE: ">=",
+    ast.Gt: ">",
+    ast.LtE: "<=",
+    ast.Lt: "<",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+def _short(node: ast.AST, width: int = 60) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def describe(op: str, node: ast.AST, variant: int) -> str:
+    """What the mutant changes, e.g. ``recvs['tag'] >= 0 -> recvs['tag'] > 0``."""
+    if op == "compare":
+        left = node.left if variant == 0 else node.comparators[variant - 1]
+        right = node.comparators[variant]
+        old, new = type(node.ops[variant]), COMPARE_FLIPS[type(node.ops[variant])]
+        return f"{_short(left, 40)} {_OP_TEXT[old]} {_short(right, 20)} -> {_OP_TEXT[new]}"
+    if op == "constant":
+        return f"{node.value} -> {node.value + 1}"
+    if op == "drop-filter":
+        return f"{_short(node)} -> {_short(node.value)}"
+    if op == "negate":
+        return f"if {_short(node.test)} -> if not (...)"
+    if op == "and-or":
+        return f"{_short(node)}: {'and -> or' if isinstance(node.op, ast.And) else 'or -> and'}"
+    return f"{node.name}() returns at once"
+
+
 def mutants_of(module: str, source: str) -> list[Mutant]:
-    lines = source.splitlines()
     out = []
-    for i, (op, node, _variant) in enumerate(points(_parse(source))):
-        line = getattr(node, "lineno", 0)
-        out.append(Mutant(module, i, op, line, lines[line - 1].strip() if line else ""))
+    for i, (op, node, variant) in enumerate(points(_parse(source))):
+        out.append(Mutant(module, i, op, getattr(node, "lineno", 0), describe(op, node, variant)))
     return out
 
 

@@ -52,7 +52,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "nsys2prv/model/align/session.py",
             "nsys2prv/model/align/syncpoints.py",
         ],
-        ["tests/test_align.py", "tests/test_mpi_matching.py"],
+        ["tests/test_align.py"],
     ),
     "pop": (
         ["nsys2prv/metrics/pop.py", "nsys2prv/metrics/measures.py", "nsys2prv/metrics/replay.py"],
@@ -68,7 +68,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             for p in (ROOT / "nsys2prv" / "nsys" / "readers").glob("*.py")
             if p.name != "__init__.py"
         ),
-        ["tests/test_rows.py", "tests/test_columns.py", "tests/test_mpi_matching.py", "tests/test_faults.py"],
+        [
+            "tests/test_rows.py",
+            "tests/test_columns.py",
+            "tests/test_mpi_matching.py",
+            "tests/test_faults.py",
+            "tests/test_reader_edges.py",
+        ],
     ),
 }
 # a module whose own tests are enough (instead of its group's)

@@ -18,7 +18,7 @@ from conftest import MPI4, convert_valid, need
 from nsys2prv.core import extrae_mpi
 from nsys2prv.core import registry as R
 
-# Extrae's labels.h STATES (0-17) and the states Paraver's default .pcf adds (18-23)
+# Extrae's labels.h STATES 0-17 (the registry's 18-23 are not checked here)
 STATES = {
     0: "Idle",
     1: "Running",

@@ -74,6 +74,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_mpi_matching.py",
             "tests/test_faults.py",
             "tests/test_reader_edges.py",
+            "tests/test_robustness.py::test_conservation_balances_on_cloverleaf",
+            "tests/test_gpu_depth.py::test_nccl_payloads_on_nccl_kernels",
         ],
     ),
 }

@@ -1,6 +1,7 @@
 """Edges of the readers that a mutation run found untested (scripts/mutation_test.py, group readers):
-every launch parameter of a kernel reaches the trace, and a GPU metric sample at session time 0 is a
-sample (only negative or missing timestamps are dropped, and counted)."""
+every launch parameter of a kernel reaches the trace; a GPU metric sample at session time 0 is a sample
+(only negative or missing timestamps are dropped, and counted); an NVTX row with text in a numeric
+column is dropped and counted."""
 
 from __future__ import annotations
 
@@ -58,3 +59,18 @@ def test_a_gpu_metric_sample_at_time_0_is_kept_and_a_negative_one_dropped(tmp_pa
     assert cat["dropped"] == {"negative or missing timestamp": 1}
     metric = trace.events[trace.events["type"] == 9400]
     assert sorted(metric["value"]) == [10, 20, 30]
+
+
+def test_an_nvtx_row_with_text_in_a_numeric_column_is_dropped_and_counted(tmp_path):
+    b = NsysBuilder(tmp_path / "n.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    for k in range(3):
+        b.nvtx_push(PID, PID, 1_000 + 10_000 * k, 5_000 + 10_000 * k, text=f"step {k}")
+    path = b.save()
+    with sqlite3.connect(path) as con:  # a damaged export: text where a time belongs
+        assert con.execute("UPDATE NVTX_EVENTS SET start = 'x' WHERE text = 'step 1'").rowcount == 1
+    trace, summary = convert_valid(["-t", "nvtx", path], tmp_path / "t")
+    cat = summary["categories"]["nvtx"]
+    assert (cat["source_rows"], cat["translated_rows"], sum(cat["dropped"].values())) == (3, 2, 1), cat
+    ranges = trace.events[(trace.events["type"] == 9600) & (trace.events["value"] != 0)]
+    assert len(ranges) == 2

@@ -171,6 +171,11 @@ def test_worked_example_device_tree_both_nccl_rules(worked, tmp_path, rule):
     assert dev["other_nccl_rule"]["nccl_as"] == other
     assert dev["other_nccl_rule"]["load_balance"] == pytest.approx(EXPECTED_DEVICE[other][1], abs=1e-3)
     assert f"--nccl-as {rule}" in res["definitions"]["nccl_kernels"]
+    moved = {"communication": "memcpy, memset, NCCL kernels", "useful": "memcpy, memset"}[rule]
+    assert (
+        res["definitions"]["data_movement_time"]
+        == f"X_d = |(union of {moved} on d) minus (union of useful kernels on d)|"
+    )
 
 
 def test_worked_example_host_tree(worked, tmp_path):

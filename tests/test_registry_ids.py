@@ -18,7 +18,33 @@ from conftest import MPI4, convert_valid, need
 from nsys2prv.core import extrae_mpi
 from nsys2prv.core import registry as R
 
-# Extrae's labels.h STATES 0-17 (the registry's 18-23 are not checked here)
+# Extrae's labels.h STATES 0-23 and STATES_COLOR
+STATE_COLORS = {
+    0: (117, 195, 255),
+    1: (0, 0, 255),
+    2: (255, 255, 255),
+    3: (255, 0, 0),
+    4: (255, 0, 174),
+    5: (179, 0, 0),
+    6: (0, 255, 0),
+    7: (255, 255, 0),
+    8: (235, 0, 0),
+    9: (0, 162, 0),
+    10: (255, 0, 255),
+    11: (100, 100, 177),
+    12: (172, 174, 41),
+    13: (255, 144, 26),
+    14: (2, 255, 177),
+    15: (192, 224, 0),
+    16: (66, 66, 66),
+    17: (255, 0, 96),
+    18: (169, 169, 169),
+    19: (169, 0, 0),
+    20: (0, 109, 255),
+    21: (200, 61, 68),
+    22: (200, 66, 0),
+    23: (0, 41, 0),
+}
 STATES = {
     0: "Idle",
     1: "Running",
@@ -38,6 +64,12 @@ STATES = {
     15: "Others",
     16: "Send Receive",
     17: "Memory transfer",
+    18: "Profiling",
+    19: "On-line analysis",
+    20: "Remote memory access",
+    21: "Atomic memory operation",
+    22: "Memory ordering operation",
+    23: "Distributed locking",
 }
 
 # MPI_EventEncoding.h: the MPI call types and their labels
@@ -71,6 +103,7 @@ MPI_CALLS = {
     "MPI_Ssend": (50000001, 34, 4),
     "MPI_Sendrecv": (50000001, 41, 16),
     "MPI_Waitany": (50000001, 59, 8),
+    "MPI_Waitsome": (50000001, 60, 8),
     "MPI_Probe": (50000001, 61, 6),
     "MPI_Iprobe": (50000001, 62, 6),
 }
@@ -120,7 +153,7 @@ TAGS = {55001: "CUDA launch call -> kernel", 55002: "CUDA memcpy/memset call -> 
 
 
 def test_registry_has_extraes_states_and_mpi_encoding():
-    assert {s: R.STATES[s] for s in STATES} == STATES
+    assert R.STATES == STATES and R.STATE_COLORS == STATE_COLORS
     assert (R.IDLE, R.RUNNING, R.WAITING_MESSAGE, R.BLOCKING_SEND, R.SYNCHRONIZATION) == (0, 1, 3, 4, 5)
     assert (R.WAIT, R.IMMEDIATE_SEND, R.IMMEDIATE_RECV, R.GROUP_COMM, R.SEND_RECEIVE) == (8, 10, 11, 13, 16)
     assert (R.MEMORY_TRANSFER, R.NCCL_KERNEL_STATE) == (17, 13)
@@ -172,7 +205,7 @@ def test_real_trace_pcf_has_extraes_types_values_and_states(mpi4):
     assert {t: types[t]["values"][0] for t in (50000001, 50000002, 50000003)} == dict.fromkeys(
         (50000001, 50000002, 50000003), "Outside MPI"
     )
-    assert {s: trace.pcf.states[s] for s in STATES} == STATES
+    assert trace.pcf.states == STATES and trace.pcf.states_color == STATE_COLORS
 
 
 def _calls(rank: Path) -> dict[str, tuple[int, int]]:

@@ -500,3 +500,28 @@ def test_alignment_table_gives_units_and_counts_that_agree(tmp_path):
     rows = [line.split() for line in lines if line.split()[:2] in (["0", "session"], ["3", "session"])]
     assert [(r[5], r[6], r[7]) for r in rows] == [("2190.4", "-", "12"), ("1310.4", "-", "12")]
     assert "how unevenly the ranks leave their collectives, not an alignment error" in res.output
+
+
+def test_reports_one_hour_apart_are_one_run_a_nanosecond_more_is_refused():
+    """The session-start check's boundary (model/align/session.py: more than an hour apart = not one run)."""
+    from dataclasses import dataclass
+
+    from nsys2prv.core.errors import UserError
+    from nsys2prv.model.align.session import check_start_times
+
+    @dataclass
+    class Times:
+        source: str
+        session_start_ns: int
+        hostname: str = "node01"
+        time_normalized: bool = False
+        time_shift_ns: int = 0
+
+    hour = 3600 * 10**9
+    assert check_start_times([Times("a", 10**18), Times("b", 10**18 + hour)], force=False) == []
+    late = [Times("a", 10**18), Times("b", 10**18 + hour + 1)]
+    with pytest.raises(UserError, match=r"reports started 1\.0 h apart \(a and b\): not one run; use --force"):
+        check_start_times(late, force=False)
+    assert check_start_times(late, force=True) == [
+        "reports started 1.0 h apart (a and b): not one run (merged because of --force)"
+    ]

@@ -1,7 +1,7 @@
 """Edges of the readers that a mutation run found untested (scripts/mutation_test.py, group readers):
 every launch parameter of a kernel reaches the trace; a GPU metric sample at session time 0 is a sample
 (only negative or missing timestamps are dropped, and counted); an NVTX row with text in a numeric
-column is dropped and counted."""
+column is dropped and counted; both profiling markers of OSRT_API (classes 31 and 32) are not calls."""
 
 from __future__ import annotations
 
@@ -74,3 +74,19 @@ def test_an_nvtx_row_with_text_in_a_numeric_column_is_dropped_and_counted(tmp_pa
     assert (cat["source_rows"], cat["translated_rows"], sum(cat["dropped"].values())) == (3, 2, 1), cat
     ranges = trace.events[(trace.events["type"] == 9600) & (trace.events["value"] != 0)]
     assert len(ranges) == 2
+
+
+def test_profiling_started_and_finished_markers_are_not_os_runtime_calls(tmp_path):
+    """OSRT_API rows of event classes 31 and 32 mark where OS runtime profiling started and finished."""
+    b = NsysBuilder(tmp_path / "o.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    b.osrt(PID, PID, "read", 1_000, 2_000)
+    b.osrt(PID, PID, "OS runtime libraries profiling started", 500, 500, event_class=31)
+    b.osrt(PID, PID, "OS runtime libraries profiling finished", 3_000, 3_000, event_class=32)
+    b.osrt(PID, PID, "write", 4_000, 6_000)
+    trace, summary = convert_valid(["-t", "osrt", b.save()], tmp_path / "t")
+    cat = summary["categories"]["osrt"]
+    assert (cat["source_rows"], cat["translated_rows"]) == (4, 2)
+    assert cat["dropped"] == {"profiling started/finished markers (not calls)": 2}
+    calls = trace.events[(trace.events["type"] == 66400000) & (trace.events["value"] != 0)]
+    assert len(calls) == 2

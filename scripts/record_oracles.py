@@ -6,10 +6,11 @@
 Converts each case of tests/oracle_cases.py (the Quick start's mpi4 reports, generated GPU runs), runs
 every shipped analysis view (nsys2prv/cfgs/analysis/*.cfg) on it with Paraver's paramedir, one
 ``paramedir OUT.prv VIEW.cfg VIEW.txt`` per view, and writes the histograms with paramedir's version and
-source commit (``--version-file``, default: the VERSIONS file beside paramedir's bin/, as
-/opt/bsc/VERSIONS) and the command.  Prints what changed against the recorded file (view, row, column:
-old -> new); ``--check`` writes nothing and exits 1 when something changed.  tests/test_oracles.py holds
-the product (OUT.pop.json) and the in-repo view evaluator to the recorded answers, without paramedir.
+source commit (``--version-file``; default: the VERSIONS file of the installation whose bin/ holds
+paramedir, its paraver-kernel line) and the command.  Prints what changed against the recorded file
+(view, row, column: old -> new); ``--check`` writes nothing and exits 1 when something changed.
+tests/test_oracles.py holds the product (OUT.pop.json) and the in-repo view evaluator to the recorded
+answers, without paramedir.
 """
 
 from __future__ import annotations

@@ -260,6 +260,16 @@ ALL_TO_ALL_COLLECTIVES = (
 )
 
 
+# The point-to-point calls by role: message matching (translate/mpi_messages.py) and the MPI reader, which
+# merges the two rows nsys exports for one MPI_Sendrecv (nsys/readers/mpi.py).
+SEND_CALLS = frozenset(
+    {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
+)
+RECV_CALLS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
+SENDRECV_CALLS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})  # a send and a receive in one call
+NONBLOCKING_RECV_CALLS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
+
+
 # --------------------------------------------------------------------------
 # MPI calls: (name, Paraver event type, Paraver value, state inside the call)
 # value/type: [EV]+[TBL] for 1..172, [NSP]/[DIM] for 173..219; state: [SEM]

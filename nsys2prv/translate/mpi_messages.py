@@ -26,16 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import NONBLOCKING_RECV_CALLS, RECV_CALLS, SEND_CALLS, SENDRECV_CALLS
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CommBatch, Translation
 
-SENDS = frozenset(
-    {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
-)
-RECVS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
-BOTH = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
-NONBLOCKING_RECVS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
 KIND = "mpi_messages"
 
 
@@ -95,13 +90,15 @@ class Messages:
 
 def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
     name = p2p["name"].astype(str)
-    both = name.isin(BOTH).to_numpy()
-    # Split Sendrecv: rows of one call share (tid, start, end, name); first row = send half
-    # (names are categorical: only the observed groups).
-    nth = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True).cumcount().to_numpy()
-    size = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True)["row"].transform("size").to_numpy()
-    is_send = name.isin(SENDS).to_numpy() | (both & ((size == 1) | (nth == 0)))
-    is_recv = name.isin(RECVS).to_numpy() | (both & ((size == 1) | (nth == 1)))
+    both = name.isin(SENDRECV_CALLS).to_numpy()
+    # Split Sendrecv: the rows of one call share (tid, start, name), the first (row order) is the send
+    # half; nsys 2023.4 ends the send half where it starts (end == start), older exports both halves at
+    # the call's end (names are categorical: only the observed groups).
+    call = p2p.groupby(["tid", "start", "name"], sort=False, observed=True)
+    nth = call.cumcount().to_numpy()
+    size = call["row"].transform("size").to_numpy()
+    is_send = name.isin(SEND_CALLS).to_numpy() | (both & ((size == 1) | (nth == 0)))
+    is_recv = name.isin(RECV_CALLS).to_numpy() | (both & ((size == 1) | (nth == 1)))
     thread = model.cpu_threads(r, p2p["tid"].to_numpy(np.int64))
     rank_of_thread = np.array(
         [model.tasks[t.task].rank if model.tasks[t.task].rank is not None else -1 for t in model.threads] + [-1],
@@ -123,9 +120,9 @@ def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tup
     sends = base[is_send].rename(columns={"rank": "src", "peer": "dst"})
     recvs = base[is_recv].rename(columns={"rank": "dst", "peer": "src"})
     sends = sends.assign(log=sends["start"], phys=sends["end"])
-    log_r = np.where(name[is_recv].isin(NONBLOCKING_RECVS), recvs["end"], recvs["start"])
+    log_r = np.where(name[is_recv].isin(NONBLOCKING_RECV_CALLS), recvs["end"], recvs["start"])
     phys_r = recvs["end"].to_numpy().copy()
-    nb = name[is_recv].isin(NONBLOCKING_RECVS).to_numpy() & (p2p["request"].to_numpy()[is_recv] != 0)
+    nb = name[is_recv].isin(NONBLOCKING_RECV_CALLS).to_numpy() & (p2p["request"].to_numpy()[is_recv] != 0)
     if nb.any() and len(waits):
         phys_r[nb] = _completion(p2p[is_recv][nb], waits, phys_r[nb])
     recvs = recvs.assign(log=log_r, phys=phys_r)

@@ -30,6 +30,7 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.fit import P2P, FitResult, aligned, fit_clocks
+from nsys2prv.model.align.hosts import Hosts, host_groups, to_hosts, to_reports
 from nsys2prv.model.align.session import (
     ReportTimes,
     check_start_times,
@@ -134,7 +135,9 @@ def align(
         name = "+".join(sp.sources + (["p2p"] if len(p2p.src) else [])) if fitting else "session"
     else:
         name = method if method != "marker" else f"marker:{marker}"
-    res = fit_clocks(sp, p2p, base, ref, estimate=fitting)
+    # one unknown per host; a marker is the user's word that its ranges are simultaneous: per report
+    hosts = host_groups(reports, base, each=marker is not None)
+    res = _fit(sp, p2p, base, ref, fitting, hosts, notes)
     clocks = [Clock(int(o), float(k), int(t)) for o, k, t in zip(res.offsets, res.drift, res.t_ref)]
     notes += res.notes
     unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r]]
@@ -167,6 +170,32 @@ def align(
         if cau["collectives_violated"] or cau["messages_violated"]:
             al.notes.append(causality_text(cau, name))
     return al
+
+
+def _fit(
+    sp: syncpoints.SyncPoints, p2p: P2P, base: np.ndarray, ref: int, fitting: bool, hosts: Hosts, notes: list[str]
+) -> FitResult:
+    """The clocks fitted with one unknown per host (reports of one host keep their session offsets
+    against each other); per report only when a host's own session clocks break its constraints."""
+    if not (fitting and hosts.shared):
+        return fit_clocks(sp, p2p, base, ref, estimate=fitting)
+    host_sp, host_p2p = to_hosts(sp, p2p, hosts)
+    res = to_reports(fit_clocks(host_sp, host_p2p, base[hosts.lead], int(hosts.group[ref]), estimate=True), hosts)
+    if res.violations_after == 0:
+        shared = [f"{n} ({int((hosts.group == g).sum())} reports)" for g, n in enumerate(hosts.names)]
+        notes.append(
+            "one clock per host: the reports of a host keep their session offsets against each other and "
+            f"each host's clock is fitted ({', '.join(shared)})"
+        )
+        return res
+    each = fit_clocks(sp, p2p, base, ref, estimate=True)
+    if each.violations_after >= res.violations_after:
+        return res
+    notes.append(
+        f"the session clocks of reports on one host break {res.violations_after} sync constraint(s) (one "
+        "clock per host cannot hold them): every report's clock fitted on its own"
+    )
+    return each
 
 
 def causality(

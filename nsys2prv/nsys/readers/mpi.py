@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import SENDRECV_CALLS
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import (
     Reader,
@@ -50,7 +51,13 @@ def _read_tables(report: Report) -> ReadResult | None:
     df["name"] = text_names(report, df["textId"])
     for c in EXTRA:
         to_int64(df, c, fill=_DEFAULTS[c])
-    # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).
+    # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).  The halves
+    # of a split Sendrecv share their start; nsys 2023.4 ends the send half at its start: the call ends
+    # with its last half.
+    both = df["name"].astype(str).isin(SENDRECV_CALLS).to_numpy()
+    if both.any():
+        ends = df.loc[both].groupby(["tid", "start", "name"], sort=False, observed=True)["end"].transform("max")
+        df.loc[both, "end"] = ends.to_numpy()
     dup = df.duplicated(["tid", "start", "end", "name"], keep="first").to_numpy()
     res.drop("repeated row of one call (per-request Wait/Test, split Sendrecv): merged", int(dup.sum()))
     df = df[~dup]

@@ -268,6 +268,10 @@ SEND_CALLS = frozenset(
 RECV_CALLS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
 SENDRECV_CALLS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})  # a send and a receive in one call
 NONBLOCKING_RECV_CALLS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
+# persistent requests: each MPI_Start/MPI_Startall of a request is one message of its *_init call
+PERSISTENT_SEND_CALLS = frozenset({"MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init"})
+PERSISTENT_RECV_CALLS = frozenset({"MPI_Recv_init"})
+START_CALLS = frozenset({"MPI_Start", "MPI_Startall"})
 
 
 # --------------------------------------------------------------------------

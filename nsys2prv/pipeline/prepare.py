@@ -11,7 +11,7 @@ from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop as popm
-from nsys2prv.model.align import P2P, Alignment, parse_method
+from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.resources import Model, build_model
@@ -74,7 +74,7 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
     """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
-    messages = match_messages([s.p2p for s in scans], model)
+    messages = match_messages([s.p2p for s in scans], model, session_offsets(infos)[0])
     p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
     alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)

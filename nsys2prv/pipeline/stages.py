@@ -44,8 +44,8 @@ from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
+from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
-from nsys2prv.nsys.readers.mpi import read_p2p
 from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
@@ -333,7 +333,7 @@ class Scan:
     rows: int  # translated-kind rows
     window: tuple[int, int] | None  # first occurrence of the -f range (raw times)
     sync: dict = field(default_factory=dict)  # align.syncpoints.sync_tables: rows the alignment uses
-    p2p: tuple | None = None  # mpi.read_p2p: raw point-to-point and wait rows
+    p2p: RawMpi | None = None  # mpi.read_p2p: raw point-to-point, wait and communicator rows
 
 
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}

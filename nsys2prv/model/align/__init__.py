@@ -302,4 +302,4 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
     return out
 
 
-__all__ = ["Alignment", "Clock", "METHODS", "align", "parse_method", "wall_offset", "P2P"]
+__all__ = ["Alignment", "Clock", "METHODS", "align", "parse_method", "session_offsets", "wall_offset", "P2P"]

@@ -9,6 +9,8 @@ MPI_Sendrecv split into a send row and a receive row is one call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -97,12 +99,41 @@ READER = Reader((*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read)
 
 # -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------
 P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request"]
-WAIT_COLUMNS = ["start", "end", "tid", "request"]
+WAIT_COLUMNS = ["start", "end", "tid", "name", "request"]
+COMM_COLUMNS = ["time", "handle", "parent", "local_rank", "size", "group_root"]
 
 
-def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """Every MPI_P2P_EVENTS row as exported (a split MPI_Sendrecv stays two rows, in row order),
-    and the MPI_START_WAIT_EVENTS rows (one per request) that complete non-blocking calls."""
+@dataclass
+class RawMpi:
+    """One report's raw MPI rows for message matching and communicators (mpi.read_p2p)."""
+
+    p2p: pd.DataFrame  # every MPI_P2P_EVENTS row, as exported (a split MPI_Sendrecv stays two rows)
+    waits: pd.DataFrame  # MPI_START_WAIT_EVENTS: one row per request of MPI_Start*/Wait*/Test*
+    comms: pd.DataFrame  # MPI_COMMUNICATORS: this rank's communicators as it created them
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object if c == "name" else np.int64) for c in columns})
+
+
+def _communicators(report: Report) -> pd.DataFrame:
+    """MPI_COMMUNICATORS (nsys 2023+): creation time, handle, parent handle (0: none, i.e. world),
+    the rank's place in it and its size, the world rank of its local rank 0 (-1: not recorded)."""
+    t = "MPI_COMMUNICATORS"
+    if not report.has(t, "timestamp", "commHandle"):
+        return _empty(COMM_COLUMNS)
+    cols = {"parent": "parentHandle", "local_rank": "localRank", "size": "size", "group_root": "groupRoot"}
+    sel = ", ".join(report.col_or_null(t, src, dst) for dst, src in cols.items())
+    df = report.query(f"SELECT timestamp AS time, commHandle AS handle, {sel} FROM {t} ORDER BY timestamp, rowid")
+    df = df[pd.to_numeric(df["handle"], errors="coerce").notna()]
+    for c, fill in (("time", 0), ("handle", 0), ("parent", 0), ("local_rank", -1), ("size", -1), ("group_root", -1)):
+        to_int64(df, c, fill=fill)
+    return df[COMM_COLUMNS].reset_index(drop=True)
+
+
+def read_p2p(report: Report) -> RawMpi | None:
+    """The report's raw point-to-point, request completion and communicator rows (None: no
+    MPI_P2P_EVENTS with peers, i.e. nothing to match)."""
     t = "MPI_P2P_EVENTS"
     if not report.has(t, "start", "end", "globalTid", "textId", "remoteRank"):
         return None
@@ -124,10 +155,12 @@ def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
         ("request", 0),
     ):
         to_int64(df, c, fill=fill)
-    waits = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in WAIT_COLUMNS})
+    waits = _empty(WAIT_COLUMNS)
     w = "MPI_START_WAIT_EVENTS"
-    if report.has(w, "start", "end", "globalTid", "requestHandle"):
-        wq = report.query(f"SELECT start, end, globalTid AS tid, requestHandle AS request FROM {w}")
-        wq = wq.dropna()
-        waits = pd.DataFrame({c: int64(wq[c]) for c in WAIT_COLUMNS})
-    return df[P2P_COLUMNS].reset_index(drop=True), waits
+    if report.has(w, "start", "end", "globalTid", "requestHandle", "textId"):
+        wq = report.query(f"SELECT start, end, globalTid AS tid, textId, requestHandle AS request FROM {w}")
+        wq = wq.dropna(subset=["start", "end", "tid", "request"])
+        waits = pd.DataFrame({c: int64(wq[c]) for c in WAIT_COLUMNS if c != "name"})
+        waits["name"] = np.asarray(text_names(report, wq["textId"]), dtype=object)
+        waits = waits[WAIT_COLUMNS]
+    return RawMpi(df[P2P_COLUMNS].reset_index(drop=True), waits, _communicators(report))

@@ -14,6 +14,7 @@ from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.communicators import build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
@@ -74,10 +75,12 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
     """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
-    messages = match_messages([s.p2p for s in scans], model, session_offsets(infos)[0])
+    raws = [s.p2p for s in scans]
+    messages = match_messages(raws, model, session_offsets(infos)[0])
     p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
+    comms = build_communicators(raws, model)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
-    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force, comms)
     alignment.notes[:0] = notes
     return alignment, messages
 

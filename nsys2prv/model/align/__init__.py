@@ -38,6 +38,7 @@ from nsys2prv.model.align.session import (
     wall_offset,
     without_session_start,
 )
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 
 METHODS = ("auto", "session", "mpi", "nccl", "none")
@@ -71,12 +72,14 @@ def parse_method(spec: str | None) -> tuple[str, str | None]:
     return spec, None
 
 
-def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model) -> tuple[pd.DataFrame, list]:
+def _sync_rows(
+    method: str, marker: str | None, tables: list[dict], model: Model, comms: Communicators | None = None
+) -> tuple[pd.DataFrame, list]:
     if marker is not None:  # method "marker" (parse_method gives a name with it only)
         return syncpoints.marker_rows(tables, model, marker), ["marker"]
     parts = []
     if method in ("mpi", "auto", "session", "none"):
-        parts.append(("mpi", syncpoints.mpi_rows(tables, model)))
+        parts.append(("mpi", syncpoints.mpi_rows(tables, model, comms)))
     if method in ("nccl", "auto", "session", "none"):
         parts.append(("nccl", syncpoints.nccl_rows(tables, model)))
     parts = [(n, df) for n, df in parts if len(df)]
@@ -92,6 +95,7 @@ def align(
     model: Model,
     p2p: P2P | None = None,
     force: bool = False,
+    comms: Communicators | None = None,
 ) -> Alignment:
     method, marker = parse_method(spec)
     notes = check_start_times(reports, force)
@@ -99,8 +103,8 @@ def align(
     notes += snotes
     all_p2p = p2p if p2p is not None else P2P.empty()
     p2p = all_p2p if method in ("mpi", "auto", "session", "none") else P2P.empty()
-    rows, sources = _sync_rows(method, marker, tables, model)
-    sp = syncpoints.build(rows, sources)
+    rows, sources = _sync_rows(method, marker, tables, model, comms)
+    sp = syncpoints.build(rows, sources, syncpoints.mpi_scopes(rows, comms))
     if sp.n:  # the sources that survived the pairing
         kinds = {n.split(":", 1)[0] for n in sp.names}
         sp.sources = [s for s in sources if s in kinds]
@@ -165,7 +169,7 @@ def align(
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:
         both = marker is None and method in ("auto", "session", "none")  # sp: MPI and NCCL, as causality's
-        cau = causality(tables, model, res, all_p2p, sp if both else None)
+        cau = causality(tables, model, res, all_p2p, sp if both else None, comms)
         al.stats["causality"] = cau
         if cau["collectives_violated"] or cau["messages_violated"]:
             al.notes.append(causality_text(cau, name))
@@ -199,14 +203,20 @@ def _fit(
 
 
 def causality(
-    tables: list[dict], model: Model, res: FitResult, p2p: P2P, sp: syncpoints.SyncPoints | None = None
+    tables: list[dict],
+    model: Model,
+    res: FitResult,
+    p2p: P2P,
+    sp: syncpoints.SyncPoints | None = None,
+    comms: Communicators | None = None,
 ) -> dict:
     """MPI/NCCL causality on the fitted clocks, whatever the method: synchronising collectives (the
     k-th of a name on every rank) that a rank leaves before the last rank entered, and matched
     messages received before they were sent; the largest violation of each (ns).  ``sp``: the MPI and
     NCCL sync points already built (None: built here)."""
     if sp is None:
-        sp = syncpoints.build(*_sync_rows("auto", None, tables, model))
+        rows, sources = _sync_rows("auto", None, tables, model, comms)
+        sp = syncpoints.build(rows, sources, syncpoints.mpi_scopes(rows, comms))
     con = sp.constrain if sp.n else np.zeros(0, bool)
     late = np.zeros(0, np.int64)
     if con.any():

@@ -1,0 +1,108 @@
+"""MPI communicators across ranks, from each rank's MPI_COMMUNICATORS (nsys 2023+).
+
+Handles are process-local, and nsys 2023.4 records no member list (``members`` is NULL): a
+communicator is recognised on every rank by how it was made.  Its parent (the communicator of the
+MPI_Comm_split/dup call: parentHandle, 0 for MPI_COMM_WORLD), the creation's number among the
+rank's creations from that parent (creation is collective over the parent, so the n-th creation is
+the same call on every member of the parent), and, where recorded, the world rank of its local rank
+0 (groupRoot: the halves of one split differ there) and its size.  The ranks that hold the same key
+are its members; a communicator whose recorded size is not its member count (a rank's report
+missing) is kept but marked incomplete.
+
+Ids: 1 is MPI_COMM_WORLD (every task; also every call whose handle the report does not list, and
+every call of an export without the table: nsys 2022.x's NVTX form), 2, 3, ... the others in order
+of their first creation.  These are the communicator ids of the trace (Extrae's 50100004 and the
+.prv header's ``c:`` lines) and the scopes of the alignment's synchronising collectives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.model.resources import Model
+from nsys2prv.nsys.readers.mpi import RawMpi
+
+WORLD = 1
+
+
+@dataclass
+class Communicators:
+    members: dict[int, tuple[int, ...]]  # id -> its tasks (model.tasks indices), in rank order
+    complete: dict[int, bool]  # id -> every member's report lists it (its recorded size is met)
+    _handles: dict[int, pd.DataFrame] = field(default_factory=dict)  # report -> handle, time, id
+
+    def of_calls(self, report: int, handle: np.ndarray, time: np.ndarray) -> np.ndarray:
+        """The communicator id of calls of ``report`` on ``handle`` at ``time`` (the handle's latest
+        creation before the call: handles of freed communicators are reused); WORLD where unknown."""
+        out = np.full(len(handle), WORLD, np.int64)
+        known = self._handles.get(report)
+        if known is None or not len(handle):
+            return out
+        calls = pd.DataFrame(
+            {"handle": np.asarray(handle, np.int64), "t": np.asarray(time, np.int64), "i": np.arange(len(handle))}
+        )
+        m = pd.merge_asof(calls.sort_values("t"), known, on="t", by="handle", direction="backward")
+        ok = m["id"].notna().to_numpy()
+        out[m["i"].to_numpy()[ok]] = m["id"].to_numpy()[ok].astype(np.int64)
+        return out
+
+    def partial(self) -> set[int]:
+        """The ids of communicators with fewer tasks than the world."""
+        world = len(self.members.get(WORLD, ()))
+        return {c for c, m in self.members.items() if len(m) < world}
+
+
+def _keys(comms: pd.DataFrame) -> list[tuple]:
+    """Each row's key (module doc), rows in creation order."""
+    keys: list[tuple] = []
+    key_of_handle: dict[int, tuple] = {}
+    made: dict[tuple, int] = {}
+    for handle, parent, size, root in zip(comms["handle"], comms["parent"], comms["size"], comms["group_root"]):
+        if parent == 0:
+            key: tuple = ("world",)
+        else:
+            p = key_of_handle.get(int(parent), ("unknown", int(parent)))
+            n = made.get(p, 0)
+            made[p] = n + 1
+            key = (p, n, int(root), int(size))
+        key_of_handle[int(handle)] = key
+        keys.append(key)
+    return keys
+
+
+def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicators:
+    """The run's communicators from every report's MPI_COMMUNICATORS rows (none: world only)."""
+    world = tuple(range(len(model.tasks)))
+    task_of_report: dict[int, int] = {}
+    for i, t in enumerate(model.tasks):
+        task_of_report.setdefault(t.report, i)  # (one MPI process per report: its communicators)
+    ids: dict[tuple, int] = {("world",): WORLD}
+    members: dict[int, list[int]] = {WORLD: list(world)}
+    sizes: dict[int, int] = {}
+    handles: dict[int, pd.DataFrame] = {}
+    for r, raw in enumerate(raws):
+        if raw is None or raw.comms.empty or r not in task_of_report:
+            continue
+        comms = raw.comms.sort_values("time", kind="stable")
+        row_ids = []
+        for key, size in zip(_keys(comms), comms["size"]):
+            cid = ids.setdefault(key, len(ids) + 1)
+            if cid != WORLD:
+                members.setdefault(cid, []).append(task_of_report[r])
+                if size > 0:
+                    sizes[cid] = int(size)
+            row_ids.append(cid)
+        handles[r] = pd.DataFrame(
+            {"t": comms["time"].to_numpy(np.int64), "handle": comms["handle"].to_numpy(np.int64), "id": row_ids}
+        ).sort_values("t")
+    rank = lambda t: (model.tasks[t].rank is None, model.tasks[t].rank or 0, t)  # noqa: E731
+    out = {c: tuple(sorted(set(m), key=rank)) for c, m in members.items()}
+    complete = {c: sizes.get(c, len(m)) == len(m) for c, m in out.items()}
+    return Communicators(out, complete, handles)
+
+
+def world_only(model: Model) -> Communicators:
+    return Communicators({WORLD: tuple(range(len(model.tasks)))}, {WORLD: True})

@@ -266,6 +266,7 @@ SEND_CALLS = frozenset(
     {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
 )
 RECV_CALLS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
+SYNCHRONOUS_SEND_CALLS = frozenset({"MPI_Ssend"})  # returns only once the matching receive is posted
 SENDRECV_CALLS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})  # a send and a receive in one call
 NONBLOCKING_RECV_CALLS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
 # persistent requests: each MPI_Start/MPI_Startall of a request is one message of its *_init call

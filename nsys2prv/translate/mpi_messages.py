@@ -34,6 +34,7 @@ from nsys2prv.core.extrae_mpi import (
     SEND_CALLS,
     SENDRECV_CALLS,
     START_CALLS,
+    SYNCHRONOUS_SEND_CALLS,
 )
 from nsys2prv.core.jit import kernel
 from nsys2prv.model.align.clock import Clock
@@ -56,6 +57,8 @@ class Messages:
     phys_recv: np.ndarray
     size: np.ndarray
     tag: np.ndarray
+    recv_start: np.ndarray  # start of the receive call (report-local): the receive was posted after it
+    synchronous: np.ndarray  # bool: the send completes only once the receive is posted (MPI_Ssend)
     halves: int = 0  # send and receive halves seen
     unmatched_sends: int = 0
     unmatched_recvs: int = 0
@@ -88,6 +91,8 @@ class Messages:
                 "phys_recv",
                 "size",
                 "tag",
+                "recv_start",
+                "synchronous",
             )
         }
         return Messages(
@@ -124,7 +129,9 @@ def _halves(r: int, raw: RawMpi, model: Model) -> tuple[pd.DataFrame, pd.DataFra
             "request": p2p["request"].to_numpy(np.int64),
         }
     )
-    sends = rows[is_send].assign(log=lambda d: d["start"], phys=lambda d: d["end"])
+    sends = rows[is_send].assign(
+        log=lambda d: d["start"], phys=lambda d: d["end"], sync=name[is_send].isin(SYNCHRONOUS_SEND_CALLS).to_numpy()
+    )
     recvs = rows[is_recv]
     nb = name[is_recv].isin(NONBLOCKING_RECV_CALLS).to_numpy()
     recvs = recvs.assign(log=np.where(nb, recvs["end"], recvs["start"]), phys=recvs["end"].to_numpy())
@@ -171,7 +178,7 @@ def _persistent(p2p, name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFram
         }
     )
     send = m["send"].to_numpy(bool)
-    sends = msg[send].assign(log=lambda d: d["start"], phys=lambda d: d["end"])
+    sends = msg[send].assign(log=lambda d: d["start"], phys=lambda d: d["end"], sync=False)
     recvs = msg[~send]
     phys = recvs["end"].to_numpy().copy()
     if len(recvs) and len(done):
@@ -196,6 +203,8 @@ def _by_rank(r: int, half: pd.DataFrame, model: Model, own: str, other: str) -> 
             "size": half["size"].to_numpy(np.int64),
             "log": half["log"].to_numpy(np.int64),
             "phys": half["phys"].to_numpy(np.int64),
+            "start": half["start"].to_numpy(np.int64),
+            "sync": half["sync"].to_numpy(bool) if "sync" in half else False,
         }
     )
 
@@ -251,9 +260,9 @@ def _wildcard_matches(left: pd.DataFrame, wild: pd.DataFrame) -> pd.DataFrame:
     pick = _wildcards(*side(left), *side(wild))
     got = pick >= 0
     snd, rcv = left.iloc[pick[got]], wild[got]
-    out = {f"{c}_s": snd[c].to_numpy() for c in ("report", "thread", "size", "log", "phys")}
+    out = {f"{c}_s": snd[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
     out |= {c: snd[c].to_numpy() for c in ("src", "dst", "tag")}
-    out |= {f"{c}_r": rcv[c].to_numpy() for c in ("report", "thread", "size", "log", "phys")}
+    out |= {f"{c}_r": rcv[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
     return pd.DataFrame(out)
 
 
@@ -263,10 +272,11 @@ def match_messages(raw: list[RawMpi | None], model: Model, session: list[int]) -
     with tag t, the k-th receive on B from A with tag t); wildcard receives then take the sends left, in
     the order they were sent on the session clocks (``_wildcards``)."""
     parts = [_halves(r, x, model) for r, x in enumerate(raw) if x is not None and len(x.p2p)]
-    cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys"]
+    cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys", "start", "sync"]
     sends = pd.concat([p[0][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
     recvs = pd.concat([p[1][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
-    sends, recvs = sends.astype(np.int64), recvs.astype(np.int64)
+    ints = {c: np.int64 for c in cols if c != "sync"}
+    sends, recvs = sends.astype(ints | {"sync": bool}), recvs.astype(ints | {"sync": bool})
     halves = len(sends) + len(recvs)
     key = ["src", "dst", "tag"]
     ok_s = ((sends["src"] >= 0) & (sends["dst"] >= 0) & (sends["tag"] >= 0) & (sends["thread"] >= 0)).to_numpy()
@@ -297,6 +307,8 @@ def match_messages(raw: list[RawMpi | None], model: Model, session: list[int]) -
         col("phys_r"),
         col("size_s"),
         col("tag"),
+        col("start_r"),
+        m["sync_s"].to_numpy(bool),
         halves,
         len(sends) - len(m),
         len(recvs) - len(m),

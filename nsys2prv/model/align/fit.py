@@ -47,21 +47,43 @@ PASSES = 6
 CLAMP_ROUNDS = 30
 RELAX_ROUNDS = 200
 MAD_TO_SIGMA = 1.4826
+SIGNIFICANT = 3.0  # a fitted offset replaces the session offset only when it differs by > 3 standard errors
 
 
 @dataclass
 class P2P:
-    """Matched messages as constraints: recv_end (dst clock) >= send_start (src clock)."""
+    """Matched messages as constraints: recv_end (dst clock) >= send_start (src clock).  The last
+    ``rendezvous`` rows are the other direction of synchronous sends: the send returns only once its
+    receive was posted, so the send's end (as recv_end, on the sender's clock: dst) >= the receive
+    call's start (as send_start, on the receiver's clock: src)."""
 
     src: np.ndarray  # report of the sender
     dst: np.ndarray
     send_start: np.ndarray  # sender-local
     recv_end: np.ndarray  # receiver-local
+    rendezvous: int = 0
 
     @classmethod
     def empty(cls) -> "P2P":
         z = np.zeros(0, np.int64)
         return cls(z, z, z, z)
+
+    @classmethod
+    def of(cls, send_report, recv_report, send_start, send_end, recv_start, recv_end, synchronous) -> "P2P":
+        """The constraints of matched messages (report and times of each side; which are synchronous)."""
+        sync = np.asarray(synchronous, bool)
+        cat = lambda a, b: np.concatenate([np.asarray(a, np.int64), np.asarray(b, np.int64)])  # noqa: E731
+        return cls(
+            cat(send_report, np.asarray(recv_report)[sync]),
+            cat(recv_report, np.asarray(send_report)[sync]),
+            cat(send_start, np.asarray(recv_start)[sync]),
+            cat(recv_end, np.asarray(send_end)[sync]),
+            int(sync.sum()),
+        )
+
+    @property
+    def messages(self) -> int:
+        return len(self.src) - self.rendezvous
 
 
 @dataclass
@@ -79,6 +101,7 @@ class FitResult:
     violations_after: int = 0  # after the fix (0 unless the data are inconsistent)
     moved_by_fix: int = 0  # reports the fix moved
     notes: list[str] = field(default_factory=list)
+    kept: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per report: estimate not significant
 
 
 def aligned(t: np.ndarray, rep: np.ndarray, off: np.ndarray, drift: np.ndarray, tref: np.ndarray) -> np.ndarray:
@@ -231,6 +254,19 @@ class _Constraints:
         return off, False
 
 
+def _not_significant(sp: SyncPoints, off, drift, tref, session: np.ndarray, points: np.ndarray, n_rep: int):
+    """Reports whose estimated offset differs from their session offset by no more than SIGNIFICANT
+    standard errors of the estimate (its exits' spread over the points), without a kept drift: their
+    session clocks are as good as the estimate (one clock shared by the hosts, or clocks synchronised
+    better than the exits of the collectives are simultaneous), so they are kept; the constraints may
+    still move them (the least that satisfies them)."""
+    r = _residuals(sp, off, drift, tref, sp.estimate)
+    mad = _per_report(MAD_TO_SIGMA * np.median(np.abs(r), axis=1), sp.reports, n_rep)
+    stderr = 1.2533 * np.nan_to_num(mad) / np.sqrt(np.maximum(points, 1))
+    has = ~np.isnan(mad)
+    return has & (drift == 0.0) & (np.abs(off - session) <= SIGNIFICANT * stderr)
+
+
 def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate: bool = True) -> FitResult:
     """Corrections for every report.  ``estimate=False`` only evaluates the given (session) offsets."""
     n_rep = len(session)
@@ -242,7 +278,7 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     mx = np.full(n_rep, np.nan)
     stderr = np.full(n_rep, np.nan)
     points = np.zeros(n_rep, np.int64)
-    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points)
+    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool))
     if sp.n == 0 and not len(p2p.src):
         return res
     est = sp.estimate
@@ -275,6 +311,9 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
                 drift[weak] = 0.0
                 _estimate(sp, off, drift, tref, allow & ~weak, n_rep)
         _gauge(off, drift, tref, ref, np.asarray(session, np.int64))
+        res.kept = _not_significant(sp, off, drift, tref, np.asarray(session, np.int64), points, n_rep)
+        off[res.kept] = np.asarray(session, np.int64)[res.kept]
+        drift[res.kept] = 0.0
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
     res.violations_before = cons.count(off)
     if estimate and cons.any:

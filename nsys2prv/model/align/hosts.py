@@ -67,7 +67,13 @@ def to_hosts(sp: SyncPoints, p2p: P2P, hosts: Hosts) -> tuple[SyncPoints, P2P]:
         entry=sp.entry + d[sp.reports][:, None],
         exit=sp.exit + d[sp.reports][:, None],
     )
-    host_p2p = P2P(hosts.group[p2p.src], hosts.group[p2p.dst], p2p.send_start + d[p2p.src], p2p.recv_end + d[p2p.dst])
+    host_p2p = P2P(
+        hosts.group[p2p.src],
+        hosts.group[p2p.dst],
+        p2p.send_start + d[p2p.src],
+        p2p.recv_end + d[p2p.dst],
+        p2p.rendezvous,
+    )
     return host_sp, host_p2p
 
 
@@ -84,5 +90,6 @@ def to_reports(res: FitResult, hosts: Hosts) -> FitResult:
         residual_max=res.residual_max[g].copy(),
         stderr=res.stderr[g].copy(),
         points=res.points[g].copy(),
+        kept=res.kept[g].copy(),
         notes=list(res.notes),
     )

@@ -33,6 +33,7 @@ Model: aligned t' = t + offset_r + drift_r * (t - t_ref_r)   (Clock), one clock 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -254,17 +255,37 @@ class _Constraints:
         return off, False
 
 
-def _not_significant(sp: SyncPoints, off, drift, tref, session: np.ndarray, points: np.ndarray, n_rep: int):
-    """Reports whose estimated offset differs from their session offset by no more than SIGNIFICANT
-    standard errors of the estimate (its exits' spread over the points), without a kept drift: their
-    session clocks are as good as the estimate (one clock shared by the hosts, or clocks synchronised
-    better than the exits of the collectives are simultaneous), so they are kept; the constraints may
-    still move them (the least that satisfies them)."""
+def _offset_stderr(sp: SyncPoints, off, drift, tref, points: np.ndarray, n_rep: int) -> np.ndarray:
+    """Per report: the standard error of its estimated offset (its exits' spread over the points; 0 where
+    it has none).  A fitted offset replaces the session offset only when it differs from it by more than
+    SIGNIFICANT of these (and no drift was kept): otherwise the session clocks are as good as the estimate
+    (one clock shared by the hosts, or clocks synchronised better than the collectives' exits are
+    simultaneous) and are kept; the constraints may still move them, the least that satisfies them."""
     r = _residuals(sp, off, drift, tref, sp.estimate)
     mad = _per_report(MAD_TO_SIGMA * np.median(np.abs(r), axis=1), sp.reports, n_rep)
-    stderr = 1.2533 * np.nan_to_num(mad) / np.sqrt(np.maximum(points, 1))
-    has = ~np.isnan(mad)
-    return has & (drift == 0.0) & (np.abs(off - session) <= SIGNIFICANT * stderr)
+    return 1.2533 * np.nan_to_num(mad) / np.sqrt(np.maximum(points, 1))
+
+
+def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The mean of N(mu, sigma^2) restricted to [lo, hi], per element: an estimate with error sigma
+    combined with the interval the constraints allow (about mu when sigma is small against the interval
+    and mu inside it; about the interval's middle when sigma is large; the near bound when mu is far
+    outside).  sigma 0: mu clipped to the interval."""
+    out = np.clip(mu, lo, hi)
+    for i in np.flatnonzero(sigma > 0):
+        a, b = (lo[i] - mu[i]) / sigma[i], (hi[i] - mu[i]) / sigma[i]
+        if a > 30.0:  # (the interval far above mu: its density falls off from lo)
+            out[i] = min(lo[i] + sigma[i] / a, hi[i])
+            continue
+        if b < -30.0:
+            out[i] = max(hi[i] + sigma[i] / b, lo[i])
+            continue
+        phi = lambda x: 0.0 if not np.isfinite(x) else math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # noqa: E731
+        cdf = lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0))  # noqa: E731
+        z = cdf(b) - cdf(a)
+        if z > 1e-300:
+            out[i] = min(max(mu[i] + sigma[i] * (phi(a) - phi(b)) / z, lo[i]), hi[i])
+    return out
 
 
 def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate: bool = True) -> FitResult:
@@ -311,9 +332,11 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
                 drift[weak] = 0.0
                 _estimate(sp, off, drift, tref, allow & ~weak, n_rep)
         _gauge(off, drift, tref, ref, np.asarray(session, np.int64))
-        res.kept = _not_significant(sp, off, drift, tref, np.asarray(session, np.int64), points, n_rep)
+        sigma = _offset_stderr(sp, off, drift, tref, points, n_rep)
+        res.kept = (drift == 0.0) & (np.abs(off - np.asarray(session, np.int64)) <= SIGNIFICANT * sigma)
         off[res.kept] = np.asarray(session, np.int64)[res.kept]
         drift[res.kept] = 0.0
+    estimated = np.where(res.kept, np.nan, off.astype(np.float64)) if estimate and sp.n else np.full(n_rep, np.nan)
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
     res.violations_before = cons.count(off)
     if estimate and cons.any:
@@ -321,7 +344,11 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
         for _ in range(CLAMP_ROUNDS):
             lo, hi = cons.bounds(off)
             ok = has & (lo <= hi)
+            # a kept (session) offset moves the least the constraints require; an estimated one to its
+            # expected value within them (its estimate's normal error, truncated to the feasible interval)
             target = np.clip(off.astype(np.float64), lo, hi)
+            est_h = ~np.isnan(estimated) & ok
+            target[est_h] = _truncated_mean(estimated[est_h], sigma[est_h], lo[est_h], hi[est_h])
             step = np.where(ok, target - off, 0.0)
             if np.abs(step).max(initial=0.0) < 1.0:
                 break

@@ -1,0 +1,251 @@
+"""The real nsys 2023.4 MPI fixtures (tests/data/mpi23, scripts/make_mpi23_fixtures.sh) against the
+programs' own logs (expected.json), at the level of the raw tables nsys wrote: what each set holds and
+how nsys 2023.4 records each MPI call (docs/nsys-mpi.md). Not nsys2prv's matching: its tests stand on
+these facts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+MPI23 = Path(__file__).resolve().parent / "data" / "mpi23"
+SETS = ("p2p4", "coll4", "p2p4h2", "coll8h4", "thr6h3")
+SENDS = ("MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend")
+ROOTED = ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Scatter")
+
+
+class Rank:
+    """One rank's export, read-only: rows of the MPI_* tables with their call names."""
+
+    def __init__(self, path: Path):
+        self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.tables = {t for (t,) in self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self.names = dict(self.con.execute("SELECT id, value FROM StringIds"))
+
+    def rows(self, table: str, cols: str) -> list[tuple]:
+        if table not in self.tables:
+            return []
+        sql = f"SELECT textId, {cols} FROM {table} ORDER BY start, rowid"
+        return [(self.names[t], *rest) for t, *rest in self.con.execute(sql)]
+
+    def one(self, sql: str):
+        return self.con.execute(sql).fetchone()[0]
+
+
+def _load(name: str) -> tuple[dict, list[Rank]]:
+    exp = json.loads((MPI23 / name / "expected.json").read_text())
+    return exp, [Rank(MPI23 / name / f"rank{r}.sqlite") for r in range(exp["ranks"])]
+
+
+@pytest.fixture(scope="module", params=SETS)
+def fixture_set(request):
+    return request.param, *_load(request.param)
+
+
+def test_every_set_is_there_with_its_ranks_hosts_and_version(fixture_set):
+    name, exp, ranks = fixture_set
+    assert sorted(p.name for p in (MPI23 / name).glob("rank*.sqlite")) == [
+        f"rank{r}.sqlite" for r in range(exp["ranks"])
+    ]
+    for r, db in enumerate(ranks):
+        assert db.one("SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'") == "2023.4.4.54"
+        assert db.one("SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_SCHEMA_VERSION'") == "3.7.2"
+        assert db.con.execute("SELECT rank FROM MPI_RANKS").fetchall() == [(r,)]
+        # MPI_RANKS' thread is the one nsys names "MPI Rank r" (NVTX thread-name event)
+        named = db.con.execute(
+            "SELECT globalTid FROM NVTX_EVENTS WHERE eventType = 39 AND text = ?", (f"MPI Rank {r}",)
+        )
+        assert named.fetchall() == db.con.execute("SELECT globalTid FROM MPI_RANKS").fetchall()
+        assert db.one("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'") == exp["hosts"][str(r)]
+        other = Counter(c for c, _ in db.rows("MPI_OTHER_EVENTS", "1"))
+        init = "MPI_Init_thread" if name.startswith("thr") else "MPI_Init"
+        assert other == {init: 1, "MPI_Finalize": 1}  # nothing else (no Probe, Comm_split, Request_free...)
+
+
+def test_the_oracle_is_consistent():
+    """expected.json's counts (a guard against a half-written or hand-edited oracle)."""
+    counts = {s: _load(s)[0] for s in SETS}
+    assert {s: e["n_messages"] for s, e in counts.items()} == {
+        "p2p4": 88,
+        "coll4": 34,
+        "p2p4h2": 88,
+        "coll8h4": 70,
+        "thr6h3": 72,
+    }
+    for e in counts.values():
+        assert len(e["messages"]) == len(e["receives"]) == e["n_messages"]
+        assert sum(sum(c.values()) for c in e["sends_per_rank"].values()) == e["n_messages"]
+
+
+def _expected_sends(exp: dict, r: int, call: str) -> Counter:
+    return Counter((m["dst"], m["tag"], m["size"]) for m in exp["messages"] if m["src"] == r and m["call"] == call)
+
+
+def test_every_send_of_the_main_thread_is_one_p2p_row(fixture_set):
+    """MPI_Send/Ssend/Bsend/Rsend/Isend: one MPI_P2P_EVENTS row each, remoteRank = the destination, tag and
+    size in bytes as sent; a split Sendrecv(_replace): its send half is a row with end == start."""
+    name, exp, ranks = fixture_set
+    if name.startswith("thr"):
+        pytest.skip("thr6h3's messages are all sent by worker threads (see the NVTX test)")
+    for r, db in enumerate(ranks):
+        rows = db.rows("MPI_P2P_EVENTS", "remoteRank, tag, size, start, end")
+        for call in SENDS:
+            got = Counter((d, t, s) for c, d, t, s, _, _ in rows if c == call)
+            assert got == _expected_sends(exp, r, call), (name, r, call)
+        for call in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+            send_half = Counter((d, t, s) for c, d, t, s, b, e in rows if c == call and e == b)
+            recv_half = Counter((d, t, s) for c, d, t, s, b, e in rows if c == call and e > b)
+            assert send_half == _expected_sends(exp, r, call), (name, r, call)
+            assert recv_half == Counter(
+                (m["src"], m["tag"], m["size"]) for m in exp["receives"] if m["dst"] == r and m["call"] == call
+            )
+
+
+def test_blocking_receives_record_the_status_even_for_wildcards(fixture_set):
+    """MPI_Recv rows: remoteRank and tag of the message received (an MPI_ANY_SOURCE/MPI_ANY_TAG receive
+    shows the sender and its tag), size = bytes received (not the buffer posted)."""
+    name, exp, ranks = fixture_set
+    if name.startswith("thr"):
+        pytest.skip("thr6h3's receives are all made by worker threads")
+    for r, db in enumerate(ranks):
+        got = Counter((d, t, s) for c, d, t, s in db.rows("MPI_P2P_EVENTS", "remoteRank, tag, size") if c == "MPI_Recv")
+        assert got == Counter(
+            (m["src"], m["tag"], m["size"]) for m in exp["receives"] if m["dst"] == r and m["call"] == "MPI_Recv"
+        )
+
+
+def test_nonblocking_receives_record_what_was_posted(fixture_set):
+    """MPI_Irecv rows: what the call was given: remoteRank -1 for MPI_ANY_SOURCE (coll: the last rank's
+    size-1 receives of tag 30), and a requestHandle; its completion is a Wait*/Test* row of that handle."""
+    name, exp, ranks = fixture_set
+    if name.startswith("thr"):
+        pytest.skip("thr6h3's receives are all made by worker threads")
+    n = exp["ranks"]
+    for r, db in enumerate(ranks):
+        rows = [x for x in db.rows("MPI_P2P_EVENTS", "remoteRank, tag, size, requestHandle") if x[0] == "MPI_Irecv"]
+        posted = [m for m in exp["receives"] if m["dst"] == r and m["call"] == "MPI_Irecv"]
+        assert len(rows) == len(posted)
+        anys = [(t, s) for _, d, t, s, _ in rows if d == -1]
+        assert anys == ([(30, 32)] * (n - 1) if name.startswith("coll") and r == n - 1 else [])
+        named = Counter((d, t, s) for _, d, t, s, _ in rows if d != -1)
+        assert named == Counter((m["src"], m["tag"], m["size"]) for m in posted if (m["tag"] != 30 or r != n - 1))
+        assert all(h is not None for *_, h in rows)
+
+
+def test_persistent_requests_are_one_init_row_and_a_start_row_per_round(fixture_set):
+    """MPI_Send_init / MPI_Recv_init: one MPI_P2P_EVENTS row each (peer, tag, size, request); every round
+    is an MPI_Startall or MPI_Start row of that request in MPI_START_WAIT_EVENTS (5 rounds: 3 Startall,
+    2 Start): the messages the program sent through it."""
+    name, exp, ranks = fixture_set
+    if not name.startswith("coll"):
+        pytest.skip("only the coll program uses persistent requests")
+    for r, db in enumerate(ranks):
+        inits = [x for x in db.rows("MPI_P2P_EVENTS", "remoteRank, tag, size, requestHandle") if x[0].endswith("_init")]
+        assert sorted(c for c, *_ in inits) == ["MPI_Recv_init", "MPI_Send_init"]
+        ((_, dst, tag, size, handle),) = [x for x in inits if x[0] == "MPI_Send_init"]
+        starts = Counter(c for c, h in db.rows("MPI_START_WAIT_EVENTS", "requestHandle") if h == handle)
+        assert starts["MPI_Startall"] == 3 and starts["MPI_Start"] == 2
+        assert _expected_sends(exp, r, "MPI_Send_init") == Counter({(dst, tag, size): 5})
+
+
+def test_collectives_in_order_with_root_and_communicator(fixture_set):
+    """MPI_COLLECTIVES_EVENTS: one row per collective call of the main thread, in the program's order
+    (nonblocking ones too, with a requestHandle); rootRank is the root's rank in the communicator (NULL
+    when not rooted); commHandle is the rank's own handle, whose MPI_COMMUNICATORS row gives the members:
+    parentHandle 0 is MPI_COMM_WORLD; a Comm_split result has size and groupRoot (the world rank of its
+    local rank 0); a Comm_dup result has only parentHandle (size and localRank NULL): its parent's group."""
+    name, exp, ranks = fixture_set
+    n = exp["ranks"]
+    for r, db in enumerate(ranks):
+        comms = {
+            h: (parent, size, local, root)
+            for h, parent, size, local, root in db.con.execute(
+                "SELECT commHandle, parentHandle, size, localRank, groupRoot FROM MPI_COMMUNICATORS"
+            )
+        }
+        splits = [c["ranks"] for c in exp["communicators"] if c["rank"] == r and c["call"] == "MPI_Comm_split"]
+
+        def members(h: int) -> list[int]:
+            parent, size, local, root = comms[h]
+            if parent == 0:
+                assert size == n and local == r
+                return list(range(n))
+            if size is None:  # Comm_dup
+                return members(parent)
+            (split,) = splits
+            assert size == len(split) and root == split[0] and local == split.index(r)
+            return split
+
+        rows = db.rows("MPI_COLLECTIVES_EVENTS", "rootRank, commHandle, requestHandle")
+        mine = [c for c in exp["collectives"] if c["rank"] == r]
+        assert [c for c, *_ in rows] == [c["call"] for c in mine]
+        for (call, root, handle, req), want in zip(rows, mine, strict=True):
+            assert members(handle) == want["comm"], (name, r, call)
+            assert root == (want["comm"].index(want["root"]) if call in ROOTED else None), (name, r, call)
+            assert (req is not None) == call.startswith("MPI_I"), (name, r, call)
+        assert len(comms) == (3 if name.startswith("coll") else 1)
+
+
+def test_worker_threads_mpi_calls_are_nvtx_ranges_without_parameters():
+    """nsys 2023.4 writes the MPI calls of threads other than the one that called MPI_Init_thread as
+    NVTX ranges of the "MPI" domain (eventType 59, name only: no peer, tag or size) and nothing in
+    MPI_P2P_EVENTS / MPI_START_WAIT_EVENTS; the main thread's collectives are in MPI_COLLECTIVES_EVENTS."""
+    exp, ranks = _load("thr6h3")
+    assert exp["thread_level"] == {str(r): "MPI_THREAD_MULTIPLE" for r in range(6)}
+    for r, db in enumerate(ranks):
+        assert "MPI_P2P_EVENTS" not in db.tables and "MPI_START_WAIT_EVENTS" not in db.tables
+        dom = db.one("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI'")
+        main = db.one("SELECT globalTid FROM MPI_RANKS")
+        ranges = db.con.execute(
+            "SELECT s.value, e.globalTid FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId "
+            "WHERE e.eventType = 59 AND e.domainId = ?",
+            (dom,),
+        ).fetchall()
+        assert main not in {g for _, g in ranges} and len({g for _, g in ranges}) == 2
+        sent = Counter(m["call"] for m in exp["messages"] if m["src"] == r)
+        got = Counter(c for c, _ in ranges)
+        recv = Counter(m["call"] for m in exp["receives"] if m["dst"] == r)
+        assert (
+            got
+            == {**sent, **recv, "MPI_Waitall": sent["MPI_Isend"]}
+            == {
+                "MPI_Ssend": 6,
+                "MPI_Recv": 6,
+                "MPI_Isend": 6,
+                "MPI_Irecv": 6,
+                "MPI_Waitall": 6,
+            }
+        )
+
+
+def test_what_the_p2p_program_leaves_in_the_wait_and_test_rows():
+    """MPI_START_WAIT_EVENTS of p2p4: a Wait*/Test* call completing k requests is k rows with one start and
+    end (Waitall: 2 requests x 1 call + 4 x 5 halo calls = 22 rows); MPI_Waitany/Waitsome: a row per call,
+    with the request it completed; MPI_Test and MPI_Testall: only the call that completed (the program
+    polls with usleep(100) between calls)."""
+    _, ranks = _load("p2p4")
+    for db in ranks:
+        rows = db.rows("MPI_START_WAIT_EVENTS", "start, end, requestHandle")
+        per_call = Counter((c, b, e) for c, b, e, _ in rows)
+        n_rows = Counter(c for c, *_ in rows)
+        n_calls = Counter(c for c, _, _ in per_call)
+        assert n_rows == {
+            "MPI_Wait": 3,
+            "MPI_Waitall": 22,
+            "MPI_Waitany": 2,
+            "MPI_Waitsome": 2,
+            "MPI_Test": 2,
+            "MPI_Testall": 2,
+        }
+        assert n_calls == {
+            "MPI_Wait": 3,
+            "MPI_Waitall": 6,
+            "MPI_Waitany": 2,
+            "MPI_Waitsome": 2,
+            "MPI_Test": 2,
+            "MPI_Testall": 1,
+        }

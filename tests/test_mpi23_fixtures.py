@@ -6,10 +6,14 @@ these facts."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
+import nsys_versions
 import pytest
 
 MPI23 = Path(__file__).resolve().parent / "data" / "mpi23"
@@ -249,3 +253,57 @@ def test_what_the_p2p_program_leaves_in_the_wait_and_test_rows():
             "MPI_Test": 2,
             "MPI_Testall": 1,
         }
+
+
+def test_polls_that_find_nothing_and_probes_leave_no_row(tmp_path):
+    """scripts/mpi_apps/polls.c profiled now with nsys 2023.4 and the wrapper (2 ranks): each MPI_Test,
+    MPI_Testany, MPI_Testall and MPI_Testsome loop polled in vain (its log says how often) but left one row,
+    the call that completed; MPI_Iprobe and MPI_Probe leave none."""
+    nsys = nsys_versions.require("2023.4")
+    missing = [t for t in ("mpicc", "mpirun") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"not installed: {missing} (scripts/install_nsys.sh installs them)")
+    src = Path(__file__).resolve().parent.parent / "scripts" / "mpi_apps" / "polls.c"
+    subprocess.run(["mpicc", "-O1", "-o", str(tmp_path / "polls"), str(src)], check=True)
+    wrapper = subprocess.run(
+        [sys.executable, "-m", "nsys2prv", "wrapper"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = {
+        **nsys_versions.environ("2023.4"),
+        "MPILOG_DIR": str(tmp_path),
+        "NSYS2PRV_OUTDIR": str(tmp_path),
+        "TMPDIR": str(tmp_path),
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    }
+    opts = ["-t", "mpi", "--mpi-impl=openmpi", "-s", "none", "--cpuctxsw=none", "--"]
+    res = subprocess.run(
+        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", wrapper, *opts, "./polls"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    subprocess.run(
+        [str(nsys), "export", "--type", "sqlite", "--quiet", "true", "-o", "rank0.sqlite", "rank0.nsys-rep"],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    lines = (tmp_path / "log.rank0").read_text().splitlines()
+    polls = {w[1]: int(w[2]) for w in (line.split() for line in lines) if w[0] == "poll"}
+    assert sorted(polls) == ["MPI_Iprobe", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"]
+    assert min(polls.values()) >= 2, polls  # every loop polled at least once in vain
+    db = Rank(tmp_path / "rank0.sqlite")
+    assert Counter(c for c, _ in db.rows("MPI_START_WAIT_EVENTS", "1")) == {
+        "MPI_Test": 1,
+        "MPI_Testany": 1,
+        "MPI_Testall": 1,
+        "MPI_Testsome": 1,
+    }
+    assert Counter(c for c, _ in db.rows("MPI_P2P_EVENTS", "1")) == {"MPI_Irecv": 4, "MPI_Recv": 2}
+    assert Counter(c for c, _ in db.rows("MPI_OTHER_EVENTS", "1")) == {"MPI_Init": 1, "MPI_Finalize": 1}
+    assert [v for v in db.names.values() if "Probe" in v] == []

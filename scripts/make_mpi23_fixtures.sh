@@ -31,8 +31,8 @@
 #
 # Needs: nsys 2023.4 (scripts/install_nsys.sh puts it in /opt/nsys-2023.4; NSYS23_HOME overrides), mpicc,
 # mpirun, unshare (util-linux) and root (unshare -u, hostname). Re-running gives new files: timestamps,
-# pids and handles change; the messages and collectives (expected.json) do not, except the Test/Iprobe
-# polling counts.
+# pids and handles change; the messages, receives and collectives of expected.json do not (as multisets:
+# the order of wildcard receives and of two threads' lines may change).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

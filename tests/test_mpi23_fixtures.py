@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nsys_versions
 import pytest
+from nsysgen import DDL_DIR, parse_ddl
 
 MPI23 = Path(__file__).resolve().parent / "data" / "mpi23"
 SETS = ("p2p4", "coll4", "p2p4h2", "coll8h4", "thr6h3")
@@ -307,3 +308,22 @@ def test_polls_that_find_nothing_and_probes_leave_no_row(tmp_path):
     assert Counter(c for c, _ in db.rows("MPI_P2P_EVENTS", "1")) == {"MPI_Irecv": 4, "MPI_Recv": 2}
     assert Counter(c for c, _ in db.rows("MPI_OTHER_EVENTS", "1")) == {"MPI_Init": 1, "MPI_Finalize": 1}
     assert [v for v in db.names.values() if "Probe" in v] == []
+
+
+def test_the_mpi_tables_are_those_of_the_full_3_7_2_schema():
+    """tests/data/ddl/schema_3.7.2.sql (scripts/dump_ddl.sh on a 2023.4 report: every table) declares the
+    MPI_* tables with the columns the fixtures' lazy exports have, in the same order."""
+    ddl = parse_ddl((DDL_DIR / "schema_3.7.2.sql").read_text(encoding="utf-8"))
+    db = Rank(MPI23 / "coll4" / "rank0.sqlite")
+    mpi = sorted(t for t in db.tables if t.startswith("MPI_"))
+    assert mpi == [
+        "MPI_COLLECTIVES_EVENTS",
+        "MPI_COMMUNICATORS",
+        "MPI_OTHER_EVENTS",
+        "MPI_P2P_EVENTS",
+        "MPI_RANKS",
+        "MPI_START_WAIT_EVENTS",
+    ]
+    for t in mpi:
+        have = [r[1] for r in db.con.execute(f"PRAGMA table_info({t})")]
+        assert have == ddl[t].column_names(), t

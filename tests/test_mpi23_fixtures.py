@@ -256,58 +256,75 @@ def test_what_the_p2p_program_leaves_in_the_wait_and_test_rows():
         }
 
 
-def test_polls_that_find_nothing_and_probes_leave_no_row(tmp_path):
-    """scripts/mpi_apps/polls.c profiled now with nsys 2023.4 and the wrapper (2 ranks): each MPI_Test,
-    MPI_Testany, MPI_Testall and MPI_Testsome loop polled in vain (its log says how often) but left one row,
-    the call that completed; MPI_Iprobe and MPI_Probe leave none."""
+@pytest.fixture(scope="module")
+def polls_run(tmp_path_factory) -> Path:
+    """scripts/mpi_apps/polls.c profiled now with nsys 2023.4 and the wrapper (2 ranks), both exported."""
     nsys = nsys_versions.require("2023.4")
     missing = [t for t in ("mpicc", "mpirun") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"not installed: {missing} (scripts/install_nsys.sh installs them)")
+    d = tmp_path_factory.mktemp("polls")
     src = Path(__file__).resolve().parent.parent / "scripts" / "mpi_apps" / "polls.c"
-    subprocess.run(["mpicc", "-O1", "-o", str(tmp_path / "polls"), str(src)], check=True)
+    subprocess.run(["mpicc", "-O1", "-o", str(d / "polls"), str(src)], check=True)
     wrapper = subprocess.run(
         [sys.executable, "-m", "nsys2prv", "wrapper"], capture_output=True, text=True, check=True
     ).stdout.strip()
     env = {
         **nsys_versions.environ("2023.4"),
-        "MPILOG_DIR": str(tmp_path),
-        "NSYS2PRV_OUTDIR": str(tmp_path),
-        "TMPDIR": str(tmp_path),
+        "MPILOG_DIR": str(d),
+        "NSYS2PRV_OUTDIR": str(d),
+        "TMPDIR": str(d),
         "OMPI_ALLOW_RUN_AS_ROOT": "1",
         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     }
     opts = ["-t", "mpi", "--mpi-impl=openmpi", "-s", "none", "--cpuctxsw=none", "--"]
     res = subprocess.run(
         ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", wrapper, *opts, "./polls"],
-        cwd=tmp_path,
+        cwd=d,
         env=env,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    subprocess.run(
-        [str(nsys), "export", "--type", "sqlite", "--quiet", "true", "-o", "rank0.sqlite", "rank0.nsys-rep"],
-        cwd=tmp_path,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    lines = (tmp_path / "log.rank0").read_text().splitlines()
+    for r in (0, 1):
+        export = [str(nsys), "export", "--type", "sqlite", "--quiet", "true", "-o", f"rank{r}.sqlite"]
+        subprocess.run([*export, f"rank{r}.nsys-rep"], cwd=d, env=env, check=True, capture_output=True)
+    return d
+
+
+def test_polls_that_find_nothing_and_probes_leave_no_row(polls_run):
+    """Each MPI_Test, MPI_Testany, MPI_Testall and MPI_Testsome loop of polls.c polled in vain (its log
+    says how often) but left one row, the call that completed; MPI_Iprobe and MPI_Probe leave none."""
+    lines = (polls_run / "log.rank0").read_text().splitlines()
     polls = {w[1]: int(w[2]) for w in (line.split() for line in lines) if w[0] == "poll"}
     assert sorted(polls) == ["MPI_Iprobe", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"]
     assert min(polls.values()) >= 2, polls  # every loop polled at least once in vain
-    db = Rank(tmp_path / "rank0.sqlite")
+    db = Rank(polls_run / "rank0.sqlite")
     assert Counter(c for c, _ in db.rows("MPI_START_WAIT_EVENTS", "1")) == {
         "MPI_Test": 1,
         "MPI_Testany": 1,
         "MPI_Testall": 1,
         "MPI_Testsome": 1,
     }
-    assert Counter(c for c, _ in db.rows("MPI_P2P_EVENTS", "1")) == {"MPI_Irecv": 4, "MPI_Recv": 2}
+    assert Counter(c for c, _ in db.rows("MPI_P2P_EVENTS", "1")) == {"MPI_Irecv": 4, "MPI_Recv": 3}
     assert Counter(c for c, _ in db.rows("MPI_OTHER_EVENTS", "1")) == {"MPI_Init": 1, "MPI_Finalize": 1}
     assert [v for v in db.names.values() if "Probe" in v] == []
+
+
+def test_remote_ranks_are_ranks_in_the_communicator(polls_run):
+    """On polls.c's communicator with the ranks reversed (world 1 is its rank 0), the message from world 1
+    to world 0 has remoteRank 1 on the sender and 0 on the receiver: ranks in the communicator, whose
+    MPI_COMMUNICATORS row has parentHandle = the world's, the rank's localRank and groupRoot 1."""
+    for r, remote, local in ((0, 0, 1), (1, 1, 0)):
+        db = Rank(polls_run / f"rank{r}.sqlite")
+        rows = [x for x in db.rows("MPI_P2P_EVENTS", "commHandle, remoteRank, tag") if x[3] == 15]
+        assert [(c, peer) for c, _, peer, _ in rows] == [("MPI_Recv" if r == 0 else "MPI_Send", remote)]
+        world = db.one("SELECT commHandle FROM MPI_COMMUNICATORS WHERE parentHandle = 0")
+        row = db.con.execute(
+            "SELECT parentHandle, localRank, size, groupRoot FROM MPI_COMMUNICATORS WHERE commHandle = ?", (rows[0][1],)
+        ).fetchall()
+        assert row == [(world, local, 2, 1)]
 
 
 def test_the_mpi_tables_are_those_of_the_full_3_7_2_schema():

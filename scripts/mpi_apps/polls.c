@@ -6,6 +6,8 @@
  *   tag 9  MPI_Irecv + MPI_Test loop          tag 12 MPI_Irecv + MPI_Testall loop (1 request)
  *   tag 10 MPI_Iprobe loop + MPI_Recv         tag 13 MPI_Irecv + MPI_Testsome loop (1 request)
  *   tag 11 MPI_Irecv + MPI_Testany loop       tag 14 MPI_Probe + MPI_Recv
+ * then, on a communicator with the ranks reversed (MPI_Comm_split, key -rank), world rank 1 (its rank 0)
+ * MPI_Send's world rank 0 (its rank 1) one message, tag 15.
  * Build: mpicc -O1 polls.c -o polls
  */
 #define _GNU_SOURCE
@@ -87,6 +89,18 @@ int main(int argc, char **argv)
         MPI_Probe(1, 14, MPI_COMM_WORLD, &st);
         MPI_Recv(b, 8, MPI_DOUBLE, 1, 14, MPI_COMM_WORLD, &st);
     }
+    /* a communicator with the ranks reversed (world 1 is its rank 0): one message, tag 15 */
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &rev);
+    log_comm("MPI_Comm_split", rev);
+    if (rank == 1) {
+        MPI_Send(b, 8, MPI_DOUBLE, 1, 15, rev);
+        log_send("MPI_Send", rev, 1, 15, 64);
+    } else {
+        MPI_Recv(b, 8, MPI_DOUBLE, 0, 15, rev, &st);
+        log_recv("MPI_Recv", rev, &st);
+    }
+    MPI_Comm_free(&rev);
     mpilog_close();
     MPI_Finalize();
     return 0;

@@ -195,6 +195,48 @@ def test_collectives_in_order_with_root_and_communicator(fixture_set):
         assert len(comms) == (3 if name.startswith("coll") else 1)
 
 
+def _coll_sizes(r: int, n: int) -> list[tuple]:
+    """(call, size, recvSize) nsys 2023.4 writes for each collective of scripts/mpi_apps/coll.c on world
+    rank r of n, from the bytes B the program passes (docs/nsys-mpi.md's table): a root's size or recvSize
+    is B times the communicator's size P, and so are both sizes of an allreduce."""
+    h = n // 2  # the split halves' size
+    local = r % h  # rank in its half
+    tri = n * (n + 1) // 2  # Alltoallv / Allgatherv: rank j's part is j+1 doubles
+
+    def rooted(call, b, p, root, me, send_at_root, recv_at_root):
+        # (size, recvSize) at the root and elsewhere
+        if me == root:
+            return (call, b * p if send_at_root else b, b * p if recv_at_root else b)
+        return (call, None if send_at_root else b, None if recv_at_root else b)
+
+    return [
+        rooted("MPI_Bcast", 800, n, 0, r, True, False),
+        rooted("MPI_Reduce", 80, n, 1, r, False, True),
+        rooted("MPI_Gather", 32, n, 2, r, False, True),
+        rooted("MPI_Scatter", 32, n, 3, r, True, False),
+        *[("MPI_Allreduce", 8 * n, 8 * n)] * 3,
+        ("MPI_Alltoallv", 8 * tri, 8 * (r + 1) * n),
+        ("MPI_Allgatherv", 8 * (r + 1) * n, 8 * tri),
+        ("MPI_Reduce_scatter_block", 16 * n, 16 * n),
+        ("MPI_Barrier", None, None),
+        ("MPI_Iallreduce", 64 * n, 64 * n),
+        ("MPI_Ibarrier", None, None),
+        ("MPI_Allreduce", 32 * h, 32 * h),
+        rooted("MPI_Reduce", 48, h, 1, local, False, True),
+        rooted("MPI_Bcast", 400, n, 1, r, True, False),
+        ("MPI_Barrier", None, None),
+    ]
+
+
+@pytest.mark.parametrize("name", ["coll4", "coll8h4"])
+def test_collective_sizes_as_nsys_writes_them(name):
+    """size and recvSize of every collective row of coll.c: not the buffer sizes (see _coll_sizes)."""
+    exp, ranks = _load(name)
+    for r, db in enumerate(ranks):
+        got = [(c, s, rs) for c, s, rs in db.rows("MPI_COLLECTIVES_EVENTS", "size, recvSize")]
+        assert got == _coll_sizes(r, exp["ranks"]), (name, r)
+
+
 def test_worker_threads_mpi_calls_are_nvtx_ranges_without_parameters():
     """nsys 2023.4 writes the MPI calls of threads other than the one that called MPI_Init_thread as
     NVTX ranges of the "MPI" domain (eventType 59, name only: no peer, tag or size) and nothing in

@@ -386,3 +386,27 @@ def test_the_mpi_tables_are_those_of_the_full_3_7_2_schema():
     for t in mpi:
         have = [r[1] for r in db.con.execute(f"PRAGMA table_info({t})")]
         assert have == ddl[t].column_names(), t
+
+
+def test_skew_reports_moves_the_session_start_of_one_host_only(tmp_path):
+    """scripts/skew_reports.py: p2p4h2 with node1's clock 250 us ahead: ranks 2 and 3 (node1) start their
+    session 250000 ns later, ranks 0 and 1 are untouched, every event row stays; skew.json says the truth."""
+    src = MPI23 / "p2p4h2"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "skew_reports.py"
+    res = subprocess.run(
+        [sys.executable, str(script), str(src), str(tmp_path / "out"), "node1=250000"], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "out" / "skew.json").read_text()) == {"skew_ns": {"node1": 250000}}
+    assert (tmp_path / "out" / "expected.json").read_bytes() == (src / "expected.json").read_bytes()
+    for r in range(4):
+        a, b = Rank(src / f"rank{r}.sqlite"), Rank(tmp_path / "out" / f"rank{r}.sqlite")
+        start = "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"
+        assert b.one(start) - a.one(start) == (250000 if r >= 2 else 0)
+        for t in ("MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"):
+            assert b.con.execute(f"SELECT * FROM {t}").fetchall() == a.con.execute(f"SELECT * FROM {t}").fetchall()
+    bad = subprocess.run(
+        [sys.executable, str(script), str(src), str(tmp_path / "bad"), "node7=1"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and not (tmp_path / "bad").exists()
+    assert bad.stderr.strip() == f"skew_reports.py: {src}: no report of host ['node7']"

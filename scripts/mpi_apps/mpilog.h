@@ -10,6 +10,7 @@
  *                                                (-1: none) and the world ranks of the communicator
  *   comm <call> <r0,r1,...>                      a communicator this rank made (Comm_split, Comm_dup)
  *   thread <level>                               the thread level MPI provided (threads.c)
+ *   poll <call> <calls>                          how many calls a polling loop made (polls.c)
  * Lines of one rank may come from several threads (threads.c): each line is written with one fprintf
  * under a mutex.
  */

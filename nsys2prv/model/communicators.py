@@ -32,6 +32,7 @@ WORLD = 1
 class Communicators:
     members: dict[int, tuple[int, ...]]  # id -> its tasks (model.tasks indices), in rank order
     complete: dict[int, bool]  # id -> every member's report lists it (its recorded size is met)
+    world_rank: dict[int, dict[int, int]] = field(default_factory=dict)  # id -> {rank in it: world rank}
     _handles: dict[int, pd.DataFrame] = field(default_factory=dict)  # report -> handle, time, id
 
     def of_calls(self, report: int, handle: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -48,6 +49,19 @@ class Communicators:
         ok = m["id"].notna().to_numpy()
         out[m["i"].to_numpy()[ok]] = m["id"].to_numpy()[ok].astype(np.int64)
         return out
+
+    def to_world(self, report: int, handle: np.ndarray, time: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Ranks in the communicators of calls (``handle`` at ``time``) as world ranks; negative ranks
+        (wildcards, MPI_PROC_NULL) and ranks of communicators without a known numbering stay as they are."""
+        rank = np.asarray(rank, np.int64).copy()
+        ids = self.of_calls(report, handle, time)
+        for cid in np.unique(ids):
+            table = self.world_rank.get(int(cid))
+            if cid == WORLD or not table:
+                continue
+            sel = (ids == cid) & (rank >= 0)
+            rank[sel] = [table.get(int(x), int(x)) for x in rank[sel]]
+        return rank
 
     def partial(self) -> set[int]:
         """The ids of communicators with fewer tasks than the world."""
@@ -82,18 +96,24 @@ def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicator
     ids: dict[tuple, int] = {("world",): WORLD}
     members: dict[int, list[int]] = {WORLD: list(world)}
     sizes: dict[int, int] = {}
+    local: dict[int, dict[int, int]] = {}  # id -> {rank in it: world rank}, where recorded
+    parent_of: dict[int, int] = {}
     handles: dict[int, pd.DataFrame] = {}
     for r, raw in enumerate(raws):
         if raw is None or raw.comms.empty or r not in task_of_report:
             continue
         comms = raw.comms.sort_values("time", kind="stable")
+        world_rank = model.tasks[task_of_report[r]].rank
         row_ids = []
-        for key, size in zip(_keys(comms), comms["size"]):
+        for key, size, lr in zip(_keys(comms), comms["size"], comms["local_rank"]):
             cid = ids.setdefault(key, len(ids) + 1)
             if cid != WORLD:
                 members.setdefault(cid, []).append(task_of_report[r])
                 if size > 0:
                     sizes[cid] = int(size)
+                if lr >= 0 and world_rank is not None:
+                    local.setdefault(cid, {})[int(lr)] = world_rank
+                parent_of[cid] = ids.get(key[0], WORLD)  # (key[0]: the parent's key)
             row_ids.append(cid)
         handles[r] = pd.DataFrame(
             {"t": comms["time"].to_numpy(np.int64), "handle": comms["handle"].to_numpy(np.int64), "id": row_ids}
@@ -101,7 +121,12 @@ def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicator
     rank = lambda t: (model.tasks[t].rank is None, model.tasks[t].rank or 0, t)  # noqa: E731
     out = {c: tuple(sorted(set(m), key=rank)) for c, m in members.items()}
     complete = {c: sizes.get(c, len(m)) == len(m) for c, m in out.items()}
-    return Communicators(out, complete, handles)
+    # a communicator whose ranks nsys did not record (MPI_Comm_dup: only its parent) numbers its members
+    # as its parent does
+    for cid in sorted(out):
+        if cid != WORLD and cid not in local and parent_of.get(cid, WORLD) in local:
+            local[cid] = local[parent_of[cid]]
+    return Communicators(out, complete, local, handles)
 
 
 def world_only(model: Model) -> Communicators:

@@ -76,10 +76,10 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
     raws = [s.p2p for s in scans]
-    messages = match_messages(raws, model, session_offsets(infos)[0])
+    comms = build_communicators(raws, model)
+    messages = match_messages(raws, model, session_offsets(infos)[0], comms)
     m = messages
     p2p = P2P.of(m.send_report, m.recv_report, m.log_send, m.phys_send, m.recv_start, m.phys_recv, m.synchronous)
-    comms = build_communicators(raws, model)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
     alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force, comms)
     alignment.notes[:0] = notes

@@ -45,7 +45,6 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
-from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
 from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
@@ -102,7 +101,7 @@ class ReportInfo:
 def report_info(report, lifetimes: bool = True) -> ReportInfo:
     """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
-    nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
+    nvtx_classes = row_classes(report) if K.NVTX_TABLE in counts else {}
     return ReportInfo(
         str(report.path),
         report.schema_version,

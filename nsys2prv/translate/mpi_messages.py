@@ -38,6 +38,7 @@ from nsys2prv.core.extrae_mpi import (
 )
 from nsys2prv.core.jit import kernel
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.readers.mpi import RawMpi
 from nsys2prv.translate.records import CommBatch, Translation
@@ -105,9 +106,13 @@ class Messages:
         )
 
 
-def _halves(r: int, raw: RawMpi, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Report ``r``'s sends and receives: (report, thread, src, dst, tag, size, log, phys) each."""
-    p2p, waits = raw.p2p, raw.waits
+def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Report ``r``'s sends and receives: (report, thread, src, dst, tag, size, log, phys) each, peers as
+    world ranks (nsys records the rank in the call's communicator)."""
+    waits = raw.waits
+    p2p = raw.p2p.assign(
+        peer=comms.to_world(r, raw.p2p["comm"].to_numpy(), raw.p2p["start"].to_numpy(), raw.p2p["peer"].to_numpy())
+    )
     name = p2p["name"].astype(str)
     both = name.isin(SENDRECV_CALLS).to_numpy()
     # Split Sendrecv: the rows of one call share (tid, start, name), the first (row order) is the send
@@ -266,12 +271,13 @@ def _wildcard_matches(left: pd.DataFrame, wild: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def match_messages(raw: list[RawMpi | None], model: Model, session: list[int]) -> Messages:
+def match_messages(raw: list[RawMpi | None], model: Model, session: list[int], comms: Communicators) -> Messages:
     """raw[r]: report r's raw MPI rows (mpi.read_p2p), or None; session[r]: the report's session offset
-    (align.session_offsets).  Specific receives match by MPI's non-overtaking rule (the k-th send A->B
-    with tag t, the k-th receive on B from A with tag t); wildcard receives then take the sends left, in
-    the order they were sent on the session clocks (``_wildcards``)."""
-    parts = [_halves(r, x, model) for r, x in enumerate(raw) if x is not None and len(x.p2p)]
+    (align.session_offsets); comms: the run's communicators (the peers are ranks in them).  Specific
+    receives match by MPI's non-overtaking rule (the k-th send A->B with tag t, the k-th receive on B from
+    A with tag t); wildcard receives then take the sends left, in the order they were sent on the session
+    clocks (``_wildcards``)."""
+    parts = [_halves(r, x, model, comms) for r, x in enumerate(raw) if x is not None and len(x.p2p)]
     cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys", "start", "sync"]
     sends = pd.concat([p[0][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
     recvs = pd.concat([p[1][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)

@@ -68,15 +68,40 @@ def _read_tables(report: Report) -> ReadResult | None:
     return res
 
 
-def from_nvtx(report: Report) -> bool:
-    """The report's MPI calls are the NVTX domain "MPI" (no MPI_* table: nsys 2022.x exports)."""
-    return not any(report.has(t, "start", "end", "globalTid", "textId") for t in TABLES)
+def _nvtx_calls(res: ReadResult) -> pd.DataFrame:
+    """NVTX domain "MPI" ranges as MPI call rows (no peer, size, tag or communicator)."""
+    df = res.table
+    out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
+    for c in EXTRA:
+        out[c] = _DEFAULTS[c]
+    out["source"] = "nvtx"
+    return out[COLUMNS]
+
+
+def _with_nvtx_threads(res: ReadResult, nv: ReadResult | None) -> ReadResult:
+    """nsys 2023.4 writes the MPI calls of a process's other threads (MPI_THREAD_MULTIPLE) into the NVTX
+    domain "MPI", only the main thread's into the MPI_* tables: the ranges of threads the tables do not
+    cover are the calls of those threads (calls only: no peer, tag or size, so no message); a range on a
+    thread the tables cover is the same call recorded twice."""
+    if nv is None or nv.table.empty:
+        return res
+    covered = nv.table["tid"].isin(np.unique(res.table["tid"].to_numpy(np.int64))).to_numpy()
+    res.absorb(nv)
+    res.drop('NVTX domain "MPI" range on a thread the MPI_* tables cover (the same call): not used', int(covered.sum()))
+    extra = _nvtx_calls(ReadResult(table=nv.table[~covered]))
+    if len(extra):
+        res.note(
+            'MPI call of a thread the MPI_* tables do not cover, from the NVTX domain "MPI" (no peers)', len(extra)
+        )
+        res.table = pd.concat([res.table, extra], ignore_index=True).sort_values("start", kind="stable")
+        res.table = res.table.reset_index(drop=True)
+    return res
 
 
 def read(report: Report) -> ReadResult | None:
     res = _read_tables(report)
     if res is not None:
-        return res
+        return _with_nvtx_threads(res, read_mpi_domain(report))
     res = read_mpi_domain(report)
     if res is None:
         return None
@@ -85,12 +110,7 @@ def read(report: Report) -> ReadResult | None:
     if res.table.empty:  # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
         res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64) for c in COLUMNS})
         return res
-    df = res.table
-    out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
-    for c in EXTRA:
-        out[c] = _DEFAULTS[c]
-    out["source"] = "nvtx"
-    res.table = out[COLUMNS]
+    res.table = _nvtx_calls(res)
     return res
 
 
@@ -98,7 +118,7 @@ READER = Reader((*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read)
 
 
 # -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------
-P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request"]
+P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request", "comm"]
 WAIT_COLUMNS = ["start", "end", "tid", "name", "request"]
 COMM_COLUMNS = ["time", "handle", "parent", "local_rank", "size", "group_root"]
 
@@ -107,7 +127,8 @@ COMM_COLUMNS = ["time", "handle", "parent", "local_rank", "size", "group_root"]
 class RawMpi:
     """One report's raw MPI rows for message matching and communicators (mpi.read_p2p)."""
 
-    p2p: pd.DataFrame  # every MPI_P2P_EVENTS row, as exported (a split MPI_Sendrecv stays two rows)
+    p2p: pd.DataFrame  # every MPI_P2P_EVENTS row, as exported (a split MPI_Sendrecv stays two rows); peer is
+    # the rank in the call's communicator (comm: its handle)
     waits: pd.DataFrame  # MPI_START_WAIT_EVENTS: one row per request of MPI_Start*/Wait*/Test*
     comms: pd.DataFrame  # MPI_COMMUNICATORS: this rank's communicators as it created them
 
@@ -140,7 +161,8 @@ def read_p2p(report: Report) -> RawMpi | None:
     df = report.query(
         f"SELECT rowid AS row, start, end, globalTid AS tid, textId, remoteRank AS peer, "
         f"{report.col_or_null(t, 'tag')}, {report.col_or_null(t, 'size')}, "
-        f"{report.col_or_null(t, 'requestHandle', 'request')} FROM {t} ORDER BY rowid"
+        f"{report.col_or_null(t, 'requestHandle', 'request')}, {report.col_or_null(t, 'commHandle', 'comm')} "
+        f"FROM {t} ORDER BY rowid"
     )
     df = df[pd.to_numeric(df["start"], errors="coerce").notna() & pd.to_numeric(df["end"], errors="coerce").notna()]
     df["name"] = text_names(report, df["textId"])
@@ -153,6 +175,7 @@ def read_p2p(report: Report) -> RawMpi | None:
         ("tag", -1),
         ("size", 0),
         ("request", 0),
+        ("comm", 0),
     ):
         to_int64(df, c, fill=fill)
     waits = _empty(WAIT_COLUMNS)

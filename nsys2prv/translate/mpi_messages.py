@@ -1,22 +1,23 @@
 """MPI point-to-point messages: matched sends and receives across ranks -> communication records.
 
-Matching (MPI's non-overtaking rule): the k-th send from rank A to rank B with tag t
-matches the k-th receive posted on B from A with tag t (k in call-start order).  Peers
-are world ranks (``remoteRank`` of MPI_P2P_EVENTS); handles of communicators are
-process-local, so they cannot be compared across reports and are not part of the key.
-Receives with MPI_ANY_SOURCE / MPI_ANY_TAG (negative peer or tag) cannot be matched
-and are counted as unmatched, as is anything on a rank or thread outside the model.
+Matching (docs/nsys-mpi.md): the k-th send from rank A to rank B with tag t matches the k-th receive
+posted on B from A with tag t (MPI's non-overtaking rule; k in call-start order; tag 0 is a tag like any
+other).  Peers are world ranks: nsys records the rank in the call's communicator (``remoteRank``), made a
+world rank through the run's communicators (model/communicators.py).  Receives with MPI_ANY_SOURCE /
+MPI_ANY_TAG (a negative peer or tag) then take, in posting order per receiver, the first unmatched send to
+their rank that fits them.  What stays unmatched, or is on a rank or thread outside the model, is counted.
 
-MPI_Sendrecv(_replace) is both a send and a receive: exported as two rows of one call,
-the first (in row order) is taken as the send half and the second as the receive half;
-a single row stands for both halves with the same peer and tag.
+MPI_Sendrecv(_replace) is both a send and a receive: exported as two rows of one call (same thread, start
+and name), the first (in row order) is the send half and the second the receive half; a single row stands
+for both halves with the same peer and tag.  A persistent request (MPI_*send_init / MPI_Recv_init) is one
+message per MPI_Start/MPI_Startall of it.
 
-Times, as Extrae writes them (paraver/extrae_mpi.py): logical send = send call start,
-physical send = send call end; logical receive = receive call start, physical
-receive = receive call end.  For MPI_Irecv/MPI_Imrecv: logical receive = end of the
-Irecv call, physical receive = end of the Wait/Test row on the same thread that
-completed its request (its end when no such row exists).  Size = bytes sent (the
-receive row holds the buffer's capacity, which may exceed the message); tag = MPI tag.
+Times, as Extrae writes them (core/extrae_mpi.py): logical send = send call start, physical send = send
+call end (a persistent send: its start call's); logical receive = receive call start, physical receive =
+receive call end.  For MPI_Irecv/MPI_Imrecv and persistent receives: logical receive = end of the posting
+call, physical receive = end of the Wait/Test row on the same thread that completed its request (its end
+when no such row exists).  Size = bytes sent (the receive row holds the buffer's capacity, which may exceed
+the message); tag = MPI tag.
 """
 
 from __future__ import annotations
@@ -146,12 +147,12 @@ def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd
         phys = recvs["phys"].to_numpy().copy()
         phys[post] = _completion(recvs[post], done, phys[post])
         recvs = recvs.assign(phys=phys)
-    p_sends, p_recvs = _persistent(p2p, name, rows, waits, done)
+    p_sends, p_recvs = _persistent(name, rows, waits, done)
     sends, recvs = pd.concat([sends, p_sends]), pd.concat([recvs, p_recvs])
     return _by_rank(r, sends, model, "src", "dst"), _by_rank(r, recvs, model, "dst", "src")
 
 
-def _persistent(p2p, name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _persistent(name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Persistent requests: every MPI_Start/MPI_Startall row of a request made by MPI_*send_init or
     MPI_Recv_init (the latest such call on its thread and request before the start) is one message:
     a send at the start call, or a receive posted at the start's end and completed by its Wait/Test."""

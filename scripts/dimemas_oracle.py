@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """BSC's Dimemas as the oracle of our ideal-network replay (``host.ideal_elapsed_ns`` in OUT.pop.json).
 
-For each real fixture: convert it (``nsys2prv -t mpi``), translate the trace with Dimemas's ``prv2dim``
-and replay it with ``Dimemas`` on its shipped ``cfgs/ideal.cfg`` (zero latency, instantaneous
-transfers) with ``-F`` (every send asynchronous: eager, as our replay assumes); Dimemas's T is the end
-of its simulated trace (the header's ``END_ns``).
+For each fixture (the real ones, and a generated run with MPI tables): convert it (``nsys2prv -t mpi``),
+translate the trace with Dimemas's ``prv2dim`` and replay it with ``Dimemas`` on its shipped
+``cfgs/ideal.cfg`` (zero latency, instantaneous transfers) with ``-F`` (every send asynchronous: eager,
+as our replay assumes; without it a ring of blocking sends deadlocks); Dimemas's T is the end of its
+simulated trace (the header's ``END_ns``).
 
     scripts/dimemas_oracle.py            compare Dimemas's T with ours and with the recorded oracle
     scripts/dimemas_oracle.py --record   re-record tests/oracles/dimemas.json and print what changed
@@ -33,13 +34,91 @@ ORACLE = ROOT / "tests" / "oracles" / "dimemas.json"
 TOLERANCE = 1e-4  # 0.01 % of T
 BUILD = "scripts/build_bsc_tools.sh (PARAVER_KERNEL_SRC=... DIMEMAS_SRC=..., then /opt/bsc/bin on PATH)"
 
-# fixture name -> its reports, relative to the repository (converted with -t mpi)
+# fixture name -> its reports (converted with -t mpi): a directory of the repository, or "generated"
+# (``generated_run``: MPI tables with peers, made here with tests/nsysgen.py)
 FIXTURES = {
     "mpi4": "tests/data/mpi4",
     "pop4": "tests/data/pop4",
     "mpi8": "tests/data/mpi8",
+    "gen4": "generated",
 }
 CONVERT = [sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m"]
+
+
+def generated_run(d: Path, nranks: int = 4, iters: int = 20, seed: int = 3) -> list[str]:
+    """A CPU-only MPI run in nsys's MPI tables (schema 3.22, one host, one clock) with everything that
+    waits on an ideal network: per iteration a ring of blocking Send/Recv (the receives wait for their
+    sends), a ring of Irecv/Isend completed by Waitall, a Bcast (root k mod N) and a Reduce (root
+    k+1 mod N) with their roots named; MPI_Init and MPI_Finalize around."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import numpy as np
+    from nsysgen import NsysBuilder
+
+    rng = np.random.default_rng(seed)
+    d.mkdir(parents=True, exist_ok=True)
+    pid0 = 5000
+    bs = {
+        r: NsysBuilder(
+            d / f"rank{r}.sqlite",
+            schema="3.22",
+            host="node-a",
+            session_start_ns=1_700_000_000_000_000_000,
+            env={"SLURM_JOB_ID": "7", "SLURM_PROCID": str(r)},
+        )
+        for r in range(nranks)
+    }
+    for r, b in bs.items():
+        b.process(pid0 + r, "./app")
+
+    def call(r: int, name: str, t0: float, t1: float, **kw) -> None:
+        bs[r].mpi(pid0 + r, pid0 + r, name, int(t0), int(t1), **kw)
+
+    ranks = range(nranks)
+    init_in = {r: 1e6 + r * 2e5 for r in ranks}
+    rel = max(init_in.values()) + 3e5
+    for r in ranks:
+        call(r, "MPI_Init", init_in[r], rel + rng.uniform(0, 1e4), kind="other")
+        bs[r].mpi_rank(pid0 + r, pid0 + r, r)
+    now = rel + 2e4
+    for k in range(iters):
+        c = {r: now + rng.uniform(1e5, 9e5) for r in ranks}
+        recv_end = {r: max(c[r] + 6e3, c[(r - 1) % nranks] + 8e3) + 1e3 for r in ranks}
+        for r in ranks:
+            right, left = (r + 1) % nranks, (r - 1) % nranks
+            call(r, "MPI_Send", c[r], c[r] + 5e3, kind="p2p", peer=right, size=4096, tag=k)
+            call(r, "MPI_Recv", c[r] + 6e3, recv_end[r], kind="p2p", peer=left, size=4096, tag=k)
+        a = {r: recv_end[r] + rng.uniform(1e4, 3e5) for r in ranks}
+        w = {r: max(a[r], a[(r - 1) % nranks]) + 5e4 + rng.uniform(0, 1e3) for r in ranks}
+        for r in ranks:
+            right, left = (r + 1) % nranks, (r - 1) % nranks
+            h = 100 * (k + 1)
+            call(r, "MPI_Irecv", a[r], a[r] + 1e3, kind="p2p", peer=left, size=256, tag=500 + k, request=h)
+            call(r, "MPI_Isend", a[r] + 2e3, a[r] + 3e3, kind="p2p", peer=right, size=256, tag=500 + k, request=h + 1)
+            for req in (h, h + 1):
+                call(r, "MPI_Waitall", a[r] + 4e3, w[r], kind="startwait", request=req)
+        b_in = {r: w[r] + rng.uniform(1e4, 2e5) for r in ranks}
+        b_out = max(b_in.values()) + 2e3
+        for r in ranks:
+            call(
+                r,
+                "MPI_Bcast",
+                b_in[r],
+                b_out + rng.uniform(0, 1e3),
+                kind="coll",
+                peer=k % nranks,
+                size=64,
+                recv_size=64,
+            )
+        r_in = {r: b_out + 5e3 + rng.uniform(1e4, 2e5) for r in ranks}
+        root = (k + 1) % nranks
+        r_out = {r: (max(r_in.values()) + 2e3 if r == root else r_in[r] + 2e3) for r in ranks}
+        for r in ranks:
+            call(r, "MPI_Reduce", r_in[r], r_out[r], kind="coll", peer=root, size=8, recv_size=8)
+        now = max(r_out.values()) + 1e4
+    fin = {r: now + rng.uniform(0, 5e5) for r in ranks}
+    for r in ranks:
+        call(r, "MPI_Finalize", fin[r], max(fin.values()) + 1e5 + rng.uniform(0, 1e4), kind="other")
+    return [str(bs[r].save()) for r in ranks]
 
 
 def tools() -> tuple[str, str] | None:
@@ -72,7 +151,10 @@ def version(dimemas: str) -> str:
     return out
 
 
-def reports(fixture: str) -> list[str]:
+def reports(fixture: str, work: Path) -> list[str]:
+    """The fixture's reports (a generated one: made in ``work``)."""
+    if FIXTURES[fixture] == "generated":
+        return generated_run(work / f"{fixture}-reports")
     return sorted(str(p) for p in (ROOT / FIXTURES[fixture]).glob("rank*.sqlite"))
 
 
@@ -80,7 +162,8 @@ def convert(fixture: str, work: Path) -> tuple[Path, int]:
     """Convert a fixture into ``work``: (OUT.prv, our T_ideal in ns)."""
     out = work / fixture
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([*CONVERT, *reports(fixture), str(out)], check=True, capture_output=True, text=True, env=env)
+    paths = reports(fixture, work)
+    subprocess.run([*CONVERT, *paths, str(out)], check=True, capture_output=True, text=True, env=env)
     pop = json.loads(out.with_name(out.name + ".pop.json").read_text())
     return out.with_name(out.name + ".prv"), int(pop["host"]["ideal_elapsed_ns"])
 
@@ -114,13 +197,14 @@ def measure(fixture: str, work: Path) -> dict:
         raise SystemExit("Dimemas's cfgs/ideal.cfg not found next to Dimemas: set NSYS2PRV_DIMEMAS_CFG")
     prv, ours = convert(fixture, work)
     t = replay(prv, work, prv2dim, dimemas, cfg)
+    where = FIXTURES[fixture] if FIXTURES[fixture] != "generated" else f"{fixture}-reports"
     return {
         "dimemas_T_ns": t,
         "nsys2prv_T_ideal_ns": ours,
         "commands": [
             " ".join(cmd)
             for cmd in (
-                [*CONVERT[2:], f"{FIXTURES[fixture]}/rank*.sqlite", fixture],
+                [*CONVERT[2:], f"{where}/rank*.sqlite", fixture],
                 *commands(f"{fixture}.prv", f"{fixture}.dim", "ideal.cfg", f"{fixture}.sim.prv"),
             )
         ],

@@ -1,8 +1,9 @@
 """BSC's Dimemas replays our MPI traces as written, to our ideal-network T (docs/dimemas.md).
 
-- With prv2dim and Dimemas on PATH (scripts/build_bsc_tools.sh): each real fixture converted with
-  ``-t mpi``, translated by prv2dim and replayed by Dimemas on its cfgs/ideal.cfg gives T equal to our
-  ``host.ideal_elapsed_ns`` within 0.01 %.
+- With prv2dim and Dimemas on PATH (scripts/build_bsc_tools.sh): each real fixture (and a generated run
+  with MPI tables: point-to-point messages, rooted collectives) converted with ``-t mpi``, translated
+  by prv2dim and replayed by Dimemas on its cfgs/ideal.cfg gives T equal to our
+  ``host.ideal_elapsed_ns`` within 0.01 % (equal to the ns when recorded).
 - Without them (CI): our T_ideal equals Dimemas's answer recorded in tests/oracles/dimemas.json
   (``scripts/dimemas_oracle.py --record`` re-records it), so a drift of either side fails.
 - The records Dimemas needs, checked on the trace itself: the communicator lines of the header, the
@@ -38,7 +39,8 @@ def converted(tmp_path_factory):
 
     def get(fixture: str) -> tuple[Path, int]:
         if fixture not in done:
-            need(ROOT / oracle.FIXTURES[fixture])
+            if oracle.FIXTURES[fixture] != "generated":
+                need(ROOT / oracle.FIXTURES[fixture])
             done[fixture] = oracle.convert(fixture, work)
         return done[fixture]
 
@@ -100,3 +102,21 @@ def test_the_trace_carries_what_prv2dim_reads(converted):
     st = load_trace(prv.with_suffix("")).states
     run = st[(st["state"] == 1) & (st["thread"] == 1)].groupby("task").agg(first=("begin", "min"), end=("end", "max"))
     assert appl["time"].tolist() == [x for t in (1, 2, 3, 4) for x in (run.loc[t, "first"], run.loc[t, "end"])]
+
+
+def test_roots_and_messages_of_the_generated_run(converted):
+    # 20 iterations of 4 ranks: a Bcast rooted at k mod 4 and a Reduce rooted at k+1 mod 4, the root
+    # flag (50100003 = 1) on the root's record only; 2 rings of 4 messages each
+    prv, _ = converted("gen4")
+    tr = load_trace(prv.with_suffix(""))
+    ev = tr.events
+    recs = {
+        rec: (int(g["task"].iloc[0]), dict(zip(g["type"].astype(int), g["value"].astype(int))))
+        for rec, g in ev.groupby("rec")
+    }
+    rooted = [(task, r[COLL]) for task, r in recs.values() if r.get(COLL) in (7, REDUCE)]
+    assert len(rooted) == 2 * 20 * 4
+    roots = [(task, r[COLL]) for task, r in recs.values() if ROOT_ in r]
+    assert all(r[ROOT_] == 1 for _, r in recs.values() if ROOT_ in r)
+    assert roots == [x for k in range(20) for x in ((k % 4 + 1, 7), ((k + 1) % 4 + 1, REDUCE))]
+    assert len(tr.comms) == 2 * 20 * 4

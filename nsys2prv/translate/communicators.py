@@ -26,5 +26,7 @@ def collective_comm_ids(calls: pd.DataFrame, model: Model, report: int) -> np.nd
 
 
 def communicator_members(model: Model) -> dict[int, tuple[int, ...]]:
-    """Global communicator id -> its member tasks (1-based trace task numbers), ids ascending."""
-    return {WORLD: tuple(range(1, len(model.tasks) + 1))}
+    """Global communicator id -> its member tasks (1-based trace task numbers), ids ascending.  The
+    world: the tasks that are MPI ranks (every task where none is known to be one)."""
+    ranked = tuple(i + 1 for i, t in enumerate(model.tasks) if t.rank is not None)
+    return {WORLD: ranked or tuple(range(1, len(model.tasks) + 1))}

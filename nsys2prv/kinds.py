@@ -140,7 +140,7 @@ KINDS: tuple[Kind, ...] = (
         ("mpi",),
         CPU,
         (Translator(host.mpi),),
-        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM),
+        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM, R.APPLICATION),
         doc="MPI calls",
     ),
     Kind(

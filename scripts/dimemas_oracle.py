@@ -41,7 +41,13 @@ FIXTURES = {
     "pop4": "tests/data/pop4",
     "mpi8": "tests/data/mpi8",
     "gen4": "generated",
+    "mpi23_p2p4": "tests/data/mpi23/p2p4",
+    "mpi23_coll4": "tests/data/mpi23/coll4",
+    "mpi23_p2p4h2": "tests/data/mpi23/p2p4h2",
+    "mpi23_coll8h4": "tests/data/mpi23/coll8h4",
 }
+# not checked: tests/data/mpi23/thr6h3 (MPI_THREAD_MULTIPLE: Dimemas replays every thread's MPI calls on its
+# own, our replay the process's calls as one sequence; 4.2 % apart, docs/dimemas.md)
 CONVERT = [sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m"]
 
 

@@ -88,6 +88,14 @@ RECV_CALLS = frozenset(
     }
 )
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
+# Nonblocking collectives, as prv2dim gives them to Dimemas: the operation happens at the first MPI_Wait of
+# the process after it that completes no message (a Test, Waitall, ... is no such Wait: the operation is
+# then not replayed), with the kind of its blocking twin.
+NONBLOCKING_COLLECTIVES = {
+    f"MPI_I{n[4:].lower()}": n
+    for n in (*SYNC_CALLS, *GATHER_CALLS)
+    if n not in ("MPI_Init", "MPI_Init_thread")
+}
 
 
 @dataclass
@@ -260,7 +268,7 @@ def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
     """The replay kind of each distinct MPI function name."""
     kind = np.full(len(categories), ZERO, np.int64)
     for i, n in enumerate(categories):
-        n = ALIASES.get(n, n)
+        n = ALIASES.get(n, NONBLOCKING_COLLECTIVES.get(n, n))
         kind[i] = (
             SYNC
             if n in SYNC_CALLS
@@ -280,6 +288,37 @@ def _codes(values) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(cat.codes, np.int64), np.asarray(cat.categories, object)
     codes, uniq = pd.factorize(np.asarray(values))
     return codes.astype(np.int64), np.asarray(uniq, object)
+
+
+def _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv) -> tuple[np.ndarray, np.ndarray]:
+    """Nonblocking collectives moved to the MPI_Wait that completes them (``NONBLOCKING_COLLECTIVES``):
+    that Wait takes the collective's name and communicator, the collective call itself takes no time
+    (``kind`` ZERO, in place).  Calls sorted by (rank, start, end); ``done_recv``: (rank, end) of the
+    calls that complete a message."""
+    icoll = np.flatnonzero(np.isin(names, list(NONBLOCKING_COLLECTIVES)))
+    at = np.flatnonzero(np.isin(name_code, icoll))
+    if not len(at):
+        return name_code, comm
+    name_code, comm = name_code.copy(), comm.copy()
+    kind[at] = ZERO
+    wait = np.flatnonzero(names == "MPI_Wait")
+    waits = np.flatnonzero(np.isin(name_code, wait) & np.isin(rank, np.unique(rank[at])))
+    free = [i for i in waits if (int(rank[i]), int(end[i])) not in done_recv]  # (not completing a receive)
+    pending: dict[int, list[int]] = {}
+    calls = sorted([(int(i), 0) for i in at] + [(int(i), 1) for i in free])
+    for i, is_wait in calls:
+        queue = pending.setdefault(int(rank[i]), [])
+        if not is_wait:
+            queue.append(i)
+        elif queue:
+            c = queue.pop(0)
+            name_code[i], comm[i] = name_code[c], comm[c]
+            kind[i] = kind_of_name(names[name_code[c]])
+    return name_code, comm
+
+
+def kind_of_name(name: str) -> int:
+    return int(classify(np.array([name], object), True)[0])
 
 
 def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -327,6 +366,12 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
             "synchronise in the replay; receives do not wait"
         ]
     )
+
+    if messages is not None and len(messages):
+        done_recv = set(zip(messages["recv_rank"].to_numpy(np.int64).tolist(), messages["recv_end"].tolist()))
+    else:
+        done_recv = set()
+    name_code, comm = _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv)
 
     # collective instances: the k-th call of (name, communicator) on each process
     n = len(rank)

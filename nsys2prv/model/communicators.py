@@ -50,11 +50,10 @@ class Communicators:
         out[m["i"].to_numpy()[ok]] = m["id"].to_numpy()[ok].astype(np.int64)
         return out
 
-    def to_world(self, report: int, handle: np.ndarray, time: np.ndarray, rank: np.ndarray) -> np.ndarray:
-        """Ranks in the communicators of calls (``handle`` at ``time``) as world ranks; negative ranks
-        (wildcards, MPI_PROC_NULL) and ranks of communicators without a known numbering stay as they are."""
+    def to_world(self, ids: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Ranks in the communicators ``ids`` (of_calls) as world ranks; negative ranks (wildcards,
+        MPI_PROC_NULL) and ranks of communicators without a known numbering stay as they are."""
         rank = np.asarray(rank, np.int64).copy()
-        ids = self.of_calls(report, handle, time)
         for cid in np.unique(ids):
             table = self.world_rank.get(int(cid))
             if cid == WORLD or not table:
@@ -62,6 +61,14 @@ class Communicators:
             sel = (ids == cid) & (rank >= 0)
             rank[sel] = [table.get(int(x), int(x)) for x in rank[sel]]
         return rank
+
+    def resolve(self, report: int, calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(global communicator id, peer or root as a world rank) of each of ``report``'s MPI call rows (the
+        mpi table: comm, start, peer)."""
+        if "comm" not in calls:
+            return np.full(len(calls), WORLD, np.int64), calls["peer"].to_numpy(np.int64)
+        ids = self.of_calls(report, calls["comm"].to_numpy(np.int64), calls["start"].to_numpy(np.int64))
+        return ids, self.to_world(ids, calls["peer"].to_numpy())
 
     def partial(self) -> set[int]:
         """The ids of communicators with fewer tasks than the world."""
@@ -88,39 +95,39 @@ def _keys(comms: pd.DataFrame) -> list[tuple]:
 
 
 def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicators:
-    """The run's communicators from every report's MPI_COMMUNICATORS rows (none: world only)."""
-    world = tuple(range(len(model.tasks)))
-    task_of_report: dict[int, int] = {}
-    for i, t in enumerate(model.tasks):
-        task_of_report.setdefault(t.report, i)  # (one MPI process per report: its communicators)
+    """The run's communicators from every report's MPI_COMMUNICATORS rows (none: world only).  Ids and
+    world ranks come from the rows alone; members are ``model``'s tasks (the trace's)."""
+    task_of_rank = {t.rank: i for i, t in enumerate(model.tasks) if t.rank is not None}
     ids: dict[tuple, int] = {("world",): WORLD}
-    members: dict[int, list[int]] = {WORLD: list(world)}
+    members: dict[int, list[int]] = {WORLD: list(range(len(model.tasks)))}
     sizes: dict[int, int] = {}
     local: dict[int, dict[int, int]] = {}  # id -> {rank in it: world rank}, where recorded
     parent_of: dict[int, int] = {}
     handles: dict[int, pd.DataFrame] = {}
     for r, raw in enumerate(raws):
-        if raw is None or raw.comms.empty or r not in task_of_report:
+        if raw is None or raw.comms.empty:
             continue
         comms = raw.comms.sort_values("time", kind="stable")
-        world_rank = model.tasks[task_of_report[r]].rank
         row_ids = []
-        for key, size, lr in zip(_keys(comms), comms["size"], comms["local_rank"]):
+        for key, rank, size, lr in zip(_keys(comms), comms["rank"], comms["size"], comms["local_rank"]):
             cid = ids.setdefault(key, len(ids) + 1)
             if cid != WORLD:
-                members.setdefault(cid, []).append(task_of_report[r])
+                parent_of[cid] = ids.get(key[0], WORLD)  # (key[0]: the parent's key)
+                if rank in task_of_rank:
+                    members.setdefault(cid, []).append(task_of_rank[int(rank)])
                 if size > 0:
                     sizes[cid] = int(size)
-                if lr >= 0 and world_rank is not None:
-                    local.setdefault(cid, {})[int(lr)] = world_rank
-                parent_of[cid] = ids.get(key[0], WORLD)  # (key[0]: the parent's key)
+                if lr >= 0 and rank >= 0:
+                    local.setdefault(cid, {})[int(lr)] = int(rank)
             row_ids.append(cid)
         handles[r] = pd.DataFrame(
             {"t": comms["time"].to_numpy(np.int64), "handle": comms["handle"].to_numpy(np.int64), "id": row_ids}
         ).sort_values("t")
     rank = lambda t: (model.tasks[t].rank is None, model.tasks[t].rank or 0, t)  # noqa: E731
     out = {c: tuple(sorted(set(m), key=rank)) for c, m in members.items()}
-    complete = {c: sizes.get(c, len(m)) == len(m) for c, m in out.items()}
+    for cid in ids.values():
+        out.setdefault(cid, ())
+    complete = {c: sizes.get(c, len(m)) == len(m) and (c == WORLD or len(m) > 0) for c, m in out.items()}
     # a communicator whose ranks nsys did not record (MPI_Comm_dup: only its parent) numbers its members
     # as its parent does
     for cid in sorted(out):

@@ -76,6 +76,7 @@ def _rank_jobs(
             PopShare(pop_names, tasks[src.index], only=pop_only),
             cfg.wants("gpu_metrics"),
             str(work / f"r{src.index}.chunk"),
+            run.comms,
         )
         for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)
     ]
@@ -170,7 +171,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             progress=cfg.show_progress,
             parts=merge_parts(cfg),
             work_dir=work,
-            communicators=communicator_members(model) if has_mpi else None,
+            communicators=communicator_members(model, run.comms) if has_mpi else None,
             min_end=run.timeline.run_end or 0,
             fork_every_part=fork_heavy,
         )

@@ -14,7 +14,7 @@ from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
 from nsys2prv.model.align.clock import Clock
-from nsys2prv.model.communicators import build_communicators
+from nsys2prv.model.communicators import Communicators, build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
@@ -71,8 +71,11 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
 
 
-def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Model) -> tuple[Alignment, Messages]:
-    """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
+def align_run(
+    cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Model
+) -> tuple[Alignment, Messages, Communicators]:
+    """Stage B alignment from the per-report reductions: job checks, the MPI communicators and matched
+    messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
     raws = [s.p2p for s in scans]
@@ -83,7 +86,7 @@ def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Mo
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
     alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force, comms)
     alignment.notes[:0] = notes
-    return alignment, messages
+    return alignment, messages, comms
 
 
 @dataclass
@@ -110,6 +113,7 @@ class Prepared:
     alignment: Alignment  # the clock fit and its notes (OUT.sync.json)
     messages: Messages  # matched MPI point-to-point messages (inside the -f window)
     timeline: Timeline
+    comms: Communicators  # the MPI communicators across the reports (ids, members in the trace's tasks)
 
     @property
     def infos(self) -> list[ReportInfo]:
@@ -158,7 +162,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         return build_model(keys, identities, force=cfg.force, sources=sources, devmaps=devmaps, gpu_rows=gpu_rows)
 
     model = model_of([s.keys for s in scans], gpu_rows=True)
-    alignment, messages = align_run(cfg, infos, scans, model)
+    alignment, messages, comms = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
     clips: list[tuple[int, int] | None] = [None] * len(infos)
@@ -202,4 +206,5 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         alignment,
         messages,
         Timeline(clocks, clips, origin_epoch, lifetimes, run_end),
+        comms,
     )

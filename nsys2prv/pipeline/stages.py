@@ -34,6 +34,7 @@ from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
@@ -741,6 +742,7 @@ class RankJob:
     pop: PopShare
     attribution: bool  # GPU metrics attribution partial
     chunk: str  # chunk file prefix (pop.only: of its POP files only)
+    comms: Communicators | None = None  # the run's MPI communicators (global ids, world ranks)
 
 
 def job_context(
@@ -756,6 +758,7 @@ def job_context(
         tables,
         calls=calls,
         metric_types=job.trace.metric_types,
+        comms=job.comms,
     )
 
 
@@ -829,7 +832,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(
-        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
+        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

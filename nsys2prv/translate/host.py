@@ -8,7 +8,7 @@ import pandas as pd
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names
 from nsys2prv.model.resources import Model
-from nsys2prv.translate.communicators import collective_comm_ids
+from nsys2prv.translate.communicators import global_comms
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import (
     PUNCTUAL_ORDER,
@@ -141,12 +141,11 @@ def _collective_events(
 ) -> list[EventBatch]:
     """The collective calls ``coll`` as Extrae writes them: at entry the call's value with its send
     size (50100001), receive size (50100002), global communicator id (50100004,
-    ``communicators.collective_comm_ids``) and, on the root's record only, root 1 (50100003); at exit
+    ``communicators.global_comms``) and, on the root's record only, root 1 (50100003); at exit
     the call type back to 0.  Sizes are 0 where the export has none (MPI as NVTX ranges)."""
     task_rank = np.array([t.rank if t.rank is not None else -2 for t in ctx.model.tasks], np.int64)
     rank_of_thread = task_rank[np.array([t.task for t in ctx.model.threads], np.int64)]
-    comm = collective_comm_ids(df, ctx.model, ctx.report)
-    peer = df["peer"].to_numpy(np.int64)
+    comm, peer = global_comms(df, ctx)
     is_root = coll & (peer >= 0) & (peer == rank_of_thread[threads])
     size, recv_size = df["size"].to_numpy(np.int64), df["recv_size"].to_numpy(np.int64)
     batches = []

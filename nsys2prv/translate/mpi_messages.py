@@ -111,9 +111,7 @@ def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd
     """Report ``r``'s sends and receives: (report, thread, src, dst, tag, size, log, phys) each, peers as
     world ranks (nsys records the rank in the call's communicator)."""
     waits = raw.waits
-    p2p = raw.p2p.assign(
-        peer=comms.to_world(r, raw.p2p["comm"].to_numpy(), raw.p2p["start"].to_numpy(), raw.p2p["peer"].to_numpy())
-    )
+    p2p = raw.p2p.assign(peer=comms.resolve(r, raw.p2p)[1])
     name = p2p["name"].astype(str)
     both = name.isin(SENDRECV_CALLS).to_numpy()
     # Split Sendrecv: the rows of one call share (tid, start, name), the first (row order) is the send

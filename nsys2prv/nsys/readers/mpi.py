@@ -120,7 +120,7 @@ READER = Reader((*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read)
 # -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------
 P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request", "comm"]
 WAIT_COLUMNS = ["start", "end", "tid", "name", "request"]
-COMM_COLUMNS = ["time", "handle", "parent", "local_rank", "size", "group_root"]
+COMM_COLUMNS = ["rank", "time", "handle", "parent", "local_rank", "size", "group_root"]
 
 
 @dataclass
@@ -138,16 +138,24 @@ def _empty(columns: list[str]) -> pd.DataFrame:
 
 
 def _communicators(report: Report) -> pd.DataFrame:
-    """MPI_COMMUNICATORS (nsys 2023+): creation time, handle, parent handle (0: none, i.e. world),
-    the rank's place in it and its size, the world rank of its local rank 0 (-1: not recorded)."""
+    """MPI_COMMUNICATORS (nsys 2023+): the world rank of the report, creation time, handle, parent handle
+    (0: none, i.e. world), the rank's place in it and its size, the world rank of its local rank 0 (-1:
+    not recorded)."""
     t = "MPI_COMMUNICATORS"
     if not report.has(t, "timestamp", "commHandle"):
         return _empty(COMM_COLUMNS)
-    cols = {"parent": "parentHandle", "local_rank": "localRank", "size": "size", "group_root": "groupRoot"}
+    cols = {
+        "rank": "rank",
+        "parent": "parentHandle",
+        "local_rank": "localRank",
+        "size": "size",
+        "group_root": "groupRoot",
+    }
     sel = ", ".join(report.col_or_null(t, src, dst) for dst, src in cols.items())
     df = report.query(f"SELECT timestamp AS time, commHandle AS handle, {sel} FROM {t} ORDER BY timestamp, rowid")
     df = df[pd.to_numeric(df["handle"], errors="coerce").notna()]
-    for c, fill in (("time", 0), ("handle", 0), ("parent", 0), ("local_rank", -1), ("size", -1), ("group_root", -1)):
+    fills = {"rank": -1, "time": 0, "handle": 0, "parent": 0, "local_rank": -1, "size": -1, "group_root": -1}
+    for c, fill in fills.items():
         to_int64(df, c, fill=fill)
     return df[COMM_COLUMNS].reset_index(drop=True)
 

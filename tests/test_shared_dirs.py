@@ -11,9 +11,11 @@ import re
 import shutil
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 import pytest
+import test_security
 from conftest import convert, convert_valid
 from test_schema_versions import build_rank
 
@@ -21,6 +23,7 @@ from nsys2prv.nsys import cache as C
 from nsys2prv.nsys import database as D
 from nsys2prv.pipeline import outputs as O
 
+tiny_fs = test_security.tiny_fs  # the fixture: a tiny tmpfs
 OTHER = 4242  # a uid no test machine's user has: "another user"
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="needs root to make a file of another user's (chown)")
 
@@ -417,3 +420,96 @@ def test_10_a_lock_file_others_can_write_is_refused(ranks, tmp_path):
     code, text = convert(["-m", *ranks, tmp_path / "t"], expect_ok=False)
     assert code == 2 and "the lock file is writable by others (mode 0666): not used" in text
     assert stat.S_IMODE(lock.stat().st_mode) == 0o666 and not (tmp_path / "t.prv").exists()
+
+
+# --- the cache's size cap ---------------------------------------------------------------------------
+def _age(cache: Path, source: Path, seconds: int) -> Path:
+    """Make ``source``'s table cache entries look last used ``seconds`` ago; its group directory."""
+    entry = C.entry_dir(cache / "tables", source)
+    then = time.time() - seconds
+    for p in (entry, entry.parent):
+        os.utime(p, (then, then))
+    return entry.parent
+
+
+def _allocated(d: Path) -> int:
+    return sum(p.lstat().st_blocks * 512 for p in d.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def test_the_least_recently_used_entries_go_past_the_cap(ranks, tmp_path):
+    cache = tmp_path / "cache"
+    third = _renamed(ranks[0], tmp_path / "third.sqlite")
+    for r in (*ranks, third):
+        convert_valid(["--cache-dir", cache, r], tmp_path / f"o-{r.stem}")
+    oldest = _age(cache, ranks[0], 7200)
+    older = _age(cache, ranks[1], 3600)
+    _age(cache, third, 1800)
+    sizes = {g: _allocated(g) for g in (cache / "tables").iterdir()}
+    assert len(sizes) == 3 and all(sizes.values())
+    fourth = _renamed(ranks[1], tmp_path / "fourth.sqlite")
+    convert_valid(["--cache-dir", cache, fourth], tmp_path / "o4")  # (a fourth unit, in use)
+    newest = C.entry_dir(cache / "tables", fourth).parent
+    cap = sum(sizes.values()) + _allocated(newest) - sizes[oldest]  # room for all but the oldest
+    _, summary = convert_valid(["--cache-dir", cache, "--cache-max", str(cap), fourth], tmp_path / "o5")
+    assert summary["notes"][1:] == [
+        f"the cache {cache} was over its cap of {cap / 2**20:.1f} MiB (--cache-max): removed the 1 least "
+        f"recently used report(s)' entries ({sizes[oldest] / 2**20:.1f} MiB)"
+    ]
+    assert sorted(p.name for p in (cache / "tables").iterdir()) == sorted(
+        g.name for g in (older, C.entry_dir(cache / "tables", third).parent, newest)
+    )
+
+
+def test_the_cap_from_the_environment_spares_what_is_in_use(ranks, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    convert_valid(["--cache-dir", cache, ranks[0]], tmp_path / "a")
+    convert_valid(["--cache-dir", cache, ranks[1]], tmp_path / "b")  # used within the grace period
+    _age(cache, ranks[0], 7200)
+    monkeypatch.setenv("NSYS2PRV_CACHE_MAX", "1K")
+    _, summary = convert_valid(["--cache-dir", cache, ranks[0]], tmp_path / "c")
+    assert summary["notes"][1:] == [
+        f"the cache {cache} is over its cap of 0.0 MiB (--cache-max), but every entry is in use"
+    ]
+    assert len(list((cache / "tables").iterdir())) == 2
+    _age(cache, ranks[1], 3600)
+    _, summary = convert_valid(["--cache-dir", cache, ranks[0]], tmp_path / "d")
+    assert summary["notes"][1].startswith(
+        f"the cache {cache} was over its cap of 0.0 MiB (--cache-max): removed the 1 "
+    )
+    assert [p.name for p in (cache / "tables").iterdir()] == [C.entry_dir(cache / "tables", ranks[0]).parent.name]
+
+
+@pytest.mark.parametrize("size,bytes_", [("500M", 500 * 2**20), ("20G", 20 * 2**30), ("1.5KiB", 1536), ("7", 7)])
+def test_cache_sizes_parse(size, bytes_):
+    from nsys2prv.nsys.cache_size import parse_size
+
+    assert parse_size(size) == bytes_
+
+
+def test_a_cache_size_that_is_not_one_is_a_one_line_error(ranks, tmp_path):
+    code, text = convert(["--cache-max", "lots", ranks[0], tmp_path / "t"], expect_ok=False)
+    assert code == 2 and text == "nsys2prv: error: --cache-max: not a size (e.g. 500M, 20G): 'lots'\n"
+
+
+# --- also seen: what a full device names -------------------------------------------------------------
+def test_enospc_on_a_staged_file_names_where_it_was_to_go(ranks, tmp_path, monkeypatch):
+    import errno
+
+    import nsys2prv.pipeline.conversion as P
+
+    def full(cfg, outputs):
+        raise OSError(errno.ENOSPC, "No space left on device", f"{cfg.output}.prv")
+
+    monkeypatch.setattr(P, "_convert", full)
+    code, text = convert([ranks[0], tmp_path / "t"], expect_ok=False)
+    assert code == 2 and text.startswith(f"nsys2prv: error: {tmp_path / 't.prv'}: ") and "No space left" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_full_cache_device_is_said(ranks, tiny_fs, tmp_path):
+    _, summary = convert_valid(["--cache-dir", tiny_fs, ranks[0]], tmp_path / "t")
+    convert_valid(["--no-cache", ranks[0]], tmp_path / "ref")
+    assert _bytes(tmp_path / "t") == _bytes(tmp_path / "ref")
+    assert f"{C.CACHE_NOTE} could not be completed (No space left on device): the report is read again next time" in (
+        _warnings(summary)
+    )

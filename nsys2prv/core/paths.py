@@ -1,8 +1,11 @@
-"""Where nsys2prv keeps what it can rebuild: exports, normalised tables, compiled kernels."""
+"""Where nsys2prv keeps what it can rebuild (exports, normalised tables, compiled kernels), and whom it
+trusts in the places others can write (``distrust``: files of the running user or root, writable by no one
+else)."""
 
 from __future__ import annotations
 
 import os
+import pwd
 from pathlib import Path
 
 
@@ -14,8 +17,6 @@ def user_cache_dir() -> Path:
 
 def owner_name(uid: int) -> str:
     """``user (uid N)``, or ``uid N`` when the system has no such user."""
-    import pwd
-
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
     except KeyError:

@@ -352,6 +352,14 @@ class TableCache:
         if text not in self.notes:
             self.notes.append(text)
 
+    def _unwritten(self, exc: BaseException) -> None:
+        """A store that failed for want of space (ENOSPC, EDQUOT): said (the entry stays incomplete, a
+        cache miss next time); a read-only or unusable cache is simply not used."""
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            text = f"{CACHE_NOTE} could not be completed ({exc.strerror}): the report is read again next time"
+            if text not in self.notes:
+                self.notes.append(text)
+
     def _walk(self, names: tuple[str, ...]) -> int:
         """The descriptor of ``root``'s parent / ``names``, every component opened without following a
         link (``root`` is ``CACHE_DIR/tables``: ``CACHE_DIR`` is the user's to choose)."""
@@ -488,8 +496,8 @@ class TableCache:
             data = sink.getvalue()
             with self._open() as dfd:
                 self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
-        except (OSError, pa.ArrowException):
-            pass  # a full or read-only cache: the lanes are derived again where needed
+        except (OSError, pa.ArrowException) as exc:
+            self._unwritten(exc)  # a full or read-only cache: the lanes are derived again where needed
 
     @contextmanager
     def parquet_file(self, kind: str):
@@ -546,8 +554,8 @@ class TableCache:
             data = encode(obj)
             with self._open() as dfd:
                 self._replace(dfd, name, lambda fh: fh.write(data))
-        except (OSError, TypeError, ValueError, pa.ArrowException):
-            pass
+        except (OSError, TypeError, ValueError, pa.ArrowException) as exc:
+            self._unwritten(exc)
 
     def prepare(self) -> bool:
         """Create the entry's directory and remove stale entries of the same input; False when the
@@ -611,8 +619,8 @@ class TableCache:
                     if encoded is not None:
                         self._replace(dfd, META, lambda fh: fh.write(encoded))
                 self._update_manifest(dfd, added, schemas, stale=added)
-        except OSError:
-            pass  # a full or read-only cache never fails a conversion
+        except OSError as exc:
+            self._unwritten(exc)  # a full or read-only cache never fails a conversion
 
     def _update_manifest(self, dfd: int, added: dict, schemas: dict, stale=()) -> None:
         """The manifest with ``added`` (kind -> tally) and ``schemas`` (kind -> its file's columns);
@@ -648,8 +656,8 @@ class TableCache:
                     self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(_write_batches(frames, fh)))
                     if names:
                         self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
-        except (OSError, pa.ArrowException, TypeError, ValueError):
-            pass  # a full or read-only cache (or a batch Parquet cannot hold): not cached
+        except (OSError, pa.ArrowException, TypeError, ValueError) as exc:
+            self._unwritten(exc)  # a full or read-only cache (or a batch Parquet cannot hold): not cached
         for _ in frames:
             pass
 
@@ -796,5 +804,9 @@ def _make_dir(fd: int, name: str, own_link_ok: bool = False) -> bool:
     os.mkdir(name, 0o755, dir_fd=fd)
     return True
 
+
+descend_dir = _descend  # public names for the cache's size cap (nsys/cache_size.py)
+remove_entry = _remove_entry
+ENTRY_NAME = _ENTRY
 
 __all__ = ["CacheDamage", "TableCache", "decode", "encode", "entry_dir"]

@@ -357,16 +357,20 @@ class OutputSet:
                             continue
                         if parts[:-1] not in dirs:
                             try:
-                                dst = descend(cfg_fd, parts[:-1], create=True)
+                                into = descend(cfg_fd, parts[:-1], create=True)
                             except OSError as exc:
                                 exc.filename = str(self.cfgs.joinpath(*parts[:-1]))
                                 raise
-                            dirs[parts[:-1]] = (descend(staged_fd, parts[:-1]), dst)
+                            try:
+                                dirs[parts[:-1]] = (descend(staged_fd, parts[:-1]), into)
+                            except BaseException:
+                                os.close(into)
+                                raise
                         src_fd, dst_fd = dirs[parts[:-1]]
                         moves.append((src_fd, parts[-1], dst_fd, parts[-1], rel))
             moves += [(stage_fd, name, out_fd, name, name) for name in files]
-            for _, _, dst_fd, dst, label in moves:
-                _check_destination(dst_fd, dst, str((self.dir if dst_fd == out_fd else self.cfgs or self.dir) / label))
+            for _, _, dst_fd, name, label in moves:
+                _check_destination(dst_fd, name, str((self.dir if dst_fd == out_fd else self.cfgs or self.dir) / label))
         except BaseException:
             for fds in dirs.values():
                 for fd in fds:

@@ -22,13 +22,14 @@ a victim changed, a pickle executed, an exit code other than the expected one, a
 error, a run that hangs (60 s), or outputs that differ from the clean reference run where the attack
 should change nothing.
 
-Issue 39's cases join them, most planted by a second local user (made with ``useradd`` for the loop,
-removed with ``userdel`` after; as root only: without it those cases are counted as skipped): a link at a
-subdirectory of a shared ``--cfgs DIR``, another user's entry in a shared cache directory, another user's
-export beside a report (a stand-in ``.nsys-rep`` exported by a stand-in ``nsys``), a directory made at an
-output while the run works, a view named like a table (an endless recursive query), an input rewritten
-with its size and mtime kept, duplicate StringIds ids, a device id of 2**40 (on generated GPU ranks), a
-symbolic link loop as input, and a lock file of another user's held with flock.
+Issue 39's cases take every other run, in turn (20 runs plant each once), most planted by a second local
+user (made with ``useradd`` for the loop, removed with ``userdel`` after; as root only: without it those
+cases are counted as skipped): a link at a subdirectory of a shared ``--cfgs DIR``, another user's entry in
+a shared cache directory, another user's export beside a report (a stand-in ``.nsys-rep`` exported by a
+stand-in ``nsys``), a directory made at an output while the run works, a view named like a table (an endless
+recursive query), an input rewritten with its size and mtime kept, duplicate StringIds ids, a device id of
+2**40 (on generated GPU ranks), a symbolic link loop as input, and a lock file of another user's held with
+flock.
 """
 
 from __future__ import annotations
@@ -525,15 +526,17 @@ def _attack_runs(runs, rng, work, ranks, scene, base, env, reference, victim, vd
     import threading
 
     cache = work / "cache"
+    order = list(ISSUE39)
+    rng.shuffle(order)
     for i in range(runs):
-        if rng.random() < 0.5:  # issue 39's cases, half of the runs
+        if i % 2 == 0:  # issue 39's cases, every other run, in turn (20 runs plant each once)
             _put(victim, b"precious\n")
             shutil.rmtree(vdir, ignore_errors=True)
             for sub in ("0123456789abcdef/keep", "projects/keep"):
                 (vdir / sub).mkdir(parents=True)
                 (vdir / sub / "data.txt").write_text("mine\n")
             vtree = _tree(vdir)
-            kind = rng.choice(ISSUE39)
+            kind = order[(i // 2) % len(order)]
             if kind in NEEDS_USER and scene.attacker is None:
                 tally[f"skipped (needs root for a second user): {kind}"] += 1
                 continue

@@ -513,3 +513,23 @@ def test_a_full_cache_device_is_said(ranks, tiny_fs, tmp_path):
     assert f"{C.CACHE_NOTE} could not be completed (No space left on device): the report is read again next time" in (
         _warnings(summary)
     )
+
+
+def test_an_old_reports_export_goes_with_its_tables(ranks, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NSYS_HOME", str(_fake_nsys(tmp_path, ranks[0])))
+    report = tmp_path / "old.nsys-rep"
+    report.write_bytes(b"NVIDIA Nsight Systems report\0")
+    convert_valid(["--cache-dir", cache, report], tmp_path / "a")
+    (export,) = cache.glob("old-*.sqlite")
+    group = _age(cache, export, 7200)
+    then = time.time() - 7200
+    os.utime(export, (then, then))
+    size = export.lstat().st_blocks * 512 + _allocated(group)
+    _, summary = convert_valid(["--cache-dir", cache, "--cache-max", "1", ranks[1]], tmp_path / "b")
+    assert summary["notes"][1:] == [
+        f"the cache {cache} was over its cap of 0.0 MiB (--cache-max): removed the 1 least recently used "
+        f"report(s)' entries ({size / 2**20:.1f} MiB)"
+    ]
+    assert not export.exists() and not group.exists()
+    assert [p.name for p in (cache / "tables").iterdir()] == [C.entry_dir(cache / "tables", ranks[1]).parent.name]

@@ -533,3 +533,18 @@ def test_an_old_reports_export_goes_with_its_tables(ranks, tmp_path, monkeypatch
     ]
     assert not export.exists() and not group.exists()
     assert [p.name for p in (cache / "tables").iterdir()] == [C.entry_dir(cache / "tables", ranks[1]).parent.name]
+
+
+def test_5_a_virtual_table_is_not_read_either(ranks, tmp_path):
+    path = tmp_path / "vt.sqlite"
+    shutil.copyfile(ranks[0], path)
+    with sqlite3.connect(path) as con:
+        con.execute("DROP TABLE IF EXISTS OSRT_API")
+        con.execute("CREATE VIRTUAL TABLE OSRT_API USING fts5(start, end)")
+    con.close()
+    rep = D.Report(path)
+    try:
+        assert "OSRT_API" not in rep.tables and not rep.has("OSRT_API")
+        assert rep.notes == ["1 virtual table(s) in the export not read (only tables are): OSRT_API"]
+    finally:
+        rep.close()

@@ -107,16 +107,20 @@ class Report:
     def _probe_tables(self) -> set[str]:
         """The export's tables.  Only objects of type 'table' are read: nsys writes no view, and a view
         (which could name a table the readers ask for and be any query, an endless recursive one
-        too) is said in ``notes`` and skipped."""
-        rows = self._conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table','view')").fetchall()
-        views = sorted(str(n) for t, n in rows if t == "view")
-        if views:
-            self.notes.append(
-                f"{len(views)} view(s) in the export not read (only tables are): "
-                + ", ".join(views[:4])
-                + (" ..." if len(views) > 4 else "")
-            )
-        return {r[1] for r in rows if r[0] == "table"}
+        too) is said in ``notes`` and skipped; so is a virtual table (a module's code behind a name)."""
+        rows = self._conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table','view')").fetchall()
+        virtual = {n for t, n, sql in rows if t == "table" and str(sql or "").lstrip()[:14].upper() == "CREATE VIRTUAL"}
+        for what, names in (
+            ("view(s)", sorted(str(n) for t, n, _ in rows if t == "view")),
+            ("virtual table(s)", sorted(str(n) for n in virtual)),
+        ):
+            if names:
+                self.notes.append(
+                    f"{len(names)} {what} in the export not read (only tables are): "
+                    + ", ".join(names[:4])
+                    + (" ..." if len(names) > 4 else "")
+                )
+        return {n for t, n, _ in rows if t == "table" and n not in virtual}
 
     def base_tables(self) -> list[str]:
         """The export's tables (not its views), sorted."""

@@ -392,6 +392,11 @@ class Scene:
             subprocess.run([*base, "--no-cache", "-m", *inputs, str(out)], env=env, check=True, capture_output=True)
             self.refs[name] = _bytes(out)
         subprocess.run([*base, "-m", *self.ranks, str(work / "ref" / "warm")], env=env, check=True, capture_output=True)
+        # a cache of the stable inputs no other attack touches (the rewritten input's case reads it)
+        self.cache39 = work / "cache39"
+        warm = [*base[: base.index("--cache-dir")], "--cache-dir", str(self.cache39)]
+        warm += ["-m", *self.ranks, str(work / "ref" / "warm39")]
+        subprocess.run(warm, env=env, check=True, capture_output=True)
         sys.path.insert(0, str(ROOT / "tests"))
         from test_schema_versions import build_rank  # (the fixture generator: GPU ranks)
 
@@ -465,7 +470,7 @@ def _plant39(kind: str, sc: Scene, d: Path, out: Path, vdir: Path) -> dict:
         with open(x, "r+b") as fh:
             fh.write(Path(sc.variant[0]).read_bytes())
         os.utime(x, ns=(st.st_atime_ns, st.st_mtime_ns))
-        return {"code": 0, "same": "variant", "restore": True}
+        return {"code": 0, "same": "variant", "restore": True, "cache": str(sc.cache39)}
     if kind == "duplicate StringIds":
         bad = _copy_input(sc.work, sc.ranks[0])
         with sqlite3.connect(bad) as con:

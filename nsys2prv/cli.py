@@ -179,6 +179,12 @@ def _handle_errors(debug: bool, fn):
     "scheduler file (needs Dask: pip install 'dask[distributed]').",
 )
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
+@click.option(
+    "--cache-max",
+    metavar="SIZE",
+    help="The cache's size cap (e.g. 500M, 20G; default: NSYS2PRV_CACHE_MAX, else 20G): past it, the least "
+    "recently used reports' entries are removed after the conversion, and said.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option(
     "--strict",
@@ -208,6 +214,7 @@ def main(
     jobs,
     dask,
     no_cache,
+    cache_max,
     quiet,
     strict,
     debug,
@@ -216,6 +223,7 @@ def main(
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
     from nsys2prv.model.align import parse_method
+    from nsys2prv.nsys.cache_size import parse_size
     from nsys2prv.nsys.identity import check_distinct_inputs
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
@@ -249,6 +257,7 @@ def main(
             time_origin=time_origin,
             dask=dask,
             table_cache=not no_cache,
+            cache_max=None if cache_max is None else parse_size(cache_max),
             own_process=True,
         )
         parse_method(align)

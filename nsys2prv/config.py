@@ -62,6 +62,7 @@ class Config:
     jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
     dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables
+    cache_max: int | None = None  # --cache-max in bytes (None: NSYS2PRV_CACHE_MAX, else the default)
     merge_round_records: int = 1 << 16  # records read per merge round over all reports (memory bound)
     slice_rows: int = 400_000  # rows of a time slice of a large report (pipeline/slices.py)
     own_process: bool = False  # the command line: this process's numba is ours (warmup.py)

@@ -17,6 +17,8 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.core.workers import in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
+from nsys2prv.nsys.cache import entry_dir
+from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
@@ -27,7 +29,7 @@ from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
-from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
+from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec, sqlite_of
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
@@ -91,7 +93,8 @@ def convert(cfg: Config, log=print) -> Summary:
         summary = _convert(dataclasses.replace(cfg, output=outputs.staged, cfgs=outputs.staged_cfgs), outputs)
         outputs.commit()
     except OSError as exc:
-        if exc.filename:
+        if exc.filename:  # (a staged file: named where it was to go, the staging directory is gone)
+            exc.filename = outputs.final_path(exc.filename)
             raise
         # a write that failed without naming its file (a full disk, a file size limit): the outputs'
         raise UserError(
@@ -198,6 +201,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
     summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes
+    evicted = _bound_cache(cfg, run, work)
+    if evicted:
+        summary.notes.append(evicted)
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
@@ -210,6 +216,14 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     summary.outputs.append(outputs.final_path(summary_path))
     tick("E: views, POP tables, summary")
     return summary
+
+
+def _bound_cache(cfg: Config, run, work: Path) -> str | None:
+    """The cache kept within its cap (``nsys.cache_size``): what was removed, or None."""
+    cache_dir = cfg.cache_dir or default_cache_dir()
+    sqlite = [sqlite_of(src) for src in run.sources]
+    entries = [entry_dir(_cache_root(cfg, work), p) for p in sqlite] if cfg.table_cache else []
+    return enforce(cache_dir, cache_max(cfg.cache_max), entries, sqlite)
 
 
 def pop_of_reports(cfg: Config) -> dict:

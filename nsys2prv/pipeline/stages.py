@@ -40,7 +40,7 @@ from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map, gpu_of
 from nsys2prv.nsys.diagnostics import capture_warnings
-from nsys2prv.nsys.export import resolve_input
+from nsys2prv.nsys.export import BESIDE, beside_note, resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
@@ -256,6 +256,25 @@ def drop_absurd_times(res) -> None:
         res.table = df[~bad].reset_index(drop=True)
 
 
+ID_LIMIT = 1 << 31  # a device or stream id beyond 32 bits: a corrupt row (the GPU's key packs node and id)
+
+
+def drop_absurd_ids(res) -> None:
+    """GPU activities whose device or stream id does not fit in 32 bits (a corrupt export: a deviceId of
+    2**40) are dropped and counted: the GPU keys pack a node and a device id into one int64."""
+    df = res.table
+    if df is None or not len(df):
+        return
+    bad = np.zeros(len(df), bool)
+    for col in ("device", "stream"):
+        if col in df:
+            v = df[col].to_numpy(np.float64, na_value=0)
+            bad |= (v >= ID_LIMIT) | (v < -ID_LIMIT)
+    if bad.any():
+        res.drop("device or stream id beyond 32 bits (corrupt row)", int(bad.sum()))
+        res.table = df[~bad].reset_index(drop=True)
+
+
 def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | None:
     """``kind``'s rows as its reader normalises them (a batch of them under ``report.window``), less
     the absurd times (``drop_absurd_times``); the GPU activities (the GPU-side kinds) with the GPU each
@@ -265,6 +284,8 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
     if res is None:
         return None
     drop_absurd_times(res)
+    if kind in K.side_kinds(K.GPU):
+        drop_absurd_ids(res)
     df = res.table
     if df is not None and kind in K.side_kinds(K.GPU):
         res.table = df.assign(
@@ -455,15 +476,23 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
             res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
             if res is not None:
                 res.info.source, res.info.index = str(src.file.input), src.index
-                return res
+                return _beside_said(res, src)
         except OSError:
             pass
     res = _scan(src, filter_nvtx)
     if cache is not None:  # (what this run found of the cache is said, not cached)
         said = res.info.capture_warnings
-        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE)]
+        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE) and BESIDE not in w]
         cache.store_obj(f"scan-{tag}.n2p", res)
         res.info.capture_warnings = [*said, *cache.notes]
+    return _beside_said(res, src)
+
+
+def _beside_said(res: Scan, src: Source) -> Scan:
+    """The scan saying (once, as this run finds it) that an untrusted export beside the report was ignored."""
+    note = beside_note(Path(src.file.input))
+    said = [w for w in res.info.capture_warnings if BESIDE not in w]
+    res.info.capture_warnings = said + ([note] if note else [])
     return res
 
 

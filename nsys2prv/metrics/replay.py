@@ -92,9 +92,7 @@ ALIASES = {"MPI_Init_thread": "MPI_Init"}
 # the process after it that completes no message (a Test, Waitall, ... is no such Wait: the operation is
 # then not replayed), with the kind of its blocking twin.
 NONBLOCKING_COLLECTIVES = {
-    f"MPI_I{n[4:].lower()}": n
-    for n in (*SYNC_CALLS, *GATHER_CALLS)
-    if n not in ("MPI_Init", "MPI_Init_thread")
+    f"MPI_I{n[4:].lower()}": n for n in (*SYNC_CALLS, *GATHER_CALLS) if n not in ("MPI_Init", "MPI_Init_thread")
 }
 
 

@@ -1,0 +1,68 @@
+"""The CPU side as it ran: thread scheduling (states and the CPU a thread runs on) and CPU samples
+with their call stacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.core import registry as R
+from nsys2prv.core.names import Names
+from nsys2prv.translate.context import Context
+from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation, end_order, start_order
+
+INTERNAL = "on an Nsight Systems internal thread ([NSys*])"
+
+
+def off_cpu(thread: np.ndarray, time: np.ndarray, sched_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(thread, begin, end) of each off-CPU interval: from a sched-out to the thread's next
+    sched-in (rows sorted by thread, then time)."""
+    gap = ~sched_in[:-1] & sched_in[1:] & (thread[:-1] == thread[1:])
+    i = np.flatnonzero(gap)
+    return thread[i], time[i], time[i + 1]
+
+
+def sched(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    """Every scheduling event as the thread's CPU (``registry.EXECUTING_CPU``: CPU + 1 at a sched-in,
+    0 at a sched-out) and the off-CPU time as ``registry.OFF_CPU_STATE`` under the call states."""
+    count = out.count("sched")
+    df, threads = ctx.on_cpu(df, count)
+    time = ctx.times(df["start"])
+    sched_in = df["sched_in"].to_numpy(bool)
+    value = np.where(sched_in, df["cpu"].to_numpy(np.int64) + 1, 0)
+    order = np.where(sched_in, start_order(0), end_order(0))
+    out.events.append(EventBatch(time, threads, order, [(R.EXECUTING_CPU.id, value)]))
+    thread, begin, end = off_cpu(threads, time, sched_in)
+    n = len(thread)
+    out.states.append(
+        StateIntervals(
+            thread,
+            begin,
+            end,
+            np.full(n, R.OFF_CPU_STATE, np.int64),
+            np.full(n, R.OFF_CPU_PRIORITY, np.int64),
+        )
+    )
+    return len(df)
+
+
+def samples(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    """Each sample as punctual events at its time: the sampled function and its callers (one type per
+    level, ``registry.SAMPLED``) and the innermost kernel-mode frame (``registry.SAMPLED_KERNEL``)."""
+    count = out.count("samples")
+    threads = ctx.model.cpu_threads(ctx.report, df["tid"].to_numpy(np.int64))
+    keep = threads >= 0
+    count.drop(INTERNAL, int(pd.unique(df["sample"].to_numpy()[~keep]).size))  # (samples, not frames)
+    df, threads = df[keep], threads[keep]
+    time = ctx.times(df["start"])
+    level = df["level"].to_numpy(np.int64)
+    names = Names.of(df["fn"])
+    for lv in np.unique(level).tolist():
+        sel = level == lv
+        etype = R.SAMPLED_KERNEL.id if lv < 0 else R.SAMPLED[lv].id
+        out.events.append(
+            EventBatch(
+                time[sel], threads[sel], np.full(int(sel.sum()), PUNCTUAL_ORDER, np.int64), [(etype, names[sel])]
+            )
+        )
+    return int(pd.unique(df["sample"]).size)

@@ -1,0 +1,170 @@
+"""The CPU side as it ran (-t sched,samples; issue 37), on our own programs profiled with Nsight
+Systems 2023.4 (tests/data/cpu23, scripts/cpu_fixtures): sample shares per function as designed,
+every scheduling row accounted, off-CPU time exactly the scheduler's, states adding up to each
+thread's lifetime, MPI waits keeping their MPI state."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT, convert_valid, need
+
+from nsys2prv.core import registry as R
+
+CPU23 = ROOT / "tests" / "data" / "cpu23"
+
+
+def source(path, sql: str) -> pd.DataFrame:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        return pd.read_sql_query(sql, con)
+
+
+@pytest.fixture(scope="module")
+def compute(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cpu23") / "compute"
+    return convert_valid(["-t", "sched,samples", need(CPU23 / "compute.sqlite")], out)
+
+
+@pytest.fixture(scope="module")
+def threads(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cpu23") / "threads"
+    return convert_valid(["-t", "cpu,osrt", need(CPU23 / "threads.sqlite")], out)
+
+
+@pytest.fixture(scope="module")
+def mpi(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cpu23") / "mpi"
+    ranks = [need(CPU23 / f"mpi_rank{r}.sqlite") for r in range(2)]
+    return convert_valid(["-t", "mpi,cpu", "-m", *ranks], out)
+
+
+def sampled(trace, type_id: int) -> pd.Series:
+    ev = trace.events[(trace.events["type"] == type_id) & (trace.events["value"] != 0)]
+    return ev["value"].map(trace.pcf.types[type_id]["values"]).value_counts()
+
+
+def test_sample_shares_as_designed(compute):
+    trace, summary = compute
+    leaf = sampled(trace, R.SAMPLED[0].id)
+    src = source(
+        CPU23 / "compute.sqlite",
+        "SELECT s.value AS fn, count(*) AS n FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol "
+        "WHERE c.stackDepth = 0 GROUP BY 1",
+    ).set_index("fn")["n"]
+    n_samples = int(source(CPU23 / "compute.sqlite", "SELECT count(*) AS n FROM COMPOSITE_EVENTS")["n"][0])
+    assert (leaf["f [compute]"], leaf["g [compute]"]) == (src["f"], src["g"]) == (1045, 446)
+    # one sample of the export is on an Nsight Systems thread: counted, not written
+    c = summary["categories"]["samples"]
+    assert (c["source_rows"], c["translated_rows"], c["dropped"]) == (
+        n_samples,
+        1495,
+        {"on an Nsight Systems internal thread ([NSys*])": 1},
+    )
+    assert leaf.sum() == 1495 and n_samples == 1496
+    assert abs(100 * leaf["f [compute]"] / leaf.sum() - 70) <= 2
+    assert abs(100 * leaf["g [compute]"] / leaf.sum() - 30) <= 2
+
+
+def test_sample_levels_share_one_numbering(compute):
+    trace, _ = compute
+    values = {t: trace.pcf.types[R.SAMPLED[t].id]["values"] for t in range(R.SAMPLED_LEVELS)}
+    assert all(v == values[0] for v in values.values())
+    assert "f [compute]" in values[0].values() and "[Unknown] @ 0x0" in values[0].values()
+    callers = sampled(trace, R.SAMPLED[1].id)
+    assert callers["__libc_start_call_main [libc.so.6]"] == 1492
+
+
+def off_cpu_source(path) -> pd.DataFrame:
+    """Per thread id: the off-CPU time (sched-out to the next sched-in) straight from the export."""
+    df = source(
+        path, "SELECT globalTid AS g, start, isSchedIn AS i FROM SCHED_EVENTS ORDER BY globalTid, start, isSchedIn"
+    )
+    g, t, i = (df[c].to_numpy(np.int64) for c in ("g", "start", "i"))
+    gap = (i[:-1] == 0) & (i[1:] != 0) & (g[:-1] == g[1:])
+    k = np.flatnonzero(gap)
+    return pd.DataFrame({"tid": g[k] & 0xFFFFFF, "off": t[k + 1] - t[k]}).groupby("tid")["off"].sum()
+
+
+def thread_tids(trace) -> list[int]:
+    return [int(name.rsplit("(", 1)[1].rstrip(")")) for name in trace.row["THREAD"]]
+
+
+def test_off_cpu_time_is_the_schedulers(threads):
+    trace, summary = threads
+    st = trace.states.assign(d=trace.states["end"] - trace.states["begin"])
+    blocked = st[st["state"] == R.OFF_CPU_STATE].groupby("thread")["d"].sum()
+    want = off_cpu_source(CPU23 / "threads.sqlite")
+    tids = thread_tids(trace)
+    assert len(tids) == 5
+    for k, tid in enumerate(tids, start=1):
+        assert blocked.get(k, 0) == want.get(tid, 0), tid
+    c = summary["categories"]["sched"]
+    n = int(source(CPU23 / "threads.sqlite", "SELECT count(*) AS n FROM SCHED_EVENTS")["n"][0])
+    assert c["source_rows"] == n == 600
+    assert c["translated_rows"] + sum(c["dropped"].values()) == n
+    assert c["dropped"] == {"on an Nsight Systems internal thread ([NSys*])": 126}
+
+
+def test_states_add_up_to_each_lifetime(threads):
+    trace, _ = threads
+    end = trace.header.end_time
+    for k, seg in trace.states.groupby("thread"):
+        seg = seg.sort_values("begin")
+        assert seg["begin"].iloc[0] == 0 and seg["end"].iloc[-1] == end
+        assert (seg["begin"].to_numpy()[1:] == seg["end"].to_numpy()[:-1]).all()  # gap-free
+        alive = seg[seg["state"] != R.NOT_CREATED]
+        life = alive["end"].max() - alive["begin"].min()
+        assert (alive["end"] - alive["begin"]).sum() == life, k
+        assert set(alive["state"]) <= {R.RUNNING, R.OFF_CPU_STATE}
+
+
+def test_executing_cpu_events(threads):
+    trace, _ = threads
+    ev = trace.events[trace.events["type"] == R.EXECUTING_CPU.id]
+    src = source(CPU23 / "threads.sqlite", "SELECT cpu, isSchedIn FROM SCHED_EVENTS")
+    assert len(ev) == 474
+    assert set(ev["value"]) <= {0, *(src["cpu"] + 1)}
+
+
+def test_mpi_wait_keeps_its_state(mpi):
+    trace, summary = mpi
+    st = trace.states
+    mpi_states = {s for s in st["state"].unique() if s not in (R.RUNNING, R.OFF_CPU_STATE, R.NOT_CREATED, R.IDLE)}
+    assert mpi_states  # the MPI calls painted their states
+    # no Blocked segment inside an MPI call: off-CPU time inside MPI_Recv shows the MPI state
+    calls = trace.events[(trace.events["type"] == 50000001)]
+    for (task, thread), ev in calls.sort_values("time").groupby(["task", "thread"]):
+        begins = ev["time"].to_numpy()[ev["value"].to_numpy() != 0]
+        ends = ev["time"].to_numpy()[ev["value"].to_numpy() == 0]
+        b = st[(st["task"] == task) & (st["thread"] == thread) & (st["state"] == R.OFF_CPU_STATE)]
+        for s, e in zip(begins, ends):
+            assert not ((b["begin"] < e) & (b["end"] > s)).any()
+    assert summary["categories"]["sched"]["translated_rows"] > 0
+
+
+def test_without_the_categories_nothing_changes(tmp_path):
+    """Without -t sched/samples the tables are listed as left out, and the trace has no sched or sample
+    record (the states are today's: Running from first to last event)."""
+    trace, summary = convert_valid(["-t", "osrt", need(CPU23 / "threads.sqlite")], tmp_path / "t")
+    assert not trace.events["type"].isin([R.EXECUTING_CPU.id, *(t.id for t in R.SAMPLED.values())]).any()
+    assert set(trace.states["state"]) <= {R.RUNNING, R.NOT_CREATED}
+    fates = {t["table"]: t["fates"] for t in summary["tables"]}
+    assert fates["SCHED_EVENTS"][0]["fate"] == "left out" and fates["SCHED_EVENTS"][0]["flag"] == "-t sched"
+
+
+def test_osrt_call_stacks_as_callers(threads):
+    trace, summary = threads
+    src = source(
+        CPU23 / "threads.sqlite",
+        "SELECT s.value AS fn, count(*) AS n FROM OSRT_API a JOIN OSRT_CALLCHAINS c ON c.id = a.callchainId "
+        "JOIN StringIds s ON s.id = c.symbol WHERE c.stackDepth = 0 AND a.eventClass NOT IN (31, 32) GROUP BY 1",
+    ).set_index("fn")["n"]
+    got = sampled(trace, R.OSRT_CALLER[1].id)
+    got.index = [label.split(" [")[0] for label in got.index]
+    assert got.sort_index().to_dict() == src.sort_index().to_dict()
+    assert sum(src) == 75  # of the 80 calls translated, 5 were shorter than the backtrace threshold
+    fates = {t["table"]: t["fates"] for t in summary["tables"]}
+    assert fates["OSRT_CALLCHAINS"][0]["fate"] == "translated"

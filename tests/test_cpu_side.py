@@ -5,7 +5,9 @@ thread's lifetime, MPI waits keeping their MPI state."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -168,3 +170,22 @@ def test_osrt_call_stacks_as_callers(threads):
     assert sum(src) == 75  # of the 80 calls translated, 5 were shorter than the backtrace threshold
     fates = {t["table"]: t["fates"] for t in summary["tables"]}
     assert fates["OSRT_CALLCHAINS"][0]["fate"] == "translated"
+
+
+def test_sampled_functions_view_in_paramedir(compute, tmp_path):
+    """The shipped view, run by Paraver's own paramedir, counts the export's samples per function."""
+    paramedir = shutil.which("paramedir")
+    if paramedir is None:
+        pytest.skip(
+            "paramedir is not on PATH (build Paraver's kernel from github.com/bsc-performance-tools/paraver-kernel)"
+        )
+    trace, _ = compute
+    out = tmp_path / "sf.txt"
+    cfg = ROOT / "nsys2prv" / "cfgs" / "views" / "sampled_functions.cfg"
+    subprocess.run([paramedir, trace.prv_path, str(cfg), str(out)], check=True, capture_output=True)
+    head, *rows = out.read_text().splitlines()
+    cols = [c.strip() for c in head.split("\t")[1:]]
+    total = next(r for r in rows if r.startswith("Total")).split("\t")[1:]
+    counts = {c: float(v) for c, v in zip(cols, total) if c}
+    assert (counts["f [compute]"], counts["g [compute]"]) == (1045, 446)
+    assert sum(counts.values()) == 1495

@@ -326,7 +326,10 @@ def _views() -> tuple[View, ...]:
             "basics/states.cfg",
             """
 Thread state: CPU threads Running / Synchronization (CUDA *Synchronize) / MPI states (Extrae's);
-GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.""",
+GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.
+Rule for CPU threads: Running from their first to their last event; with -t sched on a report that
+has the scheduler's data (the trace then has type 40000033, Executing CPU), Running only while on a
+CPU, Blocked when descheduled outside MPI and CUDA synchronisation calls (inside them: their state).""",
             (Window("States"),),
             summary="State of every CPU thread and GPU stream; look for streams mostly Idle and CPU threads "
             "stuck in Synchronization or MPI.",
@@ -506,6 +509,30 @@ Bytes sent and received by each MPI collective (types {R.MPI_SEND_SIZE.id}, {R.M
 OS runtime library call on each CPU thread (type {R.OSRT.id}; translated with -t osrt).""",
             (events("OS runtime calls", R.OSRT.id),),
             summary="pthread, I/O and sleep calls; host time that is neither CUDA nor MPI.",
+        )
+    )
+    add(
+        View(
+            "views/sampled_functions.cfg",
+            f"""
+Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; translated with -t samples):
+the innermost user-mode frame of the last CPU sample, "function [module]" ("module @ address" when
+unresolved). Histogram thread x function: number of samples.""",
+            (events("Sampled functions", R.SAMPLED[0].id, open=False),),
+            (time_per_value("Samples per function", statistic="# Bursts"),),
+            summary="Where the CPU time goes, by function: the sample counts per thread.",
+        )
+    )
+    add(
+        View(
+            "views/sampled_caller_level_1.cfg",
+            f"""
+Caller at level 1 of the sampled function (type {R.SAMPLED[1].id}; level N is type
+{R.SAMPLED[0].id} + N, up to {R.SAMPLED_LEVELS - 1}: change the window's type for another level).
+Histogram thread x caller: number of samples.""",
+            (events("Sampled caller level 1", R.SAMPLED[1].id, open=False),),
+            (time_per_value("Samples per caller", statistic="# Bursts"),),
+            summary="Which callers the sampled functions are reached from.",
         )
     )
     # analysis/ --------------------------------------------------------------------------------
@@ -919,6 +946,8 @@ def _data_of(type_id: int) -> frozenset[str]:
         return frozenset({"mpi"})
     if type_id == R.OSRT.id:
         return frozenset({"osrt"})
+    if type_id in {t.id for t in R.SAMPLED.values()}:
+        return frozenset({"samples"})
     if type_id == R.NCCL_RANGE.id:
         return frozenset({"nccl"})
     if type_id == R.NCCL_OPERATION.id or type_id in {t.id for t in R.NCCL_FIELDS.values()}:

@@ -275,6 +275,21 @@ NVTX_CLASS_REASONS = {
 }
 
 
+# Event types a .pcf lists only when a report of the trace has the table they come from, read by a
+# translated kind (registry.CPU_SIDE_TYPES): export table -> (kind, its types).
+TABLE_TYPES: dict[str, tuple[str, tuple[R.EventType, ...]]] = {
+    "SCHED_EVENTS": ("sched", (R.EXECUTING_CPU,)),
+    "COMPOSITE_EVENTS": ("samples", (*R.SAMPLED.values(), R.SAMPLED_KERNEL)),
+    "OSRT_CALLCHAINS": ("osrt", tuple(R.OSRT_CALLER.values())),
+}
+
+
+def table_types(kinds: tuple[str, ...], tables: set[str]) -> list[R.EventType]:
+    """The types of ``TABLE_TYPES`` the trace lists: their table among ``tables`` (the reports' non-empty
+    tables) and their kind translated."""
+    return [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
+
+
 def is_metadata(table: str) -> bool:
     return table in METADATA_TABLES or table.startswith(METADATA_PREFIXES)
 

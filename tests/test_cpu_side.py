@@ -189,3 +189,24 @@ def test_sampled_functions_view_in_paramedir(compute, tmp_path):
     counts = {c: float(v) for c, v in zip(cols, total) if c}
     assert (counts["f [compute]"], counts["g [compute]"]) == (1045, 446)
     assert sum(counts.values()) == 1495
+
+
+def test_scheduler_states_view_is_generated_for_the_trace(tmp_path):
+    """--cfgs on a trace with the scheduler's data adds a states view that says the rule (not shipped:
+    other traces' views are unchanged); paramedir loads it."""
+    out, views = tmp_path / "t", tmp_path / "views"
+    convert_valid(["-t", "sched", "--cfgs", views, need(CPU23 / "threads.sqlite")], out)
+    text = (views / "basics" / "states_from_the_scheduler.cfg").read_text()
+    assert "Running only while" in text and str(R.EXECUTING_CPU.id) in text
+    assert not (views / "views" / "sampled_functions.cfg").exists()  # no samples translated
+    paramedir = shutil.which("paramedir")
+    if paramedir is None:
+        pytest.skip(
+            "paramedir is not on PATH (build Paraver's kernel from github.com/bsc-performance-tools/paraver-kernel)"
+        )
+    res = subprocess.run(
+        [paramedir, f"{out}.prv", str(views / "basics" / "states_from_the_scheduler.cfg"), str(tmp_path / "s.txt")],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0 and (tmp_path / "s.txt.csv").stat().st_size > 0, res.stdout + res.stderr

@@ -286,18 +286,18 @@ FIXED_TYPES: tuple[EventType, ...] = (
     OPENACC_FUNCTION,
     OPENACC_DATA_SIZE,
     OSRT,
-    EXECUTING_CPU,
-    *SAMPLED.values(),
-    SAMPLED_KERNEL,
-    *OSRT_CALLER.values(),
     *MPI_TYPES.values(),
     MPI_SEND_SIZE,
     MPI_RECV_SIZE,
     MPI_ROOT,
     MPI_COMM,
 )
-BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
-assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"
+# Listed in a .pcf only when a report of the trace has their table (kinds.table_types): the trace of a
+# report without scheduling, samples or OS runtime call stacks is what it was before they existed.
+CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *OSRT_CALLER.values())
+ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # in every .pcf
+BY_ID: dict[int, EventType] = {t.id: t for t in (*FIXED_TYPES, *CPU_SIDE_TYPES)}
+assert len(BY_ID) == len(FIXED_TYPES) + len(CPU_SIDE_TYPES), "event type id defined twice"
 assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)
 
 

@@ -326,10 +326,7 @@ def _views() -> tuple[View, ...]:
             "basics/states.cfg",
             """
 Thread state: CPU threads Running / Synchronization (CUDA *Synchronize) / MPI states (Extrae's);
-GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.
-Rule for CPU threads: Running from their first to their last event; with -t sched on a report that
-has the scheduler's data (the trace then has type 40000033, Executing CPU), Running only while on a
-CPU, Blocked when descheduled outside MPI and CUDA synchronisation calls (inside them: their state).""",
+GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.""",
             (Window("States"),),
             summary="State of every CPU thread and GPU stream; look for streams mostly Idle and CPU threads "
             "stuck in Synchronization or MPI.",
@@ -876,6 +873,19 @@ NVTX domain '{safe}' (domain index {k}, types {t['pushpop'].id}..{t['gpu'].id}) 
 {DOMAIN_NOTE}""",
                 _nvtx_windows(t, safe, labelled=True),
                 summary=f"NVTX domain '{safe}' on CPU threads and GPU streams.",
+            )
+        )
+    if R.EXECUTING_CPU.id in types:
+        views.append(
+            View(
+                "basics/states_from_the_scheduler.cfg",
+                f"""
+Thread state of this trace, whose CPU threads have the scheduler's data (-t sched): Running only while
+on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
+the call's state); a thread without scheduling data is Running from its first to its last event.
+Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",
+                (Window("States"), events("Executing CPU", R.EXECUTING_CPU.id, open=False)),
+                summary="States from the scheduler: where threads wait off CPU, and on which CPU they run.",
             )
         )
     metrics = gpu_metrics(types)

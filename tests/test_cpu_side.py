@@ -210,3 +210,24 @@ def test_scheduler_states_view_is_generated_for_the_trace(tmp_path):
         text=True,
     )
     assert res.returncode == 0 and (tmp_path / "s.txt.csv").stat().st_size > 0, res.stdout + res.stderr
+
+
+def test_samples_read_a_block_at_a_time_give_the_same_table(monkeypatch):
+    """The call stacks read a block of samples at a time (bounded memory) give the table read at once."""
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.readers import samples as S
+
+    def table():
+        r = Report(CPU23 / "threads.sqlite", 0)
+        try:
+            res = S.READER.read(r)
+        finally:
+            r.close()
+        return res.table.astype({c: str for c in (*S.LEVEL_COLUMNS, S.KERNEL_COLUMN)}), res.notes, res.dropped
+
+    whole = table()
+    monkeypatch.setattr(S, "BLOCK", 7)
+    blocks = table()
+    pd.testing.assert_frame_equal(whole[0], blocks[0])
+    assert whole[1:] == blocks[1:]
+    assert len(whole[0]) == 270 and whole[0]["fn0"].notna().all()

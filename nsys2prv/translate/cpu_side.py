@@ -8,10 +8,9 @@ import pandas as pd
 
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names
+from nsys2prv.nsys.readers.samples import KERNEL_COLUMN, LEVEL_COLUMNS
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation, end_order, start_order
-
-INTERNAL = "on an Nsight Systems internal thread ([NSys*])"
 
 
 def off_cpu(thread: np.ndarray, time: np.ndarray, sched_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,19 +49,15 @@ def samples(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """Each sample as punctual events at its time: the sampled function and its callers (one type per
     level, ``registry.SAMPLED``) and the innermost kernel-mode frame (``registry.SAMPLED_KERNEL``)."""
     count = out.count("samples")
-    threads = ctx.model.cpu_threads(ctx.report, df["tid"].to_numpy(np.int64))
-    keep = threads >= 0
-    count.drop(INTERNAL, int(pd.unique(df["sample"].to_numpy()[~keep]).size))  # (samples, not frames)
-    df, threads = df[keep], threads[keep]
+    df, threads = ctx.on_cpu(df, count)
     time = ctx.times(df["start"])
-    level = df["level"].to_numpy(np.int64)
-    names = Names.of(df["fn"])
-    for lv in np.unique(level).tolist():
-        sel = level == lv
-        etype = R.SAMPLED_KERNEL.id if lv < 0 else R.SAMPLED[lv].id
-        out.events.append(
-            EventBatch(
-                time[sel], threads[sel], np.full(int(sel.sum()), PUNCTUAL_ORDER, np.int64), [(etype, names[sel])]
-            )
-        )
-    return int(pd.unique(df["sample"]).size)
+    levels = [(R.SAMPLED[k].id, c) for k, c in enumerate(LEVEL_COLUMNS)] + [(R.SAMPLED_KERNEL.id, KERNEL_COLUMN)]
+    for etype, col in levels:
+        if col not in df:
+            continue
+        sel = df[col].notna().to_numpy()
+        if sel.any():
+            names = Names.of(df[col])[sel]
+            order = np.full(int(sel.sum()), PUNCTUAL_ORDER, np.int64)
+            out.events.append(EventBatch(time[sel], threads[sel], order, [(etype, names)]))
+    return len(df)

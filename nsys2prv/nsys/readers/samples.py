@@ -118,7 +118,7 @@ def read(report: Report) -> ReadResult | None:
     order = np.argsort(sid, kind="stable")
     sid, start, tid = sid[order], start[order], tid[order]
     del order
-    cols = {k: np.full(len(sid), -1, np.int64) for k in (*range(R.SAMPLED_LEVELS), -1)}
+    cols = {k: np.full(len(sid), -1, np.int32) for k in (*range(R.SAMPLED_LEVELS), -1)}
     codes = _Codes()
     if report.has(FRAMES, "id", "symbol", "module", "stackDepth"):
         deeper = report.count(FRAMES, f"stackDepth >= {MAX_DEPTH}")
@@ -129,7 +129,7 @@ def read(report: Report) -> ReadResult | None:
     cat = pd.Index(labels, dtype=object)
     # (distinct keys may share a label: merge them, one category per label)
     lcodes, luniq = pd.factorize(cat)
-    remap = np.append(np.asarray(lcodes, np.int64), -1)  # code -1 stays -1
+    remap = np.append(np.asarray(lcodes, np.int32), np.int32(-1))  # code -1 stays -1
     has = np.zeros(len(sid), bool)
     for c in cols.values():
         has |= c >= 0

@@ -532,6 +532,32 @@ Histogram thread x caller: number of samples.""",
             summary="Which callers the sampled functions are reached from.",
         )
     )
+    add(
+        View(
+            "analysis/host_during_gpu_idle.cfg",
+            f"""
+Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, -t samples)
+while no compute kernel, memory operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on
+any stream of the process: window 3 = window 1 (the process's sampled function: the largest value over
+its threads, i.e. the function of its one sampled thread) x window 2 (1 while its GPU work is idle).
+Histogram: time per function while the GPU is idle, each sample's function held until the next sample
+(about 1 ms a sample at nsys's default rate; values: the .pcf's Sampled functions).""",
+            (
+                Window(
+                    "Sampled function of the process",
+                    "Last Evt Val",
+                    (R.SAMPLED[0].id,),
+                    level="task",
+                    task="Maximum",
+                    open=False,
+                ),
+                inside("GPU idle", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign"),
+                Window("Sampled function while the GPU is idle", operation="product", parents=(1, 2), level="task"),
+            ),
+            (time_per_value("Host time per function while the GPU is idle", window=3),),
+            summary="What the host was doing while its GPU sat idle: time per sampled function.",
+        )
+    )
     # analysis/ --------------------------------------------------------------------------------
     add(
         View(

@@ -5,7 +5,8 @@
 #
 # 1. compute.c (a fixed amount of CPU work) timed inside nsys: no nsys, nsys without sampling
 #    (-t osrt -s none --cpuctxsw=none), nsys with it (-t osrt -s process-tree --cpuctxsw=process-tree
-#    --backtrace=fp); the program's own wall time (the work only, not nsys's start and end).
+#    --backtrace=fp); the program's own CPU time, user + system (the work only, not nsys's start and
+#    end; wall time is meaningless on a loaded machine).
 # 2. mpi_wait.c on 2 ranks through the wrapper, with `-t mpi,nvtx,osrt -s none --cpuctxsw=none` and with
 #    the wrapper's defaults: the wall time of the whole mpirun and the size of the reports.
 set -euo pipefail
@@ -20,12 +21,11 @@ cc -O1 -fno-omit-frame-pointer -fno-inline "$HERE/compute.c" -o compute
 mpicc -O1 -fno-omit-frame-pointer "$HERE/mpi_wait.c" -o mpi_wait
 cat > timed.sh <<'EOS'
 #!/bin/sh
-s=$(date +%s%N); "$@"; rc=$?; e=$(date +%s%N)
-echo "$(( (e - s) / 1000000 ))" >> "$TIMES"
-exit $rc
+exec /usr/bin/time -a -o "$TIMES" -f "%U %S" "$@"
 EOS
 chmod +x timed.sh
-ms() { sort -n "$1" | awk '{ a[NR] = $1 } END { printf "median %d ms (%s runs: %s)", a[int((NR + 1) / 2)], NR, a[1] ".." a[NR] }'; }
+ms() { awk 'NF == 2 { print int(($1 + $2) * 1000) } NF == 1' "$1" | sort -n \
+    | awk '{ a[NR] = $1 } END { printf "median %d ms (%s runs: %s)", a[int((NR + 1) / 2)], NR, a[1] ".." a[NR] }'; }
 
 for ((r = 0; r < REPS; r++)); do
     TIMES=plain.txt ./timed.sh ./compute > /dev/null

@@ -231,3 +231,39 @@ def test_samples_read_a_block_at_a_time_give_the_same_table(monkeypatch):
     pd.testing.assert_frame_equal(whole[0], blocks[0])
     assert whole[1:] == blocks[1:]
     assert len(whole[0]) == 270 and whole[0]["fn0"].notna().all()
+
+
+@pytest.mark.parametrize("rows", [200, 60])
+def test_sliced_conversion_writes_the_whole_reports_bytes(tmp_path, monkeypatch, rows):
+    """A report converted a time slice at a time (off-CPU intervals and samples crossing the borders)
+    gives the bytes of the whole conversion."""
+    import json
+    from pathlib import Path
+
+    from nsys2prv.config import Config, parse_categories
+    from nsys2prv.pipeline.conversion import convert
+
+    def run(out, slice_rows):
+        cfg = Config(
+            inputs=[need(CPU23 / "threads.sqlite")],
+            output=out,
+            show_progress=False,
+            jobs=1,
+            slice_rows=slice_rows,
+            categories=parse_categories("cpu,osrt"),
+        )
+        convert(cfg, log=lambda *a, **k: None)
+        files = {ext: Path(f"{out}{ext}").read_text() for ext in (".prv", ".pcf", ".row")}
+        summary = json.loads(Path(f"{out}.summary.json").read_text())
+        return files, summary["categories"]
+
+    from nsys2prv.pipeline import slices
+
+    whole, whole_counts = run(tmp_path / "whole", 10**9)
+    plans: list = []
+    real = slices.plan
+    monkeypatch.setattr(slices, "plan", lambda *a, **k: plans.append(real(*a, **k)) or plans[-1])
+    sliced, sliced_counts = run(tmp_path / "sliced", rows)
+    assert plans and plans[-1] is not None and plans[-1].slices >= 3
+    assert sliced == whole
+    assert sliced_counts["sched"] == whole_counts["sched"] and sliced_counts["samples"] == whole_counts["samples"]

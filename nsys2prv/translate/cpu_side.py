@@ -13,14 +13,6 @@ from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation, end_order, start_order
 
 
-def off_cpu(thread: np.ndarray, time: np.ndarray, sched_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(thread, begin, end) of each off-CPU interval: from a sched-out to the thread's next
-    sched-in (rows sorted by thread, then time)."""
-    gap = ~sched_in[:-1] & sched_in[1:] & (thread[:-1] == thread[1:])
-    i = np.flatnonzero(gap)
-    return thread[i], time[i], time[i + 1]
-
-
 def sched(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     """Every scheduling event as the thread's CPU (``registry.EXECUTING_CPU``: CPU + 1 at a sched-in,
     0 at a sched-out) and the off-CPU time as ``registry.OFF_CPU_STATE`` under the call states."""
@@ -31,13 +23,13 @@ def sched(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     value = np.where(sched_in, df["cpu"].to_numpy(np.int64) + 1, 0)
     order = np.where(sched_in, start_order(0), end_order(0))
     out.events.append(EventBatch(time, threads, order, [(R.EXECUTING_CPU.id, value)]))
-    thread, begin, end = off_cpu(threads, time, sched_in)
-    n = len(thread)
+    off = ~sched_in & (df["end"].to_numpy(np.int64) > df["start"].to_numpy(np.int64))  # (reader: off-CPU rows)
+    n = int(off.sum())
     out.states.append(
         StateIntervals(
-            thread,
-            begin,
-            end,
+            threads[off],
+            time[off],
+            ctx.times(df["end"])[off],
             np.full(n, R.OFF_CPU_STATE, np.int64),
             np.full(n, R.OFF_CPU_PRIORITY, np.int64),
         )

@@ -1,9 +1,10 @@
 """Thread scheduling (SCHED_EVENTS: each thread in and out of a CPU); category ``sched``.
 
-Normalised columns: start, end (= start: a scheduling event is an instant), tid, cpu, sched_in (bool),
-sorted by thread, then time (sched-outs before sched-ins at one instant).  Every row is translated:
-the CPU a thread runs on as an event, and the time between a sched-out and the thread's next
-sched-in as off-CPU time (``translate.host.sched``).
+Normalised columns: start, end, tid, cpu, sched_in (bool), sorted by thread, then time (sched-outs
+before sched-ins at one instant).  A sched-out's ``end`` is the thread's next sched-in (its off-CPU
+interval: a row that runs across a time slice's border like any interval), else its start; a
+sched-in's is its start.  Every row is translated: the CPU a thread runs on as an event, the off-CPU
+intervals as states (``translate.cpu_side.sched``).
 """
 
 from __future__ import annotations
@@ -30,14 +31,18 @@ def read(report: Report) -> ReadResult | None:
     cpu = int64(df["cpu"], fill=-1)
     sched_in = int64(df["isSchedIn"], fill=0) != 0
     order = np.lexsort((sched_in, start, tid))
+    start, tid, cpu, sched_in = start[order], tid[order], cpu[order], sched_in[order]
+    end = start.copy()
+    gap = np.flatnonzero(~sched_in[:-1] & sched_in[1:] & (tid[:-1] == tid[1:]))
+    end[gap] = start[gap + 1]
 
     res.table = pd.DataFrame(
         {
-            "start": start[order],
-            "end": start[order],
-            "tid": tid[order],
-            "cpu": cpu[order],
-            "sched_in": sched_in[order],
+            "start": start,
+            "end": end,
+            "tid": tid,
+            "cpu": cpu,
+            "sched_in": sched_in,
         }
     )
     return res

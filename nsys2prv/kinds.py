@@ -152,7 +152,7 @@ KINDS: tuple[Kind, ...] = (
         CPU,
         (Translator(host.osrt),),
         (R.OSRT, *R.OSRT_CALLER.values()),
-        doc="OS runtime library calls, with their call stacks (caller levels) where the report has them",
+        doc="OS runtime library calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
     ),
     Kind(

@@ -974,8 +974,9 @@ class NsysBuilder:
         )
 
     # -- CPU samples and scheduling -------------------------------------------------------------
-    def cpu_sample(self, pid, tid, ts, frames: list[tuple[str, str]], cpu=0):
-        """A CPU sample with its call stack: ``frames`` (function, module), innermost first."""
+    def cpu_sample(self, pid, tid, ts, frames: list[tuple], cpu=0):
+        """A CPU sample with its call stack: ``frames`` (function, module[, flags]), innermost first;
+        flags: a string of k (kernel mode), u (unresolved), s (special entry)."""
         self._sample_id = getattr(self, "_sample_id", 0) + 1
         self._add(
             "COMPOSITE_EVENTS",
@@ -986,12 +987,16 @@ class NsysBuilder:
             globalTid=self.gtid(pid, tid),
             cpuCycles=1,
         )
-        for depth, (fn, module) in enumerate(frames):
+        for depth, (fn, module, *flags) in enumerate(frames):
+            f = flags[0] if flags else ""
             self._add(
                 "SAMPLING_CALLCHAINS",
                 id=self._sample_id,
                 symbol=self.sid(fn),
                 module=self.sid(module),
+                kernelMode=int("k" in f) or None,
+                unresolved=int("u" in f) or None,
+                specialEntry=int("s" in f) or None,
                 stackDepth=depth,
                 unwindMethod=1,
             )

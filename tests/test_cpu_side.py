@@ -267,3 +267,45 @@ def test_sliced_conversion_writes_the_whole_reports_bytes(tmp_path, monkeypatch,
     assert plans and plans[-1] is not None and plans[-1].slices >= 3
     assert sliced == whole
     assert sliced_counts["sched"] == whole_counts["sched"] and sliced_counts["samples"] == whole_counts["samples"]
+
+
+def test_kernel_unresolved_and_artificial_frames(tmp_path):
+    """Kernel-mode frames apart (the innermost one written), unresolved frames by module and address,
+    nsys's artificial entries and the levels beyond the last counted; a sample without frames dropped."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
+    pid = 4242
+    b.process(pid, "./app")
+    stack = [
+        ("do_syscall_64", "[kernel.kallsyms]", "k"),
+        ("entry_SYSCALL", "[kernel.kallsyms]", "k"),
+        ("0x7f0000001234", "/path/to/libfoo.so", "u"),
+        ("solve", "/path/to/app"),
+        *[(f"level{k}", "/path/to/app") for k in range(2, 12)],
+        ("[Broken backtraces]", "[Broken backtraces]", "s"),
+    ]
+    b.cpu_sample(pid, pid, 1_000, stack)
+    b.cpu_sample(pid, pid, 2_000, [("solve", "/path/to/app")])
+    b.cpu_sample(pid, pid, 3_000, [])
+    b.osrt(pid, pid, "read", 500, 4_000)
+    trace, summary = convert_valid(["-t", "samples,osrt", b.save()], tmp_path / "t")
+    ev = trace.events
+    label = {t: trace.pcf.types[t]["values"] for t in ev["type"].unique()}
+    at = {
+        (int(r.time), int(r.type)): label[r.type][r.value]
+        for r in ev[ev["type"].between(30000000, 30000099)].itertuples()
+    }
+    assert at[(at_time := min(t for t, _ in at), R.SAMPLED[0].id)] == "libfoo.so @ 0x7f0000001234"
+    assert at[(at_time, R.SAMPLED[1].id)] == "solve [app]"
+    assert at[(at_time, R.SAMPLED[9].id)] == "level9 [app]"
+    assert at[(at_time, R.SAMPLED_KERNEL.id)] == "do_syscall_64 [[kernel.kallsyms]]"
+    assert sum(1 for t, _ in at if t == at_time) == R.SAMPLED_LEVELS + 1
+    c = summary["categories"]["samples"]
+    assert (c["source_rows"], c["translated_rows"]) == (3, 2)
+    assert c["dropped"] == {"CPU sample without a usable call-stack frame": 1}
+    assert c["notes"] == {
+        "artificial call-stack entries (added by nsys): not written": 1,
+        "kernel-mode frames below the innermost: not written": 1,
+        f"call-stack frames deeper than caller level {R.SAMPLED_LEVELS - 1}: not written": 2,
+    }

@@ -101,8 +101,12 @@ def _block(report: Report, lo: int, hi: int, sid: np.ndarray, codes: _Codes, col
         idx = np.arange(len(a))
         level = idx - np.maximum.accumulate(np.where(first, idx, 0))
         deep = level >= levels
-        what = "kernel-mode frames below the innermost" if levels == 1 else "call-stack frames deeper than caller level"
-        res.note(what if levels == 1 else f"{what} {levels - 1}: not written", int(deep.sum()))
+        what = (
+            "kernel-mode frames below the innermost"
+            if levels == 1
+            else f"call-stack frames deeper than caller level {levels - 1}"
+        )
+        res.note(f"{what}: not written", int(deep.sum()))
         for k in range(levels):
             sel = level == k
             cols[k if levels > 1 else -1][a[sel]] = c[sel]

@@ -5,6 +5,7 @@ thread's lifetime, MPI waits keeping their MPI state."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -309,3 +310,24 @@ def test_kernel_unresolved_and_artificial_frames(tmp_path):
         "kernel-mode frames below the innermost: not written": 1,
         f"call-stack frames deeper than caller level {R.SAMPLED_LEVELS - 1}: not written": 2,
     }
+
+
+def test_os_runtime_calls_read_in_batches_keep_their_call_stacks(tmp_path, monkeypatch):
+    """Stage A reads OSRT_API a rowid range at a time, each batch with the call stacks of its calls:
+    the trace and the summary are those of reading it whole."""
+    from nsys2prv.pipeline import stages
+
+    def run(name):
+        out = tmp_path / name
+        convert_valid(["-t", "osrt", "--cache-dir", tmp_path / f"cache-{name}", need(CPU23 / "threads.sqlite")], out)
+        summary = json.loads((tmp_path / f"{name}.summary.json").read_text())
+        return (tmp_path / f"{name}.prv").read_bytes(), summary["categories"]["osrt"]
+
+    whole = run("whole")
+    calls = []
+    real = stages._read_batched
+    monkeypatch.setattr(stages, "BATCH_ROWS", 20)
+    monkeypatch.setattr(stages, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
+    batched = run("batched")
+    assert calls == [5]  # 83 rows, 20 a batch
+    assert batched == whole

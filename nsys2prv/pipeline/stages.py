@@ -527,9 +527,9 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
     read it whole: small, not row by row, or with open-ended rows, which are closed at the table's
     last time)."""
     reader = K.BY_NAME[kind].reader
-    if not K.BY_NAME[kind].batched or len(reader.tables) != 1:
+    if not K.BY_NAME[kind].batched:
         return None
-    table = reader.tables[0]
+    table = reader.tables[0]  # (the rows; a row-by-row reader's other tables are looked up per batch)
     try:
         if (
             report.count(table) <= 2 * BATCH_ROWS

@@ -99,7 +99,7 @@ def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         out.events += interval_events(start, end, threads, pairs)
         return len(df)
     optional: list[tuple[int, Values, np.ndarray]] = [
-        (t.id, Names.of(df[c].cat.add_categories([""]).fillna("")), df[c].notna().to_numpy()) for t, c in callers
+        (t.id, Names.of(df[c]), df[c].notna().to_numpy()) for t, c in callers
     ]
     out.events += sparse_interval_events(start, end, threads, pairs, optional)
     return len(df)

@@ -1,8 +1,9 @@
 """OS runtime library calls (OSRT_API); opt-in category ``osrt``.
 
 Normalised columns: start, end, tid, name; where the report has call stacks (OSRT_CALLCHAINS, the
-calls longer than nsys's backtrace threshold) also caller1..callerN (``registry.OSRT_CALLER_LEVELS``):
-the label of the stack's frame at that level (1 = the innermost), NULL where the call has none.  The
+calls longer than nsys's backtrace threshold) also caller1..callerN (``registry.OSRT_CALLER_LEVELS``,
+all of them): the label of the stack's frame at that level (1 = the innermost), NULL where the call has
+none.  The
 "profiling started/finished" markers (eventClass 31/32, zero length on TID 0) are not calls and are
 counted as dropped.
 """
@@ -45,19 +46,27 @@ def read(report: Report) -> ReadResult | None:
     df["name"] = text_names(report, df["nameId"])
     res.table = df[["start", "end", "tid", "name"]]
     chain = int64(df["chain"], fill=0)
-    if report.has(CHAINS, "id", "symbol", "module", "stackDepth") and (chain > 0).any():
+    if report.has(CHAINS, "id", "symbol", "module", "stackDepth") and report.count(CHAINS):
         res.table = res.table.assign(**callers(report, chain, res))
     return res
 
 
 def callers(report: Report, chain: np.ndarray, res: ReadResult) -> dict[str, pd.Categorical]:
     """caller1..callerN of each call (``chain``: its callchainId) from OSRT_CALLCHAINS; frames deeper than
-    N and artificial entries are counted in notes."""
+    N and artificial entries (of these calls' stacks) are counted in notes."""
     levels = R.OSRT_CALLER_LEVELS
+    # every caller column, whatever this batch of calls has (the batches of a table share one schema)
+    out = {
+        f"caller{k}": pd.Categorical.from_codes(np.full(len(chain), -1), categories=[""]) for k in range(1, levels + 1)
+    }
+    if not (chain > 0).any():
+        return out
+    lo, hi = int(chain[chain > 0].min()), int(chain.max())  # (a batch of calls: only its stacks' rows)
     fr = report.query(
         f"SELECT id, stackDepth AS depth, symbol, module, {report.col_or_null(CHAINS, 'unresolved')}, "
-        f"{report.col_or_null(CHAINS, 'specialEntry')} FROM {CHAINS}"
+        f"{report.col_or_null(CHAINS, 'specialEntry')} FROM {CHAINS} WHERE id >= {lo} AND id <= {hi}"
     )
+    fr = fr[np.isin(int64(fr["id"], -1), chain[chain > 0])]  # (ids in the range of another batch's calls)
     fid, depth = int64(fr["id"], -1), int64(fr["depth"], -1)
     special = int64(fr["specialEntry"]) != 0
     res.note(
@@ -72,7 +81,6 @@ def callers(report: Report, chain: np.ndarray, res: ReadResult) -> dict[str, pd.
     labels = frame_labels(
         report, int64(fr["symbol"], -1)[keep], int64(fr["module"], -1)[keep], (int64(fr["unresolved"]) != 0)[keep]
     )
-    out = {}
     for k in range(1, levels + 1):
         sel = depth == k - 1
         if not sel.any():

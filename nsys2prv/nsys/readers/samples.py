@@ -24,7 +24,7 @@ from nsys2prv.nsys.readers.base import Reader, ReadResult, int64, text_column
 
 SAMPLES, FRAMES = "COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS"
 MAX_DEPTH = 64  # frames read per stack; deeper ones are only counted
-BLOCK = 500_000  # samples whose frames are read at once
+BLOCK = 200_000  # samples whose frames are read at once
 NO_STACK = "CPU sample without a usable call-stack frame"
 LEVEL_COLUMNS = tuple(f"fn{k}" for k in range(R.SAMPLED_LEVELS))
 KERNEL_COLUMN = "kernel"
@@ -38,10 +38,15 @@ def frame_labels(report: Report, symbol: np.ndarray, module: np.ndarray, unresol
 
 
 def _keys(symbol, module, unresolved) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of the distinct (symbol, module, unresolved) and those as rows of an (n, 3) array."""
-    key = pd.MultiIndex.from_arrays([np.asarray(symbol), np.asarray(module), np.asarray(unresolved, bool)])
-    codes, uniq = pd.factorize(key)
-    return np.asarray(codes, np.int64), np.array(list(uniq), dtype=object).reshape(-1, 3)
+    """Codes of the distinct (symbol, module, unresolved) and those as rows of an (n, 3) int64 array
+    (columnar: each column factorised, the codes combined, no tuple per row)."""
+    sc, su = pd.factorize(np.asarray(symbol, np.int64))
+    mc, mu = pd.factorize(np.asarray(module, np.int64))
+    nm = max(len(mu), 1)
+    comb = (sc.astype(np.int64) * nm + mc) * 2 + np.asarray(unresolved, bool)
+    codes, uniq = pd.factorize(comb)  # (hashing: no sort of every frame)
+    keys = np.stack([su[uniq // 2 // nm], mu[uniq // 2 % nm], uniq % 2], axis=1)
+    return codes.astype(np.int64).ravel(), keys.astype(np.int64).reshape(-1, 3)
 
 
 def _label_keys(report: Report, keys: np.ndarray) -> np.ndarray:
@@ -63,13 +68,11 @@ class _Codes:
 
     def of(self, symbol, module, unresolved) -> np.ndarray:
         codes, keys = _keys(symbol, module, unresolved)
-        ids = np.array(
-            [self.index.setdefault((int(a), int(b), bool(c)), len(self.index)) for a, b, c in keys], np.int64
-        )
+        ids = np.array([self.index.setdefault((int(a), int(b), int(c)), len(self.index)) for a, b, c in keys], np.int64)
         return ids[codes] if len(codes) else np.zeros(0, np.int64)
 
     def keys(self) -> np.ndarray:
-        return np.array(list(self.index), dtype=object).reshape(-1, 3)
+        return np.array(list(self.index), dtype=np.int64).reshape(-1, 3)
 
 
 def _block(report: Report, lo: int, hi: int, sid: np.ndarray, codes: _Codes, cols: dict, res: ReadResult) -> None:
@@ -79,6 +82,8 @@ def _block(report: Report, lo: int, hi: int, sid: np.ndarray, codes: _Codes, col
         f"SELECT id, stackDepth AS depth, symbol, module, {opt} FROM {FRAMES} "
         f"WHERE id >= {lo} AND id <= {hi} AND stackDepth < {MAX_DEPTH}"
     )
+    deeper = report.count(FRAMES, f"id >= {lo} AND id <= {hi} AND stackDepth >= {MAX_DEPTH}")  # (the index)
+    res.note(f"call-stack frames deeper than {MAX_DEPTH} (not read)", deeper)
     f_id, depth = int64(fr["id"], -1), int64(fr["depth"])
     kernel, special = int64(fr["kernelMode"]) != 0, int64(fr["specialEntry"]) != 0
     unresolved = int64(fr["unresolved"]) != 0
@@ -89,8 +94,10 @@ def _block(report: Report, lo: int, hi: int, sid: np.ndarray, codes: _Codes, col
     known = (at < len(sid)) & (sid[np.minimum(at, max(len(sid) - 1, 0))] == f_id) & ~special
     res.note("call-stack frames of no sample in COMPOSITE_EVENTS: not written", int((~known & ~special).sum()))
     at, depth, kernel, unresolved, symbol, module = (a[known] for a in (at, depth, kernel, unresolved, symbol, module))
-    o = np.lexsort((depth, at))
-    at, kernel, unresolved, symbol, module = (a[o] for a in (at, kernel, unresolved, symbol, module))
+    ordered = bool(((at[1:] > at[:-1]) | ((at[1:] == at[:-1]) & (depth[1:] > depth[:-1]))).all())
+    if not ordered:  # (the primary key's order, as SQLite usually returns them: no sort needed)
+        o = np.lexsort((depth, at))
+        at, kernel, unresolved, symbol, module = (a[o] for a in (at, kernel, unresolved, symbol, module))
     code = codes.of(symbol, module, unresolved)
     # user-mode frames: level = rank among the sample's user frames (innermost 0); kernel: the innermost only
     for mine, levels in ((~kernel, R.SAMPLED_LEVELS), (kernel, 1)):
@@ -125,8 +132,6 @@ def read(report: Report) -> ReadResult | None:
     cols = {k: np.full(len(sid), -1, np.int32) for k in (*range(R.SAMPLED_LEVELS), -1)}
     codes = _Codes()
     if report.has(FRAMES, "id", "symbol", "module", "stackDepth"):
-        deeper = report.count(FRAMES, f"stackDepth >= {MAX_DEPTH}")
-        res.note(f"call-stack frames deeper than {MAX_DEPTH} (not read)", deeper)
         for b in range(0, len(sid), BLOCK):
             _block(report, int(sid[b]), int(sid[min(b + BLOCK, len(sid)) - 1]), sid, codes, cols, res)
     labels = _label_keys(report, codes.keys())

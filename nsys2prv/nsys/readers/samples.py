@@ -24,7 +24,7 @@ from nsys2prv.nsys.readers.base import Reader, ReadResult, int64, text_column
 
 SAMPLES, FRAMES = "COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS"
 MAX_DEPTH = 64  # frames read per stack; deeper ones are only counted
-BLOCK = 200_000  # samples whose frames are read at once
+BLOCK = 50_000  # samples whose frames are read at once
 NO_STACK = "CPU sample without a usable call-stack frame"
 LEVEL_COLUMNS = tuple(f"fn{k}" for k in range(R.SAMPLED_LEVELS))
 KERNEL_COLUMN = "kernel"

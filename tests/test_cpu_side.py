@@ -331,3 +331,11 @@ def test_os_runtime_calls_read_in_batches_keep_their_call_stacks(tmp_path, monke
     batched = run("batched")
     assert calls == [5]  # 83 rows, 20 a batch
     assert batched == whole
+
+
+def test_sample_views_are_installed_only_with_samples():
+    from nsys2prv.paraver import cfgs as C
+
+    sampled = {"views/sampled_functions.cfg", "views/sampled_caller_level_1.cfg", "analysis/host_during_gpu_idle.cfg"}
+    assert sampled <= set(C.selected({"samples"}))
+    assert not sampled & set(C.selected({"kernels", "memcpy", "cuda_api", "osrt"}))

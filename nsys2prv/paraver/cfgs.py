@@ -1007,6 +1007,8 @@ def needs(view: View) -> frozenset[str] | None:
             need |= d
         if set(w.tags) & set(LAUNCH_TAGS):
             need.add("launch_links")
+    if "samples" in need:  # a view of the samples shows nothing without them, whatever else it shows
+        return frozenset({"samples"})
     return frozenset(need) or None
 
 

@@ -172,6 +172,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(cpu_side.samples),),
         (*R.SAMPLED.values(), R.SAMPLED_KERNEL),
         doc="CPU samples with their call stacks (sampled function, callers, kernel-mode frame)",
+        batched=True,  # (a rowid range of samples at a time, each with its stacks: bounded memory)
     ),
     Kind(
         "gpu_metrics",

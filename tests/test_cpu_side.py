@@ -339,3 +339,24 @@ def test_sample_views_are_installed_only_with_samples():
     sampled = {"views/sampled_functions.cfg", "views/sampled_caller_level_1.cfg", "analysis/host_during_gpu_idle.cfg"}
     assert sampled <= set(C.selected({"samples"}))
     assert not sampled & set(C.selected({"kernels", "memcpy", "cuda_api", "osrt"}))
+
+
+def test_samples_read_in_batches_of_rows(tmp_path, monkeypatch):
+    """Stage A reads COMPOSITE_EVENTS a rowid range at a time, each batch with its samples' stacks
+    (bounded memory): the trace and the counts are those of reading it whole."""
+    from nsys2prv.pipeline import stages
+
+    def run(name):
+        out = tmp_path / name
+        convert_valid(["-t", "samples", "--cache-dir", tmp_path / f"cache-{name}", need(CPU23 / "compute.sqlite")], out)
+        summary = json.loads((tmp_path / f"{name}.summary.json").read_text())
+        return (tmp_path / f"{name}.prv").read_bytes(), (tmp_path / f"{name}.pcf").read_bytes(), summary["categories"]
+
+    whole = run("whole")
+    calls = []
+    real = stages._read_batched
+    monkeypatch.setattr(stages, "BATCH_ROWS", 200)
+    monkeypatch.setattr(stages, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
+    batched = run("batched")
+    assert calls == [8]  # 1,496 samples, 200 a batch
+    assert batched == whole

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 FAKE_NSYS = """#!/bin/sh
+case "$1" in status|--version) exit 0 ;; esac
 { echo "TMPDIR=$TMPDIR"; for a in "$@"; do echo "ARG=$a"; done; } > "$NSYS_LOG"
 [ -d "$TMPDIR" ] && echo "TMPDIR_EXISTS" >> "$NSYS_LOG"
 while [ "$1" != "-o" ]; do shift; done
@@ -159,6 +160,7 @@ def test_nsys_home_is_used_when_nsys_is_not_on_path(tmp_path, fake):
 #   hang     the agent hangs: nsys never starts the application
 #   lost     "Connection to the Agent lost", exit code 0, no application, no report (nsys 2022.4 does this)
 PLAYER = r"""#!/bin/bash
+case "$1" in status|--version) exit 0 ;; esac  # the version and environment checks: no CPU sampling
 n=$(( $(cat "$FAKE_STATE" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$FAKE_STATE"
 IFS=, read -ra plan <<< "$FAKE_PLAN"; mode=${plan[$((n - 1))]}
 while [ "$1" != "-o" ]; do shift; done; out=$2; shift 2
@@ -402,3 +404,24 @@ def test_a_registry_left_by_a_killed_nsys_is_removed_when_no_nsys_runs(tmp_path,
     (tmp_path / "state").unlink()
     res, _ = play(tmp_path, player, "ok")
     assert res.returncode == 0 and sorted(os.listdir(shm)) == ["other"]
+
+
+def test_defaults_gain_sampling_and_scheduling_where_nsys_can_take_them(tmp_path, fake):
+    """An nsys of 2023 or later whose environment check passes gets CPU samples with frame-pointer
+    stacks and scheduling; 2022 (its sampling hung after the application ended) does not."""
+    status = (
+        '[ "$1" = --version ] && { echo "NVIDIA Nsight Systems version 2023.4.4.54-234433681190v0"; exit 0; }\n'
+        '[ "$1" = status ] && { echo "CPU Profiling Environment (process-tree): OK"; exit 0; }\n'
+    )
+    (fake / "nsys").write_text(FAKE_NSYS.replace("#!/bin/sh\n", "#!/bin/sh\n" + status, 1))
+    assert "process-tree): OK" in (fake / "nsys").read_text()
+    res = run(tmp_path, fake, ["./app"], OMPI_COMM_WORLD_RANK="0")
+    assert res.returncode == 0, res.stderr
+    args, _, _ = logged(tmp_path)
+    i = args.index("--mpi-impl=openmpi")
+    assert args[i + 1 : i + 5] == ["-s", "process-tree", "--cpuctxsw=process-tree", "--backtrace=fp"]
+    (fake / "nsys").write_text((fake / "nsys").read_text().replace("version 2023.4", "version 2022.4"))
+    assert run(tmp_path, fake, ["./app"], OMPI_COMM_WORLD_RANK="0").returncode == 0
+    args, _, _ = logged(tmp_path)
+    i = args.index("--mpi-impl=openmpi")
+    assert args[i + 1 : i + 4] == ["-s", "none", "--cpuctxsw=none"]

@@ -52,7 +52,16 @@ if [ ${#user_opts[@]} -eq 0 ]; then
     if [ -z "${OMPI_COMM_WORLD_RANK:-}" ] && { [ -n "${PMI_RANK:-}" ] || [ -n "${MPI_LOCALRANKID:-}" ]; }; then
         impl=mpich
     fi
-    user_opts=(-t "cuda,nvtx,mpi,osrt" "--mpi-impl=$impl" -s none --cpuctxsw=none)
+    # CPU samples with call stacks and thread scheduling when this nsys can take them here: version
+    # 2023 or later (2022.4 hung after the application ended in one of 4 ranks) and its own environment
+    # check (perf_event_open, paranoid level); see docs/profiling.md for their overhead
+    cpu_opts=(-s none --cpuctxsw=none)
+    version=$("$nsys" --version 2>/dev/null || true) year=0
+    [[ $version =~ version\ ([0-9]{4})\. ]] && year=${BASH_REMATCH[1]}
+    if [ "$year" -ge 2023 ] && "$nsys" status -e 2>/dev/null | grep -q 'CPU Profiling Environment (process-tree): OK'; then
+        cpu_opts=(-s process-tree --cpuctxsw=process-tree --backtrace=fp)
+    fi
+    user_opts=(-t "cuda,nvtx,mpi,osrt" "--mpi-impl=$impl" "${cpu_opts[@]}")
 fi
 
 outdir=${NSYS2PRV_OUTDIR:-.}

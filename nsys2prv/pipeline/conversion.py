@@ -123,7 +123,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         nvtx_index = {d: i for i, d in enumerate(domains)}
         metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
         metric_types = R.gpu_metric_types(metric_names)
-        types = dict(R.BY_ID)
+        types = dict(R.ALWAYS_LISTED)
+        tables = {t for i in run.infos for t, n in i.table_counts.items() if n}
+        types.update({t.id: t for t in K.table_types(K.kinds_of(cfg.categories), tables)})
         for d, i in nvtx_index.items():
             types.update({t.id: t for t in R.nvtx_types(i, d).values()})
         types.update({t.id: t for t in metric_types.values()})

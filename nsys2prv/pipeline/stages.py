@@ -554,17 +554,15 @@ BATCH_ROWS = 500_000  # rows of a large table read at a time (kinds declared ``b
 def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
     """Rowid ranges of about BATCH_ROWS rows of a large table read by a row-by-row reader (None:
     read it whole: small, not row by row, or with open-ended rows, which are closed at the table's
-    last time)."""
+    last time; a table of instants, without ``end``, is read in batches too)."""
     reader = K.BY_NAME[kind].reader
-    if not K.BY_NAME[kind].batched or len(reader.tables) != 1:
+    if not K.BY_NAME[kind].batched:
         return None
-    table = reader.tables[0]
+    table = reader.tables[0]  # (the rows; a row-by-row reader's other tables are looked up per batch)
     try:
-        if (
-            report.count(table) <= 2 * BATCH_ROWS
-            or not report.has(table, "end")
-            or report.count(table, '"end" IS NULL')
-        ):
+        if report.count(table) <= 2 * BATCH_ROWS or (
+            report.has(table, "end") and report.count(table, '"end" IS NULL')
+        ):  # (instants, such as CPU samples, have no end)
             return None
     except sqlite3.DatabaseError:
         return None

@@ -16,7 +16,9 @@ from nsys2prv.translate.records import (
     Pair,
     StateIntervals,
     Translation,
+    Values,
     interval_events,
+    sparse_interval_events,
 )
 
 
@@ -92,9 +94,16 @@ def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("osrt")
     df, threads = ctx.on_cpu(df, count)
-    out.events += interval_events(
-        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.OSRT.id, Names.of(df["name"]))]
-    )
+    start, end = ctx.times(df["start"]), ctx.times(df["end"])
+    pairs: list[Pair] = [(R.OSRT.id, Names.of(df["name"]))]
+    callers = [(t, f"caller{k}") for k, t in R.OSRT_CALLER.items() if f"caller{k}" in df]
+    if not callers:
+        out.events += interval_events(start, end, threads, pairs)
+        return len(df)
+    optional: list[tuple[int, Values, np.ndarray]] = [
+        (t.id, Names.of(df[c]), df[c].notna().to_numpy()) for t, c in callers
+    ]
+    out.events += sparse_interval_events(start, end, threads, pairs, optional)
     return len(df)
 
 

@@ -284,3 +284,18 @@ def test_clock_fit_is_per_host_not_per_report():
     g = host_groups(reps, np.array([0, 5, 7, 9, 11]))
     assert g.group.tolist() == [0, 1, 0, 2, 3] and g.lead.tolist() == [0, 1, 3, 4]
     assert g.shift.tolist() == [0, 0, 7, 0, 0] and g.shared
+
+
+def test_a_warm_run_reads_the_raw_mpi_rows_from_the_cache(tmp_path):
+    """The scan cache holds each report's raw MPI rows (RawMpi): a second run takes them from it, with
+    no note of an unusable entry, and writes the same trace."""
+    paths = _ranks("coll4")
+    cache = tmp_path / "cache"
+    outs = []
+    for n in range(2):
+        out = tmp_path / f"o{n}"
+        convert(["-t", "mpi", "--cache-dir", cache, "-m", *paths, out])
+        outs.append(json.loads(Path(f"{out}.summary.json").read_text()))
+    said = [w for r in outs[1]["reports"] for w in r["capture_warnings"]]
+    assert not [w for w in said if "unusable" in w or "rebuilt" in w]
+    assert (tmp_path / "o0.prv").read_bytes() == (tmp_path / "o1.prv").read_bytes()

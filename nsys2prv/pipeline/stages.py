@@ -473,7 +473,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     if not src.file.force_sqlite:
         try:
             cache = table_cache(src)
-            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
+            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity, RawMpi))
             if res is not None:
                 res.info.source, res.info.index = str(src.file.input), src.index
                 return _beside_said(res, src)

@@ -17,6 +17,8 @@ from trace_tools import begins
 
 from nsys2prv.core import registry as R
 
+pytestmark = pytest.mark.profiling  # the slow tier: python3 -m pytest -m profiling
+
 TOOLS = ("nsys", "mpicc", "mpirun")
 
 

@@ -129,10 +129,26 @@ def _tex(s: str) -> str:
     return s.replace("\0", r"\textbackslash{}")
 
 
-def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop") -> str:
-    out = [r"% POP metrics written by nsys2prv; needs \usepackage{booktabs}", r"\begin{table}[htbp]", r"\centering"]
-    if caption:
-        out.append(r"\caption{" + _tex(caption) + "}")
+def _comment_block(text: str, width: int = 100) -> list[str]:
+    """``text`` as LaTeX comment lines (``% ...``), wrapped at ``width``."""
+    import textwrap
+
+    return ["% " + line for line in textwrap.wrap(" ".join(text.split()), width - 2)]
+
+
+def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop", short: str = "") -> str:
+    """The table as a LaTeX ``table`` float (booktabs, nothing else: plain ``pdflatex`` compiles it
+    with ``\\usepackage{booktabs}``).  ``short``: its caption; ``caption``: the long explanation, written
+    as a comment block above the table (for the paper's text), and the caption when ``short`` is empty."""
+    out = [
+        r"% POP metrics written by nsys2prv; needs \usepackage{booktabs} (no other package):",
+        r"%   \documentclass{article} \usepackage{booktabs} \begin{document} \input{THIS FILE} \end{document}",
+    ]
+    if caption and short:
+        out += ["%", *_comment_block(caption)]
+    out += [r"\begin{table}[htbp]", r"\centering"]
+    if short or caption:
+        out.append(r"\caption{" + _tex(short or caption) + "}")
     out.append(r"\label{" + label + "}")
     out += [
         r"\begin{tabular}{l" + "r" * len(cols) + "}",
@@ -228,6 +244,16 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
     return None
 
 
+def short_caption(title: str, cols: list[dict]) -> str:
+    """A table's caption for a paper: its title and what its columns are (the long explanation,
+    ``caption``, goes beside it: a comment block in the .tex, a paragraph under the .md table)."""
+    heads = [c["header"] for c in cols]
+    text = title
+    if heads and heads[0] == "trace" and len(heads) > 1:
+        text += f". Columns: trace (the whole run), {', '.join(heads[1:])}"
+    return text + "."
+
+
 def caption(res: dict, scaling: str | None = None, reference: str | None = None) -> str:
     rule = res.get("nccl_as", "communication")
     text = (
@@ -255,8 +281,8 @@ def steady_text(reg: dict) -> str:
     lo, hi = reg["windows_ns"][0]
     return (
         f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
-        "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
-        f"{reg['reason']}; the 'trace' column is the whole run."
+        "from the end of the first MPI_Init to the start of the last MPI_Finalize (TALP's window), shown "
+        f"because {reg['reason']}; the 'trace' column is the whole run."
     )
 
 
@@ -277,7 +303,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     p.write_text(f"### {_markdown_cell(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".tex")
-    p.write_text(latex_table(cols, cap), encoding="utf-8")
+    p.write_text(latex_table(cols, cap, short=short_caption(title, cols)), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".png")
     note = write_png(cols, p, title)

@@ -116,11 +116,14 @@ def test_installed_command_help_shows_examples():
         "nsys2prv pop ...",
         "nsys2prv wrapper ...",
     ]
-    assert " ".join(block).split() == (
-        "nsys2prv INPUT... OUT Convert reports into a Paraver trace and POP metrics (this help). "
-        "nsys2prv pop ... POP metrics and scalability tables over runs (nsys2prv pop --help). "
-        "nsys2prv wrapper ... Print the path of the per-rank profiling wrapper (nsys2prv wrapper --help)."
-    ).split()
+    assert (
+        " ".join(block).split()
+        == (
+            "nsys2prv INPUT... OUT Convert reports into a Paraver trace and POP metrics (this help). "
+            "nsys2prv pop ... POP metrics and scalability tables over runs (nsys2prv pop --help). "
+            "nsys2prv wrapper ... Print the path of the per-rank profiling wrapper (nsys2prv wrapper --help)."
+        ).split()
+    )
     assert at < lines.index("Options:")
 
 

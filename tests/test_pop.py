@@ -826,6 +826,19 @@ def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     inp = _inputs(spill_dir, dev_rows, host_rows, 3, 3, T, nodes, rule)
     m = evaluate(inp, [0], [T])[0]
     d, h = m["device"], m["host"]
+    useful_cls = {0} if rule == "communication" else {0, 2}
+    moved = any(r[2] > r[1] for r in dev_rows)
+    if moved and not any(r[3] in useful_cls and r[2] > r[1] for r in dev_rows):
+        # GPUs that only moved data: no useful device time, the device factors but orchestration are n/a
+        assert set(d["not_available"]) == {
+            "parallel_efficiency",
+            "load_balance",
+            "communication_efficiency",
+            "global_efficiency",
+        }
+        assert all(d[k] is None for k in d["not_available"])
+        d = {**d, "parallel_efficiency": 0.0, "load_balance": 1.0, "communication_efficiency": 0.0}
+        assert d["orchestration_efficiency"] > 0
     factors = [
         d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency", "orchestration_efficiency")
     ]
@@ -849,7 +862,6 @@ def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     assert h["mpi_parallel_efficiency"] * h["device_offload_efficiency"] == pytest.approx(
         h["parallel_efficiency"], rel=1e-9, abs=1e-12
     )
-    useful_cls = {0} if rule == "communication" else {0, 2}
     for g in range(3):  # exact against a brute-force timeline
         mine = [r for r in dev_rows if r[0] == g]
         U = _brute_union([r for r in mine if r[3] in useful_cls], T)

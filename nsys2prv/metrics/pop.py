@@ -661,7 +661,7 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
     idle = [l for l, u in zip(labels, U) if u == 0]
     if idle:
         out["devices_without_useful_time"] = idle
-    if not U.any():  # copies only: no useful time to measure against (not "fully inefficient")
+    if not U.any() and A.any():  # copies only: no useful time to measure against (not "fully inefficient")
         what = "kernel" if nccl_as == "useful" else "compute kernel (NCCL kernels count as data movement)"
         why = (
             f"no {what} ran on any GPU in the analysed time, only data movement (memcpy/memset"

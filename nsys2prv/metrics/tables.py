@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,8 @@ def single_run_columns(res: dict) -> list[dict]:
     return cols
 
 
-def _rows(cols: list[dict]):
+def visible_rows(cols: list[dict]):
+    """The rows a table of these columns shows: (key, label, indent, kind)."""
     for key, label, indent, kind in ROWS:
         if key in OPTIONAL_ROWS and all(c["values"].get(key) is None for c in cols):
             continue
@@ -86,7 +88,7 @@ def text_table(cols: list[dict], title: str = "POP metrics") -> str:
     width = max(len(l) + 2 * i for _, l, i, _ in ROWS) + 2
     cw = [max(10, len(c["header"]) + 1) for c in cols]
     lines = [title, " " * width + "".join(f"{c['header']:>{w}}" for c, w in zip(cols, cw))]
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         name = ("  " * indent + label).ljust(width)
         lines.append(name + "".join(f"{fmt(c['values'][key], kind):>{w}}" for c, w in zip(cols, cw)))
     return "\n".join(lines)
@@ -101,7 +103,7 @@ def _markdown_cell(s: str) -> str:
 
 def markdown_table(cols: list[dict], caption: str = "") -> str:
     out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         out.append(
             f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
             + " | ".join(fmt(c["values"][key], kind) for c in cols)
@@ -131,8 +133,6 @@ def _tex(s: str) -> str:
 
 def _comment_block(text: str, width: int = 100) -> list[str]:
     """``text`` as LaTeX comment lines (``% ...``), wrapped at ``width``."""
-    import textwrap
-
     return ["% " + line for line in textwrap.wrap(" ".join(text.split()), width - 2)]
 
 
@@ -157,7 +157,7 @@ def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop", sho
         r"\midrule",
     ]
     prev_tree = None
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         tree = key.split(".")[0] if "." in key and not key.endswith(".count") else "other"
         if prev_tree is not None and tree != prev_tree:
             out.append(r"\midrule")
@@ -172,7 +172,7 @@ def write_csv(cols: list[dict], path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["metric", "label", *[c["header"] for c in cols]])
-        for key, label, _, kind in _rows(cols):
+        for key, label, _, kind in visible_rows(cols):
             w.writerow(
                 [
                     key,
@@ -219,7 +219,7 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
         import matplotlib.pyplot as plt  # after choosing the Agg backend
     except ImportError:
         return f"{path.name} not written: matplotlib is not installed (pip install matplotlib)"
-    rows = list(_rows(cols))
+    rows = list(visible_rows(cols))
     label_w, col_w = 3.2, 1.6  # inches
     fig_w = label_w + col_w * len(cols)
     fig, ax = plt.subplots(figsize=(fig_w, 0.26 * (len(rows) + 2)))
@@ -291,7 +291,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     stem = base.with_name(base.name + ".pop")
     paths, notes = [], list(res.get("warnings") or [])  # (a scalability table's warnings about its runs)
     p = Path(str(stem) + ".json")
-    p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
+    p.write_text(json.dumps(res, indent=2, default=json_default), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".csv")
     write_csv(cols, p)
@@ -314,7 +314,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     return paths, notes
 
 
-def _json_default(o):
+def json_default(o):
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):

@@ -93,7 +93,14 @@ def test_the_shipped_wrapper_delivers_reports_and_leaves_nothing(reports, tmp_pa
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [f"rank{r}.nsys-rep" for r in range(4)]
+    names = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert [n for n in names if n.endswith(".nsys-rep")] == [f"rank{r}.nsys-rep" for r in range(4)]
+    assert set(names) - {f"rank{r}.nsys-rep" for r in range(4)} <= {f"rank{r}.nsys.log" for r in range(4)}
+    # one line per rank from the wrapper; nsys's own messages are in the logs, not in the job's output
+    said = sorted(x for x in res.stdout.splitlines() if x.startswith("nsys-rank.sh: "))
+    assert [x.split(": ")[1] for x in said] == [f"rank {r}" for r in range(4)]
+    assert all(f"wrote {tmp_path / 'run'}/rank" in x and "s for its turn;" in x for x in said)
+    assert not [x for x in (res.stdout + res.stderr).splitlines() if x.startswith(("Generat", "Importer error"))]
     left = [e for e in Path("/proc").glob("[0-9]*/environ") if _has(e, f"TMPDIR={tmp}/nsys-rank".encode())]
     assert left == [] and not list(tmp.glob("nsys-rank*"))
     trace, summary = convert_valid(

@@ -110,14 +110,15 @@ class Run:
 
     def table(self, kind: str) -> pd.DataFrame:
         """One normalised table of every report, on the aligned timeline (ns; time 0 = the run's start, as
-        in the trace), with the columns ``report``, ``rank`` (None: not an MPI rank), ``pid``, ``thread``
+        in the trace), with the columns ``report``, ``host``, ``rank`` (None: not an MPI rank), ``pid``, ``thread``
         (the OS thread id, where the table has one), ``gpu`` and ``stream`` (GPU activity), beside the
         reader's own columns; names (kernels, calls, ranges) are categorical strings."""
         parts = TABLES.get(kind, (kind,))
         run = self.prepared
         tasks = {(t.report, t.pid): t for t in run.model.tasks} | {(t.report, t.pid): t for t in run.pop_model.tasks}
         frames = []
-        for src, clock in zip(run.sources, run.timeline.clocks):
+        for src, clock, info in zip(run.sources, run.timeline.clocks, run.infos):
+            src_host = info.hostname
             cache = table_cache(src)
             for part in parts:
                 df = cache.table(part) if cache.has(part) else None
@@ -132,6 +133,7 @@ class Run:
                 owner = [tasks.get((src.index, int(p))) for p in pids]
                 extra = {
                     "report": np.full(len(df), src.index, np.int64),
+                    "host": pd.Categorical([src_host] * len(df)),
                     "rank": pd.array([t.rank if t is not None else None for t in owner], dtype="Int64"),
                     "pid": pids,
                 }

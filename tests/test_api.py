@@ -105,3 +105,43 @@ def test_tables_are_on_the_trace_timeline_and_read_when_asked(tmp_path, monkeypa
     assert mpi.loc[mpi["name"] == "MPI_Init", "end"].min() == lo
     assert mpi.loc[mpi["name"] == "MPI_Finalize", "start"].max() == hi
     assert run.kernels.empty and run.memops.empty  # a CPU-only run
+
+
+def test_gpu_tables_and_the_trace_equal_the_command_s(tmp_path):
+    # docs/pop-metrics.md's worked example (tests/test_pop.py): 2 ranks on 2 hosts, a GPU each
+    from test_pop import WORKED, build
+
+    paths = [build(tmp_path / f"rank{r}.sqlite", r, ("nodeA", "nodeB")[r], **WORKED[r]) for r in (0, 1)]
+    run = nsys2prv.open(paths, align="session", cache_dir=tmp_path / "cache")
+    k = run.kernels
+    S = 1_000_000_000
+    got = sorted(zip(k["host"], k["rank"], k["gpu"], k["stream"], k["start"] // S, k["end"] // S, k["name"]))
+    assert got == [
+        ("nodeA", 0, 0, 13, 0, 6, "gemm"),
+        ("nodeA", 0, 0, 14, 5, 7, "softmax"),
+        ("nodeA", 0, 0, 15, 8, 9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
+        ("nodeB", 1, 0, 13, 0, 4, "gemm"),
+        ("nodeB", 1, 0, 14, 4, 5, "softmax"),
+        ("nodeB", 1, 0, 15, 6, 9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
+    ]
+    assert k["nccl"].tolist().count(True) == 2
+    m = run.memops
+    assert sorted(zip(m["kind"], m["rank"], m["start"], m["end"])) == [
+        ("memcpy", 0, int(6.5 * S), 8 * S),
+        ("memcpy", 1, 5 * S, 6 * S),
+    ]
+    api = run.cuda_api
+    assert sorted(zip(api["rank"], api["thread"], api["name"].astype(str))) == [
+        (0, 5000, "cudaDeviceSynchronize"),
+        (0, 5000, "cudaLaunchKernel"),
+        (1, 5001, "cudaLaunchKernel"),
+        (1, 5001, "cudaMemcpy"),
+    ]
+    # the trace and the POP files of run.to_paraver are the command's, byte for byte
+    run.to_paraver(tmp_path / "api" / "w")
+    cli(["--align", "session", "-m", *paths, tmp_path / "cli" / "w"])
+    for ext in (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".pop.md", ".pop.tex"):
+        assert (tmp_path / "api" / f"w{ext}").read_bytes() == (tmp_path / "cli" / f"w{ext}").read_bytes(), ext
+    res = run.pop()
+    assert res.table.loc["device.load_balance", "trace"] == pytest.approx(0.857143, abs=1e-6)
+    assert res.table.loc["host.device_offload_efficiency", "trace"] == pytest.approx(11.5 / 16.5)

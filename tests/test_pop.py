@@ -256,6 +256,7 @@ def test_tex_table_compiles_with_plain_pdflatex(regions, tmp_path):
     assert res.returncode == 0, res.stdout[-2000:]
     assert (tmp_path / "paper.pdf").stat().st_size > 0
     assert "Output written on paper.pdf (1 page" in res.stdout
+    assert "Overfull" not in res.stdout  # (\small: four columns fit an article's text width)
 
 
 def test_gpus_that_only_copy_have_no_device_efficiency_but_a_reason(tmp_path):
@@ -337,6 +338,7 @@ def test_table_files(worked, tmp_path):
     tex = Path(f"{tmp_path}/w.pop.tex").read_text()
     for needle in (
         r"\usepackage{booktabs}",
+        "\\centering\n\\small\n",
         r"\toprule",
         r"\midrule",
         r"\bottomrule",

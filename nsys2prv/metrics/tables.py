@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,22 @@ def _comment_block(text: str, width: int = 100) -> list[str]:
     return ["% " + line for line in textwrap.wrap(" ".join(text.split()), width - 2)]
 
 
+def _tex_header(text: str, width: int = 12) -> str:
+    """A column header, on several lines (a nested tabular, plain LaTeX) when it is long: broken at
+    spaces and after "..", so that a few columns fit an article's text width."""
+    words = [w for part in text.split(" ") for w in re.split(r"(?<=\.\.)", part) if w]
+    lines: list[str] = []
+    for w in words:
+        glue = "" if lines and lines[-1].endswith("..") else " "
+        if lines and len(lines[-1]) + len(glue) + len(w) <= width:
+            lines[-1] += glue + w
+        else:
+            lines.append(w)
+    if len(lines) <= 1:
+        return _tex(text)
+    return r"\begin{tabular}[b]{@{}r@{}}" + r" \\ ".join(_tex(x) for x in lines) + r"\end{tabular}"
+
+
 def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop", short: str = "") -> str:
     """The table as a LaTeX ``table`` float (booktabs, nothing else: plain ``pdflatex`` compiles it
     with ``\\usepackage{booktabs}``).  ``short``: its caption; ``caption``: the long explanation, written
@@ -146,14 +163,14 @@ def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop", sho
     ]
     if caption and short:
         out += ["%", *_comment_block(caption)]
-    out += [r"\begin{table}[htbp]", r"\centering"]
+    out += [r"\begin{table}[htbp]", r"\centering", r"\small"]
     if short or caption:
         out.append(r"\caption{" + _tex(short or caption) + "}")
     out.append(r"\label{" + label + "}")
     out += [
         r"\begin{tabular}{l" + "r" * len(cols) + "}",
         r"\toprule",
-        "Metric & " + " & ".join(_tex(c["header"]) for c in cols) + r" \\",
+        "Metric & " + " & ".join(_tex_header(c["header"]) for c in cols) + r" \\",
         r"\midrule",
     ]
     prev_tree = None

@@ -198,6 +198,7 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
 
+@pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
 def test_a_file_size_limit_is_one_line_naming_the_path(tmp_path):
     out = tmp_path / "limited"
     res = subprocess.run(

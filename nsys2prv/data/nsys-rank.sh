@@ -67,7 +67,7 @@ start_timeout=${NSYS2PRV_START_TIMEOUT:-30}
 log=$report.nsys.log
 
 # nsys's own lines (not the application's): they go to the log. nsys 2022.4-2024.x's messages.
-nsys_noise='^(Collecting data\.\.\.|Generating '"'"'|Generated:|Generating:|\[[0-9]+/[0-9]+\] |Importer error status|Importation |Processing events|Processing \[|Saving temporary |Creating final output|Saved report file|Report file (moved|saved)|Failed to create '"'"'|Use `--force-overwrite|The target application (returned|terminated)|Capture range |Agent launcher failed|Connection to the Agent lost|The timeout expired|Try the '"'"'nsys status|WARNING: (CPU |Device-side |Backtrace|OS runtime |The [a-z]+ (is|are) not supported)|[[:space:]]+/.*\.(nsys-rep|qdstrm|sqlite)$)'
+nsys_noise='^(Collecting data\.\.\.|Generating '"'"'|Generated:|Generating:|\[[0-9]+/[0-9]+\] |Importer error status|Importation |Unable to retrieve the importer|Processing events|Processing \[|Saving temporary |Creating final output|Saved report file|Report file (moved|saved)|Failed to create '"'"'|Use `--force-overwrite|The target application (returned|terminated)|Capture range |Agent launcher failed|Connection to the Agent lost|The timeout expired|Try the '"'"'nsys status|WARNING: (CPU |Device-side |Backtrace|OS runtime |The [a-z]+ (is|are) not supported)|[[:space:]]+/.*\.(nsys-rep|qdstrm|sqlite)$)'
 # a filter: nsys's lines to descriptor 3 (the log), the others through, a line at a time
 sieve() { awk -v noise="$nsys_noise" '{ if ($0 ~ noise) { print >> "/dev/fd/3"; fflush("/dev/fd/3") } else { print; fflush() } }'; }
 

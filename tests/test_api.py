@@ -51,7 +51,10 @@ def test_the_docs_example_runs_and_its_pop_equals_the_command_s(tmp_path):
             exec(compile(code, "docs/api.md", "exec"), space)
     finally:
         os.chdir(cwd)
-    assert "MPI parallel efficiency in the steady state: 45.5%" in printed.getvalue()
+    shown = printed.getvalue().splitlines()
+    assert "MPI parallel efficiency in the steady state: 45.5%" in shown
+    lines = re.findall(r"^    (host\.\S+ +[\d.]+ +[\d.]+)$", text, re.M)  # the output docs/api.md shows
+    assert len(lines) == 3 and all(line in shown for line in lines), lines
     # its POP result is the command's OUT.pop.json, and so is the trace it wrote
     cli(["-t", "mpi,nvtx", "-m", *pop4(), tmp_path / "cli" / "pop4"])
     want = json.loads((tmp_path / "cli" / "pop4.pop.json").read_text())

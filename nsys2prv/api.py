@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.config import Config, parse_categories
+from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
 from nsys2prv.metrics import tables as pop_tables
 from nsys2prv.metrics.pop import region_names
@@ -31,6 +32,7 @@ from nsys2prv.pipeline.parallel import executor
 from nsys2prv.pipeline.prepare import Prepared, prepare
 from nsys2prv.pipeline.stages import table_cache
 from nsys2prv.pipeline.summary import Summary
+from nsys2prv.translate.cuda import memcpy_values
 
 TABLES = {  # Run attribute -> the normalised tables (data kinds, nsys2prv/kinds.py) it joins
     "kernels": ("kernels",),
@@ -42,7 +44,7 @@ TABLES = {  # Run attribute -> the normalised tables (data kinds, nsys2prv/kinds
     "gpu_metrics": ("gpu_metrics",),
 }
 TIME_COLUMNS = ("start", "end", "timestamp")
-NAME_COLUMNS = ("name", "kind", "domain", "category", "demangled", "metric")  # categorical strings
+NAME_COLUMNS = ("name", "kind", "operation", "domain", "category", "demangled", "metric")  # categorical strings
 
 
 @dataclasses.dataclass
@@ -143,6 +145,13 @@ class Run:
                     extra["stream"] = df["streamId"].to_numpy()
                 if len(parts) > 1:
                     extra["kind"] = np.full(len(df), part)
+                if part in ("memcpy", "memset"):  # the trace's label of the operation (type 63000001)
+                    values = (
+                        memcpy_values(df["copy_kind"])
+                        if part == "memcpy"
+                        else np.full(len(df), R.MEMSET_VALUE, np.int64)
+                    )
+                    extra["operation"] = np.array([R.MEMOP.values[int(v)] for v in values], dtype=object)
                 frames.append(pd.concat([pd.DataFrame(extra, index=df.index), df], axis=1))
         if not frames:
             return pd.DataFrame()

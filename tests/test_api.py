@@ -129,9 +129,9 @@ def test_gpu_tables_and_the_trace_equal_the_command_s(tmp_path):
     ]
     assert k["nccl"].tolist().count(True) == 2
     m = run.memops
-    assert sorted(zip(m["kind"], m["rank"], m["start"], m["end"])) == [
-        ("memcpy", 0, int(6.5 * S), 8 * S),
-        ("memcpy", 1, 5 * S, 6 * S),
+    assert sorted(zip(m["kind"], m["operation"], m["rank"], m["start"], m["end"])) == [
+        ("memcpy", "CUDA memcpy Host-to-Device", 0, int(6.5 * S), 8 * S),
+        ("memcpy", "CUDA memcpy Host-to-Device", 1, 5 * S, 6 * S),
     ]
     api = run.cuda_api
     assert sorted(zip(api["rank"], api["thread"], api["name"].astype(str))) == [

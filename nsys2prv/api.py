@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsys2prv import kinds as K
 from nsys2prv.config import Config, parse_categories
 from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
@@ -26,7 +27,7 @@ from nsys2prv.metrics.pop import region_names
 from nsys2prv.model.align import parse_method
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.nsys.identity import check_distinct_inputs
-from nsys2prv.nsys.ids import pid_of
+from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.pipeline import convert, pop_of_reports
 from nsys2prv.pipeline.parallel import executor
 from nsys2prv.pipeline.prepare import Prepared, prepare
@@ -43,7 +44,7 @@ TABLES = {  # Run attribute -> the normalised tables (data kinds, nsys2prv/kinds
     "nccl": ("nccl",),
     "gpu_metrics": ("gpu_metrics",),
 }
-TIME_COLUMNS = ("start", "end", "timestamp")
+TIME_COLUMNS = ("start", "end")  # (every reader's times: start, end; a sample's start = end)
 NAME_COLUMNS = ("name", "kind", "operation", "domain", "category", "demangled", "metric")  # categorical strings
 
 
@@ -116,6 +117,8 @@ class Run:
         (the OS thread id, where the table has one), ``gpu`` and ``stream`` (GPU activity), beside the
         reader's own columns; names (kernels, calls, ranges) are categorical strings."""
         parts = TABLES.get(kind, (kind,))
+        if any(p not in K.BY_NAME for p in parts):
+            raise UserError(f"no data kind {kind!r}: one of {', '.join(sorted({*TABLES, *K.BY_NAME}))}")
         run = self.prepared
         tasks = {(t.report, t.pid): t for t in run.model.tasks} | {(t.report, t.pid): t for t in run.pop_model.tasks}
         frames = []
@@ -140,7 +143,7 @@ class Run:
                     "pid": pids,
                 }
                 if "tid" in df:
-                    extra["thread"] = df["tid"].to_numpy(np.int64) & 0xFFFFFF
+                    extra["thread"] = tid_of(df["tid"].to_numpy(np.int64))
                 if "streamId" in df and "stream" not in df:
                     extra["stream"] = df["streamId"].to_numpy()
                 if len(parts) > 1:
@@ -159,7 +162,8 @@ class Run:
         for col in NAME_COLUMNS:
             if col in out and not isinstance(out[col].dtype, pd.CategoricalDtype):
                 out[col] = out[col].astype("category")
-        return out.sort_values([c for c in ("start", "timestamp") if c in out][:1] or ["report"], kind="stable")
+        order = ["start"] if "start" in out else ["report"]
+        return out.sort_values(order, kind="stable").reset_index(drop=True)
 
     kernels = property(lambda self: self.table("kernels"), doc="GPU kernels (the NCCL ones too: column nccl).")
     cuda_api = property(lambda self: self.table("cuda_api"), doc="CUDA runtime and driver API calls.")

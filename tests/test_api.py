@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 import nsys2prv
 from nsys2prv.cli import main
+from nsys2prv.core import errors as nsys2prv_errors
 
 ROOT = Path(__file__).resolve().parent.parent
 POP4 = ROOT / "tests" / "data" / "pop4"
@@ -108,6 +109,8 @@ def test_tables_are_on_the_trace_timeline_and_read_when_asked(tmp_path, monkeypa
     assert mpi.loc[mpi["name"] == "MPI_Init", "end"].min() == lo
     assert mpi.loc[mpi["name"] == "MPI_Finalize", "start"].max() == hi
     assert run.kernels.empty and run.memops.empty  # a CPU-only run
+    with pytest.raises(nsys2prv_errors.UserError, match="no data kind 'kernel': one of cuda_api, gpu_metrics"):
+        run.table("kernel")
 
 
 def test_gpu_tables_and_the_trace_equal_the_command_s(tmp_path):

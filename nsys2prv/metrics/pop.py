@@ -1189,9 +1189,10 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         d["iterations"] = (
             f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
             f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
-            "column over their union. Consecutive iterations overlap where ranks leave one at "
-            "different times (each spans every rank): each is then measured in its own window; "
-            "an overlap beyond 10% of an iteration is noted"
+            "column over their union. Each window is global (one window for every rank, as BasicAnalysis "
+            "measures a trace cut; a TALP region is per rank instead, T its longest rank's). Consecutive "
+            "iterations overlap where ranks leave one at different times (each spans every rank): each is "
+            "then measured in its own window; an overlap beyond 10% of an iteration is noted"
         )
     return d
 

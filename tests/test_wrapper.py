@@ -298,6 +298,7 @@ def test_keep_qdstrm_and_a_report_nsys_imported_itself(tmp_path, player):
     assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]  # the old .qdstrm went too
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path, player):
     res, runs = play(tmp_path, player, "agent,agent,ok")
     assert res.returncode == 0, res.stderr
@@ -313,6 +314,7 @@ def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path,
     assert (tmp_path / "reports/rank1.nsys-rep").is_file() and ours_left(tmp_path) == []
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "lost,ok")
     assert res.returncode == 0 and runs == ["attempt=2"]
@@ -322,6 +324,7 @@ def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_pa
     )
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_attempts_run_out_with_one_line(tmp_path, player):
     res, runs = play(tmp_path, player, "agent,agent", NSYS2PRV_ATTEMPTS="2")
     assert res.returncode == 1 and runs == []
@@ -331,6 +334,7 @@ def test_attempts_run_out_with_one_line(tmp_path, player):
     assert ours_left(tmp_path) == [] and not (tmp_path / "reports/rank1.nsys-rep").exists()
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_a_hung_agent_is_ended_and_the_rank_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "hang,ok", NSYS2PRV_START_TIMEOUT="1")
     assert res.returncode == 0, res.stderr

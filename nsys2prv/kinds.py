@@ -140,7 +140,7 @@ KINDS: tuple[Kind, ...] = (
         ("mpi",),
         CPU,
         (Translator(host.mpi),),
-        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM),
+        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM, R.APPLICATION),
         doc="MPI calls",
     ),
     Kind(
@@ -254,7 +254,6 @@ NVTX_CLASS_KINDS = {"ranges": "nvtx", "nccl": "nccl", "mpi": "mpi"}
 NVTX_CLASS_REASONS = {
     "names": "NVTX domain, category and thread names (they name ranges, threads and ranks: no record of their own)",
     "mpi_marks": "NVTX marks in the MPI domain: " + NOT_THIS_VERSION,
-    "mpi_unread": "NVTX ranges of the MPI domain: the MPI calls are read from the MPI_* tables instead",
     "other": "NVTX event type not translated by this version of nsys2prv",
 }
 

@@ -330,7 +330,7 @@ class Scrubber:
                     for m in PATH_RE.finditer(v):
                         if self.neutral_path(m.group(1)) != m.group(1) and not m.group(1).startswith("/path/to/"):
                             problems.append(f"{t}.{c}: path {short(m.group(1))!r}")
-                    if v in self.hosts:
+                    if v in self.hosts and v != self.new_host:  # (--host's name is the one we chose)
                         problems.append(f"{t}.{c}: host name")
         for p in sorted(set(problems)):
             tab = p.split(".", 1)[0]

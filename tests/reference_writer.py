@@ -69,7 +69,7 @@ def write_trace(
     end_ns: int,
     epoch_ns: int | None,
     compress: bool = False,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
 ) -> WriteStats:
     """OUT.prv, .pcf and .row of ``out`` (painted ``states``) with every record in memory."""
     labels = ValueLabels(types)
@@ -89,7 +89,7 @@ def write_trace(
     def body(fh) -> None:
         fh.write("".join(lay.lines()).encode())
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, communicators)
     return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 
@@ -100,7 +100,7 @@ def write_in_memory(
     base: Path,
     epoch_ns: int | None,
     compress: bool = False,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
     min_end: int = 0,
 ) -> WriteStats:
     """The trace of the Translations ``parts`` (in chunk order): END is the latest record, the
@@ -111,7 +111,7 @@ def write_in_memory(
         out.states += part.states
         out.comms += part.comms
     end_ns = max([trace_end(out), min_end, *(t.life[1] for t in model.tasks if t.life is not None)])
-    return write_trace(out, paint(out, model, end_ns), model, types, base, end_ns, epoch_ns, compress, mpi_world)
+    return write_trace(out, paint(out, model, end_ns), model, types, base, end_ns, epoch_ns, compress, communicators)
 
 
 @contextlib.contextmanager
@@ -131,10 +131,10 @@ def reference_writer():
     def whole_reports(ex, jobs, rows, model, slice_rows):
         return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
-    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, mpi_world=False, min_end=0, **__):
+    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, **__):
         written.append(
             write_in_memory(
-                [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, mpi_world, min_end
+                [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, communicators, min_end
             )
         )
         return written[-1]

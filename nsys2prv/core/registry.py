@@ -223,6 +223,10 @@ MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = (
         extrae_mpi.MPI_GLOBAL_OP_COMM,
     )
 )
+# The process's life (start 1, end 0) on its first CPU thread, as Extrae writes APPL_EV (traces with MPI)
+APPLICATION = EventType(
+    extrae_mpi.APPL_EV, extrae_mpi.APPL_EV_LABEL, "static", extrae_mpi.APPL_EV_VALUES, extrae_mpi.APPL_EV_PCF_FLAG
+)
 
 # --- Communication tags (record type 3), as nsys2prv ---------------------------------------------
 TAG_KERNEL_LAUNCH = 55001
@@ -260,6 +264,7 @@ FIXED_TYPES: tuple[EventType, ...] = (
     MPI_RECV_SIZE,
     MPI_ROOT,
     MPI_COMM,
+    APPLICATION,
 )
 BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
 assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"

@@ -27,6 +27,7 @@ from nsys2prv.metrics.measures import (
     union,
 )
 from nsys2prv.metrics.replay import Replay, replay
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -207,7 +208,14 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
 
 
 def collect_partial(
-    report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False, spill: str | None = None
+    report: int,
+    tabs: dict,
+    lookup: dict,
+    clock,
+    names=None,
+    whole_run: bool = False,
+    spill: str | None = None,
+    comms: Communicators | None = None,
 ) -> PopPartial:
     """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
@@ -271,14 +279,15 @@ def collect_partial(
     mpi_calls = None
     df = tabs.get("mpi")
     if df is not None and len(df):
+        comm, root = comms.resolve(report, df) if comms is not None else (df["comm"], df["peer"])
         mpi_calls = pd.DataFrame(
             {
                 "task": _tasks_of(report, df["tid"], lookup),
                 "start": _at(clock, df["start"].to_numpy(np.int64)),
                 "end": _at(clock, df["end"].to_numpy(np.int64)),
                 "name": df["name"].astype(str),
-                "root": df["peer"].to_numpy(np.int64),
-                "comm": df["comm"].to_numpy(np.int64),
+                "root": np.asarray(root, np.int64),  # (world ranks; comm: the run's communicator ids)
+                "comm": np.asarray(comm, np.int64),
                 "peers": (df["source"] == "tables").to_numpy(),
             }
         )

@@ -31,6 +31,8 @@ from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
+from nsys2prv.translate.communicators import communicator_members
+from nsys2prv.translate.host import application_events
 from nsys2prv.translate.mpi_messages import translate_messages
 from nsys2prv.translate.records import Translation
 
@@ -74,6 +76,7 @@ def _rank_jobs(
             PopShare(pop_names, tasks[src.index], only=pop_only),
             cfg.wants("gpu_metrics"),
             str(work / f"r{src.index}.chunk"),
+            run.comms,
         )
         for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)
     ]
@@ -134,7 +137,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         dropped = _dropped_by_report(run.scans, results)
-        message_chunk = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts)
+        has_mpi = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
+        message_chunk = _mpi_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts, has_mpi)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         parts = [r.pop for r in results]
@@ -151,7 +155,6 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         del parts
         release()  # (the merge starts from a trimmed heap)
         tick("POP")
-        mpi_world = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         chunks = (
             [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])]
             + ([message_chunk] if message_chunk is not None else [])
@@ -168,7 +171,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             progress=cfg.show_progress,
             parts=merge_parts(cfg),
             work_dir=work,
-            mpi_world=mpi_world,
+            communicators=communicator_members(model, run.comms) if has_mpi else None,
             min_end=run.timeline.run_end or 0,
             fork_every_part=fork_heavy,
         )
@@ -265,12 +268,16 @@ def merge_parts(cfg: Config) -> int:
     return cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs()
 
 
-def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):
-    """MPI point-to-point messages (they join two reports): translated here, after every report's
-    records, as one more chunk; counts go into ``out``."""
-    if not cfg.wants("mpi") or not len(messages):
+def _mpi_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation, has_mpi: bool):
+    """The run's MPI records that no one report owns, as one more chunk after every report's: the
+    point-to-point messages (they join two reports; counts go into ``out``) and, in a trace with MPI
+    calls, each process's life marked as Extrae marks it (``host.application_events``)."""
+    if not cfg.wants("mpi") or (not len(messages) and not has_mpi):
         return None
     msgs = Translation()
-    translate_messages(messages, clocks, msgs)
-    out.absorb(msgs.counts)
+    if len(messages):
+        translate_messages(messages, clocks, msgs)
+        out.absorb(msgs.counts)
+    if has_mpi:
+        msgs.events += application_events(model)
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))

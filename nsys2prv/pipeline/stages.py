@@ -34,6 +34,7 @@ from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
@@ -44,8 +45,7 @@ from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
-from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
-from nsys2prv.nsys.readers.mpi import read_p2p
+from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
@@ -102,7 +102,7 @@ class ReportInfo:
 def report_info(report, lifetimes: bool = True) -> ReportInfo:
     """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
-    nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
+    nvtx_classes = row_classes(report) if K.NVTX_TABLE in counts else {}
     return ReportInfo(
         str(report.path),
         report.schema_version,
@@ -333,7 +333,7 @@ class Scan:
     rows: int  # translated-kind rows
     window: tuple[int, int] | None  # first occurrence of the -f range (raw times)
     sync: dict = field(default_factory=dict)  # align.syncpoints.sync_tables: rows the alignment uses
-    p2p: tuple | None = None  # mpi.read_p2p: raw point-to-point and wait rows
+    p2p: RawMpi | None = None  # mpi.read_p2p: raw point-to-point, wait and communicator rows
 
 
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
@@ -742,6 +742,7 @@ class RankJob:
     pop: PopShare
     attribution: bool  # GPU metrics attribution partial
     chunk: str  # chunk file prefix (pop.only: of its POP files only)
+    comms: Communicators | None = None  # the run's MPI communicators (global ids, world ranks)
 
 
 def job_context(
@@ -757,6 +758,7 @@ def job_context(
         tables,
         calls=calls,
         metric_types=job.trace.metric_types,
+        comms=job.comms,
     )
 
 
@@ -830,7 +832,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(
-        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
+        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

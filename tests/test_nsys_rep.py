@@ -156,13 +156,9 @@ def test_the_shipped_wrapper_delivers_reports_and_leaves_nothing(version, report
     assert not [x for x in (res.stdout + res.stderr).splitlines() if x.startswith(nsys_own)]
     # each .qdstrm imported by the importer of the same installation (<prefix>/bin/nsys, <prefix>/lib/...)
     prefix = nsys_versions.require(version).parent.parent
-    imported = sorted(line.split()[2] for line in res.stdout.splitlines() if " imported " in line)
-    assert imported == [f"{r}:" for r in range(4)], res.stdout[-2000:]
-    assert all(
-        line.split(" with ")[1].startswith(f"{prefix}/lib/nsight-systems/")
-        for line in res.stdout.splitlines()
-        if " imported " in line
-    )
+    imported = [line for line in said if " (imported from its .qdstrm with " in line]
+    assert sorted(line.split()[2] for line in imported) == [f"{r}:" for r in range(4)], res.stdout[-2000:]
+    assert all(line.split(" with ")[1].startswith(f"{prefix}/lib/nsight-systems/") for line in imported)
     left = [e for e in Path("/proc").glob("[0-9]*/environ") if _has(e, f"TMPDIR={tmp}/nsys-rank".encode())]
     assert left == [] and not list(tmp.glob("nsys-rank*"))
     trace, summary = convert_valid(

@@ -19,6 +19,8 @@ from trace_tools import begins
 
 from nsys2prv.core import registry as R
 
+pytestmark = pytest.mark.profiling  # the slow tier: python3 -m pytest -m profiling
+
 TOOLS = ("mpicc", "mpirun")
 MPI_TABLES = ("MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS")
 
@@ -143,16 +145,20 @@ def test_the_shipped_wrapper_delivers_reports_and_leaves_nothing(version, report
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [f"rank{r}.nsys-rep" for r in range(4)]
+    names = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert [n for n in names if n.endswith(".nsys-rep")] == [f"rank{r}.nsys-rep" for r in range(4)]
+    assert set(names) - {f"rank{r}.nsys-rep" for r in range(4)} <= {f"rank{r}.nsys.log" for r in range(4)}
+    # one line per rank from the wrapper; nsys's own messages are in the logs, not in the job's output
+    said = sorted(x for x in res.stdout.splitlines() if x.startswith("nsys-rank.sh: "))
+    assert [x.split(": ")[1] for x in said] == [f"rank {r}" for r in range(4)]
+    assert all(f"wrote {tmp_path / 'run'}/rank" in x and "s for its turn;" in x for x in said)
+    nsys_own = ("Generat", "Importer error", "Unable to retrieve the importer", "Collecting data")
+    assert not [x for x in (res.stdout + res.stderr).splitlines() if x.startswith(nsys_own)]
     # each .qdstrm imported by the importer of the same installation (<prefix>/bin/nsys, <prefix>/lib/...)
     prefix = nsys_versions.require(version).parent.parent
-    imported = sorted(line.split()[2] for line in res.stdout.splitlines() if " imported " in line)
-    assert imported == [f"{r}:" for r in range(4)], res.stdout[-2000:]
-    assert all(
-        line.split(" with ")[1].startswith(f"{prefix}/lib/nsight-systems/")
-        for line in res.stdout.splitlines()
-        if " imported " in line
-    )
+    imported = [line for line in said if " (imported from its .qdstrm with " in line]
+    assert sorted(line.split()[2] for line in imported) == [f"{r}:" for r in range(4)], res.stdout[-2000:]
+    assert all(line.split(" with ")[1].startswith(f"{prefix}/lib/nsight-systems/") for line in imported)
     left = [e for e in Path("/proc").glob("[0-9]*/environ") if _has(e, f"TMPDIR={tmp}/nsys-rank".encode())]
     assert left == [] and not list(tmp.glob("nsys-rank*"))
     trace, summary = convert_valid(

@@ -65,7 +65,7 @@ def _cache_root(cfg: Config, work: Path) -> Path:
 def _rank_jobs(
     cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict, work: Path, pop_only: bool = False
 ) -> list[RankJob]:
-    pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+    pop_names = tuple(n for n in (*cfg.region, cfg.iterations) if n)
     tasks = pop_lookups(run.pop_model, len(run.sources))
     trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
     return [

@@ -335,6 +335,7 @@ def polls_run(tmp_path_factory) -> Path:
     return d
 
 
+@pytest.mark.profiling
 def test_polls_that_find_nothing_and_probes_leave_no_row(polls_run):
     """Each MPI_Test, MPI_Testany, MPI_Testall and MPI_Testsome loop of polls.c polled in vain (its log
     says how often) but left one row, the call that completed; MPI_Iprobe and MPI_Probe leave none."""
@@ -354,6 +355,7 @@ def test_polls_that_find_nothing_and_probes_leave_no_row(polls_run):
     assert [v for v in db.names.values() if "Probe" in v] == []
 
 
+@pytest.mark.profiling
 def test_remote_ranks_are_ranks_in_the_communicator(polls_run):
     """On polls.c's communicator with the ranks reversed (world 1 is its rank 0), the message from world 1
     to world 0 has remoteRank 1 on the sender and 0 on the receiver: ranks in the communicator, whose

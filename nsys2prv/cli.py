@@ -65,6 +65,16 @@ class _MainCommand(click.Command):
             return wrapper_main.main(argv[1:], prog_name=f"{prog_name or 'nsys2prv'} wrapper", **kwargs)
         return super().main(argv, prog_name=prog_name, **kwargs)
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        with formatter.section("Commands"):
+            formatter.write_dl(
+                [
+                    ("nsys2prv INPUT... OUT", "Convert reports into a Paraver trace and POP metrics (this help)."),
+                    *((f"nsys2prv {name} ...", cmd.short_help or "") for name, cmd in SUBCOMMANDS),
+                ]
+            )
+
 
 def _handle_errors(debug: bool, fn):
     try:
@@ -154,7 +164,13 @@ def _handle_errors(debug: bool, fn):
     show_default=True,
     help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).",
 )
-@click.option("--region", metavar="NAME", help="POP metrics also over the union of the NVTX range NAME's occurrences.")
+@click.option(
+    "--region",
+    metavar="NAME",
+    multiple=True,
+    help="POP metrics also over the union of the NVTX range NAME's occurrences (one column per --region; "
+    "MPI_Init..MPI_Finalize: the steady state, shown by default when start-up and shutdown exceed 10% of T).",
+)
 @click.option("--iterations", metavar="NAME", help="POP metrics per iteration (NVTX range NAME) and steady state.")
 @click.option(
     "--warmup",
@@ -179,6 +195,12 @@ def _handle_errors(debug: bool, fn):
     "scheduler file (needs Dask: pip install 'dask[distributed]').",
 )
 @click.option("--no-cache", is_flag=True, help="Do not keep the normalised tables (Parquet) in CACHE_DIR/tables.")
+@click.option(
+    "--cache-max",
+    metavar="SIZE",
+    help="The cache's size cap (e.g. 500M, 20G; default: NSYS2PRV_CACHE_MAX, else 20G): past it, the least "
+    "recently used reports' entries are removed after the conversion, and said.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 @click.option(
     "--strict",
@@ -208,6 +230,7 @@ def main(
     jobs,
     dask,
     no_cache,
+    cache_max,
     quiet,
     strict,
     debug,
@@ -215,7 +238,9 @@ def main(
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
+    from nsys2prv.metrics.pop import region_names
     from nsys2prv.model.align import parse_method
+    from nsys2prv.nsys.cache_size import parse_size
     from nsys2prv.nsys.identity import check_distinct_inputs
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
@@ -240,7 +265,7 @@ def main(
             cache_dir=cache_dir,
             show_progress=not quiet and sys.stderr.isatty(),
             nccl_as=nccl_as,
-            region=region,
+            region=region_names(region),
             iterations=iterations,
             warmup=warmup,
             cfgs=cfgs,
@@ -249,6 +274,7 @@ def main(
             time_origin=time_origin,
             dask=dask,
             table_cache=not no_cache,
+            cache_max=None if cache_max is None else parse_size(cache_max),
             own_process=True,
         )
         parse_method(align)
@@ -287,7 +313,11 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
 """
 
 
-@click.command(epilog=POP_EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.command(
+    short_help="POP metrics and scalability tables over runs (nsys2prv pop --help).",
+    epilog=POP_EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+)
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option(
     "--scaling",
@@ -372,7 +402,10 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
 WRAPPER = Path(__file__).resolve().parent / "data" / "nsys-rank.sh"
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    short_help="Print the path of the per-rank profiling wrapper (nsys2prv wrapper --help).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 def wrapper_main():
     """Print the path of nsys-rank.sh, the per-rank profiling wrapper shipped with nsys2prv.
 
@@ -389,6 +422,9 @@ def wrapper_main():
     (-t cuda,nvtx,mpi,osrt --mpi-impl=openmpi|mpich -s none --cpuctxsw=none).
     Then: nsys2prv -m rank*.nsys-rep out/trace"""
     click.echo(str(WRAPPER))
+
+
+SUBCOMMANDS = (("pop", pop_main), ("wrapper", wrapper_main))
 
 
 def entry() -> None:

@@ -54,7 +54,8 @@ class Config:
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)
     nccl_as: str = "communication"  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
-    region: str | None = None  # NVTX range: metrics over the union of its occurrences
+    # --region: NVTX ranges (or MPI_Init..MPI_Finalize), one POP column each over the union of its occurrences
+    region: tuple[str, ...] = ()
     iterations: str | None = None  # NVTX range marking iterations: per-iteration table
     warmup: int = 0  # iterations excluded from the start
     cfgs: Path | None = None  # --cfgs DIR: write the Paraver views there
@@ -62,9 +63,15 @@ class Config:
     jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
     dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables
+    cache_max: int | None = None  # --cache-max in bytes (None: NSYS2PRV_CACHE_MAX, else the default)
     merge_round_records: int = 1 << 16  # records read per merge round over all reports (memory bound)
     slice_rows: int = 400_000  # rows of a time slice of a large report (pipeline/slices.py)
     own_process: bool = False  # the command line: this process's numba is ours (warmup.py)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.region, str):  # one name given as a string (callers of 0.x): one column
+            self.region = (self.region,)
+        self.region = tuple(self.region or ())
 
     def wants(self, category: str) -> bool:
         return category in self.categories

@@ -35,9 +35,11 @@ from nsys2prv.nsys.readers import (
     nvtx,
     openacc,
     osrt,
+    samples,
+    sched,
 )
 from nsys2prv.nsys.readers.base import Reader
-from nsys2prv.translate import cuda, gpu_links, host
+from nsys2prv.translate import cpu_side, cuda, gpu_links, host
 from nsys2prv.translate import gpu_metrics as metrics_tr
 from nsys2prv.translate import graphs as graph_tr
 from nsys2prv.translate import openacc as openacc_tr
@@ -140,7 +142,7 @@ KINDS: tuple[Kind, ...] = (
         ("mpi",),
         CPU,
         (Translator(host.mpi),),
-        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM),
+        (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM, R.APPLICATION),
         doc="MPI calls",
     ),
     Kind(
@@ -149,9 +151,28 @@ KINDS: tuple[Kind, ...] = (
         ("osrt",),
         CPU,
         (Translator(host.osrt),),
-        (R.OSRT,),
-        doc="OS runtime library calls",
+        (R.OSRT, *R.OSRT_CALLER.values()),
+        doc="OS runtime library calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
+    ),
+    Kind(
+        "sched",
+        sched.READER,
+        ("sched",),
+        CPU,
+        (Translator(cpu_side.sched),),
+        (R.EXECUTING_CPU,),
+        doc="thread scheduling: states from the scheduler (Running only on a CPU), the CPU as an event",
+    ),
+    Kind(
+        "samples",
+        samples.READER,
+        ("samples",),
+        CPU,
+        (Translator(cpu_side.samples),),
+        (*R.SAMPLED.values(), R.SAMPLED_KERNEL),
+        doc="CPU samples with their call stacks (sampled function, callers, kernel-mode frame)",
+        batched=True,  # (a rowid range of samples at a time, each with its stacks: bounded memory)
     ),
     Kind(
         "gpu_metrics",
@@ -236,10 +257,6 @@ UNTRANSLATED_TABLES = {  # table -> why its rows are not translated (tables read
     "CUPTI_ACTIVITY_KIND_OVERHEAD": "CUPTI's own overhead: " + NOT_THIS_VERSION,
     "PROFILER_OVERHEAD": "Nsight Systems' own overhead: " + NOT_THIS_VERSION,
     "DIAGNOSTIC_EVENT": "Nsight Systems diagnostic messages (warnings and errors are shown as capture warnings)",
-    "SCHED_EVENTS": "thread scheduling (on/off CPU): " + NOT_THIS_VERSION,
-    "COMPOSITE_EVENTS": "CPU IP/backtrace samples: " + NOT_THIS_VERSION,
-    "SAMPLING_CALLCHAINS": "call stacks of the CPU samples: " + NOT_THIS_VERSION,
-    "OSRT_CALLCHAINS": "call stacks of OS runtime calls: " + NOT_THIS_VERSION,
     "CUDA_CALLCHAINS": "call stacks of CUDA API calls: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_EVENTS": "OS runtime file accesses: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_DESCRIPTORS": "file descriptors of the OS runtime file accesses: " + NOT_THIS_VERSION,
@@ -254,9 +271,23 @@ NVTX_CLASS_KINDS = {"ranges": "nvtx", "nccl": "nccl", "mpi": "mpi"}
 NVTX_CLASS_REASONS = {
     "names": "NVTX domain, category and thread names (they name ranges, threads and ranks: no record of their own)",
     "mpi_marks": "NVTX marks in the MPI domain: " + NOT_THIS_VERSION,
-    "mpi_unread": "NVTX ranges of the MPI domain: the MPI calls are read from the MPI_* tables instead",
     "other": "NVTX event type not translated by this version of nsys2prv",
 }
+
+
+# Event types a .pcf lists only when a report of the trace has the table they come from, read by a
+# translated kind (registry.CPU_SIDE_TYPES): export table -> (kind, its types).
+TABLE_TYPES: dict[str, tuple[str, tuple[R.EventType, ...]]] = {
+    "SCHED_EVENTS": ("sched", (R.EXECUTING_CPU,)),
+    "COMPOSITE_EVENTS": ("samples", (*R.SAMPLED.values(), R.SAMPLED_KERNEL)),
+    "OSRT_CALLCHAINS": ("osrt", tuple(R.OSRT_CALLER.values())),
+}
+
+
+def table_types(kinds: tuple[str, ...], tables: set[str]) -> list[R.EventType]:
+    """The types of ``TABLE_TYPES`` the trace lists: their table among ``tables`` (the reports' non-empty
+    tables) and their kind translated."""
+    return [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
 
 
 def is_metadata(table: str) -> bool:

@@ -7,6 +7,8 @@
 #   exported with `nsys export --type sqlite --lazy false` (every table is created).
 #   enums_<ver>_lazy.sql: the ENUM_* rows of the default (lazy) export of REPORT, which
 #   are complete (with --lazy false, 2022.4 leaves most ENUM_* tables empty).
+#   With nsys 2023.4 first on PATH (scripts/install_nsys.sh puts it in /opt/nsys-2023.4) and a 2023.4
+#   report, the same gives schema_3.7.2.sql / enums_3.7.2*.sql.
 #   Without REPORT, a 1-rank report is made first with scripts/profile_app.sh.
 # * schema_3.13.2.sql / enums_3.13.2.sql from the cloverleaf export
 #   ($CLOVERLEAF_SQLITE: a real export of schema 3.13.2, e.g. Nsight Systems 2024.5;

@@ -21,6 +21,15 @@ file of another kind, a manifest that is a list, and text in a numeric column of
 a victim changed, a pickle executed, an exit code other than the expected one, a traceback or internal
 error, a run that hangs (60 s), or outputs that differ from the clean reference run where the attack
 should change nothing.
+
+Issue 39's cases take every other run, in turn (20 runs plant each once), most planted by a second local
+user (made with ``useradd`` for the loop, removed with ``userdel`` after; as root only: without it those
+cases are counted as skipped): a link at a subdirectory of a shared ``--cfgs DIR``, another user's entry in
+a shared cache directory, another user's export beside a report (a stand-in ``.nsys-rep`` exported by a
+stand-in ``nsys``), a directory made at an output while the run works, a view named like a table (an endless
+recursive query), an input rewritten with its size and mtime kept, duplicate StringIds ids, a device id of
+2**40 (on generated GPU ranks), a symbolic link loop as input, and a lock file of another user's held with
+flock.
 """
 
 from __future__ import annotations
@@ -75,8 +84,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--attack", action="store_true", help="planted links, foreign files and bad data (see above)")
     args = ap.parse_args()
-    rng = random.Random(args.seed)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="nsys2prv-faults-"))
+    try:
+        return _main(args, work)
+    finally:
+        if not args.workdir:  # (a directory of its own under /tmp: removed, as much as it is)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _main(args, work: Path) -> int:
+    rng = random.Random(args.seed)
     work.mkdir(parents=True, exist_ok=True)
     ranks = sorted(str(p) for p in (ROOT / "tests" / "data" / "mpi8").glob("rank*.sqlite"))
     if args.attack:
@@ -277,6 +294,218 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
     return kind, want
 
 
+# --- issue 39: a second local user ----------------------------------------------------------------------
+class Attacker:
+    """A local user made for the loop (``useradd``), removed after (``userdel``); None when not root."""
+
+    def __init__(self) -> None:
+        import pwd
+
+        self.name = f"n2patk{os.getpid() % 100000}"
+        subprocess.run(["useradd", "-M", "-r", "-s", "/usr/sbin/nologin", self.name], check=True)
+        pw = pwd.getpwnam(self.name)
+        self.uid, self.gid = pw.pw_uid, pw.pw_gid
+        # (the system's Python: the attacker may not reach this one, under a home directory of 0700)
+        self.python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+
+    def _drop(self) -> None:
+        os.setgroups([])
+        os.setgid(self.gid)
+        os.setuid(self.uid)
+
+    def run(self, code: str) -> None:
+        """Python ``code`` run as the attacker."""
+        subprocess.run([self.python, "-c", code], preexec_fn=self._drop, check=True, cwd="/")
+
+    def start(self, code: str) -> subprocess.Popen:
+        """Python ``code`` run as the attacker in the background (it prints a line when ready)."""
+        proc = subprocess.Popen(
+            [self.python, "-c", code], preexec_fn=self._drop, cwd="/", stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        return proc
+
+    def remove(self) -> None:
+        subprocess.run(["userdel", self.name], check=False, capture_output=True)
+
+
+def _attacker() -> Attacker | None:
+    if os.getuid() != 0 or not shutil.which("useradd"):
+        return None
+    return Attacker()
+
+
+FAKE_NSYS = """#!/bin/sh
+if [ "$1" = export ] && [ "$2" = --help ]; then exit 0; fi
+out=; rep=
+while [ $# -gt 0 ]; do [ "$1" = -o ] && { out="$2"; shift; }; rep="$1"; shift; done
+exec cp "${rep%.nsys-rep}.export" "$out"
+"""
+ENDLESS = (
+    "CREATE VIEW {name} AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+    "SELECT n AS start, n AS end, n AS globalTid, 0 AS textId FROM c"
+)
+ISSUE39 = (
+    "cfgs subdirectory link",
+    "foreign cache entry",
+    "foreign export beside the report",
+    "directory made at an output",
+    "view named like a table",
+    "input rewritten, mtime kept",
+    "duplicate StringIds",
+    "device id 2**40",
+    "symbolic link loop as input",
+    "foreign lock held",
+)
+NEEDS_USER = {ISSUE39[i] for i in (0, 1, 2, 3, 9)}
+
+
+def _copy_input(work: Path, src: str) -> Path:
+    bad = work / "inputs" / Path(src).name
+    bad.parent.mkdir(exist_ok=True)
+    shutil.copy2(src, bad)
+    return bad
+
+
+class Scene:
+    """What the issue 39 cases share: the attacker, the stable inputs, references, a stand-in nsys."""
+
+    def __init__(self, work: Path, ranks: list[str], base: list[str], env: dict, attacker: Attacker | None):
+        import sqlite3
+
+        self.work, self.attacker, self.base, self.env = work, attacker, base, env
+        self.stable = work / "stable"
+        self.stable.mkdir()
+        self.ranks = [str(shutil.copy2(r, self.stable / Path(r).name)) for r in ranks]
+        variant = work / "variant"
+        variant.mkdir()
+        self.variant = [str(shutil.copy2(r, variant / Path(r).name)) for r in ranks]
+        with sqlite3.connect(self.variant[0]) as con:  # the same size, other names
+            con.execute("UPDATE StringIds SET value = replace(value, 'MPI', 'MPJ')")
+        con.close()
+        os.utime(self.variant[0], ns=(os.stat(self.ranks[0]).st_atime_ns, os.stat(self.ranks[0]).st_mtime_ns))
+        assert os.path.getsize(self.variant[0]) == os.path.getsize(self.ranks[0])
+        self.refs = {}
+        for name, inputs in (("stable", self.ranks), ("variant", self.variant)):
+            out = work / "ref" / name
+            subprocess.run([*base, "--no-cache", "-m", *inputs, str(out)], env=env, check=True, capture_output=True)
+            self.refs[name] = _bytes(out)
+        subprocess.run([*base, "-m", *self.ranks, str(work / "ref" / "warm")], env=env, check=True, capture_output=True)
+        # a cache of the stable inputs no other attack touches (the rewritten input's case reads it)
+        self.cache39 = work / "cache39"
+        warm = [*base[: base.index("--cache-dir")], "--cache-dir", str(self.cache39)]
+        warm += ["-m", *self.ranks, str(work / "ref" / "warm39")]
+        subprocess.run(warm, env=env, check=True, capture_output=True)
+        sys.path.insert(0, str(ROOT / "tests"))
+        from test_schema_versions import build_rank  # (the fixture generator: GPU ranks)
+
+        gpu = work / "gpu"
+        gpu.mkdir()
+        self.gpu = [str(build_rank(gpu / f"rank{r}.sqlite", "3.13.2", r)) for r in (0, 1)]
+        home = work / "nsys-home"
+        (home / "bin").mkdir(parents=True)
+        (home / "bin" / "nsys").write_text(FAKE_NSYS)
+        (home / "bin" / "nsys").chmod(0o755)
+        self.nsys_home = home
+        for d in (work, self.stable, variant, gpu, home, home / "bin"):
+            d.chmod(0o755)  # (the attacker reads what it copies)
+
+
+def _plant39(kind: str, sc: Scene, d: Path, out: Path, vdir: Path) -> dict:
+    """Issue 39's case ``kind``, planted for the run writing ``out`` in ``d``; what the run must do."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT))
+    from nsys2prv.nsys.cache import entry_dir
+
+    atk = sc.attacker
+    d.chmod(0o1777)  # OUT's directory is shared
+    if kind == "cfgs subdirectory link":
+        assert atk is not None
+        cfgs = d / "cfgs"
+        cfgs.mkdir(mode=0o1777)
+        cfgs.chmod(0o1777)
+        atk.run(f"import os; os.symlink({str(vdir)!r}, {str(cfgs / 'analysis')!r})")
+        return {"code": 2, "same": False, "unchanged": True, "flags": ["--cfgs", str(cfgs)], "says": "symbolic link"}
+    if kind == "foreign cache entry":
+        assert atk is not None
+        shared = d / "shared-cache"
+        shared.mkdir()
+        shared.chmod(0o1777)
+        mine, theirs = (
+            entry_dir(shared / "tables", Path(sc.ranks[0])),
+            entry_dir(sc.work / "cache" / "tables", Path(sc.ranks[1])),
+        )
+        atk.run(
+            f"import os, shutil; os.makedirs({str(mine)!r}); "
+            f"[shutil.copyfile(os.path.join({str(theirs)!r}, f), os.path.join({str(mine)!r}, f)) "
+            f"for f in os.listdir({str(theirs)!r})]"
+        )
+        return {"code": 0, "same": True, "cache": str(shared)}
+    if kind == "foreign export beside the report":
+        assert atk is not None
+        rep = d / "reports"
+        rep.mkdir()
+        rep.chmod(0o1777)
+        report = rep / "rank0.nsys-rep"
+        report.write_bytes(b"NVIDIA Nsight Systems report (a stand-in)\0")
+        shutil.copyfile(sc.ranks[0], rep / "rank0.export")  # what the stand-in nsys exports
+        atk.run(f"import shutil; shutil.copyfile({sc.ranks[1]!r}, {str(rep / 'rank0.sqlite')!r})")
+        return {"code": 0, "same": True, "inputs": {"rank0.sqlite": report}, "env": {"NSYS_HOME": str(sc.nsys_home)}}
+    if kind == "directory made at an output":
+        assert atk is not None
+        during = f"import contextlib, os\nwith contextlib.suppress(OSError): os.mkdir({str(out) + '.row'!r})"
+        return {"code": (0, 2), "same": True, "unchanged": True, "during": during, "says": "is a directory"}
+    if kind == "view named like a table":
+        bad = _copy_input(sc.work, sc.ranks[0])
+        with sqlite3.connect(bad) as con:
+            con.execute("DROP TABLE NVTX_EVENTS")
+            con.execute(ENDLESS.format(name="NVTX_EVENTS"))
+        con.close()
+        return {"code": 0, "same": False, "inputs": {"rank0.sqlite": bad}, "flags": ["--no-cache"]}
+    if kind == "input rewritten, mtime kept":
+        x = Path(sc.ranks[0])
+        st = x.stat()
+        with open(x, "r+b") as fh:
+            fh.write(Path(sc.variant[0]).read_bytes())
+        os.utime(x, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return {"code": 0, "same": "variant", "restore": True, "cache": str(sc.cache39)}
+    if kind == "duplicate StringIds":
+        bad = _copy_input(sc.work, sc.ranks[0])
+        with sqlite3.connect(bad) as con:
+            con.execute("CREATE TABLE s2 AS SELECT id, value FROM StringIds")
+            con.execute("DROP TABLE StringIds")
+            con.execute("ALTER TABLE s2 RENAME TO StringIds")
+            con.execute("INSERT INTO StringIds SELECT id, 'IMPOSTOR' FROM StringIds WHERE value LIKE 'MPI_%'")
+        con.close()
+        return {"code": 0, "same": True, "inputs": {"rank0.sqlite": bad}, "flags": ["--no-cache"]}
+    if kind == "device id 2**40":
+        bad = sc.work / "inputs" / "gpu0.sqlite"
+        bad.parent.mkdir(exist_ok=True)
+        shutil.copyfile(sc.gpu[0], bad)
+        with sqlite3.connect(bad) as con:
+            con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1099511627776 WHERE rowid = 1")
+        con.close()
+        return {"code": 0, "same": False, "replace_all": [str(bad), sc.gpu[1]], "flags": ["--no-cache", "-t", "all"]}
+    if kind == "symbolic link loop as input":
+        loop = sc.work / "inputs" / "rank0.sqlite"
+        loop.parent.mkdir(exist_ok=True)
+        loop.symlink_to(sc.work / "inputs" / "other.sqlite")
+        (sc.work / "inputs" / "other.sqlite").symlink_to(loop)
+        return {"code": 2, "same": False, "unchanged": True, "inputs": {"rank0.sqlite": loop}, "says": "ELOOP"}
+    if kind == "foreign lock held":
+        assert atk is not None
+        lock = d / f".{out.name}.lock"
+        holder = atk.start(
+            f"import fcntl, os, sys, time; fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT, 0o666); "
+            "os.fchmod(fd, 0o666); os.write(fd, b'999999'); fcntl.flock(fd, fcntl.LOCK_EX); "
+            "print('ready', flush=True); time.sleep(120)"
+        )
+        return {"code": 2, "same": False, "unchanged": True, "holder": holder, "says": "owned by"}
+    raise ValueError(kind)
+
+
 def attack_loop(runs: int, rng, work: Path, ranks: list[str]) -> int:
     cache = work / "cache"
     victim = work / "victim.txt"
@@ -289,7 +518,98 @@ def attack_loop(runs: int, rng, work: Path, ranks: list[str]) -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([*base, "-m", *ranks, str(ref)], env=env, check=True, capture_output=True)
     reference = _bytes(ref)
+    attacker = _attacker()
+    try:
+        scene = Scene(work, ranks, base, env, attacker)
+        return _attack_runs(runs, rng, work, ranks, scene, base, env, reference, victim, vdir, marker, tally)
+    finally:
+        if attacker is not None:
+            attacker.remove()
+
+
+def _attack_runs(runs, rng, work, ranks, scene, base, env, reference, victim, vdir, marker, tally) -> int:
+    import threading
+
+    cache = work / "cache"
+    order = list(ISSUE39)
+    rng.shuffle(order)
     for i in range(runs):
+        if i % 2 == 0:  # issue 39's cases, every other run, in turn (20 runs plant each once)
+            _put(victim, b"precious\n")
+            shutil.rmtree(vdir, ignore_errors=True)
+            for sub in ("0123456789abcdef/keep", "projects/keep"):
+                (vdir / sub).mkdir(parents=True)
+                (vdir / sub / "data.txt").write_text("mine\n")
+            vtree = _tree(vdir)
+            kind = order[(i // 2) % len(order)]
+            if kind in NEEDS_USER and scene.attacker is None:
+                tally[f"skipped (needs root for a second user): {kind}"] += 1
+                continue
+            d = work / f"run{i}"
+            d.mkdir()
+            out = d / "t"
+            want = _plant39(kind, scene, d, out, vdir)
+            inputs = want.get("replace_all") or [str(want.get("inputs", {}).get(Path(r).name, r)) for r in scene.ranks]
+            cmd = [*base, *want.get("flags", [])]
+            if "cache" in want:
+                cmd[cmd.index("--cache-dir") + 1] = want["cache"]
+            before = _bytes(out)
+            timer = None
+            if "during" in want:
+                code39 = want["during"]
+                timer = threading.Timer(rng.uniform(0.1, 3.0), lambda: scene.attacker.run(code39))
+                timer.start()
+            try:
+                res = subprocess.run(
+                    [*cmd, "-m", *inputs, str(out)],
+                    env={**env, **want.get("env", {})},
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                code, err = res.returncode, res.stderr
+            except subprocess.TimeoutExpired:
+                code, err = None, "timeout"
+            if timer is not None:
+                timer.join()
+            if "holder" in want:
+                want["holder"].kill()
+                want["holder"].wait()
+            tally[f"attack (issue 39): {kind}"] += 1
+            codes = want["code"] if isinstance(want["code"], tuple) else (want["code"],)
+            bad = []
+            if code is None:
+                bad.append("hung (60 s)")
+            elif code not in codes:
+                bad.append(f"exit {code}, expected {want['code']}")
+            if "Traceback" in err or "internal error" in err:
+                bad.append("traceback / internal error")
+            if code not in (0, None) and want.get("says") and want["says"] not in err:
+                bad.append(f"the error does not say {want['says']!r}")
+            if code not in (0, None) and err.count("\n") > 1:
+                bad.append("an error of more than one line")
+            if victim.read_bytes() != b"precious\n" or _tree(vdir) != vtree:
+                bad.append("victim changed")
+            same = want["same"]
+            expected = scene.refs["variant"] if same == "variant" else scene.refs["stable"] if same else None
+            if code == 0 and expected is not None and _bytes(out) != expected:
+                bad.append("outputs differ from the clean run (another report served?)")
+            if code == 0 and not all(Path(f"{out}{e}").is_file() for e in OUTS):
+                bad.append("outputs missing")
+            if code not in (0, None) and want.get("unchanged") and _bytes(out) != before:
+                bad.append("outputs written by a refused run")
+            for b in bad:
+                tally[f"BAD {b}"] += 1
+            if bad:
+                print(f"run {i} ({kind}): {'; '.join(bad)}\n{err[-2000:]}", file=sys.stderr)
+            if want.get("restore"):
+                x = Path(scene.ranks[0])
+                st = x.stat()
+                shutil.copyfile(ranks[0], x)
+                os.utime(x, ns=(st.st_atime_ns, st.st_mtime_ns))
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(work / "inputs", ignore_errors=True)
+            continue
         _put(victim, b"precious\n")
         shutil.rmtree(vdir, ignore_errors=True)
         for sub in ("0123456789abcdef/keep", "projects/keep"):

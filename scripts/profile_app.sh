@@ -12,8 +12,10 @@
 # under
 #   mpirun --allow-run-as-root --oversubscribe -np NRANKS
 # and then converts each rankN.qdstrm with QdstrmImporter, because Debian's
-# nsight-systems 2022.4 cannot find its own importer ("Importer error status:
-# The importer binary and its dependencies were not found").
+# nsight-systems 2022.4 (and the 2023.4 that scripts/install_nsys.sh unpacks) cannot
+# find its own importer ("Importer error status: The importer binary and its
+# dependencies were not found"). The `nsys` first on PATH is the one used: put
+# /opt/nsys-2023.4/usr/bin first (and its extralib on LD_LIBRARY_PATH) for 2023.4.
 #
 # Why a wrapper: several nsys 2022.4 CLIs starting at the same moment on one host
 # race each other (observed: "Agent launcher failed", "Connection to the Agent
@@ -58,10 +60,12 @@ for tool in nsys mpicc mpirun timeout; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found on PATH (run scripts/install_nsys.sh)"
 done
 
-NSYS_REAL=$(readlink -f "$(command -v nsys)")
+NSYS_BIN=$(dirname "$(command -v nsys)")      # Debian's layout: <prefix>/bin/nsys, <prefix>/lib/nsight-systems
+NSYS_REAL=$(readlink -f "$(command -v nsys)")  # NVIDIA's: <home>/bin/nsys beside <home>/host-linux-x64
 if [ -z "${NSYS_IMPORTER:-}" ]; then
-    for cand in /usr/lib/nsight-systems/host-linux-x64/QdstrmImporter \
+    for cand in "$NSYS_BIN/../lib/nsight-systems/host-linux-x64/QdstrmImporter" \
                 "$(dirname "$NSYS_REAL")/../host-linux-x64/QdstrmImporter" \
+                /usr/lib/nsight-systems/host-linux-x64/QdstrmImporter \
                 /opt/nvidia/nsight-systems/*/host-linux-x64/QdstrmImporter; do
         if [ -x "$cand" ]; then NSYS_IMPORTER=$cand; break; fi
     done
@@ -69,7 +73,8 @@ fi
 [ -n "${NSYS_IMPORTER:-}" ] && [ -x "$NSYS_IMPORTER" ] || die "QdstrmImporter not found (set NSYS_IMPORTER)"
 
 if [ -z "${NVTX_INCLUDE:-}" ]; then
-    for cand in /usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include \
+    for cand in "$NSYS_BIN/../lib/nsight-systems/target-linux-x64/nvtx/include" \
+                /usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include \
                 /usr/lib/nsight-systems/target-linux-x64/nvtx/include \
                 "$(dirname "$NSYS_REAL")/../target-linux-x64/nvtx/include" \
                 /opt/nvidia/nsight-systems/*/target-linux-x64/nvtx/include; do
@@ -137,8 +142,8 @@ cleanup_leftovers() {
     fi
     # A stale nsys session registry in /dev/shm makes every later run fail with
     # "Agent launcher failed". Remove it only when no nsys process is running.
-    if [ -e /dev/shm/NSys-2022.4.2.1 ] && ! ps -eo comm= | grep -qx 'nsys'; then
-        rm -f /dev/shm/NSys-2022.4.2.1 /dev/shm/quadd-create-agent-* 2>/dev/null || true
+    if ! ps -eo comm= | grep -qx 'nsys'; then
+        rm -f /dev/shm/NSys-20* /dev/shm/quadd-create-agent-* 2>/dev/null || true
     fi
 }
 

@@ -27,7 +27,9 @@ What is scrubbed (never timestamps, never event rows):
 ``--trim`` additionally removes bulk rows that carry no events: PROCESSES and
 ThreadNames rows of processes that own no event in any event table, and the rows
 of SAMPLING_*, SCHED_EVENTS and COMPOSITE_EVENTS (tables are kept, with their
-schema). ``--vacuum`` runs VACUUM at the end.
+schema). With ``--keep-cpu`` those rows stay (the CPU-side fixtures): only the rows of
+processes without events elsewhere go, and the symbols and modules of the kept call stacks are
+scrubbed like any string. ``--vacuum`` runs VACUUM at the end.
 
 Every change is printed. Exit status 1 if the final check still finds leftovers.
 """
@@ -287,7 +289,7 @@ class Scrubber:
                         self.log(f"{t}.{c}[rowid {rowid}]", f"{short(v)!r} -> {short(new)!r}")
 
     # ---- trimming ----------------------------------------------------------
-    def trim(self):
+    def trim(self, keep_cpu=False):
         names = self.tables()
         owners = set()
         for t in names:
@@ -310,7 +312,20 @@ class Scrubber:
             self.con.executemany("DELETE FROM ThreadNames WHERE rowid=?", [(r,) for r in drop])
             print(f"  ThreadNames: kept {len(rows) - len(drop)}, removed {len(drop)} rows of processes without events")
         for t in names:
-            if BULK_TABLE_RE.match(t):
+            if BULK_TABLE_RE.match(t) and keep_cpu:
+                cols = [c for c, _ in self.columns(t)]
+                if "globalTid" in cols:
+                    rows = self.con.execute(f'SELECT rowid, globalTid FROM "{t}"').fetchall()
+                    drop = [r for r, g in rows if g is None or (int(g) & ~0xFFFFFF) not in owners]
+                    self.con.executemany(f'DELETE FROM "{t}" WHERE rowid=?', [(r,) for r in drop])
+                    print(f"  {t}: kept {len(rows) - len(drop)}, removed {len(drop)} rows of processes without events")
+        if keep_cpu and "SAMPLING_CALLCHAINS" in names and "COMPOSITE_EVENTS" in names:
+            n = self.con.execute(
+                "DELETE FROM SAMPLING_CALLCHAINS WHERE id NOT IN (SELECT id FROM COMPOSITE_EVENTS)"
+            ).rowcount
+            print(f"  SAMPLING_CALLCHAINS: removed {n} frames of removed samples")
+        for t in names:
+            if BULK_TABLE_RE.match(t) and not keep_cpu:
                 n = self.con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
                 if n:
                     self.con.execute(f'DELETE FROM "{t}"')
@@ -330,7 +345,7 @@ class Scrubber:
                     for m in PATH_RE.finditer(v):
                         if self.neutral_path(m.group(1)) != m.group(1) and not m.group(1).startswith("/path/to/"):
                             problems.append(f"{t}.{c}: path {short(m.group(1))!r}")
-                    if v in self.hosts:
+                    if v in self.hosts and v != self.new_host:  # (--host's name is the one we chose)
                         problems.append(f"{t}.{c}: host name")
         for p in sorted(set(problems)):
             tab = p.split(".", 1)[0]
@@ -345,6 +360,7 @@ def main(argv=None):
     ap.add_argument("out", metavar="OUT")
     ap.add_argument("--host", default="node01", help="replacement host name (default node01)")
     ap.add_argument("--trim", action="store_true", help="remove bulk rows that carry no events")
+    ap.add_argument("--keep-cpu", action="store_true", help="--trim keeps scheduling and sampling rows")
     ap.add_argument("--vacuum", action="store_true", help="VACUUM the output")
     a = ap.parse_args(argv)
 
@@ -362,7 +378,7 @@ def main(argv=None):
     s.pass_processes()
     s.pass_other_text()
     if a.trim:
-        s.trim()
+        s.trim(keep_cpu=a.keep_cpu)
     con.commit()
     ok = s.check()
     if a.vacuum:

@@ -973,6 +973,37 @@ class NsysBuilder:
             callchainId=0,
         )
 
+    # -- CPU samples and scheduling -------------------------------------------------------------
+    def cpu_sample(self, pid, tid, ts, frames: list[tuple], cpu=0):
+        """A CPU sample with its call stack: ``frames`` (function, module[, flags]), innermost first;
+        flags: a string of k (kernel mode), u (unresolved), s (special entry)."""
+        self._sample_id = getattr(self, "_sample_id", 0) + 1
+        self._add(
+            "COMPOSITE_EVENTS",
+            id=self._sample_id,
+            start=ts,
+            cpu=cpu,
+            threadState=1,
+            globalTid=self.gtid(pid, tid),
+            cpuCycles=1,
+        )
+        for depth, (fn, module, *flags) in enumerate(frames):
+            f = flags[0] if flags else ""
+            self._add(
+                "SAMPLING_CALLCHAINS",
+                id=self._sample_id,
+                symbol=self.sid(fn),
+                module=self.sid(module),
+                kernelMode=int("k" in f) or None,
+                unresolved=int("u" in f) or None,
+                specialEntry=int("s" in f) or None,
+                stackDepth=depth,
+                unwindMethod=1,
+            )
+
+    def sched(self, pid, tid, ts, cpu, sched_in: bool):
+        self._add("SCHED_EVENTS", start=ts, cpu=cpu, isSchedIn=int(sched_in), globalTid=self.gtid(pid, tid))
+
     # -- GPU metrics -----------------------------------------------------------------------------
     def gpu_metric_sample(self, gpu: int, ts: int, values: dict):
         type_id = (0x100 << 8) | (gpu & 0xFF)  # gpu = typeId & 0xFF (sheet §12)

@@ -43,8 +43,9 @@ from nsys2prv.translate.records import StateIntervals, Translation
 STATE, EVENT, COMM = 1, 2, 3  # record kinds, in the order records of one time are written
 
 
-def header(model, end_ns: int, epoch_ns: int | None, mpi_world: bool) -> str:
-    """The .prv's first line (and MPI_COMM_WORLD's communicator line: ``c:appl:id:n:task...``)."""
+def header(model, end_ns: int, epoch_ns: int | None, communicators: dict | None) -> str:
+    """The .prv's first line (``,N`` communicators at its end) and one line per communicator, in id
+    order: ``c:appl:id:members:task:...:task``."""
     when = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=(epoch_ns or 0) // 1000)
     cpus = [sum(len(t.threads) for t in model.tasks if t.node == n) for n in range(len(model.nodes))]
     tasks = [f"{len(t.threads)}:{t.node + 1}" for t in model.tasks]
@@ -52,10 +53,12 @@ def header(model, end_ns: int, epoch_ns: int | None, mpi_world: bool) -> str:
         f"#Paraver ({when:%d/%m/%Y} at {when:%H:%M}):{end_ns}_ns:{len(cpus)}({','.join(map(str, cpus))}):1:"
         f"{len(tasks)}({','.join(tasks)})"
     )
-    if not mpi_world:
+    if not communicators:
         return line + "\n"
-    ranks = ":".join(str(k) for k in range(1, len(model.tasks) + 1))
-    return f"{line},1\nc:1:1:{len(model.tasks)}:{ranks}\n"
+    comms = [
+        f"c:1:{cid}:{len(members)}:" + ":".join(map(str, members)) for cid, members in sorted(communicators.items())
+    ]
+    return f"{line},{len(comms)}\n" + "".join(c + "\n" for c in comms)
 
 
 def one_line(text) -> str:
@@ -101,12 +104,12 @@ def pcf(types: dict, labels: ValueLabels) -> str:
     return "".join(out)
 
 
-def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict, labels, mpi_world: bool) -> list:
+def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict, labels, communicators) -> list:
     """OUT.prv (header, then ``body``), OUT.pcf and OUT.row, plainly."""
     base.parent.mkdir(parents=True, exist_ok=True)
     prv, pcf_path, row_path = (base.with_name(base.name + ext) for ext in (".prv", ".pcf", ".row"))
     with open(prv, "wb") as fh:
-        fh.write(header(model, int(end_ns), epoch_ns, mpi_world).encode())
+        fh.write(header(model, int(end_ns), epoch_ns, communicators).encode())
         body(fh)
     pcf_path.write_text(pcf(types, labels), encoding="utf-8")
     row_path.write_text(row(model), encoding="utf-8")
@@ -147,7 +150,7 @@ def write_trace(
     end_ns: int,
     epoch_ns: int | None,
     compress: bool = False,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
 ) -> WriteStats:
     """OUT.prv, .pcf and .row of ``out`` (painted ``states``) with every record in memory."""
     labels = ValueLabels(types)
@@ -168,7 +171,7 @@ def write_trace(
         fh.write("".join(lay.lines()).encode())
 
     assert not compress, "the reference writes plain text"
-    targets = write_own_files(base, model, end_ns, epoch_ns, body, types, labels, mpi_world)
+    targets = write_own_files(base, model, end_ns, epoch_ns, body, types, labels, communicators)
     return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 
@@ -179,7 +182,7 @@ def write_in_memory(
     base: Path,
     epoch_ns: int | None,
     compress: bool = False,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
     min_end: int = 0,
 ) -> WriteStats:
     """The trace of the Translations ``parts`` (in chunk order): END is the latest record, the
@@ -190,7 +193,7 @@ def write_in_memory(
         out.states += part.states
         out.comms += part.comms
     end_ns = max([trace_end(out), min_end, *(t.life[1] for t in model.tasks if t.life is not None)])
-    return write_trace(out, paint(out, model, end_ns), model, types, base, end_ns, epoch_ns, compress, mpi_world)
+    return write_trace(out, paint(out, model, end_ns), model, types, base, end_ns, epoch_ns, compress, communicators)
 
 
 @contextlib.contextmanager
@@ -210,10 +213,10 @@ def reference_writer():
     def whole_reports(ex, jobs, rows, model, slice_rows):
         return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
-    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, mpi_world=False, min_end=0, **__):
+    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, **__):
         written.append(
             write_in_memory(
-                [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, mpi_world, min_end
+                [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, communicators, min_end
             )
         )
         return written[-1]

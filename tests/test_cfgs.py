@@ -256,6 +256,7 @@ def build(path: Path) -> Path:
     b.mpi(PID, main, "MPI_Send", 560_000, 570_000, kind="p2p", peer=1, size=32, tag=3)
     b.mpi(PID, main, "MPI_Comm_rank", 580_000, 581_000)
     b.osrt(PID, main, "pthread_mutex_lock", 600_000, 610_000)
+    b.cpu_sample(PID, main, 615_000, [("solve", "/path/to/app"), ("main", "/path/to/app")])
     b.gpu_id_of_device.update({1: 1})
     b.cuda_api(PID, main, "cudaLaunchKernel_v7000", 620_000, 625_000, 6)
     b.kernel(PID, 1, 13, 630_000, 650_000, 6, "stencil")  # a second GPU: the trace gets GPU rows

@@ -107,6 +107,24 @@ def test_inputs_are_opened_read_only(ranks, tmp_path):
 def test_installed_command_help_shows_examples():
     out = subprocess.run([sys.executable, "-m", "nsys2prv", "--help"], capture_output=True, text=True, check=True)
     assert "Examples:" in out.stdout and "cuda_api_trace" in out.stdout and "--filter-nvtx" in out.stdout
+    # the subcommands, one entry each, before the options
+    lines = out.stdout.splitlines()
+    at = lines.index("Commands:")
+    block = lines[at + 1 : lines.index("", at)]
+    assert [line.strip().split("  ")[0] for line in block if not line.startswith("    ")] == [
+        "nsys2prv INPUT... OUT",
+        "nsys2prv pop ...",
+        "nsys2prv wrapper ...",
+    ]
+    assert (
+        " ".join(block).split()
+        == (
+            "nsys2prv INPUT... OUT Convert reports into a Paraver trace and POP metrics (this help). "
+            "nsys2prv pop ... POP metrics and scalability tables over runs (nsys2prv pop --help). "
+            "nsys2prv wrapper ... Print the path of the per-rank profiling wrapper (nsys2prv wrapper --help)."
+        ).split()
+    )
+    assert at < lines.index("Options:")
 
 
 def test_command_leaves_fast_with_complete_output(ranks, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from nsys2prv.core.environment import Environment, environment
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIABLES = ("NSYS2PRV_IN_PROCESS", "NSYS2PRV_NO_ADBC", "NSYS2PRV_KERNELS", "NSYS2PRV_TIMING")
+VARIABLES = ("NSYS2PRV_IN_PROCESS", "NSYS2PRV_NO_ADBC", "NSYS2PRV_KERNELS", "NSYS2PRV_TIMING", "NSYS2PRV_CACHE_MAX")
 # read where the thing is looked up (a user setting shared with the profiling wrapper: docs/profiling.md)
 LOOKUPS = {"NSYS2PRV_IMPORTER": "nsys2prv/nsys/export.py"}
 
@@ -24,7 +24,10 @@ def test_the_record_reads_each_variable(monkeypatch):
     monkeypatch.setenv("NSYS2PRV_NO_ADBC", "yes")
     monkeypatch.setenv("NSYS2PRV_KERNELS", "compiled")
     monkeypatch.setenv("NSYS2PRV_TIMING", "1")
-    assert environment() == Environment(in_process=True, no_adbc=True, kernels="compiled", timing=True)
+    monkeypatch.setenv("NSYS2PRV_CACHE_MAX", "500M")
+    assert environment() == Environment(
+        in_process=True, no_adbc=True, kernels="compiled", timing=True, cache_max="500M"
+    )
     monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
     assert environment().kernels == "python"
 

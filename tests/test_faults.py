@@ -158,6 +158,7 @@ def _wait_gone(marker: str, seconds: float = 5.0) -> list[int]:
     return processes_of(marker)
 
 
+@pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_stops_everything_and_keeps_the_previous_outputs(tmp_path, sig, code):
@@ -178,6 +179,7 @@ def test_a_signal_stops_everything_and_keeps_the_previous_outputs(tmp_path, sig,
     assert digest(out) == before and leftovers(tmp_path) == []
 
 
+@pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_a_killed_parent_and_the_next_run_cleans_up(tmp_path):
     out = tmp_path / "killed"
@@ -196,6 +198,7 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
 
 
+@pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
 def test_a_file_size_limit_is_one_line_naming_the_path(tmp_path):
     out = tmp_path / "limited"
     res = subprocess.run(

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import MPI4
 
+pytestmark = pytest.mark.install  # the slow tier: python3 -m pytest -m install
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

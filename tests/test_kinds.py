@@ -143,8 +143,9 @@ def test_category_names_and_aliases_come_from_the_declarations():
     # every category is a -t name of its own (nvtx_pushpop, gpu: listed by --help, accepted by -t)
     for c in CATEGORIES_DECLARED:
         assert c.name in parse_categories(c.name)
-    with pytest.raises(UserError, match="unknown category 'sched'"):
-        parse_categories("sched")
+    with pytest.raises(UserError, match="unknown category 'scheduling'"):
+        parse_categories("scheduling")
+    assert parse_categories("cpu") >= {"sched", "samples"} and "sched" not in parse_categories(None)
 
 
 def test_kinds_of_follows_the_declaration_order():

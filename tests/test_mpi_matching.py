@@ -3,11 +3,12 @@
 MPI's non-overtaking rule: the k-th send A->B with tag t matches the k-th receive on B from A with
 tag t; tag 0 is a tag like any other (the commonest in real programs).  A receive with a wildcard
 source or tag (MPI_ANY_SOURCE / MPI_ANY_TAG: negative in the export, -1 for Open MPI, -2 for MPICH's
-ANY_SOURCE) cannot be matched from the tables and is counted unmatched, and so is the send it
-received; so is a send whose tag or peer is NULL.  A row without a start time is not a call (the
-MPI reader drops and counts it) and must not take part in matching.  Times as Extrae writes them:
-logical send = send call start, physical send = its end, logical / physical receive = receive
-call start / end (the physical send drawn at the physical receive when the send returned later).
+ANY_SOURCE) takes, in posting order, the first unmatched send to its rank that fits it; one that no
+send fits is counted unmatched, and so is a send whose tag or peer is NULL.  A row without a start
+time is not a call (the MPI reader drops and counts it) and must not take part in matching.  Times as
+Extrae writes them: logical send = send call start, physical send = its end, logical / physical
+receive = receive call start / end (the physical send drawn at the physical receive when the send
+returned later).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def without_start(path) -> None:
 RANK0 = [
     ("MPI_Send", 10_000, 12_000, 1, 0, 100),  # a: tag 0, the 1st 0->1 tag 0
     ("MPI_Send", 20_000, 22_000, 1, 0, 200),  # b: tag 0, the 2nd
-    ("MPI_Send", 30_000, 32_000, 1, 7, 300),  # c: received with ANY_SOURCE: unmatched
-    ("MPI_Send", 40_000, 42_000, 1, 9, 400),  # d: received with ANY_TAG: unmatched
+    ("MPI_Send", 30_000, 32_000, 1, 7, 300),  # c: received with ANY_SOURCE
+    ("MPI_Send", 40_000, 42_000, 1, 9, 400),  # d: received with ANY_TAG
     ("MPI_Send", None, 51_000, 1, 5, 500),  # e: no start: dropped by the reader, not a message
     ("MPI_Send", 60_000, 62_000, 1, 5, 600),  # f: the only 0->1 tag 5 send
     ("MPI_Send", 70_000, 72_000, 1, None, 700),  # g: tag NULL: unmatched
@@ -66,8 +67,8 @@ RANK0 = [
 RANK1 = [
     ("MPI_Recv", 11_000, 13_000, 0, 0, 100),  # A <- a
     ("MPI_Recv", 21_000, 23_000, 0, 0, 256),  # B <- b (the buffer's capacity: the size is the send's)
-    ("MPI_Recv", 31_000, 33_000, ANY, 7, 300),  # C: ANY_SOURCE
-    ("MPI_Recv", 41_000, 43_000, 0, ANY, 400),  # D: ANY_TAG
+    ("MPI_Recv", 31_000, 33_000, ANY, 7, 300),  # C <- c: ANY_SOURCE, the only tag-7 send to rank 1
+    ("MPI_Recv", 41_000, 43_000, 0, ANY, 400),  # D <- d: ANY_TAG, the first unmatched send 0->1 then
     ("MPI_Recv", 55_000, 63_000, 0, 5, 600),  # F <- f (not e)
     ("MPI_Send", 100_000, 101_000, 2, 3, 30),  # x: 1->2 tag 3
     ("MPI_Send", 102_000, 103_000, 2, 4, 40),  # y: 1->2 tag 4
@@ -76,13 +77,15 @@ RANK2 = [
     ("MPI_Recv", 89_000, 92_000, 0, 0, 900),  # I <- i
     ("MPI_Recv", 99_000, 104_000, 1, 4, 40),  # Y <- y: posted before X, matched by tag
     ("MPI_Recv", 104_500, 105_000, 1, 3, 30),  # X <- x
-    ("MPI_Recv", 110_000, 111_000, MPICH_ANY_SOURCE, 0, 8),  # MPICH's ANY_SOURCE: unmatched
+    ("MPI_Recv", 110_000, 111_000, MPICH_ANY_SOURCE, 0, 8),  # MPICH's ANY_SOURCE: no tag-0 send left
 ]
 
 # (sender task, receiver task, log send, phys send, log recv, phys recv, size, tag), session times
 MESSAGES = [
     (1, 2, 10_000, 12_000, 11_000, 13_000, 100, 0),
     (1, 2, 20_000, 22_000, 21_000, 23_000, 200, 0),
+    (1, 2, 30_000, 32_000, 31_000, 33_000, 300, 7),
+    (1, 2, 40_000, 42_000, 41_000, 43_000, 400, 9),
     (1, 2, 60_000, 62_000, 55_000, 63_000, 600, 5),
     (1, 3, 90_000, 91_000, 89_000, 92_000, 900, 0),
     (2, 3, 100_000, 101_000, 104_500, 105_000, 30, 3),
@@ -110,14 +113,13 @@ def test_messages_matched_with_exact_records(matched):
 
 
 def test_unmatched_halves_counted(matched):
-    """19 halves (e is no call): 6 messages (12 halves), 4 sends (c, d, g, h) and 3 receives (C, D,
-    MPICH's) unmatched."""
+    """19 halves (e is no call): 8 messages (16 halves), 2 sends (g, h) and 1 receive (MPICH's) unmatched."""
     _, summary = matched
     m = summary["categories"]["mpi_messages"]
-    assert (m["source_rows"], m["translated_rows"]) == (19, 12)
-    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched send")) == 4
-    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched receive")) == 3
-    assert sum(m["dropped"].values()) == 7
+    assert (m["source_rows"], m["translated_rows"]) == (19, 16)
+    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched send")) == 2
+    assert sum(v for k, v in m["dropped"].items() if k.startswith("unmatched receive")) == 1
+    assert sum(m["dropped"].values()) == 3
 
 
 def test_a_call_without_start_is_dropped_and_counted(matched):
@@ -134,7 +136,7 @@ def test_a_call_without_start_is_dropped_and_counted(matched):
 
 def test_only_the_messages_inside_the_filter_window(tmp_path):
     """-f window (rank 0's NVTX range 15-65 us): the messages whose send and receive calls lie inside
-    it (b and f), the 4 other matched messages counted outside the window."""
+    it (b, c, d and f), the 4 other matched messages counted outside the window."""
     ranks = [
         _rank(tmp_path, "3.22", r, calls, window=(15_000, 65_000) if r == 0 else None)
         for r, calls in enumerate((RANK0, RANK1, RANK2))
@@ -144,11 +146,11 @@ def test_only_the_messages_inside_the_filter_window(tmp_path):
         tmp_path / "t",
     )
     c = trace.comms
-    assert sorted(zip(c["size"], c["tag"])) == [(200, 0), (600, 5)]
+    assert sorted(zip(c["size"], c["tag"])) == [(200, 0), (300, 7), (400, 9), (600, 5)]
     m = summary["categories"]["mpi_messages"]
-    assert (m["source_rows"], m["translated_rows"]) == (19, 4)
+    assert (m["source_rows"], m["translated_rows"]) == (19, 8)
     assert sum(v for k, v in m["dropped"].items() if "window" in k) == 8
-    assert sum(m["dropped"].values()) == 15
+    assert sum(m["dropped"].values()) == 11
 
 
 def test_a_nonblocking_receive_ends_at_the_wait_that_completed_it(tmp_path):

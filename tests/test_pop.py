@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -238,6 +239,78 @@ def test_conversion_prints_table_and_advice(worked, tmp_path):
     assert "w.pop.json" in out
 
 
+def test_tex_table_compiles_with_plain_pdflatex(regions, tmp_path):
+    # several columns (whole run, --region, --iterations), booktabs only: pdflatex compiles it as it is
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.skip("pdflatex missing (apt-get install texlive-latex-base texlive-latex-recommended)")
+    run_cli(["-q", "-m", *regions, "--region", "init", "--iterations", "step", "--warmup", "1", tmp_path / "r"])
+    tex = (tmp_path / "r.pop.tex").read_text()
+    assert "siunitx" not in tex and r"\begin{tabular}{lrrr}" in tex
+    assert (
+        r"\caption{POP metrics of r (NCCL kernels as communication). Columns: trace (the whole run), init, "
+        r"step (iterations 2..3).}"
+    ) in tex
+    doc = tmp_path / "paper.tex"
+    doc.write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{r.pop.tex}\n\\end{document}\n"
+    )
+    res = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert (tmp_path / "paper.pdf").stat().st_size > 0
+    assert "Output written on paper.pdf (1 page" in res.stdout
+    assert "Overfull" not in res.stdout  # (\small: four columns fit an article's text width)
+
+
+def test_gpus_that_only_copy_have_no_device_efficiency_but_a_reason(tmp_path):
+    # both ranks' GPUs run copies and no kernel: device PE, LB, CommE are n/a with the reason (they read
+    # 0.0, "fully inefficient"); orchestration (active / T) and the host tree's offload keep their meaning
+    paths = [
+        build(
+            tmp_path / "rank0.sqlite", 0, "nodeA", memcpy=[(13, 0, 4)], api=[(0, 4, "cudaMemcpy_v3020")], mpi=[(8, 10)]
+        ),
+        build(
+            tmp_path / "rank1.sqlite", 1, "nodeB", memcpy=[(13, 1, 3)], api=[(1, 3, "cudaMemcpy_v3020")], mpi=[(6, 10)]
+        ),
+    ]
+    out = run_cli(["-m", *paths, tmp_path / "c"]).output
+    res = pop_json(tmp_path / "c")
+    d, h = res["device"], res["host"]
+    assert res["elapsed_ns"] == t(10) and d["count"] == 2
+    for key in ("parallel_efficiency", "load_balance", "communication_efficiency", "global_efficiency"):
+        assert d[key] is None
+    why = (
+        "no compute kernel (NCCL kernels count as data movement) ran on any GPU in the analysed time, only data "
+        "movement (memcpy/memset): there is no useful device time to measure efficiency against"
+    )
+    assert d["not_available"] == dict.fromkeys(
+        ("parallel_efficiency", "load_balance", "communication_efficiency", "global_efficiency"), why
+    )
+    assert d["orchestration_efficiency"] == pytest.approx(0.4)
+    assert d["active_time_ns"] == {"nodeA:GPU0": t(4), "nodeB:GPU0": t(2)}
+    assert d["devices_without_useful_time"] == ["nodeA:GPU0", "nodeB:GPU0"]
+    # host: outside MPI 8 and 5 s (rank 1 lives from 1 s), of it in CUDA API calls 4 and 2 s
+    assert h["device_offload_efficiency"] == pytest.approx(7 / 13)
+    assert h["mpi_parallel_efficiency"] == pytest.approx(13 / 20)
+    rows = {r["metric"]: r for r in csv.DictReader(open(tmp_path / "c.pop.csv"))}
+    assert (
+        rows["device.parallel_efficiency"]["trace"] == ""
+        and rows["device.orchestration_efficiency"]["trace"] == "0.400000"
+    )
+    assert (
+        "  n/a: Device Parallel efficiency, Device Load balance, Device Communication efficiency, Device Global "
+        f"efficiency: {why}"
+    ) in out.splitlines()
+    # one GPU copies only, the other computes: the metrics are measured, the idle GPU is named
+    paths[1] = build(tmp_path / "rank1.sqlite", 1, "nodeB", kernels=[(13, 1, 3)], mpi=[(6, 10)])
+    run_cli(["-q", "-m", *paths, tmp_path / "m"])
+    d = pop_json(tmp_path / "m")["device"]
+    assert d["devices_without_useful_time"] == ["nodeA:GPU0"] and "not_available" not in d
+    assert (d["parallel_efficiency"], d["load_balance"]) == pytest.approx((2 / 20, 0.5))
+
+
 def test_advice_items_carry_evidence(worked, tmp_path):
     run_cli(["-q", "-m", *worked, tmp_path / "w"])
     adv = {a["kind"]: a for a in pop_json(tmp_path / "w")["advice"]}
@@ -270,6 +343,7 @@ def test_table_files(worked, tmp_path):
     tex = Path(f"{tmp_path}/w.pop.tex").read_text()
     for needle in (
         r"\usepackage{booktabs}",
+        "\\centering\n\\small\n",
         r"\toprule",
         r"\midrule",
         r"\bottomrule",
@@ -278,9 +352,14 @@ def test_table_files(worked, tmp_path):
         r"\hspace{2em}Device Load balance & 85.71\% \\",
         r"\hspace{2em}Device Offload efficiency & 69.70\% \\",
         r"Serialization efficiency & 100.00\% \\",
-        "NCCL kernels not overlapped",
+        r"\caption{POP metrics of w (NCCL kernels as communication).}",
+        "% Device metrics after per-GPU union of kernel intervals over streams; data movement = memcpy/memset",
     ):
         assert needle in tex, needle
+    # the long explanation is a comment block above the table, not the caption
+    body = tex[tex.index(r"\begin{table}") :]
+    assert "NCCL kernels not overlapped" in tex and "NCCL kernels not overlapped" not in body
+    assert all(line.startswith("%") for line in tex[: tex.index(r"\begin{table}")].splitlines())
     png = Path(f"{tmp_path}/w.pop.png")
     summary = json.loads(Path(f"{tmp_path}/w.summary.json").read_text())
     assert {f"{tmp_path}/w.pop.{x}" for x in ("json", "csv", "md", "tex")} <= set(summary["outputs"])
@@ -515,6 +594,24 @@ def _factors(m: dict) -> tuple:
     )
 
 
+def test_each_region_adds_its_column_and_a_repeat_is_an_error(regions, tmp_path):
+    run_cli(["-q", "-m", *regions, "--region", "step", "--region", "init", tmp_path / "r"])
+    res = pop_json(tmp_path / "r")
+    step, init = res["regions"]
+    assert (step["name"], step["kind"], step["occurrences"]) == ("step", "region", 3)
+    assert step["windows_ns"] == [[t(2), t(12)]] and step["elapsed_ns"] == t(10)
+    assert init["name"] == "init" and init["windows_ns"] == [[0, t(2)]]
+    assert _factors(init) == pytest.approx((2, 0.125, 0.5, 1, 0.25, 1, 1, 1, 0.75))
+    assert sorted(res["definitions"]["region"]) == ["init", "step"]
+    head = next(csv.reader(open(f"{tmp_path}/r.pop.csv")))
+    assert head == ["metric", "label", "trace", "step", "init"]
+    assert "| Metric | trace | step | init |" in open(f"{tmp_path}/r.pop.md").read()
+    bad = run_cli(["-q", "-m", *regions, "--region", "init", "--region", "init", tmp_path / "x"], ok=False)
+    assert bad.exit_code == 2
+    assert "--region init is given twice (each --region adds one column)" in bad.output
+    assert not (tmp_path / "x.prv").exists()
+
+
 def test_whole_trace_region_and_iterations(regions, tmp_path):
     run_cli(["-q", "-m", *regions, "--region", "init", "--iterations", "step", "--warmup", "1", tmp_path / "r"])
     res = pop_json(tmp_path / "r")
@@ -736,6 +833,19 @@ def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     inp = _inputs(spill_dir, dev_rows, host_rows, 3, 3, T, nodes, rule)
     m = evaluate(inp, [0], [T])[0]
     d, h = m["device"], m["host"]
+    useful_cls = {0} if rule == "communication" else {0, 2}
+    moved = any(r[2] > r[1] for r in dev_rows)
+    if moved and not any(r[3] in useful_cls and r[2] > r[1] for r in dev_rows):
+        # GPUs that only moved data: no useful device time, the device factors but orchestration are n/a
+        assert set(d["not_available"]) == {
+            "parallel_efficiency",
+            "load_balance",
+            "communication_efficiency",
+            "global_efficiency",
+        }
+        assert all(d[k] is None for k in d["not_available"])
+        d = {**d, "parallel_efficiency": 0.0, "load_balance": 1.0, "communication_efficiency": 0.0}
+        assert d["orchestration_efficiency"] > 0
     factors = [
         d[k] for k in ("parallel_efficiency", "load_balance", "communication_efficiency", "orchestration_efficiency")
     ]
@@ -759,7 +869,6 @@ def test_property_trees(spill_dir, dev_rows, host_rows, rule, nodes):
     assert h["mpi_parallel_efficiency"] * h["device_offload_efficiency"] == pytest.approx(
         h["parallel_efficiency"], rel=1e-9, abs=1e-12
     )
-    useful_cls = {0} if rule == "communication" else {0, 2}
     for g in range(3):  # exact against a brute-force timeline
         mine = [r for r in dev_rows if r[0] == g]
         U = _brute_union([r for r in mine if r[3] in useful_cls], T)

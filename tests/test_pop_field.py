@@ -103,7 +103,8 @@ def test_cpu_only_mpi_run_has_a_host_tree_without_offload(tmp_path):
     # (they were n/a: "no CUDA API calls"), the offload factor alone is n/a and says why
     cli(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *pop4_paths(), tmp_path / "o"])
     res = pop_json(tmp_path / "o")
-    for scope in (res, res["regions"][0]):
+    assert [r["name"] for r in res["regions"]] == ["MPI_Init..MPI_Finalize", "loop"]
+    for scope in (res, *res["regions"]):
         h, T = scope["host"], scope["elapsed_ns"]
         assert h["count"] == 4 and scope["device"]["count"] == 0
         pe = sum(h["outside_mpi_time_ns"].values()) / (4 * T)
@@ -225,7 +226,8 @@ def test_advice_is_about_the_region_the_user_asked_for(tmp_path):
     cli(["-q", "-t", "mpi,nvtx", "--region", "loop", "-m", *pop4_paths(), tmp_path / "o"])
     res = pop_json(tmp_path / "o")
     adv = {a["kind"]: a for a in res["advice"]}
-    loop = res["regions"][0]["host"]
+    loop = res["regions"][1]["host"]
+    assert res["regions"][1]["name"] == "loop"
     low = adv["lowest_factor"]
     assert low["evidence"]["scope"] == "loop" and low["evidence"]["metric"] == "host.mpi_load_balance"
     assert low["evidence"]["value"] == loop["mpi_load_balance"]
@@ -233,12 +235,14 @@ def test_advice_is_about_the_region_the_user_asked_for(tmp_path):
     assert low["message"].startswith(f"In 'loop': Lowest factor: MPI load balance = {pct:.1f}%")
     assert adv["straggling_rank"]["message"].startswith("In 'loop': Rank 3 spends the most time outside MPI")
     assert adv["late_start"]["message"].endswith("the 'loop' column, where all processes run, leaves it out.")
-    # without --region: the whole run, and the advice to analyse a region
+    # without --region: the steady-state column nsys2prv shows by itself (start-up dominates)
     cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "w"])
     adv = {a["kind"]: a for a in pop_json(tmp_path / "w")["advice"]}
-    assert adv["lowest_factor"]["evidence"]["scope"] == "trace"
-    assert adv["lowest_factor"]["message"].startswith("Lowest factor: MPI communication efficiency")
-    assert adv["late_start"]["message"].endswith("with --region or --iterations/--warmup.")
+    assert adv["lowest_factor"]["evidence"]["scope"] == "MPI_Init..MPI_Finalize"
+    assert adv["lowest_factor"]["message"].startswith("In 'MPI_Init..MPI_Finalize': Lowest factor: MPI load balance")
+    assert adv["late_start"]["message"].endswith(
+        "the 'MPI_Init..MPI_Finalize' column, where all processes run, leaves it out."
+    )
 
 
 def test_categories_that_found_nothing_are_said_and_t_cuda_is_nsys_s_word(tmp_path):
@@ -325,23 +329,23 @@ def test_pop_of_a_single_run_is_no_scaling_table(tmp_path):
     assert "Scaling mode" not in (tmp_path / "s.pop.md").read_text()
 
 
-def test_steady_state_is_offered_when_start_up_dominates_and_measured_on_request(tmp_path):
-    # pop4: the ranks start 0.25 s apart and wait in MPI_Init for the last one: 81 % of the whole run is
-    # start-up and shutdown.  The whole-run column stays the whole run; the advice leads with the offer
+def test_steady_state_is_shown_by_default_when_start_up_dominates(tmp_path):
+    # pop4: the ranks start 0.25 s apart and wait in MPI_Init for the last one: 80 % of the whole run is
+    # start-up and shutdown.  The whole-run column stays the whole run; the steady-state column (TALP's
+    # window: the end of MPI_Init to MPI_Finalize) is beside it without any option, and the advice reads it
     import sqlite3
 
     cli(["-q", "-t", "mpi,nvtx", "-m", *pop4_paths(), tmp_path / "w"])
-    whole = pop_json(tmp_path / "w")
-    offer = whole["advice"][0]
-    assert offer["kind"] == "steady_state" and offer["evidence"]["option"] == "--region MPI_Init..MPI_Finalize"
-    assert offer["message"].startswith(
-        "The start-up dominates the whole-run column: start-up to the end of the "
-        "last MPI_Init takes 1.061 s and shutdown from the first MPI_Finalize 0.079 s: "
-        "81.0% of the whole run's T is outside"
+    res = pop_json(tmp_path / "w")
+    (reg,) = res["regions"]
+    assert reg["kind"] == "steady" and reg["name"] == "MPI_Init..MPI_Finalize"
+    assert reg["reason"].startswith(
+        "start-up to the end of the first MPI_Init takes 1.060 s and shutdown from the last "
+        "MPI_Finalize 0.070 s: 80.3% of the whole run's T is outside the MPI program"
     )
-    assert "Rank 3 started 0.819 s after Rank 0" in offer["message"]
-    assert whole["regions"] == [] and "steady_state" in whole["definitions"]
-    # the window, from the exports: the latest MPI_Init end and the earliest MPI_Finalize start (session
+    assert "Rank 3 started 0.819 s after Rank 0" in reg["reason"]
+    assert "steady_state" in res["definitions"]
+    # the window, from the exports: the earliest MPI_Init end and the latest MPI_Finalize start (session
     # clocks: one host), on the trace's timeline (time 0 = the run's start)
     offsets = [r["trace_offset_ns"] for r in json.loads((tmp_path / "w.sync.json").read_text())["reports"]]
     ends, starts = [], []
@@ -351,24 +355,24 @@ def test_steady_state_is_offered_when_start_up_dominates_and_measured_on_request
         ends.append(con.execute(q.format("e.end", "MPI_Init")).fetchone()[0] + off)
         starts.append(con.execute(q.format("e.start", "MPI_Finalize")).fetchone()[0] + off)
         con.close()
-    assert offer["evidence"]["window_ns"] == [max(ends), min(starts)]
-    # asked for: the column, its caption, and the advice reads it
-    cli(["-q", "-t", "mpi,nvtx", "--region", "MPI_Init..MPI_Finalize", "-m", *pop4_paths(), tmp_path / "s"])
-    res = pop_json(tmp_path / "s")
-    (reg,) = res["regions"]
-    assert reg["kind"] == "steady" and reg["windows_ns"] == [[max(ends), min(starts)]]
-    assert reg["elapsed_ns"] == min(starts) - max(ends)
+    assert reg["windows_ns"] == [[min(ends), max(starts)]]
+    assert reg["elapsed_ns"] == max(starts) - min(ends) == 276838000 + reg["elapsed_ns"] % 1000
     h = reg["host"]
     out = list(h["outside_mpi_time_ns"].values())
     assert h["mpi_load_balance"] == pytest.approx(sum(out) / 4 / max(out), rel=1e-12)
+    assert h["mpi_parallel_efficiency"] == pytest.approx(sum(out) / 4 / reg["elapsed_ns"], rel=1e-12)
     assert h["serialization_efficiency"] <= 1 and h["transfer_efficiency"] <= 1
-    assert res["elapsed_ns"] == whole["elapsed_ns"] and res["host"] == whole["host"]  # whole run unchanged
-    md = (tmp_path / "s.pop.md").read_text()
+    md = (tmp_path / "w.pop.md").read_text()
+    assert "| Metric | trace | MPI_Init..MPI_Finalize |" in md
     assert (
-        "Column 'MPI_Init..MPI_Finalize' (0.267048 s, trace time 1.060869 .. 1.327917 s): from the end of the "
-        "last MPI_Init to the start of the first MPI_Finalize, shown because start-up" in md
+        "Column 'MPI_Init..MPI_Finalize' (0.276838 s, trace time 1.060329 .. 1.337167 s): from the end of the "
+        "first MPI_Init to the start of the last MPI_Finalize (TALP's window), shown because start-up" in md
     )
     assert res["advice"][0]["message"].startswith("In 'MPI_Init..MPI_Finalize': Lowest factor: MPI load balance")
+    # asked for explicitly: the same column, once
+    cli(["-q", "-t", "mpi,nvtx", "--region", "MPI_Init..MPI_Finalize", "-m", *pop4_paths(), tmp_path / "s"])
+    asked = pop_json(tmp_path / "s")
+    assert asked["regions"] == res["regions"] and asked["host"] == res["host"]
     # and the scalability table can take that scope
     s = cli(["pop", "-q", str(POP4 / "rank*.sqlite"), "--region", "MPI_Init..MPI_Finalize", "-o", tmp_path / "sc"])
     assert s.exit_code == 0

@@ -22,6 +22,8 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.cli import main
 
+pytestmark = pytest.mark.scale  # the slow tier: python3 -m pytest -m scale
+
 PID, MAIN = 4000, 4000
 SESSION0 = 1_700_000_000_000_000_000
 

@@ -255,6 +255,7 @@ def mutate(db: Path, muts) -> None:
     con.close()
 
 
+@pytest.mark.faults  # the slow tier (a loop of 60 damaged exports): python3 -m pytest -m faults
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(muts=st.lists(mutation, min_size=1, max_size=3))
 def test_fuzz_mutated_exports(base, tmp_path_factory, muts):

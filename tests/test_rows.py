@@ -218,7 +218,7 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
     _, s = convert(src, tmp_path / "t")
     assert_every_table_accounted(s, [src])
     assert fates(s) == {
-        "COMPOSITE_EVENTS": [(2, "not translated", K.UNTRANSLATED_TABLES["COMPOSITE_EVENTS"])],
+        "COMPOSITE_EVENTS": [(2, "left out", "-t samples")],
         "CUPTI_ACTIVITY_KIND_CUDA_EVENT": [
             (2, "not translated", K.UNTRANSLATED_TABLES["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])
         ],
@@ -227,7 +227,7 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
         "NVTX_EVENTS": [(3, "not translated", K.NVTX_CLASS_REASONS["names"]), (3, "translated", "nvtx")],
         "OSRT_API": [(3, "left out", "-t osrt")],
         "PROFILER_OVERHEAD": [(1, "not translated", K.UNTRANSLATED_TABLES["PROFILER_OVERHEAD"])],
-        "SCHED_EVENTS": [(4, "not translated", K.UNTRANSLATED_TABLES["SCHED_EVENTS"])],
+        "SCHED_EVENTS": [(4, "left out", "-t sched")],
     }
     assert {(u["table"], u["rows"]) for u in s["untranslated"]} == {
         ("COMPOSITE_EVENTS", 2),
@@ -243,6 +243,10 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
     _, s = convert(src, tmp_path / "a", "-t", "all")
     assert fates(s)["OSRT_API"] == [(3, "translated", "osrt")]
     assert s["categories"]["osrt"]["translated_rows"] == 3
+    # and the scheduling rows (translated) and the samples (without call stacks: dropped, counted)
+    assert fates(s)["SCHED_EVENTS"] == [(4, "translated", "sched")]
+    assert fates(s)["COMPOSITE_EVENTS"] == [(2, "dropped", "samples")]
+    assert s["categories"]["samples"]["dropped"] == {"CPU sample without a usable call-stack frame": 2}
 
 
 def test_only_os_runtime_calls_says_which_flag_would_translate_them(tmp_path):

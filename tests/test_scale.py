@@ -26,6 +26,8 @@ from nsys2prv.cli import main
 from nsys2prv.config import Config
 from nsys2prv.nsys.database import Report
 
+pytestmark = pytest.mark.scale  # the slow tier: python3 -m pytest -m scale
+
 OUTPUTS = (".prv", ".pcf", ".row", ".pop.json", ".pop.csv", ".gpu_metrics.csv")
 
 

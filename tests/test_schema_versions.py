@@ -36,6 +36,7 @@ SOLVER_PP, SOLVER_DEPTH, SOLVER_CAT = 9700, 9703, 9704  # domain "solver" (index
 NVTX_GPU, SOLVER_GPU = 9605, 9705  # innermost push/pop range of the launch call, on the GPU activity
 MPI_P2P, MPI_COLL, MPI_OTHER = 50000001, 50000002, 50000003
 MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = 50100001, 50100002, 50100003, 50100004
+APPL = 40000001
 IDLE, RUNNING, NOT_CREATED, WAITING_MSG, BLOCKING_SEND, SYNC, GROUP_COMM, OTHERS, MEMXFER = 0, 1, 2, 3, 4, 5, 13, 15, 17
 TAG_LAUNCH, TAG_MEMOP = 55001, 55002
 
@@ -144,16 +145,18 @@ PP_IDS = {"compute": 1, "inner": 2, "step": 3}
 
 
 def coll_extra(schema: str, size: int, recv: int) -> list:
-    """Extrae global-op pairs on collective begins: only where the export has MPI_COLLECTIVES_EVENTS
-    (the NVTX form of 2022.x has no sizes, root or communicator)."""
+    """Extrae global-op pairs on collective begins: send and receive sizes (0 where the export has no
+    MPI_COLLECTIVES_EVENTS: the NVTX form of 2022.x), the communicator (MPI_COMM_WORLD = 1); no root
+    pair (these calls have none: Extrae writes it on the root's record only)."""
     if schema in OLD:
-        return []
-    return [(MPI_SEND_SIZE, size), (MPI_RECV_SIZE, recv), (MPI_ROOT, 0), (MPI_COMM, 11)]
+        size = recv = 0
+    return [(MPI_SEND_SIZE, size), (MPI_RECV_SIZE, recv), (MPI_COMM, 1)]
 
 
 def main_events_rank0(schema: str) -> list:
     """(time, pairs) of every event record of rank 0's main thread, in file order."""
     return [
+        (1_000, [(APPL, 1)]),  # the process's life starts (Extrae's APPL_EV)
         (10_000, [(MPI_OTHER, 31)]),  # MPI_Init
         (50_000, [(MPI_OTHER, 0)]),
         (90_000, [(NVTX_SE, 1)]),  # epoch
@@ -191,6 +194,7 @@ def main_events_rank0(schema: str) -> list:
         (950_000, [(NVTX_SE, 0)]),
         (960_000, [(MPI_OTHER, 32)]),  # MPI_Finalize
         (990_000, [(MPI_OTHER, 0)]),
+        (990_000, [(APPL, 0)]),  # its life ends
     ]
 
 
@@ -540,7 +544,7 @@ def test_summary_json(traces, schema):
     ]
     assert s["records"] == {
         "states": 2 * (16 + 3 + 7 + 5) - 1,
-        "events": 2 * (37 + 4 + 14 + 12),
+        "events": 2 * (39 + 4 + 14 + 12),  # main thread: 37 + its life's begin and end (40000001)
         "communications": 10 + 2 * (schema in MPI_TABLE_SCHEMAS),
         "end_ns": END,
     }
@@ -569,10 +573,14 @@ def test_identical_prv_across_shapes_except_mpi_global_op_sizes(traces):
     assert len(messages) == 2
     new = [x for x in new if x not in messages]
     differ = [(a, b) for a, b in zip(old, new) if a != b]
-    # The only difference: the 4 collective begins carry sizes/root/communicator in the MPI_* shapes.
-    assert len(old) == len(new) and len(differ) == 4
-    assert all(":50000002:" in a and b.startswith(a + ":50100001:") for a, b in differ)
-    assert [_strip_global_op(x) for x in new] == old
+    # The only difference: the sizes of the 2 Allreduce begins (8 bytes in the MPI_* shapes, 0 in the
+    # NVTX form); every collective begin carries the communicator (world) and sizes in both shapes.
+    assert len(old) == len(new) and len(differ) == 2
+    assert all(
+        ":50000002:10:50100001:0:50100002:0:50100004:1" in a and b == a.replace(":0:50100002:0:", ":8:50100002:8:")
+        for a, b in differ
+    )
+    assert [_strip_global_op(x) for x in new] == [_strip_global_op(x) for x in old]
     pcfs = {s: Path(str(traces[s][0]) + ".pcf").read_text() for s in SCHEMAS}
     assert len(set(pcfs.values())) == 1
 

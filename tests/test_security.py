@@ -589,7 +589,7 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
     real, moved = os.replace, []
 
     def replace(src, dst, **kw):
-        if Path(dst).parent == tmp_path:  # a move into place (not the manifest's)
+        if "dst_dir_fd" in kw:  # a move into place (renameat; not the manifest's)
             if not moved:
                 os.kill(os.getpid(), signal.SIGTERM)  # arrives as the first move begins
             moved.append(Path(dst).name)
@@ -631,7 +631,7 @@ def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path)
 
             def replace(src, dst, **kw):
                 real(src, dst, **kw)
-                if Path(dst).parent == tmp_path:
+                if "dst_dir_fd" in kw:
                     os.kill(os.getpid(), signal.SIGKILL)
 
             O.os.replace = replace

@@ -4,6 +4,7 @@ stand-in ``nsys`` that records how it was called."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 FAKE_NSYS = """#!/bin/sh
+case "$1" in status|--version) exit 0 ;; esac
 { echo "TMPDIR=$TMPDIR"; for a in "$@"; do echo "ARG=$a"; done; } > "$NSYS_LOG"
 [ -d "$TMPDIR" ] && echo "TMPDIR_EXISTS" >> "$NSYS_LOG"
 while [ "$1" != "-o" ]; do shift; done
@@ -159,6 +161,7 @@ def test_nsys_home_is_used_when_nsys_is_not_on_path(tmp_path, fake):
 #   hang     the agent hangs: nsys never starts the application
 #   lost     "Connection to the Agent lost", exit code 0, no application, no report (nsys 2022.4 does this)
 PLAYER = r"""#!/bin/bash
+case "$1" in status|--version) exit 0 ;; esac  # the version and environment checks: no CPU sampling
 n=$(( $(cat "$FAKE_STATE" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$FAKE_STATE"
 IFS=, read -ra plan <<< "$FAKE_PLAN"; mode=${plan[$((n - 1))]}
 while [ "$1" != "-o" ]; do shift; done; out=$2; shift 2
@@ -169,7 +172,9 @@ case $mode in
     lost) echo "Connection to the Agent lost." >&2; exit 0 ;;
 esac
 agent
+[ -z "${FAKE_NOISE:-}" ] || { echo "Collecting data..."; echo "Importer error status: Importer binary not found" >&2; }
 "$(dirname "$(readlink -f "$0")")/nsys-launcher" "$@"; rc=$?
+[ -z "${FAKE_NOISE:-}" ] || printf "Generating '/tmp/nsys-report-1.qdstrm'\nGenerated:\n    %s.qdstrm\n" "$out"
 if [ "$mode" = rep ]; then echo REPORT > "$out.nsys-rep"; else echo QDSTRM > "$out.qdstrm"; fi
 exit $rc
 """
@@ -179,6 +184,7 @@ exit $rc
 """
 APP = """#!/bin/bash
 echo "attempt=$NSYS2PRV_ATTEMPT delay=$NSYS2PRV_DELAY_S" >> "$APP_LOG"
+[ -z "${FAKE_NOISE:-}" ] || { echo "app: step 1 done"; echo "WARNING: the app's own warning" >&2; }
 sleep 0.5
 exit ${APP_RC:-0}
 """
@@ -245,11 +251,39 @@ def test_the_qdstrm_is_imported_with_the_importer_of_the_installation_and_nothin
     res, runs = play(tmp_path, player, "ok")
     assert res.returncode == 0, res.stderr
     importer = tmp_path / "usr/lib/nsight-systems/bin/../host-linux-x64/QdstrmImporter"
-    assert res.stdout.strip() == f"nsys-rank.sh: rank 1: imported {tmp_path}/reports/rank1.nsys-rep with {importer}"
+    assert re.fullmatch(
+        rf"nsys-rank\.sh: rank 1: wrote {tmp_path}/reports/rank1\.nsys-rep \(imported from its \.qdstrm with "
+        rf"{re.escape(str(importer))}\); waited 0\.\d{{3}} s for its turn; not retried",
+        res.stdout.strip(),
+    )
     assert (tmp_path / "reports/rank1.nsys-rep").read_text() == "IMPORTED\nQDSTRM\n"
     assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]  # the .qdstrm removed
     assert runs == ["attempt=1"] and ours_left(tmp_path) == []  # the agent ended
     assert not list(tmp_path.glob("nsys-rank1.*"))
+
+
+def test_nsys_s_own_messages_go_to_a_log_beside_the_reports(tmp_path, player):
+    # the job's output keeps the application's lines and the wrapper's one line per rank; nsys's own
+    # ("Importer error status ...", printed for every rank although the wrapper then imports) are logged
+    res, runs = play(tmp_path, player, "ok", FAKE_NOISE="1")
+    assert res.returncode == 0 and runs == ["attempt=1"]
+    out, err = res.stdout.splitlines(), res.stderr.splitlines()
+    assert out[0] == "app: step 1 done" and len(out) == 2
+    assert out[1].startswith(f"nsys-rank.sh: rank 1: wrote {tmp_path}/reports/rank1.nsys-rep (imported")
+    assert out[1].endswith(f"not retried; nsys's messages: {tmp_path}/reports/rank1.nsys.log")
+    assert err == ["WARNING: the app's own warning"]
+    log = (tmp_path / "reports/rank1.nsys.log").read_text().splitlines()
+    assert sorted(log) == sorted(
+        [
+            "Collecting data...",
+            "Importer error status: Importer binary not found",
+            "Generating '/tmp/nsys-report-1.qdstrm'",
+            "Generated:",
+            f"    {tmp_path}/reports/rank1.qdstrm",
+        ]
+    )
+    assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep", "rank1.nsys.log"]
+    assert ours_left(tmp_path) == []
 
 
 def test_keep_qdstrm_and_a_report_nsys_imported_itself(tmp_path, player):
@@ -257,10 +291,16 @@ def test_keep_qdstrm_and_a_report_nsys_imported_itself(tmp_path, player):
     assert res.returncode == 0 and sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep", "rank1.qdstrm"]
     (tmp_path / "state").unlink()
     res, _ = play(tmp_path, player, "rep")
-    assert res.returncode == 0 and res.stdout == "" and (tmp_path / "reports/rank1.nsys-rep").read_text() == "REPORT\n"
+    assert res.returncode == 0 and (tmp_path / "reports/rank1.nsys-rep").read_text() == "REPORT\n"
+    assert re.fullmatch(
+        rf"nsys-rank\.sh: rank 1: wrote {tmp_path}/reports/rank1\.nsys-rep; waited 0\.\d{{3}} s for its turn; "
+        "not retried",
+        res.stdout.strip(),
+    )
     assert sorted(os.listdir(tmp_path / "reports")) == ["rank1.nsys-rep"]  # the old .qdstrm went too
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path, player):
     res, runs = play(tmp_path, player, "agent,agent,ok")
     assert res.returncode == 0, res.stderr
@@ -269,9 +309,14 @@ def test_a_rank_whose_agent_failed_is_retried_and_the_agents_are_ended(tmp_path,
         "nsys-rank.sh: rank 1: nsys profile failed before the application started (exit code 1); retrying (3/5)",
     ]
     assert runs == ["attempt=3"]  # the application ran once, told its attempt
+    log = tmp_path / "reports/rank1.nsys.log"
+    assert res.stdout.strip().endswith(f"s for its turn; retried: attempt 3 of 5; nsys's messages: {log}")
+    assert log.read_text().splitlines() == ["Connection to the Agent lost"] * 2  # (not in the job's output)
+    assert "Connection to the Agent lost" not in res.stderr
     assert (tmp_path / "reports/rank1.nsys-rep").is_file() and ours_left(tmp_path) == []
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "lost,ok")
     assert res.returncode == 0 and runs == ["attempt=2"]
@@ -281,6 +326,7 @@ def test_an_nsys_that_exits_0_without_starting_the_application_is_retried(tmp_pa
     )
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_attempts_run_out_with_one_line(tmp_path, player):
     res, runs = play(tmp_path, player, "agent,agent", NSYS2PRV_ATTEMPTS="2")
     assert res.returncode == 1 and runs == []
@@ -290,6 +336,7 @@ def test_attempts_run_out_with_one_line(tmp_path, player):
     assert ours_left(tmp_path) == [] and not (tmp_path / "reports/rank1.nsys-rep").exists()
 
 
+@pytest.mark.faults  # the slow tier (retries wait 1-3 s each): python3 -m pytest -m faults
 def test_a_hung_agent_is_ended_and_the_rank_retried(tmp_path, player):
     res, runs = play(tmp_path, player, "hang,ok", NSYS2PRV_START_TIMEOUT="1")
     assert res.returncode == 0, res.stderr
@@ -327,7 +374,7 @@ def test_the_importer_of_nvidia_layouts(tmp_path, tools, layout):
     extra = {"NSYS_HOME": str(home)} if layout == "nsys_home" else {}
     res, _ = play(tmp_path, empty if extra else home / "bin", "ok", **extra)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().endswith("/host-linux-x64/QdstrmImporter")
+    assert "/host-linux-x64/QdstrmImporter); waited " in res.stdout
     assert (tmp_path / "reports/rank1.nsys-rep").read_text() == "IMPORTED\nQDSTRM\n"
 
 
@@ -402,3 +449,24 @@ def test_a_registry_left_by_a_killed_nsys_is_removed_when_no_nsys_runs(tmp_path,
     (tmp_path / "state").unlink()
     res, _ = play(tmp_path, player, "ok")
     assert res.returncode == 0 and sorted(os.listdir(shm)) == ["other"]
+
+
+def test_defaults_gain_sampling_and_scheduling_where_nsys_can_take_them(tmp_path, fake):
+    """An nsys of 2023 or later whose environment check passes gets CPU samples with frame-pointer
+    stacks and scheduling; 2022 (its sampling hung after the application ended) does not."""
+    status = (
+        '[ "$1" = --version ] && { echo "NVIDIA Nsight Systems version 2023.4.4.54-234433681190v0"; exit 0; }\n'
+        '[ "$1" = status ] && { echo "CPU Profiling Environment (process-tree): OK"; exit 0; }\n'
+    )
+    (fake / "nsys").write_text(FAKE_NSYS.replace("#!/bin/sh\n", "#!/bin/sh\n" + status, 1))
+    assert "process-tree): OK" in (fake / "nsys").read_text()
+    res = run(tmp_path, fake, ["./app"], OMPI_COMM_WORLD_RANK="0")
+    assert res.returncode == 0, res.stderr
+    args, _, _ = logged(tmp_path)
+    i = args.index("--mpi-impl=openmpi")
+    assert args[i + 1 : i + 5] == ["-s", "process-tree", "--cpuctxsw=process-tree", "--backtrace=fp"]
+    (fake / "nsys").write_text((fake / "nsys").read_text().replace("version 2023.4", "version 2022.4"))
+    assert run(tmp_path, fake, ["./app"], OMPI_COMM_WORLD_RANK="0").returncode == 0
+    args, _, _ = logged(tmp_path)
+    i = args.index("--mpi-impl=openmpi")
+    assert args[i + 1 : i + 4] == ["-s", "none", "--cpuctxsw=none"]

@@ -26,6 +26,12 @@ CATEGORIES: tuple[Category, ...] = (
     Category("nvtx_startend", "NVTX start/end ranges", ("nvtx_startend_trace",)),
     Category("mpi", "MPI calls", ("mpi_event_trace",)),
     Category("osrt", "OS runtime library calls (opt-in)", default=False),
+    Category(
+        "sched",
+        "thread states from the scheduler: Running only on a CPU, Blocked off it; the CPU as an event (opt-in)",
+        default=False,
+    ),
+    Category("samples", "CPU samples with their call stacks: sampled functions and callers (opt-in)", default=False),
     Category("nccl", "NCCL NVTX ranges, and their payloads on the NCCL kernels they launched", needs_calls=True),
     Category("gpu_metrics", "GPU metrics samples (one row per GPU) and their attribution to kernels/NVTX ranges"),
     Category("openacc", "OpenACC data, launch and other events"),
@@ -35,6 +41,7 @@ CATEGORIES: tuple[Category, ...] = (
 GROUP_ALIASES = {
     "nvtx": ("nvtx_pushpop", "nvtx_startend"),
     "cuda": ("gpu", "cuda_api"),
+    "cpu": ("sched", "samples"),
 }  # nsys's own -t cuda: the API calls and the GPU work
 
 

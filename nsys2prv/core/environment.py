@@ -23,6 +23,7 @@ class Environment:
     no_adbc: bool = False  # NSYS2PRV_NO_ADBC (set): read the exports through sqlite3 only
     kernels: KernelForm | None = None  # NSYS2PRV_KERNELS=python|compiled: every numba kernel in that form
     timing: bool = False  # NSYS2PRV_TIMING (set): each stage's time and memory on stderr
+    cache_max: str | None = None  # NSYS2PRV_CACHE_MAX=SIZE: the cache's size cap (--cache-max; nsys/cache_size.py)
 
 
 def environment() -> Environment:
@@ -35,4 +36,5 @@ def environment() -> Environment:
         no_adbc=bool(get("NSYS2PRV_NO_ADBC")),
         kernels=kernels,
         timing=bool(get("NSYS2PRV_TIMING")),
+        cache_max=get("NSYS2PRV_CACHE_MAX") or None,
     )

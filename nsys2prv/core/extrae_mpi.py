@@ -83,6 +83,21 @@ MPI_GLOBAL_OP_ROOT = 50100003
 MPI_GLOBAL_OP_COMM = 50100004
 MPI_GLOBAL_OP_PCF_FLAG = 1
 
+# Which collectives Dimemas (bsc-performance-tools/dimemas, common_utilities/EventEncoding.c
+# MPI_Table + prv2dim/ParaverRecord.cpp GlobalOp) replays as what: MPI_Reduce is its only
+# GLOBAL_OP_ROOT_SYNC (the root waits for every member, the others go on; the root is the task whose
+# record carries MPI_GLOBAL_OP_ROOT, which Extrae writes on the root's record only); every other
+# blocking collective is GLOBAL_OP_SYNC (every member waits for the last one, whatever the root).
+ROOT_SYNC_COLLECTIVES = ("MPI_Reduce",)
+
+# Extrae's APPL_EV (src/common/events.h): written on every thread with value 1 when tracing starts
+# and 0 when it ends (Backend_Finalize, after MPI_Finalize), flag 6 in the .pcf.  prv2dim ends a
+# thread's last CPU burst at it: without it the time after the last MPI call is lost in Dimemas.
+APPL_EV = 40000001
+APPL_EV_LABEL = "Application"
+APPL_EV_VALUES: Dict[int, str] = {0: "End", 1: "Begin"}
+APPL_EV_PCF_FLAG = 6
+
 # [EV] (044e8b) one-sided extra types; written after the RMA type block with the
 # RMA flag.  MPI_RMA_Event writes SIZE when != 0, TARGET_RANK/ORIGIN_ADDR/
 # TARGET_DISP for Get/Put/Get_accumulate, TARGET_RANK for Win_lock/unlock.
@@ -258,6 +273,21 @@ ALL_TO_ALL_COLLECTIVES = (
     "MPI_Reduce_scatter",
     "MPI_Reduce_scatter_block",
 )
+
+
+# The point-to-point calls by role: message matching (translate/mpi_messages.py) and the MPI reader, which
+# merges the two rows nsys exports for one MPI_Sendrecv (nsys/readers/mpi.py).
+SEND_CALLS = frozenset(
+    {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
+)
+RECV_CALLS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
+SYNCHRONOUS_SEND_CALLS = frozenset({"MPI_Ssend"})  # returns only once the matching receive is posted
+SENDRECV_CALLS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})  # a send and a receive in one call
+NONBLOCKING_RECV_CALLS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
+# persistent requests: each MPI_Start/MPI_Startall of a request is one message of its *_init call
+PERSISTENT_SEND_CALLS = frozenset({"MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init"})
+PERSISTENT_RECV_CALLS = frozenset({"MPI_Recv_init"})
+START_CALLS = frozenset({"MPI_Start", "MPI_Startall"})
 
 
 # --------------------------------------------------------------------------

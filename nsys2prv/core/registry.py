@@ -206,6 +206,37 @@ OPENACC_DATA_SIZE = EventType(66300001, "OpenACC data size (bytes)")
 
 OSRT = EventType(66400000, "OS runtime call", "dynamic")
 
+# --- The CPU side as it ran (SCHED_EVENTS, COMPOSITE_EVENTS + SAMPLING_CALLCHAINS, OSRT_CALLCHAINS) ----
+# Thread states from the scheduler (-t sched): a CPU thread is Running only while it is on a CPU;
+# descheduled inside a call that has a state (MPI, CUDA synchronisation) it keeps that call's state,
+# elsewhere (an OS runtime call included) it is Blocked.  The off-CPU intervals have Running's
+# priority: a later-starting interval wins a tie (core.intervals.paint_states), so they show inside the
+# Running span and under every call state.
+OFF_CPU_STATE = BLOCKED
+OFF_CPU_PRIORITY = STATE_PRIORITY[RUNNING]
+# The CPU a thread runs on: Extrae's "Executing CPU" type, value CPU + 1 from a sched-in on, 0 from its
+# sched-out (off every CPU).  Its presence in the .pcf says the states follow the scheduler.
+EXECUTING_CPU = EventType(
+    40000033, "Executing CPU (CPU number + 1; 0 = off CPU; states from the scheduler: Running only on a CPU)"
+)
+# CPU samples (-t samples): Extrae's sampling types, 30000000 the sampled function (the innermost
+# user-mode frame), 30000000 + k its caller at level k; one VALUES list ("function [module]"; an
+# unresolved frame "module @ address").  Kernel-mode frames apart: the innermost one on its own type.
+SAMPLED_LEVELS = 10  # levels 0..9; deeper frames are counted, not written
+SAMPLED = {
+    k: EventType(
+        30000000 + k, "Sampled functions" if k == 0 else f"Sampled caller level {k}", "dynamic", group="sampled"
+    )
+    for k in range(SAMPLED_LEVELS)
+}
+SAMPLED_KERNEL = EventType(30000099, "Sampled kernel-mode function (innermost kernel frame)", "dynamic")
+# OS runtime call stacks (-t osrt, OSRT_CALLCHAINS): Extrae's caller types on the call's entry, level
+# 1 the innermost frame of the call stack (the library function called), 70000000 + k.
+OSRT_CALLER_LEVELS = 10
+OSRT_CALLER = {
+    k: EventType(70000000 + k, f"Caller level {k}", "dynamic", group="caller") for k in range(1, OSRT_CALLER_LEVELS + 1)
+}
+
 # MPI: Extrae's types and value codes (standard MPI views work on our traces).  The five
 # call types share one VALUES list, as every MPI function has a value of its own.
 MPI_VALUE_LABELS = {extrae_mpi.MPI_VALUE_OUTSIDE: extrae_mpi.MPI_VALUE_OUTSIDE_LABEL, **extrae_mpi.MPI_VALUE_LABELS}
@@ -222,6 +253,10 @@ MPI_SEND_SIZE, MPI_RECV_SIZE, MPI_ROOT, MPI_COMM = (
         extrae_mpi.MPI_GLOBAL_OP_ROOT,
         extrae_mpi.MPI_GLOBAL_OP_COMM,
     )
+)
+# The process's life (start 1, end 0) on its first CPU thread, as Extrae writes APPL_EV (traces with MPI)
+APPLICATION = EventType(
+    extrae_mpi.APPL_EV, extrae_mpi.APPL_EV_LABEL, "static", extrae_mpi.APPL_EV_VALUES, extrae_mpi.APPL_EV_PCF_FLAG
 )
 
 # --- Communication tags (record type 3), as nsys2prv ---------------------------------------------
@@ -260,9 +295,14 @@ FIXED_TYPES: tuple[EventType, ...] = (
     MPI_RECV_SIZE,
     MPI_ROOT,
     MPI_COMM,
+    APPLICATION,
 )
-BY_ID: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}
-assert len(BY_ID) == len(FIXED_TYPES), "event type id defined twice"
+# Listed in a .pcf only when a report of the trace has their table (kinds.table_types): the trace of a
+# report without scheduling, samples or OS runtime call stacks is what it was before they existed.
+CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *OSRT_CALLER.values())
+ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # in every .pcf
+BY_ID: dict[int, EventType] = {t.id: t for t in (*FIXED_TYPES, *CPU_SIDE_TYPES)}
+assert len(BY_ID) == len(FIXED_TYPES) + len(CPU_SIDE_TYPES), "event type id defined twice"
 assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)
 
 

@@ -17,6 +17,10 @@
 # - At most NSYS2PRV_CONCURRENT_STARTS nsys start at once on a node; no stagger by default. A rank that
 #   waited for its turn or was retried starts late; its report records it (NSYS2PRV_ATTEMPT,
 #   NSYS2PRV_DELAY_S: seconds from the wrapper's start to its nsys's, in the application's environment).
+# - It prints one line per rank: the report written, how long it waited for its turn, whether it was
+#   retried. nsys's own messages ("Collecting data...", "Generating ...", "Importer error status ...")
+#   go to ${NSYS2PRV_OUTDIR:-.}/rank<N>.nsys.log instead of the job's output (the application's output
+#   is passed through as it is); the log is removed when nsys said nothing.
 #
 # Environment: NSYS2PRV_OUTDIR (report directory), NSYS_HOME (an Nsight Systems installation, when nsys
 # is not on PATH), NSYS2PRV_IMPORTER (the QdstrmImporter binary), NSYS2PRV_ATTEMPTS (default 5),
@@ -52,7 +56,16 @@ if [ ${#user_opts[@]} -eq 0 ]; then
     if [ -z "${OMPI_COMM_WORLD_RANK:-}" ] && { [ -n "${PMI_RANK:-}" ] || [ -n "${MPI_LOCALRANKID:-}" ]; }; then
         impl=mpich
     fi
-    user_opts=(-t "cuda,nvtx,mpi,osrt" "--mpi-impl=$impl" -s none --cpuctxsw=none)
+    # CPU samples with call stacks and thread scheduling when this nsys can take them here: version
+    # 2023 or later (2022.4 hung after the application ended in one of 4 ranks) and its own environment
+    # check (perf_event_open, paranoid level); see docs/profiling.md for their overhead
+    cpu_opts=(-s none --cpuctxsw=none)
+    version=$("$nsys" --version 2>/dev/null || true) year=0
+    [[ $version =~ version\ ([0-9]{4})\. ]] && year=${BASH_REMATCH[1]}
+    if [ "$year" -ge 2023 ] && "$nsys" status -e 2>/dev/null | grep -q 'CPU Profiling Environment (process-tree): OK'; then
+        cpu_opts=(-s process-tree --cpuctxsw=process-tree --backtrace=fp)
+    fi
+    user_opts=(-t "cuda,nvtx,mpi,osrt" "--mpi-impl=$impl" "${cpu_opts[@]}")
 fi
 
 outdir=${NSYS2PRV_OUTDIR:-.}
@@ -60,6 +73,12 @@ mkdir -p "$outdir"
 report=$(cd "$outdir" && pwd)/rank$rank
 attempts=${NSYS2PRV_ATTEMPTS:-5}
 start_timeout=${NSYS2PRV_START_TIMEOUT:-30}
+log=$report.nsys.log
+
+# nsys's own lines (not the application's): they go to the log. nsys 2022.4-2024.x's messages.
+nsys_noise='^(Collecting data\.\.\.|Generating '"'"'|Generated:|Generating:|\[[0-9]+/[0-9]+\] |Importer error status|Importation |Unable to retrieve the importer|Processing events|Processing \[|Saving temporary |Creating final output|Saved report file|Report file (moved|saved)|Failed to create '"'"'|Use `--force-overwrite|The target application (returned|terminated)|Capture range |Agent launcher failed|Connection to the Agent lost|The timeout expired|Try the '"'"'nsys status|WARNING: (CPU |Device-side |Backtrace|OS runtime |The [a-z]+ (is|are) not supported)|[[:space:]]+/.*\.(nsys-rep|qdstrm|sqlite)$)'
+# a filter: nsys's lines to descriptor 3 (the log), the others through, a line at a time
+sieve() { awk -v noise="$nsys_noise" '{ if ($0 ~ noise) { print >> "/dev/fd/3"; fflush("/dev/fd/3") } else { print; fflush() } }'; }
 
 # QdstrmImporter: NSYS2PRV_IMPORTER, else beside every link of the nsys path (bin/../host-linux-x64:
 # NVIDIA's layout and Debian's /usr/lib/nsight-systems/bin), NSYS_HOME, the usual install places
@@ -197,10 +216,26 @@ free_slot() { exec {lk}>&- {lk}</dev/null; }
 private_tmp=$(mktemp -d "${TMPDIR:-/tmp}/nsys-rank$rank.XXXXXX")
 echo "$$" > "$private_tmp/owner"
 exec {tick}<> <(:)      # read -t on this descriptor: a sleep without a process
-cleanup() { trap '' TERM INT; end_ours; rm -rf "$private_tmp"; }
+cleanup() { trap '' TERM INT; end_ours; rm -rf "$private_tmp"; [ -s "$log" ] || rm -f -- "$log"; }
 trap cleanup EXIT
 trap 'trap "" TERM INT; exit 143' TERM
 trap 'trap "" TERM INT; exit 130' INT
+rm -f -- "$log"
+(set -C; : > "$log") 2>/dev/null || { echo "$me: rank $rank: cannot create $log" >&2; exit 1; }
+exec {logfd}>> "$log"
+exec {sieve_out}> >(sieve 3>&"$logfd" {lk}>&- {tick}>&-)
+sieves=($!)
+exec {sieve_err}> >(sieve 3>&"$logfd" >&2 {lk}>&- {tick}>&- {sieve_out}>&-)
+sieves+=($!)
+# the sieves end when every writer closed its pipe: this shell's copies, then nsys's processes
+close_sieves() {
+    exec {sieve_out}>&- {sieve_err}>&-
+    local p
+    for p in "${sieves[@]}"; do
+        for ((w = 0; w < 50; w++)); do running "$p" || break; read -rt 0.1 -u "$tick" _ || true; done
+    done
+}
+waited=0      # seconds this rank waited for its turn (a start slot), over its attempts
 t_start=$(date +%s.%N)
 stagger=$(awk -v r="$local_rank" -v s="${NSYS2PRV_STAGGER:-0}" 'BEGIN { printf "%.3f", r * s }')
 [ "$stagger" = 0.000 ] || sleep "$stagger"
@@ -213,12 +248,15 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
     fi
     rm -f "$report.qdstrm" "$report.nsys-rep"
     mkdir -p "$private_tmp/$attempt"
+    t_slot=$(date +%s.%N)
     take_slot
+    waited=$(awk -v w="$waited" -v a="$t_slot" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", w + b - a }')
     end_orphans
     reset_registry
     delay=$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
     TMPDIR=$private_tmp/$attempt NSYS2PRV_ATTEMPT=$attempt NSYS2PRV_DELAY_S=$delay \
-        "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$report" "$@" {lk}>&- {tick}>&- &
+        "$nsys" profile "${user_opts[@]}" --force-overwrite=true -o "$report" "$@" \
+        >&"$sieve_out" 2>&"$sieve_err" {lk}>&- {tick}>&- {logfd}>&- {sieve_out}>&- {sieve_err}>&- &
     nsys_pid=$!
     started=0 hung=0 polls=0
     while kill -0 "$nsys_pid" 2>/dev/null; do
@@ -258,7 +296,19 @@ if [ -e "$report.qdstrm" ] && [ ! -e "$report.nsys-rep" ]; then
         rm -f "$report.nsys-rep"
         exit 1
     fi
-    echo "$me: rank $rank: imported $report.nsys-rep with $importer"
+    imported=" (imported from its .qdstrm with $importer)"
     [ "${NSYS2PRV_KEEP_QDSTRM:-0}" = 1 ] || rm -f "$report.qdstrm"
+fi
+end_ours
+close_sieves
+exec {logfd}>&-
+said="; nsys's messages: $log"
+[ -s "$log" ] || { rm -f -- "$log"; said=; }
+retried="not retried"
+[ "$attempt" = 1 ] || retried="retried: attempt $attempt of $attempts"
+if [ -e "$report.nsys-rep" ]; then
+    echo "$me: rank $rank: wrote $report.nsys-rep${imported:-}; waited $waited s for its turn; $retried$said"
+else
+    echo "$me: rank $rank: no report: nsys profile wrote no $report.nsys-rep; waited $waited s for its turn; $retried$said" >&2
 fi
 exit "$rc"

@@ -72,7 +72,7 @@ def _key_of_min(values: Mapping[K, Any]) -> K:
 
 def focus(res: dict) -> tuple[dict, str | None]:
     """The column the factor findings are about: the one the user asked for (the --iterations
-    steady state, else the first --region; a steady-state column offered by nsys2prv itself when
+    steady state, else the first --region; the steady-state column nsys2prv shows by itself when
     start-up dominates), else the whole run.  Returns (scope, its name or None for the run)."""
     regions = res.get("regions") or []
     for kind in ("iterations", "region", "steady"):

@@ -11,8 +11,9 @@ Everything that is a *choice* is written into the result's ``definitions``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from nsys2prv.metrics.measures import (
     union,
 )
 from nsys2prv.metrics.replay import Replay, replay
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.nsys.ids import pid_of
 
 NCCL_RULES = ("communication", "useful")
@@ -206,13 +208,21 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
 
 
 def collect_partial(
-    report: int, tabs: dict, lookup: dict, clock, names=None, whole_run: bool = False, spill: str | None = None
+    report: int,
+    tabs: dict,
+    lookup: dict,
+    clock,
+    names=None,
+    whole_run: bool = False,
+    spill: str | None = None,
+    comms: Communicators | None = None,
 ) -> PopPartial:
     """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
-    NVTX range names kept, None = all; ``whole_run``: only the trace window will be measured, the
-    host calls are reduced here; ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has
-    no GPU activity)).  A GPU is an activity's ``gpu`` column (stage A's GPU id of the process's CUDA
-    ordinal, ``pipeline.stages.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it."""
+    NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
+    measured, the host calls are reduced here unless the report traced MPI (the steady-state
+    window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).
+    A GPU is an activity's ``gpu`` column (stage A's GPU id of the process's CUDA ordinal,
+    ``pipeline.stages.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it."""
     d = []
     for kind in ("kernels", "memcpy", "memset"):
         df = tabs.get(kind)
@@ -253,7 +263,8 @@ def collect_partial(
             )
         )
     host_pre = None
-    if h and whole_run:  # a task's calls are all in its report: reduce them here
+    if h and whole_run and not has.get("mpi"):  # a task's calls are all in its report: reduce them here
+        # (not with MPI: the steady-state column, MPI_Init..MPI_Finalize, may be measured too)
         task, c, s, e = (np.concatenate(x) for x in zip(*h))
         ok = task >= 0
         tasks, g = np.unique(task[ok], return_inverse=True)
@@ -268,14 +279,15 @@ def collect_partial(
     mpi_calls = None
     df = tabs.get("mpi")
     if df is not None and len(df):
+        comm, root = comms.resolve(report, df) if comms is not None else (df["comm"], df["peer"])
         mpi_calls = pd.DataFrame(
             {
                 "task": _tasks_of(report, df["tid"], lookup),
                 "start": _at(clock, df["start"].to_numpy(np.int64)),
                 "end": _at(clock, df["end"].to_numpy(np.int64)),
                 "name": df["name"].astype(str),
-                "root": df["peer"].to_numpy(np.int64),
-                "comm": df["comm"].to_numpy(np.int64),
+                "root": np.asarray(root, np.int64),  # (world ranks; comm: the run's communicator ids)
+                "comm": np.asarray(comm, np.int64),
                 "peers": (df["source"] == "tables").to_numpy(),
             }
         )
@@ -562,14 +574,16 @@ def _host_calls(parts, proc_index) -> pd.DataFrame | None:
 
 
 def _steady_bounds(calls: pd.DataFrame) -> tuple[int, int] | None:
-    """(end of the last MPI_Init, start of the first MPI_Finalize) over the host processes' calls: the
-    part of the run where every rank is inside the MPI program (None: no MPI_Init or no MPI_Finalize
-    in the analysed time, or they do not leave a positive window)."""
+    """(end of the first MPI_Init, start of the last MPI_Finalize) over the host processes' calls: the
+    window TALP measures (each rank from the end of its MPI_Init to its MPI_Finalize, which TALP closes
+    with a barrier, T = the longest), on one timeline: a rank still in MPI_Init, or already waiting in
+    MPI_Finalize, is in MPI there (None: no MPI_Init or no MPI_Finalize in the analysed time, or they do
+    not leave a positive window)."""
     name = calls["name"]
     init, fin = name.isin(INIT_CALLS).to_numpy(), (name == "MPI_Finalize").to_numpy()
     if not init.any() or not fin.any():
         return None
-    lo, hi = int(calls["end"].to_numpy(np.int64)[init].max()), int(calls["start"].to_numpy(np.int64)[fin].min())
+    lo, hi = int(calls["end"].to_numpy(np.int64)[init].min()), int(calls["start"].to_numpy(np.int64)[fin].max())
     return (lo, hi) if lo < hi else None
 
 
@@ -653,6 +667,19 @@ def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None 
             "max_active_device": labels[int(np.argmax(A))],
         }
     )
+    idle = [l for l, u in zip(labels, U) if u == 0]
+    if idle:
+        out["devices_without_useful_time"] = idle
+    if not U.any() and A.any():  # copies only: no useful time to measure against (not "fully inefficient")
+        what = "kernel" if nccl_as == "useful" else "compute kernel (NCCL kernels count as data movement)"
+        why = (
+            f"no {what} ran on any GPU in the analysed time, only data movement (memcpy/memset"
+            + (", NCCL" if nccl_as == "communication" and nccl_total.any() else "")
+            + "): there is no useful device time to measure efficiency against"
+        )
+        keys = ("parallel_efficiency", "load_balance", "communication_efficiency", "global_efficiency")
+        out.update(dict.fromkeys(keys))
+        out["not_available"] = dict.fromkeys(keys, why)
     return out
 
 
@@ -919,7 +946,7 @@ def _overlap_note(lo, hi, name: str) -> str | None:
 
 def compute(
     inp: PopInputs,
-    region: str | None = None,
+    region: str | Sequence[str] | None = None,
     iterations: str | None = None,
     warmup: int = 0,
     label: str = "",
@@ -959,22 +986,24 @@ def compute(
         d["label"]: (int(f - inp.t0) if f != np.iinfo(np.int64).max else None) for d, f in zip(inp.devices, first)
     }
 
-    if region == STEADY_REGION:
-        reg = steady_state(inp, result, always=True)
-        if reg is None:
-            raise UserError(
-                f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in "
-                "the analysed time"
-            )
-        result["regions"].append(reg)
-    elif region:
-        lo, hi, n = occurrence_windows(inp, region, "--region")
+    regions = region_names(region)
+    steady = steady_state(inp, result, always=STEADY_REGION in regions)
+    if steady is not None:
+        result["regions"].append(steady)
+    elif STEADY_REGION in regions:
+        raise UserError(
+            f"--region {STEADY_REGION}: the reports have no MPI_Init followed by an MPI_Finalize in the analysed time"
+        )
+    for name in regions:
+        if name == STEADY_REGION:
+            continue
+        lo, hi, n = occurrence_windows(inp, name, "--region")
         notes += n
         ulo, uhi = union(lo, hi)
         r = evaluate(inp, ulo, uhi)[0]
         result["regions"].append(
             {
-                "name": region,
+                "name": name,
                 "kind": "region",
                 "occurrences": int(len(lo)),
                 "windows_ns": [[int(a), int(b)] for a, b in zip(ulo, uhi)],
@@ -1012,80 +1041,71 @@ def compute(
                 for i, (a, b, m) in enumerate(zip(lo, hi, per))
             ],
         }
-    # offered, not printed: a plain conversion's workers measure the whole run only (and the result must
-    # not depend on whether they reduced their intervals)
-    offer = None if region or iterations else steady_state(inp, result)
-    result["definitions"] = definitions(inp.nccl_as, region, iterations, warmup)
-    if any(r["kind"] == "steady" for r in result["regions"]) or offer is not None:
+    result["definitions"] = definitions(inp.nccl_as, regions, iterations, warmup)
+    if steady is not None:
         result["definitions"]["steady_state"] = STEADY_DEFINITION
     result["notes"] = notes
     result["advice"] = advise(result)
-    if offer is not None:
-        lo, hi = offer["windows_ns"][0]
-        result["advice"].insert(
-            0,
-            {
-                "kind": "steady_state",
-                "message": f"The start-up dominates the whole-run column: {offer['reason']}. For the steady state "
-                f"(what a paper needs), add --region {STEADY_REGION}: from the end of the last MPI_Init to the start "
-                f"of the first MPI_Finalize (trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s); the whole-run "
-                "column stays the whole run.",
-                "evidence": {
-                    "window_ns": [int(lo), int(hi)],
-                    "elapsed_ns": result["elapsed_ns"],
-                    "option": f"--region {STEADY_REGION}",
-                },
-            },
-        )
     return result
 
 
-STEADY_OFFERED = 0.10  # start-up + shutdown beyond this part of T: the steady-state column is offered
+def region_names(region: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The --region names, in the order given (one column each); a name given twice is an error."""
+    names = (region,) if isinstance(region, str) else tuple(region or ())
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"--region {twice[0]} is given twice (each --region adds one column)")
+    return names
+
+
+STEADY_SHOWN = 0.10  # start-up + shutdown beyond this part of T: the steady-state column is shown
 STEADY_NAME = STEADY_REGION = "MPI_Init..MPI_Finalize"  # its column, and --region NAME asking for it
 STEADY_DEFINITION = (
-    f"the '{STEADY_NAME}' column (--region {STEADY_REGION}): the steady state, from the end of the "
-    "last MPI_Init to the start of the first MPI_Finalize over the processes (every rank is in the "
-    "MPI program); offered (the first advice item) when start-up and shutdown outside it take "
-    f"more than {STEADY_OFFERED:.0%} of T (its 'reason' says how much); the whole-run column "
+    f"the '{STEADY_NAME}' column: from the end of MPI_Init to MPI_Finalize, as TALP measures its global "
+    "region (each rank from the end of its MPI_Init to its MPI_Finalize, closed by a barrier; T = the "
+    "longest rank's): here one window, from the end of the first MPI_Init to the start of the last "
+    "MPI_Finalize over the processes, a rank still in MPI_Init or already waiting in MPI_Finalize being "
+    f"in MPI there. Shown by default when start-up and shutdown outside it take more than {STEADY_SHOWN:.0%} "
+    f"of T (its 'reason' says how much), always with --region {STEADY_REGION}; the whole-run column "
     "stays the whole run"
 )
 
 
 def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | None:
-    """The steady-state column (MPI_Init's end to MPI_Finalize's start) when start-up or shutdown --
-    a late rank, a slow MPI_Init -- take more than STEADY_OFFERED of T (``always``: asked for), with
-    the reason; else None.  Measured only when asked for (else: its window and reason, for the offer)."""
-    if inp.steady is None:
+    """The steady-state column (MPI_Init's end to MPI_Finalize), measured, when start-up or shutdown --
+    a late rank, a slow MPI_Init -- take more than STEADY_SHOWN of T (``always``: asked for), with the
+    reason; else None (and when the workers reduced the host calls to the whole run: a run without MPI)."""
+    if inp.steady is None or inp.host_pre is not None:
         return None
     lo, hi = max(inp.steady[0], inp.t0), min(inp.steady[1], inp.t1)
     T = inp.t1 - inp.t0
-    if hi <= lo or T <= 0 or (not always and T - (hi - lo) <= STEADY_OFFERED * T):
+    if hi <= lo or T <= 0 or (not always and T - (hi - lo) <= STEADY_SHOWN * T):
         return None
     startup, shutdown = lo - inp.t0, inp.t1 - hi
     reason = (
-        f"start-up to the end of the last MPI_Init takes {startup / 1e9:.3f} s and shutdown from the first "
+        f"start-up to the end of the first MPI_Init takes {startup / 1e9:.3f} s and shutdown from the last "
         f"MPI_Finalize {shutdown / 1e9:.3f} s: {(startup + shutdown) / T:.1%} of the whole run's T is outside "
-        "the part where every rank runs the MPI program"
+        "the MPI program"
     )
     procs = [p for p in result["processes"] if p.get("start_ns") is not None]
     if len(procs) > 1:
         first = min(procs, key=lambda p: p["start_ns"])
         last = max(procs, key=lambda p: p["start_ns"])
         late = last["start_ns"] - first["start_ns"]
-        if late > STEADY_OFFERED * T:
+        if late > STEADY_SHOWN * T:
             reason += (
                 f"; {last['label']} started {late / 1e9:.3f} s after {first['label']} (launch stagger or a "
                 "slow start), and the others waited for it in MPI_Init"
             )
-    out = {
+    return {
         "name": STEADY_NAME,
         "kind": "steady",
         "occurrences": 1,
         "windows_ns": [[int(lo), int(hi)]],
         "definition": STEADY_DEFINITION,
         "reason": reason,
+        **evaluate(inp, [lo], [hi])[0],
     }
-    return {**out, **evaluate(inp, [lo], [hi])[0]} if always else out
 
 
 def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:
@@ -1094,7 +1114,7 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         if nccl_as == "communication"
         else "NCCL kernels count as useful device time, as TALP's CUPTI backend does"
     )
-    d = {
+    d: dict[str, Any] = {
         "source": "POP metrics computed from the normalised Nsight Systems tables (not from the .prv); "
         "formulas follow BasicAnalysis 06_metrics / TALP perf_metrics.c (host and device trees)",
         "elapsed_time": "T = the run's elapsed time: from the earliest start to the latest end of the lifetimes "
@@ -1165,18 +1185,23 @@ def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> 
         "zero_over_zero": "0/0 is taken as 1 in LB, CommE and DOE (e.g. no useful time anywhere)",
         "values": "efficiencies are fractions in [0, 1]; times in ns",
     }
-    if region:
-        d["region"] = (
-            f"--region {region}: each occurrence k (k-th in start order in each report) spans from the "
-            "earliest start to the latest end of its k-th occurrences; metrics over the union"
-        )
+    named = {}
+    for name in region_names(region):
+        if name != STEADY_REGION:
+            named[name] = (
+                f"--region {name}: each occurrence k (k-th in start order in each report) spans from the "
+                "earliest start to the latest end of its k-th occurrences; metrics over the union"
+            )
+    if named:
+        d["region"] = named
     if iterations:
         d["iterations"] = (
             f"--iterations {iterations}: iteration k = the k-th occurrences' span over reports; "
             f"the first {warmup} excluded (--warmup); one table per iteration and a steady-state "
-            "column over their union. Consecutive iterations overlap where ranks leave one at "
-            "different times (each spans every rank): each is then measured in its own window; "
-            "an overlap beyond 10% of an iteration is noted"
+            "column over their union. Each window is global (one window for every rank, as BasicAnalysis "
+            "measures a trace cut; a TALP region is per rank instead, T its longest rank's). Consecutive "
+            "iterations overlap where ranks leave one at different times (each spans every rank): each is "
+            "then measured in its own window; an overlap beyond 10% of an iteration is noted"
         )
     return d
 

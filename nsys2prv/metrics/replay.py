@@ -12,11 +12,15 @@ The replay, per process in call order:
 - computation bursts (the time between consecutive MPI calls, from the start of the process's life to
   its first call and from its last call to its end) keep their measured durations;
 - an MPI call takes no time of its own, except waiting for its partners:
-  - a synchronising collective (Barrier, Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter, Scan,
-    Init, Finalize, Comm_split/dup/create) ends when the last participant has entered it (the k-th call
-    of one name on one communicator on every process that makes it);
-  - Reduce/Gather(v): the root ends when the last participant has entered, the others at once;
-    Bcast/Scatter(v): the others end when the root has entered, the root at once (roots unknown: no wait);
+  - a synchronising collective (every blocking collective but Reduce: Barrier, Bcast, Gather(v),
+    Scatter(v), Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter, Scan; and Init) ends when the
+    last participant has entered it (the k-th call of one name on one communicator on every process
+    that makes it);
+  - Reduce: the root ends when the last participant has entered, the others at once (root unknown:
+    no wait);
+  - this is Dimemas's model (its GLOBAL_OP_SYNC and, for Reduce only, GLOBAL_OP_ROOT_SYNC; prv2dim's
+    barrier at the end of MPI_Init), so that Dimemas with an ideal network replays our trace to the
+    same T (tests/test_dimemas.py); Finalize and the communicator constructors do not synchronise;
   - a blocking receive, or the Wait/Test that completes a receive, ends when the matching send has
     started (the message is there the moment it is posted); sends never wait (eager);
   - everything else (Isend, Irecv, Comm_rank, ...) takes no time.
@@ -46,25 +50,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES
+from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES, ROOT_SYNC_COLLECTIVES
 from nsys2prv.core.jit import kernel
 
-ZERO, SYNC, ROOT_GATHER, ROOT_BCAST, RECV = 0, 1, 2, 3, 4
+ZERO, SYNC, ROOT_GATHER, RECV = 0, 1, 2, 4
 
+# As Dimemas replays them (core/extrae_mpi.ROOT_SYNC_COLLECTIVES): every blocking collective but
+# MPI_Reduce synchronises its members, whatever its root; MPI_Init ends with a barrier (prv2dim's
+# default). MPI_Finalize and the communicator constructors are no collective operation to Dimemas.
+GATHER_CALLS = frozenset(ROOT_SYNC_COLLECTIVES)
 SYNC_CALLS = frozenset(ALL_TO_ALL_COLLECTIVES) | frozenset(
     {
         "MPI_Scan",
         "MPI_Exscan",
         "MPI_Init",
         "MPI_Init_thread",
-        "MPI_Finalize",
-        "MPI_Comm_split",
-        "MPI_Comm_dup",
-        "MPI_Comm_create",
+        "MPI_Bcast",
+        "MPI_Scatter",
+        "MPI_Scatterv",
+        "MPI_Gather",
+        "MPI_Gatherv",
     }
 )
-GATHER_CALLS = frozenset({"MPI_Reduce", "MPI_Gather", "MPI_Gatherv"})
-BCAST_CALLS = frozenset({"MPI_Bcast", "MPI_Scatter", "MPI_Scatterv"})
 RECV_CALLS = frozenset(
     {
         "MPI_Recv",
@@ -81,6 +88,12 @@ RECV_CALLS = frozenset(
     }
 )
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
+# Nonblocking collectives, as prv2dim gives them to Dimemas: the operation happens at the first MPI_Wait of
+# the process after it that completes no message (a Test, Waitall, ... is no such Wait: the operation is
+# then not replayed), with the kind of its blocking twin.
+NONBLOCKING_COLLECTIVES = {
+    f"MPI_I{n[4:].lower()}": n for n in (*SYNC_CALLS, *GATHER_CALLS) if n not in ("MPI_Init", "MPI_Init_thread")
+}
 
 
 @dataclass
@@ -253,14 +266,12 @@ def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
     """The replay kind of each distinct MPI function name."""
     kind = np.full(len(categories), ZERO, np.int64)
     for i, n in enumerate(categories):
-        n = ALIASES.get(n, n)
+        n = ALIASES.get(n, NONBLOCKING_COLLECTIVES.get(n, n))
         kind[i] = (
             SYNC
             if n in SYNC_CALLS
             else ROOT_GATHER
             if n in GATHER_CALLS
-            else ROOT_BCAST
-            if n in BCAST_CALLS
             else RECV
             if have_peers and n in RECV_CALLS
             else ZERO
@@ -275,6 +286,37 @@ def _codes(values) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(cat.codes, np.int64), np.asarray(cat.categories, object)
     codes, uniq = pd.factorize(np.asarray(values))
     return codes.astype(np.int64), np.asarray(uniq, object)
+
+
+def _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv) -> tuple[np.ndarray, np.ndarray]:
+    """Nonblocking collectives moved to the MPI_Wait that completes them (``NONBLOCKING_COLLECTIVES``):
+    that Wait takes the collective's name and communicator, the collective call itself takes no time
+    (``kind`` ZERO, in place).  Calls sorted by (rank, start, end); ``done_recv``: (rank, end) of the
+    calls that complete a message."""
+    icoll = np.flatnonzero(np.isin(names, list(NONBLOCKING_COLLECTIVES)))
+    at = np.flatnonzero(np.isin(name_code, icoll))
+    if not len(at):
+        return name_code, comm
+    name_code, comm = name_code.copy(), comm.copy()
+    kind[at] = ZERO
+    wait = np.flatnonzero(names == "MPI_Wait")
+    waits = np.flatnonzero(np.isin(name_code, wait) & np.isin(rank, np.unique(rank[at])))
+    free = [i for i in waits if (int(rank[i]), int(end[i])) not in done_recv]  # (not completing a receive)
+    pending: dict[int, list[int]] = {}
+    calls = sorted([(int(i), 0) for i in at] + [(int(i), 1) for i in free])
+    for i, is_wait in calls:
+        queue = pending.setdefault(int(rank[i]), [])
+        if not is_wait:
+            queue.append(i)
+        elif queue:
+            c = queue.pop(0)
+            name_code[i], comm[i] = name_code[c], comm[c]
+            kind[i] = kind_of_name(names[name_code[c]])
+    return name_code, comm
+
+
+def kind_of_name(name: str) -> int:
+    return int(classify(np.array([name], object), True)[0])
 
 
 def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -323,6 +365,12 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         ]
     )
 
+    if messages is not None and len(messages):
+        done_recv = set(zip(messages["recv_rank"].to_numpy(np.int64).tolist(), messages["recv_end"].tolist()))
+    else:
+        done_recv = set()
+    name_code, comm = _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv)
+
     # collective instances: the k-th call of (name, communicator) on each process
     n = len(rank)
     coll = np.full(n, -1, np.int64)
@@ -345,7 +393,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         root_me[idx] = me
         inst_root = np.full(len(inst_size), -1, np.int64)
         inst_root[ids[me]] = idx[me]
-        rooted = np.isin(kind[idx], (ROOT_GATHER, ROOT_BCAST))
+        rooted = kind[idx] == ROOT_GATHER
         if rooted.any() and (root[idx][rooted] < 0).all():
             notes.append("roots of rooted collectives unknown: they do not synchronise in the replay")
 
@@ -438,13 +486,6 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
                         ready = False
                     else:
                         finish = max(finish, inst_max[c])
-                elif k == ROOT_BCAST and not root_me[e]:
-                    re = inst_root[c]
-                    if re >= 0:
-                        if arrive[re] < 0:
-                            ready = False
-                        else:
-                            finish = max(finish, arrive[re])
                 elif k == RECV:
                     for d in range(dep_ptr[e], dep_ptr[e + 1]):
                         s = dep_send[d]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,8 @@ def single_run_columns(res: dict) -> list[dict]:
     return cols
 
 
-def _rows(cols: list[dict]):
+def visible_rows(cols: list[dict]):
+    """The rows a table of these columns shows: (key, label, indent, kind)."""
     for key, label, indent, kind in ROWS:
         if key in OPTIONAL_ROWS and all(c["values"].get(key) is None for c in cols):
             continue
@@ -86,7 +89,7 @@ def text_table(cols: list[dict], title: str = "POP metrics") -> str:
     width = max(len(l) + 2 * i for _, l, i, _ in ROWS) + 2
     cw = [max(10, len(c["header"]) + 1) for c in cols]
     lines = [title, " " * width + "".join(f"{c['header']:>{w}}" for c, w in zip(cols, cw))]
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         name = ("  " * indent + label).ljust(width)
         lines.append(name + "".join(f"{fmt(c['values'][key], kind):>{w}}" for c, w in zip(cols, cw)))
     return "\n".join(lines)
@@ -101,7 +104,7 @@ def _markdown_cell(s: str) -> str:
 
 def markdown_table(cols: list[dict], caption: str = "") -> str:
     out = ["| Metric | " + " | ".join(_markdown_cell(c["header"]) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         out.append(
             f"| {'&emsp;' * indent}{_markdown_cell(label)} | "
             + " | ".join(fmt(c["values"][key], kind) for c in cols)
@@ -129,19 +132,49 @@ def _tex(s: str) -> str:
     return s.replace("\0", r"\textbackslash{}")
 
 
-def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop") -> str:
-    out = [r"% POP metrics written by nsys2prv; needs \usepackage{booktabs}", r"\begin{table}[htbp]", r"\centering"]
-    if caption:
-        out.append(r"\caption{" + _tex(caption) + "}")
+def _comment_block(text: str, width: int = 100) -> list[str]:
+    """``text`` as LaTeX comment lines (``% ...``), wrapped at ``width``."""
+    return ["% " + line for line in textwrap.wrap(" ".join(text.split()), width - 2)]
+
+
+def _tex_header(text: str, width: int = 12) -> str:
+    """A column header, on several lines (a nested tabular, plain LaTeX) when it is long: broken at
+    spaces and after "..", so that a few columns fit an article's text width."""
+    words = [w for part in text.split(" ") for w in re.split(r"(?<=\.\.)", part) if w]
+    lines: list[str] = []
+    for w in words:
+        glue = "" if lines and lines[-1].endswith("..") else " "
+        if lines and len(lines[-1]) + len(glue) + len(w) <= width:
+            lines[-1] += glue + w
+        else:
+            lines.append(w)
+    if len(lines) <= 1:
+        return _tex(text)
+    return r"\begin{tabular}[b]{@{}r@{}}" + r" \\ ".join(_tex(x) for x in lines) + r"\end{tabular}"
+
+
+def latex_table(cols: list[dict], caption: str = "", label: str = "tab:pop", short: str = "") -> str:
+    """The table as a LaTeX ``table`` float (booktabs, nothing else: plain ``pdflatex`` compiles it
+    with ``\\usepackage{booktabs}``).  ``short``: its caption; ``caption``: the long explanation, written
+    as a comment block above the table (for the paper's text), and the caption when ``short`` is empty."""
+    out = [
+        r"% POP metrics written by nsys2prv; needs \usepackage{booktabs} (no other package):",
+        r"%   \documentclass{article} \usepackage{booktabs} \begin{document} \input{THIS FILE} \end{document}",
+    ]
+    if caption and short:
+        out += ["%", *_comment_block(caption)]
+    out += [r"\begin{table}[htbp]", r"\centering", r"\small"]
+    if short or caption:
+        out.append(r"\caption{" + _tex(short or caption) + "}")
     out.append(r"\label{" + label + "}")
     out += [
         r"\begin{tabular}{l" + "r" * len(cols) + "}",
         r"\toprule",
-        "Metric & " + " & ".join(_tex(c["header"]) for c in cols) + r" \\",
+        "Metric & " + " & ".join(_tex_header(c["header"]) for c in cols) + r" \\",
         r"\midrule",
     ]
     prev_tree = None
-    for key, label, indent, kind in _rows(cols):
+    for key, label, indent, kind in visible_rows(cols):
         tree = key.split(".")[0] if "." in key and not key.endswith(".count") else "other"
         if prev_tree is not None and tree != prev_tree:
             out.append(r"\midrule")
@@ -156,7 +189,7 @@ def write_csv(cols: list[dict], path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["metric", "label", *[c["header"] for c in cols]])
-        for key, label, _, kind in _rows(cols):
+        for key, label, _, kind in visible_rows(cols):
             w.writerow(
                 [
                     key,
@@ -203,7 +236,7 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
         import matplotlib.pyplot as plt  # after choosing the Agg backend
     except ImportError:
         return f"{path.name} not written: matplotlib is not installed (pip install matplotlib)"
-    rows = list(_rows(cols))
+    rows = list(visible_rows(cols))
     label_w, col_w = 3.2, 1.6  # inches
     fig_w = label_w + col_w * len(cols)
     fig, ax = plt.subplots(figsize=(fig_w, 0.26 * (len(rows) + 2)))
@@ -226,6 +259,16 @@ def write_png(cols: list[dict], path: Path, title: str = "") -> str | None:
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return None
+
+
+def short_caption(title: str, cols: list[dict]) -> str:
+    """A table's caption for a paper: its title and what its columns are (the long explanation,
+    ``caption``, goes beside it: a comment block in the .tex, a paragraph under the .md table)."""
+    heads = [c["header"] for c in cols]
+    text = title
+    if heads and heads[0] == "trace" and len(heads) > 1:
+        text += f". Columns: trace (the whole run), {', '.join(heads[1:])}"
+    return text + "."
 
 
 def caption(res: dict, scaling: str | None = None, reference: str | None = None) -> str:
@@ -255,8 +298,8 @@ def steady_text(reg: dict) -> str:
     lo, hi = reg["windows_ns"][0]
     return (
         f"Column '{reg['name']}' ({(hi - lo) / 1e9:.6f} s, trace time {lo / 1e9:.6f} .. {hi / 1e9:.6f} s): "
-        "from the end of the last MPI_Init to the start of the first MPI_Finalize, shown because "
-        f"{reg['reason']}; the 'trace' column is the whole run."
+        "from the end of the first MPI_Init to the start of the last MPI_Finalize (TALP's window), shown "
+        f"because {reg['reason']}; the 'trace' column is the whole run."
     )
 
 
@@ -265,7 +308,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     stem = base.with_name(base.name + ".pop")
     paths, notes = [], list(res.get("warnings") or [])  # (a scalability table's warnings about its runs)
     p = Path(str(stem) + ".json")
-    p.write_text(json.dumps(res, indent=2, default=_json_default), encoding="utf-8")
+    p.write_text(json.dumps(res, indent=2, default=json_default), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".csv")
     write_csv(cols, p)
@@ -277,7 +320,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     p.write_text(f"### {_markdown_cell(title)}\n\n" + markdown_table(cols, cap), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".tex")
-    p.write_text(latex_table(cols, cap), encoding="utf-8")
+    p.write_text(latex_table(cols, cap, short=short_caption(title, cols)), encoding="utf-8")
     paths.append(str(p))
     p = Path(str(stem) + ".png")
     note = write_png(cols, p, title)
@@ -288,7 +331,7 @@ def write_all(res: dict, cols: list[dict], base: Path, title: str, cap: str) -> 
     return paths, notes
 
 
-def _json_default(o):
+def json_default(o):
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):

@@ -18,14 +18,16 @@ thread; node i declares as many CPUs as its tasks have threads.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.devices import gpu_of
-from nsys2prv.nsys.identity import INTERNAL_THREAD, RANK_THREAD_NAME, Identity
+from nsys2prv.nsys.identity import INTERNAL_THREAD, NVTX_RANK_SOURCE, RANK_THREAD_NAME, Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 
 
@@ -108,6 +110,7 @@ class Model:
     # (host, GPU id) -> global thread of the GPU's row that carries its activity (GPU_ACTIVITY):
     # only when processes and GPUs are not one to one (``gpu_rows`` of build_model)
     device_rows: dict[tuple[str, int], int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the model decided that the summary should say
     _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
     _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
     _metric_index: dict[int, pd.Series] = field(default_factory=dict)
@@ -274,6 +277,7 @@ def build_model(
         cpu_keys.append(cpu)
         gpu_keys.append(gpu)
 
+    distrusted = _untrusted_nvtx_ranks(tasks, sources, [i.env_rank for i in identities])
     _check_duplicate_ranks(tasks, sources, force)
     # Tasks in rank order; processes without a rank after them, in report order.
     tasks.sort(key=lambda t: (t.rank is None, t.rank if t.rank is not None else 0, t.report, t.pid))
@@ -284,6 +288,8 @@ def build_model(
 
     threads: list[Thread] = []
     model = Model(nodes, tasks, threads, hidden)
+    if distrusted:
+        model.notes.append(distrusted)
     cpu_index: dict[int, tuple[list, list]] = {}
     gpu_index: dict[int, tuple[list, list]] = {}
     metric_index: dict[int, tuple[list, list]] = {}
@@ -346,6 +352,53 @@ def _index(keys: list[int], gids: list[int]) -> pd.Series:
     """keys -> global threads (from int64 arrays: a Series built from lists with dtype int64 makes pandas
     check the cast under a warnings filter, ~3 ms each -- per report, twice)."""
     return pd.Series(np.asarray(gids, np.int64), index=pd.Index(np.asarray(keys, np.int64)))
+
+
+def _file_ranks(tasks: list[Task], sources: list[str]) -> dict[int, int] | None:
+    """report -> the rank its file name gives (the last number in it: rank3.sqlite, run_7.nsys-rep), when
+    every report has one process and the numbers are distinct; else None."""
+    per_report: dict[int, int] = {}
+    for task in tasks:
+        if task.report in per_report:
+            return None  # several processes in one report: a file name cannot tell them apart
+        digits = re.findall(r"\d+", Path(sources[task.report]).name.split(".")[0])
+        if not digits:
+            return None
+        per_report[task.report] = int(digits[-1])
+    if len(set(per_report.values())) != len(per_report):
+        return None
+    return per_report
+
+
+def _untrusted_nvtx_ranks(tasks: list[Task], sources: list[str], env_ranks: list[int | None]) -> str | None:
+    """When "MPI Rank N" thread names collide (nsys 2021.x names the main thread of every process
+    "MPI Rank 0" in some runs) while nothing better says the ranks are the same, the NVTX ranks are
+    distrusted: each such task takes its rank from the captured environment, else from its file name
+    (the last number in it), else none (report order).  Returns the note, or None (nothing collided)."""
+    claimed: dict[int, int] = {}
+    for task in tasks:
+        if task.rank is not None:
+            claimed[task.rank] = claimed.get(task.rank, 0) + 1
+    clash = [t for t in tasks if t.rank is not None and claimed[t.rank] > 1]
+    if not clash or any(t.rank_source != NVTX_RANK_SOURCE for t in clash):
+        return None
+    nvtx = [t for t in tasks if t.rank_source == NVTX_RANK_SOURCE]
+    files = _file_ranks(nvtx, sources)
+    names = sorted({f"MPI Rank {t.rank}" for t in clash})
+    for task in nvtx:
+        env = env_ranks[task.report]
+        if env is not None and sum(t.report == task.report for t in tasks) == 1:
+            task.rank, task.rank_source = env, "captured environment (NVTX thread names collide)"
+        elif files is not None:
+            name = Path(sources[task.report]).name
+            task.rank, task.rank_source = files[task.report], f"file name {name} (NVTX thread names collide)"
+        else:
+            task.rank, task.rank_source = None, "report order (NVTX thread names collide)"
+    return (
+        f"NVTX thread names {', '.join(repr(n) for n in names)} are claimed by several processes "
+        f"({len(clash)} of {len(tasks)}): those ranks were not trusted; ranks from the captured environment, "
+        "else the file names, else the report order"
+    )
 
 
 def _check_duplicate_ranks(tasks: list[Task], sources: list[str], force: bool) -> None:

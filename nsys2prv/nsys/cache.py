@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -46,6 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nsys2prv import __version__
+from nsys2prv.core.paths import distrust
 from nsys2prv.core.versions import code_version
 
 TABLES_VERSION = code_version()  # derived from the code and its storage libraries (core/versions.py)
@@ -84,7 +86,9 @@ def entry_dir(root: Path, source: Path) -> Path:
 
     src = source.resolve()
     st = src.stat()
-    ident = f"{st.st_size}|{st.st_mtime_ns}|{TABLES_VERSION}|{__version__}"
+    # the file's identity, not only its size and mtime (which ``cp -p`` or ``rsync -t`` keep for another
+    # content): a file written again has a new ctime, a file put in its place a new inode
+    ident = f"{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}|{TABLES_VERSION}|{__version__}"
     return root / f"{src.stem}-{_hash(str(src))}" / _hash(ident)
 
 
@@ -288,8 +292,12 @@ def _open_file(dfd: int, name: str):
     """The descriptor of a regular file of the entry (not a link, FIFO or device), or ``CacheDamage``."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise CacheDamage(f"{name} is not a regular file")
+        why = distrust(st)
+        if why is not None:
+            raise CacheDamage(f"{name} is {why}")
         yield fd
     finally:
         os.close(fd)
@@ -305,8 +313,9 @@ def _remove_entry(pfd: int, name: str) -> None:
     """Remove one entry directory of ``pfd``: only the files whose names this module makes (a link
     is removed, never followed), then the directory if that emptied it."""
     try:
-        if not stat.S_ISDIR(os.lstat(name, dir_fd=pfd).st_mode):
-            return
+        st = os.lstat(name, dir_fd=pfd)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (os.getuid(), 0):
+            return  # (another user's directory: not ours to empty)
         dfd = os.open(name, _O_DIR, dir_fd=pfd)
     except OSError:
         return
@@ -342,6 +351,14 @@ class TableCache:
         text = f"{CACHE_NOTE} had an unusable {what} ({exc}); not used, rebuilt from the report"
         if text not in self.notes:
             self.notes.append(text)
+
+    def _unwritten(self, exc: BaseException) -> None:
+        """A store that failed for want of space (ENOSPC, EDQUOT): said (the entry stays incomplete, a
+        cache miss next time); a read-only or unusable cache is simply not used."""
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            text = f"{CACHE_NOTE} could not be completed ({exc.strerror}): the report is read again next time"
+            if text not in self.notes:
+                self.notes.append(text)
 
     def _walk(self, names: tuple[str, ...]) -> int:
         """The descriptor of ``root``'s parent / ``names``, every component opened without following a
@@ -479,8 +496,8 @@ class TableCache:
             data = sink.getvalue()
             with self._open() as dfd:
                 self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
-        except (OSError, pa.ArrowException):
-            pass  # a full or read-only cache: the lanes are derived again where needed
+        except (OSError, pa.ArrowException) as exc:
+            self._unwritten(exc)  # a full or read-only cache: the lanes are derived again where needed
 
     @contextmanager
     def parquet_file(self, kind: str):
@@ -520,7 +537,7 @@ class TableCache:
         try:
             with os.fdopen(fd, "wb") as fh:
                 write(fh)
-                os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # readable as any file the user makes
+                os.fchmod(fh.fileno(), 0o644 & ~_UMASK)  # readable as the user's files are, writable by no other
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             done = True
         finally:
@@ -537,8 +554,8 @@ class TableCache:
             data = encode(obj)
             with self._open() as dfd:
                 self._replace(dfd, name, lambda fh: fh.write(data))
-        except (OSError, TypeError, ValueError, pa.ArrowException):
-            pass
+        except (OSError, TypeError, ValueError, pa.ArrowException) as exc:
+            self._unwritten(exc)
 
     def prepare(self) -> bool:
         """Create the entry's directory and remove stale entries of the same input; False when the
@@ -602,8 +619,8 @@ class TableCache:
                     if encoded is not None:
                         self._replace(dfd, META, lambda fh: fh.write(encoded))
                 self._update_manifest(dfd, added, schemas, stale=added)
-        except OSError:
-            pass  # a full or read-only cache never fails a conversion
+        except OSError as exc:
+            self._unwritten(exc)  # a full or read-only cache never fails a conversion
 
     def _update_manifest(self, dfd: int, added: dict, schemas: dict, stale=()) -> None:
         """The manifest with ``added`` (kind -> tally) and ``schemas`` (kind -> its file's columns);
@@ -639,8 +656,8 @@ class TableCache:
                     self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(_write_batches(frames, fh)))
                     if names:
                         self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
-        except (OSError, pa.ArrowException, TypeError, ValueError):
-            pass  # a full or read-only cache (or a batch Parquet cannot hold): not cached
+        except (OSError, pa.ArrowException, TypeError, ValueError) as exc:
+            self._unwritten(exc)  # a full or read-only cache (or a batch Parquet cannot hold): not cached
         for _ in frames:
             pass
 
@@ -749,26 +766,47 @@ def _own_link(fd: int, name: str) -> bool:
     return stat.S_ISLNK(st.st_mode) and st.st_uid == os.getuid()
 
 
+class Untrusted(PermissionError):
+    """A directory of the cache that another user owns: not used (its contents could be anything)."""
+
+
 def _descend(fd: int, name: str, own_link_ok: bool = False) -> int:
     """The directory ``name`` of ``fd``, opened without following a link -- but for ``CACHE_DIR/tables``
-    (``own_link_ok``), a link of the user's own (moving the tables elsewhere) is followed."""
+    (``own_link_ok``), a link of the user's own (moving the tables elsewhere) is followed.  The directory
+    must be the running user's (or root's): another user's is ``Untrusted``; one of the user's own that
+    others could write into loses those write bits first."""
     if own_link_ok and _own_link(fd, name):
-        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
-    return os.open(name, _O_DIR, dir_fd=fd)
+        nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    else:
+        nfd = os.open(name, _O_DIR, dir_fd=fd)
+    try:
+        st = os.fstat(nfd)
+        if st.st_uid not in (os.getuid(), 0):
+            raise Untrusted(errno.EPERM, f"the cache directory is {distrust(st)}: not used", name)
+        if st.st_mode & 0o022 and st.st_uid == os.getuid():
+            os.fchmod(nfd, st.st_mode & 0o7755)
+    except BaseException:
+        os.close(nfd)
+        raise
+    return nfd
 
 
 def _make_dir(fd: int, name: str, own_link_ok: bool = False) -> bool:
     """``mkdir name`` in ``fd``; True when made.  A symbolic link planted at the name (which this
     module makes) is removed first, never followed (``own_link_ok``: the user's own link is kept)."""
     try:
-        os.mkdir(name, 0o777, dir_fd=fd)
+        os.mkdir(name, 0o755, dir_fd=fd)
         return True
     except FileExistsError:
         if not stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode) or (own_link_ok and _own_link(fd, name)):
             return False
     os.unlink(name, dir_fd=fd)
-    os.mkdir(name, 0o777, dir_fd=fd)
+    os.mkdir(name, 0o755, dir_fd=fd)
     return True
 
+
+descend_dir = _descend  # public names for the cache's size cap (nsys/cache_size.py)
+remove_entry = _remove_entry
+ENTRY_NAME = _ENTRY
 
 __all__ = ["CacheDamage", "TableCache", "decode", "encode", "entry_dir"]

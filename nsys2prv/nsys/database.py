@@ -71,12 +71,13 @@ class Report:
         # The file the user named (a .nsys-rep is exported to a cached .sqlite).
         self.source = source or str(path)
         self._conn, self._uri = _open_readonly(self.path)  # (the URI: the ADBC reader opens the same)
+        self._bound = _Bound(self._conn, self.path)
+        self.notes: list[str] = []  # what the conversion should say about this export
         try:
             self.tables = self._probe_tables()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise UserError(f"not a readable SQLite database ({exc})", str(self.path)) from None
-        self.notes: list[str] = []  # what the conversion should say about this export
         if not any(t in self.tables for t in NSYS_MARKER_TABLES):
             if "StringIds" in self.tables and any(
                 t in NSYS_EVENT_TABLES or t.startswith(NSYS_EVENT_PREFIX) for t in self.tables
@@ -104,8 +105,22 @@ class Report:
 
     # -- probing ---------------------------------------------------------
     def _probe_tables(self) -> set[str]:
-        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')").fetchall()
-        return {r[0] for r in rows}
+        """The export's tables.  Only objects of type 'table' are read: nsys writes no view, and a view
+        (which could name a table the readers ask for and be any query, an endless recursive one
+        too) is said in ``notes`` and skipped; so is a virtual table (a module's code behind a name)."""
+        rows = self._conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table','view')").fetchall()
+        virtual = {n for t, n, sql in rows if t == "table" and str(sql or "").lstrip()[:14].upper() == "CREATE VIRTUAL"}
+        for what, names in (
+            ("view(s)", sorted(str(n) for t, n, _ in rows if t == "view")),
+            ("virtual table(s)", sorted(str(n) for n in virtual)),
+        ):
+            if names:
+                self.notes.append(
+                    f"{len(names)} {what} in the export not read (only tables are): "
+                    + ", ".join(names[:4])
+                    + (" ..." if len(names) > 4 else "")
+                )
+        return {n for t, n, _ in rows if t == "table" and n not in virtual}
 
     def base_tables(self) -> list[str]:
         """The export's tables (not its views), sorted."""
@@ -158,7 +173,8 @@ class Report:
     def _fetch(self, sql: str, params: tuple = ()):
         """(cursor description, rows).  Text is decoded by sqlite3 itself (C); the first text that
         is not valid UTF-8 switches the connection to a decoder that replaces bad bytes, and the
-        query is run again."""
+        query is run again.  Every query is bounded (``_Bound``): one that runs past it is an error."""
+        self._bound.start()
         try:
             try:
                 cur = self._conn.execute(sql, params)
@@ -170,6 +186,12 @@ class Report:
                 cur = self._conn.execute(sql, params)
                 return cur.description, cur.fetchall()
         except sqlite3.DatabaseError as exc:
+            if self._bound.exceeded:
+                raise UserError(
+                    f"a query ran past its bound of {self._bound.steps} SQLite steps (an export made to hang "
+                    "its reader?): not converted",
+                    self.source,
+                ) from None
             raise UserError(f"cannot read the export ({exc})", self.source) from None
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
@@ -369,7 +391,30 @@ class Report:
             return pd.Series(dtype=object)  # of them only to turn them back
         ids, values = zip(*rows)
         texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]  # a BLOB
-        return pd.Series(np.array(texts, dtype=object), index=np.array(ids, dtype=np.int64), dtype=object)
+        text = np.array(texts, dtype=object)
+        try:
+            index = pd.Index(np.array(ids, dtype=np.int64))
+            if index.is_unique:
+                return pd.Series(text, index=index, dtype=object)
+        except (TypeError, ValueError, OverflowError):
+            pass
+        return self._strings_of_damaged(ids, text)
+
+    def _strings_of_damaged(self, ids: tuple, text: np.ndarray) -> pd.Series:
+        """StringIds with an id repeated or not an integer (a damaged export): every id one text, the
+        first; the rows left out said in ``notes``."""
+        keys = pd.to_numeric(pd.Series(ids, dtype=object), errors="coerce")
+        ok = (keys.notna() & (keys.abs() < 2**63) & (keys == keys.round())).to_numpy()
+        index = np.zeros(len(ids), np.int64)
+        index[ok] = keys[ok].astype(np.int64).to_numpy()
+        dup = np.zeros(len(ids), bool)
+        dup[ok] = pd.Series(index[ok]).duplicated().to_numpy()
+        said = [f"{int(dup.sum())} row(s) repeating an id (the first text of each id kept)"] if dup.any() else []
+        if not ok.all():
+            said.append(f"{int((~ok).sum())} row(s) with an id that is not an integer (not used)")
+        self.notes.append("StringIds: " + ", ".join(said))
+        keep = ok & ~dup
+        return pd.Series(text[keep], index=index[keep], dtype=object)
 
     def lookup(self, ids: pd.Series | np.ndarray) -> np.ndarray:
         """Map StringIds keys to text; a missing or NULL id gives None (LEFT JOIN semantics)."""
@@ -512,6 +557,38 @@ class _AdbcReader:
             self._conn.close()
         finally:
             self._db.close()
+
+
+class _Bound:
+    """A bound on every sqlite3 query of a connection: SQLite's progress handler, called every
+    ``EVERY`` virtual machine steps, interrupts a query past ``STEPS_PER_BYTE`` steps per byte of the
+    file (at least ``MIN_STEPS``) -- far more than any scan, sort or indexed join of the file needs,
+    and a bound on what a crafted export (a recursive query behind a name) could make it run.  The
+    ADBC reader (``_AdbcReader``) runs the readers' queries over the export's tables only (views are
+    never read: ``Report._probe_tables``), whose work the file's size bounds."""
+
+    EVERY = 10_000
+    STEPS_PER_BYTE = 1000
+    MIN_STEPS = 10**10
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        self.steps = max(self.MIN_STEPS, self.STEPS_PER_BYTE * size)
+        self.start()
+        conn.set_progress_handler(self._tick, self.EVERY)
+
+    def start(self) -> None:
+        self._left, self.exceeded = self.steps // self.EVERY, False
+
+    def _tick(self) -> int:
+        self._left -= 1
+        if self._left < 0:
+            self.exceeded = True
+            return 1  # interrupt the query
+        return 0
 
 
 def _open_readonly(path: Path) -> tuple[sqlite3.Connection, str]:

@@ -2,28 +2,35 @@
 (what ``nsys profile`` leaves when it cannot find its importer) through ``QdstrmImporter`` first.
 
 The user's files are never modified: an up-to-date ``REPORT.sqlite`` beside the
-report is reused read-only; otherwise the export goes to a cache directory
-(``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``) under a name derived from the
-report's path, size and mtime, and is reused while it is newer than the report.  A ``.qdstrm`` is
-copied into the cache and the copy imported (the importer rewrites its input), once.
+report is reused read-only -- when it belongs to the running user (or root) and no one else can write
+it (a report's folder may be shared: another user's file there is ignored, and said); otherwise the
+export goes to a cache directory (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``) under a name
+derived from the report's path and identity (device, inode, size, mtime and ctime: a report replaced
+by another of the same size and mtime gets a new name), and is reused while it is newer than the
+report and trusted as the one beside it.  ``nsys export`` writes into a private directory made for
+it (``mkdtemp``: 0700, a new name) and the export is renamed into the cache from there.  A
+``.qdstrm`` is copied into the cache and the copy imported (the importer rewrites its input), once.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
 
 from nsys2prv.core.errors import UserError
-from nsys2prv.core.paths import user_cache_dir
+from nsys2prv.core.paths import distrust, user_cache_dir
 
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 QDSTRM_SUFFIX = ".qdstrm"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 IMPORTER = "QdstrmImporter"
+BESIDE = "beside the report not used as its export"  # (beside_note)
 INSTALL_HINT = (
     "install Nsight Systems (e.g. Debian's 'nsight-systems' package, or NVIDIA's installer) "
     "and put 'nsys' on PATH or set NSYS_HOME to its install directory"
@@ -78,12 +85,44 @@ def default_cache_dir() -> Path:
 
 def cached_export_path(report: Path, cache_dir: Path) -> Path:
     st = report.stat()
-    key = hashlib.sha256(f"{report.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    ident = f"{report.resolve()}|{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}"
+    key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     return cache_dir / f"{report.stem}-{key}.sqlite"
 
 
 def _fresh(sqlite: Path, report: Path) -> bool:
-    return sqlite.is_file() and sqlite.stat().st_mtime_ns >= report.stat().st_mtime_ns
+    """``sqlite`` is a regular file (not a link) at least as new as ``report`` and trusted (``distrust``)."""
+    try:
+        st = os.lstat(sqlite)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_mtime_ns >= report.stat().st_mtime_ns and distrust(st) is None
+
+
+def beside_note(report: Path) -> str | None:
+    """What to say when a ``REPORT.sqlite`` beside an ``.nsys-rep`` was not taken as its export (another
+    user's, or writable by others), else None."""
+    if report.suffix not in REPORT_SUFFIXES:
+        return None
+    beside = report.with_suffix(".sqlite")
+    try:
+        st = os.lstat(beside)
+    except OSError:
+        return None
+    why = distrust(st) if stat.S_ISREG(st.st_mode) else "not a regular file"
+    return None if why is None else f"{beside.name} {BESIDE} ({why})"
+
+
+def check_input(path: Path) -> None:
+    """The input exists (a symbolic link loop named as one: ELOOP), else a one-line ``UserError``."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UserError("a symbolic link loop (ELOOP: too many levels of symbolic links)", str(path)) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise UserError("file not found", str(path)) from None
+        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
 
 
 def _supports_tables(nsys: str) -> bool:
@@ -158,8 +197,7 @@ def export_report(
     report: Path, cache_dir: Path | None = None, force: bool = False, tables: tuple[str, ...] = ()
 ) -> Path:
     """The SQLite export of ``report`` (an .nsys-rep), exporting it when needed."""
-    if not report.exists():
-        raise UserError("file not found", str(report))
+    check_input(report)
     head = _head(report)
     if head.startswith(SQLITE_MAGIC):
         return report  # an export named like a report: read as it is
@@ -177,16 +215,20 @@ def export_report(
         return target
     nsys = find_nsys()
     if nsys is None:
+        ignored = beside_note(report)
         raise UserError(
             f"cannot read .nsys-rep: 'nsys' was not found; {INSTALL_HINT} "
-            "(or pass the .sqlite made with 'nsys export --type sqlite')",
+            "(or pass the .sqlite made with 'nsys export --type sqlite')" + (f"; {ignored}" if ignored else ""),
             str(report),
         )
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
+        # nsys writes into a directory of its own (mkdtemp: 0700, a new name), never at a name in the
+        # shared cache directory that someone else could have planted
+        work = Path(tempfile.mkdtemp(prefix=".export-", dir=cache_dir))
     except OSError as exc:
         raise UserError(f"cannot create the export cache directory ({exc.strerror})", str(cache_dir)) from None
-    tmp = target.with_name(f".tmp{os.getpid()}-{target.name}")  # nsys keeps a .sqlite suffix
+    tmp = work / target.name  # nsys keeps a .sqlite suffix
     base_cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(tmp)]
     attempts = []
     if tables and _supports_tables(nsys):
@@ -196,14 +238,13 @@ def export_report(
     try:
         for cmd in attempts:
             proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode == 0 and tmp.is_file():
-                os.replace(tmp, target)
+            if proc.returncode == 0 and tmp.is_file() and not tmp.is_symlink():
+                _move_into_cache(work, tmp.name, cache_dir, target.name)
                 return target
             said = (proc.stderr or proc.stdout or "").strip().splitlines()
             err = said[-1] if said else f"exit code {proc.returncode}"
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        shutil.rmtree(work, ignore_errors=True)
     if not head.startswith(b"NVIDIA"):
         raise UserError(f"not a Nsight Systems report ('nsys export' cannot read it: {err})", str(report))
     raise UserError(
@@ -212,10 +253,33 @@ def export_report(
     )
 
 
+def _move_into_cache(work: Path, name: str, cache_dir: Path, dest: str) -> None:
+    """``work/name`` renamed to ``cache_dir/dest`` relative to the two directories' descriptors (``work``
+    opened without following a link); a file of another user's at ``dest`` that cannot be replaced is
+    a one-line error naming its owner."""
+    sfd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        dfd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # (the user's to choose)
+        try:
+            try:
+                os.replace(name, dest, src_dir_fd=sfd, dst_dir_fd=dfd)
+            except OSError as exc:
+                try:
+                    why = distrust(os.lstat(dest, dir_fd=dfd)) or exc.strerror
+                except OSError:
+                    why = exc.strerror
+                raise UserError(
+                    f"cannot store the export in the cache ({why}): choose another --cache-dir", str(cache_dir / dest)
+                ) from None
+        finally:
+            os.close(dfd)
+    finally:
+        os.close(sfd)
+
+
 def resolve_input(path: Path, cache_dir: Path | None, force: bool, tables: tuple[str, ...]) -> Path:
     """The SQLite file to read for one input path."""
-    if not path.exists():
-        raise UserError("file not found", str(path))
+    check_input(path)
     if path.suffix in REPORT_SUFFIXES:
         return export_report(path, cache_dir, force, tables)
     if path.suffix == QDSTRM_SUFFIX:

@@ -28,6 +28,7 @@ RANK_ENV_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "PMIX_RANK"
 JOB_ENV_VARS = ("SLURM_JOB_ID", "PMI_JOBID", "OMPI_MCA_ess_base_jobid", "PBS_JOBID", "LSB_JOBID")
 RANK_THREAD_NAME = re.compile(r"^MPI Rank (\d+)$")
 INTERNAL_THREAD = re.compile(r"^\[NSys")
+NVTX_RANK_SOURCE = "NVTX thread name"  # a rank from "MPI Rank N" (resources distrusts it when names collide)
 
 
 @dataclass
@@ -71,7 +72,7 @@ def identify(report: Report) -> Identity:
             if m:
                 pid = int(pid_of(global_tid))
                 ident.ranks.setdefault(pid, int(m.group(1)))
-                ident.rank_source.setdefault(pid, "NVTX thread name")
+                ident.rank_source.setdefault(pid, NVTX_RANK_SOURCE)
     ident.thread_names = names
     if report.has("MPI_RANKS", "globalTid", "rank"):
         df = report.query("SELECT globalTid, rank FROM MPI_RANKS WHERE globalTid IS NOT NULL")

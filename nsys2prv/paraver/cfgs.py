@@ -508,6 +508,56 @@ OS runtime library call on each CPU thread (type {R.OSRT.id}; translated with -t
             summary="pthread, I/O and sleep calls; host time that is neither CUDA nor MPI.",
         )
     )
+    add(
+        View(
+            "views/sampled_functions.cfg",
+            f"""
+Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; translated with -t samples):
+the innermost user-mode frame of the last CPU sample, "function [module]" ("module @ address" when
+unresolved). Histogram thread x function: number of samples.""",
+            (events("Sampled functions", R.SAMPLED[0].id, open=False),),
+            (time_per_value("Samples per function", statistic="# Bursts"),),
+            summary="Where the CPU time goes, by function: the sample counts per thread.",
+        )
+    )
+    add(
+        View(
+            "views/sampled_caller_level_1.cfg",
+            f"""
+Caller at level 1 of the sampled function (type {R.SAMPLED[1].id}; level N is type
+{R.SAMPLED[0].id} + N, up to {R.SAMPLED_LEVELS - 1}: change the window's type for another level).
+Histogram thread x caller: number of samples.""",
+            (events("Sampled caller level 1", R.SAMPLED[1].id, open=False),),
+            (time_per_value("Samples per caller", statistic="# Bursts"),),
+            summary="Which callers the sampled functions are reached from.",
+        )
+    )
+    add(
+        View(
+            "analysis/host_during_gpu_idle.cfg",
+            f"""
+Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, -t samples)
+while no compute kernel, memory operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on
+any stream of the process: window 3 = window 1 (the process's sampled function: the largest value over
+its threads, i.e. the function of its one sampled thread) x window 2 (1 while its GPU work is idle).
+Histogram: time per function while the GPU is idle, each sample's function held until the next sample
+(about 1 ms a sample at nsys's default rate; values: the .pcf's Sampled functions).""",
+            (
+                Window(
+                    "Sampled function of the process",
+                    "Last Evt Val",
+                    (R.SAMPLED[0].id,),
+                    level="task",
+                    task="Maximum",
+                    open=False,
+                ),
+                inside("GPU idle", KERNEL, MEMOP, NCCL_KERNEL, level="task", top="1-Sign"),
+                Window("Sampled function while the GPU is idle", operation="product", parents=(1, 2), level="task"),
+            ),
+            (time_per_value("Host time per function while the GPU is idle", window=3),),
+            summary="What the host was doing while its GPU sat idle: time per sampled function.",
+        )
+    )
     # analysis/ --------------------------------------------------------------------------------
     add(
         View(
@@ -851,6 +901,19 @@ NVTX domain '{safe}' (domain index {k}, types {t['pushpop'].id}..{t['gpu'].id}) 
                 summary=f"NVTX domain '{safe}' on CPU threads and GPU streams.",
             )
         )
+    if R.EXECUTING_CPU.id in types:
+        views.append(
+            View(
+                "basics/states_from_the_scheduler.cfg",
+                f"""
+Thread state of this trace, whose CPU threads have the scheduler's data (-t sched): Running only while
+on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
+the call's state); a thread without scheduling data is Running from its first to its last event.
+Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",
+                (Window("States"), events("Executing CPU", R.EXECUTING_CPU.id, open=False)),
+                summary="States from the scheduler: where threads wait off CPU, and on which CPU they run.",
+            )
+        )
     metrics = gpu_metrics(types)
     for key, (title, pattern) in METRIC_FAMILIES.items():
         chosen = {t: n for t, n in metrics.items() if pattern.search(n)}
@@ -919,6 +982,8 @@ def _data_of(type_id: int) -> frozenset[str]:
         return frozenset({"mpi"})
     if type_id == R.OSRT.id:
         return frozenset({"osrt"})
+    if type_id in {t.id for t in R.SAMPLED.values()}:
+        return frozenset({"samples"})
     if type_id == R.NCCL_RANGE.id:
         return frozenset({"nccl"})
     if type_id == R.NCCL_OPERATION.id or type_id in {t.id for t in R.NCCL_FIELDS.values()}:
@@ -942,6 +1007,8 @@ def needs(view: View) -> frozenset[str] | None:
             need |= d
         if set(w.tags) & set(LAUNCH_TAGS):
             need.add("launch_links")
+    if "samples" in need:  # a view of the samples shows nothing without them, whatever else it shows
+        return frozenset({"samples"})
     return frozenset(need) or None
 
 

@@ -45,6 +45,20 @@ class ValueLabels:
             fixed = self.types[t].values if t in self.types else {}
             self.base[t] = (max(fixed) + 1) if fixed else 1
             self.names[t] = pd.Index(sorted(seen[t]), dtype=object)
+        self.share_groups()
+
+    def share_groups(self) -> None:
+        """Dynamic types of one group: every one numbered over the union of the group's names."""
+        groups: dict[str, list[int]] = {}
+        for t in self.names:
+            et = self.types.get(t)
+            if et is not None and et.group and et.kind == "dynamic":
+                groups.setdefault(et.group, []).append(t)
+        for members in groups.values():
+            if len(members) > 1:
+                union = pd.Index(sorted(set().union(*(self.names[t] for t in members))), dtype=object)
+                for t in members:
+                    self.names[t] = union
 
     @classmethod
     def from_names(cls, types: dict[int, EventType], names: dict[int, list]) -> "ValueLabels":
@@ -54,6 +68,7 @@ class ValueLabels:
             fixed = types[t].values if t in types else {}
             labels.base[t] = (max(fixed) + 1) if fixed else 1
             labels.names[t] = pd.Index(sorted(set(map(str, names[t]))), dtype=object)
+        labels.share_groups()
         return labels
 
     def value_of(self, type_id: int, names) -> np.ndarray:

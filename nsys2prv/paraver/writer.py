@@ -77,7 +77,7 @@ def write_files(
     body,
     types: dict[int, EventType],
     labels: ValueLabels,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
 ) -> list[Path]:
     """OUT.prv(.gz) (header, then ``body(fh)`` writes the records), OUT.pcf and OUT.row, atomically."""
     base.parent.mkdir(parents=True, exist_ok=True)
@@ -90,13 +90,13 @@ def write_files(
             with gzip.open(temps[0], "wb", compresslevel=6) as gz:
                 threaded = _ThreadedWriter(gz)
                 try:
-                    threaded.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
+                    threaded.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                     body(threaded)
                 finally:
                     threaded.close()
         else:
             with open(temps[0], "wb", buffering=1 << 20) as fh:
-                fh.write(render_header(model, end_ns, epoch_ns, mpi_world).encode())
+                fh.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                 body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
         temps[2].write_text(render_row(model), encoding="utf-8")
@@ -120,7 +120,7 @@ def write_merged(
     progress: bool = False,
     parts: int = 1,
     work_dir: Path | None = None,
-    mpi_world: bool = False,
+    communicators: dict[int, tuple[int, ...]] | None = None,
     min_end: int = 0,
     fork_every_part: bool = False,
 ) -> WriteStats:
@@ -165,6 +165,6 @@ def write_merged(
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, mpi_world)
+    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, communicators)
     m = stats[0]
     return WriteStats(m.states, m.events, m.comms, end_ns, targets)

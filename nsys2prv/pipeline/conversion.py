@@ -17,6 +17,8 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.core.workers import in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
+from nsys2prv.nsys.cache import entry_dir
+from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import install_views
 from nsys2prv.paraver.chunks import write_chunk
@@ -27,10 +29,12 @@ from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
-from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
+from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec, sqlite_of
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba
+from nsys2prv.translate.communicators import communicator_members
+from nsys2prv.translate.host import application_events
 from nsys2prv.translate.mpi_messages import translate_messages
 from nsys2prv.translate.records import Translation
 
@@ -61,7 +65,7 @@ def _cache_root(cfg: Config, work: Path) -> Path:
 def _rank_jobs(
     cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict, work: Path, pop_only: bool = False
 ) -> list[RankJob]:
-    pop_names = tuple(n for n in (cfg.region, cfg.iterations) if n)
+    pop_names = tuple(n for n in (*cfg.region, cfg.iterations) if n)
     tasks = pop_lookups(run.pop_model, len(run.sources))
     trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
     return [
@@ -74,6 +78,7 @@ def _rank_jobs(
             PopShare(pop_names, tasks[src.index], only=pop_only),
             cfg.wants("gpu_metrics"),
             str(work / f"r{src.index}.chunk"),
+            run.comms,
         )
         for src, info, clock, clip in zip(run.sources, run.infos, run.timeline.clocks, run.timeline.clips)
     ]
@@ -88,7 +93,8 @@ def convert(cfg: Config, log=print) -> Summary:
         summary = _convert(dataclasses.replace(cfg, output=outputs.staged, cfgs=outputs.staged_cfgs), outputs)
         outputs.commit()
     except OSError as exc:
-        if exc.filename:
+        if exc.filename:  # (a staged file: named where it was to go, the staging directory is gone)
+            exc.filename = outputs.final_path(exc.filename)
             raise
         # a write that failed without naming its file (a full disk, a file size limit): the outputs'
         raise UserError(
@@ -117,7 +123,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         nvtx_index = {d: i for i, d in enumerate(domains)}
         metric_names = list(dict.fromkeys(m for s in run.scans for m in s.metrics))
         metric_types = R.gpu_metric_types(metric_names)
-        types = dict(R.BY_ID)
+        types = dict(R.ALWAYS_LISTED)
+        tables = {t for i in run.infos for t, n in i.table_counts.items() if n}
+        types.update({t.id: t for t in K.table_types(K.kinds_of(cfg.categories), tables)})
         for d, i in nvtx_index.items():
             types.update({t.id: t for t in R.nvtx_types(i, d).values()})
         types.update({t.id: t for t in metric_types.values()})
@@ -134,7 +142,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         dropped = _dropped_by_report(run.scans, results)
-        message_chunk = _message_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts)
+        has_mpi = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
+        message_chunk = _mpi_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts, has_mpi)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
         parts = [r.pop for r in results]
@@ -151,7 +160,6 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         del parts
         release()  # (the merge starts from a trimmed heap)
         tick("POP")
-        mpi_world = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         chunks = (
             [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])]
             + ([message_chunk] if message_chunk is not None else [])
@@ -168,7 +176,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             progress=cfg.show_progress,
             parts=merge_parts(cfg),
             work_dir=work,
-            mpi_world=mpi_world,
+            communicators=communicator_members(model, run.comms) if has_mpi else None,
             min_end=run.timeline.run_end or 0,
             fork_every_part=fork_heavy,
         )
@@ -195,6 +203,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
     summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes
+    evicted = _bound_cache(cfg, run, work)
+    if evicted:
+        summary.notes.append(evicted)
     summary.outputs += pop_paths
     summary.pop_text = "\n".join([pop_text, *(f"  note: {n}" for n in pop_notes)])
     sync_path = cfg.output.with_name(cfg.output.name + ".sync.json")
@@ -207,6 +218,14 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     summary.outputs.append(outputs.final_path(summary_path))
     tick("E: views, POP tables, summary")
     return summary
+
+
+def _bound_cache(cfg: Config, run, work: Path) -> str | None:
+    """The cache kept within its cap (``nsys.cache_size``): what was removed, or None."""
+    cache_dir = cfg.cache_dir or default_cache_dir()
+    sqlite = [sqlite_of(src) for src in run.sources]
+    entries = [entry_dir(_cache_root(cfg, work), p) for p in sqlite] if cfg.table_cache else []
+    return enforce(cache_dir, cache_max(cfg.cache_max), entries, sqlite)
 
 
 def pop_of_reports(cfg: Config) -> dict:
@@ -265,12 +284,16 @@ def merge_parts(cfg: Config) -> int:
     return cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs()
 
 
-def _message_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation):
-    """MPI point-to-point messages (they join two reports): translated here, after every report's
-    records, as one more chunk; counts go into ``out``."""
-    if not cfg.wants("mpi") or not len(messages):
+def _mpi_chunk(cfg: Config, messages, clocks, model, types, work: Path, index: int, out: Translation, has_mpi: bool):
+    """The run's MPI records that no one report owns, as one more chunk after every report's: the
+    point-to-point messages (they join two reports; counts go into ``out``) and, in a trace with MPI
+    calls, each process's life marked as Extrae marks it (``host.application_events``)."""
+    if not cfg.wants("mpi") or (not len(messages) and not has_mpi):
         return None
     msgs = Translation()
-    translate_messages(messages, clocks, msgs)
-    out.absorb(msgs.counts)
+    if len(messages):
+        translate_messages(messages, clocks, msgs)
+        out.absorb(msgs.counts)
+    if has_mpi:
+        msgs.events += application_events(model)
     return write_chunk(msgs, model, index, types, str(work / "messages.chunk"))

@@ -5,9 +5,14 @@ staging directory beside OUT (``.OUT.out<pid>.<random>``, made with ``mkdtemp``:
 existing name; it also holds the per-report work files) and moved into place only when all of them are
 complete; a failed or interrupted run leaves the previous outputs as they were.  The moves are one step:
 signals wait until they are done, and a manifest written before them lets the next run on OUT complete
-them after a SIGKILL.  A lock file (``.OUT.lock``, flock) keeps two runs from writing one OUT at once: the second
-refuses with one line.  Staging directories and work files of dead runs are removed by the next run on
-the same OUT (and said in its notes).
+them after a SIGKILL.  The moves are ``renameat`` calls between directory descriptors: every
+subdirectory of ``--cfgs DIR`` is opened (or made) with ``O_NOFOLLOW | O_DIRECTORY``, never through a
+symbolic link someone planted at its name; each destination is checked again just before the moves (a
+directory there: nothing is moved), and a move that still fails half-way keeps the staging directory and
+its manifest, says that the set is mixed, and the next run on OUT completes it.  A lock file
+(``.OUT.lock``, flock) keeps two runs from writing one OUT at once: the second refuses with one line; a
+lock file of another user's (or one others can write) is refused, naming its owner.  Staging directories
+and work files of dead runs are removed by the next run on the same OUT (and said in its notes).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from nsys2prv.core.dirs import descend, open_dir, opened, rel_parts, subdir
 from nsys2prv.core.errors import UserError
+from nsys2prv.core.paths import distrust
 
 INPUT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep", ".qdstrm")
 # what one run writes next to OUT, by suffix (the views go to --cfgs DIR)
@@ -138,6 +145,10 @@ def _open_lock(path: Path) -> int:
             "link): remove it if it is not yours",
             str(path),
         )
+    why = distrust(st)
+    if why is not None:
+        os.close(fd)
+        raise UserError(f"the lock file is {why}: not used (its owner can remove it; or choose another OUT)", str(path))
     return fd
 
 
@@ -156,6 +167,31 @@ def _read_small(fd: int) -> str:
         return ""
 
 
+def _is_file_at(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(name, dir_fd=fd).st_mode)
+    except OSError:
+        return False
+
+
+def _check_destination(fd: int, name: str, label: str) -> None:
+    """A move's destination can be replaced: absent, or not a directory (a link there is replaced, not
+    followed); else ``IsADirectoryError`` naming it."""
+    try:
+        st = os.lstat(name, dir_fd=fd)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory: the output would replace it", label)
+
+
+def _remove_obsolete(fd: int, names: list[str]) -> None:
+    """The files of ``names`` in ``fd`` (regular files only: a link or directory there stays)."""
+    for name in names:
+        if _is_file_at(fd, name):
+            os.unlink(name, dir_fd=fd)
+
+
 class OutputSet:
     def __init__(self, out: Path, cfgs: Path | None):
         self.out, self.cfgs = out, cfgs
@@ -164,6 +200,7 @@ class OutputSet:
         self.notes: list[str] = []
         self._lock: int | None = None  # the held lock file's descriptor
         self._made_stage = False
+        self._unfinished: list[Path] = []  # dead runs' staging directories whose commit could not be completed
 
     def _set_stage(self, stage: Path) -> None:
         self.stage = stage
@@ -241,7 +278,15 @@ class OutputSet:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if st.st_uid == os.getuid() and (p / COMMIT).is_file() and not (p / COMMIT).is_symlink():
-                    completed += self._complete(p)
+                    done, failed = self._complete(p)
+                    completed += done
+                    if failed:  # kept (its manifest too) until this run's own set is in place
+                        self._unfinished.append(p)
+                        self.notes.append(
+                            f"an interrupted earlier run's outputs are a mixed set and could not be completed "
+                            f"({failed}); this run's outputs replace them"
+                        )
+                        continue
                 shutil.rmtree(p, ignore_errors=True)  # (never through a link: rmtree refuses them)
             else:
                 try:
@@ -262,49 +307,81 @@ class OutputSet:
                 + (" ..." if len(removed) > 4 else "")
             )
 
-    def _complete(self, stage: Path) -> list[str]:
-        """Finish the commit of a dead run from its manifest (names checked: only this OUT's files)."""
+    def _complete(self, stage: Path) -> tuple[list[str], str | None]:
+        """Finish the commit of a dead run from its manifest (names checked: only this OUT's files);
+        (the files moved, why the rest could not be or None)."""
         try:
             plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
             files, obsolete = list(plan["files"]), list(plan["obsolete"])
             cfgs, cfg_files = plan.get("cfgs"), list(plan.get("cfg_files", []))
         except (OSError, ValueError, KeyError, TypeError):
-            return []
+            return [], None
         names = {self.out.name + sfx for sfx in SUFFIXES}
         if not all(isinstance(n, str) and n in names for n in files + obsolete):
-            return []
-        cfg_dir = self.cfgs
-        if cfg_dir is None or (cfgs is not None and str(cfg_dir) != cfgs):
-            cfg_moves = []  # (no --cfgs DIR, or its views went elsewhere: not this run's to finish)
-        else:  # (staged view, its place in --cfgs DIR)
-            cfg_moves = [
-                (stage / "cfgs" / rel, cfg_dir / rel)
-                for rel in cfg_files
-                if isinstance(rel, str) and not rel.startswith("/") and ".." not in Path(rel).parts
-            ]
-        done = []
+            return [], None
+        if self.cfgs is None or (cfgs is not None and str(self.cfgs) != cfgs):
+            cfg_files = []  # (no --cfgs DIR, or its views went elsewhere: not this run's to finish)
+        done: list[str] = []
         try:
-            for src, dest in cfg_moves:
-                if src.is_file() and not src.is_symlink():
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(src, dest)
-            for name in files:
-                src = stage / name
-                if src.is_file() and not src.is_symlink():
-                    os.replace(src, self.dir / name)
-                    done.append(name)
-            for name in obsolete:
-                old = self.dir / name
-                if old.is_file() and not old.is_symlink():
-                    old.unlink()
-        except OSError:
-            pass
-        return done
+            with opened(open_dir(self.dir)) as out_fd, opened(subdir(out_fd, stage.name)) as stage_fd:
+                moves = self._plan_moves(out_fd, stage_fd, files, [c for c in cfg_files if isinstance(c, str)])
+                try:
+                    for src_fd, src, dst_fd, dst, label in moves:
+                        if _is_file_at(src_fd, src):
+                            os.replace(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                            if label in files:
+                                done.append(label)
+                    _remove_obsolete(out_fd, obsolete)
+                finally:
+                    for fd in {m[0] for m in moves} | {m[2] for m in moves}:
+                        if fd not in (out_fd, stage_fd):
+                            os.close(fd)
+        except OSError as exc:
+            return done, f"{exc.filename or stage.name}: {exc.strerror}"
+        return done, None
+
+    def _plan_moves(
+        self, out_fd: int, stage_fd: int, files: list[str], cfg_files: list[str]
+    ) -> list[tuple[int, str, int, str, str]]:
+        """(source dir fd, name, destination dir fd, name, label) of every move of a commit: the views'
+        directories opened (made where absent) below ``--cfgs DIR`` without following a link, each
+        destination checked (not a directory).  The caller closes the fds other than its own two."""
+        moves: list[tuple[int, str, int, str, str]] = []
+        dirs: dict[tuple[str, ...], tuple[int, int]] = {}
+        try:
+            if cfg_files and self.cfgs is not None:
+                with opened(open_dir(self.cfgs)) as cfg_fd, opened(subdir(stage_fd, "cfgs")) as staged_fd:
+                    for rel in cfg_files:
+                        parts = rel_parts(rel)
+                        if parts is None:
+                            continue
+                        if parts[:-1] not in dirs:
+                            try:
+                                into = descend(cfg_fd, parts[:-1], create=True)
+                            except OSError as exc:
+                                exc.filename = str(self.cfgs.joinpath(*parts[:-1]))
+                                raise
+                            try:
+                                dirs[parts[:-1]] = (descend(staged_fd, parts[:-1]), into)
+                            except BaseException:
+                                os.close(into)
+                                raise
+                        src_fd, dst_fd = dirs[parts[:-1]]
+                        moves.append((src_fd, parts[-1], dst_fd, parts[-1], rel))
+            moves += [(stage_fd, name, out_fd, name, name) for name in files]
+            for _, _, dst_fd, name, label in moves:
+                _check_destination(dst_fd, name, str((self.dir if dst_fd == out_fd else self.cfgs or self.dir) / label))
+        except BaseException:
+            for fds in dirs.values():
+                for fd in fds:
+                    os.close(fd)
+            raise
+        return moves
 
     def _check_destinations(self) -> None:
         for suffix in SUFFIXES:
             p = self.out.with_name(self.out.name + suffix)
-            if p.is_dir():
+            if p.is_dir() and not p.is_symlink():
                 raise UserError("is a directory: the output would replace it", str(p))
         if self.cfgs is not None:
             if self.cfgs.exists() and not self.cfgs.is_dir():
@@ -325,15 +402,18 @@ class OutputSet:
         """Move every staged file into place (views into --cfgs DIR), then drop the staging directory.
         One step as far as signals go: a manifest of the moves is written first (a run killed during
         them is completed by the next run on this OUT), and SIGINT/SIGTERM/SIGHUP are only noted until
-        every file is in place (then the command stops, saying that the new outputs are complete)."""
+        every file is in place (then the command stops, saying that the new outputs are complete).
+        Every destination is checked just before the moves (nothing is moved when one cannot be
+        replaced); a move failing after others were made keeps the staging directory and its
+        manifest (the next run on OUT completes the set) and says that the set is mixed."""
+        moved: list[str] = []
+        files: list[str] = []
         try:
             cfg_files: list[str] = []
-            cfg_moves: list[tuple[Path, Path]] = []  # (staged view, its place in --cfgs DIR)
             if self.cfgs is not None and self.staged_cfgs is not None and self.staged_cfgs.is_dir():
                 cfg_files = [
                     str(p.relative_to(self.staged_cfgs)) for p in sorted(self.staged_cfgs.rglob("*")) if p.is_file()
                 ]
-                cfg_moves = [(self.staged_cfgs / rel, self.cfgs / rel) for rel in cfg_files]
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
             # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
             obsolete = [self.out.name + sfx for sfx in SUFFIXES if self.out.name + sfx not in files]
@@ -343,24 +423,43 @@ class OutputSet:
                 "cfgs": str(self.cfgs) if self.cfgs else None,
                 "cfg_files": cfg_files,
             }
-            tmp = self.stage / (COMMIT + ".tmp")
-            tmp.write_text(json.dumps(plan), encoding="utf-8")
-            os.replace(tmp, self.stage / COMMIT)
-            with _signals_held() as held:
-                for src, dest in cfg_moves:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(src, dest)
-                for name in files:
-                    os.replace(self.stage / name, self.dir / name)
-                for name in obsolete:
-                    old = self.dir / name
-                    if old.is_file() and not old.is_symlink():
-                        old.unlink()
-                (self.stage / COMMIT).unlink()
+            with opened(open_dir(self.dir)) as out_fd, opened(subdir(out_fd, self.stage.name)) as stage_fd:
+                moves = self._plan_moves(out_fd, stage_fd, files, cfg_files)
+                try:
+                    tmp = self.stage / (COMMIT + ".tmp")
+                    tmp.write_text(json.dumps(plan), encoding="utf-8")
+                    os.replace(tmp, self.stage / COMMIT)
+                    with _signals_held() as held:
+                        for src_fd, src, dst_fd, dst, label in moves:
+                            os.replace(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                            moved.append(label)
+                        _remove_obsolete(out_fd, obsolete)
+                        (self.stage / COMMIT).unlink()
+                finally:
+                    for fd in {m[0] for m in moves} | {m[2] for m in moves}:
+                        if fd not in (out_fd, stage_fd):
+                            os.close(fd)
         except OSError as exc:
+            where = str(exc.filename or self.dir)
+            if exc.errno == errno.ELOOP:
+                cause = "a symbolic link there is not followed: the outputs are never written through it"
+            else:
+                cause = exc.strerror or str(exc)
+            if not moved:
+                raise UserError(
+                    f"cannot move the outputs into place ({cause}); nothing was moved, the previous outputs "
+                    "are as they were",
+                    where,
+                ) from None
+            self._made_stage = False  # kept, with its manifest: the next run on OUT completes the moves
             raise UserError(
-                f"cannot move the outputs into place ({exc.strerror})", str(exc.filename or self.dir)
+                f"cannot move the outputs into place ({cause}) after {len(moved)} of "
+                f"{len(moves)} files: the output set is mixed; the next run on {self.out.name} completes it "
+                f"(from {self.stage.name})",
+                where,
             ) from None
+        for p in self._unfinished:
+            shutil.rmtree(p, ignore_errors=True)  # (an earlier run's mixed set: replaced by this one's)
         if held:
             name = signal.Signals(held[0]).name
             self.close()

@@ -11,9 +11,10 @@ from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import pop as popm
-from nsys2prv.model.align import P2P, Alignment, parse_method
+from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.communicators import Communicators, build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import stages
@@ -70,16 +71,22 @@ def _align_sources(cfg: Config, kinds: tuple[str, ...], n_reports: int) -> dict:
     return {"align_kinds": tuple(k for k in extra if k not in kinds), "marker": marker, "p2p": True}
 
 
-def align_run(cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Model) -> tuple[Alignment, Messages]:
-    """Stage B alignment from the per-report reductions: job checks, matched MPI messages, clocks."""
+def align_run(
+    cfg: Config, infos: list[ReportInfo], scans: list[Scan], model: Model
+) -> tuple[Alignment, Messages, Communicators]:
+    """Stage B alignment from the per-report reductions: job checks, the MPI communicators and matched
+    messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
-    messages = match_messages([s.p2p for s in scans], model)
-    p2p = P2P(messages.send_report, messages.recv_report, messages.log_send, messages.phys_recv)
+    raws = [s.p2p for s in scans]
+    comms = build_communicators(raws, model)
+    messages = match_messages(raws, model, session_offsets(infos)[0], comms)
+    m = messages
+    p2p = P2P.of(m.send_report, m.recv_report, m.log_send, m.phys_send, m.recv_start, m.phys_recv, m.synchronous)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
-    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force)
+    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force, comms)
     alignment.notes[:0] = notes
-    return alignment, messages
+    return alignment, messages, comms
 
 
 @dataclass
@@ -106,6 +113,7 @@ class Prepared:
     alignment: Alignment  # the clock fit and its notes (OUT.sync.json)
     messages: Messages  # matched MPI point-to-point messages (inside the -f window)
     timeline: Timeline
+    comms: Communicators  # the MPI communicators across the reports (ids, members in the trace's tasks)
 
     @property
     def infos(self) -> list[ReportInfo]:
@@ -154,7 +162,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         return build_model(keys, identities, force=cfg.force, sources=sources, devmaps=devmaps, gpu_rows=gpu_rows)
 
     model = model_of([s.keys for s in scans], gpu_rows=True)
-    alignment, messages = align_run(cfg, infos, scans, model)
+    alignment, messages, comms = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
     clips: list[tuple[int, int] | None] = [None] * len(infos)
@@ -198,4 +206,5 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         alignment,
         messages,
         Timeline(clocks, clips, origin_epoch, lifetimes, run_end),
+        comms,
     )

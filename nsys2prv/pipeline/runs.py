@@ -45,7 +45,7 @@ def load_run(
         cache_dir=cache_dir,
         show_progress=False,
         nccl_as=nccl_as,
-        region=region,
+        region=(region,) if region else (),
         iterations=iterations,
         warmup=warmup,
         align=align_method,

@@ -407,9 +407,16 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
         }
     )
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(r, window, job.pop.tasks, job.clock, (), not job.pop.names, f"{job.chunk}.pop.npy")
+    part = pop.collect_partial(
+        r, window, job.pop.tasks, job.clock, (), not job.pop.names, f"{job.chunk}.pop.npy", job.comms
+    )
     own = pop.collect_partial(
-        r, {x: tables[x] for x in ("nvtx", "mpi") if x in tables}, job.pop.tasks, job.clock, job.pop.names
+        r,
+        {x: tables[x] for x in ("nvtx", "mpi") if x in tables},
+        job.pop.tasks,
+        job.clock,
+        job.pop.names,
+        comms=job.comms,
     )
     part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls  # (the slice's own, uncut)
     return part
@@ -452,6 +459,7 @@ def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, posit
         link_tables,
         calls=calls,
         metric_types=ctx.metric_types,
+        comms=ctx.comms,
     )
     stages.translate_tables(lctx, out, translators=False)
 

@@ -34,18 +34,18 @@ from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.syncpoints import sync_tables
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CACHE_NOTE, CacheDamage, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map, gpu_of
 from nsys2prv.nsys.diagnostics import capture_warnings
-from nsys2prv.nsys.export import resolve_input
+from nsys2prv.nsys.export import BESIDE, beside_note, resolve_input
 from nsys2prv.nsys.identity import Identity, identify
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import ABSURD_NS, process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
-from nsys2prv.nsys.readers.mpi import from_nvtx as mpi_from_nvtx
-from nsys2prv.nsys.readers.mpi import read_p2p
+from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
@@ -102,7 +102,7 @@ class ReportInfo:
 def report_info(report, lifetimes: bool = True) -> ReportInfo:
     """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
-    nvtx_classes = row_classes(report, mpi_from_nvtx(report)) if K.NVTX_TABLE in counts else {}
+    nvtx_classes = row_classes(report) if K.NVTX_TABLE in counts else {}
     return ReportInfo(
         str(report.path),
         report.schema_version,
@@ -256,6 +256,25 @@ def drop_absurd_times(res) -> None:
         res.table = df[~bad].reset_index(drop=True)
 
 
+ID_LIMIT = 1 << 31  # a device or stream id beyond 32 bits: a corrupt row (the GPU's key packs node and id)
+
+
+def drop_absurd_ids(res) -> None:
+    """GPU activities whose device or stream id does not fit in 32 bits (a corrupt export: a deviceId of
+    2**40) are dropped and counted: the GPU keys pack a node and a device id into one int64."""
+    df = res.table
+    if df is None or not len(df):
+        return
+    bad = np.zeros(len(df), bool)
+    for col in ("device", "stream"):
+        if col in df:
+            v = df[col].to_numpy(np.float64, na_value=0)
+            bad |= (v >= ID_LIMIT) | (v < -ID_LIMIT)
+    if bad.any():
+        res.drop("device or stream id beyond 32 bits (corrupt row)", int(bad.sum()))
+        res.table = df[~bad].reset_index(drop=True)
+
+
 def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | None:
     """``kind``'s rows as its reader normalises them (a batch of them under ``report.window``), less
     the absurd times (``drop_absurd_times``); the GPU activities (the GPU-side kinds) with the GPU each
@@ -265,6 +284,8 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
     if res is None:
         return None
     drop_absurd_times(res)
+    if kind in K.side_kinds(K.GPU):
+        drop_absurd_ids(res)
     df = res.table
     if df is not None and kind in K.side_kinds(K.GPU):
         res.table = df.assign(
@@ -333,7 +354,7 @@ class Scan:
     rows: int  # translated-kind rows
     window: tuple[int, int] | None  # first occurrence of the -f range (raw times)
     sync: dict = field(default_factory=dict)  # align.syncpoints.sync_tables: rows the alignment uses
-    p2p: tuple | None = None  # mpi.read_p2p: raw point-to-point and wait rows
+    p2p: RawMpi | None = None  # mpi.read_p2p: raw point-to-point, wait and communicator rows
 
 
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}
@@ -452,18 +473,26 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     if not src.file.force_sqlite:
         try:
             cache = table_cache(src)
-            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity))
+            res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity, RawMpi))
             if res is not None:
                 res.info.source, res.info.index = str(src.file.input), src.index
-                return res
+                return _beside_said(res, src)
         except OSError:
             pass
     res = _scan(src, filter_nvtx)
     if cache is not None:  # (what this run found of the cache is said, not cached)
         said = res.info.capture_warnings
-        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE)]
+        res.info.capture_warnings = [w for w in said if not w.startswith(CACHE_NOTE) and BESIDE not in w]
         cache.store_obj(f"scan-{tag}.n2p", res)
         res.info.capture_warnings = [*said, *cache.notes]
+    return _beside_said(res, src)
+
+
+def _beside_said(res: Scan, src: Source) -> Scan:
+    """The scan saying (once, as this run finds it) that an untrusted export beside the report was ignored."""
+    note = beside_note(Path(src.file.input))
+    said = [w for w in res.info.capture_warnings if BESIDE not in w]
+    res.info.capture_warnings = said + ([note] if note else [])
     return res
 
 
@@ -525,17 +554,15 @@ BATCH_ROWS = 500_000  # rows of a large table read at a time (kinds declared ``b
 def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
     """Rowid ranges of about BATCH_ROWS rows of a large table read by a row-by-row reader (None:
     read it whole: small, not row by row, or with open-ended rows, which are closed at the table's
-    last time)."""
+    last time; a table of instants, without ``end``, is read in batches too)."""
     reader = K.BY_NAME[kind].reader
-    if not K.BY_NAME[kind].batched or len(reader.tables) != 1:
+    if not K.BY_NAME[kind].batched:
         return None
-    table = reader.tables[0]
+    table = reader.tables[0]  # (the rows; a row-by-row reader's other tables are looked up per batch)
     try:
-        if (
-            report.count(table) <= 2 * BATCH_ROWS
-            or not report.has(table, "end")
-            or report.count(table, '"end" IS NULL')
-        ):
+        if report.count(table) <= 2 * BATCH_ROWS or (
+            report.has(table, "end") and report.count(table, '"end" IS NULL')
+        ):  # (instants, such as CPU samples, have no end)
             return None
     except sqlite3.DatabaseError:
         return None
@@ -742,6 +769,7 @@ class RankJob:
     pop: PopShare
     attribution: bool  # GPU metrics attribution partial
     chunk: str  # chunk file prefix (pop.only: of its POP files only)
+    comms: Communicators | None = None  # the run's MPI communicators (global ids, world ranks)
 
 
 def job_context(
@@ -757,6 +785,7 @@ def job_context(
         tables,
         calls=calls,
         metric_types=job.trace.metric_types,
+        comms=job.comms,
     )
 
 
@@ -830,7 +859,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
         clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(
-        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
+        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

@@ -104,6 +104,7 @@ def build_summary(
         alignment=alignment.to_dict(),
         notes=(
             [_task_note(model, reports)]
+            + model.notes
             + _host_notes(reports)
             + _gpu_row_notes(model)
             + _empty_categories(cfg.categories, cats)

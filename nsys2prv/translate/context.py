@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.records import CategoryCount
 
@@ -27,6 +28,7 @@ class Context:
     tables: dict[str, pd.DataFrame]  # all normalised tables of this report
     calls: pd.DataFrame | None = None  # CUDA API calls (for links), even when not translated
     metric_types: dict[str, int] = field(default_factory=dict)  # GPU metric name -> event type id
+    comms: Communicators | None = None  # the run's MPI communicators (None: every call on the world)
 
     def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""

@@ -99,11 +99,15 @@ _VALUE_OF_KIND = np.full(max(R.MEMCPY_VALUES) + 1, R.MEMCPY_UNKNOWN, np.int64)  
 _VALUE_OF_KIND[list(R.MEMCPY_VALUES)] = [v for v, _ in R.MEMCPY_VALUES.values()]
 
 
-def memcpy(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    kind = df["copy_kind"].to_numpy(np.int64)
+def memcpy_values(copy_kind) -> np.ndarray:
+    """The trace's memory-operation values (type 63000001) of CUPTI copy kinds."""
+    kind = np.asarray(copy_kind, np.int64)
     known = (kind >= 0) & (kind < len(_VALUE_OF_KIND))
-    values = np.where(known, _VALUE_OF_KIND[np.where(known, kind, 0)], R.MEMCPY_UNKNOWN)
-    return _memop(df, ctx, out, "memcpy", values)
+    return np.where(known, _VALUE_OF_KIND[np.where(known, kind, 0)], R.MEMCPY_UNKNOWN)
+
+
+def memcpy(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+    return _memop(df, ctx, out, "memcpy", memcpy_values(df["copy_kind"].to_numpy(np.int64)))
 
 
 def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:

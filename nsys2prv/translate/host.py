@@ -7,13 +7,18 @@ import pandas as pd
 
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names
+from nsys2prv.model.resources import Model
+from nsys2prv.translate.communicators import global_comms
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import (
     PUNCTUAL_ORDER,
     EventBatch,
+    Pair,
     StateIntervals,
     Translation,
+    Values,
     interval_events,
+    sparse_interval_events,
 )
 
 
@@ -89,9 +94,16 @@ def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
 def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     count = out.count("osrt")
     df, threads = ctx.on_cpu(df, count)
-    out.events += interval_events(
-        ctx.times(df["start"]), ctx.times(df["end"]), threads, [(R.OSRT.id, Names.of(df["name"]))]
-    )
+    start, end = ctx.times(df["start"]), ctx.times(df["end"])
+    pairs: list[Pair] = [(R.OSRT.id, Names.of(df["name"]))]
+    callers = [(t, f"caller{k}") for k, t in R.OSRT_CALLER.items() if f"caller{k}" in df]
+    if not callers:
+        out.events += interval_events(start, end, threads, pairs)
+        return len(df)
+    optional: list[tuple[int, Values, np.ndarray]] = [
+        (t.id, Names.of(df[c]), df[c].notna().to_numpy()) for t, c in callers
+    ]
+    out.events += sparse_interval_events(start, end, threads, pairs, optional)
     return len(df)
 
 
@@ -107,37 +119,69 @@ def mpi(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     state_u = np.array([c[2] if c else R.OTHERS for c in codes], np.int64)
     known, etype, value, state = known_u[inv], type_u[inv], value_u[inv], state_u[inv]
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
-    zeros = np.zeros(len(df), np.int64)
 
-    # Known functions: Extrae's value; collectives also carry Extrae's global-op sizes at entry.
-    coll = known & (etype == R.extrae_mpi.MPITYPE_COLLECTIVE) & (df["source"] == "tables").to_numpy()
+    # Known functions: Extrae's value; collectives also carry Extrae's global-op fields at entry
+    # (``_collective_events``), except a root-synchronising one whose root is unknown.
+    coll = known & (etype == R.extrae_mpi.MPITYPE_COLLECTIVE)
+    peer = df["peer"].to_numpy(np.int64)
+    root_sync = np.isin(np.asarray(uniq, object), R.extrae_mpi.ROOT_SYNC_COLLECTIVES)[inv]
+    coll &= ~(root_sync & (peer < 0))
     plain = known & ~coll
     out.events += interval_events(start[plain], end[plain], threads[plain], [(etype[plain], value[plain])])
     if coll.any():
-        rank_of_thread = np.array(
-            [
-                ctx.model.tasks[t.task].rank if ctx.model.tasks[t.task].rank is not None else -2
-                for t in ctx.model.threads
-            ],
-            np.int64,
-        )
-        is_root = (df["peer"].to_numpy(np.int64)[coll] == rank_of_thread[threads[coll]]).astype(np.int64)
-        out.events += interval_events(
-            start[coll],
-            end[coll],
-            threads[coll],
-            [
-                (etype[coll], value[coll]),
-                (R.MPI_SEND_SIZE.id, df["size"].to_numpy(np.int64)[coll]),
-                (R.MPI_RECV_SIZE.id, df["recv_size"].to_numpy(np.int64)[coll]),
-                (R.MPI_ROOT.id, is_root),
-                (R.MPI_COMM.id, np.maximum(df["comm"].to_numpy(np.int64)[coll], 0)),
-            ],
-            end_pairs=[(etype[coll], zeros[coll])],
-        )
+        out.events += _collective_events(df, ctx, coll, start, end, threads, etype, value)
     # Functions Extrae has no code for: labelled by name in "MPI Other".
     unk = ~known
     if unk.any():
         out.events += interval_events(start[unk], end[unk], threads[unk], [(R.MPI_OTHER_TYPE, names[unk])])
     out.states.append(StateIntervals(threads, start, end, state, np.full(len(df), R.MPI_STATE_PRIORITY, np.int64)))
     return len(df)
+
+
+def _collective_events(
+    df: pd.DataFrame,
+    ctx: Context,
+    coll: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    threads: np.ndarray,
+    etype: np.ndarray,
+    value: np.ndarray,
+) -> list[EventBatch]:
+    """The collective calls ``coll`` as Extrae writes them: at entry the call's value with its send
+    size (50100001), receive size (50100002), global communicator id (50100004,
+    ``communicators.global_comms``) and, on the root's record only, root 1 (50100003); at exit
+    the call type back to 0.  Sizes are 0 where the export has none (MPI as NVTX ranges)."""
+    task_rank = np.array([t.rank if t.rank is not None else -2 for t in ctx.model.tasks], np.int64)
+    rank_of_thread = task_rank[np.array([t.task for t in ctx.model.threads], np.int64)]
+    comm, peer = global_comms(df, ctx)
+    is_root = coll & (peer >= 0) & (peer == rank_of_thread[threads])
+    size, recv_size = df["size"].to_numpy(np.int64), df["recv_size"].to_numpy(np.int64)
+    batches = []
+    for sel in (coll & ~is_root, is_root):
+        n = int(sel.sum())
+        if not n:
+            continue
+        pairs: list[Pair] = [
+            (etype[sel], value[sel]),
+            (R.MPI_SEND_SIZE.id, size[sel]),
+            (R.MPI_RECV_SIZE.id, recv_size[sel]),
+            (R.MPI_COMM.id, comm[sel]),
+        ]
+        if sel is is_root:
+            pairs.append((R.MPI_ROOT.id, np.ones(n, np.int64)))
+        batches += interval_events(
+            start[sel], end[sel], threads[sel], pairs, end_pairs=[(etype[sel], np.zeros(n, np.int64))]
+        )
+    return batches
+
+
+def application_events(model: Model) -> list[EventBatch]:
+    """Each process's life on its first CPU thread as Extrae marks it (APPL_EV, 40000001): 1 at its
+    start, 0 at its end (outermost at those times).  prv2dim ends a thread's last CPU burst there."""
+    tasks = [t for t in model.tasks if t.life is not None and t.threads and model.is_cpu[t.threads[0]]]
+    if not tasks:
+        return []
+    life = np.array([t.life for t in tasks], np.int64).reshape(-1, 2)
+    thread = np.array([t.threads[0] for t in tasks], np.int64)
+    return interval_events(life[:, 0], life[:, 1], thread, [(R.APPLICATION.id, np.ones(len(tasks), np.int64))], -1)

@@ -1,22 +1,23 @@
 """MPI point-to-point messages: matched sends and receives across ranks -> communication records.
 
-Matching (MPI's non-overtaking rule): the k-th send from rank A to rank B with tag t
-matches the k-th receive posted on B from A with tag t (k in call-start order).  Peers
-are world ranks (``remoteRank`` of MPI_P2P_EVENTS); handles of communicators are
-process-local, so they cannot be compared across reports and are not part of the key.
-Receives with MPI_ANY_SOURCE / MPI_ANY_TAG (negative peer or tag) cannot be matched
-and are counted as unmatched, as is anything on a rank or thread outside the model.
+Matching (docs/nsys-mpi.md): the k-th send from rank A to rank B with tag t matches the k-th receive
+posted on B from A with tag t (MPI's non-overtaking rule; k in call-start order; tag 0 is a tag like any
+other).  Peers are world ranks: nsys records the rank in the call's communicator (``remoteRank``), made a
+world rank through the run's communicators (model/communicators.py).  Receives with MPI_ANY_SOURCE /
+MPI_ANY_TAG (a negative peer or tag) then take, in posting order per receiver, the first unmatched send to
+their rank that fits them.  What stays unmatched, or is on a rank or thread outside the model, is counted.
 
-MPI_Sendrecv(_replace) is both a send and a receive: exported as two rows of one call,
-the first (in row order) is taken as the send half and the second as the receive half;
-a single row stands for both halves with the same peer and tag.
+MPI_Sendrecv(_replace) is both a send and a receive: exported as two rows of one call (same thread, start
+and name), the first (in row order) is the send half and the second the receive half; a single row stands
+for both halves with the same peer and tag.  A persistent request (MPI_*send_init / MPI_Recv_init) is one
+message per MPI_Start/MPI_Startall of it.
 
-Times, as Extrae writes them (paraver/extrae_mpi.py): logical send = send call start,
-physical send = send call end; logical receive = receive call start, physical
-receive = receive call end.  For MPI_Irecv/MPI_Imrecv: logical receive = end of the
-Irecv call, physical receive = end of the Wait/Test row on the same thread that
-completed its request (its end when no such row exists).  Size = bytes sent (the
-receive row holds the buffer's capacity, which may exceed the message); tag = MPI tag.
+Times, as Extrae writes them (core/extrae_mpi.py): logical send = send call start, physical send = send
+call end (a persistent send: its start call's); logical receive = receive call start, physical receive =
+receive call end.  For MPI_Irecv/MPI_Imrecv and persistent receives: logical receive = end of the posting
+call, physical receive = end of the Wait/Test row on the same thread that completed its request (its end
+when no such row exists).  Size = bytes sent (the receive row holds the buffer's capacity, which may exceed
+the message); tag = MPI tag.
 """
 
 from __future__ import annotations
@@ -26,16 +27,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import (
+    NONBLOCKING_RECV_CALLS,
+    PERSISTENT_RECV_CALLS,
+    PERSISTENT_SEND_CALLS,
+    RECV_CALLS,
+    SEND_CALLS,
+    SENDRECV_CALLS,
+    START_CALLS,
+    SYNCHRONOUS_SEND_CALLS,
+)
+from nsys2prv.core.jit import kernel
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
+from nsys2prv.nsys.readers.mpi import RawMpi
 from nsys2prv.translate.records import CommBatch, Translation
 
-SENDS = frozenset(
-    {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"}
-)
-RECVS = frozenset({"MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv"})
-BOTH = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
-NONBLOCKING_RECVS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
 KIND = "mpi_messages"
 
 
@@ -51,10 +59,13 @@ class Messages:
     phys_recv: np.ndarray
     size: np.ndarray
     tag: np.ndarray
+    recv_start: np.ndarray  # start of the receive call (report-local): the receive was posted after it
+    synchronous: np.ndarray  # bool: the send completes only once the receive is posted (MPI_Ssend)
     halves: int = 0  # send and receive halves seen
     unmatched_sends: int = 0
     unmatched_recvs: int = 0
     outside_window: int = 0  # matched, but not inside the -f/--filter-nvtx window
+    wildcards: int = 0  # receives with MPI_ANY_SOURCE or MPI_ANY_TAG (matched in arrival order where they can)
 
     def __len__(self) -> int:
         return len(self.send_report)
@@ -82,6 +93,8 @@ class Messages:
                 "phys_recv",
                 "size",
                 "tag",
+                "recv_start",
+                "synchronous",
             )
         }
         return Messages(
@@ -90,56 +103,125 @@ class Messages:
             unmatched_sends=self.unmatched_sends,
             unmatched_recvs=self.unmatched_recvs,
             outside_window=self.outside_window + int((~keep).sum()),
+            wildcards=self.wildcards,
         )
 
 
-def _halves(r: int, p2p: pd.DataFrame, waits: pd.DataFrame, model: Model) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Report ``r``'s sends and receives: (report, thread, src, dst, tag, size, log, phys) each, peers as
+    world ranks (nsys records the rank in the call's communicator)."""
+    waits = raw.waits
+    p2p = raw.p2p.assign(peer=comms.resolve(r, raw.p2p)[1])
     name = p2p["name"].astype(str)
-    both = name.isin(BOTH).to_numpy()
-    # Split Sendrecv: rows of one call share (tid, start, end, name); first row = send half
-    # (names are categorical: only the observed groups).
-    nth = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True).cumcount().to_numpy()
-    size = p2p.groupby(["tid", "start", "end", "name"], sort=False, observed=True)["row"].transform("size").to_numpy()
-    is_send = name.isin(SENDS).to_numpy() | (both & ((size == 1) | (nth == 0)))
-    is_recv = name.isin(RECVS).to_numpy() | (both & ((size == 1) | (nth == 1)))
-    thread = model.cpu_threads(r, p2p["tid"].to_numpy(np.int64))
+    both = name.isin(SENDRECV_CALLS).to_numpy()
+    # Split Sendrecv: the rows of one call share (tid, start, name), the first (row order) is the send
+    # half; nsys 2023.4 ends the send half where it starts (end == start), older exports both halves at
+    # the call's end (names are categorical: only the observed groups).
+    call = p2p.groupby(["tid", "start", "name"], sort=False, observed=True)
+    nth = call.cumcount().to_numpy()
+    size = call["row"].transform("size").to_numpy()
+    is_send = name.isin(SEND_CALLS).to_numpy() | (both & ((size == 1) | (nth == 0)))
+    is_recv = name.isin(RECV_CALLS).to_numpy() | (both & ((size == 1) | (nth == 1)))
+    rows = pd.DataFrame(
+        {
+            "tid": p2p["tid"].to_numpy(np.int64),
+            "peer": p2p["peer"].to_numpy(np.int64),
+            "tag": p2p["tag"].to_numpy(np.int64),
+            "size": p2p["size"].to_numpy(np.int64),
+            "start": p2p["start"].to_numpy(np.int64),
+            "end": p2p["end"].to_numpy(np.int64),
+            "request": p2p["request"].to_numpy(np.int64),
+        }
+    )
+    sends = rows[is_send].assign(
+        log=lambda d: d["start"], phys=lambda d: d["end"], sync=name[is_send].isin(SYNCHRONOUS_SEND_CALLS).to_numpy()
+    )
+    recvs = rows[is_recv]
+    nb = name[is_recv].isin(NONBLOCKING_RECV_CALLS).to_numpy()
+    recvs = recvs.assign(log=np.where(nb, recvs["end"], recvs["start"]), phys=recvs["end"].to_numpy())
+    done = waits[~waits["name"].isin(START_CALLS).to_numpy()]
+    post = nb & (recvs["request"].to_numpy() != 0)
+    if post.any() and len(done):
+        phys = recvs["phys"].to_numpy().copy()
+        phys[post] = _completion(recvs[post], done, phys[post])
+        recvs = recvs.assign(phys=phys)
+    p_sends, p_recvs = _persistent(name, rows, waits, done)
+    sends, recvs = pd.concat([sends, p_sends]), pd.concat([recvs, p_recvs])
+    return _by_rank(r, sends, model, "src", "dst"), _by_rank(r, recvs, model, "dst", "src")
+
+
+def _persistent(name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Persistent requests: every MPI_Start/MPI_Startall row of a request made by MPI_*send_init or
+    MPI_Recv_init (the latest such call on its thread and request before the start) is one message:
+    a send at the start call, or a receive posted at the start's end and completed by its Wait/Test."""
+    cols = ["tid", "peer", "tag", "size", "start", "end", "request", "log", "phys"]
+    init = name.isin(PERSISTENT_SEND_CALLS | PERSISTENT_RECV_CALLS).to_numpy()
+    starts = waits[waits["name"].isin(START_CALLS).to_numpy()]
+    if not init.any() or starts.empty:
+        return pd.DataFrame(columns=cols), pd.DataFrame(columns=cols)
+    made = rows[init].assign(send=name[init].isin(PERSISTENT_SEND_CALLS).to_numpy(), t=lambda d: d["end"])
+    made = made.sort_values("t", kind="stable")
+    st = starts.rename(columns={"start": "s_start", "end": "s_end"}).assign(t=lambda d: d["s_start"])
+    m = pd.merge_asof(
+        st.sort_values("t", kind="stable"),
+        made[["t", "tid", "request", "peer", "tag", "size", "send"]],
+        on="t",
+        by=["tid", "request"],
+        direction="backward",
+    )
+    m = m[m["send"].notna()]
+    msg = pd.DataFrame(
+        {
+            "tid": m["tid"].to_numpy(np.int64),
+            "peer": m["peer"].to_numpy(np.int64),
+            "tag": m["tag"].to_numpy(np.int64),
+            "size": m["size"].to_numpy(np.int64),
+            "start": m["s_start"].to_numpy(np.int64),
+            "end": m["s_end"].to_numpy(np.int64),
+            "request": m["request"].to_numpy(np.int64),
+        }
+    )
+    send = m["send"].to_numpy(bool)
+    sends = msg[send].assign(log=lambda d: d["start"], phys=lambda d: d["end"], sync=False)
+    recvs = msg[~send]
+    phys = recvs["end"].to_numpy().copy()
+    if len(recvs) and len(done):
+        phys = _completion(recvs, done, phys)
+    return sends, recvs.assign(log=recvs["end"].to_numpy(), phys=phys)
+
+
+def _by_rank(r: int, half: pd.DataFrame, model: Model, own: str, other: str) -> pd.DataFrame:
+    """One side's rows with their report, thread, own rank (``own``) and peer (``other``)."""
+    thread = model.cpu_threads(r, half["tid"].to_numpy(np.int64))
     rank_of_thread = np.array(
         [model.tasks[t.task].rank if model.tasks[t.task].rank is not None else -1 for t in model.threads] + [-1],
         np.int64,
     )
-    rank = rank_of_thread[thread]  # thread -1 -> the trailing -1
-    base = pd.DataFrame(
+    return pd.DataFrame(
         {
             "report": r,
             "thread": thread,
-            "rank": rank,
-            "peer": p2p["peer"].to_numpy(),
-            "tag": p2p["tag"].to_numpy(),
-            "size": p2p["size"].to_numpy(),
-            "start": p2p["start"].to_numpy(),
-            "end": p2p["end"].to_numpy(),
+            own: rank_of_thread[thread],  # thread -1 -> the trailing -1
+            other: half["peer"].to_numpy(np.int64),
+            "tag": half["tag"].to_numpy(np.int64),
+            "size": half["size"].to_numpy(np.int64),
+            "log": half["log"].to_numpy(np.int64),
+            "phys": half["phys"].to_numpy(np.int64),
+            "start": half["start"].to_numpy(np.int64),
+            "sync": half["sync"].to_numpy(bool) if "sync" in half else False,
         }
     )
-    sends = base[is_send].rename(columns={"rank": "src", "peer": "dst"})
-    recvs = base[is_recv].rename(columns={"rank": "dst", "peer": "src"})
-    sends = sends.assign(log=sends["start"], phys=sends["end"])
-    log_r = np.where(name[is_recv].isin(NONBLOCKING_RECVS), recvs["end"], recvs["start"])
-    phys_r = recvs["end"].to_numpy().copy()
-    nb = name[is_recv].isin(NONBLOCKING_RECVS).to_numpy() & (p2p["request"].to_numpy()[is_recv] != 0)
-    if nb.any() and len(waits):
-        phys_r[nb] = _completion(p2p[is_recv][nb], waits, phys_r[nb])
-    recvs = recvs.assign(log=log_r, phys=phys_r)
-    return sends, recvs
 
 
-def _completion(irecv: pd.DataFrame, waits: pd.DataFrame, default: np.ndarray) -> np.ndarray:
-    """End of the first Wait/Test row on the same thread and request that starts after the Irecv ended."""
+def _completion(posted: pd.DataFrame, waits: pd.DataFrame, default: np.ndarray) -> np.ndarray:
+    """End of the first Wait/Test row on the same thread and request that starts after the post ended
+    (nsys records a Test row only for the test that completed a request)."""
     left = pd.DataFrame(
         {
-            "tid": irecv["tid"].to_numpy(),
-            "request": irecv["request"].to_numpy(),
-            "t": irecv["end"].to_numpy(),
-            "i": np.arange(len(irecv)),
+            "tid": posted["tid"].to_numpy(np.int64),
+            "request": posted["request"].to_numpy(np.int64),
+            "t": posted["end"].to_numpy(np.int64),
+            "i": np.arange(len(posted)),
         }
     ).sort_values("t")
     right = waits.rename(columns={"start": "t"}).sort_values("t")
@@ -150,37 +232,92 @@ def _completion(irecv: pd.DataFrame, waits: pd.DataFrame, default: np.ndarray) -
     return out
 
 
-def match_messages(raw: list[tuple[pd.DataFrame, pd.DataFrame] | None], model: Model) -> Messages:
-    """raw[r] = (p2p rows, wait rows) of report r (mpi.read_p2p), or None."""
-    parts = [_halves(r, *x, model) for r, x in enumerate(raw) if x is not None and len(x[0])]
-    cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys"]
+@kernel(interpret_below=20_000)
+def _wildcards(s_dst, s_src, s_tag, r_dst, r_src, r_tag):
+    """Wildcard receives (source or tag < 0) take, in posting order per destination, the earliest
+    unmatched send to their destination that fits them (the first to arrive).  Both sides sorted by
+    (destination, time); returns the send of each receive (-1: none)."""
+    out = np.full(len(r_dst), -1, np.int64)
+    taken = np.zeros(len(s_dst), np.bool_)
+    lo = 0
+    for i in range(len(r_dst)):
+        while lo < len(s_dst) and s_dst[lo] < r_dst[i]:
+            lo += 1
+        while lo < len(s_dst) and s_dst[lo] == r_dst[i] and taken[lo]:
+            lo += 1  # (a taken prefix is never looked at again)
+        j = lo
+        while j < len(s_dst) and s_dst[j] == r_dst[i]:
+            if not taken[j] and (r_src[i] < 0 or s_src[j] == r_src[i]) and (r_tag[i] < 0 or s_tag[j] == r_tag[i]):
+                taken[j] = True
+                out[i] = j
+                break
+            j += 1
+    return out
+
+
+def _wildcard_matches(left: pd.DataFrame, wild: pd.DataFrame) -> pd.DataFrame:
+    """The wildcard receives matched with the sends ``left`` unmatched (``_wildcards``; their order of
+    arrival: their start on the session clocks, ``wall``), as the rows of the specific matches: the
+    send's columns with _s, the receive's with _r, its key from the send."""
+    left = left.sort_values(["dst", "wall"], kind="stable")
+    side = lambda d: [d[c].to_numpy(np.int64) for c in ("dst", "src", "tag")]  # noqa: E731
+    pick = _wildcards(*side(left), *side(wild))
+    got = pick >= 0
+    snd, rcv = left.iloc[pick[got]], wild[got]
+    out = {f"{c}_s": snd[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
+    out |= {c: snd[c].to_numpy() for c in ("src", "dst", "tag")}
+    out |= {f"{c}_r": rcv[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
+    return pd.DataFrame(out)
+
+
+def match_messages(raw: list[RawMpi | None], model: Model, session: list[int], comms: Communicators) -> Messages:
+    """raw[r]: report r's raw MPI rows (mpi.read_p2p), or None; session[r]: the report's session offset
+    (align.session_offsets); comms: the run's communicators (the peers are ranks in them).  Specific
+    receives match by MPI's non-overtaking rule (the k-th send A->B with tag t, the k-th receive on B from
+    A with tag t); wildcard receives then take the sends left, in the order they were sent on the session
+    clocks (``_wildcards``)."""
+    parts = [_halves(r, x, model, comms) for r, x in enumerate(raw) if x is not None and len(x.p2p)]
+    cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys", "start", "sync"]
     sends = pd.concat([p[0][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
     recvs = pd.concat([p[1][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
+    ints = {c: np.int64 for c in cols if c != "sync"}
+    sends, recvs = sends.astype(ints | {"sync": bool}), recvs.astype(ints | {"sync": bool})
     halves = len(sends) + len(recvs)
     key = ["src", "dst", "tag"]
-    ok_s = (sends["src"] >= 0) & (sends["dst"] >= 0) & (sends["tag"] >= 0) & (sends["thread"] >= 0)
-    ok_r = (recvs["src"] >= 0) & (recvs["dst"] >= 0) & (recvs["tag"] >= 0) & (recvs["thread"] >= 0)
-    s = sends[ok_s.to_numpy()].sort_values([*key, "log"], kind="stable")
-    r = recvs[ok_r.to_numpy()].sort_values([*key, "log"], kind="stable")
+    ok_s = ((sends["src"] >= 0) & (sends["dst"] >= 0) & (sends["tag"] >= 0) & (sends["thread"] >= 0)).to_numpy()
+    known_r = ((recvs["dst"] >= 0) & (recvs["thread"] >= 0)).to_numpy()
+    specific = known_r & (recvs["src"] >= 0).to_numpy() & (recvs["tag"] >= 0).to_numpy()
+    s = sends[ok_s].sort_values([*key, "log"], kind="stable")
+    r = recvs[specific].sort_values([*key, "log"], kind="stable")
     s = s.assign(k=s.groupby(key, sort=False).cumcount())
     r = r.assign(k=r.groupby(key, sort=False).cumcount())
-    m = s.merge(r, on=[*key, "k"], suffixes=("_s", "_r"))
+    m = s.reset_index().merge(r, on=[*key, "k"], suffixes=("_s", "_r"))
+    m_index = m["index"].to_numpy()
+    m = m.drop(columns=["index", "k"])
+    wild = recvs[known_r & ~specific].sort_values(["dst", "log"], kind="stable")
+    if len(wild):
+        left = s[~s.index.isin(m_index)]
+        left = left.assign(wall=left["log"].to_numpy() + np.asarray(session, np.int64)[left["report"].to_numpy()])
+        m = pd.concat([m, _wildcard_matches(left, wild)], ignore_index=True)
     m = m.sort_values(["log_s", "report_s"], kind="stable")
-    i64 = lambda c: m[c].to_numpy(np.int64)  # noqa: E731
+    col = lambda c: m[c].to_numpy(np.int64)  # noqa: E731
     return Messages(
-        i64("report_s"),
-        i64("report_r"),
-        i64("thread_s"),
-        i64("thread_r"),
-        i64("log_s"),
-        i64("phys_s"),
-        i64("log_r"),
-        i64("phys_r"),
-        i64("size_s"),
-        i64("tag"),
+        col("report_s"),
+        col("report_r"),
+        col("thread_s"),
+        col("thread_r"),
+        col("log_s"),
+        col("phys_s"),
+        col("log_r"),
+        col("phys_r"),
+        col("size_s"),
+        col("tag"),
+        col("start_r"),
+        m["sync_s"].to_numpy(bool),
         halves,
         len(sends) - len(m),
         len(recvs) - len(m),
+        wildcards=int(len(wild)),
     )
 
 
@@ -201,8 +338,9 @@ def translate_messages(msgs: Messages, clocks: list[Clock], out: Translation) ->
     count.translated_rows += 2 * len(msgs)
     count.drop("outside the -f/--filter-nvtx window", 2 * msgs.outside_window)
     count.drop("unmatched send (no receive with the same source, destination and tag)", msgs.unmatched_sends)
-    count.drop(
-        "unmatched receive (no send with the same source, destination and tag, or a wildcard)", msgs.unmatched_recvs
+    count.drop("unmatched receive (no send with the same source, destination and tag)", msgs.unmatched_recvs)
+    count.note(
+        "receives with MPI_ANY_SOURCE or MPI_ANY_TAG: matched with the first fitting send to arrive", msgs.wildcards
     )
     if not len(msgs):
         return

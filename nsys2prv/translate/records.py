@@ -128,7 +128,7 @@ def sparse_interval_events(
     end: np.ndarray,
     thread: np.ndarray,
     pairs: list[Pair],
-    optional: list[tuple[int, np.ndarray, np.ndarray]],
+    optional: list[tuple[int, Values, np.ndarray]],
 ) -> list[EventBatch]:
     """Like ``interval_events``, plus optional (type, values, present) pairs written only on the
     rows where ``present`` holds: rows are grouped by which optional pairs they have."""

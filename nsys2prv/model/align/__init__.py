@@ -30,6 +30,7 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.model.align import syncpoints
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.align.fit import P2P, FitResult, aligned, fit_clocks
+from nsys2prv.model.align.hosts import Hosts, host_groups, to_hosts, to_reports
 from nsys2prv.model.align.session import (
     ReportTimes,
     check_start_times,
@@ -37,6 +38,7 @@ from nsys2prv.model.align.session import (
     wall_offset,
     without_session_start,
 )
+from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 
 METHODS = ("auto", "session", "mpi", "nccl", "none")
@@ -70,12 +72,14 @@ def parse_method(spec: str | None) -> tuple[str, str | None]:
     return spec, None
 
 
-def _sync_rows(method: str, marker: str | None, tables: list[dict], model: Model) -> tuple[pd.DataFrame, list]:
+def _sync_rows(
+    method: str, marker: str | None, tables: list[dict], model: Model, comms: Communicators | None = None
+) -> tuple[pd.DataFrame, list]:
     if marker is not None:  # method "marker" (parse_method gives a name with it only)
         return syncpoints.marker_rows(tables, model, marker), ["marker"]
     parts = []
     if method in ("mpi", "auto", "session", "none"):
-        parts.append(("mpi", syncpoints.mpi_rows(tables, model)))
+        parts.append(("mpi", syncpoints.mpi_rows(tables, model, comms)))
     if method in ("nccl", "auto", "session", "none"):
         parts.append(("nccl", syncpoints.nccl_rows(tables, model)))
     parts = [(n, df) for n, df in parts if len(df)]
@@ -91,6 +95,7 @@ def align(
     model: Model,
     p2p: P2P | None = None,
     force: bool = False,
+    comms: Communicators | None = None,
 ) -> Alignment:
     method, marker = parse_method(spec)
     notes = check_start_times(reports, force)
@@ -98,8 +103,8 @@ def align(
     notes += snotes
     all_p2p = p2p if p2p is not None else P2P.empty()
     p2p = all_p2p if method in ("mpi", "auto", "session", "none") else P2P.empty()
-    rows, sources = _sync_rows(method, marker, tables, model)
-    sp = syncpoints.build(rows, sources)
+    rows, sources = _sync_rows(method, marker, tables, model, comms)
+    sp = syncpoints.build(rows, sources, syncpoints.mpi_scopes(rows, comms))
     if sp.n:  # the sources that survived the pairing
         kinds = {n.split(":", 1)[0] for n in sp.names}
         sp.sources = [s for s in sources if s in kinds]
@@ -134,7 +139,9 @@ def align(
         name = "+".join(sp.sources + (["p2p"] if len(p2p.src) else [])) if fitting else "session"
     else:
         name = method if method != "marker" else f"marker:{marker}"
-    res = fit_clocks(sp, p2p, base, ref, estimate=fitting)
+    # one unknown per host; a marker is the user's word that its ranges are simultaneous: per report
+    hosts = host_groups(reports, base, each=marker is not None)
+    res = _fit(sp, p2p, base, ref, fitting, hosts, notes)
     clocks = [Clock(int(o), float(k), int(t)) for o, k, t in zip(res.offsets, res.drift, res.t_ref)]
     notes += res.notes
     unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r]]
@@ -151,7 +158,7 @@ def align(
         "sync_points": int(sp.n),
         "sync_names": sorted({n.rsplit("#", 1)[0] for n in sp.names}),
         "constraining_points": int(sp.constrain.sum()),
-        "messages": int(len(p2p.src)),
+        "messages": int(p2p.messages),
         "violations": {
             "after_estimate": res.violations_before,
             "after_clamp": res.violations_clamped,
@@ -162,22 +169,54 @@ def align(
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:
         both = marker is None and method in ("auto", "session", "none")  # sp: MPI and NCCL, as causality's
-        cau = causality(tables, model, res, all_p2p, sp if both else None)
+        cau = causality(tables, model, res, all_p2p, sp if both else None, comms)
         al.stats["causality"] = cau
-        if cau["collectives_violated"] or cau["messages_violated"]:
+        if cau["collectives_violated"] or cau["messages_violated"] or cau.get("synchronous_sends_violated"):
             al.notes.append(causality_text(cau, name))
     return al
 
 
+def _fit(
+    sp: syncpoints.SyncPoints, p2p: P2P, base: np.ndarray, ref: int, fitting: bool, hosts: Hosts, notes: list[str]
+) -> FitResult:
+    """The clocks fitted with one unknown per host (reports of one host keep their session offsets
+    against each other); per report only when a host's own session clocks break its constraints."""
+    if not (fitting and hosts.shared):
+        return fit_clocks(sp, p2p, base, ref, estimate=fitting)
+    host_sp, host_p2p = to_hosts(sp, p2p, hosts)
+    res = to_reports(fit_clocks(host_sp, host_p2p, base[hosts.lead], int(hosts.group[ref]), estimate=True), hosts)
+    if res.violations_after == 0:
+        shared = [f"{n} ({int((hosts.group == g).sum())} reports)" for g, n in enumerate(hosts.names)]
+        notes.append(
+            "one clock per host: the reports of a host keep their session offsets against each other and "
+            f"each host's clock is fitted ({', '.join(shared)})"
+        )
+        return res
+    each = fit_clocks(sp, p2p, base, ref, estimate=True)
+    if each.violations_after >= res.violations_after:
+        return res
+    notes.append(
+        f"the session clocks of reports on one host break {res.violations_after} sync constraint(s) (one "
+        "clock per host cannot hold them): every report's clock fitted on its own"
+    )
+    return each
+
+
 def causality(
-    tables: list[dict], model: Model, res: FitResult, p2p: P2P, sp: syncpoints.SyncPoints | None = None
+    tables: list[dict],
+    model: Model,
+    res: FitResult,
+    p2p: P2P,
+    sp: syncpoints.SyncPoints | None = None,
+    comms: Communicators | None = None,
 ) -> dict:
     """MPI/NCCL causality on the fitted clocks, whatever the method: synchronising collectives (the
     k-th of a name on every rank) that a rank leaves before the last rank entered, and matched
     messages received before they were sent; the largest violation of each (ns).  ``sp``: the MPI and
     NCCL sync points already built (None: built here)."""
     if sp is None:
-        sp = syncpoints.build(*_sync_rows("auto", None, tables, model))
+        rows, sources = _sync_rows("auto", None, tables, model, comms)
+        sp = syncpoints.build(rows, sources, syncpoints.mpi_scopes(rows, comms))
     con = sp.constrain if sp.n else np.zeros(0, bool)
     late = np.zeros(0, np.int64)
     if con.any():
@@ -188,15 +227,21 @@ def causality(
     if len(p2p.src):
         s = aligned(p2p.send_start, p2p.src, res.offsets, res.drift, res.t_ref)
         q = aligned(p2p.recv_end, p2p.dst, res.offsets, res.drift, res.t_ref)
-        early = s - q  # > 0: received before it was sent
-    return {
+        early = s - q  # > 0: received before it was sent (a synchronous send returned before its receive)
+    msg, rdv = early[: p2p.messages], early[p2p.messages :]
+    out = {
         "collectives_checked": int(con.sum()),
         "collectives_violated": int((late > 0).sum()),
         "collective_max_violation_ns": int(late.max()) if (late > 0).any() else 0,
-        "messages_checked": int(len(p2p.src)),
-        "messages_violated": int((early > 0).sum()),
-        "message_max_violation_ns": int(early.max()) if (early > 0).any() else 0,
+        "messages_checked": int(len(msg)),
+        "messages_violated": int((msg > 0).sum()),
+        "message_max_violation_ns": int(msg.max()) if (msg > 0).any() else 0,
     }
+    if p2p.rendezvous:
+        out["synchronous_sends_checked"] = int(len(rdv))
+        out["synchronous_sends_violated"] = int((rdv > 0).sum())
+        out["synchronous_send_max_violation_ns"] = int(rdv.max()) if (rdv > 0).any() else 0
+    return out
 
 
 def causality_text(c: dict, method: str) -> str:
@@ -212,6 +257,11 @@ def causality_text(c: dict, method: str) -> str:
         parts.append(
             f"{c['messages_violated']} of {c['messages_checked']} matched message(s) are received "
             f"before they were sent (up to {c['message_max_violation_ns'] / 1e3:.1f} us)"
+        )
+    if c.get("synchronous_sends_violated"):
+        parts.append(
+            f"{c['synchronous_sends_violated']} of {c['synchronous_sends_checked']} synchronous send(s) "
+            f"return before their receive was posted (up to {c['synchronous_send_max_violation_ns'] / 1e3:.1f} us)"
         )
     if not parts:
         return (
@@ -253,6 +303,8 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
     nan = lambda v: None if v is None or not np.isfinite(v) else round(float(v), 1)  # noqa: E731
     for r, rep in enumerate(reports):
         method = name if (not fitting or res.fitted[r]) else "session (no sync points)"
+        if fitting and res.fitted[r] and res.kept[r]:
+            method = "session (the sync points do not move it significantly)"
         out.append(
             {
                 "report": rep.source,
@@ -273,4 +325,4 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
     return out
 
 
-__all__ = ["Alignment", "Clock", "METHODS", "align", "parse_method", "wall_offset", "P2P"]
+__all__ = ["Alignment", "Clock", "METHODS", "align", "parse_method", "session_offsets", "wall_offset", "P2P"]

@@ -33,6 +33,7 @@ Model: aligned t' = t + offset_r + drift_r * (t - t_ref_r)   (Clock), one clock 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,21 +48,43 @@ PASSES = 6
 CLAMP_ROUNDS = 30
 RELAX_ROUNDS = 200
 MAD_TO_SIGMA = 1.4826
+SIGNIFICANT = 3.0  # a fitted offset replaces the session offset only when it differs by > 3 standard errors
 
 
 @dataclass
 class P2P:
-    """Matched messages as constraints: recv_end (dst clock) >= send_start (src clock)."""
+    """Matched messages as constraints: recv_end (dst clock) >= send_start (src clock).  The last
+    ``rendezvous`` rows are the other direction of synchronous sends: the send returns only once its
+    receive was posted, so the send's end (as recv_end, on the sender's clock: dst) >= the receive
+    call's start (as send_start, on the receiver's clock: src)."""
 
     src: np.ndarray  # report of the sender
     dst: np.ndarray
     send_start: np.ndarray  # sender-local
     recv_end: np.ndarray  # receiver-local
+    rendezvous: int = 0
 
     @classmethod
     def empty(cls) -> "P2P":
         z = np.zeros(0, np.int64)
         return cls(z, z, z, z)
+
+    @classmethod
+    def of(cls, send_report, recv_report, send_start, send_end, recv_start, recv_end, synchronous) -> "P2P":
+        """The constraints of matched messages (report and times of each side; which are synchronous)."""
+        sync = np.asarray(synchronous, bool)
+        cat = lambda a, b: np.concatenate([np.asarray(a, np.int64), np.asarray(b, np.int64)])  # noqa: E731
+        return cls(
+            cat(send_report, np.asarray(recv_report)[sync]),
+            cat(recv_report, np.asarray(send_report)[sync]),
+            cat(send_start, np.asarray(recv_start)[sync]),
+            cat(recv_end, np.asarray(send_end)[sync]),
+            int(sync.sum()),
+        )
+
+    @property
+    def messages(self) -> int:
+        return len(self.src) - self.rendezvous
 
 
 @dataclass
@@ -79,6 +102,7 @@ class FitResult:
     violations_after: int = 0  # after the fix (0 unless the data are inconsistent)
     moved_by_fix: int = 0  # reports the fix moved
     notes: list[str] = field(default_factory=list)
+    kept: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per report: estimate not significant
 
 
 def aligned(t: np.ndarray, rep: np.ndarray, off: np.ndarray, drift: np.ndarray, tref: np.ndarray) -> np.ndarray:
@@ -231,6 +255,39 @@ class _Constraints:
         return off, False
 
 
+def _offset_stderr(sp: SyncPoints, off, drift, tref, points: np.ndarray, n_rep: int) -> np.ndarray:
+    """Per report: the standard error of its estimated offset (its exits' spread over the points; 0 where
+    it has none).  A fitted offset replaces the session offset only when it differs from it by more than
+    SIGNIFICANT of these (and no drift was kept): otherwise the session clocks are as good as the estimate
+    (one clock shared by the hosts, or clocks synchronised better than the collectives' exits are
+    simultaneous) and are kept; the constraints may still move them, the least that satisfies them."""
+    r = _residuals(sp, off, drift, tref, sp.estimate)
+    mad = _per_report(MAD_TO_SIGMA * np.median(np.abs(r), axis=1), sp.reports, n_rep)
+    return 1.2533 * np.nan_to_num(mad) / np.sqrt(np.maximum(points, 1))
+
+
+def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The mean of N(mu, sigma^2) restricted to [lo, hi], per element: an estimate with error sigma
+    combined with the interval the constraints allow (about mu when sigma is small against the interval
+    and mu inside it; about the interval's middle when sigma is large; the near bound when mu is far
+    outside).  sigma 0: mu clipped to the interval."""
+    out = np.clip(mu, lo, hi)
+    for i in np.flatnonzero(sigma > 0):
+        a, b = (lo[i] - mu[i]) / sigma[i], (hi[i] - mu[i]) / sigma[i]
+        if a > 30.0:  # (the interval far above mu: its density falls off from lo)
+            out[i] = min(lo[i] + sigma[i] / a, hi[i])
+            continue
+        if b < -30.0:
+            out[i] = max(hi[i] + sigma[i] / b, lo[i])
+            continue
+        phi = lambda x: 0.0 if not np.isfinite(x) else math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # noqa: E731
+        cdf = lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0))  # noqa: E731
+        z = cdf(b) - cdf(a)
+        if z > 1e-300:
+            out[i] = min(max(mu[i] + sigma[i] * (phi(a) - phi(b)) / z, lo[i]), hi[i])
+    return out
+
+
 def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate: bool = True) -> FitResult:
     """Corrections for every report.  ``estimate=False`` only evaluates the given (session) offsets."""
     n_rep = len(session)
@@ -242,7 +299,7 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     mx = np.full(n_rep, np.nan)
     stderr = np.full(n_rep, np.nan)
     points = np.zeros(n_rep, np.int64)
-    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points)
+    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool))
     if sp.n == 0 and not len(p2p.src):
         return res
     est = sp.estimate
@@ -275,6 +332,11 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
                 drift[weak] = 0.0
                 _estimate(sp, off, drift, tref, allow & ~weak, n_rep)
         _gauge(off, drift, tref, ref, np.asarray(session, np.int64))
+        sigma = _offset_stderr(sp, off, drift, tref, points, n_rep)
+        res.kept = (drift == 0.0) & (np.abs(off - np.asarray(session, np.int64)) <= SIGNIFICANT * sigma)
+        off[res.kept] = np.asarray(session, np.int64)[res.kept]
+        drift[res.kept] = 0.0
+    estimated = np.where(res.kept, np.nan, off.astype(np.float64)) if estimate and sp.n else np.full(n_rep, np.nan)
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
     res.violations_before = cons.count(off)
     if estimate and cons.any:
@@ -282,7 +344,11 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
         for _ in range(CLAMP_ROUNDS):
             lo, hi = cons.bounds(off)
             ok = has & (lo <= hi)
+            # a kept (session) offset moves the least the constraints require; an estimated one to its
+            # expected value within them (its estimate's normal error, truncated to the feasible interval)
             target = np.clip(off.astype(np.float64), lo, hi)
+            est_h = ~np.isnan(estimated) & ok
+            target[est_h] = _truncated_mean(estimated[est_h], sigma[est_h], lo[est_h], hi[est_h])
             step = np.where(ok, target - off, 0.0)
             if np.abs(step).max(initial=0.0) < 1.0:
                 break

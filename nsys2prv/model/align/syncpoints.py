@@ -35,6 +35,7 @@ import pandas as pd
 
 from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES
 from nsys2prv.core.names import per_name
+from nsys2prv.model.communicators import WORLD, Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
 
@@ -98,7 +99,9 @@ def _frame(report: int, df: pd.DataFrame, id_col: str, keep: np.ndarray, name, e
     )
 
 
-def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
+def mpi_rows(tables: list[dict], model: Model, comms: Communicators | None = None) -> pd.DataFrame:
+    """The synchronising and bounding MPI calls; a collective on a communicator other than the world
+    (``comms``) is named with it (``mpi:MPI_Allreduce@comm2``: its members synchronise, no one else)."""
     frames = []
     for r, tabs in enumerate(tables):
         df = tabs.get("mpi")
@@ -109,8 +112,25 @@ def mpi_rows(tables: list[dict], model: Model) -> pd.DataFrame:
         if not keep.any():
             continue
         sync = name[keep].isin(MPI_SYNC).to_numpy()
-        frames.append(_frame(r, df, "tid", keep, "mpi:" + name[keep].to_numpy(object), sync, True))
+        label = "mpi:" + name[keep].to_numpy(object)
+        if comms is not None and "comm" in df:
+            ids = comms.of_calls(r, df["comm"].to_numpy(np.int64)[keep], df["start"].to_numpy(np.int64)[keep])
+            label = np.where(ids == WORLD, label, label + np.char.add("@comm", ids.astype(str)).astype(object))
+        frames.append(_frame(r, df, "tid", keep, label, sync, True))
     return _rows(frames, model)
+
+
+def mpi_scopes(rows: pd.DataFrame, comms: Communicators | None) -> dict[str, tuple[int, ...]]:
+    """name -> the tasks of its communicator, for the sync rows of communicators other than the world
+    (those not known complete -- a member's report missing -- are left out: no task is expected)."""
+    if comms is None or rows.empty:
+        return {}
+    out = {}
+    for name in rows["name"].unique():
+        if "@comm" in name:
+            cid = int(name.rsplit("@comm", 1)[1])
+            out[name] = comms.members.get(cid, ()) if comms.complete.get(cid, False) else ()
+    return out
 
 
 def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
@@ -160,7 +180,8 @@ def sync_tables(tables: dict, marker: str | None = None) -> dict:
     df = tables.get("mpi")
     if df is not None and len(df):
         name = df["name"].astype(str).replace(MPI_ALIASES)
-        out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), ["start", "end", "tid", "name"]]
+        cols = ["start", "end", "tid", "name"] + (["comm"] if "comm" in df else [])
+        out["mpi"] = df.loc[name.isin(MPI_SYNC + MPI_BOUNDS).to_numpy(), cols]
     df = tables.get("kernels")
     if df is not None and len(df):
         out["kernels"] = df.loc[df["nccl"].to_numpy(bool), ["start", "end", "gpid", "name"]]
@@ -172,31 +193,49 @@ def sync_tables(tables: dict, marker: str | None = None) -> dict:
     return {k: v.reset_index(drop=True) for k, v in out.items()}
 
 
-def build(rows: pd.DataFrame, sources: list[str]) -> SyncPoints:
-    """Pair the k-th occurrence of every name across the tasks that have sync rows."""
+ABSENT_ENTRY = -(1 << 60)  # a task outside a sync point's communicator: never the last to enter ...
+ABSENT_EXIT = 1 << 60  # ... nor the first to leave (so it constrains nothing)
+
+
+def build(rows: pd.DataFrame, sources: list[str], scopes: dict[str, tuple[int, ...]] | None = None) -> SyncPoints:
+    """Pair the k-th occurrence of every name across the tasks that have it: every task with sync rows,
+    or the tasks of its communicator for the names in ``scopes`` (name -> tasks).  A scoped point only
+    constrains (its members' exits are not simultaneous with the other tasks'); the tasks outside it hold
+    ABSENT_ENTRY/ABSENT_EXIT."""
+    scopes = scopes or {}
     if rows.empty or rows["task"].nunique() < 2:
         return SyncPoints.empty()
     counts = rows.groupby(["task", "name"]).size().unstack(fill_value=0)
-    valid = counts.columns[(counts.min(axis=0) == counts.max(axis=0)) & (counts.min(axis=0) > 0)]
+    tasks = counts.index.to_numpy(np.int64)
+    need = pd.DataFrame(True, index=counts.index, columns=counts.columns)
+    for name in counts.columns.intersection(list(scopes)):
+        need[name] = counts.index.isin(scopes[name])
+    have = counts.where(need)  # (NaN outside a name's scope)
+    valid = counts.columns[
+        (have.min(axis=0) == have.max(axis=0))
+        & (have.min(axis=0) > 0)
+        & (need.sum(axis=0) >= 2)
+        & (counts.where(~need).fillna(0).max(axis=0) == 0)
+    ]
     if len(valid) == 0:
         return SyncPoints.empty()
-    per_name = counts.iloc[0][valid]
+    per_name = have[valid].max(axis=0).astype(np.int64)
     col0 = pd.Series(np.concatenate([[0], np.cumsum(per_name.to_numpy())[:-1]]), index=valid)
     sub = rows[rows["name"].isin(valid)].sort_values(["task", "name", "start", "end"], kind="stable")
     k = sub.groupby(["task", "name"], sort=False).cumcount().to_numpy()
     col = col0.reindex(sub["name"]).to_numpy() + k
-    tasks = counts.index.to_numpy(np.int64)
     row = np.searchsorted(tasks, sub["task"].to_numpy(np.int64))
     n = int(per_name.sum())
-    entry = np.zeros((len(tasks), n), np.int64)
-    exit_ = np.zeros((len(tasks), n), np.int64)
+    entry = np.full((len(tasks), n), ABSENT_ENTRY, np.int64)
+    exit_ = np.full((len(tasks), n), ABSENT_EXIT, np.int64)
     entry[row, col] = sub["start"].to_numpy(np.int64)
     exit_[row, col] = sub["end"].to_numpy(np.int64)
     flags = rows.drop_duplicates("name").set_index("name")
-    est = np.repeat(flags.loc[valid, "estimate"].to_numpy(bool), per_name.to_numpy())
+    scoped = np.repeat(~need[valid].all(axis=0).to_numpy(bool), per_name.to_numpy())
+    est = np.repeat(flags.loc[valid, "estimate"].to_numpy(bool), per_name.to_numpy()) & ~scoped
     con = np.repeat(flags.loc[valid, "constrain"].to_numpy(bool), per_name.to_numpy())
     if not est.any():  # e.g. only MPI_Init/MPI_Finalize: their exits are all there is
-        est = con.copy()
+        est = con & ~scoped
     names = [f"{nm}#{i}" for nm, c in zip(valid, per_name) for i in range(int(c))]
     reports = rows.drop_duplicates("task").set_index("task").loc[tasks, "report"].to_numpy(np.int64)
     return SyncPoints(tasks, reports, names, entry, exit_, est, con, sources)

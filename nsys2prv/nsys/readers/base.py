@@ -153,10 +153,10 @@ def text_names(report: Report, ids, strip_suffix: bool = False) -> pd.Categorica
         codes = np.where(codes < 0, len(names) - 1, codes)
     if strip_suffix:
         names = np.array([strip_version_suffix(str(u)) for u in names], dtype=object)
-    return _text_column(names, codes)
+    return text_column(names, codes)
 
 
-def _text_column(names: np.ndarray, codes: np.ndarray) -> pd.Categorical:
+def text_column(names: np.ndarray, codes: np.ndarray) -> pd.Categorical:
     """Rows ``names[codes]`` as a categorical column (each distinct name stored once)."""
     ncodes, uniq = pd.factorize(names)
     return pd.Categorical.from_codes(ncodes[codes], categories=pd.Index(uniq, dtype=object))

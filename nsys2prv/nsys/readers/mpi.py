@@ -9,9 +9,12 @@ MPI_Sendrecv split into a send row and a receive row is one call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.extrae_mpi import SENDRECV_CALLS
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import (
     Reader,
@@ -50,7 +53,13 @@ def _read_tables(report: Report) -> ReadResult | None:
     df["name"] = text_names(report, df["textId"])
     for c in EXTRA:
         to_int64(df, c, fill=_DEFAULTS[c])
-    # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).
+    # One call may be several rows (per request in START_WAIT, send+recv halves of Sendrecv).  The halves
+    # of a split Sendrecv share their start; nsys 2023.4 ends the send half at its start: the call ends
+    # with its last half.
+    both = df["name"].astype(str).isin(SENDRECV_CALLS).to_numpy()
+    if both.any():
+        ends = df.loc[both].groupby(["tid", "start", "name"], sort=False, observed=True)["end"].transform("max")
+        df.loc[both, "end"] = ends.to_numpy()
     dup = df.duplicated(["tid", "start", "end", "name"], keep="first").to_numpy()
     res.drop("repeated row of one call (per-request Wait/Test, split Sendrecv): merged", int(dup.sum()))
     df = df[~dup]
@@ -59,15 +68,40 @@ def _read_tables(report: Report) -> ReadResult | None:
     return res
 
 
-def from_nvtx(report: Report) -> bool:
-    """The report's MPI calls are the NVTX domain "MPI" (no MPI_* table: nsys 2022.x exports)."""
-    return not any(report.has(t, "start", "end", "globalTid", "textId") for t in TABLES)
+def _nvtx_calls(res: ReadResult) -> pd.DataFrame:
+    """NVTX domain "MPI" ranges as MPI call rows (no peer, size, tag or communicator)."""
+    df = res.table
+    out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
+    for c in EXTRA:
+        out[c] = _DEFAULTS[c]
+    out["source"] = "nvtx"
+    return out[COLUMNS]
+
+
+def _with_nvtx_threads(res: ReadResult, nv: ReadResult | None) -> ReadResult:
+    """nsys 2023.4 writes the MPI calls of a process's other threads (MPI_THREAD_MULTIPLE) into the NVTX
+    domain "MPI", only the main thread's into the MPI_* tables: the ranges of threads the tables do not
+    cover are the calls of those threads (calls only: no peer, tag or size, so no message); a range on a
+    thread the tables cover is the same call recorded twice."""
+    if nv is None or nv.table.empty:
+        return res
+    covered = nv.table["tid"].isin(np.unique(res.table["tid"].to_numpy(np.int64))).to_numpy()
+    res.absorb(nv)
+    res.drop('NVTX domain "MPI" range on a thread the MPI_* tables cover (the same call): not used', int(covered.sum()))
+    extra = _nvtx_calls(ReadResult(table=nv.table[~covered]))
+    if len(extra):
+        res.note(
+            'MPI call of a thread the MPI_* tables do not cover, from the NVTX domain "MPI" (no peers)', len(extra)
+        )
+        res.table = pd.concat([res.table, extra], ignore_index=True).sort_values("start", kind="stable")
+        res.table = res.table.reset_index(drop=True)
+    return res
 
 
 def read(report: Report) -> ReadResult | None:
     res = _read_tables(report)
     if res is not None:
-        return res
+        return _with_nvtx_threads(res, read_mpi_domain(report))
     res = read_mpi_domain(report)
     if res is None:
         return None
@@ -76,12 +110,7 @@ def read(report: Report) -> ReadResult | None:
     if res.table.empty:  # e.g. MPI_RANKS alone, no MPI calls: an empty table with the right columns
         res.table = pd.DataFrame({c: pd.Series(dtype=object if c in ("name", "source") else np.int64) for c in COLUMNS})
         return res
-    df = res.table
-    out = pd.DataFrame({"start": df["start"], "end": df["end"], "tid": df["tid"], "name": df["name"]})
-    for c in EXTRA:
-        out[c] = _DEFAULTS[c]
-    out["source"] = "nvtx"
-    res.table = out[COLUMNS]
+    res.table = _nvtx_calls(res)
     return res
 
 
@@ -89,20 +118,59 @@ READER = Reader((*TABLES, "MPI_RANKS", "NVTX_EVENTS"), read)
 
 
 # -- raw point-to-point rows, for message matching (not a Reader: the calls are counted above) --------
-P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request"]
-WAIT_COLUMNS = ["start", "end", "tid", "request"]
+P2P_COLUMNS = ["row", "start", "end", "tid", "name", "peer", "tag", "size", "request", "comm"]
+WAIT_COLUMNS = ["start", "end", "tid", "name", "request"]
+COMM_COLUMNS = ["rank", "time", "handle", "parent", "local_rank", "size", "group_root"]
 
 
-def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """Every MPI_P2P_EVENTS row as exported (a split MPI_Sendrecv stays two rows, in row order),
-    and the MPI_START_WAIT_EVENTS rows (one per request) that complete non-blocking calls."""
+@dataclass
+class RawMpi:
+    """One report's raw MPI rows for message matching and communicators (mpi.read_p2p)."""
+
+    p2p: pd.DataFrame  # every MPI_P2P_EVENTS row, as exported (a split MPI_Sendrecv stays two rows); peer is
+    # the rank in the call's communicator (comm: its handle)
+    waits: pd.DataFrame  # MPI_START_WAIT_EVENTS: one row per request of MPI_Start*/Wait*/Test*
+    comms: pd.DataFrame  # MPI_COMMUNICATORS: this rank's communicators as it created them
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object if c == "name" else np.int64) for c in columns})
+
+
+def _communicators(report: Report) -> pd.DataFrame:
+    """MPI_COMMUNICATORS (nsys 2023+): the world rank of the report, creation time, handle, parent handle
+    (0: none, i.e. world), the rank's place in it and its size, the world rank of its local rank 0 (-1:
+    not recorded)."""
+    t = "MPI_COMMUNICATORS"
+    if not report.has(t, "timestamp", "commHandle"):
+        return _empty(COMM_COLUMNS)
+    cols = {
+        "rank": "rank",
+        "parent": "parentHandle",
+        "local_rank": "localRank",
+        "size": "size",
+        "group_root": "groupRoot",
+    }
+    sel = ", ".join(report.col_or_null(t, src, dst) for dst, src in cols.items())
+    df = report.query(f"SELECT timestamp AS time, commHandle AS handle, {sel} FROM {t} ORDER BY timestamp, rowid")
+    df = df[pd.to_numeric(df["handle"], errors="coerce").notna()]
+    fills = {"rank": -1, "time": 0, "handle": 0, "parent": 0, "local_rank": -1, "size": -1, "group_root": -1}
+    for c, fill in fills.items():
+        to_int64(df, c, fill=fill)
+    return df[COMM_COLUMNS].reset_index(drop=True)
+
+
+def read_p2p(report: Report) -> RawMpi | None:
+    """The report's raw point-to-point, request completion and communicator rows (None: no
+    MPI_P2P_EVENTS with peers, i.e. nothing to match)."""
     t = "MPI_P2P_EVENTS"
     if not report.has(t, "start", "end", "globalTid", "textId", "remoteRank"):
         return None
     df = report.query(
         f"SELECT rowid AS row, start, end, globalTid AS tid, textId, remoteRank AS peer, "
         f"{report.col_or_null(t, 'tag')}, {report.col_or_null(t, 'size')}, "
-        f"{report.col_or_null(t, 'requestHandle', 'request')} FROM {t} ORDER BY rowid"
+        f"{report.col_or_null(t, 'requestHandle', 'request')}, {report.col_or_null(t, 'commHandle', 'comm')} "
+        f"FROM {t} ORDER BY rowid"
     )
     df = df[pd.to_numeric(df["start"], errors="coerce").notna() & pd.to_numeric(df["end"], errors="coerce").notna()]
     df["name"] = text_names(report, df["textId"])
@@ -115,12 +183,15 @@ def read_p2p(report: Report) -> tuple[pd.DataFrame, pd.DataFrame] | None:
         ("tag", -1),
         ("size", 0),
         ("request", 0),
+        ("comm", 0),
     ):
         to_int64(df, c, fill=fill)
-    waits = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in WAIT_COLUMNS})
+    waits = _empty(WAIT_COLUMNS)
     w = "MPI_START_WAIT_EVENTS"
-    if report.has(w, "start", "end", "globalTid", "requestHandle"):
-        wq = report.query(f"SELECT start, end, globalTid AS tid, requestHandle AS request FROM {w}")
-        wq = wq.dropna()
-        waits = pd.DataFrame({c: int64(wq[c]) for c in WAIT_COLUMNS})
-    return df[P2P_COLUMNS].reset_index(drop=True), waits
+    if report.has(w, "start", "end", "globalTid", "requestHandle", "textId"):
+        wq = report.query(f"SELECT start, end, globalTid AS tid, textId, requestHandle AS request FROM {w}")
+        wq = wq.dropna(subset=["start", "end", "tid", "request"])
+        waits = pd.DataFrame({c: int64(wq[c]) for c in WAIT_COLUMNS if c != "name"})
+        waits["name"] = np.asarray(text_names(report, wq["textId"]), dtype=object)
+        waits = waits[WAIT_COLUMNS]
+    return RawMpi(df[P2P_COLUMNS].reset_index(drop=True), waits, _communicators(report))

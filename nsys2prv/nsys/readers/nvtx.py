@@ -147,17 +147,15 @@ def _nccl_by_name(ev: pd.DataFrame, domains: dict) -> int:
     return len(hit)
 
 
-def row_classes(report: Report, mpi_from_nvtx: bool) -> dict[str, int]:
+def row_classes(report: Report) -> dict[str, int]:
     """NVTX_EVENTS rows by class (``kinds.NVTX_CLASS_KINDS`` / ``NVTX_CLASS_REASONS``): names, ranges
-    (and marks) of the other domains, NCCL, MPI, MPI marks, other event types; MPI ranges are
-    "mpi_unread" when the report's MPI calls come from the MPI_* tables (``mpi_from_nvtx`` False)."""
+    (and marks) of the other domains, NCCL, MPI (read by the MPI reader whether the report's MPI calls come
+    from the domain or from the MPI_* tables: nsys 2023.4 puts other threads' calls there), MPI marks,
+    other event types."""
     nv = load_nvtx(report)
     if nv is None:
         return {}
-    classes = dict(nv.classes)
-    if not mpi_from_nvtx:
-        classes["mpi_unread"] = classes.pop("mpi")
-    return {c: n for c, n in classes.items() if n}
+    return {c: n for c, n in nv.classes.items() if n}
 
 
 def _max_time(df: pd.DataFrame) -> int:

@@ -41,6 +41,8 @@ MATCHING_TESTS = [
     "tests/test_mpi_matching.py",
     "tests/test_align.py::test_generated_messages_exact",
     "tests/test_align.py::test_unmatched_messages_counted",
+    "tests/test_mpi23.py::test_every_message_the_program_sent_is_matched_once",
+    "tests/test_mpi23.py::test_communication_times_are_extraes",
 ]
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "matching": (["nsys2prv/translate/mpi_messages.py"], MATCHING_TESTS),

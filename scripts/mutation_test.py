@@ -78,6 +78,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_reader_edges.py",
             "tests/test_robustness.py::test_conservation_balances_on_cloverleaf",
             "tests/test_gpu_depth.py::test_nccl_payloads_on_nccl_kernels",
+            "tests/test_cpu_side.py",
         ],
     ),
 }

@@ -258,7 +258,8 @@ def test_dask_without_a_scheduler_is_a_user_error(cases, tmp_path, monkeypatch):
 
 
 def _scramble_keeping_identity(path: Path) -> None:
-    """Overwrite a file with garbage of the same size and mtime: only a cache hit can convert it."""
+    """Overwrite a file with garbage of the same size and mtime (``cp -p``, ``rsync -t`` of another file):
+    only its ctime tells (the cache key binds it: issue 39)."""
     st = path.stat()
     path.write_bytes(b"\0" * st.st_size)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -273,7 +274,6 @@ def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(
     first = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "first", cache)
     assert list((cache / "tables").iterdir()), "nothing cached"
 
-    _scramble_keeping_identity(inp)
     opened = Report.opened
     again = run(["-t", "all,osrt", "-j", "1", inp], tmp_path / "again", cache)  # other output, same options
     assert Report.opened == opened, "the SQLite was opened despite the cache"
@@ -282,8 +282,9 @@ def test_table_cache_skips_the_sqlite_and_is_invalidated_when_the_input_changes(
     run(["-t", "cuda_api", "-z", "-j", "2", inp], tmp_path / "other", cache)
     assert Report.opened == opened
 
-    # the input changes (new mtime): the cache entry no longer applies, the garbage is read and refused
-    os.utime(inp, None)
+    # the input replaced by garbage of the same size and mtime: the entry no longer applies (its ctime
+    # changed), the garbage is read and refused
+    _scramble_keeping_identity(inp)
     res = CliRunner().invoke(main, ["-q", "--cache-dir", str(cache), "-j", "1", str(inp), str(tmp_path / "bad")])
     assert res.exit_code == 2 and "not an SQLite file" in res.output
     # a real new input gets a new entry (the stale one is removed) and converts

@@ -122,17 +122,7 @@ def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd
     size = call["row"].transform("size").to_numpy()
     is_send = name.isin(SEND_CALLS).to_numpy() | (both & ((size == 1) | (nth == 0)))
     is_recv = name.isin(RECV_CALLS).to_numpy() | (both & ((size == 1) | (nth == 1)))
-    rows = pd.DataFrame(
-        {
-            "tid": p2p["tid"].to_numpy(np.int64),
-            "peer": p2p["peer"].to_numpy(np.int64),
-            "tag": p2p["tag"].to_numpy(np.int64),
-            "size": p2p["size"].to_numpy(np.int64),
-            "start": p2p["start"].to_numpy(np.int64),
-            "end": p2p["end"].to_numpy(np.int64),
-            "request": p2p["request"].to_numpy(np.int64),
-        }
-    )
+    rows = _calls(p2p)
     sends = rows[is_send].assign(
         log=lambda d: d["start"], phys=lambda d: d["end"], sync=name[is_send].isin(SYNCHRONOUS_SEND_CALLS).to_numpy()
     )
@@ -148,6 +138,20 @@ def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd
     p_sends, p_recvs = _persistent(name, rows, waits, done)
     sends, recvs = pd.concat([sends, p_sends]), pd.concat([recvs, p_recvs])
     return _by_rank(r, sends, model, "src", "dst"), _by_rank(r, recvs, model, "dst", "src")
+
+
+def _calls(df: pd.DataFrame, start: str = "start", end: str = "end") -> pd.DataFrame:
+    """The point-to-point calls' columns the matching uses, int64 (their times from ``start``/``end``)."""
+    cols = {
+        "tid": "tid",
+        "peer": "peer",
+        "tag": "tag",
+        "size": "size",
+        "start": start,
+        "end": end,
+        "request": "request",
+    }
+    return pd.DataFrame({c: df[src].to_numpy(np.int64) for c, src in cols.items()})
 
 
 def _persistent(name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -170,17 +174,7 @@ def _persistent(name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
         direction="backward",
     )
     m = m[m["send"].notna()]
-    msg = pd.DataFrame(
-        {
-            "tid": m["tid"].to_numpy(np.int64),
-            "peer": m["peer"].to_numpy(np.int64),
-            "tag": m["tag"].to_numpy(np.int64),
-            "size": m["size"].to_numpy(np.int64),
-            "start": m["s_start"].to_numpy(np.int64),
-            "end": m["s_end"].to_numpy(np.int64),
-            "request": m["request"].to_numpy(np.int64),
-        }
-    )
+    msg = _calls(m, "s_start", "s_end")
     send = m["send"].to_numpy(bool)
     sends = msg[send].assign(log=lambda d: d["start"], phys=lambda d: d["end"], sync=False)
     recvs = msg[~send]

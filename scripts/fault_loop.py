@@ -435,7 +435,7 @@ def _plant39(kind: str, sc: Scene, d: Path, out: Path, vdir: Path) -> dict:
         shared.chmod(0o1777)
         mine, theirs = (
             entry_dir(shared / "tables", Path(sc.ranks[0])),
-            entry_dir(sc.work / "cache" / "tables", Path(sc.ranks[1])),
+            entry_dir(sc.cache39 / "tables", Path(sc.ranks[1])),  # (a cache no attack damages)
         )
         atk.run(
             f"import os, shutil; os.makedirs({str(mine)!r}); "

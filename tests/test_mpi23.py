@@ -299,3 +299,16 @@ def test_a_warm_run_reads_the_raw_mpi_rows_from_the_cache(tmp_path):
     said = [w for r in outs[1]["reports"] for w in r["capture_warnings"]]
     assert not [w for w in said if "unusable" in w or "rebuilt" in w]
     assert (tmp_path / "o0.prv").read_bytes() == (tmp_path / "o1.prv").read_bytes()
+
+
+def test_messages_alone_fit_the_clocks():
+    """No synchronising collective, only messages (and a synchronous send's rendezvous): the clocks are
+    moved the least that makes them causal (report 1's session offset puts a receive 4 us before its send)."""
+    from nsys2prv.model.align.fit import P2P, fit_clocks
+    from nsys2prv.model.align.syncpoints import SyncPoints
+
+    # report 0's send starts at 1_000_000, report 1's receive ends at 996_000 (the same session offsets)
+    p2p = P2P.of([0], [1], [1_000_000], [1_002_000], [990_000], [996_000], [True])
+    res = fit_clocks(SyncPoints.empty(), p2p, np.array([0, 0], np.int64), 0, estimate=True)
+    assert res.violations_before == 1 and res.violations_after == 0
+    assert res.offsets.tolist() == [0, 4_000]  # the receive moved to the send's start, no further

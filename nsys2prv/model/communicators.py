@@ -70,11 +70,6 @@ class Communicators:
         ids = self.of_calls(report, calls["comm"].to_numpy(np.int64), calls["start"].to_numpy(np.int64))
         return ids, self.to_world(ids, calls["peer"].to_numpy())
 
-    def partial(self) -> set[int]:
-        """The ids of communicators with fewer tasks than the world."""
-        world = len(self.members.get(WORLD, ()))
-        return {c for c, m in self.members.items() if len(m) < world}
-
 
 def _keys(comms: pd.DataFrame) -> list[tuple]:
     """Each row's key (module doc), rows in creation order."""
@@ -134,7 +129,3 @@ def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicator
         if cid != WORLD and cid not in local and parent_of.get(cid, WORLD) in local:
             local[cid] = local[parent_of[cid]]
     return Communicators(out, complete, local, handles)
-
-
-def world_only(model: Model) -> Communicators:
-    return Communicators({WORLD: tuple(range(len(model.tasks)))}, {WORLD: True})

@@ -300,6 +300,7 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     stderr = np.full(n_rep, np.nan)
     points = np.zeros(n_rep, np.int64)
     res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool))
+    sigma = np.zeros(n_rep)  # standard error of each estimated offset (none without sync points)
     if sp.n == 0 and not len(p2p.src):
         return res
     est = sp.estimate

@@ -5,23 +5,29 @@ Each mutant is one rewrite of one module (by its syntax tree): a comparison flip
 ``<`` -> ``<=``, ``==`` -> ``!=``, ...), an integer constant off by one, a filter dropped (``x[mask]``
 -> ``x``), a condition negated (``if c`` -> ``if not c``, ``and`` <-> ``or``), a procedure returning at
 once.  Mutants are applied one at a time to a copy of the package in a temporary directory (never the
-working tree), and only the test files that cover the mutated module run (``MODULES``), with
+working tree), and only the test files that cover the mutated module run (``GROUPS``), with
 ``pytest -x`` and a per-mutant timeout.  A mutant is killed when the tests fail (or time out),
 survives when they pass.  The mutants of each module are sampled (``--per-module``, ``--seed``:
-the same mutants every run).
+the same mutants every run).  A group names its modules by glob, so a module split in several stays in
+its group.  A sampled mutant on the recorded list of equivalent ones (``EQUIVALENT``: each with the
+argument why nothing observable changes) is not run but counted apart.
 
     python3 scripts/mutation_test.py --per-module 20 --seed 1           # every module group
     python3 scripts/mutation_test.py --group matching --per-module 5    # one group
     python3 scripts/mutation_test.py --list --group pop                 # the mutants, not run
 
-Prints one line per mutant (KILLED / SURVIVED / TIMEOUT, module:line, operator, the mutated line) and
-the score (killed / run) per group; ``--fail-under PCT`` exits 1 when a group scores lower.
+Prints one line per mutant (KILLED / SURVIVED / TIMEOUT / EQUIVALENT, module:line, operator, the
+mutation) and per group the score without the equivalent mutants (killed / (sampled - equivalent))
+and over all sampled (killed / sampled); ``--fail-under PCT`` exits 1 when a group's first score is
+lower.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
+import hashlib
 import json
 import os
 import random
@@ -36,7 +42,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# group -> (modules, the tests that cover them: files or test ids, quick enough to run per mutant)
+# group -> (module globs, the tests that cover them: files or test ids, quick enough to run per mutant).
+# Modules are chosen by glob so that a module split into several (pop.py -> pop_*.py or a pop/ package)
+# stays in its group, its mutants sampled per file.
 MATCHING_TESTS = [
     "tests/test_mpi_matching.py",
     "tests/test_align.py::test_generated_messages_exact",
@@ -44,32 +52,26 @@ MATCHING_TESTS = [
     "tests/test_mpi23.py::test_every_message_the_program_sent_is_matched_once",
     "tests/test_mpi23.py::test_communication_times_are_extraes",
 ]
-MODULES: dict[str, tuple[list[str], list[str]]] = {
+POP_TESTS = ["tests/test_pop.py", "tests/test_replay.py"]
+GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "matching": (["nsys2prv/translate/mpi_messages.py"], MATCHING_TESTS),
-    "alignment": (
-        [
-            "nsys2prv/model/align/__init__.py",
-            "nsys2prv/model/align/clock.py",
-            "nsys2prv/model/align/fit.py",
-            "nsys2prv/model/align/session.py",
-            "nsys2prv/model/align/syncpoints.py",
-        ],
-        ["tests/test_align.py"],
-    ),
+    "alignment": (["nsys2prv/model/align/*.py"], ["tests/test_align.py"]),
     "pop": (
-        ["nsys2prv/metrics/pop.py", "nsys2prv/metrics/measures.py", "nsys2prv/metrics/replay.py"],
-        ["tests/test_pop.py", "tests/test_replay.py"],
+        [
+            "nsys2prv/metrics/pop*.py",
+            "nsys2prv/metrics/pop/**/*.py",
+            "nsys2prv/metrics/measures.py",
+            "nsys2prv/metrics/replay*.py",
+            "nsys2prv/metrics/replay/**/*.py",
+        ],
+        POP_TESTS,
     ),
     "registry": (
         ["nsys2prv/core/registry.py", "nsys2prv/core/extrae_mpi.py"],
         ["tests/test_registry_ids.py", "tests/test_mpi4_real.py", "tests/test_cfgs.py"],
     ),
     "readers": (
-        sorted(
-            f"nsys2prv/nsys/readers/{p.name}"
-            for p in (ROOT / "nsys2prv" / "nsys" / "readers").glob("*.py")
-            if p.name != "__init__.py"
-        ),
+        ["nsys2prv/nsys/readers/*.py"],
         [
             "tests/test_rows.py",
             "tests/test_columns.py",
@@ -82,12 +84,28 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
 }
-# a module whose own tests are enough (instead of its group's)
+
+
+def modules_of(globs: list[str], root: Path = ROOT) -> list[str]:
+    """The modules (paths relative to ``root``) the globs name, sorted, without a module that has
+    no mutation point (an ``__init__`` of imports)."""
+    found = {p.relative_to(root).as_posix() for g in globs for p in root.glob(g) if p.suffix == ".py"}
+    return sorted(m for m in found if points(_parse((root / m).read_text())))
+
+
+# a module whose own tests are enough (instead of its group's): module glob -> tests
 TESTS_OF = {
-    "nsys2prv/metrics/replay.py": ["tests/test_replay.py"],
-    "nsys2prv/metrics/pop.py": ["tests/test_pop.py"],
+    "nsys2prv/metrics/replay*": ["tests/test_replay.py"],
+    "nsys2prv/metrics/pop*": ["tests/test_pop.py"],
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }
+
+
+def tests_of(module: str, group: str) -> list[str]:
+    for pattern, tests in TESTS_OF.items():
+        if fnmatch.fnmatch(module, pattern):
+            return tests
+    return GROUPS[group][1]
 
 
 COMPARE_FLIPS = {
@@ -112,9 +130,112 @@ class Mutant:
     operator: str
     line: int
     what: str
+    where: str = ""  # the function (``Class.method``) the mutation is in, "" at module level
+    text: str = ""  # the mutated line of the source, stripped
+    nth: int = 0  # of the mutants with the same where, operator, what and text: the n-th (from 0)
 
     def label(self) -> str:
         return f"{self.module}:{self.line} {self.operator}: {self.what}"
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A mutant argued equivalent: it changes nothing observable, so no test can kill it.  It is known
+    by its module (a glob, so that it survives a module's split), the function it is in, its operator,
+    its description and the mutated line's text (not by line number or index, which any edit moves)."""
+
+    module: str
+    where: str
+    operator: str
+    what: str
+    text: str
+    why: str
+    nth: int | None = None  # which of several identical ones (None: every one)
+
+    def matches(self, m: Mutant) -> bool:
+        same = (m.where, m.operator, m.what, m.text) == (self.where, self.operator, self.what, self.text)
+        return same and fnmatch.fnmatch(m.module, self.module) and self.nth in (None, m.nth)
+
+
+# The mutants argued equivalent (docs/development.md "Mutation testing" has the arguments at length).
+# A sampled mutant that matches one is not run: it is counted apart, and the score is killed / (sampled -
+# equivalent); the score over every sampled mutant is shown beside it.
+EQUIVALENT: list[Equivalent] = [
+    Equivalent(
+        "nsys2prv/metrics/pop*.py",
+        "gather_devices",
+        "constant",
+        "4 -> 5",
+        "runs = np.concatenate([sp.runs for sp in spills] or [np.zeros((0, 4), np.int64)])",
+        "the empty stand-in when no report has GPU intervals: with 0 rows, 4 or 5 columns give the same "
+        "empty columns 0-3 (the only ones read) and no device",
+    ),
+    Equivalent(
+        "nsys2prv/metrics/pop*.py",
+        "device_tree",
+        "constant",
+        "4 -> 5",
+        "useful_mask = useful_mask | ((_M3 & 4) != 0)",
+        "useful_mask is already (_M3 & 1) != 0, so adding (_M3 & 5) != 0 (bit 0 or bit 2) gives the same "
+        "union as adding (_M3 & 4) != 0 (bit 2): the same mask, bit for bit",
+    ),
+    Equivalent(
+        "nsys2prv/metrics/measures.py",
+        "warmup_probes",
+        "constant",
+        "0 -> 1",
+        "return [(_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1))]",
+        "a warm-up probe only fixes the argument types the kernel is loaded or compiled for (int64 arrays, "
+        "ints); [1, 1] for [0, 1] as order or times has the same types and stays in bounds",
+    ),
+    Equivalent(
+        "nsys2prv/nsys/readers/sched.py",
+        "read",
+        "constant",
+        "1 -> 2",
+        'tid = int64(df["tid"], fill=-1)',
+        "a NULL thread becomes -2 instead of -1: the next line drops every negative thread (tid < 0), and "
+        "nothing else sees the value",
+    ),
+    *(
+        Equivalent(
+            "nsys2prv/nsys/readers/cuda_api.py",
+            "read",
+            op,
+            what,
+            'df["driver"] = int64(df["eventClass"], fill=0) == 1',
+            "the CUDA API reader's driver column (runtime or driver call) is read by nothing in the package: "
+            "no output depends on it",
+        )
+        for op, what in (
+            ("compare", "int64(df['eventClass'], fill=0) == 1 -> !="),
+            ("constant", "0 -> 1"),
+            ("constant", "1 -> 2"),
+        )
+    ),
+    Equivalent(
+        "nsys2prv/nsys/readers/cuda_api.py",
+        "read",
+        "constant",
+        "1 -> 2",
+        'to_int64(df, "corr", fill=-1)',
+        "a CUDA API call without a correlation id gets -2 instead of -1: every user of the calls' ids keeps "
+        "only ids >= 0 (launch links) or writes max(id, 0) (the correlation event)",
+    ),
+    Equivalent(
+        "nsys2prv/nsys/readers/mpi.py",
+        "",
+        "constant",
+        "1 -> 2",
+        '_DEFAULTS = {"peer": -1, "size": 0, "recv_size": 0, "tag": -1, "comm": 0}',
+        "a NULL peer or tag becomes -2 instead of -1: every reader of peer and tag tests < 0 (no peer, a "
+        "wildcard receive: Open MPI writes -1, MPICH -2 for ANY_SOURCE), none tests -1 itself",
+    ),
+]
+
+
+def equivalent(m: Mutant) -> Equivalent | None:
+    return next((e for e in EQUIVALENT if e.matches(m)), None)
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
@@ -260,10 +381,28 @@ def describe(op: str, node: ast.AST, variant: int) -> str:
     return f"{node.name}() returns at once"
 
 
+def _where(node: ast.AST) -> str:
+    """The qualified name of the function a node is in ("" at module level; a function's own
+    ``return-early`` mutant is in that function)."""
+    names = []
+    at: ast.AST | None = node
+    while at is not None:
+        if isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(at.name)
+        at = getattr(at, "parent", None)
+    return ".".join(reversed(names))
+
+
 def mutants_of(module: str, source: str) -> list[Mutant]:
+    lines = source.splitlines()
     out = []
+    seen: dict[tuple, int] = {}
     for i, (op, node, variant) in enumerate(points(_parse(source))):
-        out.append(Mutant(module, i, op, getattr(node, "lineno", 0), describe(op, node, variant)))
+        line = getattr(node, "lineno", 0)
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        key = (_where(node), op, describe(op, node, variant), text)
+        seen[key] = seen.get(key, -1) + 1
+        out.append(Mutant(module, i, op, line, key[2], key[0], text, seen[key]))
     return out
 
 
@@ -312,69 +451,139 @@ def _pytest(work: Path, tests: list[str], timeout: float) -> tuple[str, float]:
     return status, time.monotonic() - t0
 
 
-def run_group(group: str, per_module: int, seed: int, timeout: float | None, log) -> dict:
-    modules, tests = MODULES[group]
-    chosen = []
-    for m in modules:
-        chosen += sample(mutants_of(m, (ROOT / m).read_text()), per_module, seed)
+def chosen(group: str, per_module: int, seed: int) -> list[Mutant]:
+    """The group's sampled mutants: ``per_module`` of each of its modules (all with 0), seeded."""
+    out: list[Mutant] = []
+    for m in modules_of(GROUPS[group][0]):
+        out += sample(mutants_of(m, (ROOT / m).read_text()), per_module, seed)
+    return out
+
+
+def score(verdicts: list[str]) -> dict:
+    """Counts and scores of a group's verdicts (KILLED / TIMEOUT / SURVIVED / EQUIVALENT): ``score`` is
+    killed / (sampled - equivalent), ``score_all`` killed / sampled (an equivalent counted as a survivor)."""
+    n, eq = len(verdicts), verdicts.count("EQUIVALENT")
+    survived = verdicts.count("SURVIVED")
+    killed = n - eq - survived
+    pct = lambda a, b: round(100 * a / b, 1) if b else None  # noqa: E731
+    return {
+        "sampled": n,
+        "equivalent": eq,
+        "run": n - eq,
+        "killed": killed,
+        "survived": survived,
+        "score": pct(killed, n - eq),
+        "score_all": pct(killed, n),
+    }
+
+
+def score_line(name: str, c: dict) -> str:
+    return (
+        f"{name}: {c['killed']}/{c['run']} killed ({c['score']} %), {c['equivalent']} equivalent not run; "
+        f"{c['killed']}/{c['sampled']} of all sampled ({c['score_all']} %)"
+    )
+
+
+def _key(m: dict) -> tuple:
+    """A mutant's identity across runs: where it is and what it changes, and its module's source."""
+    return tuple(m[k] for k in ("module", "where", "operator", "what", "text", "nth", "source"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_group(
+    group: str, per_module: int, seed: int, timeout: float | None, log, resumed: list | None = None, save=None
+) -> dict:
+    """Run the group's sampled mutants.  ``resumed``: the records of an earlier run (``--resume``): a
+    mutant it killed, in a module whose source is unchanged, is taken as killed without running again
+    (tests were only added since: it is still killed); ``save(result)`` after every mutant."""
+    picked = chosen(group, per_module, seed)
+    source = {m: _digest((ROOT / m).read_text()) for m in {x.module for x in picked}}
+    records = [{**m.__dict__, "source": source[m.module], "tests": tests_of(m.module, group)} for m in picked]
+    before = {_key(r): r for r in resumed or [] if r["verdict"] in ("KILLED", "TIMEOUT")}
+    todo = [m for m, r in zip(picked, records) if equivalent(m) is None and _key(r) not in before]
     result: dict = {"group": group, "mutants": []}
     with tempfile.TemporaryDirectory(prefix="nsys2prv-mutants-") as tmp:
         work = Path(tmp)
         _copy_tree(work)
         limits: dict[tuple[str, ...], float] = {}
-        for suite in sorted({tuple(TESTS_OF.get(m.module, tests)) for m in chosen}):
+        for suite in sorted({tuple(tests_of(m.module, group)) for m in todo}):
             status, base = _pytest(work, list(suite), timeout or 3600)
             if status != "passed":
                 raise SystemExit(f"{group}: the tests fail without any mutant ({status}): {' '.join(suite)}")
             limits[suite] = timeout or max(60.0, 3 * base + 30)
             log(f"# {group}: {' '.join(suite)}: {base:.0f} s unmutated, timeout {limits[suite]:.0f} s")
-        log(f"# {group}: {len(chosen)} mutants")
-        for mut in chosen:
-            suite = tuple(TESTS_OF.get(mut.module, tests))
-            path = work / mut.module
-            original = path.read_text()
-            path.write_text(mutated_source(original, mut))
-            try:
-                status, took = _pytest(work, list(suite), limits[suite])
-            finally:
-                path.write_text(original)
-            verdict = {"passed": "SURVIVED", "TIMEOUT": "TIMEOUT"}.get(status, "KILLED")
-            log(f"{verdict:8} {mut.label()}  ({took:.0f} s)")
-            result["mutants"].append({**mut.__dict__, "verdict": verdict, "tests": list(suite)})
-    run = result["mutants"]
-    killed = sum(m["verdict"] != "SURVIVED" for m in run)
-    result["score"] = round(100 * killed / len(run), 1) if run else None
-    log(f"# {group}: {killed}/{len(run)} killed ({result['score']} %)")
+        n_eq = sum(equivalent(m) is not None for m in picked)
+        log(f"# {group}: {len(picked)} mutants, {n_eq} of them known equivalent, {len(todo)} to run")
+        for mut, rec in zip(picked, records):
+            if equivalent(mut) is not None:
+                verdict, took = "EQUIVALENT", 0.0
+            elif _key(rec) in before:
+                verdict, took = before[_key(rec)]["verdict"], 0.0
+                rec["resumed"] = True
+            else:
+                path = work / mut.module
+                original = path.read_text()
+                path.write_text(mutated_source(original, mut))
+                try:
+                    status, took = _pytest(work, rec["tests"], limits[tuple(rec["tests"])])
+                finally:
+                    path.write_text(original)
+                verdict = {"passed": "SURVIVED", "TIMEOUT": "TIMEOUT"}.get(status, "KILLED")
+            log(f"{verdict:10} {mut.label()}  ({took:.0f} s{', earlier run' if rec.get('resumed') else ''})")
+            result["mutants"].append({**rec, "verdict": verdict})
+            if save is not None:
+                save(result)
+    result |= score([m["verdict"] for m in result["mutants"]])
+    log("# " + score_line(group, result))
     return result
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--group", action="append", choices=sorted(MODULES), help="module group (default: all)")
+    ap.add_argument("--group", action="append", choices=sorted(GROUPS), help="module group (default: all)")
     ap.add_argument("--per-module", type=int, default=10, help="mutants sampled per module (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the unmutated run + 30)")
     ap.add_argument("--list", action="store_true", help="print the sampled mutants, run nothing")
-    ap.add_argument("--json", type=Path, help="write the results here")
-    ap.add_argument("--fail-under", type=float, help="exit 1 when a group's score (%%) is lower")
+    ap.add_argument("--json", type=Path, help="write the results here (after every mutant)")
+    ap.add_argument(
+        "--resume",
+        type=Path,
+        help="an earlier run's --json: the mutants it killed (same module source) are not run again",
+    )
+    ap.add_argument("--fail-under", type=float, help="exit 1 when a group's score (%%, equivalents excluded) is lower")
     args = ap.parse_args(argv)
-    groups = args.group or list(MODULES)
+    groups = args.group or list(GROUPS)
     if args.list:
         for g in groups:
-            for m in MODULES[g][0]:
-                for mut in sample(mutants_of(m, (ROOT / m).read_text()), args.per_module, args.seed):
-                    mutated_source((ROOT / m).read_text(), mut)  # applies
-                    print(f"{g:10} {mut.label()}")
+            for mut in chosen(g, args.per_module, args.seed):
+                mutated_source((ROOT / mut.module).read_text(), mut)  # applies
+                mark = " (equivalent)" if equivalent(mut) is not None else ""
+                print(f"{g:10} {mut.label()}{mark}")
         return 0
 
     def log(line: str) -> None:
         print(line, flush=True)
 
-    results = [run_group(g, args.per_module, args.seed, args.timeout, log) for g in groups]
+    resumed = []
+    if args.resume is not None:
+        resumed = [m for r in json.loads(args.resume.read_text()) for m in r["mutants"]]
+    results: list[dict] = []
+
+    def save(partial: dict) -> None:
+        if args.json:
+            args.json.write_text(json.dumps([*results, partial], indent=1) + "\n")
+
+    for g in groups:
+        results.append(run_group(g, args.per_module, args.seed, args.timeout, log, resumed, save))
     print("\nscore per group:")
     for r in results:
-        killed = sum(m["verdict"] != "SURVIVED" for m in r["mutants"])
-        print(f"  {r['group']:10} {killed}/{len(r['mutants'])} killed ({r['score']} %)")
+        print("  " + score_line(f"{r['group']:10}", r))
+    if len(results) > 1:
+        print("  " + score_line("all       ", score([m["verdict"] for r in results for m in r["mutants"]])))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.fail_under is not None and any((r["score"] or 0) < args.fail_under for r in results):
@@ -386,4 +595,20 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["MODULES", "OPERATORS", "TESTS_OF", "Mutant", "mutants_of", "mutated_source", "points", "sample"]
+__all__ = [
+    "EQUIVALENT",
+    "GROUPS",
+    "OPERATORS",
+    "TESTS_OF",
+    "Equivalent",
+    "Mutant",
+    "chosen",
+    "equivalent",
+    "modules_of",
+    "mutants_of",
+    "mutated_source",
+    "points",
+    "sample",
+    "score",
+    "tests_of",
+]

@@ -174,3 +174,37 @@ def test_a_nonblocking_receive_ends_at_the_wait_that_completed_it(tmp_path):
         )
     )
     assert got == [(1, 2, 10_000, 11_000, 6_000, 32_000, 64, 0)]
+
+
+def test_wildcards_tell_source_0_and_tag_0_from_any(tmp_path):
+    """Source 0 and tag 0 are ranks and tags like any other, not wildcards: rank 1's receive from
+    rank 0 with ANY_TAG takes rank 0's first send to it (tag 6 at 15 us), not rank 2's earlier one;
+    its ANY_SOURCE receive with tag 0 takes the tag-0 send, not the earliest send left; its last
+    receive (ANY_SOURCE, ANY_TAG) takes what is left: rank 2's send."""
+    ranks = [
+        _rank(tmp_path, "3.22", 0, [("MPI_Send", 15_000, 16_000, 1, 6, 60), ("MPI_Send", 20_000, 21_000, 1, 0, 70)]),
+        _rank(
+            tmp_path,
+            "3.22",
+            1,
+            [
+                ("MPI_Recv", 30_000, 31_000, 0, ANY, 99),
+                ("MPI_Recv", 40_000, 41_000, ANY, 0, 99),
+                ("MPI_Recv", 50_000, 51_000, ANY, ANY, 99),
+            ],
+        ),
+        _rank(tmp_path, "3.22", 2, [("MPI_Send", 10_000, 11_000, 1, 5, 50)]),
+    ]
+    trace, summary = convert_valid(
+        ["-t", "mpi", "--align", "none", "--time-origin", "session", "-m", *ranks], tmp_path / "t"
+    )
+    got = sorted(
+        trace.comms[["task", "rtask", "log_send", "log_recv", "size", "tag"]].itertuples(index=False, name=None)
+    )
+    assert got == [
+        (1, 2, 15_000, 30_000, 60, 6),
+        (1, 2, 20_000, 40_000, 70, 0),
+        (3, 2, 10_000, 50_000, 50, 5),
+    ]
+    m = summary["categories"]["mpi_messages"]
+    assert (m["source_rows"], m["translated_rows"], sum(m["dropped"].values())) == (6, 6, 0)

@@ -80,7 +80,72 @@ def test_sampling_is_seeded_and_every_group_has_tests():
     mutants = M.mutants_of("m.py", SOURCE)
     assert M.sample(mutants, 4, 7) == M.sample(mutants, 4, 7) != M.sample(mutants, 4, 8)
     assert M.sample(mutants, 0, 7) == mutants
-    for group, (modules, tests) in M.MODULES.items():
+    for group, (globs, tests) in M.GROUPS.items():
+        modules = M.modules_of(globs)
         assert modules and tests, group
         for path in [*modules, *[t.split("::")[0] for t in tests]]:
             assert (ROOT / path).is_file(), (group, path)
+
+
+def test_groups_choose_modules_by_glob_so_a_split_module_stays_in_its_group(tmp_path):
+    """A module split into several (pop.py -> pop.py + pop_*.py, or a pop/ package) is still the pop
+    group's, each part tested by the pop tests; a module without a mutation point is left out."""
+    metrics = tmp_path / "nsys2prv" / "metrics"
+    (metrics / "pop").mkdir(parents=True)
+    for rel in ("pop.py", "pop_tasks.py", "pop/windows.py", "replay.py", "measures.py", "advice.py"):
+        (metrics / rel).write_text(SOURCE)
+    (metrics / "pop" / "__init__.py").write_text('"""imports only"""\nfrom .windows import keep_positive\n')
+    got = M.modules_of(M.GROUPS["pop"][0], tmp_path)
+    assert got == [
+        f"nsys2prv/metrics/{m}" for m in ("measures.py", "pop.py", "pop/windows.py", "pop_tasks.py", "replay.py")
+    ]
+    assert {m: M.tests_of(m, "pop") for m in got} == {
+        "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
+        "nsys2prv/metrics/pop.py": ["tests/test_pop.py"],
+        "nsys2prv/metrics/pop/windows.py": ["tests/test_pop.py"],
+        "nsys2prv/metrics/pop_tasks.py": ["tests/test_pop.py"],
+        "nsys2prv/metrics/replay.py": ["tests/test_replay.py"],
+    }
+    assert M.tests_of("nsys2prv/nsys/readers/mpi.py", "readers") == M.GROUPS["readers"][1]
+
+
+def test_a_mutant_is_known_by_its_function_and_line_text_not_its_place():
+    m = {(x.operator, x.what): x for x in M.mutants_of("m.py", SOURCE)}
+    keep = m["compare", "x >= 0 -> >"]
+    assert (keep.where, keep.text, keep.line) == ("keep_positive", "keep = x >= 0", 6)
+    assert (m["return-early", "record() returns at once"].where, m["drop-filter", "x[keep] -> x"].where) == (
+        "record",
+        "keep_positive",
+    )
+    eq = M.Equivalent("*/m*.py", "keep_positive", "compare", "x >= 0 -> >", "keep = x >= 0", "(argued)")
+    moved = M.mutants_of("pkg/m_split.py", "import os\n\n\n" + SOURCE)  # moved 3 lines down, another file
+    assert [x.label() for x in moved if eq.matches(x)] == ["pkg/m_split.py:9 compare: x >= 0 -> >"]
+    assert not eq.matches(m["constant", "0 -> 1"])
+
+
+def test_the_score_leaves_the_equivalent_mutants_out_and_shows_both():
+    verdicts = ["KILLED"] * 7 + ["TIMEOUT"] * 2 + ["SURVIVED"] + ["EQUIVALENT"] * 2
+    assert M.score(verdicts) == {
+        "sampled": 12,
+        "equivalent": 2,
+        "run": 10,
+        "killed": 9,
+        "survived": 1,
+        "score": 90.0,
+        "score_all": 75.0,
+    }
+    assert M.score([])["score"] is None
+
+
+def test_every_recorded_equivalent_mutant_exists_and_gives_its_reason():
+    """The list follows the code: each entry matches a mutant of a module of its group (one that no
+    longer exists is an entry to delete), and says why it changes nothing."""
+    every = [
+        x
+        for globs, _ in M.GROUPS.values()
+        for module in M.modules_of(globs)
+        for x in M.mutants_of(module, (ROOT / module).read_text())
+    ]
+    for e in M.EQUIVALENT:
+        assert [x for x in every if e.matches(x)], e
+        assert len(e.why) > 40, e

@@ -966,6 +966,25 @@ def test_windows_inside_the_one_before_are_cut_one_by_one():
     assert got == want and len(got) == 4 + 3 + 3
 
 
+def test_pieces_inside_windows_exactly():
+    """clip_to_windows on three disjoint windows [10, 20), [30, 40), [50, 60): an interval before,
+    between or after the windows, or only touching one, gives no piece; a zero-length one neither;
+    one across several windows gives a piece in each, clipped to it."""
+    s = np.array([0, 5, 15, 20, 22, 0, 60, 65, 55, 15])
+    e = np.array([5, 10, 35, 30, 28, 100, 70, 70, 58, 15])
+    row, win, cs, ce = clip_to_windows(s, e, [10, 30, 50], [20, 40, 60])
+    assert sorted(zip(row.tolist(), win.tolist(), cs.tolist(), ce.tolist())) == [
+        (2, 0, 15, 20),
+        (2, 1, 30, 35),
+        (5, 0, 10, 20),
+        (5, 1, 30, 40),
+        (5, 2, 50, 60),
+        (8, 2, 55, 58),
+    ]
+    row, win, cs, ce = clip_to_windows(s, e, [10], [20])  # one window (its own branch)
+    assert list(zip(row.tolist(), win.tolist(), cs.tolist(), ce.tolist())) == [(2, 0, 15, 20), (5, 0, 10, 20)]
+
+
 def test_filter_window_is_the_analysed_time(regions, tmp_path):
     # -f step keeps the first "step" window [2, 5]: the trace column equals iteration 1; no CUDA API call
     # falls inside it, but CUDA API was traced, so the offload factors are 100%, not n/a.

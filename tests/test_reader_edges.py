@@ -5,7 +5,9 @@ column is dropped and counted; both profiling markers of OSRT_API (classes 31 an
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import struct
 
 import pytest
 from conftest import convert_valid
@@ -90,3 +92,106 @@ def test_profiling_started_and_finished_markers_are_not_os_runtime_calls(tmp_pat
     assert cat["dropped"] == {"profiling started/finished markers (not calls)": 2}
     calls = trace.events[(trace.events["type"] == 66400000) & (trace.events["value"] != 0)]
     assert len(calls) == 2
+
+
+def test_nvtx_nesting_levels_of_push_pop_ranges(tmp_path):
+    """Push/pop ranges nested on a thread: the nesting level (type 9603, the default domain's) is
+    the range's depth + 1 at its start and its parent's level at its end; another thread's ranges
+    nest on their own.  Times from the outer range's start."""
+    b = NsysBuilder(tmp_path / "d.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    b.thread_name(PID, PID + 1, "worker")
+    b.nvtx_push(PID, PID, 1_000, 10_000, text="outer")
+    b.nvtx_push(PID, PID, 2_000, 5_000, text="inner")
+    b.nvtx_push(PID, PID, 3_000, 4_000, text="innermost")
+    b.nvtx_push(PID, PID, 6_000, 8_000, text="inner")
+    b.nvtx_push(PID, PID + 1, 2_500, 3_500, text="alone")
+    trace, _ = convert_valid(["-t", "nvtx", b.save()], tmp_path / "t")
+    ev = trace.events
+    d = ev[ev["type"] == 9603]
+    origin = int(ev[ev["type"] == 9600]["time"].min())
+    assert sorted(zip(d["thread"], d["time"] - origin, d["value"])) == [
+        (1, 0, 1),
+        (1, 1_000, 2),
+        (1, 2_000, 3),
+        (1, 3_000, 2),
+        (1, 4_000, 1),
+        (1, 5_000, 2),
+        (1, 7_000, 1),
+        (1, 9_000, 0),
+        (2, 1_500, 1),
+        (2, 2_500, 0),
+    ]
+
+
+def test_a_scheduling_row_without_a_thread_is_dropped_and_counted(tmp_path):
+    """SCHED_EVENTS rows: the thread on CPU 2 from 1 us to 3 us, on CPU 3 from 5 us to 8 us; a row
+    whose thread is NULL (a damaged export) between them is dropped and counted, the others give
+    Extrae's Executing CPU (40000033: CPU + 1 at a sched-in, 0 at a sched-out) and the thread is
+    Blocked (state 9) from 3 us to 5 us.  Times from the first sched-in."""
+    b = NsysBuilder(tmp_path / "s.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    for ts, cpu, sched_in in (
+        (1_000, 2, True),
+        (3_000, 2, False),
+        (4_000, 7, True),
+        (5_000, 3, True),
+        (8_000, 3, False),
+    ):
+        b.sched(PID, PID, ts, cpu, sched_in)
+    path = b.save()
+    with sqlite3.connect(path) as con:
+        assert con.execute("UPDATE SCHED_EVENTS SET globalTid = NULL WHERE start = 4000").rowcount == 1
+    trace, summary = convert_valid(["-t", "sched", path], tmp_path / "t")
+    cat = summary["categories"]["sched"]
+    assert (cat["source_rows"], cat["translated_rows"]) == (5, 4)
+    assert cat["dropped"] == {"scheduling event without a thread or a time": 1}
+    ev = trace.events[trace.events["type"] == 40000033]
+    origin = int(ev["time"].min())
+    assert sorted(zip(ev["time"] - origin, ev["value"])) == [(0, 3), (2_000, 0), (4_000, 4), (7_000, 0)]
+    st = trace.states[trace.states["state"] == 9]
+    assert list(zip(st["begin"] - origin, st["end"] - origin)) == [(2_000, 4_000)]
+
+
+def test_nccl_binary_payload_fields_of_every_integer_entry_type(tmp_path):
+    """An NCCL range's binary payload (NVTX payload schema, 3.22) with fields of entry types INT64 (17),
+    INT16 (13), USHORT (4), INT8 (11), UINT16 (14), SHORT (3) and UINT64 (18) at their offsets: each
+    decoded and written on the NCCL kernel the range launched (9501-9510; ranks, roots and devices
+    + 1, so that 0 keeps meaning "end"; the communicator as its first-seen index 1).  The run's only
+    kernel is an NCCL kernel: the device load balance is not defined under the default --nccl-as, and
+    the advice that compares both rules says so (it failed the conversion before)."""
+    domain, schema, comm = 2, 0x1000001, 0xABCDEF0123456789
+    b = NsysBuilder(tmp_path / "nccl.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    b.nvtx_domain(PID, PID, domain, "NCCL", ts=1_000)
+    entries = [
+        ("Message size [bytes]", 17, 0),
+        ("Root", 13, 8),
+        ("Rank", 4, 10),
+        ("No. of ranks", 11, 12),
+        ("peer", 14, 14),
+        ("CUDA device", 3, 16),
+        ("NCCL communicator ID", 18, 24),
+    ]
+    b.nvtx_payload_schema(domain, schema, "NcclNvtxParamsAllReduce", entries, 32)
+    payload = struct.pack("<qhHbxHh6xQ", 4096, 2, 1, 4, 3, 0, comm)
+    blob = struct.pack("<QQQQ", domain, schema, len(payload), 32) + payload
+    b.nvtx_push(PID, PID, 10_000, 50_000, registered="ncclAllReduce", domain_id=domain, binary=blob)
+    b.cuda_api(PID, PID, "cudaLaunchKernel_v7000", 20_000, 25_000, 10)
+    b.kernel(PID, 0, 20, 30_000, 40_000, 10, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")
+    trace, summary = convert_valid([b.save()], tmp_path / "t")
+    ev = trace.events[trace.events["type"].between(9501, 9510) & (trace.events["value"] != 0)]
+    assert sorted(zip(ev["type"], ev["value"])) == [
+        (9501, 1),  # ncclAllReduce
+        (9502, 4096),  # bytes
+        (9505, 3),  # root 2
+        (9506, 1),  # the communicator
+        (9507, 2),  # rank 1
+        (9508, 4),  # 4 ranks
+        (9509, 4),  # peer 3
+        (9510, 1),  # CUDA device 0
+    ]
+    assert trace.pcf.types[9506]["values"][1] == f"0x{comm:016x}"
+    assert summary["categories"]["nccl_payloads"]["dropped"] == {}
+    advice = {a["kind"]: a["message"] for a in json.loads((tmp_path / "t.pop.json").read_text())["advice"]}
+    assert "(now LB n/a, CommE n/a)" in advice["nccl_rule"]

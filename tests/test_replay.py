@@ -166,6 +166,20 @@ def test_a_partner_that_never_comes_is_counted():
     assert rep.done.tolist() == [15, 5, 15] and rep.elapsed == 24 and rep.unresolved == 0
 
 
+def test_a_cycle_of_receives_is_broken_once_and_counted():
+    # each rank receives (40..50) the message the other sends only later (60..61): on their clocks each
+    # receive ended before its send began (clock skew), so on replay both wait for each other.  Nothing
+    # can move: the first waiting call (r0's receive, arrived at 40) completes without its partner -- 1
+    # unresolved call --, r0 sends at 40 + 10 = 50, which completes r1's receive at 50; r1 sends at 60.
+    # Lives: r0 50 + 39 = 89, r1 60 + 39 = 99.
+    c = calls((0, 40, 50, "MPI_Recv"), (0, 60, 61, "MPI_Send"), (1, 40, 50, "MPI_Recv"), (1, 60, 61, "MPI_Send"))
+    m = msgs((1, 60, 0, 50), (0, 60, 1, 50))
+    rep = replay(c, life((0, 100), (0, 100)), m)
+    assert rep.arrive.tolist() == [40, 50, 40, 60] and rep.done.tolist() == [40, 50, 50, 60]
+    assert rep.final.tolist() == [89, 99] and rep.elapsed == 99 and rep.unresolved == 1
+    assert "1 call(s) waited for a partner that never came: completed without it" in rep.notes
+
+
 def test_a_collective_missing_on_a_rank_completes_without_it():
     # r1 records one Barrier less than r0: the instance has one participant; nothing deadlocks
     c = calls((0, 10, 20, "MPI_Barrier"), (0, 30, 40, "MPI_Barrier"), (1, 15, 20, "MPI_Barrier"))

@@ -55,9 +55,10 @@ def _seconds(ns: float) -> str:
     return f"{ns / 1e9:.3f} s"
 
 
-def _percent(fraction: float) -> str:
-    """``fraction`` as a percentage with one decimal ("81.5%")."""
-    return f"{100 * fraction:.1f}%"
+def _percent(fraction: float | None) -> str:
+    """``fraction`` as a percentage with one decimal ("81.5%"); "n/a" for a factor that is not defined
+    (a device load balance without compute kernels under ``--nccl-as data-movement``)."""
+    return "n/a" if fraction is None else f"{100 * fraction:.1f}%"
 
 
 def _key_of_max(values: Mapping[K, Any]) -> K:

@@ -149,3 +149,21 @@ def test_every_recorded_equivalent_mutant_exists_and_gives_its_reason():
     for e in M.EQUIVALENT:
         assert [x for x in every if e.matches(x)], e
         assert len(e.why) > 40, e
+
+
+def test_identical_mutants_of_a_line_are_told_apart_by_their_rank():
+    source = "def f(x):\n    return g(x, 1, 1)\n"
+    twins = [m for m in M.mutants_of("m.py", source) if m.what == "1 -> 2"]
+    assert [(m.where, m.text, m.nth) for m in twins] == [("f", "return g(x, 1, 1)", 0), ("f", "return g(x, 1, 1)", 1)]
+    second = M.Equivalent("m.py", "f", "constant", "1 -> 2", "return g(x, 1, 1)", "(argued)", nth=1)
+    assert [second.matches(m) for m in twins] == [False, True]
+    assert M.mutated_source(source, twins[1]).endswith("return g(x, 1, 2)")
+
+
+def test_a_group_run_in_parts_samples_the_same_mutants():
+    whole = M.chosen("readers", 3, 1)
+    parts = [M.chosen("readers", 3, 1, [g]) for g in ("*/mpi.py", "*/readers/n*.py", "*/readers/s*.py")]
+    assert parts[0] and parts[1] and parts[2]
+    assert {m.module for m in parts[1]} == {"nsys2prv/nsys/readers/nccl.py", "nsys2prv/nsys/readers/nvtx.py"}
+    assert all(m in whole for p in parts for m in p)
+    assert [m for m in whole if m.module.endswith("/mpi.py")] == parts[0]

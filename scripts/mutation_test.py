@@ -81,6 +81,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_robustness.py::test_conservation_balances_on_cloverleaf",
             "tests/test_gpu_depth.py::test_nccl_payloads_on_nccl_kernels",
             "tests/test_cpu_side.py",
+            "tests/test_security.py::test_16_duplicates_found_alike_in_sorted_and_unsorted_tables",
+            "tests/test_security.py::test_16_a_duplicated_row_is_translated_once_and_counted",
         ],
     ),
 }
@@ -221,6 +223,16 @@ EQUIVALENT: list[Equivalent] = [
         'to_int64(df, "corr", fill=-1)',
         "a CUDA API call without a correlation id gets -2 instead of -1: every user of the calls' ids keeps "
         "only ids >= 0 (launch links) or writes max(id, 0) (the correlation event)",
+    ),
+    Equivalent(
+        "nsys2prv/nsys/readers/osrt.py",
+        "callers",
+        "constant",
+        "1 -> 2",
+        'fid, depth = int64(fr["id"], -1), int64(fr["depth"], -1)',
+        "a NULL frame id or depth becomes -2 instead of -1: the line before kept only frames whose id is "
+        "one of the calls' (> 0), and a frame is kept only at depth >= 0 and counted deeper only at "
+        "depth >= the levels: -1 and -2 alike are neither",
     ),
     Equivalent(
         "nsys2prv/nsys/readers/mpi.py",

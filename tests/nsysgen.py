@@ -960,7 +960,13 @@ class NsysBuilder:
             self.thread_name(pid, tid, f"MPI Rank {rank}")
 
     # -- OS runtime ------------------------------------------------------------------------------
-    def osrt(self, pid, tid, name, start, end, event_class=CLASS_OSRT):
+    def osrt(self, pid, tid, name, start, end, event_class=CLASS_OSRT, frames: list[tuple] | None = None):
+        """``frames``: the call's backtrace (function, module), innermost first, in OSRT_CALLCHAINS."""
+        chain = 0
+        if frames:
+            self._osrt_chain = chain = getattr(self, "_osrt_chain", 0) + 1
+            for depth, (fn, module) in enumerate(frames):
+                self._add("OSRT_CALLCHAINS", id=chain, symbol=self.sid(fn), module=self.sid(module), stackDepth=depth)
         self._add(
             "OSRT_API",
             start=start,
@@ -970,7 +976,7 @@ class NsysBuilder:
             nameId=self.sid(name),
             returnValue=0,
             nestingLevel=0,
-            callchainId=0,
+            callchainId=chain,
         )
 
     # -- CPU samples and scheduling -------------------------------------------------------------

@@ -208,3 +208,41 @@ def test_wildcards_tell_source_0_and_tag_0_from_any(tmp_path):
     ]
     m = summary["categories"]["mpi_messages"]
     assert (m["source_rows"], m["translated_rows"], sum(m["dropped"].values())) == (6, 6, 0)
+
+
+def test_a_waitall_of_two_requests_is_one_call(tmp_path):
+    """MPI_Waitall completing two MPI_Isend requests is two MPI_START_WAIT_EVENTS rows (one per request,
+    the same thread, start, end and name): one call (Extrae's MPI_Waitall, 50000001 = 6, at 20 us on
+    task 1), the second row counted as merged; both messages matched."""
+    ranks = [
+        _rank(
+            tmp_path,
+            "3.22",
+            0,
+            [("MPI_Isend", 10_000, 11_000, 1, 0, 64, 1), ("MPI_Isend", 12_000, 13_000, 1, 1, 32, 2)],
+            waits=[("MPI_Waitall", 20_000, 25_000, 1), ("MPI_Waitall", 20_000, 25_000, 2)],
+        ),
+        _rank(tmp_path, "3.22", 1, [("MPI_Recv", 5_000, 30_000, 0, 0, 64), ("MPI_Recv", 31_000, 32_000, 0, 1, 32)]),
+    ]
+    trace, summary = convert_valid(
+        ["-t", "mpi", "--align", "none", "--time-origin", "session", "-m", *ranks], tmp_path / "t"
+    )
+    ev = trace.events
+    waitall = ev[(ev["task"] == 1) & (ev["type"] == 50000001) & (ev["value"] == 6)]
+    assert waitall["time"].tolist() == [20_000]
+    calls = summary["categories"]["mpi"]
+    assert (calls["source_rows"], calls["translated_rows"]) == (10, 9)
+    assert calls["dropped"] == {"repeated row of one call (per-request Wait/Test, split Sendrecv): merged": 1}
+    assert sorted(zip(trace.comms["size"], trace.comms["tag"])) == [(32, 1), (64, 0)]
+
+
+def test_a_send_without_a_size_is_a_message_of_size_0(tmp_path):
+    """A send whose size is NULL is still matched (tag 3, 0 -> 1); the message's size is the send's,
+    unknown: 0 bytes, no size made up (nor the receive buffer's 64)."""
+    ranks = [
+        _rank(tmp_path, "3.22", 0, [("MPI_Send", 10_000, 11_000, 1, 3, None)]),
+        _rank(tmp_path, "3.22", 1, [("MPI_Recv", 9_000, 12_000, 0, 3, 64)]),
+    ]
+    trace, _ = convert_valid(["-t", "mpi", "--align", "none", "--time-origin", "session", "-m", *ranks], tmp_path / "t")
+    got = trace.comms[["task", "rtask", "log_send", "log_recv", "size", "tag"]].itertuples(index=False, name=None)
+    assert list(got) == [(1, 2, 10_000, 9_000, 0, 3)]

@@ -195,3 +195,34 @@ def test_nccl_binary_payload_fields_of_every_integer_entry_type(tmp_path):
     assert summary["categories"]["nccl_payloads"]["dropped"] == {}
     advice = {a["kind"]: a["message"] for a in json.loads((tmp_path / "t.pop.json").read_text())["advice"]}
     assert "(now LB n/a, CommE n/a)" in advice["nccl_rule"]
+
+
+def test_an_osrt_backtrace_deeper_than_ten_levels(tmp_path):
+    """An OS runtime call whose backtrace has 12 frames: levels 1-10 written as its callers (70000001-
+    70000010, level k the frame at depth k - 1), the 2 frames deeper (depths 10 and 11) counted."""
+    b = NsysBuilder(tmp_path / "o.sqlite", schema="3.13.2")
+    b.process(PID, "./app")
+    b.osrt(PID, PID, "read", 1_000, 2_000, frames=[(f"f{d}", "libapp.so") for d in range(12)])
+    trace, summary = convert_valid(["-t", "osrt", b.save()], tmp_path / "t")
+    ev = trace.events[trace.events["type"].between(70000001, 70000010) & (trace.events["value"] != 0)]
+    labels = {t: trace.pcf.types[t]["values"][v].split(" [")[0] for t, v in zip(ev["type"], ev["value"])}
+    assert labels == {70000000 + k: f"f{k - 1}" for k in range(1, 11)}
+    assert summary["categories"]["osrt"]["notes"] == {
+        "OS runtime call-stack frames deeper than caller level 10: not written": 2
+    }
+
+
+def test_a_negative_gpu_metric_value_is_clamped_and_counted_a_zero_is_not(tmp_path):
+    """GPU metric values 0, -5 and 7: written 0, 0 and 7; only the negative one is noted as clamped."""
+    b = NsysBuilder(tmp_path / "m.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    b.cuda_api(PID, PID, "cudaLaunchKernel_v7000", 1_000, 2_000, 1)
+    b.kernel(PID, 0, 7, 3_000, 9_000, 1, "stencil")
+    for ts, v in ((2_000, 0), (4_000, -5), (8_000, 7)):
+        b.gpu_metric_sample(0, ts, {SM: v})
+    trace, summary = convert_valid([b.save()], tmp_path / "t")
+    cat = summary["categories"]["gpu_metrics"]
+    assert (cat["source_rows"], cat["translated_rows"], cat["dropped"]) == (3, 3, {})
+    assert cat["notes"] == {"negative value clamped to 0": 1}
+    metric = trace.events[trace.events["type"] == 9400].sort_values("time")
+    assert metric["value"].tolist() == [0, 0, 7]

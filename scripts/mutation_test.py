@@ -575,7 +575,9 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--resume",
         type=Path,
-        help="an earlier run's --json: the mutants it killed (same module source) are not run again",
+        action="append",
+        help="an earlier run's --json (repeatable: the parts of a run): the mutants it killed (same module "
+        "source) are not run again",
     )
     ap.add_argument("--fail-under", type=float, help="exit 1 when a group's score (%%, equivalents excluded) is lower")
     args = ap.parse_args(argv)
@@ -591,9 +593,7 @@ def main(argv=None) -> int:
     def log(line: str) -> None:
         print(line, flush=True)
 
-    resumed = []
-    if args.resume is not None:
-        resumed = [m for r in json.loads(args.resume.read_text()) for m in r["mutants"]]
+    resumed = [m for path in args.resume or [] for r in json.loads(path.read_text()) for m in r["mutants"]]
     results: list[dict] = []
 
     def save(partial: dict) -> None:

@@ -167,3 +167,18 @@ def test_a_group_run_in_parts_samples_the_same_mutants():
     assert {m.module for m in parts[1]} == {"nsys2prv/nsys/readers/nccl.py", "nsys2prv/nsys/readers/nvtx.py"}
     assert all(m in whole for p in parts for m in p)
     assert [m for m in whole if m.module.endswith("/mpi.py")] == parts[0]
+
+
+def test_resume_takes_an_earlier_runs_kills_of_unchanged_modules():
+    """Every sampled mutant killed in the earlier run (same module source): nothing is run again; a
+    record of a module whose source changed since is not taken."""
+    picked = M.chosen("matching", 2, 1)
+    digest = M._digest((ROOT / picked[0].module).read_text())
+    earlier = [{**m.__dict__, "source": digest, "verdict": "KILLED"} for m in picked]
+    lines: list[str] = []
+    res = M.run_group("matching", 2, 1, None, lines.append, resumed=earlier)
+    assert [m["verdict"] for m in res["mutants"]] == ["KILLED", "KILLED"] and all(m["resumed"] for m in res["mutants"])
+    assert lines[0] == "# matching: 2 mutants, 0 of them known equivalent, 0 to run"
+    assert (res["killed"], res["run"], res["score"]) == (2, 2, 100.0)
+    stale = [{**r, "source": "0" * 16} for r in earlier]
+    assert M._key(stale[0]) != M._key(earlier[0])

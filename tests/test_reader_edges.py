@@ -226,3 +226,17 @@ def test_a_negative_gpu_metric_value_is_clamped_and_counted_a_zero_is_not(tmp_pa
     assert cat["notes"] == {"negative value clamped to 0": 1}
     metric = trace.events[trace.events["type"] == 9400].sort_values("time")
     assert metric["value"].tolist() == [0, 0, 7]
+
+
+def test_an_openacc_data_event_without_bytes_has_no_data_size(tmp_path):
+    """OpenACC data events: an upload of 4096 bytes and a create whose bytes are NULL; only the upload
+    carries the data size (66300001), the create none (not a made-up size)."""
+    b = NsysBuilder(tmp_path / "a.sqlite", schema="3.22")
+    b.process(PID, "./app")
+    b.openacc(PID, PID, "data", "acc_enqueue_upload", 1_000, 2_000, 5, "main.f90", "compute", 42, nbytes=4096, var="a")
+    b.openacc(PID, PID, "data", "acc_create", 3_000, 4_000, 1, "main.f90", "compute", 43, var="b")
+    trace, summary = convert_valid(["-t", "openacc", b.save()], tmp_path / "t")
+    assert summary["categories"]["openacc"]["translated_rows"] == 2
+    size = trace.events[trace.events["type"] == 66300001]
+    assert size[size["value"] != 0]["value"].tolist() == [4096]
+    assert len(trace.events[(trace.events["type"] == 66000001) & (trace.events["value"] != 0)]) == 2

@@ -164,6 +164,24 @@ class Equivalent:
 # equivalent); the score over every sampled mutant is shown beside it.
 EQUIVALENT: list[Equivalent] = [
     Equivalent(
+        "nsys2prv/translate/mpi_messages.py",
+        "Messages",
+        "constant",
+        "0 -> 1",
+        "unmatched_sends: int = 0",
+        "a default no Messages is made with: both places that make one (match_messages, Messages.inside) "
+        "pass the count of unmatched sends",
+    ),
+    Equivalent(
+        "nsys2prv/translate/mpi_messages.py",
+        "_halves",
+        "and-or",
+        "post.any() and len(done): and -> or",
+        "if post.any() and len(done):",
+        "the test only spares the work: with no posted receive _completion changes nothing, and with no "
+        "Wait/Test row it returns the receives' own ends (the merge finds nothing): the same ends",
+    ),
+    Equivalent(
         "nsys2prv/metrics/pop*.py",
         "gather_devices",
         "constant",

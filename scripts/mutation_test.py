@@ -98,7 +98,10 @@ def modules_of(globs: list[str], root: Path = ROOT) -> list[str]:
 # a module whose own tests are enough (instead of its group's): module glob -> tests
 TESTS_OF = {
     "nsys2prv/metrics/replay*": ["tests/test_replay.py"],
-    "nsys2prv/metrics/pop*": ["tests/test_pop.py"],
+    "nsys2prv/metrics/pop*": [
+        "tests/test_pop.py",
+        "tests/test_pop_field.py::test_steady_state_is_shown_by_default_when_start_up_dominates",
+    ],
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }
 
@@ -198,6 +201,16 @@ EQUIVALENT: list[Equivalent] = [
         "useful_mask = useful_mask | ((_M3 & 4) != 0)",
         "useful_mask is already (_M3 & 1) != 0, so adding (_M3 & 5) != 0 (bit 0 or bit 2) gives the same "
         "union as adding (_M3 & 4) != 0 (bit 2): the same mask, bit for bit",
+    ),
+    Equivalent(
+        "nsys2prv/metrics/measures.py",
+        "clip_to_windows",
+        "compare",
+        "np.diff(hi) < 0 -> <=",
+        "if np.any(np.diff(lo) < 0) or np.any(np.diff(hi) < 0):",
+        "windows with equal ends then take the window-by-window branch, which gives the same pieces (in "
+        "window order instead of row order); every caller sums them (mask_durations sorts them by time, "
+        "np.add.at), so no result changes",
     ),
     Equivalent(
         "nsys2prv/metrics/measures.py",

@@ -99,11 +99,13 @@ def test_groups_choose_modules_by_glob_so_a_split_module_stays_in_its_group(tmp_
     assert got == [
         f"nsys2prv/metrics/{m}" for m in ("measures.py", "pop.py", "pop/windows.py", "pop_tasks.py", "replay.py")
     ]
+    pop_tests = M.TESTS_OF["nsys2prv/metrics/pop*"]
+    assert pop_tests[0] == "tests/test_pop.py"
     assert {m: M.tests_of(m, "pop") for m in got} == {
         "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
-        "nsys2prv/metrics/pop.py": ["tests/test_pop.py"],
-        "nsys2prv/metrics/pop/windows.py": ["tests/test_pop.py"],
-        "nsys2prv/metrics/pop_tasks.py": ["tests/test_pop.py"],
+        "nsys2prv/metrics/pop.py": pop_tests,
+        "nsys2prv/metrics/pop/windows.py": pop_tests,
+        "nsys2prv/metrics/pop_tasks.py": pop_tests,
         "nsys2prv/metrics/replay.py": ["tests/test_replay.py"],
     }
     assert M.tests_of("nsys2prv/nsys/readers/mpi.py", "readers") == M.GROUPS["readers"][1]

@@ -180,6 +180,27 @@ def test_a_cycle_of_receives_is_broken_once_and_counted():
     assert "1 call(s) waited for a partner that never came: completed without it" in rep.notes
 
 
+def test_a_chain_of_receives_waits_in_turn():
+    # r0 receives (10..100) what r1 sends at 85 after its own receive (10..80) of r2's send at 60.  On
+    # replay nothing is forced: r2 sends at 60 (work from 0), r1's receive is done at 60, its send
+    # arrives at 60 + 5 = 65, r0's receive is done at 65.  Lives: r0 65 + 10 = 75, r1 65 + 24 = 89,
+    # r2 60 + 49 = 109.
+    c = calls((0, 10, 100, "MPI_Recv"), (1, 10, 80, "MPI_Recv"), (1, 85, 86, "MPI_Send"), (2, 60, 61, "MPI_Send"))
+    m = msgs((2, 60, 1, 80), (1, 85, 0, 100))
+    rep = replay(c, life((0, 110), (0, 110), (0, 110)), m)
+    assert rep.arrive.tolist() == [10, 10, 65, 60] and rep.done.tolist() == [65, 60, 65, 60]
+    assert rep.final.tolist() == [75, 89, 109] and rep.elapsed == 109 and rep.unresolved == 0
+
+
+def test_a_window_replays_the_messages_inside_it():
+    # test_irecv_then_work_then_wait_for_a_late_send's run, replayed in the window [0, 95]: the Wait
+    # still waits for the send (both inside the window): r1's Wait arrives at 39, is done at 80, + 5 of
+    # work to the window's end -> 85 (not its own 44, nor r0's 80)
+    c = calls((1, 0, 1, "MPI_Irecv"), (1, 40, 90, "MPI_Wait"), (0, 80, 82, "MPI_Isend"))
+    rep = replay(c, life((0, 82), (0, 100)), msgs((0, 80, 1, 90)))
+    assert rep.window(0, 95) == 85
+
+
 def test_a_collective_missing_on_a_rank_completes_without_it():
     # r1 records one Barrier less than r0: the instance has one participant; nothing deadlocks
     c = calls((0, 10, 20, "MPI_Barrier"), (0, 30, 40, "MPI_Barrier"), (1, 15, 20, "MPI_Barrier"))

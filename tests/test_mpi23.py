@@ -143,6 +143,7 @@ def test_hosts_sharing_one_clock_get_no_correction(tmp_path, name):
     cau = sync["causality"]
     assert cau["collectives_violated"] == cau["messages_violated"] == 0
     assert any(n.startswith("one clock per host") for n in sync["notes"])
+    assert sync["clocks_moved_by_fix"] == sync["reports_moved_by_fix"] == 0  # (the old name, one release)
 
 
 def _skewed(tmp_path: Path, name: str, skews: dict[str, int]) -> list[Path]:

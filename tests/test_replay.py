@@ -118,6 +118,57 @@ def test_collectives_synchronise_as_in_dimemas_ideal_model():
     assert "roots of rooted collectives unknown" not in " ".join(rep.notes)  # one Reduce names its root
 
 
+def test_a_nonblocking_collective_completes_when_its_last_member_entered_it():
+    # Dimemas (as prv2dim gives it the calls): MPI_Iallreduce enters the operation, the MPI_Wait after it
+    # waits for the last member to have *entered* it (not to have reached its own Wait).  r0 enters at 10,
+    # waits from 29; r1 enters at 40, computes, reaches its Wait at 54 -> r0's Wait ends at 40 (not 54),
+    # r1's at once.  An Ibarrier completed by a Test is waited for by nobody.
+    c = calls(
+        (0, 10, 11, "MPI_Iallreduce"),
+        (0, 30, 60, "MPI_Wait"),
+        (1, 40, 41, "MPI_Iallreduce"),
+        (1, 55, 60, "MPI_Wait"),
+        (0, 70, 71, "MPI_Ibarrier"),
+        (0, 72, 73, "MPI_Test"),
+        (1, 90, 91, "MPI_Ibarrier"),
+        (1, 92, 93, "MPI_Test"),
+    )
+    rep = replay(c, life((0, 100), (0, 100)), msgs())
+    done = dict(zip(zip(rep.rank.tolist(), rep.start.tolist()), rep.done.tolist()))
+    # r0: 10 -> 10; +19 -> Wait 29 -> 40; +10 -> Ibarrier 50, +1 -> Test 51; +27 of life -> 78
+    # r1: 40 -> 40; +14 -> Wait 54 -> 54; +30 -> Ibarrier 84, +1 -> Test 85; +7 -> 92
+    assert [done[k] for k in ((0, 10), (0, 30), (1, 40), (1, 55))] == [10, 40, 40, 54]
+    assert [done[k] for k in ((0, 70), (0, 72), (1, 90), (1, 92))] == [50, 51, 84, 85]
+    assert rep.final.tolist() == [78, 92] and rep.elapsed == 92 and rep.unresolved == 0
+
+
+def test_each_thread_is_replayed_on_its_own():
+    # MPI_THREAD_MULTIPLE, as Dimemas replays a trace: every thread is its own sequence of bursts and calls.
+    # r0's main thread (id 20: the thread of its first call) waits in a Barrier [10, 60] that r1 enters
+    # at 20 (40 of network): ideally both leave at 20.  r0's worker thread (id 5) calls Irecv [70, 71] and
+    # Wait [90, 99] (no peers: no wait); it lives from its process's start to the end of its last call.
+    c = pd.DataFrame(
+        [
+            (0, 20, 10, 60, "MPI_Barrier"),
+            (1, 30, 20, 60, "MPI_Barrier"),
+            (0, 5, 70, 71, "MPI_Irecv"),
+            (0, 5, 90, 99, "MPI_Wait"),
+        ],
+        columns=["rank", "thread", "start", "end", "name"],
+    ).assign(root=-1, comm=0)
+    rep = replay(c, life((0, 100), (0, 100)))
+    # sequences: r0 main, r0 worker, r1 main.  Mains: Barrier done 20, +40 of life -> 60.
+    # worker: Irecv 70 (its first burst runs from 0: the same time), +19 -> Wait 89 -> 89, life ends there.
+    # (one sequence per process would have pulled the worker's calls forward by r0's saved wait: Irecv at
+    # 30, Wait at 49, r0 ending at 50 -> T 60 instead of 89)
+    assert rep.ranks == 3 and rep.proc.tolist() == [0, 0, 1]
+    assert rep.rank.tolist() == [0, 1, 1, 2] and rep.done.tolist() == [20, 70, 89, 20]
+    assert rep.lo.tolist() == [0, 0, 0] and rep.hi.tolist() == [100, 99, 100]
+    assert rep.final.tolist() == [60, 89, 60] and rep.elapsed == 89 and rep.unresolved == 0
+    # [65, 100]: the main threads compute 35; the worker 5 to its Irecv, 19 to its Wait: 24
+    assert rep.window(0, 100) == 89 and rep.window(65, 100) == 35
+
+
 def test_network_delay_is_transfer_inefficiency():
     # both ranks compute 100, exchange (each call takes 50 of pure network time), compute 100
     c = calls((0, 100, 150, "MPI_Allreduce"), (1, 100, 150, "MPI_Allreduce"))

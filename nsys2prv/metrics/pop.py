@@ -163,7 +163,7 @@ class PopPartial:
     has: dict
     nvtx: pd.DataFrame
     host_pre: tuple | None = None  # (tasks, mask durations (k, 4)): trace window only
-    mpi_calls: pd.DataFrame | None = None  # (task, start, end, name, root, comm), aligned: for the replay
+    mpi_calls: pd.DataFrame | None = None  # (task, thread, start, end, name, root, comm), aligned: for the replay
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -283,6 +283,7 @@ def collect_partial(
         mpi_calls = pd.DataFrame(
             {
                 "task": _tasks_of(report, df["tid"], lookup),
+                "thread": df["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
                 "start": _at(clock, df["start"].to_numpy(np.int64)),
                 "end": _at(clock, df["end"].to_numpy(np.int64)),
                 "name": df["name"].astype(str),
@@ -606,7 +607,7 @@ def _replay(calls, proc_index, procs, lo, hi, messages):
             }
         )
         msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
-    return replay(calls[["rank", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
+    return replay(calls[["rank", "thread", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -164,7 +164,9 @@ def align(
             "after_clamp": res.violations_clamped,
             "after_fix": res.violations_after,
         },
-        "reports_moved_by_fix": res.moved_by_fix,
+        # fitted clocks (one per host; one per report where reports are fitted on their own) the fix moved
+        "clocks_moved_by_fix": res.moved_by_fix,
+        "reports_moved_by_fix": res.moved_by_fix,  # (the old name, kept until the next release)
     }
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:

@@ -100,7 +100,7 @@ class FitResult:
     violations_before: int = 0  # constraints violated after the estimate (before clamp/fix)
     violations_clamped: int = 0  # after the clamp, before the fix
     violations_after: int = 0  # after the fix (0 unless the data are inconsistent)
-    moved_by_fix: int = 0  # reports the fix moved
+    moved_by_fix: int = 0  # clocks (the fit's unknowns: reports, or hosts via hosts.to_hosts) the fix moved
     notes: list[str] = field(default_factory=list)
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per report: estimate not significant
 

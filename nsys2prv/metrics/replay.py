@@ -20,8 +20,8 @@ replays a trace's threads: ``_sequences``):
     that makes it);
   - Reduce: the root ends when the last participant has entered, the others at once (root unknown:
     no wait);
-  - a nonblocking collective (Iallreduce, ...) is entered by its call (no wait); the MPI_Wait of its thread
-    that completes it ends as its blocking twin would, when the last participant has entered it;
+  - a nonblocking collective (Iallreduce, Ireduce, ...) is entered by its call (no wait); the MPI_Wait of
+    its thread that completes it ends when the last participant has entered it (an Ireduce's root or not);
   - this is Dimemas's model (its GLOBAL_OP_SYNC and, for Reduce only, GLOBAL_OP_ROOT_SYNC; prv2dim's
     barrier at the end of MPI_Init), so that Dimemas with an ideal network replays our trace to the
     same T (tests/test_dimemas.py); Finalize and the communicator constructors do not synchronise;
@@ -59,8 +59,9 @@ from nsys2prv.core.jit import kernel
 
 ZERO, SYNC, ROOT_GATHER, RECV = 0, 1, 2, 4
 # a nonblocking collective's call (POST: the member enters the operation, waits for nothing) and the MPI_Wait
-# that completes it (waits, as its blocking twin would, for every member's POST; enters nothing)
-POST, WAIT_SYNC, WAIT_ROOT = 5, 6, 7
+# that completes it (WAIT: waits for every member's POST -- MPI_Ireduce's too, root or not, as Dimemas 5.5
+# replays prv2dim's records -- and enters nothing)
+POST, WAIT = 5, 6
 
 # As Dimemas replays them (core/extrae_mpi.ROOT_SYNC_COLLECTIVES): every blocking collective but
 # MPI_Reduce synchronises its members, whatever its root; MPI_Init ends with a barrier (prv2dim's
@@ -96,7 +97,7 @@ RECV_CALLS = frozenset(
 )
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
 # Nonblocking collectives, as prv2dim gives them to Dimemas: the call enters the operation, the first MPI_Wait
-# of its thread after it that completes no message waits for it with the kind of its blocking twin (a Test,
+# of its thread after it that completes no message waits for every member to have entered it (a Test,
 # Waitall, ... is no such Wait: nobody waits for the operation then).
 NONBLOCKING_COLLECTIVES = {
     f"MPI_I{n[4:].lower()}": n for n in (*SYNC_CALLS, *GATHER_CALLS) if n not in ("MPI_Init", "MPI_Init_thread")
@@ -192,7 +193,7 @@ class Replay:
         kind = deps.kind[sel]
         coll = deps.coll[sel]
         inst = coll >= 0
-        enters = inst & (kind != WAIT_SYNC) & (kind != WAIT_ROOT)  # (a Wait is no member of its instance)
+        enters = inst & (kind != WAIT)  # (a Wait is no member of its instance)
         ids, inv = np.unique(coll[inst], return_inverse=True)
         new_coll = np.full(len(sel), -1, np.int64)
         new_coll[inst] = inv.reshape(-1)
@@ -300,8 +301,8 @@ def _codes(values) -> tuple[np.ndarray, np.ndarray]:
 def _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv) -> np.ndarray:
     """Nonblocking collectives (``NONBLOCKING_COLLECTIVES``) as Dimemas replays them: the call enters the
     operation (``kind`` POST, in place: it waits for nothing), the first MPI_Wait of its thread after it
-    that completes no message waits for the operation as its blocking twin would (WAIT_SYNC, or WAIT_ROOT
-    for MPI_Ireduce) -- for the last member to have *entered* it, not to have reached its Wait.  Calls
+    that completes no message waits for the operation (WAIT) -- for the last member to have *entered* it,
+    not to have reached its Wait; on every member, MPI_Ireduce's root or not.  Calls
     sorted by (sequence ``rank``, start, end); ``done_recv``: (process ``proc``, end) of the calls that
     complete a message.  Returns, per call, the nonblocking call that the Wait completes (-1: none)."""
     wait_of = np.full(len(rank), -1, np.int64)
@@ -322,12 +323,8 @@ def _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv) ->
         elif queue:
             c = queue.pop(0)
             wait_of[i] = c
-            kind[i] = WAIT_SYNC if kind_of_name(names[name_code[c]]) == SYNC else WAIT_ROOT
+            kind[i] = WAIT
     return wait_of
-
-
-def kind_of_name(name: str) -> int:
-    return int(classify(np.array([name], object), True)[0])
 
 
 def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -534,13 +531,13 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
                 c = coll[e]
                 if arrive[e] < 0:
                     arrive[e] = t[r] + max(start[e] - prev_end[r], 0)
-                    if c >= 0 and k != WAIT_SYNC and k != WAIT_ROOT:  # (a member entering the instance)
+                    if c >= 0 and k != WAIT:  # (a member entering the instance)
                         inst_arrived[c] += 1
                         if inst_arrived[c] == 1 or arrive[e] > inst_max[c]:
                             inst_max[c] = arrive[e]
                 ready = True
                 finish = arrive[e]
-                if k == SYNC or k == WAIT_SYNC or ((k == ROOT_GATHER or k == WAIT_ROOT) and root_me[e]):
+                if k == SYNC or k == WAIT or (k == ROOT_GATHER and root_me[e]):
                     if inst_arrived[c] < inst_size[c]:
                         ready = False
                     else:

@@ -364,6 +364,8 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     order = np.lexsort((end0, start0, seq0))
     rank, start, end = seq0[order], start0[order], end0[order]
     proc = proc0[order]
+    # the calls by (process, start): the order of a process's calls over its threads
+    by_start = np.arange(len(order)) if n_rank == n_proc else np.lexsort((end, start, proc))
     name_code, names = _codes(calls["name"])
     name_code = name_code[order]
     comm = calls["comm"].to_numpy(np.int64)[order]
@@ -395,7 +397,9 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     if len(idx):
         comm_code, _ = _codes(comm[idx])
         op = name_code[idx] * (int(comm_code.max()) + 1) + comm_code  # (name, communicator)
-        grp = np.lexsort((np.arange(len(idx)), start[idx], op, proc[idx]))  # per (process, op), in call order
+        pos = np.empty(len(order), np.int64)
+        pos[by_start] = np.arange(len(order))
+        grp = np.lexsort((pos[idx], op, proc[idx]))  # per (process, op), in call order
         key = proc[idx][grp] * (int(op.max()) + 1) + op[grp]
         first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
         k = np.arange(len(idx)) - np.repeat(first, np.diff(np.r_[first, len(idx)]))
@@ -420,7 +424,6 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     dep_ptr = np.zeros(n + 1, np.int64)
     dep_send = np.zeros(0, np.int64)
     if messages is not None and len(messages):
-        by_start = np.lexsort((end, start, proc))  # calls by (process, start): starts sorted within each
         pbounds = np.searchsorted(proc[by_start], np.arange(n_proc + 1), "left").astype(np.int64)
         send_pos = _find(
             pbounds,
@@ -480,30 +483,35 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
 def _sequences(proc, thread, start, end, lifetimes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The replay's sequences, as prv2dim gives a trace's threads to Dimemas: each thread of a process its
     own sequence of bursts and calls.  Per process first its main sequence -- the thread of its first
-    call (MPI_Init's), or no call at all -- which lives the process's life; then its other threads in
-    id order, each living from the process's start (Dimemas starts every thread at the trace's start:
-    its first burst runs to its first call at the same time) to the end of its last call (the last
-    event prv2dim sees of it: with MPI alone, a thread's rows are its calls).  Returns the sequence of
-    each call, each sequence's process, and each sequence's life (lo, hi)."""
+    call (MPI_Init's), or no call at all -- which lives the process's life; then its other threads (in
+    the order of their first call in ``calls``), each living from the process's start (Dimemas starts
+    every thread at the trace's start: its first burst runs to its first call at the same time) to the
+    end of its last call (the last event prv2dim sees of it: with MPI alone, a thread's rows are its
+    calls).  Returns the sequence of each call, each sequence's process, and each sequence's life."""
     n_proc = len(lifetimes)
+    big = np.iinfo(np.int64).max
+    lowest, highest = np.full(n_proc, big, np.int64), np.full(n_proc, -big, np.int64)
+    np.minimum.at(lowest, proc, thread)
+    np.maximum.at(highest, proc, thread)
+    if (lowest == highest)[proc].all():  # one thread per process: the sequences are the processes
+        return proc.copy(), np.arange(n_proc, dtype=np.int64), lifetimes[:, 0].copy(), lifetimes[:, 1].copy()
     first = np.lexsort((start, proc))
-    head = first[np.r_[True, proc[first][1:] != proc[first][:-1]]] if len(proc) else first
-    main = np.full(n_proc, np.iinfo(np.int64).min, np.int64)
+    head = first[np.r_[True, proc[first][1:] != proc[first][:-1]]]
+    main = np.full(n_proc, -big, np.int64)
     main[proc[head]] = thread[head]
-    sub = np.where(thread == main[proc], -1, _codes(thread)[0])  # -1: the process's main sequence
-    pairs = np.concatenate([np.stack([np.arange(n_proc), np.full(n_proc, -1)], 1), np.stack([proc, sub], 1)])
-    uniq, inv = np.unique(pairs.astype(np.int64), axis=0, return_inverse=True)
+    is_main = thread == main[proc]
+    sub = np.where(is_main, 0, _codes(thread)[0] + 1)  # 0: the process's main sequence
+    width = int(sub.max()) + 1
+    keys, inv = np.unique(np.r_[np.arange(n_proc, dtype=np.int64) * width, proc * width + sub], return_inverse=True)
     seq = inv.reshape(-1)[n_proc:].astype(np.int64)
-    seq_proc = uniq[:, 0].copy()
+    seq_proc, other = keys // width, keys % width > 0
     lo, hi = lifetimes[seq_proc, 0].copy(), lifetimes[seq_proc, 1].copy()
-    other = uniq[:, 1] >= 0
-    if other.any():
-        last = np.full(len(uniq), np.iinfo(np.int64).min, np.int64)
-        np.maximum.at(last, seq, end)
-        early = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
-        np.minimum.at(early, seq, start)
-        lo[other] = np.minimum(lo[other], early[other])
-        hi[other] = last[other]
+    last = np.full(len(keys), np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(last, seq, end)
+    early = np.full(len(keys), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(early, seq, start)
+    lo[other] = np.minimum(lo[other], early[other])
+    hi[other] = last[other]
     return seq, seq_proc, lo, hi
 
 

@@ -42,9 +42,9 @@ window start (or its later life start), calls clipped at the borders, waiting on
 the window -- so that a border inside a long wait (a rank still in MPI_Init, or in the previous
 iteration's collective) never charges the window with the wait outside it (T_ideal too long, transfer
 efficiency above 1).  It equals the replay of the same window cut with ``-f`` (tests/test_replay.py).
-``replayed(rank, t)`` maps an original time of a process onto the whole run's replayed timeline
-(monotone: a time inside a call maps to min(replayed start + time spent in the call so far, replayed
-end)); the metrics do not use it.
+``replayed(rank, t)`` maps an original time of a sequence (a process's thread) onto the whole run's
+replayed timeline (monotone: a time inside a call maps to min(replayed start + time spent in the call so
+far, replayed end)); the metrics do not use it.
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ class Replay:
         return int(self.final.max() - self.lo.min()) if self.ranks else 0
 
     def replayed(self, ranks: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Replayed time of original times ``t`` of processes ``ranks`` (vectorised)."""
+        """Replayed time of original times ``t`` of sequences ``ranks`` (vectorised; the processes where
+        each makes its MPI calls on one thread)."""
         ranks, t = np.asarray(ranks, np.int64), np.asarray(t, np.int64)
         first = np.searchsorted(self.rank, ranks, "left")
         last = np.searchsorted(self.rank, ranks, "right")

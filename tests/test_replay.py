@@ -187,6 +187,26 @@ def test_each_thread_is_replayed_on_its_own():
     assert rep.window(0, 100) == 89 and rep.window(65, 100) == 35
 
 
+def test_a_message_from_a_worker_thread_is_found_by_its_process_and_time():
+    # r0's worker thread (id 2) sends at 50 to r1, whose main thread waits in Recv [30, 60]; both mains
+    # first pass a Barrier (r0 enters at 10, r1 at 15: both leave at 15).
+    c = pd.DataFrame(
+        [
+            (0, 1, 10, 20, "MPI_Barrier"),
+            (1, 3, 15, 20, "MPI_Barrier"),
+            (0, 2, 50, 51, "MPI_Send"),
+            (1, 3, 30, 60, "MPI_Recv"),
+        ],
+        columns=["rank", "thread", "start", "end", "name"],
+    ).assign(root=-1, comm=0)
+    rep = replay(c, life((0, 100), (0, 100)), msgs((0, 50, 1, 60)))
+    # r0 main: Barrier 10 -> 15, +80 -> 95; r0 worker: Send at 50 (its own time), ends there: 50
+    # r1: Barrier 15 -> 15, +10 -> Recv 25, waits for the send at 50 -> 50, +40 -> 90
+    # (one sequence per process: the Send at 15 + 30 = 45, the Recv done at 45)
+    assert rep.proc.tolist() == [0, 0, 1] and rep.done.tolist() == [15, 50, 15, 50]
+    assert rep.final.tolist() == [95, 50, 90] and rep.elapsed == 95 and rep.unresolved == 0
+
+
 def test_network_delay_is_transfer_inefficiency():
     # both ranks compute 100, exchange (each call takes 50 of pure network time), compute 100
     c = calls((0, 100, 150, "MPI_Allreduce"), (1, 100, 150, "MPI_Allreduce"))

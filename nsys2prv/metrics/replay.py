@@ -120,7 +120,8 @@ class Dependencies:
 
 @dataclass
 class Replay:
-    """The replayed run: per process, its calls' original and replayed times."""
+    """The replayed run: per sequence (a process's thread, ``_sequences``), its calls' original and
+    replayed times."""
 
     ranks: int  # sequences: one per process, and one per other thread of a process that makes MPI calls
     start: np.ndarray  # per call, sorted by (rank = sequence, start): original start, end

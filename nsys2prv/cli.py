@@ -109,7 +109,8 @@ def _handle_errors(debug: bool, fn):
     "--trace",
     "categories",
     metavar="CATEGORIES",
-    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).",
+    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted; no-NAME leaves NAME out, "
+    "e.g. -t no-cpu: the default without the scheduler's states and CPU samples).",
 )
 @click.option(
     "-m",

@@ -21,6 +21,13 @@ from trace_tools import begins, intervals
 from nsys2prv.core import registry as R
 from nsys2prv.nsys.database import strip_version_suffix
 
+# the CPU side, where the export has it (the default): scheduling and samples on Nsight Systems'
+# own threads dropped, counted
+CPU_SIDE_FATES = {
+    "SCHED_EVENTS": ["translated", "dropped"],
+    "COMPOSITE_EVENTS": ["translated", "dropped"],
+    "SAMPLING_CALLCHAINS": ["translated"],
+}
 # what each export holds: kernels, CUDA API calls, memcpys, launch lines, the rows not translated
 EXPECT = {
     "generated": dict(
@@ -28,11 +35,11 @@ EXPECT = {
         api=182,
         copies=41,
         links=161,
+        cpu_side={"SCHED_EVENTS": ["translated"]},
         untranslated={
             "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 12,
             "OSRT_API": 27,
             "PROFILER_OVERHEAD": 1,
-            "SCHED_EVENTS": 12,
         },
     ),
     "cloverleaf": dict(
@@ -40,15 +47,13 @@ EXPECT = {
         api=3048,
         copies=279,
         links=1591,
+        cpu_side=CPU_SIDE_FATES,
         untranslated={
             "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312,
-            "COMPOSITE_EVENTS": 1531,
             "DIAGNOSTIC_EVENT": 19,
             "OSRT_API": 1831,
             "OSRT_CALLCHAINS": 8930,
             "PROFILER_OVERHEAD": 47,
-            "SAMPLING_CALLCHAINS": 7527,
-            "SCHED_EVENTS": 1254,
         },
     ),
 }
@@ -209,8 +214,9 @@ def test_summary_reports_untranslated_tables(clover):
         "CUPTI_ACTIVITY_KIND_MEMCPY": ["translated"],
         "CUPTI_ACTIVITY_KIND_RUNTIME": ["translated"],
         "OSRT_API": ["left out"],
-        # the CPU side as it ran: opt-in (-t sched, -t samples; the OS runtime call stacks with -t osrt)
+        # the CPU side as it ran, where the export has it: the default (the OS runtime call stacks: -t osrt)
         **{t: ["left out"] for t in expect(summary)["untranslated"] if t in CPU_SIDE_TABLES},
+        **expect(summary)["cpu_side"],
     }
     cats = summary["categories"]
     assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == expect(summary)["kernels"]

@@ -360,3 +360,103 @@ def test_samples_read_in_batches_of_rows(tmp_path, monkeypatch):
     batched = run("batched")
     assert calls == [8]  # 1,496 samples, 200 a batch
     assert batched == whole
+
+
+def test_cuda_api_call_stacks_as_callers(tmp_path):
+    """CUDA_CALLCHAINS (nsys profile --cudabacktrace) as Extrae's caller levels on the CUDA API calls,
+    from the call's entry to its exit, as the OS runtime calls have them; a call without a stack has none."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.0.0", host="node1")
+    pid = 4242
+    b.process(pid, "./app")
+    stack = [("cudaMalloc", "/usr/lib/libcudart.so.12"), ("0x7f00beef", "/path/libfoo.so", "u"), ("main", "/a/app")]
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 5_000, 1, stack=stack)
+    b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 8_000, 9_000, 3, stack=stack[:1])
+    trace, summary = convert_valid(["-t", "cuda_api", b.save()], tmp_path / "t")
+    ev = trace.events[trace.events["type"].isin([t.id for t in R.CALLER.values()])]
+    t0 = trace.events[trace.events["type"] == R.CUDA_API.id]["time"].min()  # the first call's entry
+    lab = {t: trace.pcf.types[t]["values"] for t in ev["type"].unique()}
+    got = sorted((int(r.time - t0), int(r.type) - 70000000, lab[r.type][r.value]) for r in ev.itertuples())
+    assert got == [
+        (0, 1, "cudaMalloc [libcudart.so.12]"),
+        (0, 2, "libfoo.so @ 0x7f00beef"),
+        (0, 3, "main [app]"),
+        (4_000, 1, "End"),
+        (4_000, 2, "End"),
+        (4_000, 3, "End"),
+        (7_000, 1, "cudaMalloc [libcudart.so.12]"),
+        (8_000, 1, "End"),
+    ]
+    fates = {t["table"]: t["fates"] for t in summary["tables"]}
+    assert fates["CUDA_CALLCHAINS"][0]["fate"] == "translated"
+    assert summary["categories"]["cuda_api"]["translated_rows"] == 3
+
+
+def test_pop_useful_time_on_cpu(tmp_path):
+    """OUT.pop.json's host.on_cpu: useful time minus the main thread's off-CPU time outside its calls,
+    within its lifetime (metrics/on_cpu.py); another thread's off-CPU time does not count."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
+    pid, other = 4242, 4243
+    b.process(pid, "./app")
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
+    b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+    for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (4_500, 1, False)):
+        b.sched(pid, pid, t, cpu, sched_in)
+    for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
+        b.sched(pid, pid, t, cpu, sched_in)
+    for t, sched_in in ((2_500, True), (3_000, False), (5_000, True)):
+        b.sched(pid, other, t, 1, sched_in)
+    out = tmp_path / "t"
+    convert_valid([b.save()], out)
+    host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
+    # alive 500..9000 (the process's first and last activity, its scheduling included); off CPU
+    # [2000, 4000] (outside the calls: [3000, 4000]), [4500, 5000], [6500, 8000] (in cudaFree until
+    # 7000): 2,500 ns outside the calls
+    (label,) = host["useful_time_ns"]
+    assert (host["alive_time_ns"][label], host["useful_time_ns"][label]) == (8_500, 8_500 - 3_000)
+    assert host["on_cpu"] == {
+        "useful_on_cpu_time_ns": {label: 3_000},
+        "off_cpu_outside_calls_ns": {label: 2_500},
+        "useful_on_cpu_time_total_ns": 3_000,
+        "on_cpu_share_of_useful": 3_000 / 5_500,
+        "on_cpu_parallel_efficiency": 3_000 / 8_500,
+    }
+    # without the scheduler's data (-t no-cpu) the block is absent and the rest is the same
+    convert_valid(["-t", "no-cpu", tmp_path / "r.sqlite"], tmp_path / "n")
+    plain = json.loads((tmp_path / "n.pop.json").read_text())["host"]
+    assert "on_cpu" not in plain and {k: v for k, v in host.items() if k != "on_cpu"} == plain
+
+
+def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):
+    """The on-CPU block of a rank of the MPI fixture is the same converted whole or a time slice at a
+    time (off-CPU intervals and calls crossing the slices' borders)."""
+    from nsys2prv.config import Config
+    from nsys2prv.pipeline import slices
+    from nsys2prv.pipeline.conversion import convert
+
+    def run(out, slice_rows):
+        cfg = Config(
+            inputs=[need(CPU23 / "mpi_rank1.sqlite")],
+            output=out,
+            show_progress=False,
+            jobs=1,
+            slice_rows=slice_rows,
+        )
+        convert(cfg, log=lambda *a, **k: None)
+        return json.loads((out.parent / f"{out.name}.pop.json").read_text())["host"]
+
+    whole = run(tmp_path / "whole", 10**9)
+    plans: list = []
+    real = slices.plan
+    monkeypatch.setattr(slices, "plan", lambda *a, **k: plans.append(real(*a, **k)) or plans[-1])
+    sliced = run(tmp_path / "sliced", 60)
+    assert plans and all(p is not None and p.slices >= 3 for p in plans), [p and p.slices for p in plans]
+    assert sliced["on_cpu"] == whole["on_cpu"]
+    on = whole["on_cpu"]
+    assert on["useful_on_cpu_time_total_ns"] == sum(on["useful_on_cpu_time_ns"].values()) > 0
+    for rank, u in whole["useful_time_ns"].items():
+        assert on["useful_on_cpu_time_ns"][rank] == u - on["off_cpu_outside_calls_ns"][rank]

@@ -9,6 +9,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -156,6 +157,19 @@ def test_without_the_categories_nothing_changes(tmp_path):
     assert set(trace.states["state"]) <= {R.RUNNING, R.NOT_CREATED}
     fates = {t["table"]: t["fates"] for t in summary["tables"]}
     assert fates["SCHED_EVENTS"][0]["fate"] == "left out" and fates["SCHED_EVENTS"][0]["flag"] == "-t sched"
+    assert "#" not in (tmp_path / "t.row").read_text()  # (the rule's comment: only with the scheduler's states)
+
+
+def test_the_row_says_the_states_follow_the_scheduler(threads):
+    """The .row's closing comment line (Paraver's reader skips '#' lines outside a block; BasicAnalysis
+    reads the first line, the CPU count), and the names before it as they were."""
+    from nsys2prv.paraver.row import SCHEDULER_RULE
+
+    trace, _ = threads
+    text = Path(trace.prv_path).with_suffix(".row").read_text()
+    assert text.startswith("LEVEL CPU SIZE ") and text.endswith("\n\n" + SCHEDULER_RULE + "\n")
+    assert SCHEDULER_RULE.startswith("# nsys2prv: CPU thread states from the scheduler")
+    assert len(trace.row["THREAD"]) == 5
 
 
 def test_osrt_call_stacks_as_callers(threads):
@@ -425,10 +439,10 @@ def test_pop_useful_time_on_cpu(tmp_path):
         "on_cpu_share_of_useful": 3_000 / 5_500,
         "on_cpu_parallel_efficiency": 3_000 / 8_500,
     }
-    # without the scheduler's data (-t no-cpu) the block is absent and the rest is the same
+    # -t chooses the trace, not the metrics: the same OUT.pop.json without the scheduler's states
     convert_valid(["-t", "no-cpu", tmp_path / "r.sqlite"], tmp_path / "n")
-    plain = json.loads((tmp_path / "n.pop.json").read_text())["host"]
-    assert "on_cpu" not in plain and {k: v for k, v in host.items() if k != "on_cpu"} == plain
+    same = [json.loads((tmp_path / f"{n}.pop.json").read_text()) for n in "nt"]
+    assert same[0].pop("label") == "n" and same[1].pop("label") == "t" and same[0] == same[1]
 
 
 def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):

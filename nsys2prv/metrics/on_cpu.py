@@ -1,6 +1,6 @@
-"""Useful time on the CPU (issue 37): where the reports have the scheduler's data (SCHED_EVENTS,
-translated: ``-t sched``, the default), the host tree gains an ``on_cpu`` block that counts a process's
-useful time only while its main thread is on a CPU.
+"""Useful time on the CPU (issue 37): where the reports have the scheduler's data (SCHED_EVENTS, read
+for the metrics whatever -t translates, as the other POP kinds), the host tree gains an ``on_cpu`` block
+that counts a process's useful time only while its main thread is on a CPU.
 
 The host tree's useful time (BasicAnalysis's: a process's lifetime outside its MPI and CUDA API calls)
 stays as it is; ``on_cpu`` subtracts from it the time the process's main thread (thread id = process
@@ -19,7 +19,7 @@ import numpy as np
 from nsys2prv.metrics.measures import clip_to_windows, mask_durations
 from nsys2prv.nsys.ids import pid_of, tid_of
 
-KINDS = ("sched",)  # the tables read (with the host calls: pop.KINDS)
+KINDS = ("sched",)  # the tables read (with the host calls: pop.KINDS), whatever -t (pipeline.prepare)
 CALL, OFF = 0, 1  # interval classes (bits of the sweep masks)
 _OFF_ONLY = 1 << OFF  # the mask: off CPU, in no call
 
@@ -91,7 +91,7 @@ def tree(host: dict, off_outside: np.ndarray, T: int) -> dict | None:
 
 
 DEFINITION = (
-    "host.on_cpu (reports with the scheduler's data, -t sched): useful_on_cpu_i = UsefulHost_i - "
+    "host.on_cpu (reports with the scheduler's data, SCHED_EVENTS): useful_on_cpu_i = UsefulHost_i - "
     "|off-CPU time of process i's main thread outside its MPI and CUDA API calls| (within its lifetime); "
     "on_cpu_parallel_efficiency = sum_i useful_on_cpu_i / (H*T). The other host metrics are BasicAnalysis's."
 )

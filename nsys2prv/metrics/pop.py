@@ -37,7 +37,7 @@ SCHEMA = "nsys2prv-pop/1"
 # calls of the host tree, and NVTX ranges when --region/--iterations need them.
 KINDS = ("kernels", "memcpy", "memset", "cuda_api", "mpi")
 REGION_KINDS = ("nvtx",)
-ALL_KINDS = KINDS + REGION_KINDS + on_cpu.KINDS  # (on_cpu.KINDS: read where translated)
+ALL_KINDS = KINDS + REGION_KINDS + on_cpu.KINDS  # (on_cpu.KINDS: the scheduling data, whatever -t too)
 
 # device interval classes (bits of the sweep masks)
 KERNEL, MEMOP, NCCL = 0, 1, 2

@@ -527,7 +527,7 @@ unresolved). Histogram thread x function: number of samples.""",
 Caller at level 1 of the sampled function (type {R.SAMPLED[1].id}; level N is type
 {R.SAMPLED[0].id} + N, up to {R.SAMPLED_LEVELS - 1}: change the window's type for another level).
 Histogram thread x caller: number of samples.""",
-            (events("Sampled caller level 1", R.SAMPLED[1].id, open=False),),
+            (events(R.SAMPLED[1].label, R.SAMPLED[1].id, open=False),),
             (time_per_value("Samples per caller", statistic="# Bursts"),),
             summary="Which callers the sampled functions are reached from.",
         )

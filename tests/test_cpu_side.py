@@ -6,6 +6,7 @@ thread's lifetime, MPI waits keeping their MPI state."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -474,3 +475,45 @@ def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):
     assert on["useful_on_cpu_time_total_ns"] == sum(on["useful_on_cpu_time_ns"].values()) > 0
     for rank, u in whole["useful_time_ns"].items():
         assert on["useful_on_cpu_time_ns"][rank] == u - on["off_cpu_outside_calls_ns"][rank]
+
+
+def test_cuda_api_callers_sliced_or_whole(tmp_path, monkeypatch):
+    """A report whose CUDA API calls have call stacks, converted a time slice at a time (the calls read
+    again for their kernels' launch links), gives the bytes of the whole conversion."""
+    from nsysgen import NsysBuilder
+
+    from nsys2prv.config import Config, parse_categories
+    from nsys2prv.pipeline import slices
+    from nsys2prv.pipeline.conversion import convert
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.0.0", host="node1")
+    pid = 4242
+    b.process(pid, "./app")
+    for i in range(120):
+        t = 10_000 + 5_000 * i
+        stack = [("cudaLaunchKernel", "/usr/lib/libcudart.so.12"), (f"step{i % 3}", "/a/app"), ("main", "/a/app")]
+        b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t, t + 1_000, i + 1, stack=stack if i % 4 else None)
+        b.kernel(pid, 0, 7, t + 1_500, t + 4_000, i + 1, f"k{i % 2}")
+    src = b.save()
+
+    def run(out, slice_rows):
+        cfg = Config(
+            inputs=[src],
+            output=out,
+            show_progress=False,
+            jobs=1,
+            slice_rows=slice_rows,
+            categories=parse_categories(None),
+        )
+        convert(cfg, log=lambda *a, **k: None)
+        return {ext: Path(f"{out}{ext}").read_text() for ext in (".prv", ".pcf", ".row")}
+
+    whole = run(tmp_path / "whole", 10**9)
+    plans: list = []
+    real = slices.plan
+    monkeypatch.setattr(slices, "plan", lambda *a, **k: plans.append(real(*a, **k)) or plans[-1])
+    sliced = run(tmp_path / "sliced", 40)
+    assert plans and plans[-1] is not None and plans[-1].slices >= 3
+    assert sliced == whole
+    # the 90 calls with a stack: level 3 at their entry (a value) and at their exit (0)
+    assert len(re.findall(r":70000003:[1-9]", whole[".prv"])) == len(re.findall(r":70000003:0\b", whole[".prv"])) == 90

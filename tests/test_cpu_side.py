@@ -446,6 +446,34 @@ def test_pop_useful_time_on_cpu(tmp_path):
     assert same[0].pop("label") == "n" and same[1].pop("label") == "t" and same[0] == same[1]
 
 
+def off_cpu_outside_mpi(path) -> int:
+    """The main thread's off-CPU time outside the process's MPI calls, from the export (a plain loop)."""
+    s = source(
+        path, "SELECT globalTid AS g, start, isSchedIn AS i FROM SCHED_EVENTS ORDER BY globalTid, start, isSchedIn"
+    )
+    g, t, i = (s[c].to_numpy(np.int64) for c in ("g", "start", "i"))
+    calls = pd.concat(
+        [
+            source(path, f"SELECT globalTid AS g, start, end FROM {t} WHERE end > start")
+            for t in ("MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS")
+        ]
+    )
+    pid = int((calls["g"].to_numpy(np.int64)[0] >> 24) & 0xFFFFFF)
+    calls = calls[((calls["g"].to_numpy(np.int64) >> 24) & 0xFFFFFF) == pid].sort_values("start")
+    union: list[list[int]] = []
+    for a, b in zip(calls["start"], calls["end"]):
+        if union and a <= union[-1][1]:
+            union[-1][1] = max(union[-1][1], b)
+        else:
+            union.append([a, b])
+    main = (((g >> 24) & 0xFFFFFF) == pid) & ((g & 0xFFFFFF) == pid)
+    k = np.flatnonzero((i[:-1] == 0) & (i[1:] != 0) & (g[:-1] == g[1:]) & main[:-1])
+    total = 0
+    for a, b in zip(t[k], t[k + 1]):
+        total += int(b - a) - sum(max(0, min(b, y) - max(a, x)) for x, y in union)
+    return total
+
+
 def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):
     """The on-CPU block of a rank of the MPI fixture is the same converted whole or a time slice at a
     time (off-CPU intervals and calls crossing the slices' borders)."""
@@ -473,6 +501,9 @@ def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):
     assert sliced["on_cpu"] == whole["on_cpu"]
     on = whole["on_cpu"]
     assert on["useful_on_cpu_time_total_ns"] == sum(on["useful_on_cpu_time_ns"].values()) > 0
+    # straight from the export: the main thread's sched-out..sched-in time outside the process's MPI calls
+    assert on["off_cpu_outside_calls_ns"] == {"Rank 1": off_cpu_outside_mpi(CPU23 / "mpi_rank1.sqlite")}
+    assert on["off_cpu_outside_calls_ns"]["Rank 1"] == 148_783_809
     for rank, u in whole["useful_time_ns"].items():
         assert on["useful_on_cpu_time_ns"][rank] == u - on["off_cpu_outside_calls_ns"][rank]
 

@@ -548,3 +548,18 @@ def test_cuda_api_callers_sliced_or_whole(tmp_path, monkeypatch):
     assert sliced == whole
     # the 90 calls with a stack: level 3 at their entry (a value) and at their exit (0)
     assert len(re.findall(r":70000003:[1-9]", whole[".prv"])) == len(re.findall(r":70000003:0\b", whole[".prv"])) == 90
+
+
+def test_on_cpu_durations_per_window():
+    """metrics.on_cpu.durations: each process's off-CPU time outside its calls, per window (iterations)
+    or over their union (trace, regions)."""
+    from nsys2prv.metrics import on_cpu
+
+    group = np.array([0, 0, 1, 1], np.int64)
+    start = np.array([0, 50, 120, 150], np.int64)
+    end = np.array([100, 70, 200, 160], np.int64)
+    cls = np.array([on_cpu.OFF, on_cpu.CALL, on_cpu.OFF, on_cpu.CALL], np.int64)
+    lo, hi = np.array([0, 100], np.int64), np.array([100, 200], np.int64)
+    per = on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=True)
+    assert per.tolist() == [[80, 0], [0, 70]]
+    assert on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=False).tolist() == [[80, 70]]

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nsys2prv.model.align import bounds
 from nsys2prv.model.align.syncpoints import SyncPoints
 
 MIN_DRIFT_POINTS = 10
@@ -288,6 +289,32 @@ def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.nd
     return out
 
 
+def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: int, kept, estimated) -> None:
+    """The symmetric-delay estimate (bounds.py) in place of the exits' where it is the surer one: for the
+    clocks linked to the reference's by bounds from both sides, without a drift, whose interval against
+    the reference is narrower (half-width + W0) than SIGNIFICANT standard errors of their exit estimate
+    (any, without sync points).  Of these, the largest group whose session offsets lie within their
+    pairs' intervals keeps them; the others get the offsets that fit the intervals' midpoints.  Updates
+    ``off``, ``sigma`` (0: the clamp only clips), ``kept`` and ``estimated`` in place."""
+    lo = bounds.pair_bounds(cons.e, cons.x, cons.rep, cons.src, cons.dst, cons.s, cons.q, cons.n_rep)
+    hw = bounds.half_width(lo)[ref]
+    surer = np.where(fitted, hw + bounds.W0 <= SIGNIFICANT * sigma, np.isfinite(hw))
+    eligible = (drift == 0.0) & surer
+    eligible[ref] = True
+    members = bounds.component(lo, ref, eligible)
+    if members.sum() < 2:
+        return
+    keep = bounds.session_kept(lo, members, session, ref)
+    value = bounds.midpoints(lo, members, keep, session)
+    value[members] -= value[ref] - session[ref]  # (when the reference's own session offset is the odd one)
+    off[members] = np.rint(value[members]).astype(np.int64)
+    kept[members] = keep[members] if keep[ref] else np.arange(len(off))[members] == ref
+    moved = members & ~kept
+    estimated[moved] = off[moved]
+    estimated[members & kept] = np.nan
+    sigma[moved] = 0.0
+
+
 def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate: bool = True) -> FitResult:
     """Corrections for every report.  ``estimate=False`` only evaluates the given (session) offsets."""
     n_rep = len(session)
@@ -339,6 +366,8 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
         drift[res.kept] = 0.0
     estimated = np.where(res.kept, np.nan, off.astype(np.float64)) if estimate and sp.n else np.full(n_rep, np.nan)
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
+    if estimate and cons.any and n_rep > 1:
+        _from_bounds(cons, off, drift, sigma, fitted, np.asarray(session, np.int64), ref, res.kept, estimated)
     res.violations_before = cons.count(off)
     if estimate and cons.any:
         has = fitted | np.isin(np.arange(n_rep), np.concatenate([p2p.src, p2p.dst]))

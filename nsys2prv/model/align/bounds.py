@@ -90,29 +90,52 @@ def component(lo: np.ndarray, start: int, among: np.ndarray) -> np.ndarray:
     return _grown(two_sided(lo) & among[:, None] & among[None, :], start)
 
 
-def midpoints(lo: np.ndarray, members: np.ndarray, fixed: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Offsets of ``members`` (bool, n) that fit every two-sided pair's midpoint (least squares, weights
-    1 / (half-width + W0)^2), those of ``fixed`` (a non-empty subset of members) held at ``value``;
-    ``value`` elsewhere.  The members must be linked by two-sided pairs (``component``)."""
-    out = np.asarray(value, np.float64).copy()
-    free = members & ~fixed
-    if not free.any():
+def midpoints(
+    lo: np.ndarray,
+    members: np.ndarray,
+    keep: np.ndarray,
+    session: np.ndarray,
+    ref: int,
+) -> np.ndarray:
+    """Offsets of ``members`` (bool, n; linked by two-sided pairs, see ``component``) that fit every
+    two-sided pair's midpoint, least squares with weights 1 / (half-width + W0)^2.  The members of
+    ``keep`` keep their session offsets against each other (one unknown for all of them); the reference
+    keeps its own.  ``session`` elsewhere."""
+    s = np.asarray(session, np.float64)
+    out = s.copy()
+    n = len(lo)
+    free = members & ~keep
+    group = np.full(n, -1)
+    group[free] = np.arange(int(free.sum()))
+    base = np.zeros(n)  # x = base + v[group]
+    n_groups = int(free.sum())
+    if (keep & members).any():
+        group[keep & members] = n_groups
+        base[keep & members] = s[keep & members]
+        n_groups += 1
+    if n_groups < 2:
         return out
     both = two_sided(lo) & members[:, None] & members[None, :]
     a, b = np.nonzero(np.triu(both, 1))
-    mid = (lo[a, b] - lo[b, a]) / 2.0  # estimate of off_b - off_a
+    a, b = a[group[a] != group[b]], b[group[a] != group[b]]
+    mid = (lo[a, b] - lo[b, a]) / 2.0 - (base[b] - base[a])  # estimate of v[group b] - v[group a]
     w = 1.0 / (np.abs((-lo[b, a] - lo[a, b]) / 2.0) + W0) ** 2
-    n = len(lo)
-    lap = np.zeros((n, n))
-    rhs = np.zeros(n)
-    np.add.at(lap, (a, a), w)
-    np.add.at(lap, (b, b), w)
-    np.add.at(lap, (a, b), -w)
-    np.add.at(lap, (b, a), -w)
-    np.add.at(rhs, b, w * mid)
-    np.add.at(rhs, a, -w * mid)
-    f, k = np.flatnonzero(free), np.flatnonzero(fixed & members)
-    out[f] = np.linalg.solve(lap[np.ix_(f, f)], rhs[f] - lap[np.ix_(f, k)] @ out[k])
+    ga, gb = group[a], group[b]
+    lap = np.zeros((n_groups, n_groups))
+    rhs = np.zeros(n_groups)
+    np.add.at(lap, (ga, ga), w)
+    np.add.at(lap, (gb, gb), w)
+    np.add.at(lap, (ga, gb), -w)
+    np.add.at(lap, (gb, ga), -w)
+    np.add.at(rhs, gb, w * mid)
+    np.add.at(rhs, ga, -w * mid)
+    fixed = group[ref]
+    v_ref = s[ref] - base[ref]
+    f = np.array([g for g in range(n_groups) if g != fixed])
+    v = np.zeros(n_groups)
+    v[fixed] = v_ref
+    v[f] = np.linalg.solve(lap[np.ix_(f, f)], rhs[f] - lap[f, fixed] * v_ref)
+    out[members] = base[members] + v[group[members]]
     return out
 
 

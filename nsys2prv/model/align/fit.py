@@ -16,6 +16,11 @@ Model: aligned t' = t + offset_r + drift_r * (t - t_ref_r)   (Clock), one clock 
    three standard errors of a line fitted through residuals of that spread, AND the
    drift cuts the residual spread by >= 25 % (on tests/data/mpi8, one host so no true
    drift, scheduling noise of ~1 ms otherwise gives a "significant" 57 ppm).
+   2b. Bounds (bounds.py): each pair of clocks exchanging both ways (messages, shared collectives) is
+   bounded from both sides by its fastest exchange each way; where that interval is surer than the
+   exits' estimate (its half-width below SURER standard errors), the clocks are fitted to the
+   intervals' midpoints (the symmetric-delay estimate), and the largest group whose session offsets lie
+   within their intervals keeps them.  Neither reads the session offsets of a clock it moves.
 3. Clamp into the feasible interval.  Physical constraints hold for the true clocks:
    no rank leaves a synchronising collective before the last one entered
    (x'[r,i] >= max_q e'[q,i]) and no message is received before it was sent
@@ -50,6 +55,7 @@ CLAMP_ROUNDS = 30
 RELAX_ROUNDS = 200
 MAD_TO_SIGMA = 1.4826
 SIGNIFICANT = 3.0  # a fitted offset replaces the session offset only when it differs by > 3 standard errors
+SURER = 1.0  # the bounds replace the exits where their half-width (their worst error, + W0) is below one standard error
 
 
 @dataclass
@@ -291,22 +297,26 @@ def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.nd
 
 def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: int, kept, estimated) -> None:
     """The symmetric-delay estimate (bounds.py) in place of the exits' where it is the surer one: for the
-    clocks linked to the reference's by bounds from both sides, without a drift, whose interval against
-    the reference is narrower (half-width + W0) than SIGNIFICANT standard errors of their exit estimate
-    (any, without sync points).  Of these, the largest group whose session offsets lie within their
-    pairs' intervals keeps them; the others get the offsets that fit the intervals' midpoints.  Updates
-    ``off``, ``sigma`` (0: the clamp only clips), ``kept`` and ``estimated`` in place."""
+    clocks linked to the reference's by bounds from both sides whose interval against the reference is
+    narrower (half-width, its worst error, + W0) than SURER standard errors of their exit estimate (any,
+    without sync points).  Of these, the largest group whose session offsets lie within their pairs' intervals keeps
+    them (not a drifting clock: its clock is not its session's); the others get the offsets that fit the
+    intervals' midpoints, whatever their session offsets.  The exits' estimate is not mixed in: on a busy
+    machine ranks leave collectives in a systematic order, and its bias is not in its standard error.
+    Updates ``off``, ``sigma`` (0: the clamp only clips), ``kept`` and ``estimated`` in place."""
+    could = ~fitted | (SURER * sigma > bounds.W0)  # (no interval is narrower than 0: skip the O(n^2) bounds)
+    could[ref] = False
+    if not could.any():
+        return
     lo = bounds.pair_bounds(cons.e, cons.x, cons.rep, cons.src, cons.dst, cons.s, cons.q, cons.n_rep)
     hw = bounds.half_width(lo)[ref]
-    surer = np.where(fitted, hw + bounds.W0 <= SIGNIFICANT * sigma, np.isfinite(hw))
-    eligible = (drift == 0.0) & surer
-    eligible[ref] = True
-    members = bounds.component(lo, ref, eligible)
+    surer = np.where(fitted, hw + bounds.W0 <= SURER * sigma, np.isfinite(hw))
+    surer[ref] = True
+    members = bounds.component(lo, ref, surer)
     if members.sum() < 2:
         return
-    keep = bounds.session_kept(lo, members, session, ref)
-    value = bounds.midpoints(lo, members, keep, session)
-    value[members] -= value[ref] - session[ref]  # (when the reference's own session offset is the odd one)
+    keep = bounds.session_kept(lo, members & (drift == 0.0), session, ref)
+    value = bounds.midpoints(lo, members, keep, session, ref)
     off[members] = np.rint(value[members]).astype(np.int64)
     kept[members] = keep[members] if keep[ref] else np.arange(len(off))[members] == ref
     moved = members & ~kept

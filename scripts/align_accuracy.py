@@ -76,8 +76,8 @@ def main() -> int:
                     bad += v
                     e = max(abs(x) for x in err.values())
                     row = max(row, e)
-                    cells.append(f"{e / 1e3:.1f}")
-                print(f"| `{src.name}` | {host} | {zero / 1e3:.1f} | " + " | ".join(cells) + f" | {row / 1e3:.1f} |")
+                    cells.append(f"{e / 1e3:.2f}")
+                print(f"| `{src.name}` | {host} | {zero / 1e3:.2f} | " + " | ".join(cells) + f" | {row / 1e3:.2f} |")
                 worst = max(worst, row)
             print(f"<!-- {src.name}: worst {worst} ns, causality violations {bad} -->")
     return 0

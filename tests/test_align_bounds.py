@@ -51,6 +51,7 @@ def test_two_clocks_with_equal_least_delays_are_found_exactly_whatever_the_skew(
     want = TRUTH[1] + (skew if abs(skew) <= 2_000 else 0)
     assert res.offsets.tolist() == [0, want]
     assert res.kept.tolist() == [True, abs(skew) <= 2_000]
+    assert np.isnan(res.bound[0]) and (np.isnan(res.bound[1]) if abs(skew) <= 2_000 else res.bound[1] == 2_000)
     assert res.violations_after == 0
 
 
@@ -59,7 +60,7 @@ def test_unequal_least_delays_err_by_half_their_difference(skew):
     p2p = _pingpongs([(0, 1)], {(0, 1): 3_000, (1, 0): 11_000})
     res = _fit(p2p, TRUTH[:2] + np.array([0, skew]))
     # interval [T - 3 us, T + 11 us]: midpoint T + 4 us, the same for every skew beyond the interval
-    assert res.offsets[1] - TRUTH[1] == 4_000
+    assert res.offsets[1] - TRUTH[1] == 4_000 and res.bound[1] == 7_000  # (half of the 14 us width)
 
 
 def test_a_reference_whose_own_session_clock_is_off_moves_the_others():

@@ -197,6 +197,11 @@ def test_a_skewed_host_is_put_where_the_data_bound_it(tmp_path, name, skews, err
     assert err == {**{h: 0 for h in err}, **errors}
     if name.startswith("pp"):  # two and four hosts with ping-pongs: the 10 us
         assert max(map(abs, err.values())) <= 10_000
+    # every host moved was placed by the bounds and says so, with the half-width of its interval against
+    # the reference host: its error is within it
+    bound = {r["host"]: r["bound_ns"] for r in sync["reports"] if "bound_ns" in r}
+    assert set(bound) == {r["host"] for r in sync["reports"] if r["correction_ns"] != 0}
+    assert all(abs(err[h]) <= b for h, b in bound.items())
     cau = sync["causality"]
     assert cau["collectives_violated"] == cau["messages_violated"] == 0
 

@@ -110,6 +110,9 @@ class FitResult:
     moved_by_fix: int = 0  # reports the fix moved
     notes: list[str] = field(default_factory=list)
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per report: estimate not significant
+    # per report: placed at the bounds' midpoint: the half-width of its interval against the reference (ns,
+    # the midpoint's worst error); NaN where the bounds did not place it
+    bound: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def aligned(t: np.ndarray, rep: np.ndarray, off: np.ndarray, drift: np.ndarray, tref: np.ndarray) -> np.ndarray:
@@ -295,7 +298,7 @@ def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.nd
     return out
 
 
-def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: int, kept, estimated) -> None:
+def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: int, res: FitResult, estimated) -> None:
     """The symmetric-delay estimate (bounds.py) in place of the exits' where it is the surer one: for the
     clocks linked to the reference's by bounds from both sides whose interval against the reference is
     narrower (half-width, its worst error, + W0) than SURER standard errors of their exit estimate (any,
@@ -303,7 +306,8 @@ def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: in
     them (not a drifting clock: its clock is not its session's); the others get the offsets that fit the
     intervals' midpoints, whatever their session offsets.  The exits' estimate is not mixed in: on a busy
     machine ranks leave collectives in a systematic order, and its bias is not in its standard error.
-    Updates ``off``, ``sigma`` (0: the clamp only clips), ``kept`` and ``estimated`` in place."""
+    Updates ``off``, ``sigma`` (0: the clamp only clips), ``res.kept``, ``res.bound`` and ``estimated``
+    in place."""
     could = ~fitted | (SURER * sigma > bounds.W0)  # (no interval is narrower than 0: skip the O(n^2) bounds)
     could[ref] = False
     if not could.any():
@@ -318,8 +322,10 @@ def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: in
     keep = bounds.session_kept(lo, members & (drift == 0.0), session, ref)
     value = bounds.midpoints(lo, members, keep, session, ref)
     off[members] = np.rint(value[members]).astype(np.int64)
+    kept = res.kept
     kept[members] = keep[members] if keep[ref] else np.arange(len(off))[members] == ref
     moved = members & ~kept
+    res.bound[moved] = hw[moved]
     estimated[moved] = off[moved]
     estimated[members & kept] = np.nan
     sigma[moved] = 0.0
@@ -336,7 +342,9 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     mx = np.full(n_rep, np.nan)
     stderr = np.full(n_rep, np.nan)
     points = np.zeros(n_rep, np.int64)
-    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool))
+    res = FitResult(
+        off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool), bound=np.full(n_rep, np.nan)
+    )
     sigma = np.zeros(n_rep)  # standard error of each estimated offset (none without sync points)
     if sp.n == 0 and not len(p2p.src):
         return res
@@ -377,7 +385,7 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     estimated = np.where(res.kept, np.nan, off.astype(np.float64)) if estimate and sp.n else np.full(n_rep, np.nan)
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
     if estimate and cons.any and n_rep > 1:
-        _from_bounds(cons, off, drift, sigma, fitted, np.asarray(session, np.int64), ref, res.kept, estimated)
+        _from_bounds(cons, off, drift, sigma, fitted, np.asarray(session, np.int64), ref, res, estimated)
     res.violations_before = cons.count(off)
     if estimate and cons.any:
         has = fitted | np.isin(np.arange(n_rep), np.concatenate([p2p.src, p2p.dst]))

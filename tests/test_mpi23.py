@@ -165,7 +165,7 @@ def _skewed(tmp_path: Path, name: str, skews: dict[str, int]) -> list[Path]:
 # (the fastest message or collective each way); an offset outside its interval is replaced by the
 # interval's midpoint, whatever the skew, and one inside it is kept (docs/clock-alignment.md).
 # p2p4h2: node1 lies in [-175.4, +8.9] us of the truth, midpoint -83.3 us; a -50 us skew stays inside.
-# pp2h2, pp4h4 (ping-pongs, scripts/mpi_apps/pingpong.c): intervals of +-0.5 to +-3.5 us, errors <= 41 ns.
+# pp2h2, pp4h4 (ping-pongs, scripts/mpi_apps/pingpong.c): intervals of +-0.5 to +-3.3 us, errors <= 41 ns.
 SKEWS = [
     ("p2p4h2", {"node1": 500_000}, {"node1": -83_251}),
     ("p2p4h2", {"node1": -5_000_000}, {"node1": -83_251}),

@@ -302,13 +302,15 @@ def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: in
     """The symmetric-delay estimate (bounds.py) in place of the exits' where it is the surer one: for the
     clocks linked to the reference's by bounds from both sides whose interval against the reference is
     narrower (half-width, its worst error, + W0) than SURER standard errors of their exit estimate (any,
-    without sync points).  Of these, the largest group whose session offsets lie within their pairs' intervals keeps
-    them (not a drifting clock: its clock is not its session's); the others get the offsets that fit the
-    intervals' midpoints, whatever their session offsets.  The exits' estimate is not mixed in: on a busy
-    machine ranks leave collectives in a systematic order, and its bias is not in its standard error.
-    Updates ``off``, ``sigma`` (0: the clamp only clips), ``res.kept``, ``res.bound`` and ``estimated``
-    in place."""
-    could = ~fitted | (SURER * sigma > bounds.W0)  # (no interval is narrower than 0: skip the O(n^2) bounds)
+    without sync points).  Of these, the largest group whose session offsets lie within their pairs'
+    intervals keeps them (not a drifting clock: its clock is not its session's); the others get the
+    offsets that fit the intervals' midpoints, whatever their session offsets.  The exits' estimate is not
+    mixed in: on a busy machine ranks leave collectives in a systematic order, a bias its standard error
+    does not hold.  Updates ``off``, ``sigma`` (0: the clamp only clips), ``res.kept``, ``res.bound`` and
+    ``estimated`` in place."""
+    # a fitted clock can take the bounds only if SURER standard errors exceed W0 (no half-width is below
+    # 0): otherwise the O(clocks^2 x points) bounds are not computed at all
+    could = ~fitted | (SURER * sigma > bounds.W0)
     could[ref] = False
     if not could.any():
         return

@@ -17,7 +17,7 @@ PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000  # one iteration every microsecond
 
 
-def build(path: Path, iterations: int) -> Path:
+def build(path: Path, iterations: int, shared: bool = False) -> Path:
     """A CUDA + NVTX + MPI + OS runtime report whose every kind has rows crossing slice borders:
     a range over the whole run and nested per-iteration ranges, kernels three iterations long
     (overlapping the next ones on their stream: extra lanes), kernels launched long before they
@@ -34,6 +34,8 @@ def build(path: Path, iterations: int) -> Path:
         b.nvtx_push(PID, MAIN, t, t + 900, text="iteration")
         b.nvtx_push(PID, MAIN, t + 100, t + 800, text="step", domain_id=0)
         b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 200, t + 210, corr)
+        if shared and i % 50 == 3:
+            b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 220, t + 225, corr)
         long = i % 3 == 0
         b.kernel(PID, 0, 7, t + 300, t + (3 * STEP if long else 700), corr, "stencil" if long else "update")
         b.cuda_api(PID, MAIN, "cudaMemcpyAsync_v3020", t + 400, t + 420, corr + 1)
@@ -107,6 +109,20 @@ def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monk
         assert plans[-1] is not None and plans[-1].slices >= 3
         for ext, text in whole.items():
             assert sliced[ext] == text, f"{ext} differs with {plans[-1].slices} slices"
+
+
+def test_calls_sharing_a_correlation_id_are_sliced_as_the_whole_report(tmp_path, monkeypatch):
+    """Calls sharing a correlation id no longer keep a report whole: the launch calls are matched
+    once (``translate.launches``, the first call), the note counted once."""
+    src = build(tmp_path / "shared.sqlite", 600, shared=True)
+    whole = _convert(src, tmp_path / "whole", 10**9)
+    plans = _plans(monkeypatch)
+    sliced = _convert(src, tmp_path / "sliced", 500)
+    assert plans[-1] is not None and plans[-1].slices >= 6 and plans[-1].shared == 12
+    assert sliced == whole
+    links = json.loads(whole[".summary.json"])["categories"]["launch_links"]
+    assert links["notes"] == {"API calls sharing a correlation id (the first is linked)": 12}
+    assert links["translated_rows"] == 2 * 600 + 24
 
 
 def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch):

@@ -216,16 +216,22 @@ def collect_partial(
     whole_run: bool = False,
     spill: str | None = None,
     comms: Communicators | None = None,
+    cut: dict | None = None,
 ) -> PopPartial:
     """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
     measured, the host calls are reduced here unless the report traced MPI (the steady-state
     window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).
     A GPU is an activity's ``gpu`` column (stage A's GPU id of the process's CUDA ordinal,
-    ``pipeline.stages.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it."""
+    ``pipeline.stages.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it.
+
+    ``tabs`` are the rows the partial owns: each task's first and last row, the NVTX ranges and the
+    MPI calls are theirs; the GPU and host intervals measured are those of ``cut`` (a time slice:
+    the intervals running in its time, cut to it; None: ``tabs``)."""
+    measured = tabs if cut is None else cut
     d = []
     for kind in ("kernels", "memcpy", "memset"):
-        df = tabs.get(kind)
+        df = measured.get(kind)
         if df is None or df.empty:
             continue
         task = _tasks_of(report, df["gpid"], lookup)
@@ -248,7 +254,7 @@ def collect_partial(
     has = {}
     h = []
     for kind, code in (("mpi", MPI), ("cuda_api", CUDA_API)):
-        df = tabs.get(kind)
+        df = measured.get(kind)
         if df is None:  # not traced (or not translated with -t)
             continue
         has[kind] = True  # traced, even if no call falls in the analysed time

@@ -49,6 +49,8 @@ from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.nsys.readers.nvtx import row_classes
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.context import Context
+from nsys2prv.translate.launches import Launches, restrict
+from nsys2prv.translate.launches import of_tables as launches_of
 from nsys2prv.translate.records import Translation
 
 METADATA_TABLES = (
@@ -773,9 +775,14 @@ class RankJob:
 
 
 def job_context(
-    job: RankJob, model: Model, tables: dict[str, pd.DataFrame], calls: pd.DataFrame | None = None
+    job: RankJob,
+    model: Model,
+    tables: dict[str, pd.DataFrame],
+    calls: pd.DataFrame | None = None,
+    launches: Launches | None = None,
 ) -> Context:
-    """The translators' Context for ``tables`` of the job's report."""
+    """The translators' Context for ``tables`` of the job's report (``launches``: each activity's
+    launch call, its row in ``calls``)."""
     return Context(
         job.src.index,
         job.clock,
@@ -786,6 +793,7 @@ def job_context(
         calls=calls,
         metric_types=job.trace.metric_types,
         comms=job.comms,
+        launches=launches,
     )
 
 
@@ -806,14 +814,18 @@ def in_window(df: pd.DataFrame, lo: int, hi: int) -> np.ndarray:
     return ((end > lo) & (start < hi) | point & (start >= lo) & (start <= hi)).to_numpy()
 
 
-def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> None:
+def clip(tables: dict[str, pd.DataFrame], lo: int, hi: int, out: Translation) -> dict[str, np.ndarray]:
+    """Cut ``tables`` to [lo, hi] (``in_window``; the rows dropped counted in ``out``), each row's
+    times to the window; returns each kind's rows kept (a boolean mask over its rows before)."""
+    kept = {}
     for kind, df in list(tables.items()):
-        inside = in_window(df, lo, hi)
+        inside = kept[kind] = in_window(df, lo, hi)
         out.count(kind).drop("outside the -f/--filter-nvtx window", int((~inside).sum()))
         df = df[inside].copy()
         df["start"] = df["start"].clip(lower=lo)
         df["end"] = df["end"].clip(upper=hi)
         tables[kind] = df
+    return kept
 
 
 def translate_tables(ctx: Context, out: Translation, translators: bool = True, links: bool = True) -> None:
@@ -854,9 +866,13 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]  # (before the clip)
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
+    # each activity's launch call, over the whole report (a call clipped away leaves its activities none)
+    launches = None if job.pop.only else launches_of(tables.get("cuda_api", calls), tables)
     if job.clip is not None:
-        clip(tables, job.clip[0], job.clip[1], out)
+        kept = clip(tables, job.clip[0], job.clip[1], out)
         clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
+        if launches is not None:
+            launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(
         r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
@@ -867,7 +883,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
     if "cuda_api" in tables:
         calls = tables["cuda_api"]
-    ctx = job_context(job, model, tables, calls)
+    ctx = job_context(job, model, tables, calls, launches)
     translate_tables(ctx, out)
     del tables, calls, ctx, got
     res = RankResult(r, out.counts, partial, attributed, warnings=warnings)

@@ -59,7 +59,7 @@ class Config:
     iterations: str | None = None  # NVTX range marking iterations: per-iteration table
     warmup: int = 0  # iterations excluded from the start
     cfgs: Path | None = None  # --cfgs DIR: write the Paraver views there
-    # speed and scale (stages.py, parallel.py)
+    # speed and scale (scan.py, slices.py, parallel.py)
     jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
     dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables

@@ -65,7 +65,7 @@ class Kind:
     types: tuple[R.EventType, ...] = ()  # fixed event types its translators write
     doc: str = ""
     # its reader is row by row (no row depends on another: no nesting, no pairing), so a large
-    # table is read a batch of rows at a time (pipeline/stages.py read_each)
+    # table is read a batch of rows at a time (pipeline/scan.py read_each)
     batched: bool = False
 
 

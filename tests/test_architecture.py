@@ -350,10 +350,10 @@ def test_the_nccl_rule_detector(code, hits):
 
 
 # The GPU id of a GPU activity is derived once as well: stage A gives each its ``gpu`` column
-# (``pipeline.stages.read_kind``), cached with the table; POP and the GPU metrics attribution read the column.
+# (``pipeline.report.read_kind``), cached with the table; POP and the GPU metrics attribution read the column.
 GPU_ID_HOME = "nsys2prv/nsys/devices.py"
 GPU_ID_USERS = {  # (file, enclosing function) -> why it may map (process, CUDA ordinal) pairs itself
-    ("nsys2prv/pipeline/stages.py", "read_kind"): "stage A: each GPU activity's gpu column",
+    ("nsys2prv/pipeline/report.py", "read_kind"): "stage A: each GPU activity's gpu column",
     ("nsys2prv/model/resources.py", "build_model"): "each task's GPUs, from its few stream keys",
 }
 

@@ -11,7 +11,7 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
 from nsys2prv.nsys.cache import TableCache
-from nsys2prv.pipeline import convert, slices, stages
+from nsys2prv.pipeline import convert, lanes, scan, slices
 
 PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000  # one iteration every microsecond
@@ -185,7 +185,7 @@ def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, mo
     """Stage A reads a large table of a row-by-row reader a rowid range at a time into the cache:
     the cached tables, and so the outputs, are those of reading it whole."""
     whole = _convert(report, tmp_path / "whole", 10**9, cache_dir=tmp_path / "c1")
-    monkeypatch.setattr(stages, "BATCH_ROWS", 97)
+    monkeypatch.setattr(scan, "BATCH_ROWS", 97)
     batched = _convert(report, tmp_path / "batched", 10**9, cache_dir=tmp_path / "c2")
     assert batched == whole
     cache = TableCache(tmp_path / "c2" / "tables", report)
@@ -227,14 +227,14 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
 
     src = tmp_path / "lanes.sqlite"
     src.write_bytes(report.read_bytes())
-    real = stages.add_lanes
+    real = lanes.add_lanes
     derived = []
 
     def spy(tables):
         derived.append(sorted(tables))
         return real(tables)
 
-    monkeypatch.setattr(stages, "add_lanes", spy)
+    monkeypatch.setattr(lanes, "add_lanes", spy)
     first = _convert(src, tmp_path / "a", 10**9)
     assert derived == [] and json.loads(first[".summary.json"])["overlap_rows"] >= 1
     assert _convert(src, tmp_path / "b", 500) == first and derived == []

@@ -217,7 +217,7 @@ class Report:
         return None if lo is None else (int(lo), int(hi))
 
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        if self.window is not None:  # one batch of rows of a table (stages.read_each)
+        if self.window is not None:  # one batch of rows of a table (pipeline.scan.read_each)
             table, lo, hi = self.window
             sql = re.sub(
                 rf"\bFROM\s+{table}\b",

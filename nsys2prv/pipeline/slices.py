@@ -42,7 +42,8 @@ from nsys2prv.metrics import pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
-from nsys2prv.pipeline import stages
+from nsys2prv.pipeline import report, stages
+from nsys2prv.pipeline.lanes import lane_tag
 from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
@@ -217,8 +218,8 @@ def _launches(api: Groups, acts: dict[str, Groups]) -> Launches:
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     """Phase 0 for one report (None: translate it whole)."""
     src = job.src
-    kinds = stages.default_kinds(src)
-    sqlite = stages.sqlite_of(src)
+    kinds = report.default_kinds(src)
+    sqlite = report.sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
         return None  # not cached (a cache that cannot be written)
@@ -245,10 +246,10 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     borders = _borders(np.concatenate(samples) if samples else np.zeros(0, np.int64), rows, slice_rows, job.clip)
     if len(borders) < 3:
         return None
-    lanes = cache.lanes(stages.lane_tag(src))
+    lanes = cache.lanes(lane_tag(src))
     if lanes is None or any(k not in groups or len(lane) != int(groups[k].rows.sum()) for k, lane in lanes.items()):
         return None  # (not stored: translated whole, where stage C derives them)
-    p = Plan(src.index, borders, groups, stages.lane_tag(src) if lanes else None)
+    p = Plan(src.index, borders, groups, lane_tag(src) if lanes else None)
     del lanes
     links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
     if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
@@ -295,8 +296,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     job, plan, k = sj.job, sj.plan, sj.k
     src, r = job.src, job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    cache = stages.table_cache(src)
-    kinds = stages.default_kinds(src)
+    cache = report.table_cache(src)
+    kinds = report.default_kinds(src)
     lanes = _stored_lanes(plan, cache)
     got = {
         kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
@@ -397,7 +398,7 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
 
 
 def _links(
-    ctx: Context, out: Translation, plan: Plan, k: int, src: stages.Source, positions: dict, tables: dict, clip
+    ctx: Context, out: Translation, plan: Plan, k: int, src: report.Source, positions: dict, tables: dict, clip
 ) -> None:
     """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
     the NVTX ranges around those calls, then the declared links on just those rows."""

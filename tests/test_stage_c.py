@@ -78,6 +78,9 @@ def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
     kept = restrict(got, np.array([True, False, True, True]), None, 0)
     assert kept.rows["kernels"].tolist() == [0, -1, -1, -1]
     assert Launches().of("memcpy", 2).tolist() == [-1, -1]
+    # no call with a correlation id (an export without the column): no activity has a launch call
+    none = match(tid, np.full(4, -1), {"kernels": (gpid, np.array([5, 6, 7, -1]))})
+    assert none.shared == 0 and none.rows["kernels"].tolist() == [-1, -1, -1, -1]
 
 
 def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():

@@ -66,7 +66,7 @@ def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.
     out = Launches(shared=int((srt[1:] == srt[:-1]).sum()))
     for kind, lo, hi in zip(acts, cut[:-1], cut[1:]):
         hit = first_match(codes[lo:hi], call_codes, order)
-        out.rows[kind] = np.where(hit >= 0, calls[np.maximum(hit, 0)], -1).astype(np.int64)
+        out.rows[kind] = np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
     return out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nsys2prv.core.categories import CATEGORIES as _DECLARED
 from nsys2prv.core.categories import GROUP_ALIASES
+from nsys2prv.core.choices import NCCL_AS_DEFAULT, NcclAs
 from nsys2prv.core.errors import UserError
 
 # Internal category -> one-line description, and every -t name -> the categories it selects; both
@@ -53,7 +54,7 @@ class Config:
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)
-    nccl_as: str = "communication"  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
+    nccl_as: NcclAs = NCCL_AS_DEFAULT  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
     # --region: NVTX ranges (or MPI_Init..MPI_Finalize), one POP column each over the union of its occurrences
     region: tuple[str, ...] = ()
     iterations: str | None = None  # NVTX range marking iterations: per-iteration table

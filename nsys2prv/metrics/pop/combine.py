@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core.choices import NCCL_AS, NCCL_AS_DEFAULT, NcclAs
 from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.pop.devices import DeviceIntervals, gather_devices, measure_devices
-from nsys2prv.metrics.pop.partial import NCCL_RULES, PopPartial
+from nsys2prv.metrics.pop.partial import PopPartial
 from nsys2prv.metrics.replay import Replay, replay
 
 
@@ -21,7 +22,7 @@ class PopInputs:
 
     t0: int
     t1: int
-    nccl_as: str
+    nccl_as: NcclAs
     devices: list[dict]  # label, host, device, ranks
     dev: DeviceIntervals  # every GPU's intervals, read a GPU at a time
     procs: list[dict]  # label, rank, host, node
@@ -76,7 +77,7 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
 def combine(
     parts: list[PopPartial],
     model,
-    nccl_as: str = "communication",
+    nccl_as: NcclAs = NCCL_AS_DEFAULT,
     lifetimes: list[dict] | None = None,
     messages: pd.DataFrame | None = None,
     on_devices=None,
@@ -86,8 +87,8 @@ def combine(
     aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
     given each GPU's intervals, (task, GPU id, class, start, end) arrays, a GPU at a time (the GPU
     activity rows)."""
-    if nccl_as not in NCCL_RULES:
-        raise UserError(f"--nccl-as must be one of {', '.join(NCCL_RULES)} (got '{nccl_as}')")
+    if nccl_as not in NCCL_AS:
+        raise UserError(f"--nccl-as must be one of {', '.join(NCCL_AS)} (got '{nccl_as}')")
     life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
     t0, t1 = run_window(life_lo, life_hi, lifetimes)
 

@@ -12,10 +12,10 @@ import pandas as pd
 from nsys2prv.metrics.measures import (
     mask_durations,
 )
+from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.nsys.ids import pid_of
 
-NCCL_RULES = ("communication", "useful")
 # The normalised tables the metrics read, whatever -t translates (the trace): GPU activity, the host
 # calls of the host tree, and NVTX ranges when --region/--iterations need them.
 KINDS = ("kernels", "memcpy", "memset", "cuda_api", "mpi")
@@ -42,14 +42,12 @@ def _tasks_of(report: int, ids, lookup) -> np.ndarray:
     return mapped[inv] if len(pids) else np.zeros(0, np.int64)
 
 
-def _at(clock, t):
-    """Aligned time of report time(s) ``t``: ``clock`` is the report's Clock (or a plain ns offset)."""
-    if hasattr(clock, "apply"):
-        return clock.apply(t) if np.ndim(t) else clock.apply_one(int(t))
-    return t + clock
+def _at(clock: Clock, t):
+    """Aligned time of report time(s) ``t`` (``clock``: the report's)."""
+    return clock.apply(t) if np.ndim(t) else clock.apply_one(int(t))
 
 
-def aligned_lifetimes(lifetimes: list[dict | None], clocks: list, clips: list) -> list[dict]:
+def aligned_lifetimes(lifetimes: list[dict | None], clocks: list[Clock], clips: list) -> list[dict]:
     """Per report, pid -> aligned (first, last) activity, cut to the report's -f window (raw times;
     None: no window); a process with no activity inside the window is left out."""
     out = []
@@ -65,7 +63,7 @@ def aligned_lifetimes(lifetimes: list[dict | None], clocks: list, clips: list) -
     return out
 
 
-def task_spans(tabs: dict, report: int, lookup, clock) -> tuple:
+def task_spans(tabs: dict, report: int, lookup, clock: Clock) -> tuple:
     """(task, first start, last end) of each task's rows over the tables (aligned)."""
     t, s, e = [], [], []
     for df in tabs.values():
@@ -163,7 +161,7 @@ def collect_partial(
     report: int,
     tabs: dict,
     lookup: dict,
-    clock,
+    clock: Clock,
     names=None,
     whole_run: bool = False,
     spill: str | None = None,

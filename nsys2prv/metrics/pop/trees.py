@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsys2prv.core.choices import NcclAs
+
 _M3 = np.arange(8)  # the masks of the device classes (KERNEL, MEMOP, NCCL bits)
 _M2 = np.arange(4)  # ... of the host classes (MPI, CUDA_API bits)
 
@@ -15,7 +17,7 @@ def _ratio(num: float, den: float) -> float:
     return float(num) / float(den)
 
 
-def device_tree(dur: np.ndarray, T: int, nccl_as: str, labels: list[str] | None = None) -> dict:
+def device_tree(dur: np.ndarray, T: int, nccl_as: NcclAs, labels: list[str] | None = None) -> dict:
     """Device tree from per-device mask durations (D, 8) over classes KERNEL/MEMOP/NCCL."""
     D = dur.shape[0]
     useful_mask = (_M3 & 1) != 0

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from nsys2prv import __version__
+from nsys2prv.core.choices import NcclAs
 from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.advice import advise
 from nsys2prv.metrics.measures import (
@@ -68,7 +69,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False, ddur: np.ndarray 
     dlabels = [d["label"] for d in inp.devices]
     plabels = [p["label"] for p in inp.procs]
     nodes = np.array([p["node"] for p in inp.procs], np.int64)
-    other = "useful" if inp.nccl_as == "communication" else "communication"
+    other: NcclAs = "useful" if inp.nccl_as == "communication" else "communication"
     ideal: list[int | None]
     if inp.replay is None:
         ideal = [None] * len(Ts)
@@ -335,7 +336,7 @@ def steady_state(inp: PopInputs, result: dict, always: bool = False) -> dict | N
     }
 
 
-def definitions(nccl_as: str, region=None, iterations=None, warmup: int = 0) -> dict:
+def definitions(nccl_as: NcclAs, region=None, iterations=None, warmup: int = 0) -> dict:
     nccl = (
         "NCCL kernels count as data movement (communication), as BasicAnalysis does with nsys2prv traces"
         if nccl_as == "communication"

@@ -258,3 +258,35 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
     assert any("lanes-" in note for note in cache.notes)
     said = json.dumps(json.loads(damaged[".summary.json"]))
     assert f"its table cache entry had an unusable {files[0].name}" in said
+
+
+def test_stage_c_reads_the_launch_calls_stage_a_stored(report, tmp_path, monkeypatch):
+    """Stage A finds each activity's launch call once and stores it beside the tables; stage C, whole
+    or sliced, reads it.  Without it, a whole report derives it again and a large one is not sliced:
+    the same bytes."""
+    from nsys2prv.nsys.export import default_cache_dir
+    from nsys2prv.pipeline import stages
+
+    src = tmp_path / "launches.sqlite"
+    src.write_bytes(report.read_bytes())
+    real = stages.launches_of
+    derived = []
+    monkeypatch.setattr(stages, "launches_of", lambda calls, tables: derived.append(1) or real(calls, tables))
+    plans = _plans(monkeypatch)
+    first = _convert(src, tmp_path / "a", 10**9)
+    assert derived == [] and _convert(src, tmp_path / "b", 500) == first and plans[-1] is not None
+    cache = TableCache(default_cache_dir() / "tables", src)
+    files = sorted(cache.dir.glob("launches-*.arrow"))
+    assert len(files) == 1
+    got = cache.launches(files[0].name[len("launches-") : -len(".arrow")])
+    assert got is not None
+    rows, shared = got
+    calls = cache.table("cuda_api")
+    assert shared == 0 and sorted(rows) == ["kernels", "memcpy"] and len(rows["kernels"]) == 600 + 24
+    kernels = cache.table("kernels")
+    assert (rows["kernels"] >= 0).all() and (
+        calls["corr"].to_numpy()[rows["kernels"]] == kernels["corr"].to_numpy()
+    ).all()
+    files[0].unlink()
+    assert _convert(src, tmp_path / "c", 10**9) == first and derived == [1]
+    assert _convert(src, tmp_path / "d", 500) == first and plans[-1] is None and derived == [1, 1]

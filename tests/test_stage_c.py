@@ -1,7 +1,8 @@
 """Stage C has one implementation of each of its steps, whether a report is translated whole
 (``pipeline/stages.py``) or in time slices (``pipeline/slices.py``): the launch call of every GPU
-activity (``translate/launches.py``), the -f clip (``stages.clip``) and a POP partial
-(``metrics.pop.collect_partial``, called once per report or slice)."""
+activity (``translate/launches.py``, found by stage A and stored with the tables), the -f clip
+(``stages.clip``) and a POP partial (``metrics.pop.collect_partial``, called once per report or
+slice)."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def test_launch_matching_and_clipping_are_defined_once():
             assert not {"first_match", "pair_codes", "merge"} & called, (rel, name)
             assert "in_window" not in called or (rel, name) == ("pipeline/stages.py", "clip"), (rel, name)
             texts = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-            if "corr" in texts:  # (a column named only to hand it to ``launches.match``)
-                assert "match" in called, (rel, name)
+            # the launch calls come from stage A (``scan._Facts.store_launches``) or ``launches.of_tables``
+            assert "corr" not in texts and "match" not in called, (rel, name)
     # the slice's calls are found through the rows ``launches.match`` gave, searchsorted on positions only
     links = _calls(_functions("pipeline/slices.py")["_links"])
     assert "restrict" in links and "stages.clip" in links

@@ -1,15 +1,15 @@
 """Per-report cache of the normalised tables (Parquet) and of the report's metadata.
 
-A report is read from its SQLite export once: its normalised tables (one Parquet file per
-data kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated
-GPU kinds), the readers' tallies and the metadata the conversion needs (identity, device
-map, session start, ...) are stored under a directory named after the input's identity
-(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
-derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later
-conversion -- with other options, other categories or another output -- loads what it needs
-from there without opening the SQLite file; kinds not cached yet are read from the SQLite and
-added.  A changed input (size or mtime) gets a new directory and
-the stale one of the same path is removed.
+A report is read from its SQLite export once: its normalised tables (one Parquet file per data
+kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated GPU
+kinds) and their launch calls (``launches-TAG.arrow``), the readers' tallies and the metadata the
+conversion needs (identity, device map, session start, ...) are stored under a directory named after
+the input's identity (``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``;
+``TABLES_VERSION`` is derived from the code, ``core/versions.py``: a changed reader makes new
+entries). A later conversion -- with other options, other categories or another output -- loads what
+it needs from there without opening the SQLite file; kinds not cached yet are read from the SQLite
+and added. A changed input (size or mtime) gets a new directory and the stale one of the same path
+is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);
 ``--no-cache`` uses a private directory next to the output, removed after the conversion.
@@ -61,11 +61,12 @@ EMPTY = ".empty.arrow"  # KIND.empty.arrow: the table of a kind without rows (Ar
 MANIFEST = "kinds.json"
 OBJ = ".n2p"  # encode()d objects: META, scan-TAG.n2p
 LANES = "lanes-{}.arrow"  # the overlap lanes of the GPU activities of a set of kinds (``store_lanes``)
+LAUNCHES = "launches-{}.arrow"  # each GPU activity's launch call, for a set of kinds (``store_launches``)
 CACHE_NOTE = "its table cache entry"  # how every note about an unusable entry starts
 
 # every name this module makes in an entry (and those of older versions, so that their entries go)
 _ENTRY_FILE = re.compile(
-    r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|lanes-[0-9a-f]{16}\.arrow"
+    r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|(?:lanes|launches)-[0-9a-f]{16}\.arrow"
     r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*"
 )
 _ENTRY = re.compile(r"[0-9a-f]{16}")
@@ -249,16 +250,39 @@ class TableCache:
         """The overlap lanes ``store_lanes`` stored under ``tag``: kind -> its rows' lanes (read-only, in
         the table's row order; no kind when no activity is on an extra lane); None when none are stored
         (or the file is unusable: noted)."""
-        name = LANES.format(tag)
+        got = self._per_row(LANES.format(tag), "lane")
+        return None if got is None else got[0]
+
+    def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
+        """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
+        order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
+        lane = None if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
+        self._store_per_row(LANES.format(tag), "lane", rows, lane, 0)
+
+    def launches(self, tag: str) -> tuple[dict[str, np.ndarray], int] | None:
+        """The launch calls ``store_launches`` stored under ``tag``: kind -> its activities' call rows
+        (-1: none), and the calls sharing a correlation id; None when none are stored (or unusable)."""
+        return self._per_row(LAUNCHES.format(tag), "call")
+
+    def store_launches(self, tag: str, rows: dict[str, np.ndarray], shared: int) -> None:
+        """Store each activity's launch call (``translate.launches.Launches``: kind -> call rows) under
+        ``tag``."""
+        calls = np.concatenate(list(rows.values())) if rows else np.zeros(0, np.int64)
+        self._store_per_row(LAUNCHES.format(tag), "call", {k: len(v) for k, v in rows.items()}, calls, shared)
+
+    def _per_row(self, name: str, column: str) -> tuple[dict[str, np.ndarray], int] | None:
+        """A value per row of some kinds' tables (``_store_per_row``): kind -> its values, and the
+        file's count; None when not stored (or the file is unusable: noted)."""
         system_pool()
         try:
             with self._open() as dfd, _open_file(dfd, name) as fd:
                 table = pa.ipc.open_file(arrow_source(fd)).read_all()
             table.validate(full=True)
             meta = json.loads((table.schema.metadata or {}).get(b"rows", b"null"))
+            count = json.loads((table.schema.metadata or {}).get(b"count", b"0"))
             if (
-                table.schema.names != ["lane"]
-                or not pa.types.is_integer(table.schema.field("lane").type)
+                table.schema.names != [column]
+                or not pa.types.is_integer(table.schema.field(column).type)
                 or not isinstance(meta, list)
                 or not all(
                     isinstance(kn, list)
@@ -269,41 +293,42 @@ class TableCache:
                     for kn in meta
                 )
                 or table.num_rows not in (0, sum(n for _, n in meta))
+                or not isinstance(count, int)
             ):
-                raise CacheDamage(f"{name} is not a file of lanes")
+                raise CacheDamage(f"{name} is not a file of {column}s")
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError, pa.ArrowException) as exc:
             self._note(name, exc)
             return None
         if not table.num_rows:
-            return {}
-        lane = table.column("lane").combine_chunks().to_numpy(zero_copy_only=False)
+            return {}, count
+        values = table.column(column).combine_chunks().to_numpy(zero_copy_only=False)
         cut = np.cumsum([n for _, n in meta])
-        return {k: lane[hi - n : hi] for (k, n), hi in zip(meta, cut)}
+        return {k: values[hi - n : hi] for (k, n), hi in zip(meta, cut)}, count
 
-    def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
-        """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
-        order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
+    def _store_per_row(self, name: str, column: str, rows: dict[str, int], values: np.ndarray | None, count: int):
+        """Store ``values``, one per row of the kinds ``rows`` names (kind -> rows, in their order; None:
+        none to store, every kind's rows the default), and a count, as file ``name``."""
         system_pool()
         if not self.prepare():
             return
-        n = 0 if lanes is None else len(lanes)
-        lane = np.zeros(0, np.int8) if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
-        table = pa.table({"lane": lane}).replace_schema_metadata(
-            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()])}
+        n = 0 if values is None else len(values)
+        data = np.zeros(0, np.int8) if values is None else values
+        table = pa.table({column: data}).replace_schema_metadata(
+            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()]), "count": json.dumps(int(count))}
         )
         if n and n != sum(rows.values()):
-            raise ValueError(f"{n} lanes for {sum(rows.values())} rows")
+            raise ValueError(f"{n} {column}s for {sum(rows.values())} rows")
         try:
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
-            data = sink.getvalue()
+            out = sink.getvalue()
             with self._open() as dfd:
-                self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
+                self._replace(dfd, name, lambda fh: fh.write(out))
         except (OSError, pa.ArrowException) as exc:
-            self._unwritten(exc)  # a full or read-only cache: the lanes are derived again where needed
+            self._unwritten(exc)  # a full or read-only cache: derived again where needed
 
     @contextmanager
     def parquet_file(self, kind: str):

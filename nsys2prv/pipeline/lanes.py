@@ -1,6 +1,7 @@
-"""The overlap lanes of the GPU activities: numbered once over a whole report by stage A
-(``stream_lanes``), stored beside the cached tables, given back to stage C (``attach_lanes``) or
-derived again where the cache cannot hold them (``add_lanes``)."""
+"""What stage A derives once per row of a report's GPU activities, stored beside the cached tables:
+their overlap lanes (``stream_lanes``; given back to stage C by ``attach_lanes``, or derived again
+where the cache cannot hold them: ``add_lanes``) and their launch calls (``translate.launches.match``;
+``stored_launches``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from nsys2prv import kinds as K
 from nsys2prv.core.intervals import overlap_lanes, tuple_codes
 from nsys2prv.nsys.cache import CacheDamage, entry_hash
 from nsys2prv.pipeline.report import Source, table_cache
+from nsys2prv.translate.launches import ACTIVITIES, Launches
 
 GPU_STREAM = ("gpid", "device", "stream")  # a GPU stream: the model's key, before the overlap lane
 LANE_COLUMNS = [*GPU_STREAM, "start", "end"]  # what an activity's overlap lane depends on
@@ -84,3 +86,35 @@ def add_lanes(tables: dict[str, pd.DataFrame]) -> int:
     for k, part in zip(kinds, np.split(lanes, cut)):
         tables[k] = tables[k].assign(lane=part)
     return int((lanes > 0).sum())
+
+
+def launch_kinds(src: Source) -> tuple[str, ...]:
+    """The activities whose launch calls stage A finds (the translated ones, when calls are read for
+    the links: ``cuda_api`` translated or ``Reading.link_calls``); () when none."""
+    r = src.reading
+    return tuple(k for k in ACTIVITIES if k in r.kinds) if "cuda_api" in r.kinds or r.link_calls else ()
+
+
+def launch_tag(src: Source) -> str:
+    """The name of the report's launch calls in its table cache entry (they depend on ``launch_kinds``)."""
+    return entry_hash(repr(("launches", launch_kinds(src))))
+
+
+LAUNCHES_NOTE = "the stored launch calls do not match the tables"
+
+
+def stored_launches(src: Source, calls: pd.DataFrame | None, tables: dict[str, pd.DataFrame]) -> Launches | None:
+    """Each activity's launch call as stage A stored it (rows of the whole ``calls`` table), for the
+    whole, unclipped ``tables``; None where the cache has none (then derived in stage C)."""
+    if calls is None or not launch_kinds(src):
+        return None
+    got = table_cache(src).launches(launch_tag(src))
+    if got is None:
+        return None
+    rows, shared = got
+    if any(k not in rows for k in launch_kinds(src) if k in tables and len(tables[k])):
+        raise CacheDamage(f"{LAUNCHES_NOTE}: no launch calls for some activities")
+    for k, row in rows.items():
+        if k in tables and len(row) != len(tables[k]) or len(row) and int(row.max(initial=-1)) >= len(calls):
+            raise CacheDamage(f"{LAUNCHES_NOTE}: {len(row)} launch calls for the {k} rows")
+    return Launches({k: np.asarray(row, np.int64) for k, row in rows.items() if k in tables}, shared)

@@ -27,7 +27,7 @@ from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import process_lifetimes
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
-from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, stream_lanes, stream_part
+from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
     CACHE_DAMAGE,
     ReportInfo,
@@ -41,6 +41,7 @@ from nsys2prv.pipeline.report import (
     table_cache,
     tally_of,
 )
+from nsys2prv.translate.launches import match
 
 
 @dataclass
@@ -263,6 +264,8 @@ class _Facts:
         self.gpu: dict[str, list] = {}  # translated GPU kinds: (stream code, start, end) per table or batch
         self.gpu_rows: dict[str, int] = {}  # ... and their rows
         self.streams: dict = {}  # (gpid, device, stream) -> stream code
+        self.launched = launch_kinds(src)  # activities whose launch calls are found (``launch_kinds``)
+        self.links: dict[str, list] = {}  # ... their (gpid, corr), the calls' (tid, corr), per table or batch
 
     def __call__(self, kind: str, df: pd.DataFrame | None) -> None:
         if df is None:
@@ -272,6 +275,9 @@ class _Facts:
             self.pop_keys.setdefault(side, []).append((kind, frame))
         for k, rows in sync_tables({kind: df}, self.src.reading.marker).items():  # (a batch at a time)
             self.sync[k] = pd.concat([self.sync[k], rows], ignore_index=True) if k in self.sync else rows
+        if self.launched and (kind == "cuda_api" or kind in self.launched):
+            ids = "tid" if kind == "cuda_api" else "gpid"
+            self.links.setdefault(kind, []).append((df[ids].to_numpy(np.int64), df["corr"].to_numpy(np.int64)))
         if kind not in self.src.reading.kinds:
             return
         self.present.add(kind)
@@ -315,6 +321,17 @@ class _Facts:
             {side: _unique(frames) for side, frames in self.pop_keys.items()},
         )
 
+    def store_launches(self, cache: TableCache, tag: str) -> None:
+        """Each activity's launch call (``translate.launches.match``, over the whole report) stored in
+        ``cache`` under ``tag`` (nothing without calls or activities)."""
+        cols = {k: [np.concatenate(x) for x in zip(*parts)] for k, parts in self.links.items()}
+        self.links = {}
+        if "cuda_api" not in cols or not any(k in cols for k in self.launched):
+            return
+        tid, corr = cols.pop("cuda_api")
+        found = match(tid, corr, {k: (g, c) for k, (g, c) in cols.items()})
+        cache.store_launches(tag, found.rows, found.shared)
+
 
 def _unique(frames: list[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
     """The distinct keys of the kinds' frames, taken in the kinds' declaration order (as ``model_keys``)."""
@@ -337,6 +354,7 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}  # (sync_tables' order)
     keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
+    facts.store_launches(table_cache(src), launch_tag(src))
     _trim_identity(info, [keys, pop_keys])
     return Scan(
         info,

@@ -10,7 +10,8 @@ doubled.  Three kinds of jobs do it:
   slice borders, and the only facts of a row that depend on rows of other slices: the overlap
   lane of every GPU activity (numbered over the whole report by stage A and stored in the table
   cache: ``TableCache.lanes``) and the position of its launch call in the CUDA API table
-  (``translate.launches.match``, as for a whole report).  Reads a few columns.
+  (stage A's ``translate.launches.match``, stored in the table cache: ``TableCache.launches``).
+  Reads a few columns.
 - ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
   links, each activity's launch call and the NVTX ranges around those calls; the translators and
   links as for a whole report; its POP partial (the POP intervals inside the slice, its rows' and
@@ -43,11 +44,11 @@ from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
 from nsys2prv.pipeline import report, stages
-from nsys2prv.pipeline.lanes import lane_tag
+from nsys2prv.pipeline.lanes import lane_tag, launch_kinds, launch_tag
 from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.launches import ACTIVITIES, Launches, match, restrict
+from nsys2prv.translate.launches import ACTIVITIES, Launches, restrict
 from nsys2prv.translate.records import StateIntervals, Translation
 
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
@@ -194,27 +195,6 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
-def _columns(tables: list[Groups], cols: tuple[str, ...]):
-    """``cols`` of the rows of ``tables`` (in order), a row group at a time: int64 arrays."""
-    for g in tables:
-        with _parquet(g.where) as pf:
-            for i in range(len(g.rows)):
-                t = pf.read_row_group(i, columns=list(cols), use_threads=False)
-                yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
-
-
-def _launches(api: Groups, acts: dict[str, Groups]) -> Launches:
-    """Each activity's launch call over the whole report (``launches.match``): a few columns of the
-    cached tables, a row group at a time."""
-
-    def column(g: Groups, cols: tuple[str, str]) -> list[np.ndarray]:
-        parts = list(_columns([g], cols))
-        return [np.concatenate([p[i] for p in parts] or [np.zeros(0, np.int64)]) for i in range(2)]
-
-    tid, corr = column(api, ("tid", "corr"))
-    return match(tid, corr, {k: tuple(column(g, ("gpid", "corr"))) for k, g in acts.items()})  # type: ignore[misc]
-
-
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     """Phase 0 for one report (None: translate it whole)."""
     src = job.src
@@ -251,13 +231,15 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
         return None  # (not stored: translated whole, where stage C derives them)
     p = Plan(src.index, borders, groups, lane_tag(src) if lanes else None)
     del lanes
-    links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
-    if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
-        found = _launches(groups["cuda_api"], {k: groups[k] for k in links})
-        p.shared = found.shared
-        for k, part in found.rows.items():
+    links = [k for k in launch_kinds(src) if k in groups]
+    if links and "cuda_api" in groups:
+        found = cache.launches(launch_tag(src))  # (stage A's: ``scan._Facts.store_launches``)
+        if found is None or any(k not in found[0] or len(found[0][k]) != int(groups[k].rows.sum()) for k in links):
+            return None  # (not stored: translated whole, where stage C derives them)
+        calls_of, p.shared = found
+        for k in links:
             p.launches[k] = f"{prefix}.calls-{k}.npy"
-            np.save(p.launches[k], part)
+            np.save(p.launches[k], calls_of[k])
     release()
     return p
 

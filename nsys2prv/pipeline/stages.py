@@ -24,7 +24,7 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import write_chunk
-from nsys2prv.pipeline.lanes import attach_lanes
+from nsys2prv.pipeline.lanes import attach_lanes, stored_launches
 from nsys2prv.pipeline.report import ReportInfo, Source, load
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.launches import Launches, restrict
@@ -156,8 +156,11 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
     warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]  # (before the clip)
     # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
     untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
-    # each activity's launch call, over the whole report (a call clipped away leaves its activities none)
-    launches = None if job.pop.only else launches_of(tables.get("cuda_api", calls), tables)
+    # each activity's launch call, over the whole report (stage A's; a call clipped away leaves its activities none)
+    launches = None
+    if not job.pop.only:
+        whole_calls = tables.get("cuda_api", calls)
+        launches = stored_launches(job.src, whole_calls, tables) or launches_of(whole_calls, tables)
     if job.clip is not None:
         kept = clip(tables, job.clip[0], job.clip[1], out)
         clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)

@@ -115,3 +115,48 @@ def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
     assert part.mpi_calls["end"].tolist() == [5_010] and part.nvtx["name"].tolist() == ["step"]
     whole = pop.collect_partial(0, own, {(0, 7): 0}, Clock(10), None, False)
     assert whole.host[3].tolist() == [5_010] and whole.spans[2].tolist() == [5_010]
+
+
+def test_every_kind_declares_its_columns_and_read_kind_holds_a_table_to_them(monkeypatch):
+    """Each kind declares the normalised columns stage C relies on; a table out of step with them is
+    a one-line error naming the file and the column, not a KeyError in a worker."""
+    from dataclasses import replace
+
+    import pytest
+
+    from nsys2prv import kinds as K
+    from nsys2prv.core.errors import UserError
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.devices import device_map
+    from nsys2prv.nsys.readers.base import Reader
+    from nsys2prv.pipeline.report import read_kind
+
+    for kind in K.KINDS:
+        declared = dict(kind.columns)
+        assert declared.get("start") == declared.get("end") == K.INT, kind.name
+        if kind.side == K.GPU:
+            assert all(declared.get(c) == K.INT for c in ("gpid", "device", "stream", "corr", "gpu")), kind.name
+    assert dict(K.BY_NAME["kernels"].columns)["nccl"] == K.FLAG and dict(K.BY_NAME["mpi"].columns)["name"] == K.TEXT
+    path = Path(__file__).parent / "data" / "mpi4" / "rank0.sqlite"
+    report = Report(path)
+    try:
+        devmap = device_map(report)
+        good = read_kind(report, "mpi", devmap)
+        assert good is not None and K.check_columns(K.BY_NAME["mpi"], good.table) is None and len(good.table) > 0
+        assert K.check_columns(K.BY_NAME["mpi"], good.table.drop(columns="tag")) == "its mpi table has no column tag"
+        mpi = K.BY_NAME["mpi"]
+
+        def floats(rep):
+            res = mpi.reader.read(rep)
+            res.table = res.table.assign(comm=res.table["comm"].astype(float))
+            return res
+
+        monkeypatch.setitem(K.BY_NAME, "mpi", replace(mpi, reader=Reader(mpi.reader.tables, floats)))
+        with pytest.raises(UserError) as err:
+            read_kind(report, "mpi", devmap)
+        assert str(err.value) == (
+            f"{path}: its mpi table's column comm holds float64, not integer values "
+            f"(nsys2prv {__import__('nsys2prv').__version__} cannot read this export)"
+        )
+    finally:
+        report.close()

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsys2prv import __version__
 from nsys2prv import kinds as K
+from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.cache import TableCache
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.devices import device_map, gpu_of
@@ -232,7 +234,9 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
     """``kind``'s rows as its reader normalises them (a batch of them under ``report.window``), less
     the absurd times (``drop_absurd_times``); the GPU activities (the GPU-side kinds) with the GPU each
     ran on, column ``gpu``: the id ``devmap`` (the report's ``device_map``) gives the process's CUDA
-    ordinal (``nsys.devices.gpu_of``), derived here once and cached with the table for every later stage."""
+    ordinal (``nsys.devices.gpu_of``), derived here once and cached with the table for every later stage.
+    The table is held to its kind's declared columns (``kinds.check_columns``): a one-line error naming
+    the file and the column otherwise."""
     res = K.BY_NAME[kind].reader.read(report)
     if res is None:
         return None
@@ -244,6 +248,9 @@ def read_kind(report: Report, kind: str, devmap: pd.DataFrame) -> ReadResult | N
         res.table = df.assign(
             gpu=gpu_of(devmap, pid_of(df["gpid"].to_numpy(np.int64)), df["device"].to_numpy(np.int64))
         )
+    wrong = None if res.table is None else K.check_columns(K.BY_NAME[kind], res.table)
+    if wrong is not None:  # (a reader out of step with its kind's declared columns)
+        raise UserError(f"{wrong} (nsys2prv {__version__} cannot read this export)", report.source)
     return res
 
 

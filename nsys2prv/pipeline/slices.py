@@ -24,8 +24,9 @@ doubled.  Three kinds of jobs do it:
   those of painting the whole report at once (``translate.paint``).
 
 A report is not sliced (it is translated whole by ``stages.translate_report``) when its tables are
-not in the Parquet cache, when NCCL ranges are translated (their payload count is per call), or
-when GPU metric samples are attributed to kernels (``OUT.gpu_metrics.csv``).
+not in the Parquet cache (or their lanes or launch calls are not), when NCCL ranges are translated
+(their payload count is per call), or when GPU metric samples are attributed to kernels
+(``OUT.gpu_metrics.csv``).
 """
 
 from __future__ import annotations

@@ -58,10 +58,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "pop": (
         [
-            *(
-                f"nsys2prv/metrics/pop/{m}.py"
-                for m in ("__init__", "partial", "devices", "combine", "trees", "windows")
-            ),
+            *(f"nsys2prv/metrics/pop/{m}.py" for m in ("__init__", "partial", "devices", "inputs", "trees", "windows")),
             "nsys2prv/metrics/measures.py",
             "nsys2prv/metrics/replay.py",
         ],
@@ -94,7 +91,7 @@ TESTS_OF = {
     "nsys2prv/metrics/replay.py": ["tests/test_replay.py"],
     **{
         f"nsys2prv/metrics/pop/{m}.py": ["tests/test_pop.py"]
-        for m in ("partial", "devices", "combine", "trees", "windows")
+        for m in ("partial", "devices", "inputs", "trees", "windows")
     },
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }

@@ -8,12 +8,12 @@ formulas: docs/pop-metrics.md.
 Everything that is a *choice* is written into the result's ``definitions``.
 
 One concern a module: ``partial`` (a report's or time slice's part, in its worker), ``devices`` (the
-run's GPUs, measured a GPU at a time), ``combine`` (the run's inputs from the partials), ``trees``
+run's GPUs, measured a GPU at a time), ``inputs`` (the run's inputs from the partials: ``combine``), ``trees``
 (the device and host trees), ``windows`` (the metrics over windows, the result and its definitions).
 """
 
-from nsys2prv.metrics.pop.combine import INIT_CALLS, PopInputs, combine, run_window, task_lifetimes
 from nsys2prv.metrics.pop.devices import DeviceIntervals, gather_devices, measure_devices, measure_scopes
+from nsys2prv.metrics.pop.inputs import INIT_CALLS, PopInputs, combine, run_window, task_lifetimes
 from nsys2prv.metrics.pop.partial import (
     ALL_KINDS,
     CUDA_API,

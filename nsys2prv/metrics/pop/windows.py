@@ -17,8 +17,8 @@ from nsys2prv.metrics.measures import (
     mask_durations,
     union,
 )
-from nsys2prv.metrics.pop.combine import PopInputs
 from nsys2prv.metrics.pop.devices import measure_devices, measure_scopes
+from nsys2prv.metrics.pop.inputs import PopInputs
 from nsys2prv.metrics.pop.trees import device_tree, host_tree
 
 SCHEMA = "nsys2prv-pop/1"

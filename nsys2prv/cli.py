@@ -15,6 +15,7 @@ import click
 
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categories
+from nsys2prv.core.choices import NCCL_AS, NCCL_AS_DEFAULT
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 from nsys2prv.core.workers import being_traced
 
@@ -161,8 +162,8 @@ def _handle_errors(debug: bool, fn):
 )
 @click.option(
     "--nccl-as",
-    type=click.Choice(["communication", "useful"]),
-    default="communication",
+    type=click.Choice(NCCL_AS),
+    default=NCCL_AS_DEFAULT,
     show_default=True,
     help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).",
 )
@@ -337,8 +338,8 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
 )
 @click.option(
     "--nccl-as",
-    type=click.Choice(["communication", "useful"]),
-    default="communication",
+    type=click.Choice(NCCL_AS),
+    default=NCCL_AS_DEFAULT,
     show_default=True,
     help="NCCL rule for RUNs given as reports.",
 )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nsys2prv.core.categories import CATEGORIES as _DECLARED
 from nsys2prv.core.categories import GROUP_ALIASES
+from nsys2prv.core.choices import NCCL_AS_DEFAULT, NcclAs
 from nsys2prv.core.errors import UserError
 
 # Internal category -> one-line description, and every -t name -> the categories it selects; both
@@ -69,13 +70,13 @@ class Config:
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)
-    nccl_as: str = "communication"  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
+    nccl_as: NcclAs = NCCL_AS_DEFAULT  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
     # --region: NVTX ranges (or MPI_Init..MPI_Finalize), one POP column each over the union of its occurrences
     region: tuple[str, ...] = ()
     iterations: str | None = None  # NVTX range marking iterations: per-iteration table
     warmup: int = 0  # iterations excluded from the start
     cfgs: Path | None = None  # --cfgs DIR: write the Paraver views there
-    # speed and scale (stages.py, parallel.py)
+    # speed and scale (scan.py, slices.py, parallel.py)
     jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
     dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables

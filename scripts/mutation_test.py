@@ -57,7 +57,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_align.py"],
     ),
     "pop": (
-        ["nsys2prv/metrics/pop.py", "nsys2prv/metrics/measures.py", "nsys2prv/metrics/replay.py"],
+        [
+            *(f"nsys2prv/metrics/pop/{m}.py" for m in ("__init__", "partial", "devices", "inputs", "trees", "windows")),
+            "nsys2prv/metrics/measures.py",
+            "nsys2prv/metrics/replay.py",
+        ],
         ["tests/test_pop.py", "tests/test_replay.py"],
     ),
     "registry": (
@@ -85,7 +89,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
 # a module whose own tests are enough (instead of its group's)
 TESTS_OF = {
     "nsys2prv/metrics/replay.py": ["tests/test_replay.py"],
-    "nsys2prv/metrics/pop.py": ["tests/test_pop.py"],
+    **{
+        f"nsys2prv/metrics/pop/{m}.py": ["tests/test_pop.py"]
+        for m in ("partial", "devices", "inputs", "trees", "windows")
+    },
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }
 

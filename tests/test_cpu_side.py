@@ -330,7 +330,7 @@ def test_kernel_unresolved_and_artificial_frames(tmp_path):
 def test_os_runtime_calls_read_in_batches_keep_their_call_stacks(tmp_path, monkeypatch):
     """Stage A reads OSRT_API a rowid range at a time, each batch with the call stacks of its calls:
     the trace and the summary are those of reading it whole."""
-    from nsys2prv.pipeline import stages
+    from nsys2prv.pipeline import scan
 
     def run(name):
         out = tmp_path / name
@@ -340,9 +340,9 @@ def test_os_runtime_calls_read_in_batches_keep_their_call_stacks(tmp_path, monke
 
     whole = run("whole")
     calls = []
-    real = stages._read_batched
-    monkeypatch.setattr(stages, "BATCH_ROWS", 20)
-    monkeypatch.setattr(stages, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
+    real = scan._read_batched
+    monkeypatch.setattr(scan, "BATCH_ROWS", 20)
+    monkeypatch.setattr(scan, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
     batched = run("batched")
     assert calls == [5]  # 83 rows, 20 a batch
     assert batched == whole
@@ -359,7 +359,7 @@ def test_sample_views_are_installed_only_with_samples():
 def test_samples_read_in_batches_of_rows(tmp_path, monkeypatch):
     """Stage A reads COMPOSITE_EVENTS a rowid range at a time, each batch with its samples' stacks
     (bounded memory): the trace and the counts are those of reading it whole."""
-    from nsys2prv.pipeline import stages
+    from nsys2prv.pipeline import scan
 
     def run(name):
         out = tmp_path / name
@@ -369,9 +369,9 @@ def test_samples_read_in_batches_of_rows(tmp_path, monkeypatch):
 
     whole = run("whole")
     calls = []
-    real = stages._read_batched
-    monkeypatch.setattr(stages, "BATCH_ROWS", 200)
-    monkeypatch.setattr(stages, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
+    real = scan._read_batched
+    monkeypatch.setattr(scan, "BATCH_ROWS", 200)
+    monkeypatch.setattr(scan, "_read_batched", lambda *a, **k: calls.append(len(a[2])) or real(*a, **k))
     batched = run("batched")
     assert calls == [8]  # 1,496 samples, 200 a batch
     assert batched == whole

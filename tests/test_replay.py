@@ -331,7 +331,7 @@ def pop4(tmp_path_factory):
         pytest.skip("tests/data/pop4 missing")
     from conftest import convert
 
-    import nsys2prv.metrics.pop as popm
+    import nsys2prv.metrics.pop.inputs as popm  # (where the replay is called)
 
     seen = {}
     real = popm.replay

@@ -18,9 +18,10 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators, build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
-from nsys2prv.pipeline import stages
+from nsys2prv.pipeline import report, scan
 from nsys2prv.pipeline.parallel import Executor
-from nsys2prv.pipeline.stages import Reading, ReportFile, ReportInfo, Scan, Source
+from nsys2prv.pipeline.report import Reading, ReportFile, ReportInfo, Source
+from nsys2prv.pipeline.scan import Scan
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
@@ -142,9 +143,9 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     ]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
-    scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
+    scans = ex.map(scan.scan_report, sources, cfg.filter_nvtx, desc="read")
     infos = [s.info for s in scans]
-    stages.name_unknown_hosts(infos)
+    report.name_unknown_hosts(infos)
     tick("A: read/scan")
     out = Translation()
     for s in scans:

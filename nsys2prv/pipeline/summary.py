@@ -14,7 +14,7 @@ from nsys2prv import kinds as K
 from nsys2prv.config import ALWAYS, CATEGORIES, parse_categories
 from nsys2prv.core.categories import GROUP_ALIASES
 from nsys2prv.nsys.readers.base import OPTIONAL_MISSING
-from nsys2prv.pipeline.stages import MISSING_COLUMNS, STRINGS_MISSING
+from nsys2prv.pipeline.report import MISSING_COLUMNS, STRINGS_MISSING
 from nsys2prv.translate.records import Translation
 
 

@@ -31,7 +31,7 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.pipeline import convert, pop_of_reports
 from nsys2prv.pipeline.parallel import executor
 from nsys2prv.pipeline.prepare import Prepared, prepare
-from nsys2prv.pipeline.stages import table_cache
+from nsys2prv.pipeline.report import table_cache
 from nsys2prv.pipeline.summary import Summary
 from nsys2prv.translate.cuda import memcpy_values
 

@@ -15,6 +15,7 @@ import click
 
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categories
+from nsys2prv.core.choices import NCCL_AS, NCCL_AS_DEFAULT
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 from nsys2prv.core.workers import being_traced
 
@@ -31,7 +32,8 @@ Examples:
 Categories (-t, comma separated; default without -t: every category but the opt-in ones
 ("""
     + ", ".join(sorted(OPT_IN))
-    + """); -t all: every category, opt-in ones included):
+    + """); -t all: every category, opt-in ones included; no-NAME leaves NAME out, -t no-cpu: the
+default without sched and samples):
 """
     + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items())
     + """
@@ -109,7 +111,8 @@ def _handle_errors(debug: bool, fn):
     "--trace",
     "categories",
     metavar="CATEGORIES",
-    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).",
+    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted; no-NAME leaves NAME out, "
+    "e.g. -t no-cpu: the default without the scheduler's states and CPU samples).",
 )
 @click.option(
     "-m",
@@ -159,8 +162,8 @@ def _handle_errors(debug: bool, fn):
 )
 @click.option(
     "--nccl-as",
-    type=click.Choice(["communication", "useful"]),
-    default="communication",
+    type=click.Choice(NCCL_AS),
+    default=NCCL_AS_DEFAULT,
     show_default=True,
     help="POP metrics: NCCL kernels as data movement (BasicAnalysis) or useful (TALP).",
 )
@@ -335,8 +338,8 @@ OUT.pop.json, .csv, .md, .tex and (with matplotlib) .png.
 )
 @click.option(
     "--nccl-as",
-    type=click.Choice(["communication", "useful"]),
-    default="communication",
+    type=click.Choice(NCCL_AS),
+    default=NCCL_AS_DEFAULT,
     show_default=True,
     help="NCCL rule for RUNs given as reports.",
 )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nsys2prv.core.categories import CATEGORIES as _DECLARED
 from nsys2prv.core.categories import GROUP_ALIASES
+from nsys2prv.core.choices import NCCL_AS_DEFAULT, NcclAs
 from nsys2prv.core.errors import UserError
 
 # Internal category -> one-line description, and every -t name -> the categories it selects; both
@@ -22,20 +23,36 @@ ALIASES = {
 }
 
 
+NEGATION = "no-"  # -t no-NAME: without NAME (from the default when no name is given without it)
+
+
 def parse_categories(spec: str | None) -> frozenset[str]:
-    """``-t a,b,c`` -> the set of internal categories (always including ALWAYS)."""
+    """``-t a,b,c`` -> the set of internal categories (always including ALWAYS).  ``no-NAME`` removes
+    NAME's categories: from the names given, or from the default when every name is a ``no-`` one
+    (``-t no-cpu``: the default without the scheduler's states and the CPU samples)."""
+    default = frozenset(set(CATEGORIES) - OPT_IN)
     if spec is None or spec.strip() == "":
-        return frozenset(set(CATEGORIES) - OPT_IN)
+        return default
     chosen: set[str] = set(ALWAYS)
+    removed: set[str] = set()
+    positive = False
     for raw in spec.split(","):
         name = raw.strip()
         if not name:
             continue
-        if name not in ALIASES:
+        negated = name.startswith(NEGATION) and name[len(NEGATION) :] in ALIASES
+        key = name[len(NEGATION) :] if negated else name
+        if key not in ALIASES:
             valid = ", ".join(sorted(ALIASES))
-            raise UserError(f"unknown category '{name}' in -t (valid: {valid})")
-        chosen |= ALIASES[name]
-    return frozenset(chosen)
+            raise UserError(f"unknown category '{name}' in -t (valid: {valid}; no-NAME leaves NAME out)")
+        if negated:
+            removed |= ALIASES[key]
+        else:
+            chosen |= ALIASES[key]
+            positive = True
+    if not positive:
+        chosen |= default
+    return frozenset((chosen - removed) | ALWAYS)
 
 
 @dataclass
@@ -53,13 +70,13 @@ class Config:
     cache_dir: Path | None = None
     show_progress: bool = True
     # POP metrics (nsys2prv/metrics)
-    nccl_as: str = "communication"  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
+    nccl_as: NcclAs = NCCL_AS_DEFAULT  # NCCL kernels: "communication" (BasicAnalysis) | "useful" (TALP)
     # --region: NVTX ranges (or MPI_Init..MPI_Finalize), one POP column each over the union of its occurrences
     region: tuple[str, ...] = ()
     iterations: str | None = None  # NVTX range marking iterations: per-iteration table
     warmup: int = 0  # iterations excluded from the start
     cfgs: Path | None = None  # --cfgs DIR: write the Paraver views there
-    # speed and scale (stages.py, parallel.py)
+    # speed and scale (scan.py, slices.py, parallel.py)
     jobs: int | None = None  # local worker processes for the per-report stages (None: cores)
     dask: str | None = None  # Dask scheduler address or scheduler file (instead of --jobs)
     table_cache: bool = True  # keep the normalised tables as Parquet in CACHE_DIR/tables

@@ -48,6 +48,23 @@ from nsys2prv.translate.records import Translation
 
 CPU, GPU, METRIC = "cpu", "gpu", "metric"  # model sides: CPU threads (tid), GPU streams (gpid/device/stream), GPU rows
 
+# What a normalised column holds (``Kind.columns``): integers (times in ns, ids, sizes; -1 = none), a
+# flag, or text (names: categorical or strings).  ``check_columns`` holds a table to them.
+INT, FLAG, TEXT = "integer", "flag", "text"
+_HOLDS = {
+    INT: lambda d: pd.api.types.is_integer_dtype(d) and not isinstance(d, pd.api.extensions.ExtensionDtype),
+    FLAG: pd.api.types.is_bool_dtype,
+    TEXT: lambda d: isinstance(d, pd.CategoricalDtype) or pd.api.types.is_string_dtype(d) or d == object,
+}
+
+
+def _cols(text: str = "", ints: str = "", flags: str = "") -> tuple[tuple[str, str], ...]:
+    return tuple((c, kind) for names, kind in ((ints, INT), (flags, FLAG), (text, TEXT)) for c in names.split())
+
+
+SPAN = "start end"  # every kind's rows are intervals (an instant: start == end)
+GPU_ACTIVITY = f"{SPAN} gpid device stream corr gpu"  # (gpu: stage A's GPU id, ``pipeline.report.read_kind``)
+
 
 @dataclass(frozen=True)
 class Translator:
@@ -65,8 +82,21 @@ class Kind:
     types: tuple[R.EventType, ...] = ()  # fixed event types its translators write
     doc: str = ""
     # its reader is row by row (no row depends on another: no nesting, no pairing), so a large
-    # table is read a batch of rows at a time (pipeline/stages.py read_each)
+    # table is read a batch of rows at a time (pipeline/scan.py read_each)
     batched: bool = False
+    # the normalised columns stage C relies on and what each holds (``_cols``; a table may have more)
+    columns: tuple[tuple[str, str], ...] = ()
+
+
+def check_columns(kind: Kind, df: pd.DataFrame) -> str | None:
+    """What is wrong with ``kind``'s normalised table ``df`` (a declared column missing, or holding
+    other values than declared: a reader out of step with its declaration), None when nothing."""
+    for col, holds in kind.columns:
+        if col not in df:
+            return f"its {kind.name} table has no column {col}"
+        if len(df) and not _HOLDS[holds](df[col].dtype):
+            return f"its {kind.name} table's column {col} holds {df[col].dtype}, not {holds} values"
+    return None
 
 
 @dataclass(frozen=True)
@@ -85,9 +115,10 @@ KINDS: tuple[Kind, ...] = (
         ("cuda_api",),
         CPU,
         (Translator(cuda.cuda_api),),
-        (R.CUDA_API, R.CORRELATION),
-        doc="CUDA runtime/driver API calls",
+        (R.CUDA_API, R.CORRELATION, *R.CALLER.values()),
+        doc="CUDA runtime/driver API calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
+        columns=_cols("name", f"{SPAN} tid corr"),
     ),
     Kind(
         "kernels",
@@ -98,6 +129,7 @@ KINDS: tuple[Kind, ...] = (
         (R.CUDA_KERNEL, R.CUDA_KERNEL_FULL, R.NCCL_KERNEL, *R.KERNEL_PARAMS.values(), R.GRAPH_NODE),
         doc="CUDA kernels",
         batched=True,
+        columns=_cols("name demangled", f"{GPU_ACTIVITY} graph_node", "nccl"),
     ),
     Kind(
         "memcpy",
@@ -108,6 +140,7 @@ KINDS: tuple[Kind, ...] = (
         (R.MEMOP, R.MEMOP_SIZE),
         doc="CUDA memory copies",
         batched=True,
+        columns=_cols(ints=f"{GPU_ACTIVITY} bytes copy_kind"),
     ),
     Kind(
         "memset",
@@ -118,6 +151,7 @@ KINDS: tuple[Kind, ...] = (
         (R.MEMOP, R.MEMOP_SIZE),
         doc="CUDA memsets",
         batched=True,
+        columns=_cols(ints=f"{GPU_ACTIVITY} bytes"),
     ),
     Kind(
         "nvtx",
@@ -126,6 +160,7 @@ KINDS: tuple[Kind, ...] = (
         CPU,
         (Translator(host.nvtx),),
         doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)",
+        columns=_cols("kind domain name", f"{SPAN} tid"),
     ),
     Kind(
         "nccl",
@@ -135,6 +170,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(host.nccl_ranges),),
         (R.NCCL_RANGE,),
         doc="NVTX ranges of the NCCL domain, with their payloads",
+        columns=_cols("kind domain name", f"{SPAN} tid"),
     ),
     Kind(
         "mpi",
@@ -144,6 +180,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(host.mpi),),
         (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM, R.APPLICATION),
         doc="MPI calls",
+        columns=_cols("name source", f"{SPAN} tid peer size recv_size tag comm"),
     ),
     Kind(
         "osrt",
@@ -151,9 +188,10 @@ KINDS: tuple[Kind, ...] = (
         ("osrt",),
         CPU,
         (Translator(host.osrt),),
-        (R.OSRT, *R.OSRT_CALLER.values()),
+        (R.OSRT, *R.CALLER.values()),
         doc="OS runtime library calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
+        columns=_cols("name", f"{SPAN} tid"),
     ),
     Kind(
         "sched",
@@ -163,6 +201,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(cpu_side.sched),),
         (R.EXECUTING_CPU,),
         doc="thread scheduling: states from the scheduler (Running only on a CPU), the CPU as an event",
+        columns=_cols(ints=f"{SPAN} tid cpu", flags="sched_in"),
     ),
     Kind(
         "samples",
@@ -173,6 +212,7 @@ KINDS: tuple[Kind, ...] = (
         (*R.SAMPLED.values(), R.SAMPLED_KERNEL),
         doc="CPU samples with their call stacks (sampled function, callers, kernel-mode frame)",
         batched=True,  # (a rowid range of samples at a time, each with its stacks: bounded memory)
+        columns=_cols(ints=f"{SPAN} tid"),
     ),
     Kind(
         "gpu_metrics",
@@ -181,6 +221,7 @@ KINDS: tuple[Kind, ...] = (
         METRIC,
         (Translator(metrics_tr.gpu_metrics),),
         doc="GPU metric samples (event types per metric name)",
+        columns=_cols("metric", f"{SPAN} gpu value"),
     ),
     Kind(
         "graph_exec",
@@ -190,6 +231,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(graph_tr.graph_exec),),
         (R.GRAPH_EXEC, R.GRAPH_ID, R.GRAPH_EXEC_ID),
         doc="CUDA graph executions on streams",
+        columns=_cols(ints=GPU_ACTIVITY),
     ),
     Kind(
         "graph_api",
@@ -199,6 +241,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(graph_tr.graph_api),),
         (R.GRAPH_API, R.GRAPH_ID, R.GRAPH_NODE),
         doc="CUDA graph API events",
+        columns=_cols("name", f"{SPAN} tid"),
     ),
     Kind(
         "openacc",
@@ -208,6 +251,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(openacc_tr.openacc),),
         (*R.OPENACC_TABLE_TYPES.values(), R.OPENACC_REGION, R.OPENACC_FUNCTION, R.OPENACC_DATA_SIZE),
         doc="OpenACC data, launch and other events",
+        columns=_cols("name", f"{SPAN} tid"),
     ),
 )
 LINKS: tuple[Link, ...] = (
@@ -257,7 +301,6 @@ UNTRANSLATED_TABLES = {  # table -> why its rows are not translated (tables read
     "CUPTI_ACTIVITY_KIND_OVERHEAD": "CUPTI's own overhead: " + NOT_THIS_VERSION,
     "PROFILER_OVERHEAD": "Nsight Systems' own overhead: " + NOT_THIS_VERSION,
     "DIAGNOSTIC_EVENT": "Nsight Systems diagnostic messages (warnings and errors are shown as capture warnings)",
-    "CUDA_CALLCHAINS": "call stacks of CUDA API calls: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_EVENTS": "OS runtime file accesses: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_DESCRIPTORS": "file descriptors of the OS runtime file accesses: " + NOT_THIS_VERSION,
     "CUDA_GPU_MEMORY_USAGE_EVENTS": "CUDA memory allocations and frees: " + NOT_THIS_VERSION,
@@ -280,14 +323,16 @@ NVTX_CLASS_REASONS = {
 TABLE_TYPES: dict[str, tuple[str, tuple[R.EventType, ...]]] = {
     "SCHED_EVENTS": ("sched", (R.EXECUTING_CPU,)),
     "COMPOSITE_EVENTS": ("samples", (*R.SAMPLED.values(), R.SAMPLED_KERNEL)),
-    "OSRT_CALLCHAINS": ("osrt", tuple(R.OSRT_CALLER.values())),
+    "OSRT_CALLCHAINS": ("osrt", tuple(R.CALLER.values())),
+    "CUDA_CALLCHAINS": ("cuda_api", tuple(R.CALLER.values())),
 }
 
 
 def table_types(kinds: tuple[str, ...], tables: set[str]) -> list[R.EventType]:
     """The types of ``TABLE_TYPES`` the trace lists: their table among ``tables`` (the reports' non-empty
     tables) and their kind translated."""
-    return [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
+    found = [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
+    return list({t.id: t for t in found}.values())  # (the caller types: OS runtime and CUDA API calls alike)
 
 
 def is_metadata(table: str) -> bool:

@@ -250,7 +250,7 @@ def _plant(rng, work: Path, cache: Path, out: Path, victim: Path, vdir: Path, ma
                 _put(f, bomb)
     elif kind == "wrong objects" and entries:
         sys.path.insert(0, str(ROOT))
-        from nsys2prv.nsys.cache import encode
+        from nsys2prv.nsys.codec import encode
 
         for e in entries:
             for f in e.glob("*.n2p"):

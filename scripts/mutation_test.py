@@ -256,7 +256,7 @@ EQUIVALENT: list[Equivalent] = [
         "only ids >= 0 (launch links) or writes max(id, 0) (the correlation event)",
     ),
     Equivalent(
-        "nsys2prv/nsys/readers/osrt.py",
+        "nsys2prv/nsys/readers/*.py",  # (osrt.py's callers, moved to callchains.py)
         "callers",
         "constant",
         "1 -> 2",

@@ -350,10 +350,10 @@ def test_the_nccl_rule_detector(code, hits):
 
 
 # The GPU id of a GPU activity is derived once as well: stage A gives each its ``gpu`` column
-# (``pipeline.stages.read_kind``), cached with the table; POP and the GPU metrics attribution read the column.
+# (``pipeline.report.read_kind``), cached with the table; POP and the GPU metrics attribution read the column.
 GPU_ID_HOME = "nsys2prv/nsys/devices.py"
 GPU_ID_USERS = {  # (file, enclosing function) -> why it may map (process, CUDA ordinal) pairs itself
-    ("nsys2prv/pipeline/stages.py", "read_kind"): "stage A: each GPU activity's gpu column",
+    ("nsys2prv/pipeline/report.py", "read_kind"): "stage A: each GPU activity's gpu column",
     ("nsys2prv/model/resources.py", "build_model"): "each task's GPUs, from its few stream keys",
 }
 
@@ -410,7 +410,7 @@ PRIVATE_REACHES = {
     ("nsys2prv/core/jit.py", "caching._CacheLocator"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "self.compiled._cache"): "numba has no public way to ask its cache",
-    ("nsys2prv/nsys/database.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
+    ("nsys2prv/nsys/connection.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
 }
 
 
@@ -443,3 +443,23 @@ def test_no_private_reaches_across_modules():
         if (rel, expr) not in PRIVATE_REACHES
     ]
     assert not found, "private names used from outside their class or module: " + ", ".join(found)
+
+
+# Modules stay small enough to read whole: at most MAX_LINES lines each.
+MAX_LINES = 600
+LONG_MODULES = {  # module -> why it is longer, for now
+    "nsys2prv/paraver/cfgs.py": "the views, one function of them: becoming data, one entry per view (issue 40)",
+}
+
+
+def test_every_module_is_at_most_600_lines():
+    long = {
+        rel: n
+        for path, _, _ in _modules()
+        for rel in [path.relative_to(PACKAGE.parent).as_posix()]
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES and rel not in LONG_MODULES
+    }
+    assert not long, f"modules of more than {MAX_LINES} lines: {long}"
+    assert all((PACKAGE.parent / rel).is_file() for rel in LONG_MODULES), "an allowed long module is gone"
+    pop = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (PACKAGE / "metrics" / "pop").glob("*.py")}
+    assert len(pop) >= 5 and max(pop.values()) <= 500, pop  # (the POP model: one concern a module)

@@ -7,7 +7,7 @@ import pytest
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names, is_names, per_name
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.translate.cuda import first_match, pair_codes
+from nsys2prv.translate.launches import first_match, pair_codes
 from nsys2prv.translate.records import EventBatch
 
 

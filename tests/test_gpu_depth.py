@@ -463,7 +463,7 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
     assert got.sort_index().to_dict() == rest.sort_index().to_dict()
     assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if real else 120)
     # stream states: Group Communication exactly during the NCCL kernels, Running during the others
-    st = trace.states[trace.states["thread"] == 2]
+    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index("CUDA-D0.S7") + 1]
     dur = lambda s: int((st[st["state"] == s]["end"] - st[st["state"] == s]["begin"]).sum())  # noqa: E731
     assert dur(GROUP_COMM) == int((src[is_nccl]["end"] - src[is_nccl]["start"]).sum())
     assert dur(RUNNING) == int(rest["total"].sum())
@@ -499,7 +499,7 @@ def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch,
     from nsys2prv.nsys.database import Report
     from nsys2prv.nsys.devices import device_map, gpu_of
     from nsys2prv.nsys.ids import pid_of
-    from nsys2prv.pipeline import stages
+    from nsys2prv.pipeline import report, scan
 
     b = NsysBuilder(tmp_path / "rank0.sqlite", schema=NEW_GRAPHS[-1], host="gpuhost")
     b.gpu_id_of_device.update(GPU_OF_DEVICE)
@@ -511,16 +511,14 @@ def test_stage_a_caches_each_gpu_activity_with_its_gpu_id(tmp_path, monkeypatch,
     b.graph_trace(PID, 0, 7, 800, 850, 12, graph_id=1, exec_id=2)
     src = b.save()
     batched = []
-    real = stages._read_batched
-    monkeypatch.setattr(
-        stages, "_read_batched", lambda report, kind, *a: batched.append(kind) or real(report, kind, *a)
-    )
+    real = scan._read_batched
+    monkeypatch.setattr(scan, "_read_batched", lambda report, kind, *a: batched.append(kind) or real(report, kind, *a))
     if batch_rows:
-        monkeypatch.setattr(stages, "BATCH_ROWS", batch_rows)
+        monkeypatch.setattr(scan, "BATCH_ROWS", batch_rows)
     gpu_kinds = K.side_kinds(K.GPU)
     assert gpu_kinds == ("kernels", "memcpy", "memset", "graph_exec")
-    stages.scan_report(
-        stages.Source(0, stages.ReportFile(str(src), str(tmp_path / "c"), None, False), stages.Reading(gpu_kinds))
+    scan.scan_report(
+        report.Source(0, report.ReportFile(str(src), str(tmp_path / "c"), None, False), report.Reading(gpu_kinds))
     )
     assert batched == (["kernels"] if batch_rows else [])  # (5 rows > 2 batches of 1; the others: whole)
     report = Report(src, 0)

@@ -486,7 +486,7 @@ def test_pop_subcommand_takes_the_conversions_device_route(tmp_path, monkeypatch
     ranks = [build(tmp_path / f"rank{r}.sqlite", r, "nodeA", **WORKED[r]) for r in (0, 1)]  # both on GPU 0
     paths = []
     real = pop.spill_devices
-    monkeypatch.setattr(pop, "spill_devices", lambda *a: paths.append(a[-1]) or real(*a))
+    monkeypatch.setattr(pop.partial, "spill_devices", lambda *a: paths.append(a[-1]) or real(*a))
     monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")  # one job, in this process: the spy sees the calls
     monkeypatch.setattr(parallel, "default_jobs", lambda: 1)
     run_cli(["-q", "-m", *ranks, tmp_path / "c"])

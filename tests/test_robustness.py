@@ -185,12 +185,12 @@ def test_conservation_balances_on_cloverleaf(tmp_path, clover_export):
 
 
 def test_interrupted_write_leaves_no_trace(base, tmp_path, monkeypatch):
-    import nsys2prv.paraver.chunks as chunks
+    import nsys2prv.paraver.merge as merge
 
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(chunks, "write_compact", boom)
+    monkeypatch.setattr(merge, "write_compact", boom)
     code, text = convert([base[0], tmp_path / "out" / "t"], expect_ok=False)
     assert code == 130 and "no output written" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []

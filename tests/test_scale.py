@@ -141,7 +141,7 @@ def test_split_points_keep_equal_times_together(tmp_path):
     import numpy as np
     from chunk_files import save_chunk
 
-    from nsys2prv.paraver.chunks import split_times
+    from nsys2prv.paraver.merge import split_times
 
     def chunk(path, times):
         n = len(times)
@@ -374,7 +374,7 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     large budgets and split into time parts, give exactly the global (time, key) order."""
     import numpy as np
 
-    from nsys2prv.paraver.chunks import merge, split_times
+    from nsys2prv.paraver.merge import merge, split_times
 
     metas, expected = _synthetic_chunks(tmp_path, 60, seed)
     values = [np.zeros(0, np.int64)] * len(metas)
@@ -462,7 +462,8 @@ def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
     of them within one round) give the same round limits, and every round stays within its budget."""
     import numpy as np
 
-    from nsys2prv.paraver.chunks import STRIDE, _Limits, _Reader
+    from nsys2prv.paraver.chunks import STRIDE
+    from nsys2prv.paraver.merge import _Limits, _Reader
 
     metas, _ = _synthetic_chunks(tmp_path, 60, 3)
 

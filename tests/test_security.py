@@ -290,7 +290,7 @@ def test_6_fields_of_the_wrong_type_are_refused():
     import pandas as pd
 
     from nsys2prv.nsys.identity import Identity
-    from nsys2prv.pipeline.stages import ReportInfo
+    from nsys2prv.pipeline.report import ReportInfo
 
     info = ReportInfo(
         "p",

@@ -11,13 +11,13 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
 from nsys2prv.nsys.cache import TableCache
-from nsys2prv.pipeline import convert, slices, stages
+from nsys2prv.pipeline import convert, lanes, scan, slices
 
 PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000  # one iteration every microsecond
 
 
-def build(path: Path, iterations: int) -> Path:
+def build(path: Path, iterations: int, shared: bool = False) -> Path:
     """A CUDA + NVTX + MPI + OS runtime report whose every kind has rows crossing slice borders:
     a range over the whole run and nested per-iteration ranges, kernels three iterations long
     (overlapping the next ones on their stream: extra lanes), kernels launched long before they
@@ -34,6 +34,8 @@ def build(path: Path, iterations: int) -> Path:
         b.nvtx_push(PID, MAIN, t, t + 900, text="iteration")
         b.nvtx_push(PID, MAIN, t + 100, t + 800, text="step", domain_id=0)
         b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 200, t + 210, corr)
+        if shared and i % 50 == 3:
+            b.cuda_api(PID, MAIN, "cudaLaunchKernel_v7000", t + 220, t + 225, corr)
         long = i % 3 == 0
         b.kernel(PID, 0, 7, t + 300, t + (3 * STEP if long else 700), corr, "stencil" if long else "update")
         b.cuda_api(PID, MAIN, "cudaMemcpyAsync_v3020", t + 400, t + 420, corr + 1)
@@ -109,6 +111,20 @@ def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monk
             assert sliced[ext] == text, f"{ext} differs with {plans[-1].slices} slices"
 
 
+def test_calls_sharing_a_correlation_id_are_sliced_as_the_whole_report(tmp_path, monkeypatch):
+    """Calls sharing a correlation id no longer keep a report whole: the launch calls are matched
+    once (``translate.launches``, the first call), the note counted once."""
+    src = build(tmp_path / "shared.sqlite", 600, shared=True)
+    whole = _convert(src, tmp_path / "whole", 10**9)
+    plans = _plans(monkeypatch)
+    sliced = _convert(src, tmp_path / "sliced", 500)
+    assert plans[-1] is not None and plans[-1].slices >= 6 and plans[-1].shared == 12
+    assert sliced == whole
+    links = json.loads(whole[".summary.json"])["categories"]["launch_links"]
+    assert links["notes"] == {"API calls sharing a correlation id (the first is linked)": 12}
+    assert links["translated_rows"] == 2 * 600 + 24
+
+
 def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch):
     """The borders fall inside long kernels, nested ranges, calls and states: every one of them is
     written once (the counts of the whole report), and the lanes and links survive."""
@@ -169,7 +185,7 @@ def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, mo
     """Stage A reads a large table of a row-by-row reader a rowid range at a time into the cache:
     the cached tables, and so the outputs, are those of reading it whole."""
     whole = _convert(report, tmp_path / "whole", 10**9, cache_dir=tmp_path / "c1")
-    monkeypatch.setattr(stages, "BATCH_ROWS", 97)
+    monkeypatch.setattr(scan, "BATCH_ROWS", 97)
     batched = _convert(report, tmp_path / "batched", 10**9, cache_dir=tmp_path / "c2")
     assert batched == whole
     cache = TableCache(tmp_path / "c2" / "tables", report)
@@ -211,14 +227,14 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
 
     src = tmp_path / "lanes.sqlite"
     src.write_bytes(report.read_bytes())
-    real = stages.add_lanes
+    real = lanes.add_lanes
     derived = []
 
     def spy(tables):
         derived.append(sorted(tables))
         return real(tables)
 
-    monkeypatch.setattr(stages, "add_lanes", spy)
+    monkeypatch.setattr(lanes, "add_lanes", spy)
     first = _convert(src, tmp_path / "a", 10**9)
     assert derived == [] and json.loads(first[".summary.json"])["overlap_rows"] >= 1
     assert _convert(src, tmp_path / "b", 500) == first and derived == []
@@ -242,3 +258,35 @@ def test_stage_c_reads_the_lanes_stage_a_stored(report, tmp_path, monkeypatch):
     assert any("lanes-" in note for note in cache.notes)
     said = json.dumps(json.loads(damaged[".summary.json"]))
     assert f"its table cache entry had an unusable {files[0].name}" in said
+
+
+def test_stage_c_reads_the_launch_calls_stage_a_stored(report, tmp_path, monkeypatch):
+    """Stage A finds each activity's launch call once and stores it beside the tables; stage C, whole
+    or sliced, reads it.  Without it, a whole report derives it again and a large one is not sliced:
+    the same bytes."""
+    from nsys2prv.nsys.export import default_cache_dir
+    from nsys2prv.pipeline import stages
+
+    src = tmp_path / "launches.sqlite"
+    src.write_bytes(report.read_bytes())
+    real = stages.launches_of
+    derived = []
+    monkeypatch.setattr(stages, "launches_of", lambda calls, tables: derived.append(1) or real(calls, tables))
+    plans = _plans(monkeypatch)
+    first = _convert(src, tmp_path / "a", 10**9)
+    assert derived == [] and _convert(src, tmp_path / "b", 500) == first and plans[-1] is not None
+    cache = TableCache(default_cache_dir() / "tables", src)
+    files = sorted(cache.dir.glob("launches-*.arrow"))
+    assert len(files) == 1
+    got = cache.launches(files[0].name[len("launches-") : -len(".arrow")])
+    assert got is not None
+    rows, shared = got
+    calls = cache.table("cuda_api")
+    assert shared == 0 and sorted(rows) == ["kernels", "memcpy"] and len(rows["kernels"]) == 600 + 24
+    kernels = cache.table("kernels")
+    assert (rows["kernels"] >= 0).all() and (
+        calls["corr"].to_numpy()[rows["kernels"]] == kernels["corr"].to_numpy()
+    ).all()
+    files[0].unlink()
+    assert _convert(src, tmp_path / "c", 10**9) == first and derived == [1]
+    assert _convert(src, tmp_path / "d", 500) == first and plans[-1] is None and derived == [1, 1]

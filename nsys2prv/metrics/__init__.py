@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from nsys2prv.metrics import tables
-from nsys2prv.metrics.pop import NCCL_RULES
 
 
 def write_pop(res: dict, base: Path, trace_ns: int | None = None) -> tuple[list[str], list[str], str]:
@@ -39,4 +38,4 @@ def render(res: dict, trace_ns: int | None = None) -> str:
     return text
 
 
-__all__ = ["write_pop", "render", "NCCL_RULES"]
+__all__ = ["write_pop", "render"]

@@ -15,12 +15,20 @@ from __future__ import annotations
 import numpy as np
 
 from nsys2prv.core import registry as R
+from nsys2prv.core.choices import NcclAs
 from nsys2prv.metrics.pop import KERNEL, NCCL
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch
 
 
 def activity_events(
-    rows: np.ndarray, cls: np.ndarray, start: np.ndarray, end: np.ndarray, t0: int, t1: int, nccl_as: str, idle_rows=()
+    rows: np.ndarray,
+    cls: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    t0: int,
+    t1: int,
+    nccl_as: NcclAs,
+    idle_rows=(),
 ) -> EventBatch:
     """The GPU_ACTIVITY events of the GPU rows ``rows`` (global thread of each interval's GPU) from their
     intervals, and of ``idle_rows`` (rows with no interval: idle over the whole run)."""

@@ -37,7 +37,7 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int) -> pd
     parts = []
     k = tables.get("kernels")
     if k is not None and len(k):
-        gpu = k["gpu"].to_numpy(np.int64)  # (stage A's GPU id: pipeline.stages.read_kind)
+        gpu = k["gpu"].to_numpy(np.int64)  # (stage A's GPU id: pipeline.report.read_kind)
         parts.append(
             pd.DataFrame(
                 {

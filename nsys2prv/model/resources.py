@@ -243,7 +243,7 @@ def build_model(
     gpu_rows: bool = False,
 ) -> Model:
     """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
-    (/lane), "metric": gpu}`` frames of unique keys (``pipeline.stages.model_keys``).  ``gpu_rows``: give
+    (/lane), "metric": gpu}`` frames of unique keys (``pipeline.scan.model_keys``).  ``gpu_rows``: give
     every GPU a row for its activity when processes and GPUs are not one to one (``_activity_owners``)."""
     sources = sources or [f"report {i}" for i in range(len(keys))]
     tasks: list[Task] = []

@@ -1,15 +1,15 @@
 """Per-report cache of the normalised tables (Parquet) and of the report's metadata.
 
-A report is read from its SQLite export once: its normalised tables (one Parquet file per
-data kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated
-GPU kinds), the readers' tallies and the metadata the conversion needs (identity, device
-map, session start, ...) are stored under a directory named after the input's identity
-(``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``; ``TABLES_VERSION`` is
-derived from the code, ``core/versions.py``: a changed reader makes new entries).  A later
-conversion -- with other options, other categories or another output -- loads what it needs
-from there without opening the SQLite file; kinds not cached yet are read from the SQLite and
-added.  A changed input (size or mtime) gets a new directory and
-the stale one of the same path is removed.
+A report is read from its SQLite export once: its normalised tables (one Parquet file per data
+kind), the overlap lanes of its GPU activities (``lanes-TAG.arrow``, per set of translated GPU
+kinds) and their launch calls (``launches-TAG.arrow``), the readers' tallies and the metadata the
+conversion needs (identity, device map, session start, ...) are stored under a directory named after
+the input's identity (``STEM-HASH(resolved path)/HASH(size, mtime, TABLES_VERSION, version)``;
+``TABLES_VERSION`` is derived from the code, ``core/versions.py``: a changed reader makes new
+entries). A later conversion -- with other options, other categories or another output -- loads what
+it needs from there without opening the SQLite file; kinds not cached yet are read from the SQLite
+and added. A changed input (size or mtime) gets a new directory and the stale one of the same path
+is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);
 ``--no-cache`` uses a private directory next to the output, removed after the conversion.
@@ -25,8 +25,6 @@ cannot be used is a cache miss: rebuilt from the report, and said (``TableCache.
 
 from __future__ import annotations
 
-import collections.abc
-import dataclasses
 import errno
 import hashlib
 import json
@@ -34,10 +32,6 @@ import os
 import re
 import secrets
 import stat
-import struct
-import sys
-import types
-import typing
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,29 +43,36 @@ import pyarrow.parquet as pq
 from nsys2prv import __version__
 from nsys2prv.core.paths import distrust
 from nsys2prv.core.versions import code_version
+from nsys2prv.nsys.codec import (
+    CacheDamage,
+    arrow_source,
+    decode,
+    encode,
+    from_ipc,
+    system_pool,
+    to_ipc,
+    write_batches,
+    write_parquet,
+)
 
 TABLES_VERSION = code_version()  # derived from the code and its storage libraries (core/versions.py)
 META = "meta.n2p"
 EMPTY = ".empty.arrow"  # KIND.empty.arrow: the table of a kind without rows (Arrow IPC, not Parquet)
 MANIFEST = "kinds.json"
-ROW_GROUP = 1 << 17  # rows per Parquet row group: what a slice of a large report reads at least
 OBJ = ".n2p"  # encode()d objects: META, scan-TAG.n2p
 LANES = "lanes-{}.arrow"  # the overlap lanes of the GPU activities of a set of kinds (``store_lanes``)
+LAUNCHES = "launches-{}.arrow"  # each GPU activity's launch call, for a set of kinds (``store_launches``)
 CACHE_NOTE = "its table cache entry"  # how every note about an unusable entry starts
 
 # every name this module makes in an entry (and those of older versions, so that their entries go)
 _ENTRY_FILE = re.compile(
-    r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|lanes-[0-9a-f]{16}\.arrow"
+    r"kinds\.json|meta\.(?:pkl|n2p)|scan-[0-9a-f]{16}\.(?:pkl|n2p)|(?:lanes|launches)-[0-9a-f]{16}\.arrow"
     r"|[a-z][a-z0-9_]*\.(?:parquet|empty\.pkl|empty\.arrow)|\.[A-Za-z0-9_.-]+\.tmp[0-9]*"
 )
 _ENTRY = re.compile(r"[0-9a-f]{16}")
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _UMASK = os.umask(0)
 os.umask(_UMASK)
-
-
-class CacheDamage(ValueError):
-    """A cache file that cannot be used (not ours, damaged, of another kind): a cache miss."""
 
 
 def _hash(text: str) -> str:
@@ -90,200 +91,6 @@ def entry_dir(root: Path, source: Path) -> Path:
     # content): a file written again has a new ctime, a file put in its place a new inode
     ident = f"{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}|{TABLES_VERSION}|{__version__}"
     return root / f"{src.stem}-{_hash(str(src))}" / _hash(ident)
-
-
-def _system_pool() -> None:
-    """Arrow's buffers from malloc: its default pool keeps freed memory, which the per-report
-    stages would carry from one report to the next."""
-    try:
-        pa.set_memory_pool(pa.system_memory_pool())
-    except Exception:  # noqa: BLE001 - an optimisation only
-        pass
-
-
-def _write(table, sink) -> None:
-    """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
-    do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
-    text = [
-        f.name
-        for f in table.schema
-        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-    ]
-    pq.write_table(
-        table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False, row_group_size=ROW_GROUP
-    )
-
-
-# --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
-MAGIC = b"nsys2prv-cache 1\n"
-
-
-def _ipc(df: pd.DataFrame) -> bytes:
-    table = pa.Table.from_pandas(df, preserve_index=None)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _from_ipc(data: bytes) -> pd.DataFrame:
-    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
-    table.validate(full=True)
-    df = table.to_pandas(use_threads=False)
-    if not isinstance(df, pd.DataFrame):
-        raise CacheDamage("not a table")
-    return df
-
-
-def encode(obj) -> bytes:
-    """``obj`` (None, bool, int, float, str, list, tuple, set, dict, numpy scalars, DataFrames and
-    dataclasses of those) as bytes: a JSON tree, then the DataFrames as Arrow IPC streams."""
-    blobs: list[bytes] = []
-
-    def enc(o):
-        if o is None or type(o) in (bool, int, float, str):
-            return o
-        if isinstance(o, np.generic) and o.dtype.kind in "biuf":
-            return {"$": "np", "t": o.dtype.str, "v": o.item()}
-        if isinstance(o, pd.DataFrame):
-            blobs.append(_ipc(o))
-            return {"$": "df", "i": len(blobs) - 1}
-        if isinstance(o, (list, tuple, set, frozenset)):
-            return {"$": type(o).__name__, "v": [enc(x) for x in o]}
-        if isinstance(o, dict):
-            return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
-        if dataclasses.is_dataclass(o) and not isinstance(o, type):
-            return {
-                "$": "dc",
-                "c": type(o).__name__,
-                "v": {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)},
-            }
-        raise TypeError(f"cannot cache a {type(o).__name__}")
-
-    head = json.dumps(enc(obj), separators=(",", ":")).encode()
-    parts = [MAGIC, struct.pack("<Q", len(head)), head]
-    for b in blobs:
-        parts += [struct.pack("<Q", len(b)), b]
-    return b"".join(parts)
-
-
-_SEQ = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}
-
-
-def decode(data: bytes, expect: type, classes: tuple[type, ...] = ()):
-    """The object ``encode`` wrote, which must be an ``expect``; dataclasses only among ``expect`` and
-    ``classes``, every field checked against its annotation.  Anything else: ``CacheDamage``."""
-    try:
-        return _decode(data, expect, classes)
-    except CacheDamage:
-        raise
-    except (
-        ValueError,
-        TypeError,
-        KeyError,
-        IndexError,
-        AttributeError,
-        OverflowError,
-        RecursionError,
-        struct.error,
-        pa.ArrowException,
-        NameError,
-    ) as exc:
-        raise CacheDamage(f"{type(exc).__name__}: {exc}") from None
-
-
-def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
-    if not data.startswith(MAGIC):
-        raise CacheDamage("not a file of this version of nsys2prv")
-    pos = len(MAGIC)
-    chunks = []
-    while pos < len(data):
-        (n,) = struct.unpack_from("<Q", data, pos)
-        if pos + 8 + n > len(data):
-            raise CacheDamage("truncated")
-        chunks.append(data[pos + 8 : pos + 8 + n])
-        pos += 8 + n
-    if not chunks:
-        raise CacheDamage("empty")
-    tree, blobs = json.loads(chunks[0]), chunks[1:]
-    allowed = {c.__name__: c for c in (expect, *classes) if dataclasses.is_dataclass(c)}
-    hints: dict[type, dict] = {}
-
-    def dec(t):
-        if t is None or isinstance(t, (bool, int, float, str)):
-            return t
-        if not isinstance(t, dict):
-            raise CacheDamage("unexpected JSON value")
-        tag = t["$"]
-        if tag in _SEQ:
-            return _SEQ[tag](dec(x) for x in t["v"])
-        if tag == "dict":
-            return {dec(k): dec(v) for k, v in t["v"]}
-        if tag == "np":
-            dtype = np.dtype(t["t"])
-            if dtype.kind not in "biuf" or not isinstance(t["v"], (bool, int, float)):
-                raise CacheDamage("not a numeric scalar")
-            return dtype.type(t["v"])
-        if tag == "df":
-            return _from_ipc(blobs[t["i"]])
-        if tag == "dc":
-            cls = allowed.get(t["c"])
-            if cls is None:
-                raise CacheDamage(f"an object of type {t['c']!r}")
-            fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-            values = t["v"]
-            if not isinstance(values, dict) or set(values) != set(fields):
-                raise CacheDamage(f"{cls.__name__} with other fields")
-            if cls not in hints:
-                module = sys.modules[cls.__module__].__dict__
-                hints[cls] = typing.get_type_hints(cls, globalns=module, localns=dict(allowed))
-            kw = {}
-            for name, raw in values.items():
-                v = dec(raw)
-                if not _conforms(v, hints[cls].get(name, typing.Any)):
-                    raise CacheDamage(f"{cls.__name__}.{name} is a {type(v).__name__}")
-                kw[name] = v
-            return cls(**kw)
-        raise CacheDamage(f"unknown tag {tag!r}")
-
-    obj = dec(tree)
-    if not isinstance(obj, expect):
-        raise CacheDamage(f"a {type(obj).__name__}, not a {expect.__name__}")
-    return obj
-
-
-def _conforms(v, hint) -> bool:
-    """``v`` fits the annotation ``hint`` (containers checked element by element)."""
-    if hint is typing.Any or hint is object:
-        return True
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_conforms(v, a) for a in args)
-    if hint is type(None) or hint is None:
-        return v is None
-    if origin is None:
-        if not isinstance(hint, type):
-            return True
-        if hint is float:
-            return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-        if hint is int:
-            return isinstance(v, (int, np.integer))
-        return isinstance(v, hint)
-    if origin is collections.abc.Callable:
-        return callable(v)
-    if not isinstance(origin, type) or not isinstance(v, origin):
-        return False
-    if not args:
-        return True
-    if origin is dict and isinstance(v, dict):
-        return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
-    if origin is tuple and isinstance(v, tuple):
-        if len(args) == 2 and args[1] is Ellipsis:
-            return all(_conforms(x, args[0]) for x in v)
-        return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
-    if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
-        return all(_conforms(x, args[0]) for x in v)
-    return True
 
 
 # --- files below CACHE_DIR: never through a link ---------------------------------------------------------
@@ -427,14 +234,14 @@ class TableCache:
         want = self._schemas.get(kind)
         if want is None:
             raise CacheDamage(f"no schema recorded for {kind}")
-        _system_pool()
+        system_pool()
         if not want.get("empty"):
             with self.parquet_file(kind) as pf:
                 assert pf is not None  # (the kind has rows: checked above)
                 # one file, one process: without the dataset layer and Arrow's thread pool (faster for
                 # small tables; a worker converts one report at a time anyway)
                 return pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
-        df = _from_ipc(self._read(f"{kind}{EMPTY}"))
+        df = from_ipc(self._read(f"{kind}{EMPTY}"))
         if list(df.columns) != want["columns"]:
             raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")
         return df[columns] if columns is not None else df
@@ -443,16 +250,39 @@ class TableCache:
         """The overlap lanes ``store_lanes`` stored under ``tag``: kind -> its rows' lanes (read-only, in
         the table's row order; no kind when no activity is on an extra lane); None when none are stored
         (or the file is unusable: noted)."""
-        name = LANES.format(tag)
-        _system_pool()
+        got = self._per_row(LANES.format(tag), "lane")
+        return None if got is None else got[0]
+
+    def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
+        """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
+        order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
+        lane = None if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
+        self._store_per_row(LANES.format(tag), "lane", rows, lane, 0)
+
+    def launches(self, tag: str) -> tuple[dict[str, np.ndarray], int] | None:
+        """The launch calls ``store_launches`` stored under ``tag``: kind -> its activities' call rows
+        (-1: none), and the calls sharing a correlation id; None when none are stored (or unusable)."""
+        return self._per_row(LAUNCHES.format(tag), "call")
+
+    def store_launches(self, tag: str, rows: dict[str, np.ndarray], shared: int) -> None:
+        """Store each activity's launch call (``translate.launches.Launches``: kind -> call rows) under
+        ``tag``."""
+        calls = np.concatenate(list(rows.values())) if rows else np.zeros(0, np.int64)
+        self._store_per_row(LAUNCHES.format(tag), "call", {k: len(v) for k, v in rows.items()}, calls, shared)
+
+    def _per_row(self, name: str, column: str) -> tuple[dict[str, np.ndarray], int] | None:
+        """A value per row of some kinds' tables (``_store_per_row``): kind -> its values, and the
+        file's count; None when not stored (or the file is unusable: noted)."""
+        system_pool()
         try:
             with self._open() as dfd, _open_file(dfd, name) as fd:
-                table = pa.ipc.open_file(_arrow_source(fd)).read_all()
+                table = pa.ipc.open_file(arrow_source(fd)).read_all()
             table.validate(full=True)
             meta = json.loads((table.schema.metadata or {}).get(b"rows", b"null"))
+            count = json.loads((table.schema.metadata or {}).get(b"count", b"0"))
             if (
-                table.schema.names != ["lane"]
-                or not pa.types.is_integer(table.schema.field("lane").type)
+                table.schema.names != [column]
+                or not pa.types.is_integer(table.schema.field(column).type)
                 or not isinstance(meta, list)
                 or not all(
                     isinstance(kn, list)
@@ -463,41 +293,42 @@ class TableCache:
                     for kn in meta
                 )
                 or table.num_rows not in (0, sum(n for _, n in meta))
+                or not isinstance(count, int)
             ):
-                raise CacheDamage(f"{name} is not a file of lanes")
+                raise CacheDamage(f"{name} is not a file of {column}s")
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError, pa.ArrowException) as exc:
             self._note(name, exc)
             return None
         if not table.num_rows:
-            return {}
-        lane = table.column("lane").combine_chunks().to_numpy(zero_copy_only=False)
+            return {}, count
+        values = table.column(column).combine_chunks().to_numpy(zero_copy_only=False)
         cut = np.cumsum([n for _, n in meta])
-        return {k: lane[hi - n : hi] for (k, n), hi in zip(meta, cut)}
+        return {k: values[hi - n : hi] for (k, n), hi in zip(meta, cut)}, count
 
-    def store_lanes(self, tag: str, rows: dict[str, int], lanes: np.ndarray | None) -> None:
-        """Store the overlap lanes of the activities of the kinds ``rows`` names (kind -> rows, in the
-        order of ``lanes``) under ``tag``; ``lanes`` None: none is on an extra lane."""
-        _system_pool()
+    def _store_per_row(self, name: str, column: str, rows: dict[str, int], values: np.ndarray | None, count: int):
+        """Store ``values``, one per row of the kinds ``rows`` names (kind -> rows, in their order; None:
+        none to store, every kind's rows the default), and a count, as file ``name``."""
+        system_pool()
         if not self.prepare():
             return
-        n = 0 if lanes is None else len(lanes)
-        lane = np.zeros(0, np.int8) if lanes is None else lanes.astype(np.min_scalar_type(int(lanes.max(initial=0))))
-        table = pa.table({"lane": lane}).replace_schema_metadata(
-            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()])}
+        n = 0 if values is None else len(values)
+        data = np.zeros(0, np.int8) if values is None else values
+        table = pa.table({column: data}).replace_schema_metadata(
+            {"rows": json.dumps([[k, int(r)] for k, r in rows.items()]), "count": json.dumps(int(count))}
         )
         if n and n != sum(rows.values()):
-            raise ValueError(f"{n} lanes for {sum(rows.values())} rows")
+            raise ValueError(f"{n} {column}s for {sum(rows.values())} rows")
         try:
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, table.schema) as w:
                 w.write_table(table)
-            data = sink.getvalue()
+            out = sink.getvalue()
             with self._open() as dfd:
-                self._replace(dfd, LANES.format(tag), lambda fh: fh.write(data))
+                self._replace(dfd, name, lambda fh: fh.write(out))
         except (OSError, pa.ArrowException) as exc:
-            self._unwritten(exc)  # a full or read-only cache: the lanes are derived again where needed
+            self._unwritten(exc)  # a full or read-only cache: derived again where needed
 
     @contextmanager
     def parquet_file(self, kind: str):
@@ -509,7 +340,7 @@ class TableCache:
             yield None
             return
         with self._open() as dfd, _open_file(dfd, f"{kind}.parquet") as fd:
-            pf = pq.ParquetFile(_arrow_source(fd))
+            pf = pq.ParquetFile(arrow_source(fd))
             if pf.schema_arrow.names != want["columns"]:
                 raise CacheDamage(f"{kind}.parquet has the columns of another table")
             yield pf
@@ -589,7 +420,7 @@ class TableCache:
     def store(self, meta, tables: dict[str, tuple[pd.DataFrame | None, dict | None]]) -> None:
         """Add ``tables`` (kind -> (table or None, tally)) and the metadata."""
 
-        _system_pool()
+        system_pool()
         if not self.prepare():
             return
         try:
@@ -599,12 +430,12 @@ class TableCache:
                     if df is not None:
                         try:
                             if len(df) == 0:
-                                data = _ipc(df)
+                                data = to_ipc(df)
                                 self._replace(dfd, f"{kind}{EMPTY}", lambda fh: fh.write(data))
                                 schemas[kind] = {"columns": [str(c) for c in df.columns], "empty": True}
                             else:
                                 table = pa.Table.from_pandas(df, preserve_index=False)
-                                self._replace(dfd, f"{kind}.parquet", lambda fh: _write_to(table, fh))
+                                self._replace(dfd, f"{kind}.parquet", lambda fh: write_parquet(table, fh))
                                 schemas[kind] = {"columns": table.schema.names}
                         except (pa.ArrowException, TypeError, ValueError):
                             continue  # a column Parquet cannot hold: read from the SQLite each time
@@ -647,55 +478,19 @@ class TableCache:
         """``kind``'s table from the DataFrames ``frames`` yields (a large table read a batch of rows at a
         time), written as ``store`` writes a whole table; ``tally()``: its tally once they are all read.
         Every frame is taken from ``frames`` whatever happens (the caller's side effects run)."""
-        _system_pool()
+        system_pool()
         frames = iter(frames)
         try:
             if self.prepare():
                 with self._open() as dfd:
                     names: list[str] = []
-                    self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(_write_batches(frames, fh)))
+                    self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(write_batches(frames, fh)))
                     if names:
                         self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
         except (OSError, pa.ArrowException, TypeError, ValueError) as exc:
             self._unwritten(exc)  # a full or read-only cache (or a batch Parquet cannot hold): not cached
         for _ in frames:
             pass
-
-
-def _wide_dictionaries(table):
-    """Dictionary columns with int32 indices: every batch of a table gets the same schema."""
-    fields = [
-        pa.field(f.name, pa.dictionary(pa.int32(), f.type.value_type)) if pa.types.is_dictionary(f.type) else f
-        for f in table.schema
-    ]
-    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
-
-
-class _NoRows(ValueError):
-    """No batch at all: nothing to store."""
-
-
-def _write_batches(frames, fh) -> list[str]:
-    """The frames as one Parquet file (a row group a batch at most) into ``fh``; its column names
-    ([] and nothing written when there was no frame)."""
-    writer = schema = None
-    with _arrow_sink(fh) as sink:
-        for df in frames:
-            table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
-            if writer is None:
-                schema = table.schema
-                text = [f.name for f in schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
-                writer = pq.ParquetWriter(
-                    sink, schema, compression="lz4", use_dictionary=text or False, write_statistics=False
-                )
-            else:
-                table = table.cast(schema)
-            writer.write_table(table, row_group_size=ROW_GROUP)
-        if writer is not None:
-            writer.close()
-    if schema is None:
-        raise _NoRows(fh)
-    return list(schema.names)
 
 
 def _check_manifest(doc) -> tuple[dict, dict]:
@@ -727,35 +522,6 @@ def _check_manifest(doc) -> tuple[dict, dict]:
             ):
                 raise CacheDamage(f"{MANIFEST}: no schema for {kind!r}")
     return kinds, schemas
-
-
-def _proc_fd(fd: int) -> str | None:
-    p = f"/proc/self/fd/{fd}"
-    return p if os.path.exists(p) else None
-
-
-def _arrow_source(fd: int):
-    """An Arrow input file on an opened descriptor (memory-mapped through /proc: the same inode)."""
-    p = _proc_fd(fd)
-    return pa.memory_map(p) if p else os.fdopen(os.dup(fd), "rb")
-
-
-@contextmanager
-def _arrow_sink(fh):
-    """An Arrow output on the opened Python file ``fh``: Arrow's own file on the same descriptor's inode
-    where /proc has it (not a Python call per write), else ``fh`` itself."""
-    p = _proc_fd(fh.fileno())
-    if p is None:
-        yield fh
-        return
-    with pa.OSFile(p, mode="wb") as sink:
-        yield sink
-
-
-def _write_to(table, fh) -> None:
-    """``table`` as Parquet into the opened Python file ``fh`` (``_arrow_sink``)."""
-    with _arrow_sink(fh) as sink:
-        _write(table, sink)
 
 
 def _own_link(fd: int, name: str) -> bool:

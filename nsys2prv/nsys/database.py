@@ -10,22 +10,28 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
+from nsys2prv.nsys.connection import (
+    NUMBER,
+    NUMERIC_COLUMNS,
+    TEXT,
+    AdbcReader,
+    Bound,
+    decode_text,
+    open_readonly,
+    sql_column,
+)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 # Tables that only an Nsight Systems export has; one of them must exist -- or, in a lazy export
 # made by ``nsys stats`` (2021-2022: no export metadata, no session start), StringIds and one of
 # the event tables (NSYS_EVENT_TABLES, NSYS_EVENT_PREFIX).
@@ -70,8 +76,8 @@ class Report:
         self.index = index
         # The file the user named (a .nsys-rep is exported to a cached .sqlite).
         self.source = source or str(path)
-        self._conn, self._uri = _open_readonly(self.path)  # (the URI: the ADBC reader opens the same)
-        self._bound = _Bound(self._conn, self.path)
+        self._conn, self._uri = open_readonly(self.path)  # (the URI: the ADBC reader opens the same)
+        self._bound = Bound(self._conn, self.path)
         self.notes: list[str] = []  # what the conversion should say about this export
         try:
             self.tables = self._probe_tables()
@@ -91,7 +97,7 @@ class Report:
                     str(self.path),
                 )
         self._columns: dict[str, list[str]] = {}
-        self._adbc: _AdbcReader | Literal[False] | None = None  # the optional ADBC reader (see _adbc_query);
+        self._adbc: AdbcReader | Literal[False] | None = None  # the optional ADBC reader (see _adbc_query);
         #                                                          False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
         # what the readers asked of each table: columns found missing, and tables some probe accepted
@@ -173,7 +179,7 @@ class Report:
     def _fetch(self, sql: str, params: tuple = ()):
         """(cursor description, rows).  Text is decoded by sqlite3 itself (C); the first text that
         is not valid UTF-8 switches the connection to a decoder that replaces bad bytes, and the
-        query is run again.  Every query is bounded (``_Bound``): one that runs past it is an error."""
+        query is run again.  Every query is bounded (``Bound``): one that runs past it is an error."""
         self._bound.start()
         try:
             try:
@@ -182,7 +188,7 @@ class Report:
             except sqlite3.OperationalError as exc:
                 if self._conn.text_factory is not str or "decode" not in str(exc):
                     raise
-                self._conn.text_factory = _decode_text
+                self._conn.text_factory = decode_text
                 cur = self._conn.execute(sql, params)
                 return cur.description, cur.fetchall()
         except sqlite3.DatabaseError as exc:
@@ -217,7 +223,7 @@ class Report:
         return None if lo is None else (int(lo), int(hi))
 
     def query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        if self.window is not None:  # one batch of rows of a table (stages.read_each)
+        if self.window is not None:  # one batch of rows of a table (pipeline.scan.read_each)
             table, lo, hi = self.window
             sql = re.sub(
                 rf"\bFROM\s+{table}\b",
@@ -279,7 +285,7 @@ class Report:
             if self._adbc is None:
                 if environment().no_adbc:
                     raise ImportError
-                self._adbc = _AdbcReader(self._uri)
+                self._adbc = AdbcReader(self._uri)
             elif self._adbc is False:  # found unusable before
                 return None
             return self._adbc.query(sql)
@@ -434,211 +440,3 @@ class Report:
 
     def __repr__(self) -> str:
         return f"Report({self.source!r}, schema={self.schema_version})"
-
-
-TEXT = {str, bytes}
-NUMBER = {int, float}
-# columns (as the readers name them in their queries) that hold numbers whatever else a column of the
-# same query holds: text there is a damaged row, never a value
-NUMERIC_COLUMNS = frozenset(
-    {
-        "start",
-        "end",
-        "tid",
-        "gpid",
-        "pid",
-        "device",
-        "context",
-        "stream",
-        "corr",
-        "globalTid",
-        "globalPid",
-        "nameId",
-        "shortName",
-        "demangledName",
-        "rank",
-        "id",
-        "deviceId",
-        "streamId",
-        "contextId",
-        "correlationId",
-        "typeId",
-        "metricId",
-        "timestamp",
-        "bytes",
-        "size",
-        "copyKind",
-        "copy_kind",
-        "domainId",
-        "eventType",
-        "textId",
-        "graphNodeId",
-        "graphExecId",
-    }
-)
-
-
-def sql_column(values: tuple, kinds: set | None = None) -> np.ndarray | pd.Series:
-    """A column from sqlite tuples: int64 when all ints, Int64/float when NULLs, else object
-    (``kinds``: the values' types, when the caller has them)."""
-    arr = np.asarray(values, dtype=object)
-    kinds = {type(v) for v in values} if kinds is None else kinds
-    if kinds <= {int}:
-        try:
-            return arr.astype(np.int64)
-        except OverflowError:
-            return arr.astype(np.uint64).view(np.int64)
-    if kinds <= {int, type(None)}:
-        return pd.array(list(values), dtype="Int64")
-    if kinds <= {int, float, type(None)}:
-        return arr.astype(float)
-    return arr
-
-
-def _EXACT(typ) -> bool:
-    """Arrow types the ADBC driver gives exactly as sqlite3 + ``sql_column`` would (it refuses an int
-    column holding a float or text, and a float column holding text)."""
-    return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
-
-
-class _AdbcReader:
-    """A read-only ADBC SQLite connection (low-level API: the DB-API module would import
-    pyarrow.dataset)."""
-
-    def __init__(self, uri: str):
-        # optional dependency (extra "fast"): ImportError here means the stdlib reader
-        import adbc_driver_manager
-        import adbc_driver_sqlite
-        import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
-
-        self._mgr = adbc_driver_manager
-        self._db = adbc_driver_sqlite.connect(uri)
-        try:
-            self._conn = adbc_driver_manager.AdbcConnection(self._db)
-        except Exception:
-            self._db.close()
-            raise
-
-    def query(self, sql: str) -> pd.DataFrame | None:
-
-        stmt = self._mgr.AdbcStatement(self._conn)
-        try:
-            stmt.set_sql_query(sql)
-            handle, _ = stmt.execute_query()
-            reader = pa.RecordBatchReader._import_from_c(handle.address)
-            if not all(_EXACT(t) for t in reader.schema.types):
-                reader.close()
-                return None  # text / blob: sqlite3 and _decode_text decide
-            table = reader.read_all()
-        finally:
-            stmt.close()
-        names = table.column_names
-        if table.num_rows == 0:
-            return pd.DataFrame({n: pd.Series(dtype="float64") for n in names})
-        cols = {}
-        for name, col in zip(names, table.columns):
-            typ = col.type
-            if pa.types.is_null(typ):
-                cols[name] = pd.array([None] * len(col), dtype="Int64")
-            elif pa.types.is_int64(typ):
-                if col.null_count:
-                    values = col.fill_null(0).to_numpy()
-                    cols[name] = pd.arrays.IntegerArray(values, col.is_null().to_numpy(zero_copy_only=False))
-                else:
-                    cols[name] = col.to_numpy()
-            elif pa.types.is_float64(typ):
-                cols[name] = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-            else:
-                return None
-        return pd.DataFrame(cols)
-
-    def close(self) -> None:
-        try:
-            self._conn.close()
-        finally:
-            self._db.close()
-
-
-class _Bound:
-    """A bound on every sqlite3 query of a connection: SQLite's progress handler, called every
-    ``EVERY`` virtual machine steps, interrupts a query past ``STEPS_PER_BYTE`` steps per byte of the
-    file (at least ``MIN_STEPS``) -- far more than any scan, sort or indexed join of the file needs,
-    and a bound on what a crafted export (a recursive query behind a name) could make it run.  The
-    ADBC reader (``_AdbcReader``) runs the readers' queries over the export's tables only (views are
-    never read: ``Report._probe_tables``), whose work the file's size bounds."""
-
-    EVERY = 10_000
-    STEPS_PER_BYTE = 1000
-    MIN_STEPS = 10**10
-
-    def __init__(self, conn: sqlite3.Connection, path: Path):
-        try:
-            size = path.stat().st_size
-        except OSError:
-            size = 0
-        self.steps = max(self.MIN_STEPS, self.STEPS_PER_BYTE * size)
-        self.start()
-        conn.set_progress_handler(self._tick, self.EVERY)
-
-    def start(self) -> None:
-        self._left, self.exceeded = self.steps // self.EVERY, False
-
-    def _tick(self) -> int:
-        self._left -= 1
-        if self._left < 0:
-            self.exceeded = True
-            return 1  # interrupt the query
-        return 0
-
-
-def _open_readonly(path: Path) -> tuple[sqlite3.Connection, str]:
-    """A read-only connection to an export, and its URI (``_uri``)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UserError("file not found", str(path)) from None
-    except OSError as exc:
-        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UserError("is a directory, not a report", str(path))
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read below forever
-        raise UserError("not a regular file (a FIFO, socket or device): give the export itself", str(path))
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
-    except OSError as exc:
-        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if header[:16] != SQLITE_MAGIC:
-        raise UserError("not an SQLite file (expected an nsys .sqlite export or a .nsys-rep)", str(path))
-    uri = _uri(path, header)
-    try:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.text_factory = str  # (Report._fetch: invalid UTF-8 switches to _decode_text)
-        conn.execute("PRAGMA query_only = ON")
-    except sqlite3.DatabaseError as exc:
-        raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
-    return conn, uri
-
-
-def _uri(path: Path, header: bytes) -> str:
-    """The read-only URI of an export.  A WAL-mode database (header bytes 18-19 = 2) would need its
-    ``-shm`` and ``-wal`` files, created beside it (or refused on read-only media): without a WAL file
-    holding data it is opened ``immutable`` -- no locks, no side files."""
-    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
-    if len(header) >= 20 and header[18] == 2 and header[19] == 2:
-        wal = Path(f"{path.resolve()}-wal")
-        try:
-            has_wal = wal.stat().st_size > 0
-        except OSError:
-            has_wal = False
-        if not has_wal:
-            uri += "&immutable=1"
-    return uri
-
-
-def _decode_text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
-
-
-def _uri_path(path: Path) -> str:
-    return quote(str(path))

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.errors import UserError
-from nsys2prv.nsys.database import Report, sql_column
+from nsys2prv.nsys.connection import sql_column
+from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.readers.nvtx import load_nvtx
 

@@ -127,7 +127,7 @@ def probe_compact() -> tuple:
 
 
 class Tables(NamedTuple):
-    """What the compact formatter looks up (``chunks.sig_tables``): per global thread its cpu, task
+    """What the compact formatter looks up (``merge.sig_tables``): per global thread its cpu, task
     and thread in task; per record signature its tail width, first entry in ``types``/``dyn`` and
     first position in ``remap``; the event type ids and whether each value is a local name code;
     local name codes -> the trace's values."""

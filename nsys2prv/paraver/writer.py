@@ -1,6 +1,6 @@
 """Write OUT.prv (or .prv.gz), OUT.pcf and OUT.row from the reports' sorted chunks, atomically.
 
-The chunks' records are merged in (time, record kind, order) order (``paraver/chunks.py``) and
+The chunks' records are merged in (time, record kind, order) order (``paraver/chunks.py``, ``paraver/merge.py``) and
 formatted in bulk; files are written to temporary names in the output directory and renamed only
 when all three are complete.
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nsys2prv.core.registry import EventType
+from nsys2prv.core.registry import EXECUTING_CPU, EventType
 from nsys2prv.model.resources import Model
-from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.paraver.merge import merge, merge_split, object_columns
 from nsys2prv.paraver.pcf import render_pcf
 from nsys2prv.paraver.row import render_row
 
@@ -99,7 +99,7 @@ def write_files(
                 fh.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                 body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
-        temps[2].write_text(render_row(model), encoding="utf-8")
+        temps[2].write_text(render_row(model, scheduler=EXECUTING_CPU.id in types), encoding="utf-8")
         for tmp, target in zip(temps, targets):
             os.replace(tmp, target)
     finally:

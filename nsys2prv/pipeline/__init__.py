@@ -7,8 +7,9 @@
     D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
 
 Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see
-``stages.py`` and ``parallel.py``.  ``pop_of_reports`` (``nsys2prv pop`` on reports) runs the same
-stages A and B and the POP part of stage C.  Memory in the main process is O(reports), not O(events).
+``scan.py``, ``stages.py``, ``slices.py`` and ``parallel.py``.  ``pop_of_reports`` (``nsys2prv pop``
+on reports) runs the same stages A and B and the POP part of stage C.  Memory in the main process is
+O(reports), not O(events).
 
 -t chooses what goes into the trace, never the POP metrics: stages A and C also read the POP kinds
 (``metrics.pop.KINDS``) and the POP processes are a model of their own, so OUT.pop.json is the same

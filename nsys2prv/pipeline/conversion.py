@@ -29,7 +29,8 @@ from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
 from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
-from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec, sqlite_of
+from nsys2prv.pipeline.report import sqlite_of
+from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
 from nsys2prv.pipeline.warmup import expect_rows, warm_numba

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nsys2prv.core.choices import NcclAs
 from nsys2prv.metrics.gpu_activity import activity_events
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.translate.records import Translation
@@ -20,7 +21,7 @@ class GpuRows:
     of ``pop_model``).  ``work``: the directory for chunk files; ``index``:
     the first report index the chunks sort as (after the reports' and the messages' chunks)."""
 
-    def __init__(self, model, pop_model, types: dict, nccl_as: str, work: Path, index: int):
+    def __init__(self, model, pop_model, types: dict, nccl_as: NcclAs, work: Path, index: int):
         self.model, self.types, self.nccl_as, self.work, self.index = model, types, nccl_as, work, index
         hosts = sorted({h for h, _ in model.device_rows})
         self.host_code = {h: i for i, h in enumerate(hosts)}

@@ -10,6 +10,7 @@ from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
+from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
@@ -17,9 +18,10 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators, build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
-from nsys2prv.pipeline import stages
+from nsys2prv.pipeline import report, scan
 from nsys2prv.pipeline.parallel import Executor
-from nsys2prv.pipeline.stages import Reading, ReportFile, ReportInfo, Scan, Source
+from nsys2prv.pipeline.report import Reading, ReportFile, ReportInfo, Source
+from nsys2prv.pipeline.scan import Scan
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
@@ -126,7 +128,9 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
     pop_kinds = tuple(
-        k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ()) if k not in kinds
+        k
+        for k in popm.KINDS + on_cpu.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
+        if k not in kinds
     )
     reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
     sources = [
@@ -139,9 +143,9 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     ]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
-    scans = ex.map(stages.scan_report, sources, cfg.filter_nvtx, desc="read")
+    scans = ex.map(scan.scan_report, sources, cfg.filter_nvtx, desc="read")
     infos = [s.info for s in scans]
-    stages.name_unknown_hosts(infos)
+    report.name_unknown_hosts(infos)
     tick("A: read/scan")
     out = Translation()
     for s in scans:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from nsys2prv.config import Config
+from nsys2prv.core.choices import NcclAs
 from nsys2prv.core.errors import UserError
 from nsys2prv.metrics.pop import SCHEMA
 from nsys2prv.pipeline import pop_of_reports
@@ -16,7 +17,7 @@ from nsys2prv.pipeline import pop_of_reports
 
 def load_run(
     spec: str,
-    nccl_as: str,
+    nccl_as: NcclAs,
     region=None,
     iterations=None,
     warmup: int = 0,

@@ -10,7 +10,8 @@ doubled.  Three kinds of jobs do it:
   slice borders, and the only facts of a row that depend on rows of other slices: the overlap
   lane of every GPU activity (numbered over the whole report by stage A and stored in the table
   cache: ``TableCache.lanes``) and the position of its launch call in the CUDA API table
-  (``launch_links``' first match).  Reads a few columns.
+  (stage A's ``translate.launches.match``, stored in the table cache: ``TableCache.launches``).
+  Reads a few columns.
 - ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
   links, each activity's launch call and the NVTX ranges around those calls; the translators and
   links as for a whole report; its POP partial (the POP intervals inside the slice, its rows' and
@@ -23,9 +24,9 @@ doubled.  Three kinds of jobs do it:
   those of painting the whole report at once (``translate.paint``).
 
 A report is not sliced (it is translated whole by ``stages.translate_report``) when its tables are
-not in the Parquet cache, when two CUDA API calls of a process share a correlation id (the links
-of such calls need every call), when NCCL ranges are translated (their payload count is per
-call), or when GPU metric samples are attributed to kernels (``OUT.gpu_metrics.csv``).
+not in the Parquet cache (or their lanes or launch calls are not), when NCCL ranges are translated
+(their payload count is per call), or when GPU metric samples are attributed to kernels
+(``OUT.gpu_metrics.csv``).
 """
 
 from __future__ import annotations
@@ -38,23 +39,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.intervals import tuple_codes
 from nsys2prv.core.memory import release
-from nsys2prv.metrics import pop
+from nsys2prv.metrics import on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
-from nsys2prv.nsys.ids import process_key
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
-from nsys2prv.pipeline import stages
+from nsys2prv.pipeline import report, stages
+from nsys2prv.pipeline.lanes import lane_tag, launch_kinds, launch_tag
 from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.cuda import LINKS as LAUNCH_LINKS
-from nsys2prv.translate.cuda import first_match
+from nsys2prv.translate.launches import ACTIVITIES, Launches, restrict
 from nsys2prv.translate.records import StateIntervals, Translation
 
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-ACTIVITIES = tuple(kind for kind, _, _ in LAUNCH_LINKS)  # GPU activities launched by a call
 
 
 @dataclass
@@ -78,6 +76,7 @@ class Plan:
     groups: dict[str, Groups]  # kind -> row groups (kinds with rows)
     lane_tag: str | None = None  # the overlap lanes in the table cache (None: no extra lane)
     launches: dict[str, str] = field(default_factory=dict)  # activity kind -> .npy of its call's row
+    shared: int = 0  # calls sharing a correlation id (``Launches.shared``: noted by the first slice)
 
     @property
     def slices(self) -> int:
@@ -197,49 +196,11 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
-def _columns(tables: list[Groups], cols: tuple[str, ...]):
-    """``cols`` of the rows of ``tables`` (in order), a row group at a time: int64 arrays."""
-    for g in tables:
-        with _parquet(g.where) as pf:
-            for i in range(len(g.rows)):
-                t = pf.read_row_group(i, columns=list(cols), use_threads=False)
-                yield [t.column(c).to_numpy().astype(np.int64, copy=False) for c in cols]
-
-
-def _launches(api: Groups, acts: list[Groups]) -> list[np.ndarray] | None:
-    """Each activity's launch call: the row of the first CUDA API call of its process with its
-    correlation id (as ``cuda.launch_links``), -1 where none; None when calls share an id."""
-    procs: dict = {}  # process key -> small code
-    keys, corrs = [], []
-    for tid, corr in _columns([api], ("tid", "corr")):
-        keys.append(tuple_codes([process_key(tid)], procs))
-        corrs.append(corr)
-    key, corr = np.concatenate(keys or [np.zeros(0, np.int64)]), np.concatenate(corrs or [np.zeros(0, np.int64)])
-    del keys, corrs
-    calls = np.flatnonzero(corr >= 0)
-    act = [[(tuple_codes([gpid], procs), c) for gpid, c in _columns([g], ("gpid", "corr"))] for g in acts]
-    lo = min([int(c.min()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0])
-    span = max([int(c.max()) for c in [corr[calls], *(c for a in act for _, c in a)] if len(c)] or [0]) - lo + 1
-    if span * (len(procs) + 1) >= 1 << 62:
-        return None  # (codes would overflow: linked on the whole report)
-    call_codes = key[calls] * span + (corr[calls] - lo)
-    del key, corr
-    order = np.argsort(call_codes, kind="stable")
-    if (np.diff(call_codes[order]) == 0).any():
-        return None
-    out = []
-    for parts in act:
-        code = np.concatenate([k * span + (c - lo) for k, c in parts] or [np.zeros(0, np.int64)])
-        hit = first_match(code, call_codes, order)
-        out.append(np.where(hit >= 0, calls[np.maximum(hit, 0)], -1))
-    return out
-
-
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     """Phase 0 for one report (None: translate it whole)."""
     src = job.src
-    kinds = stages.default_kinds(src)
-    sqlite = stages.sqlite_of(src)
+    kinds = report.default_kinds(src)
+    sqlite = report.sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
         return None  # not cached (a cache that cannot be written)
@@ -266,19 +227,20 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
     borders = _borders(np.concatenate(samples) if samples else np.zeros(0, np.int64), rows, slice_rows, job.clip)
     if len(borders) < 3:
         return None
-    lanes = cache.lanes(stages.lane_tag(src))
+    lanes = cache.lanes(lane_tag(src))
     if lanes is None or any(k not in groups or len(lane) != int(groups[k].rows.sum()) for k, lane in lanes.items()):
         return None  # (not stored: translated whole, where stage C derives them)
-    p = Plan(src.index, borders, groups, stages.lane_tag(src) if lanes else None)
+    p = Plan(src.index, borders, groups, lane_tag(src) if lanes else None)
     del lanes
-    links = [k for k in ACTIVITIES if k in src.reading.kinds and k in groups]
-    if links and "cuda_api" in groups and ("cuda_api" in src.reading.kinds or src.reading.link_calls):
-        found = _launches(groups["cuda_api"], [groups[k] for k in links])
-        if found is None:
-            return None  # calls sharing a correlation id: linked on the whole report
-        for k, part in zip(links, found):
+    links = [k for k in launch_kinds(src) if k in groups]
+    if links and "cuda_api" in groups:
+        found = cache.launches(launch_tag(src))  # (stage A's: ``scan._Facts.store_launches``)
+        if found is None or any(k not in found[0] or len(found[0][k]) != int(groups[k].rows.sum()) for k in links):
+            return None  # (not stored: translated whole, where stage C derives them)
+        calls_of, p.shared = found
+        for k in links:
             p.launches[k] = f"{prefix}.calls-{k}.npy"
-            np.save(p.launches[k], part)
+            np.save(p.launches[k], calls_of[k])
     release()
     return p
 
@@ -317,8 +279,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     job, plan, k = sj.job, sj.plan, sj.k
     src, r = job.src, job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    cache = stages.table_cache(src)
-    kinds = stages.default_kinds(src)
+    cache = report.table_cache(src)
+    kinds = report.default_kinds(src)
     lanes = _stored_lanes(plan, cache)
     got = {
         kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
@@ -332,9 +294,9 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     del every
     out = Translation()
     if job.clip is not None:
-        stages.clip(tables, job.clip[0], job.clip[1], out)
+        kept = stages.clip(tables, job.clip[0], job.clip[1], out)
         stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
-        positions = {kind: positions[kind][stages.in_window(got[kind][0], *job.clip)] for kind in positions}
+        positions = {kind: positions[kind][kept[kind]] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
     running = (
         {}
@@ -349,7 +311,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     del untranslated, pop_tables
     ctx = stages.job_context(job, model, tables)
     stages.translate_tables(ctx, out, links=False)
-    _links(ctx, out, plan, src, positions, tables, job.clip)
+    _links(ctx, out, plan, k, src, positions, tables, job.clip)
     threads = model.report_threads(r)
     first, last = event_spans(out, model, threads)
     states = out.states
@@ -394,49 +356,56 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
     ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
     measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
-    calls are those of the slice's own rows."""
-    r = job.src.index
+    calls are those of the slice's own rows (``collect_partial``'s ``cut``)."""
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    spans = pop.task_spans({x: tables.get(x) for x in pop.KINDS}, r, job.pop.tasks, job.clock)
     window = dict(tables)
     window.update(
         {
             x: pd.concat([window[x], rows], ignore_index=True)
             for x, rows in running.items()
-            if x in pop.KINDS and x in window and len(rows)
+            if x in pop.KINDS + on_cpu.KINDS and x in window and len(rows)
         }
     )
     stages.clip(window, lo, hi, Translation())
-    part = pop.collect_partial(
-        r, window, job.pop.tasks, job.clock, (), not job.pop.names, f"{job.chunk}.pop.npy", job.comms
-    )
-    own = pop.collect_partial(
-        r,
-        {x: tables[x] for x in ("nvtx", "mpi") if x in tables},
+    return pop.collect_partial(
+        job.src.index,
+        tables,
         job.pop.tasks,
         job.clock,
         job.pop.names,
-        comms=job.comms,
+        not job.pop.names,
+        f"{job.chunk}.pop.npy",
+        job.comms,
+        cut=window,
     )
-    part.spans, part.nvtx, part.mpi_calls = spans, own.nvtx, own.mpi_calls  # (the slice's own, uncut)
-    return part
 
 
-def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, positions: dict, tables: dict, clip) -> None:
+def _links(
+    ctx: Context, out: Translation, plan: Plan, k: int, src: report.Source, positions: dict, tables: dict, clip
+) -> None:
     """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
     the NVTX ranges around those calls, then the declared links on just those rows."""
-    acts = {k: tables[k] for k in ACTIVITIES if k in tables}
-    need = [np.load(plan.launches[k], mmap_mode="r")[positions[k]] for k in acts if k in plan.launches]
+    acts = {kind: tables[kind] for kind in ACTIVITIES if kind in tables}
+    rows = {
+        kind: np.load(plan.launches[kind], mmap_mode="r")[positions[kind]] for kind in acts if kind in plan.launches
+    }
+    need = list(rows.values())
     calls_pos = np.unique(np.concatenate(need)) if need else np.zeros(0, np.int64)
     calls_pos = calls_pos[calls_pos >= 0]
+    # the activities' calls, by their row among the slice's calls
+    launches = Launches(
+        {kind: np.where(r >= 0, np.searchsorted(calls_pos, r), -1).astype(np.int64) for kind, r in rows.items()},
+        plan.shared if k == 0 else 0,
+    )
     link_tables = dict(acts)
     calls = None
     if "cuda_api" in plan.groups and (len(calls_pos) or "cuda_api" in tables):
         calls = at_positions(plan.groups["cuda_api"], calls_pos)
         if clip is not None and "cuda_api" in tables:  # (as the whole report: untranslated calls unclipped)
             one = {"cuda_api": calls}
-            stages.clip(one, clip[0], clip[1], Translation())
+            kept = stages.clip(one, clip[0], clip[1], Translation())["cuda_api"]
             calls = one["cuda_api"]
+            launches = restrict(launches, kept, None, launches.shared)
         calls = calls.reset_index(drop=True)
         if "cuda_api" in tables:
             link_tables["cuda_api"] = calls
@@ -450,17 +419,7 @@ def _links(ctx: Context, out: Translation, plan: Plan, src: stages.Source, posit
                         stages.clip(one, clip[0], clip[1], Translation())
                         rng = one[kind]
                     link_tables[kind] = rng.reset_index(drop=True)
-    lctx = Context(
-        ctx.report,
-        ctx.clock,
-        ctx.model,
-        ctx.categories,
-        ctx.nvtx_domains,
-        link_tables,
-        calls=calls,
-        metric_types=ctx.metric_types,
-        comms=ctx.comms,
-    )
+    lctx = replace(ctx, tables=link_tables, calls=calls, launches=launches)
     stages.translate_tables(lctx, out, translators=False)
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
+from nsys2prv.translate.launches import Launches
 from nsys2prv.translate.records import CategoryCount
 
 OVERLAP_NOTE = (
@@ -29,6 +30,7 @@ class Context:
     calls: pd.DataFrame | None = None  # CUDA API calls (for links), even when not translated
     metric_types: dict[str, int] = field(default_factory=dict)  # GPU metric name -> event type id
     comms: Communicators | None = None  # the run's MPI communicators (None: every call on the world)
+    launches: Launches | None = None  # each GPU activity's launch call: its row in ``calls`` (None: matched here)
 
     def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""

@@ -8,13 +8,16 @@ import pandas as pd
 
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names, contains
-from nsys2prv.nsys.ids import process_key
 from nsys2prv.translate.context import Context
+from nsys2prv.translate.launches import SHARED_NOTE, of_tables
 from nsys2prv.translate.records import (
     CommBatch,
+    Pair,
     StateIntervals,
     Translation,
+    caller_levels,
     interval_events,
+    sparse_interval_events,
 )
 
 SYNC_CALL = r"Synchronize"  # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
@@ -32,9 +35,8 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     corr = np.maximum(df["corr"].to_numpy(np.int64), 0)
-    out.events += interval_events(
-        start, end, threads, [(R.CUDA_API.id, Names.of(df["name"])), (R.CORRELATION.id, corr)]
-    )
+    pairs: list[Pair] = [(R.CUDA_API.id, Names.of(df["name"])), (R.CORRELATION.id, corr)]
+    out.events += sparse_interval_events(start, end, threads, pairs, caller_levels(df))
     sync = contains(df["name"], SYNC_CALL)
     out.states.append(_states(threads[sync], start[sync], end[sync], R.SYNCHRONIZATION))
     return len(df)
@@ -124,51 +126,22 @@ LINKS = (
 )
 
 
-def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
-    """One int64 per (k1, k2) pair, equal exactly when both are equal."""
-    c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
-    c1 = c1.astype(np.int64)
-    lo = int(k2.min()) if len(k2) else 0
-    span = (int(k2.max()) - lo + 1) if len(k2) else 1
-    if len(u1) * span < (1 << 62):
-        return c1 * span + (k2 - lo)
-    return np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)[1].ravel()
-
-
-def first_match(left: np.ndarray, right: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none);
-    ``order``: ``right``'s stable argsort, when known."""
-    if order is None:
-        order = np.argsort(right, kind="stable")
-    srt = right[order]
-    pos = np.minimum(np.searchsorted(srt, left), max(len(srt) - 1, 0))
-    hit = (srt[pos] == left) if len(srt) else np.zeros(len(left), bool)
-    return np.where(hit, order[pos] if len(srt) else -1, -1)
-
-
 def launch_links(ctx: Context, out: Translation) -> int:
     """One communication per API call -> the GPU activity it started (same process, correlationId)."""
     api = ctx.tables.get("cuda_api")
     if api is None or api.empty or "cuda_api" not in ctx.categories:
         return 0
     count = out.count("launch_links")
-    corr = api["corr"].to_numpy(np.int64)
-    ok = corr >= 0
-    tid, corr, cstart = api["tid"].to_numpy(np.int64)[ok], corr[ok], api["start"].to_numpy(np.int64)[ok]
-    found_tables = [(kind, tag, sized, ctx.tables.get(kind)) for kind, tag, sized in LINKS]
-    acts = [(kind, tag, sized, a) for kind, tag, sized, a in found_tables if a is not None and not a.empty]
-    # one code space for the (process, correlation id) pairs of the calls and of every activity
-    k1 = [process_key(tid)] + [a["gpid"].to_numpy(np.int64) for *_, a in acts]
-    k2 = [corr] + [a["corr"].to_numpy(np.int64) for *_, a in acts]
-    codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
-    cut = np.cumsum([len(k) for k in k1])
-    call_codes = codes[: cut[0]]
-    order = np.argsort(call_codes, kind="stable")
-    srt = call_codes[order]
-    count.note("API calls sharing a correlation id (the first is linked)", int((srt[1:] == srt[:-1]).sum()))
+    launches = ctx.launches if ctx.launches is not None else of_tables(api, ctx.tables)
+    assert launches is not None
+    tid, cstart = api["tid"].to_numpy(np.int64), api["start"].to_numpy(np.int64)
+    count.note(SHARED_NOTE, launches.shared)
+    acts = [
+        (kind, tag, sized, a) for kind, tag, sized in LINKS if (a := ctx.tables.get(kind)) is not None and not a.empty
+    ]
     n = 0
-    for (kind, tag, sized, act), lo, hi in zip(acts, cut[:-1], cut[1:]):
-        call = first_match(codes[lo:hi], call_codes, order)
+    for kind, tag, sized, act in acts:
+        call = launches.of(kind, len(act))
         count.source_rows += len(act)
         found = call >= 0
         migration = (

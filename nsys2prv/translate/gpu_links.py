@@ -9,15 +9,13 @@ import pandas as pd
 from nsys2prv.core import registry as R
 from nsys2prv.core.intervals import innermost_enclosing
 from nsys2prv.core.names import Names, contains
-from nsys2prv.nsys.ids import process_key
 from nsys2prv.translate.context import Context
+from nsys2prv.translate.launches import ACTIVITIES, of_tables
 from nsys2prv.translate.records import (
     Translation,
     interval_events,
     sparse_interval_events,
 )
-
-GPU_ACTIVITY = ("kernels", "memcpy", "memset", "graph_exec")
 
 
 def enclosing(ranges: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
@@ -32,12 +30,20 @@ def enclosing(ranges: pd.DataFrame, calls: pd.DataFrame) -> np.ndarray:
     )
 
 
-def _activity_of(calls: pd.DataFrame, act: pd.DataFrame) -> pd.DataFrame:
-    """Rows of ``act`` joined to the call that launched them (same process, correlation id);
-    keeps every column of both (call columns prefixed ``call_``)."""
-    c = calls.add_prefix("call_")
-    c["_key"] = process_key(calls["tid"].to_numpy(np.int64))
-    return act.merge(c, left_on=["gpid", "corr"], right_on=["_key", "call_corr"], how="inner")
+def _launch_ranges(ctx: Context, kind: str, act: pd.DataFrame, enclosing_range: np.ndarray) -> np.ndarray:
+    """Per activity of ``act``, the range enclosing its launch call (``enclosing_range``: per row of
+    ``ctx.calls``, -1 none); -1 where it has no launch call or the call no range."""
+    launches = ctx.launches if ctx.launches is not None else of_tables(ctx.calls, ctx.tables)
+    assert launches is not None
+    call = launches.of(kind, len(act))
+    return np.where(call >= 0, enclosing_range[np.maximum(call, 0)] if len(enclosing_range) else -1, -1)
+
+
+def _enclosing_calls(ranges: pd.DataFrame, calls: pd.DataFrame, sel: np.ndarray) -> np.ndarray:
+    """Per row of ``calls``, the innermost range of ``ranges`` enclosing its start if ``sel`` (-1: none)."""
+    out = np.full(len(calls), -1, np.int64)
+    out[sel] = enclosing(ranges, calls[sel])
+    return out
 
 
 def nccl_payloads(ctx: Context, out: Translation) -> int:
@@ -47,14 +53,15 @@ def nccl_payloads(ctx: Context, out: Translation) -> int:
         return 0
     count = out.count("nccl_payloads")
     ranges = ranges[ranges["kind"] != "mark"].reset_index(drop=True)
-    launch = calls[contains(calls["name"], "Launch") & (calls["corr"] >= 0).to_numpy()]
-    idx = enclosing(ranges, launch)
-    inside = launch[idx >= 0].assign(_range=idx[idx >= 0])
-    count.source_rows += len(inside)
-    m = _activity_of(inside, kern)
-    count.drop("launch call inside an NCCL range: no kernel with its correlation id", len(inside) - len(m))
+    launch = contains(calls["name"], "Launch") & (calls["corr"] >= 0).to_numpy()
+    idx = _enclosing_calls(ranges, calls, launch)
+    inside = int((idx >= 0).sum())
+    count.source_rows += inside
+    r = _launch_ranges(ctx, "kernels", kern, idx)
+    m = kern[r >= 0].assign(_range=r[r >= 0])
+    count.drop("launch call inside an NCCL range: no kernel with its correlation id", inside - len(m))
     m, threads = ctx.on_gpu(m, count)
-    rng = ranges.iloc[m["call__range"].to_numpy()].reset_index(drop=True)
+    rng = ranges.iloc[m["_range"].to_numpy()].reset_index(drop=True)
     start, end = ctx.times(m["start"]), ctx.times(m["end"])
     optional = []
     for field, etype in R.NCCL_FIELDS.items():
@@ -77,22 +84,22 @@ def nvtx_on_gpu(ctx: Context, out: Translation) -> int:
         return 0
     count = out.count("nvtx_on_gpu")
     pp = nvtx[nvtx["kind"] == "pushpop"]
-    calls = calls[(calls["corr"] >= 0).to_numpy()]
+    linked = (calls["corr"] >= 0).to_numpy()
     n = 0
     for domain, ranges in pp.groupby("domain", sort=True):
         ranges = ranges.reset_index(drop=True)
-        idx = enclosing(ranges, calls)
-        inside = calls[idx >= 0].assign(_name=ranges["name"].to_numpy(object)[idx[idx >= 0]])
+        idx = _enclosing_calls(ranges, calls, linked)
         type_id = R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * ctx.nvtx_domains[domain] + R.NVTX_OFFSETS["gpu"]
-        for kind in GPU_ACTIVITY:
+        for kind in ACTIVITIES:
             act = ctx.tables.get(kind)
-            if act is None or act.empty or inside.empty:
+            if act is None or act.empty or not (idx >= 0).any():
                 continue
-            m = _activity_of(inside, act)
+            r = _launch_ranges(ctx, kind, act, idx)
+            m = act[r >= 0].assign(_name=ranges["name"].to_numpy(object)[r[r >= 0]])
             count.source_rows += len(m)
             m, threads = ctx.on_gpu(m, count)
             out.events += interval_events(
-                ctx.times(m["start"]), ctx.times(m["end"]), threads, [(type_id, Names.of(m["call__name"]))]
+                ctx.times(m["start"]), ctx.times(m["end"]), threads, [(type_id, Names.of(m["_name"]))]
             )
             n += len(m)
     return n

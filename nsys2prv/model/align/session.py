@@ -18,7 +18,7 @@ MAX_START_GAP_NS = 3600 * 10**9  # reports of one job start within minutes; > 1 
 
 class ReportTimes(Protocol):
     """What the alignment reads of a report: ``nsys.database.Report`` (an open export) and the
-    conversion's cached ``pipeline.stages.ReportInfo`` both have it."""
+    conversion's cached ``pipeline.report.ReportInfo`` both have it."""
 
     @property
     def source(self) -> str: ...

@@ -1,0 +1,286 @@
+"""How the table cache's files are encoded: the small objects it keeps (a report's metadata, its
+Scan) as plain data, dataclasses of the expected classes and DataFrames as Arrow IPC, checked field
+by field against their type hints when read (``decode``) -- never pickle; the tables as Parquet
+written to and read from opened files (``write_parquet``, ``write_batches``, ``arrow_source``)."""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import json
+import os
+import struct
+import sys
+import types
+import typing
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROW_GROUP = 1 << 17  # rows per Parquet row group: what a slice of a large report reads at least
+
+
+class CacheDamage(ValueError):
+    """A cache file that cannot be used (not ours, damaged, of another kind): a cache miss."""
+
+
+# --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
+MAGIC = b"nsys2prv-cache 1\n"
+
+
+def to_ipc(df: pd.DataFrame) -> bytes:
+    table = pa.Table.from_pandas(df, preserve_index=None)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def from_ipc(data: bytes) -> pd.DataFrame:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    table.validate(full=True)
+    df = table.to_pandas(use_threads=False)
+    if not isinstance(df, pd.DataFrame):
+        raise CacheDamage("not a table")
+    return df
+
+
+def encode(obj) -> bytes:
+    """``obj`` (None, bool, int, float, str, list, tuple, set, dict, numpy scalars, DataFrames and
+    dataclasses of those) as bytes: a JSON tree, then the DataFrames as Arrow IPC streams."""
+    blobs: list[bytes] = []
+
+    def enc(o):
+        if o is None or type(o) in (bool, int, float, str):
+            return o
+        if isinstance(o, np.generic) and o.dtype.kind in "biuf":
+            return {"$": "np", "t": o.dtype.str, "v": o.item()}
+        if isinstance(o, pd.DataFrame):
+            blobs.append(to_ipc(o))
+            return {"$": "df", "i": len(blobs) - 1}
+        if isinstance(o, (list, tuple, set, frozenset)):
+            return {"$": type(o).__name__, "v": [enc(x) for x in o]}
+        if isinstance(o, dict):
+            return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {
+                "$": "dc",
+                "c": type(o).__name__,
+                "v": {f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)},
+            }
+        raise TypeError(f"cannot cache a {type(o).__name__}")
+
+    head = json.dumps(enc(obj), separators=(",", ":")).encode()
+    parts = [MAGIC, struct.pack("<Q", len(head)), head]
+    for b in blobs:
+        parts += [struct.pack("<Q", len(b)), b]
+    return b"".join(parts)
+
+
+_SEQ = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}
+
+
+def decode(data: bytes, expect: type, classes: tuple[type, ...] = ()):
+    """The object ``encode`` wrote, which must be an ``expect``; dataclasses only among ``expect`` and
+    ``classes``, every field checked against its annotation.  Anything else: ``CacheDamage``."""
+    try:
+        return _decode(data, expect, classes)
+    except CacheDamage:
+        raise
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+        struct.error,
+        pa.ArrowException,
+        NameError,
+    ) as exc:
+        raise CacheDamage(f"{type(exc).__name__}: {exc}") from None
+
+
+def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
+    if not data.startswith(MAGIC):
+        raise CacheDamage("not a file of this version of nsys2prv")
+    pos = len(MAGIC)
+    chunks = []
+    while pos < len(data):
+        (n,) = struct.unpack_from("<Q", data, pos)
+        if pos + 8 + n > len(data):
+            raise CacheDamage("truncated")
+        chunks.append(data[pos + 8 : pos + 8 + n])
+        pos += 8 + n
+    if not chunks:
+        raise CacheDamage("empty")
+    tree, blobs = json.loads(chunks[0]), chunks[1:]
+    allowed = {c.__name__: c for c in (expect, *classes) if dataclasses.is_dataclass(c)}
+    hints: dict[type, dict] = {}
+
+    def dec(t):
+        if t is None or isinstance(t, (bool, int, float, str)):
+            return t
+        if not isinstance(t, dict):
+            raise CacheDamage("unexpected JSON value")
+        tag = t["$"]
+        if tag in _SEQ:
+            return _SEQ[tag](dec(x) for x in t["v"])
+        if tag == "dict":
+            return {dec(k): dec(v) for k, v in t["v"]}
+        if tag == "np":
+            dtype = np.dtype(t["t"])
+            if dtype.kind not in "biuf" or not isinstance(t["v"], (bool, int, float)):
+                raise CacheDamage("not a numeric scalar")
+            return dtype.type(t["v"])
+        if tag == "df":
+            return from_ipc(blobs[t["i"]])
+        if tag == "dc":
+            cls = allowed.get(t["c"])
+            if cls is None:
+                raise CacheDamage(f"an object of type {t['c']!r}")
+            fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+            values = t["v"]
+            if not isinstance(values, dict) or set(values) != set(fields):
+                raise CacheDamage(f"{cls.__name__} with other fields")
+            if cls not in hints:
+                module = sys.modules[cls.__module__].__dict__
+                hints[cls] = typing.get_type_hints(cls, globalns=module, localns=dict(allowed))
+            kw = {}
+            for name, raw in values.items():
+                v = dec(raw)
+                if not _conforms(v, hints[cls].get(name, typing.Any)):
+                    raise CacheDamage(f"{cls.__name__}.{name} is a {type(v).__name__}")
+                kw[name] = v
+            return cls(**kw)
+        raise CacheDamage(f"unknown tag {tag!r}")
+
+    obj = dec(tree)
+    if not isinstance(obj, expect):
+        raise CacheDamage(f"a {type(obj).__name__}, not a {expect.__name__}")
+    return obj
+
+
+def _conforms(v, hint) -> bool:
+    """``v`` fits the annotation ``hint`` (containers checked element by element)."""
+    if hint is typing.Any or hint is object:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(v, a) for a in args)
+    if hint is type(None) or hint is None:
+        return v is None
+    if origin is None:
+        if not isinstance(hint, type):
+            return True
+        if hint is float:
+            return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        if hint is int:
+            return isinstance(v, (int, np.integer))
+        return isinstance(v, hint)
+    if origin is collections.abc.Callable:
+        return callable(v)
+    if not isinstance(origin, type) or not isinstance(v, origin):
+        return False
+    if not args:
+        return True
+    if origin is dict and isinstance(v, dict):
+        return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
+    if origin is tuple and isinstance(v, tuple):
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(x, args[0]) for x in v)
+        return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
+    if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
+        return all(_conforms(x, args[0]) for x in v)
+    return True
+
+
+def system_pool() -> None:
+    """Arrow's buffers from malloc: its default pool keeps freed memory, which the per-report
+    stages would carry from one report to the next."""
+    try:
+        pa.set_memory_pool(pa.system_memory_pool())
+    except Exception:  # noqa: BLE001 - an optimisation only
+        pass
+
+
+def _write(table, sink) -> None:
+    """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
+    do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
+    text = [
+        f.name
+        for f in table.schema
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    pq.write_table(
+        table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False, row_group_size=ROW_GROUP
+    )
+
+
+def _wide_dictionaries(table):
+    """Dictionary columns with int32 indices: every batch of a table gets the same schema."""
+    fields = [
+        pa.field(f.name, pa.dictionary(pa.int32(), f.type.value_type)) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+
+
+class _NoRows(ValueError):
+    """No batch at all: nothing to store."""
+
+
+def write_batches(frames, fh) -> list[str]:
+    """The frames as one Parquet file (a row group a batch at most) into ``fh``; its column names
+    ([] and nothing written when there was no frame)."""
+    writer = schema = None
+    with _arrow_sink(fh) as sink:
+        for df in frames:
+            table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
+            if writer is None:
+                schema = table.schema
+                text = [f.name for f in schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
+                writer = pq.ParquetWriter(
+                    sink, schema, compression="lz4", use_dictionary=text or False, write_statistics=False
+                )
+            else:
+                table = table.cast(schema)
+            writer.write_table(table, row_group_size=ROW_GROUP)
+        if writer is not None:
+            writer.close()
+    if schema is None:
+        raise _NoRows(fh)
+    return list(schema.names)
+
+
+def _proc_fd(fd: int) -> str | None:
+    p = f"/proc/self/fd/{fd}"
+    return p if os.path.exists(p) else None
+
+
+def arrow_source(fd: int):
+    """An Arrow input file on an opened descriptor (memory-mapped through /proc: the same inode)."""
+    p = _proc_fd(fd)
+    return pa.memory_map(p) if p else os.fdopen(os.dup(fd), "rb")
+
+
+@contextmanager
+def _arrow_sink(fh):
+    """An Arrow output on the opened Python file ``fh``: Arrow's own file on the same descriptor's inode
+    where /proc has it (not a Python call per write), else ``fh`` itself."""
+    p = _proc_fd(fh.fileno())
+    if p is None:
+        yield fh
+        return
+    with pa.OSFile(p, mode="wb") as sink:
+        yield sink
+
+
+def write_parquet(table, fh) -> None:
+    """``table`` as Parquet into the opened Python file ``fh`` (``_arrow_sink``)."""
+    with _arrow_sink(fh) as sink:
+        _write(table, sink)

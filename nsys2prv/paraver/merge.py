@@ -1,0 +1,376 @@
+"""Stage D of the records: the reports' sorted chunks (``paraver/chunks.py``) merged in bounded rounds
+into the .prv body -- from every report take the records up to the smallest of the reports' window
+maxima, sort that small set, close the final state of every thread at the trace's END, format
+(numbering local name codes with the trace's values: ``format.write_compact``) and write -- so
+memory is O(reports x window), not O(events); ``merge_split``: the body in time parts, in parallel."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from nsys2prv.core.workers import forked
+from nsys2prv.model.resources import Model
+from nsys2prv.paraver.chunks import (
+    COMM_SIG,
+    COMM_WIDTH,
+    EVENT_SIG0,
+    HEADER,
+    OPEN_END,
+    SECTIONS,
+    STATE_SIG,
+    STATE_WIDTH,
+    STRIDE,
+    ChunkMeta,
+)
+from nsys2prv.paraver.fields import Fields
+from nsys2prv.paraver.format import Tables, expect_records, write_compact
+
+ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
+
+
+class _Reader:
+    """Sections of one chunk file, read by slices through one open handle (or reopened per read
+    when there are more chunks than allowed open files)."""
+
+    def __init__(self, meta: ChunkMeta, t_lo: int | None = None, t_hi: int | None = None, keep_open=True):
+        self.path, self.n = meta.path, meta.records
+        self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
+        self.where = {"header": (0, np.dtype(np.int64))}
+        self.nfields = int(self.read("header", 0, 2)[1])
+        at = HEADER * 8
+        for name, dtype in SECTIONS:
+            self.where[name] = (at, np.dtype(dtype))
+            at += np.dtype(dtype).itemsize * self.n
+        self.where["tail"] = (at, np.dtype(np.int64))
+        assert meta.index is not None and meta.fields is not None  # (set by write_chunk)
+        self.index: np.ndarray = meta.index
+        self.widths = meta.widths()
+        # the records with t_lo <= time < t_hi
+        self.first = self._find(t_lo) if t_lo is not None else 0
+        self.stop = self._find(t_hi) if t_hi is not None else self.n
+        k = self.first // STRIDE  # the tail position of record ``first``
+        self.field = (
+            int(meta.fields[k]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
+            if self.first < self.n
+            else self.nfields
+        )
+
+    def _find(self, t: int) -> int:
+        """First record with time >= t (the index narrows it to one STRIDE of times)."""
+        k = int(np.searchsorted(self.index, t, "left"))
+        lo, hi = max(0, (k - 1) * STRIDE), min(self.n, k * STRIDE)
+        return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
+
+    def read(self, what: str, lo: int, hi: int) -> np.ndarray:
+        base, dtype = self.where[what]
+        if self.fh is not None:
+            self.fh.seek(base + lo * dtype.itemsize)
+            return np.fromfile(self.fh, dtype, hi - lo)
+        with open(self.path, "rb") as fh:
+            fh.seek(base + lo * dtype.itemsize)
+            return np.fromfile(fh, dtype, hi - lo)
+
+    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader."""
+        sig = self.read("sig", lo, hi)
+        nf = int(self.widths[sig].sum())
+        tail = self.read("tail", self.field, self.field + nf)
+        self.field += nf
+        return self.read("key", lo, hi), self.read("thread", lo, hi), sig, tail
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _open_files_for(n: int) -> bool:
+    """Whether ``n`` more files may stay open (raising the soft limit when the hard one allows)."""
+    try:
+        import resource  # Unix only: elsewhere a fixed cautious limit
+    except ImportError:
+        return n < 200
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 64
+    if soft == resource.RLIM_INFINITY or want <= soft:
+        return True
+    if hard == resource.RLIM_INFINITY or want <= hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            return True
+        except (ValueError, OSError):
+            pass
+    return False
+
+
+@dataclass
+class MergeStats:
+    states: int = 0
+    events: int = 0
+    comms: int = 0
+
+
+def merge(
+    chunks: list[ChunkMeta],
+    values: list[np.ndarray],
+    end_ns: int,
+    fh,
+    budget: int = 1 << 16,
+    write=None,
+    progress=False,
+    t_lo: int | None = None,
+    t_hi: int | None = None,
+    objs: tuple = (),
+) -> MergeStats:
+    """Write the records of ``chunks`` (in report order) to ``fh`` in the global order.
+
+    ``values[i]``: local name code of chunk i -> the trace's value; ``budget``: records read per
+    round over all chunks (memory bound); ``t_lo``/``t_hi``: only the records with
+    t_lo <= time < t_hi (one part of a split merge); ``progress``: True (a bar of its own) or a bar;
+    ``objs``: cpu, task and thread-in-task of every global thread (``object_columns``).
+
+    Each round takes, from every chunk, the records with time < LIM: they precede every record
+    left.  LIM comes from the chunks' indexes (``_Limits``) so that a round reads at most
+    max(``budget``, ROUND_PER_CHUNK x chunks) + STRIDE x chunks records (memory: a constant plus
+    O(chunks)), and chunks with nothing before LIM are not touched."""
+    keep_open = _open_files_for(len(chunks))
+    sig_base, tables = sig_tables(chunks, values, objs)
+    readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
+    if write is None:  # the formatter runs round by round: it is compiled by the total (core/jit.py)
+        expect_records(sum(r.stop - r.first for r in readers))
+    try:
+        return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
+    finally:
+        for r in readers:
+            r.close()
+
+
+class _Limits:
+    """The rounds' time limits, from every chunk's index merged into one sorted list of (time,
+    chunk): walking it, each entry raises its chunk's upper bound of the records before the limit
+    (STRIDE x its entries so far, minus what was taken); a round's limit is the time of the first
+    entry that would grow the sum of the bounds by more than the budget (a round reads at most
+    budget + STRIDE records per chunk).  The walk is one pass over the index entries for the whole
+    merge (records / STRIDE steps), taken a window of entries at a time with numpy."""
+
+    def __init__(self, readers, budget: int):
+        idx = [r.index for r in readers]
+        times = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        sizes = [len(x) for x in idx]
+        owner = np.repeat(np.arange(len(idx)), sizes)
+        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]), sizes).astype(np.int64)
+        order = np.argsort(times, kind="stable")
+        # nth: the entry's place in its chunk
+        self.times, self.owner, self.nth = times[order], owner[order], nth[order]
+        self.stop = np.array([r.stop for r in readers], np.int64)
+        self.j, self.budget = 0, budget
+        self.window = max(1024, 2 * budget // STRIDE)
+
+    def next(self, cur: np.ndarray, top: int) -> int:
+        # the records left in blocks already walked (< STRIDE per chunk) are read first anyway:
+        # the budget is for what the walk adds to them
+        grown, j, n = 0, self.j, len(self.owner)
+        while j < n:
+            hi = min(n, j + self.window)
+            o, c = self.owner[j:hi], self.nth[j:hi]
+            stop, at = self.stop[o], cur[o]
+            grow = np.maximum(0, np.minimum(stop, STRIDE * (c + 1)) - at) - np.maximum(
+                0, np.minimum(stop, STRIDE * c) - at
+            )
+            total = grown + np.cumsum(grow)
+            over = np.flatnonzero((total > self.budget) & (total - grow > 0))
+            if len(over):
+                j += int(over[0])
+                break
+            grown, j = int(total[-1]), hi
+        self.j = j
+        return min(int(self.times[j]), top) if j < n else top
+
+
+def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cpu, task (1-based) and thread within its task (1-based) of every global thread."""
+    f = Fields(model)
+    return f.cpu, f.task, f.thr
+
+
+def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -> tuple[np.ndarray, Tables]:
+    """One signature space for all chunks: chunk i's event signature s is global signature
+    ``sig_base[i] + s``.  Returns sig_base and the formatter's tables: ``objs`` (cpu, task,
+    thread-in-task per global thread), then per global signature its tail width, first entry in
+    the type/dynamic lists and the chunk's first position in ``remap``, the type ids, the dynamic
+    flags, and ``remap`` (every chunk's local name code -> the trace's value, one after another)."""
+    width, first, rbase = [STATE_WIDTH, COMM_WIDTH], [0, 0], [0, 0]
+    types: list[int] = []
+    dyn: list[bool] = []
+    sig_base = np.zeros(len(chunks), np.int32)
+    at = 0
+    for i, (c, v) in enumerate(zip(chunks, values)):
+        sig_base[i] = len(width) - EVENT_SIG0
+        for t, d in c.sigs:
+            width.append(len(t))
+            first.append(len(types))
+            rbase.append(at)
+            types += t
+            dyn += d
+        at += len(v)
+    remap = np.concatenate(values).astype(np.int64) if values else np.zeros(0, np.int64)
+    cpu, task, thr = objs or (np.zeros(0, np.int64),) * 3
+    arr = lambda x, d=np.int64: np.array(x, d) if len(x) else np.zeros(0, d)
+    return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
+
+
+def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables) -> MergeStats:
+    cur = np.array([r.first for r in readers], np.int64)
+    stop = np.array([r.stop for r in readers], np.int64)
+    limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
+    top = np.iinfo(np.int64).max if t_hi is None else t_hi
+    stats = MergeStats()
+    head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
+    bar = None if progress is False else progress
+    if progress is True:
+        bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
+    while (cur < stop).any():
+        active = np.flatnonzero(cur < stop)
+        lim = limits.next(cur, top)
+        floor = int(head[active].min())
+        if lim <= floor:  # (many records of one time) at least every record of the first time
+            lim = floor + 1
+        times, keys, threads, sigs, tails = [], [], [], [], []
+        for i in active:
+            if head[i] >= lim:
+                continue
+            r = readers[i]
+            lo = int(cur[i])
+            k = int(np.searchsorted(r.index, lim, "left"))
+            ub = min(int(stop[i]), k * STRIDE)
+            if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
+                head[i] = r.read("time", lo, lo + 1)[0]
+                continue
+            win = r.read("time", lo, min(int(stop[i]), ub + 1))
+            hi = lo + int(np.searchsorted(win[: ub - lo], lim, "left"))
+            head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
+            if hi == lo:
+                continue
+            t = win[: hi - lo]
+            k_, th, sg, tail = r.take(lo, hi)
+            if sig_base[i]:
+                sg[sg >= EVENT_SIG0] += sig_base[i]
+            times.append(t)
+            keys.append(k_)
+            threads.append(th)
+            sigs.append(sg)
+            tails.append(tail)
+            cur[i] = hi
+        if not times:
+            continue
+        time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
+        tail, thread = np.concatenate(tails), np.concatenate(threads)
+        del times, keys, sigs, tails, threads  # (the pieces would live through the write)
+        w = tables.width[sig]
+        offs = np.cumsum(w) - w  # each record's first tail field
+        del w
+        st = np.flatnonzero(sig == STATE_SIG)
+        opn = st[tail[offs[st]] == OPEN_END]  # a thread's final state: closed at END
+        tail[offs[opn]] = end_ns
+        perm = np.lexsort((key, time)).astype(np.int64)
+        late = opn[time[opn] >= end_ns]  # a final state starting at END: not written
+        if len(late):
+            dropped = np.zeros(len(time), bool)
+            dropped[late] = True
+            perm = perm[~dropped[perm]]
+        kinds = np.bincount(np.minimum(sig[perm], EVENT_SIG0), minlength=3)
+        stats.states += int(kinds[STATE_SIG])
+        stats.comms += int(kinds[COMM_SIG])
+        stats.events += int(kinds[EVENT_SIG0])
+        write(fh, thread, time, sig, tail, offs, perm, tables)
+        if bar is not None:
+            bar.update(len(time))
+        del time, key, sig, tail, thread, offs, perm
+    if progress is True and bar is not None:
+        bar.close()
+    return stats
+
+
+def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
+    """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
+    size (records of one time always fall in one part, so each part is a plain merge)."""
+    allt = np.sort(np.concatenate([c.index for c in chunks])) if chunks else np.zeros(0, np.int64)
+    if parts < 2 or len(allt) < parts:
+        return []
+    cuts = np.unique(allt[(np.arange(1, parts) * len(allt)) // parts])
+    return [int(t) for t in cuts if t > allt[0]]
+
+
+def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs) -> MergeStats:
+    """One part of a split merge, in a forked process: its records into a file of their own."""
+    with open(path, "wb", buffering=1 << 20) as fh:
+        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
+
+
+def merge_split(
+    chunks: list[ChunkMeta],
+    values: list[np.ndarray],
+    end_ns: int,
+    fh,
+    budget: int,
+    parts: int,
+    work_dir,
+    progress: bool = False,
+    objs: tuple = (),
+    here: bool = True,
+) -> MergeStats:
+    """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
+    into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
+    bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
+    False: every part runs in a forked process (this one keeps no merge buffers: many ranks)."""
+
+    cuts = split_times(chunks, parts)
+    if not cuts and here:
+        return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
+    bounds = [None, *cuts, None]
+    away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
+    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
+    bar = None
+    if progress:
+        bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
+    stats = MergeStats()
+    # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
+    # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
+    calls = [
+        (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
+        for p, path in zip(away, paths)
+    ]
+    with forked(calls) as futures:
+        first = (
+            merge(
+                chunks,
+                values,
+                end_ns,
+                fh,
+                budget,
+                progress=bar if bar is not None else False,
+                t_hi=bounds[1],
+                objs=objs,
+            )
+            if here
+            else MergeStats()
+        )
+        results = [f.result() for f in futures]
+    for m in [first, *results]:
+        stats.states += m.states
+        stats.events += m.events
+        stats.comms += m.comms
+    for m, path in zip(results, paths):
+        with open(path, "rb") as src:
+            shutil.copyfileobj(src, fh, 1 << 22)
+        os.unlink(path)
+        if bar is not None:
+            bar.update(m.states + m.events + m.comms)
+    if bar is not None:
+        bar.close()
+    return stats

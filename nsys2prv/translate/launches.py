@@ -1,0 +1,103 @@
+"""Each GPU activity's launch call: the one rule linking a call to the activities it started (same
+process, same correlation id; where calls share both, the first), applied once over a whole report's
+unclipped tables (``match``), kept through a -f clip or a time slice (``restrict``) and used by every
+link (``cuda.launch_links``, ``gpu_links.nvtx_on_gpu`` and ``nccl_payloads``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.nsys.ids import process_key
+
+ACTIVITIES = ("kernels", "memcpy", "memset", "graph_exec")  # the GPU activities a call launches
+SHARED_NOTE = "API calls sharing a correlation id (the first is linked)"
+
+
+@dataclass
+class Launches:
+    """Per activity kind, the row of each activity's launch call in the calls table (-1: none)."""
+
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
+    shared: int = 0  # calls sharing (process, correlation id) with an earlier call (``SHARED_NOTE``)
+
+    def of(self, kind: str, n: int) -> np.ndarray:
+        """The launch call rows of ``kind``'s ``n`` activities (-1 each when it has none)."""
+        got = self.rows.get(kind)
+        return np.full(n, -1, np.int64) if got is None else np.asarray(got, np.int64)
+
+
+def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
+    """One int64 per (k1, k2) pair, equal exactly when both are equal."""
+    c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
+    c1 = c1.astype(np.int64)
+    lo = int(k2.min()) if len(k2) else 0
+    span = (int(k2.max()) - lo + 1) if len(k2) else 1
+    if len(u1) * span < (1 << 62):
+        return c1 * span + (k2 - lo)
+    return np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)[1].ravel()
+
+
+def first_match(left: np.ndarray, right: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none);
+    ``order``: ``right``'s stable argsort, when known."""
+    if order is None:
+        order = np.argsort(right, kind="stable")
+    srt = right[order]
+    pos = np.minimum(np.searchsorted(srt, left), max(len(srt) - 1, 0))
+    hit = (srt[pos] == left) if len(srt) else np.zeros(len(left), bool)
+    return np.where(hit, order[pos] if len(srt) else -1, -1)
+
+
+def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Launches:
+    """The launch call of every activity: ``call_tid``/``call_corr`` the calls' thread and correlation
+    id (a negative id: none), ``acts`` kind -> (gpid, corr) of its activities."""
+    call_corr = np.asarray(call_corr, np.int64)
+    calls = np.flatnonzero(call_corr >= 0)
+    k1 = [process_key(np.asarray(call_tid, np.int64)[calls])] + [np.asarray(g, np.int64) for g, _ in acts.values()]
+    k2 = [call_corr[calls]] + [np.asarray(c, np.int64) for _, c in acts.values()]
+    codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
+    cut = np.cumsum([len(k) for k in k1])
+    call_codes = codes[: cut[0]]
+    order = np.argsort(call_codes, kind="stable")
+    srt = call_codes[order]
+    out = Launches(shared=int((srt[1:] == srt[:-1]).sum()))
+    for kind, lo, hi in zip(acts, cut[:-1], cut[1:]):
+        hit = first_match(codes[lo:hi], call_codes, order)
+        out.rows[kind] = np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
+    return out
+
+
+def of_tables(calls: pd.DataFrame | None, tables: dict[str, pd.DataFrame]) -> Launches | None:
+    """``match`` on whole tables (None: no calls)."""
+    if calls is None:
+        return None
+    acts = {
+        k: (tables[k]["gpid"].to_numpy(np.int64), tables[k]["corr"].to_numpy(np.int64))
+        for k in ACTIVITIES
+        if k in tables
+    }
+    return match(calls["tid"].to_numpy(np.int64), calls["corr"].to_numpy(np.int64), acts)
+
+
+def restrict(
+    launches: Launches, calls_kept: np.ndarray | None, kept: dict[str, np.ndarray] | None, shared: int
+) -> Launches:
+    """``launches`` for a part of the rows: ``kept`` kind -> the activities kept (a boolean mask over
+    its rows; None: all), ``calls_kept`` the calls kept (a boolean mask over the calls the rows index;
+    None: all), a call dropped leaving its activities without one; ``shared``: the note to carry."""
+    new_row = None
+    if calls_kept is not None:
+        new_row = np.cumsum(calls_kept, dtype=np.int64) - 1
+        new_row[~calls_kept] = -1
+    out = Launches(shared=shared)
+    for kind, got in launches.rows.items():
+        if kept is not None and kind not in kept:
+            continue
+        row = np.asarray(got, np.int64) if kept is None else np.asarray(got, np.int64)[kept[kind]]
+        if new_row is not None:
+            row = np.where(row >= 0, new_row[np.maximum(row, 0)] if len(new_row) else -1, -1)
+        out.rows[kind] = row
+    return out

@@ -1,0 +1,162 @@
+"""Stage C has one implementation of each of its steps, whether a report is translated whole
+(``pipeline/stages.py``) or in time slices (``pipeline/slices.py``): the launch call of every GPU
+activity (``translate/launches.py``, found by stage A and stored with the tables), the -f clip
+(``stages.clip``) and a POP partial (``metrics.pop.collect_partial``, called once per report or
+slice)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nsys2prv.metrics import pop
+from nsys2prv.model.align.clock import Clock
+from nsys2prv.translate.launches import Launches, match, restrict
+
+PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
+STAGE_C = ("pipeline/stages.py", "pipeline/slices.py")
+MATCHING = {"first_match", "pair_codes", "match", "of_tables", "restrict"}  # translate/launches.py's
+CLIPPING = {"in_window", "clip"}  # pipeline/stages.py's
+
+
+def _functions(rel: str) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
+    return {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+
+
+def _calls(fn: ast.AST) -> list[str]:
+    """The names called in ``fn`` (``a.b.c(...)``: ``c``), with the object for attributes (``b.c``)."""
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                out.append(f.id)
+            elif isinstance(f, ast.Attribute):
+                owner = f.value.id if isinstance(f.value, ast.Name) else ""
+                out.append(f"{owner}.{f.attr}")
+    return out
+
+
+def test_launch_matching_and_clipping_are_defined_once():
+    """Neither stage C module defines launch matching; only ``stages`` defines the clip, and the
+    slices call it rather than cutting rows to the window themselves."""
+    for rel in STAGE_C:
+        assert not MATCHING & set(_functions(rel)), f"{rel} defines launch matching"
+    assert CLIPPING <= set(_functions("pipeline/stages.py")) and not CLIPPING & set(_functions("pipeline/slices.py"))
+    everywhere = [
+        (path, f.name)
+        for path in PACKAGE.rglob("*.py")
+        for f in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(f, ast.FunctionDef) and f.name in {"first_match", "pair_codes", "in_window"}
+    ]
+    assert sorted(name for _, name in everywhere) == ["first_match", "in_window", "pair_codes"], everywhere
+    for rel in STAGE_C:
+        for name, fn in _functions(rel).items():
+            called = {c.rsplit(".", 1)[-1] for c in _calls(fn)}
+            # no join or search on correlation ids, no cut of rows to the -f window but ``stages.clip``'s
+            assert not {"first_match", "pair_codes", "merge"} & called, (rel, name)
+            assert "in_window" not in called or (rel, name) == ("pipeline/stages.py", "clip"), (rel, name)
+            texts = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            # the launch calls come from stage A (``scan._Facts.store_launches``) or ``launches.of_tables``
+            assert "corr" not in texts and "match" not in called, (rel, name)
+    # the slice's calls are found through the rows ``launches.match`` gave, searchsorted on positions only
+    links = _calls(_functions("pipeline/slices.py")["_links"])
+    assert "restrict" in links and "stages.clip" in links
+
+
+def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
+    tid = (1 << 48) + (7 << 24) + np.array([8, 8, 8, 9], np.int64)  # process 7's threads 8 and 9
+    gpid = np.full(4, (1 << 48) + (7 << 24), np.int64)
+    got = match(tid, np.array([5, 6, 5, -1]), {"kernels": (gpid, np.array([5, 6, 7, -1]))})
+    assert got.shared == 1 and got.rows["kernels"].tolist() == [0, 1, -1, -1]
+    # a -f clip dropping call 0 and kernel 1: kernel 0 keeps no call, kernel 2 none, kernel 3 none
+    cut = restrict(got, np.array([False, True, True, True]), {"kernels": np.array([True, False, True, True])}, 1)
+    assert cut.rows["kernels"].tolist() == [-1, -1, -1] and cut.shared == 1
+    kept = restrict(got, np.array([True, False, True, True]), None, 0)
+    assert kept.rows["kernels"].tolist() == [0, -1, -1, -1]
+    assert Launches().of("memcpy", 2).tolist() == [-1, -1]
+    # no call with a correlation id (an export without the column): no activity has a launch call
+    none = match(tid, np.full(4, -1), {"kernels": (gpid, np.array([5, 6, 7, -1]))})
+    assert none.shared == 0 and none.rows["kernels"].tolist() == [-1, -1, -1, -1]
+
+
+def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
+    """``collect_partial`` once per slice: the intervals measured are ``cut`` (running in the slice,
+    cut to it), the tasks' first and last rows, the ranges and the MPI calls are the slice's own."""
+    gpid = (1 << 48) + (7 << 24)
+    tid = gpid + 8
+    own = {
+        "mpi": pd.DataFrame(
+            {
+                "tid": [tid],
+                "start": [1_000],
+                "end": [5_000],
+                "name": ["MPI_Barrier"],
+                "comm": [0],
+                "peer": [-1],
+                "source": ["tables"],
+            }
+        ),
+        "nvtx": pd.DataFrame({"start": [900], "end": [6_000], "name": ["step"], "kind": ["pushpop"]}),
+    }
+    running = pd.DataFrame(
+        {"tid": [tid], "start": [0], "end": [2_000], "name": ["MPI_Send"], "comm": [0], "peer": [1], "source": ["x"]}
+    )
+    cut = {"mpi": pd.concat([own["mpi"], running], ignore_index=True).assign(start=[1_000, 1_000], end=[3_000, 2_000])}
+    part = pop.collect_partial(0, own, {(0, 7): 0}, Clock(10), None, False, None, None, cut=cut)
+    task, first, last = part.spans
+    assert task.tolist() == [0] and first.tolist() == [1_010] and last.tolist() == [5_010]  # own, aligned
+    assert part.host[2].tolist() == [1_010] and part.host[3].tolist() == [3_010]  # the union of the cut calls
+    assert part.mpi_calls is not None and part.mpi_calls["start"].tolist() == [1_010]
+    assert part.mpi_calls["end"].tolist() == [5_010] and part.nvtx["name"].tolist() == ["step"]
+    whole = pop.collect_partial(0, own, {(0, 7): 0}, Clock(10), None, False)
+    assert whole.host[3].tolist() == [5_010] and whole.spans[2].tolist() == [5_010]
+
+
+def test_every_kind_declares_its_columns_and_read_kind_holds_a_table_to_them(monkeypatch):
+    """Each kind declares the normalised columns stage C relies on; a table out of step with them is
+    a one-line error naming the file and the column, not a KeyError in a worker."""
+    from dataclasses import replace
+
+    import pytest
+
+    from nsys2prv import kinds as K
+    from nsys2prv.core.errors import UserError
+    from nsys2prv.nsys.database import Report
+    from nsys2prv.nsys.devices import device_map
+    from nsys2prv.nsys.readers.base import Reader
+    from nsys2prv.pipeline.report import read_kind
+
+    for kind in K.KINDS:
+        declared = dict(kind.columns)
+        assert declared.get("start") == declared.get("end") == K.INT, kind.name
+        if kind.side == K.GPU:
+            assert all(declared.get(c) == K.INT for c in ("gpid", "device", "stream", "corr", "gpu")), kind.name
+    assert dict(K.BY_NAME["kernels"].columns)["nccl"] == K.FLAG and dict(K.BY_NAME["mpi"].columns)["name"] == K.TEXT
+    path = Path(__file__).parent / "data" / "mpi4" / "rank0.sqlite"
+    report = Report(path)
+    try:
+        devmap = device_map(report)
+        good = read_kind(report, "mpi", devmap)
+        assert good is not None and K.check_columns(K.BY_NAME["mpi"], good.table) is None and len(good.table) > 0
+        assert K.check_columns(K.BY_NAME["mpi"], good.table.drop(columns="tag")) == "its mpi table has no column tag"
+        mpi = K.BY_NAME["mpi"]
+
+        def floats(rep):
+            res = mpi.reader.read(rep)
+            res.table = res.table.assign(comm=res.table["comm"].astype(float))
+            return res
+
+        monkeypatch.setitem(K.BY_NAME, "mpi", replace(mpi, reader=Reader(mpi.reader.tables, floats)))
+        with pytest.raises(UserError) as err:
+            read_kind(report, "mpi", devmap)
+        assert str(err.value) == (
+            f"{path}: its mpi table's column comm holds float64, not integer values "
+            f"(nsys2prv {__import__('nsys2prv').__version__} cannot read this export)"
+        )
+    finally:
+        report.close()

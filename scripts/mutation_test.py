@@ -203,6 +203,15 @@ EQUIVALENT: list[Equivalent] = [
         "union as adding (_M3 & 4) != 0 (bit 2): the same mask, bit for bit",
     ),
     Equivalent(
+        "nsys2prv/metrics/pop*.py",
+        "combine",
+        "and-or",
+        "parts and any((len(p.host[0]) for p in parts)): and -> or",
+        "if parts and any(len(p.host[0]) for p in parts):",
+        "the test only spares the work: with parts whose host intervals are all empty (int64 arrays of "
+        "length 0, as partial._unions makes them) the concatenation gives the else branch's empty arrays",
+    ),
+    Equivalent(
         "nsys2prv/metrics/measures.py",
         "clip_to_windows",
         "compare",

@@ -68,7 +68,7 @@ def window_values(w: Window, info: TraceInfo | None) -> frozenset[int] | None:
         return frozenset(R.STATES) if w.thread in STATE_FUNCTIONS else None
     out: set[int] = set()
     for t in w.types:
-        if info is not None and t in info.values:
+        if info is not None and info.values.get(t):  # a type of numbers has no VALUES
             out |= info.values[t]
             continue
         et = R.BY_ID.get(t)
@@ -94,6 +94,8 @@ def y_range(w: Window, info: TraceInfo | None) -> tuple[float, bool]:
 def colours(w: Window, info: TraceInfo | None) -> dict[int, tuple[int, int, int]]:
     if w.gradient:
         return {}
+    if w.compose_thread not in ("As Is", "Stacked Val") or w.top != "As Is":
+        return {}  # Sign, 1-Sign: 0 or 1
     values = window_values(w, info)
     if values is None:
         values = frozenset(range(1, NAME_VALUES + 1)) if w.maximum_y is None else frozenset({1})

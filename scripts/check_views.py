@@ -69,8 +69,10 @@ def run_views(trace: Path, cfg_dir: Path, paramedir: str, work: Path) -> dict[st
     args, outs = [paramedir, str(trace.with_suffix(".prv"))], {}
     for key, rel in VIEWS.items():
         outs[key] = work / f"{key}.txt"
-        args += [str(cfg_dir / rel), str(outs[key])]
-    subprocess.run(args, check=True, capture_output=True, text=True)
+        if (cfg_dir / rel).exists():  # (not written for a trace without the view's event types)
+            args += [str(cfg_dir / rel), str(outs[key])]
+    if len(args) > 2:
+        subprocess.run(args, check=True, capture_output=True, text=True)
     return outs
 
 

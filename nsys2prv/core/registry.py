@@ -300,7 +300,11 @@ FIXED_TYPES: tuple[EventType, ...] = (
 # Listed in a .pcf only when a report of the trace has their table (kinds.table_types): the trace of a
 # report without scheduling, samples or OS runtime call stacks is what it was before they existed.
 CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *OSRT_CALLER.values())
-ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # in every .pcf
+ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # known to every trace; its .pcf
+# declares those its records use (paraver/pcf.py declared_types), and MEMOP whenever it has GPU work:
+GPU_WORK_TYPES = frozenset(
+    {CUDA_KERNEL.id, CUDA_KERNEL_FULL.id, NCCL_KERNEL.id, MEMOP.id, MEMOP_SIZE.id, GRAPH_EXEC.id}
+)
 BY_ID: dict[int, EventType] = {t.id: t for t in (*FIXED_TYPES, *CPU_SIDE_TYPES)}
 assert len(BY_ID) == len(FIXED_TYPES) + len(CPU_SIDE_TYPES), "event type id defined twice"
 assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)

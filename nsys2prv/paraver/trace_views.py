@@ -58,7 +58,7 @@ def nvtx_domains(types: dict[int, str]) -> dict[int, str]:
     """Domain index -> domain name ('' = default domain) of the NVTX domains in a trace's .pcf (any
     of a domain's types names it: the .pcf declares only the types a trace's records use)."""
     kind_of = {off: kind for kind, off in R.NVTX_OFFSETS.items()}
-    out = {}
+    out: dict[int, str] = {}
     for tid, label in types.items():
         k, off = divmod(tid - R.NVTX_BASE, R.NVTX_DOMAIN_STRIDE)
         if k < 0 or tid >= R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * 10000 or off not in kind_of:

@@ -35,8 +35,8 @@ VIEWS = {
     "gpu_activity": "analysis/gpu_activity.cfg",
 }
 GPU_COLUMNS = {
-    "device_useful": "Useful (compute kernel)",
-    "device_transfer": "Data movement (memory operation or NCCL kernel, no compute kernel)",
+    "device_useful": "Useful",
+    "device_transfer": "Data movement",
     "device_idle": "Idle",
 }
 

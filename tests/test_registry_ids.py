@@ -124,7 +124,11 @@ TYPES = {
     "CUDA_KERNEL": (63000006, "CUDA kernel"),
     "NCCL_KERNEL": (63000007, "NCCL kernel"),
     "GRAPH_EXEC": (63000008, "CUDA graph execution"),
-    "GPU_ACTIVITY": (63000090, "GPU activity (every stream of every process on the GPU)"),
+    "GPU_ACTIVITY": (
+        63000090,
+        "GPU activity (every stream of every process on the GPU; Useful: a compute kernel runs; Data movement:"
+        " memory operations or NCCL kernels, no compute kernel; Idle: neither)",
+    ),
     "GRAPH_ID": (63000100, "CUDA graph id"),
     "GRAPH_EXEC_ID": (63000101, "CUDA graph exec id"),
     "GRAPH_NODE": (63000102, "CUDA graph node id"),

@@ -143,3 +143,30 @@ def test_nvtx_nesting_level_is_drawn_one_colour_per_level():
         for win in parse_cfg(text, rel).windows:
             if win.name.startswith("NVTX nesting level"):
                 assert not win.gradient and win.compute_y_max, rel
+
+
+POP_VIEWS = {  # scripts/check_views.py compares them with OUT.pop.json to the ns: they stay in ns
+    *(f"analysis/{v}.cfg" for v in ("host_useful", "host_cuda_api", "host_mpi", "gpu_activity")),
+    *(
+        f"analysis/{p}device_{q}.cfg"
+        for p in ("", "node_")
+        for q in ("useful", "transfer_nonoverlapped", "active", "idle")
+    ),
+}
+
+
+def test_times_read_in_microseconds_but_the_pop_views():
+    """paramedir prints 1242079.71 (µs) where ns gave 1242079711; the POP views equal OUT.pop.json in ns."""
+    for rel, text in SHIPPED.items():
+        units = {w.units for w in parse_cfg(text, rel).windows}
+        if rel in POP_VIEWS or rel == "basics/kernel_duration.cfg":  # (a duration as the value: ns)
+            assert units == {"Nanoseconds"}, rel
+        else:
+            assert units == {"Microseconds"}, rel
+    assert len(POP_VIEWS) == 12
+
+
+def test_histogram_column_labels_nsys2prv_chooses_are_short():
+    """GPU activity's values are the columns of analysis/gpu_activity.cfg: short, the meaning in the type's label."""
+    assert [len(label) <= 24 for label in R.GPU_ACTIVITY.values.values()] == [True] * 4
+    assert "Data movement" in R.GPU_ACTIVITY.values.values() and "no compute kernel" in R.GPU_ACTIVITY.label

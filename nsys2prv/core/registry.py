@@ -112,12 +112,13 @@ MEMOP = EventType(
 GPU_USEFUL, GPU_DATA_MOVEMENT, GPU_IDLE = 1, 2, 3
 GPU_ACTIVITY = EventType(
     63000090,
-    "GPU activity (every stream of every process on the GPU)",
+    "GPU activity (every stream of every process on the GPU; Useful: a compute kernel runs; Data movement:"
+    " memory operations or NCCL kernels, no compute kernel; Idle: neither)",
     "static",
-    {
+    {  # short: they are the columns of analysis/gpu_activity.cfg (the meaning is in the type's label)
         END_VALUE: "Outside the run",
-        GPU_USEFUL: "Useful (compute kernel)",
-        GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
+        GPU_USEFUL: "Useful",
+        GPU_DATA_MOVEMENT: "Data movement",
         GPU_IDLE: "Idle",
     },
 )

@@ -236,7 +236,7 @@ Histogram: time per function while the GPU is idle, each sample's function held 
     View(
         "analysis/kernel_time.cfg",
         f"""
-Histogram thread x compute kernel (type {KERNEL}): total time in ns.""",
+Histogram thread x compute kernel (type {KERNEL}): total time in microseconds.""",
         (events("CUDA kernels", KERNEL, open=False),),
         (time_per_value("Kernel time"),),
         summary="Time per kernel per stream: the kernels worth optimising first.",
@@ -252,7 +252,7 @@ Histogram thread x compute kernel (type {KERNEL}): number of executions.""",
     View(
         "analysis/kernel_avg_duration.cfg",
         f"""
-Histogram thread x compute kernel (type {KERNEL}): average duration in ns.""",
+Histogram thread x compute kernel (type {KERNEL}): average duration in microseconds.""",
         (events("CUDA kernels", KERNEL, open=False),),
         (time_per_value("Kernel average duration", statistic="Average Burst Time"),),
         summary="Mean duration per kernel and stream; differences between ranks show device imbalance.",
@@ -260,7 +260,7 @@ Histogram thread x compute kernel (type {KERNEL}): average duration in ns.""",
     View(
         "analysis/memop_time.cfg",
         f"""
-Histogram thread x memory operation kind (type {MEMOP}): total time in ns.""",
+Histogram thread x memory operation kind (type {MEMOP}): total time in microseconds.""",
         (events("Memory operation kind", MEMOP, open=False),),
         (time_per_value("Memory operation time"),),
         summary="Time per copy direction and memset per stream.",
@@ -268,7 +268,7 @@ Histogram thread x memory operation kind (type {MEMOP}): total time in ns.""",
     View(
         "analysis/nccl_time.cfg",
         f"""
-Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in ns.""",
+Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in microseconds.""",
         (events("NCCL kernels", NCCL_KERNEL, open=False),),
         (time_per_value("NCCL kernel time"),),
         summary="Time in each NCCL kernel per stream: the cost of GPU collectives.",
@@ -276,7 +276,7 @@ Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in ns.""",
     View(
         "analysis/cuda_api_time.cfg",
         f"""
-Histogram thread x CUDA API call (type {API}): total time in ns.""",
+Histogram thread x CUDA API call (type {API}): total time in microseconds.""",
         (events("CUDA API calls", API, open=False),),
         (time_per_value("CUDA API time"),),
         summary="Host time per CUDA call: synchronisation and copies dominate when the host waits.",
@@ -284,7 +284,7 @@ Histogram thread x CUDA API call (type {API}): total time in ns.""",
     View(
         "analysis/mpi_time.cfg",
         f"""
-Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time in ns.""",
+Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time in microseconds.""",
         (events("MPI call", *MPI_CALLS, open=False),),
         (time_per_value("MPI time"),),
         summary="Time per MPI call per rank (column Outside MPI = the rest).",
@@ -293,7 +293,7 @@ Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time
         "analysis/nvtx_time.cfg",
         f"""
 Histogram thread x innermost NVTX push/pop range of the default domain (type {NVTX_DEFAULT['pushpop'].id}):
-total time in ns. {DOMAIN_NOTE}""",
+total time in microseconds. {DOMAIN_NOTE}""",
         (
             events(
                 "NVTX push/pop (default domain)",

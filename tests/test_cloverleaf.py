@@ -129,7 +129,10 @@ def test_resource_model_and_times(clover):
     h = trace.header
     assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, 2)
     assert trace.row["NODE"] == ["nid008553"]
-    assert trace.row["THREAD"] == [f"Rank 0 cuda-cloverleaf ({CLOVER_PID})", "CUDA-D0.S7"]
+    # the stream's GPU id (the real export's device map: CUDA device 0 is GPU 3; the generated one has
+    # none) and host
+    gpu = 0 if summary["case"] == "generated" else 3
+    assert trace.row["THREAD"] == [f"Rank 0 cuda-cloverleaf ({CLOVER_PID})", f"CUDA-D{gpu}.S7-nid008553"]
     # Time 0 = the process's first activity (over every table of the export), END = its last: the
     # trace spans exactly POP's T; Nsight Systems' session time = trace time - offset_ns.
     with sqlite3.connect(f"file:{SRC[summary['case']]}?mode=ro", uri=True) as con:

@@ -8,17 +8,22 @@ writes for the trace:
 - every value the trace holds that Paraver's code palette draws black (like "no data") or white (like
   "Not created") has a custom colour, and a state view's Idle (0) is not black;
 - histograms open as tables of numbers (Zoom disabled), and views written for the trace are tall
-  enough for a 16-pixel label per row.
+  enough for a 16-pixel label per row;
+- times read in microseconds (but in the POP views), GPU activity's column labels are short;
+- rows on 8 ranks over 2 hosts name their host and GPU (one numbering with the GPU rows).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
+import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
 from conftest import CLOVERLEAF, MPI4, convert, need
+from paraver_validator import validate_trace
 from test_cfgs import SHIPPED, build
 
 from nsys2prv.core import registry as R
@@ -170,3 +175,39 @@ def test_histogram_column_labels_nsys2prv_chooses_are_short():
     """GPU activity's values are the columns of analysis/gpu_activity.cfg: short, the meaning in the type's label."""
     assert [len(label) <= 24 for label in R.GPU_ACTIVITY.values.values()] == [True] * 4
     assert "Data movement" in R.GPU_ACTIVITY.values.values() and "no compute kernel" in R.GPU_ACTIVITY.label
+
+
+# BasicAnalysis's nsys2prv path (nsys2prvmetrics.py): a stream row, its suffix read as the node; a GPU row;
+# every other row is a host thread (issue 17).
+BA_STREAM = re.compile(r"^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$")
+BA_GPU_ROW = re.compile(r"^Metrics GPU(\d+)\s*$")
+
+
+def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
+    """Stream rows name their GPU (the id of the GPU's ``Metrics GPU<id>`` row: one numbering) and host,
+    in the forms BasicAnalysis reads; a label repeats only for an overlap lane of a stream (right after
+    it) and for the GPU rows of GPUs with the same id on different hosts (BasicAnalysis's GPU-row pattern
+    allows nothing else)."""
+    base = O.convert("gpu-shared", tmp_path)
+    trace = validate_trace(str(base))
+    tasks, threads = trace.row["TASK"], trace.row["THREAD"]
+    host_of_task = [re.match(r"Rank \d+ \((\S+), pid \d+\)", t).group(1) for t in tasks]  # type: ignore[union-attr]
+    task_of_row = [i for i, (n, _) in enumerate(trace.header.apps[0]) for _ in range(n)]
+    streams, gpus = set(), set()
+    for label, task in zip(threads, task_of_row, strict=True):
+        host = host_of_task[task]
+        if label.startswith("CUDA-"):
+            m = BA_STREAM.match(label)
+            assert m and m.group(3) == host, label
+            streams.add((host, int(m.group(1)[1:])))
+        elif label.startswith("Metrics"):
+            gpu_row = BA_GPU_ROW.match(label)
+            assert gpu_row, label
+            gpus.add((host, int(gpu_row.group(1))))
+        else:
+            assert label.startswith(f"Rank {task} ") and not BA_STREAM.match(label), label
+    assert streams == gpus == {("node000", 0), ("node001", 0)}
+    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
+    assert repeated == {"CUDA-D0.S10-node000": 2, "Metrics GPU0": 2}
+    lane = threads.index("CUDA-D0.S10-node000")
+    assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream

@@ -28,7 +28,7 @@ from test_cfgs import SHIPPED, build
 
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import palette
-from nsys2prv.paraver.trace_views import row_counts
+from nsys2prv.paraver.trace_views import pcf_types, row_counts
 
 ROW_PX = 16
 
@@ -211,3 +211,22 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
     assert repeated == {"CUDA-D0.S10-node000": 2, "Metrics GPU0": 2}
     lane = threads.index("CUDA-D0.S10-node000")
     assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream
+
+
+@pytest.mark.parametrize("name", ["mpi4", "gpu", "clover"])
+def test_the_pcf_declares_what_the_trace_holds_and_views_filter_on_it(traces, name):
+    """The .pcf declares the types the records use (and the memory-operation type of a trace with GPU
+    work, BasicAnalysis's marker); the views --cfgs writes filter on declared types only, so Paraver has
+    no "Some of the events specified in the filter doesn't appear in the trace" to say."""
+    if name not in traces:
+        pytest.skip(f"{CLOVERLEAF} is absent (someone else's export, not redistributable)")
+    base, views, (events, _) = traces[name]
+    declared = set(pcf_types(Path(f"{base}.pcf").read_text()))
+    marker = {R.MEMOP.id} if set(events) & R.GPU_WORK_TYPES else set()
+    assert declared == set(events) | marker
+    if name == "mpi4":  # a CPU-only run: no CUDA, NCCL, OpenACC or GPU metric type
+        assert not declared & {*R.GPU_WORK_TYPES, R.CUDA_API.id, R.NCCL_RANGE.id, R.OPENACC_REGION.id}
+        assert not {t for t in declared if R.GPU_METRIC_BASE <= t < R.GPU_METRIC_BASE + R.GPU_METRIC_MAX}
+    for p in views.rglob("*.cfg"):
+        for win in parse_cfg(p.read_text(), str(p)).windows:
+            assert set(win.types) <= declared, f"{p.relative_to(views)} {win.name!r}: {set(win.types) - declared}"

@@ -1,4 +1,4 @@
-"""The Paraver resource model: node = host, task = profiled process (rank), threads =
+r"""The Paraver resource model: node = host, task = profiled process (rank), threads =
 the process's CPU threads that have events, then one thread per GPU stream -- and one more per
 overlap lane of a stream whose activities overlap (a second ``CUDA-D0.S7`` row right after the
 first, as Nsight Systems draws them), then one row per GPU the process is the first to use

@@ -189,6 +189,21 @@ def test_registry_has_the_documented_ids():
     }
 
 
+def test_cpu_side_types_are_extraes():
+    """Extrae's ids and labels (src/common/events.h, src/merger/paraver/labels.h, addr2info.c):
+    SAMPLING_EV 30000000 "Sampled functions" + depth k "Sampled functions (depth k)", GETCPU_EV
+    40000033 "Executing CPU", CALLER_EV 70000000 + k "Caller at level k"; our kernel-mode type outside
+    Extrae's sampling ranges (30000000..30000199: functions and lines, MAX_CALLERS = 100)."""
+    assert [(t.id, t.label) for t in R.SAMPLED.values()] == [(30000000, "Sampled functions")] + [
+        (30000000 + k, f"Sampled functions (depth {k})") for k in range(1, 10)
+    ]
+    assert R.EXECUTING_CPU.id == 40000033 and R.EXECUTING_CPU.label.startswith("Executing CPU")
+    assert [(t.id, t.label) for t in R.CALLER.values()] == [
+        (70000000 + k, f"Caller at level {k}") for k in range(1, 11)
+    ]
+    assert not 30000000 <= R.SAMPLED_KERNEL.id < 30000200 and R.SAMPLED_KERNEL.id == 66500000
+
+
 @pytest.fixture(scope="module")
 def mpi4(tmp_path_factory):
     out = tmp_path_factory.mktemp("ids") / "mpi4"

@@ -126,7 +126,7 @@ NVTX domain '{safe}' (domain index {k}, types {t['pushpop'].id}..{t['gpu'].id}) 
             View(
                 "basics/states_from_the_scheduler.cfg",
                 f"""
-Thread state of this trace, whose CPU threads have the scheduler's data (-t sched): Running only while
+Thread state of this trace, whose CPU threads have the scheduler's data (SCHED_EVENTS): Running only while
 on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
 the call's state); a thread without scheduling data is Running from its first to its last event.
 Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",

@@ -191,7 +191,7 @@ OS runtime library call on each CPU thread (type {R.OSRT.id}; translated with -t
     View(
         "views/sampled_functions.cfg",
         f"""
-Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; translated with -t samples):
+Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; reports with CPU samples):
 the innermost user-mode frame of the last CPU sample, "function [module]" ("module @ address" when
 unresolved). Histogram thread x function: number of samples.""",
         (events("Sampled functions", R.SAMPLED[0].id, open=False),),
@@ -204,14 +204,14 @@ unresolved). Histogram thread x function: number of samples.""",
 Caller at level 1 of the sampled function (type {R.SAMPLED[1].id}; level N is type
 {R.SAMPLED[0].id} + N, up to {R.SAMPLED_LEVELS - 1}: change the window's type for another level).
 Histogram thread x caller: number of samples.""",
-        (events("Sampled caller level 1", R.SAMPLED[1].id, open=False),),
+        (events(R.SAMPLED[1].label, R.SAMPLED[1].id, open=False),),
         (time_per_value("Samples per caller", statistic="# Bursts"),),
         summary="Which callers the sampled functions are reached from.",
     ),
     View(
         "analysis/host_during_gpu_idle.cfg",
         f"""
-Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, -t samples)
+Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, reports with CPU samples)
 while no compute kernel, memory operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on
 any stream of the process: window 3 = window 1 (the process's sampled function: the largest value over
 its threads, i.e. the function of its one sampled thread) x window 2 (1 while its GPU work is idle).

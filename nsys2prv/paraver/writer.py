@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nsys2prv.core.registry import EventType
+from nsys2prv.core.registry import EXECUTING_CPU, EventType
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 from nsys2prv.paraver.format import expect_records
@@ -99,7 +99,7 @@ def write_files(
                 fh.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                 body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
-        temps[2].write_text(render_row(model), encoding="utf-8")
+        temps[2].write_text(render_row(model, scheduler=EXECUTING_CPU.id in types), encoding="utf-8")
         for tmp, target in zip(temps, targets):
             os.replace(tmp, target)
     finally:

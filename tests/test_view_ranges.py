@@ -79,6 +79,8 @@ def _views(views: Path) -> dict[str, str]:
 def _shown(win, events, states) -> set[int]:
     if win.kind != "single" or win.gradient:
         return set()
+    if win.functions.get("thread") == "Int. Between Evt":
+        return set()  # (times between events, not their values: CloverLeaf's main kernel is value 2)
     if win.compose.get("compose_thread") not in ("As Is", "Stacked Val") or win.compose.get("topcompose1") != "As Is":
         return {0, 1}  # Sign, 1-Sign: inside or not
     if not win.types:

@@ -10,6 +10,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -593,3 +594,18 @@ def test_on_cpu_durations_per_window():
     per = on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=True)
     assert per.tolist() == [[80, 0], [0, 70]]
     assert on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=False).tolist() == [[80, 70]]
+
+
+@pytest.mark.parametrize("asked, made", [(1, 1_496), (1_496, 1_496), (1_497, 2_992), (5_000, 5_984)])
+def test_many_samples_script_makes_whole_copies_of_the_fixture(tmp_path, asked, made):
+    """scripts/make_many_samples.py (the 10M-sample benchmark's input): the fixture's 1,496 samples and as
+    many shifted copies as reach the count asked for, no copy more."""
+    src = need(CPU23 / "compute.sqlite")
+    out = tmp_path / "s.sqlite"
+    script = ROOT / "scripts" / "make_many_samples.py"
+    subprocess.run([sys.executable, str(script), str(out), "--samples", str(asked)], check=True, capture_output=True)
+    count = "SELECT count(*) FROM COMPOSITE_EVENTS"
+    with sqlite3.connect(src) as a, sqlite3.connect(out) as b:
+        assert a.execute(count).fetchone()[0] == 1_496
+        assert b.execute(count).fetchone()[0] == made
+        assert b.execute("SELECT count(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0] == made

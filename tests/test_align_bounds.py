@@ -124,3 +124,18 @@ def test_collectives_bound_both_ways():
     lo = bounds.pair_bounds(e, x, np.array([0, 1]), z, z, z, z, 2)
     # off1 - off0 >= max(100 - 160, 500 - 530) = -30; off0 - off1 >= max(130 - 150, 400 - 520) = -20
     assert lo.tolist() == [[0, -30], [-20, 0]]
+
+
+def test_clocks_whose_data_contradict_themselves_are_not_placed_by_the_bounds():
+    """A pair whose bounds leave an empty interval (off1 - off0 >= 5 us by one message, <= 2 us by the
+    other) bounds nothing: no midpoint is taken and no negative "worst error" reported; the violation the
+    data force is counted."""
+    s, q = np.array([1_005_000, 1_998_000]), np.array([1_000_000, 2_000_000])
+    p2p = P2P.of([0, 1], [1, 0], s, s, q, q, np.zeros(2, bool))
+    lo = bounds.pair_bounds(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, np.int64), p2p.src, p2p.dst, s, q, 2)
+    assert lo.tolist() == [[0, 5_000], [-2_000, 0]]
+    assert bounds.two_sided(lo).tolist() == [[True, False], [False, True]]
+    assert bounds.half_width(lo).tolist() == [[0.0, np.inf], [np.inf, 0.0]]
+    res = _fit(p2p, [0, 0])
+    assert np.isnan(res.bound).all() and res.offsets.tolist() == [0, 0]
+    assert res.violations_after == 1

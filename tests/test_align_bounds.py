@@ -139,3 +139,17 @@ def test_clocks_whose_data_contradict_themselves_are_not_placed_by_the_bounds():
     res = _fit(p2p, [0, 0])
     assert np.isnan(res.bound).all() and res.offsets.tolist() == [0, 0]
     assert res.violations_after == 1
+
+
+def test_the_bound_is_the_worst_error_where_the_least_squares_put_a_clock_off_centre():
+    """Clock 2's interval against the reference is closed through clock 1 to [T - 1 us, T + 2 us] (direct
+    1 us one way, 20 us the other; 1 us each way on both legs through clock 1), midpoint T + 0.5 us; the
+    least squares over the three pairs put it between that midpoint and T (the other pairs' midpoints):
+    its worst error is its distance to the farther end of the interval, not the interval's half-width."""
+    d = {(0, 1): 1_000, (1, 0): 1_000, (1, 2): 1_000, (2, 1): 1_000, (0, 2): 1_000, (2, 0): 20_000}
+    p2p = _pingpongs([(0, 1), (1, 2), (0, 2)], d)
+    res = _fit(p2p, TRUTH[:3] + np.array([0, 50_000, -50_000]))
+    x = int(res.offsets[2] - TRUTH[2])  # the estimate's error (the truth is inside the interval)
+    assert 0 < x < 500  # (off the midpoint, +500, towards the other pairs' midpoints, 0)
+    assert res.bound[2] == max(x - (-1_000), 2_000 - x) > 1_500  # (1,500: the half-width)
+    assert res.bound[1] >= abs(res.offsets[1] - TRUTH[1])

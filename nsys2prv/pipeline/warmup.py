@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from nsys2prv.core.environment import environment
+from nsys2prv.core.paths import user_cache_dir
 from nsys2prv.core.workers import init_worker
 
 _done = False
@@ -99,6 +100,7 @@ class Precompile:
                 self.pending.discard(self._recv.recv())
             except (EOFError, OSError):
                 self.pending.clear()
+        # (importing it loads numba: warm_numba decides how, first)
         from nsys2prv.core.jit import kernels
 
         for k in kernels():
@@ -142,8 +144,6 @@ def precompile(inputs: list, say=None) -> Precompile | None:
     if not missing:
         return None
     if say is not None:
-        from nsys2prv.core.paths import user_cache_dir
-
         say(
             f"nsys2prv: compiling {', '.join(missing)} for this machine while the reports are read "
             f"(first run only; cached in {user_cache_dir() / 'numba'}) ..."

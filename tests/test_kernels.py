@@ -190,6 +190,27 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
     )
 
 
+def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
+    """The conversion's use of ``precompile`` (its size threshold lowered to 0 for the small real
+    ranks): the three kernels land in the empty cache, and the outputs are those of Python kernels."""
+    ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
+    args = ["-q", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; from nsys2prv.cli import main; "
+        f"main({args!r}, standalone_mode=False)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(
+        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
+        + ["format._object"]
+    )
+    monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
+    convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
+    assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(seed):
     """Groups whose intervals follow one another (touching allowed) are all lane 0 without the sweep;

@@ -165,20 +165,21 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
     code = (
         "import os; from nsys2prv.pipeline import warmup; from nsys2prv.core.jit import Kernel; "
         "compiled = []; Kernel.announce = compiled.append; "
-        f"print('small', warmup.precompile([{str(small)!r}])); "
-        f"pre = warmup.precompile([{str(small)!r}, {str(large)!r}], print); child = pre.proc.pid; "
+        f"print('small', warmup.precompile([{str(small)!r}], 1, 2)); "
+        f"print('busy', warmup.precompile([{str(large)!r}], 2, 2)); "
+        f"pre = warmup.precompile([{str(small)!r}, {str(large)!r}], 1, 2, print); child = pre.proc.pid; "
         "pre.wait(*warmup.PRECOMPILED); "
         "probes = [(k, a) for k, a in warmup._probes() if k.__name__ in warmup.PRECOMPILED]; "
         "print('loaded', [k.load(*a) for k, a in probes], [bool(k.compiled.signatures) for k, a in probes]); "
         "pre.stop(); print('child gone', not os.path.exists(f'/proc/{child}'), 'compiled here', compiled); "
-        "print('again', warmup.precompile([str(os.path.abspath(" + repr(str(large)) + "))]))"
+        "print('again', warmup.precompile([str(os.path.abspath(" + repr(str(large)) + "))], 1, 2))"
     )
     res = _run(code, tmp_path / "cache")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0] == "small None"
-    assert lines[1].startswith("nsys2prv: compiling _paint, _sweep, _format_compact for this machine while the")
-    assert lines[2:] == [
+    assert lines[:2] == ["small None", "busy None"]
+    assert lines[2].startswith("nsys2prv: compiling _paint, _sweep, _format_compact for this machine while the")
+    assert lines[3:] == [
         "loaded [True, True, True] [True, True, True]",
         "child gone True compiled here []",
         "again None",
@@ -192,11 +193,13 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
 
 def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
     """The conversion's use of ``precompile`` (its size threshold lowered to 0 for the small real
-    ranks): the three kernels land in the empty cache, and the outputs are those of Python kernels."""
+    ranks; one reading worker of two cores leaves one idle): the three kernels land in the empty cache, and
+    the outputs are those of Python kernels."""
     ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
-    args = ["-q", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    args = ["-q", "-j", "1", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
     code = (
-        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; from nsys2prv.cli import main; "
+        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
+        "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
         f"main({args!r}, standalone_mode=False)"
     )
     res = _run(code, tmp_path / "cache")

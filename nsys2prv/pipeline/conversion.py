@@ -118,7 +118,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             say = _stderr if cfg.show_progress else None
             warm_numba(skip_blas_probe=cfg.own_process, say=say, load=not fork_heavy)
             if not fork_heavy and can_fork():
-                pre = precompile(cfg.inputs, say)  # (while stage A reads)
+                readers = min(len(cfg.inputs), cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs())
+                pre = precompile(cfg.inputs, readers, default_jobs(), say)  # (while stage A reads)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, counts = run.model, run.timeline.clocks, run.infos, run.counts

@@ -128,11 +128,13 @@ def _compile(names: list[str], send, parent: int) -> None:
         send.close()
 
 
-def precompile(inputs: list, say=None) -> Precompile | None:
+def precompile(inputs: list, readers: int, cores: int, say=None) -> Precompile | None:
     """For a large input (the largest report of ``inputs`` at least PRECOMPILE_FROM_BYTES), the
     PRECOMPILED kernels the cache lacks compiled in a forked process (before any pool forks: none
-    of its workers inherits the pipe's writing end); None where nothing is to compile."""
-    if environment().kernels == "python":
+    of its workers inherits the pipe's writing end); None where nothing is to compile, or where stage
+    A's ``readers`` processes leave none of the ``cores`` idle (the compiler would take the readers'
+    CPU: BENCHMARKS.md measured no gain on two busy cores, and 0.3-0.5 s more CPU)."""
+    if environment().kernels == "python" or readers >= cores:
         return None
     try:
         largest = max((Path(p).stat().st_size for p in inputs), default=0)

@@ -41,7 +41,10 @@ def main() -> int:
         cols = [r[1] for r in con.execute("PRAGMA table_info(SAMPLING_CALLCHAINS)")]
         fcols = ", ".join(cols)
         fsel = ", ".join(f"c.id + k.k * {top}" if c == "id" else f"c.{c}" for c in cols)
+        # copies 1 .. copies - 1 (none when the fixture's samples are enough)
         counter = f"WITH RECURSIVE k(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM k WHERE k < {copies - 1})"
+        if copies < 2:
+            counter = "WITH k(k) AS (SELECT 1 WHERE 0)"
         con.execute(
             f"INSERT INTO COMPOSITE_EVENTS (id, start, cpu, threadState, globalTid, cpuCycles) {counter} "
             f"SELECT e.id + k.k * {top}, e.start + k.k * {span}, e.cpu, e.threadState, e.globalTid, e.cpuCycles "

@@ -66,6 +66,13 @@ def one_line(text) -> str:
     return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip() or "(empty name)"
 
 
+SCHEDULER_RULE = (
+    "\n# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, Blocked (9)"
+    " off it unless a call's own state covers the time; CPU threads without scheduling data: Running from their"
+    " first to their last event\n"
+)
+
+
 def row(model) -> str:
     """The .row: CPUs (one per thread, named after it), nodes, the application, tasks, threads."""
     levels = {
@@ -112,7 +119,9 @@ def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict,
         fh.write(header(model, int(end_ns), epoch_ns, communicators).encode())
         body(fh)
     pcf_path.write_text(pcf(types, labels), encoding="utf-8")
-    row_path.write_text(row(model), encoding="utf-8")
+    # a trace whose states follow the scheduler (its .pcf has the executing-CPU type) says so after the blocks
+    rule = SCHEDULER_RULE if R.EXECUTING_CPU.id in types else ""
+    row_path.write_text(row(model) + rule, encoding="utf-8")
     return [prv, pcf_path, row_path]
 
 
@@ -171,7 +180,11 @@ def write_trace(
         fh.write("".join(lay.lines()).encode())
 
     assert not compress, "the reference writes plain text"
-    targets = write_own_files(base, model, end_ns, epoch_ns, body, types, labels, communicators)
+    # the .pcf declares the types of the records, and the memory-operation type with GPU work (issue 36)
+    used = {int(t) for b in events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
+    used |= {R.MEMOP.id} if used & R.GPU_WORK_TYPES else set()
+    declared = {i: t for i, t in types.items() if i in used}
+    targets = write_own_files(base, model, end_ns, epoch_ns, body, declared, labels, communicators)
     return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 

@@ -124,3 +124,32 @@ def test_collectives_bound_both_ways():
     lo = bounds.pair_bounds(e, x, np.array([0, 1]), z, z, z, z, 2)
     # off1 - off0 >= max(100 - 160, 500 - 530) = -30; off0 - off1 >= max(130 - 150, 400 - 520) = -20
     assert lo.tolist() == [[0, -30], [-20, 0]]
+
+
+def test_clocks_whose_data_contradict_themselves_are_not_placed_by_the_bounds():
+    """A pair whose bounds leave an empty interval (off1 - off0 >= 5 us by one message, <= 2 us by the
+    other) bounds nothing: no midpoint is taken and no negative "worst error" reported; the violation the
+    data force is counted."""
+    s, q = np.array([1_005_000, 1_998_000]), np.array([1_000_000, 2_000_000])
+    p2p = P2P.of([0, 1], [1, 0], s, s, q, q, np.zeros(2, bool))
+    lo = bounds.pair_bounds(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0, np.int64), p2p.src, p2p.dst, s, q, 2)
+    assert lo.tolist() == [[0, 5_000], [-2_000, 0]]
+    assert bounds.two_sided(lo).tolist() == [[True, False], [False, True]]
+    assert bounds.half_width(lo).tolist() == [[0.0, np.inf], [np.inf, 0.0]]
+    res = _fit(p2p, [0, 0])
+    assert np.isnan(res.bound).all() and res.offsets.tolist() == [0, 0]
+    assert res.violations_after == 1
+
+
+def test_the_bound_is_the_worst_error_where_the_least_squares_put_a_clock_off_centre():
+    """Clock 2's interval against the reference is closed through clock 1 to [T - 1 us, T + 2 us] (direct
+    1 us one way, 20 us the other; 1 us each way on both legs through clock 1), midpoint T + 0.5 us; the
+    least squares over the three pairs put it between that midpoint and T (the other pairs' midpoints):
+    its worst error is its distance to the farther end of the interval, not the interval's half-width."""
+    d = {(0, 1): 1_000, (1, 0): 1_000, (1, 2): 1_000, (2, 1): 1_000, (0, 2): 1_000, (2, 0): 20_000}
+    p2p = _pingpongs([(0, 1), (1, 2), (0, 2)], d)
+    res = _fit(p2p, TRUTH[:3] + np.array([0, 50_000, -50_000]))
+    x = int(res.offsets[2] - TRUTH[2])  # the estimate's error (the truth is inside the interval)
+    assert 0 < x < 500  # (off the midpoint, +500, towards the other pairs' midpoints, 0)
+    assert res.bound[2] == max(x - (-1_000), 2_000 - x) > 1_500  # (1,500: the half-width)
+    assert res.bound[1] >= abs(res.offsets[1] - TRUTH[1])

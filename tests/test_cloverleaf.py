@@ -29,6 +29,9 @@ CPU_SIDE_FATES = {
     "SAMPLING_CALLCHAINS": ["translated"],
 }
 # what each export holds: kernels, CUDA API calls, memcpys, launch lines, the rows not translated
+# the stream row: its GPU id (the real export's device map: CUDA device 0 is GPU 3; the generated one
+# has none) and host
+STREAM = {"generated": "CUDA-D0.S7-nid008553", "cloverleaf": "CUDA-D3.S7-nid008553"}
 EXPECT = {
     "generated": dict(
         kernels=120,
@@ -142,7 +145,7 @@ def test_memcpy_conserved_per_kind_with_bytes(clover):
 def test_resource_model_and_times(clover):
     trace, summary = clover
     h = trace.header
-    threads = [f"Rank 0 {name}" for name in expect(summary)["cpu_threads"]] + ["CUDA-D0.S7"]
+    threads = [f"Rank 0 {name}" for name in expect(summary)["cpu_threads"]] + [STREAM[summary["case"]]]
     assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, len(threads))
     assert trace.row["NODE"] == ["nid008553"]
     assert trace.row["THREAD"] == threads
@@ -176,7 +179,7 @@ def test_resource_model_and_times(clover):
 
 def test_stream_states_follow_kernels_and_copies(clover):
     trace, summary = clover
-    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index("CUDA-D0.S7") + 1]
+    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index(STREAM[summary["case"]]) + 1]
     running = int((st[st["state"] == R.RUNNING]["end"] - st[st["state"] == R.RUNNING]["begin"]).sum())
     transfer = int((st[st["state"] == R.MEMORY_TRANSFER]["end"] - st[st["state"] == R.MEMORY_TRANSFER]["begin"]).sum())
     k = source("SELECT sum(end-start) AS t FROM CUPTI_ACTIVITY_KIND_KERNEL", summary)["t"][0]

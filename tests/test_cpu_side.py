@@ -10,6 +10,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,9 @@ def test_sample_shares_as_designed(compute):
 
 def test_sample_levels_share_one_numbering(compute):
     trace, _ = compute
-    values = {t: trace.pcf.types[R.SAMPLED[t].id]["values"] for t in range(R.SAMPLED_LEVELS)}
+    levels = [t for t in range(R.SAMPLED_LEVELS) if R.SAMPLED[t].id in trace.pcf.types]
+    assert levels == [0, 1, 2, 3, 4]  # the .pcf declares the levels the samples reach (issue 36)
+    values = {t: trace.pcf.types[R.SAMPLED[t].id]["values"] for t in levels}
     assert all(v == values[0] for v in values.values())
     assert "f [compute]" in values[0].values() and "[Unknown] @ 0x0" in values[0].values()
     callers = sampled(trace, R.SAMPLED[1].id)
@@ -446,6 +449,36 @@ def test_pop_useful_time_on_cpu(tmp_path):
     assert same[0].pop("label") == "n" and same[1].pop("label") == "t" and same[0] == same[1]
 
 
+def test_pop_on_cpu_names_a_process_without_scheduling_data(tmp_path):
+    """A process whose main thread has no scheduling data is not taken as always on a CPU: its off-CPU
+    time is unknown (null), its useful time is counted whole, and the block names it."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
+    pid, bare = 4242, 5353
+    b.process(pid, "./app")
+    b.process(bare, "./other")
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
+    b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+    for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (9_000, 0, False)):
+        b.sched(pid, pid, t, cpu, sched_in)
+    b.cuda_api(bare, bare, "cudaMalloc_v3020", 500, 1_500, 3)
+    b.cuda_api(bare, bare, "cudaFree_v3020", 8_000, 9_000, 4)
+    convert_valid([b.save()], tmp_path / "t")
+    host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
+    # both alive 500..9000 (8,500); 4242 off CPU [2000, 4000] of which [3000, 4000] outside its calls;
+    # 5353: no scheduling data, its 6,500 ns of useful time counted whole
+    assert host["useful_time_ns"] == {"Process 4242": 5_500, "Process 5353": 6_500}
+    assert host["on_cpu"] == {
+        "useful_on_cpu_time_ns": {"Process 4242": 4_500, "Process 5353": 6_500},
+        "off_cpu_outside_calls_ns": {"Process 4242": 1_000, "Process 5353": None},
+        "useful_on_cpu_time_total_ns": 11_000,
+        "on_cpu_share_of_useful": 11_000 / 12_000,
+        "on_cpu_parallel_efficiency": 11_000 / (2 * 8_500),
+        "without_scheduling_data": ["Process 5353"],
+    }
+
+
 def off_cpu_outside_mpi(path) -> int:
     """The main thread's off-CPU time outside the process's MPI calls, from the export (a plain loop)."""
     s = source(
@@ -563,3 +596,18 @@ def test_on_cpu_durations_per_window():
     per = on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=True)
     assert per.tolist() == [[80, 0], [0, 70]]
     assert on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=False).tolist() == [[80, 70]]
+
+
+@pytest.mark.parametrize("asked, made", [(1, 1_496), (1_496, 1_496), (1_497, 2_992), (5_000, 5_984)])
+def test_many_samples_script_makes_whole_copies_of_the_fixture(tmp_path, asked, made):
+    """scripts/make_many_samples.py (the 10M-sample benchmark's input): the fixture's 1,496 samples and as
+    many shifted copies as reach the count asked for, no copy more."""
+    src = need(CPU23 / "compute.sqlite")
+    out = tmp_path / "s.sqlite"
+    script = ROOT / "scripts" / "make_many_samples.py"
+    subprocess.run([sys.executable, str(script), str(out), "--samples", str(asked)], check=True, capture_output=True)
+    count = "SELECT count(*) FROM COMPOSITE_EVENTS"
+    with sqlite3.connect(src) as a, sqlite3.connect(out) as b:
+        assert a.execute(count).fetchone()[0] == 1_496
+        assert b.execute(count).fetchone()[0] == made
+        assert b.execute("SELECT count(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0] == made

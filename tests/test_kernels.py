@@ -155,6 +155,65 @@ def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     assert "compiling" not in again.stdout and "compiled True 0" in again.stdout
 
 
+def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_them(tmp_path):
+    """``warmup.precompile``: nothing for small inputs; for a large one, the PRECOMPILED kernels
+    compiled into the cache by another process, then loaded here (this process compiles none)."""
+    small, large = tmp_path / "small.sqlite", tmp_path / "large.sqlite"
+    small.write_bytes(b"x" * 1000)
+    with open(large, "wb") as fh:
+        fh.truncate(4 << 20)  # (only its size decides)
+    code = (
+        "import os; from nsys2prv.pipeline import warmup; from nsys2prv.core.jit import Kernel; "
+        "compiled = []; Kernel.announce = compiled.append; "
+        f"print('small', warmup.precompile([{str(small)!r}], 1, 2)); "
+        f"print('busy', warmup.precompile([{str(large)!r}], 2, 2)); "
+        f"pre = warmup.precompile([{str(small)!r}, {str(large)!r}], 1, 2, print); child = pre.proc.pid; "
+        "pre.wait(*warmup.PRECOMPILED); "
+        "probes = [(k, a) for k, a in warmup._probes() if k.__name__ in warmup.PRECOMPILED]; "
+        "print('loaded', [k.load(*a) for k, a in probes], [bool(k.compiled.signatures) for k, a in probes]); "
+        "pre.stop(); print('child gone', not os.path.exists(f'/proc/{child}'), 'compiled here', compiled); "
+        "print('again', warmup.precompile([str(os.path.abspath(" + repr(str(large)) + "))], 1, 2))"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[:2] == ["small None", "busy None"]
+    assert lines[2].startswith("nsys2prv: compiling _paint, _sweep, _format_compact for this machine while the")
+    assert lines[3:] == [
+        "loaded [True, True, True] [True, True, True]",
+        "child gone True compiled here []",
+        "again None",
+    ]
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(
+        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
+        + ["format._object"]
+    )
+
+
+def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
+    """The conversion's use of ``precompile`` (its size threshold lowered to 0 for the small real
+    ranks; one reading worker of two cores leaves one idle): the three kernels land in the empty cache, and
+    the outputs are those of Python kernels."""
+    ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
+    args = ["-q", "-j", "1", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
+        "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
+        f"main({args!r}, standalone_mode=False)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(
+        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
+        + ["format._object"]
+    )
+    monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
+    convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
+    assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(seed):
     """Groups whose intervals follow one another (touching allowed) are all lane 0 without the sweep;

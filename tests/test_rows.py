@@ -76,8 +76,9 @@ def overlap(tmp_path_factory):
 
 def test_overlapping_kernels_get_extra_rows_of_their_stream(overlap):
     tr, s = overlap
-    # the overlap rows carry their stream's label (BasicAnalysis counts them into device D0)
-    assert tr.row["THREAD"] == ["Process 6000 main (6000)", "CUDA-D0.S7", "CUDA-D0.S7", "CUDA-D0.S7", "CUDA-D0.S9"]
+    # the overlap rows carry their stream's label (BasicAnalysis counts them into device D0 of the host)
+    s7, s9 = "CUDA-D0.S7-gpunode", "CUDA-D0.S9-gpunode"
+    assert tr.row["THREAD"] == ["Process 6000 main (6000)", s7, s7, s7, s9]
     S7, S7_2, S7_3, S9 = 2, 3, 4, 5
     k = intervals(tr, KERNEL)
     assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [
@@ -133,7 +134,7 @@ def test_no_overlap_no_extra_row(tmp_path):
     b.kernel(PID, 0, 7, 100_000, 130_000, 1, "a")
     b.kernel(PID, 0, 7, 130_000, 140_000, 2, "b")  # starts exactly when a ends: same row
     tr, s = convert(b.save(), tmp_path / "t")
-    assert tr.row["THREAD"] == ["CUDA-D0.S7"]
+    assert tr.row["THREAD"] == ["CUDA-D0.S7-node01"]
     assert (s["streams"], s["overlap_rows"]) == (1, 0) and s["categories"]["kernels"]["notes"] == {}
 
 

@@ -112,7 +112,7 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
     o_begin = np.empty(cap, np.int64)
     o_end = np.empty(cap, np.int64)
     o_state = np.empty(cap, np.int64)
-    k = 0
+    k = np.int64(0)  # (not the literal 0: _emit is then compiled for one signature, not two)
     for lane in range(n_lanes):
         lo = offsets[lane]
         hi = offsets[lane + 1]
@@ -120,7 +120,7 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end):
         active = np.empty(max(m, 1), np.int64)
         n_active = 0
         cur = default[lane]
-        seg_begin = 0
+        seg_begin = np.int64(0)
         i = lo
         j = 0
         while i < hi or j < m:

@@ -128,6 +128,10 @@ class Kernel:
         self.compiled.compile(sig)  # loads what was just found (no compilation)
         return True
 
+    def forget_misses(self) -> None:
+        """Look in the cache again (another process may have compiled this kernel since)."""
+        self._not_cached.clear()
+
     def python(self, *args):
         """The kernel as Python, calling its helpers as Python (or its ``python`` twin, if given)."""
         if self._python is None:

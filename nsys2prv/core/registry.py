@@ -112,12 +112,13 @@ MEMOP = EventType(
 GPU_USEFUL, GPU_DATA_MOVEMENT, GPU_IDLE = 1, 2, 3
 GPU_ACTIVITY = EventType(
     63000090,
-    "GPU activity (every stream of every process on the GPU)",
+    "GPU activity (every stream of every process on the GPU; Useful: a compute kernel runs; Data movement:"
+    " memory operations or NCCL kernels, no compute kernel; Idle: neither)",
     "static",
-    {
+    {  # short: they are the columns of analysis/gpu_activity.cfg (the meaning is in the type's label)
         END_VALUE: "Outside the run",
-        GPU_USEFUL: "Useful (compute kernel)",
-        GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
+        GPU_USEFUL: "Useful",
+        GPU_DATA_MOVEMENT: "Data movement",
         GPU_IDLE: "Idle",
     },
 )
@@ -307,7 +308,11 @@ FIXED_TYPES: tuple[EventType, ...] = (
 # Listed in a .pcf only when a report of the trace has their table (kinds.table_types): the trace of a
 # report without scheduling, samples or OS runtime call stacks is what it was before they existed.
 CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *CALLER.values())
-ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # in every .pcf
+ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # known to every trace; its .pcf
+# declares those its records use (paraver/pcf.py declared_types), and MEMOP whenever it has GPU work:
+GPU_WORK_TYPES = frozenset(
+    {CUDA_KERNEL.id, CUDA_KERNEL_FULL.id, NCCL_KERNEL.id, MEMOP.id, MEMOP_SIZE.id, GRAPH_EXEC.id}
+)
 BY_ID: dict[int, EventType] = {t.id: t for t in (*FIXED_TYPES, *CPU_SIDE_TYPES)}
 assert len(BY_ID) == len(FIXED_TYPES) + len(CPU_SIDE_TYPES), "event type id defined twice"
 assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)

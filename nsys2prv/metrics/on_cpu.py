@@ -6,7 +6,9 @@ The host tree's useful time (BasicAnalysis's: a process's lifetime outside its M
 stays as it is; ``on_cpu`` subtracts from it the time the process's main thread (thread id = process
 id) was descheduled outside those calls: ``useful_on_cpu_i = useful_i - |off-CPU_i minus (MPI_i union
 CUDA_i)|``, within the process's lifetime and the measured window.  Off-CPU time inside a call is the
-call's already (MPI or offload), so it is not counted twice.  Sources: docs/pop-metrics.md.
+call's already (MPI or offload), so it is not counted twice.  A process whose main thread has no
+scheduling data (a report without it, beside others with it) keeps its useful time whole and the block
+names it.  Sources: docs/pop-metrics.md.
 
 The hooks: ``partial`` (per report or time slice, from ``pop.collect_partial``), ``gather`` (the run's,
 in ``pop.combine``), ``durations`` and ``tree`` (per window, in ``pop.evaluate``).
@@ -21,7 +23,9 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 
 KINDS = ("sched",)  # the tables read (with the host calls: pop.KINDS), whatever -t (pipeline.prepare)
 CALL, OFF = 0, 1  # interval classes (bits of the sweep masks)
+SEEN = 2  # not an interval: a task whose main thread has scheduling data (``partial`` -> ``gather``)
 _OFF_ONLY = 1 << OFF  # the mask: off CPU, in no call
+NO_DATA = -1  # ``durations`` of a process whose main thread has no scheduling data
 
 
 def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
@@ -33,8 +37,12 @@ def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
         return None
     tid = sched["tid"].to_numpy(np.int64)
     start, end = sched["start"].to_numpy(np.int64), sched["end"].to_numpy(np.int64)
-    off = ~sched["sched_in"].to_numpy(bool) & (end > start) & (tid_of(tid) == pid_of(tid))
+    main = tid_of(tid) == pid_of(tid)
+    off = ~sched["sched_in"].to_numpy(bool) & (end > start) & main
     rows = [(tasks_of(tid[off]), np.full(int(off.sum()), OFF, np.int64), at(start[off]), at(end[off]))]
+    seen = np.unique(tasks_of(tid[main]))  # (the processes this report has scheduling data of)
+    zero = np.zeros(len(seen), np.int64)
+    rows.append((seen, np.full(len(seen), SEEN, np.int64), zero, zero))
     for kind in ("mpi", "cuda_api"):
         df = tabs.get(kind)
         if df is not None and len(df):
@@ -47,7 +55,8 @@ def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
 
 def gather(parts: list[tuple | None], proc_index: np.ndarray, life: tuple) -> tuple | None:
     """The run's intervals (process, start, end, class), each cut to its process's lifetime ``life``
-    (lo, hi arrays per host process); None when no report had scheduling data."""
+    (lo, hi arrays per host process), and per host process whether its main thread has scheduling data;
+    None when no report had scheduling data."""
     got = [p for p in parts if p is not None]
     if not got:
         return None
@@ -56,38 +65,52 @@ def gather(parts: list[tuple | None], proc_index: np.ndarray, life: tuple) -> tu
     ok = pi >= 0
     pi, cls, s, e = pi[ok], cls[ok], s[ok], e[ok]
     lo, hi = (np.asarray(x, np.int64) for x in life)
+    covered = np.zeros(len(lo), bool)
+    covered[pi[cls == SEEN]] = True
+    pi, cls, s, e = (x[cls != SEEN] for x in (pi, cls, s, e))
     s, e = np.maximum(s, lo[pi]), np.minimum(e, hi[pi])
     keep = e > s
-    return pi[keep], s[keep], e[keep], cls[keep]
+    return pi[keep], s[keep], e[keep], cls[keep], covered
 
 
 def durations(intervals: tuple, n_procs: int, lo, hi, per_window: bool) -> np.ndarray:
-    """(windows or 1, H): each process's off-CPU time outside its calls inside the windows."""
-    group, s, e, c = intervals
+    """(windows or 1, H): each process's off-CPU time outside its calls inside the windows (``NO_DATA``
+    for a process whose main thread has no scheduling data: ``intervals``' fifth array, all if absent)."""
+    group, s, e, c = intervals[:4]
     row, win, cs, ce = clip_to_windows(s, e, lo, hi)
     g = group[row]
     if per_window:
         d = mask_durations(win * n_procs + g, cs, ce, c[row], n_procs * len(lo), 2)
-        return d.reshape(len(lo), n_procs, 4)[:, :, _OFF_ONLY]
-    return mask_durations(g, cs, ce, c[row], n_procs, 2)[None, :, _OFF_ONLY]
+        out = d.reshape(len(lo), n_procs, 4)[:, :, _OFF_ONLY]
+    else:
+        out = mask_durations(g, cs, ce, c[row], n_procs, 2)[None, :, _OFF_ONLY]
+    if len(intervals) > 4:
+        out[:, ~np.asarray(intervals[4], bool)] = NO_DATA
+    return out
 
 
 def tree(host: dict, off_outside: np.ndarray, T: int) -> dict | None:
-    """The ``on_cpu`` block of a host tree (None: the tree has no useful time)."""
+    """The ``on_cpu`` block of a host tree (None: the tree has no useful time).  A process without
+    scheduling data (``NO_DATA``) keeps its useful time whole, its off-CPU time is None, and the block
+    names it (``without_scheduling_data``)."""
     useful = host.get("useful_time_ns")
     if not useful or T <= 0:
         return None
     labels = list(useful)
     u = np.array([useful[k] for k in labels], np.int64)
-    on = np.maximum(u - off_outside, 0)
+    have = off_outside != NO_DATA
+    on = np.where(have, np.maximum(u - off_outside, 0), u)
     H = len(labels)
-    return {
+    out = {
         "useful_on_cpu_time_ns": {k: int(v) for k, v in zip(labels, on)},
-        "off_cpu_outside_calls_ns": {k: int(v) for k, v in zip(labels, off_outside)},
+        "off_cpu_outside_calls_ns": {k: int(v) if h else None for k, v, h in zip(labels, off_outside, have)},
         "useful_on_cpu_time_total_ns": int(on.sum()),
         "on_cpu_share_of_useful": float(on.sum() / u.sum()) if u.sum() else None,
         "on_cpu_parallel_efficiency": float(on.sum()) / (H * T),
     }
+    if not have.all():
+        out["without_scheduling_data"] = [k for k, h in zip(labels, have) if not h]
+    return out
 
 
 DEFINITION = (

@@ -29,6 +29,7 @@ report order] (``tests/reference_writer.py``), so both write identical bytes.
 from __future__ import annotations
 
 import errno
+import sys
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
@@ -81,6 +82,12 @@ class ChunkMeta:
     # by write_chunk, required by the merge)
     sigs: list[tuple[tuple[int, ...], tuple[bool, ...]]] = field(default_factory=list)
     fields: np.ndarray | None = None  # the tail position of every STRIDE-th record
+
+    def __setstate__(self, state: dict) -> None:
+        # unpickled (a worker's result): one string per distinct name, however many reports (the
+        # main process holds every report's meta until the merge; ranks share most names)
+        state["names"] = [(t, [sys.intern(n) if type(n) is str else n for n in ns]) for t, ns in state["names"]]
+        self.__dict__.update(state)
 
     def widths(self) -> np.ndarray:
         """Tail fields of a record of each local signature."""

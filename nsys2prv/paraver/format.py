@@ -165,7 +165,7 @@ def _format_compact(
     pos = 0
     for k in range(lo, hi):
         r = perm[k]
-        g = thread[r]
+        g = np.int64(thread[r])  # (as the receiving thread: _object is compiled for one signature)
         s = sig[r]
         kr = 1 if s == 0 else (3 if s == 1 else 2)
         buf[pos] = 48 + kr

@@ -22,7 +22,7 @@ from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.merge import merge, merge_split, object_columns
-from nsys2prv.paraver.pcf import render_pcf
+from nsys2prv.paraver.pcf import declared_types, render_pcf
 from nsys2prv.paraver.row import render_row
 
 MIN_SPLIT = 250_000  # records per part below which a split merge costs more than it saves
@@ -165,6 +165,9 @@ def write_merged(
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, communicators)
+    written = {t for c in chunks for sig_types, _ in c.sigs for t in sig_types}  # types with records
+    targets = write_files(
+        base, compress, model, end_ns, epoch_ns, body, declared_types(types, written), labels, communicators
+    )
     m = stats[0]
     return WriteStats(m.states, m.events, m.comms, end_ns, targets)

@@ -33,7 +33,7 @@ from nsys2prv.pipeline.report import sqlite_of
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
-from nsys2prv.pipeline.warmup import expect_rows, warm_numba
+from nsys2prv.pipeline.warmup import expect_rows, precompile, warm_numba
 from nsys2prv.translate.communicators import communicator_members
 from nsys2prv.translate.host import application_events
 from nsys2prv.translate.mpi_messages import translate_messages
@@ -110,13 +110,17 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     """The conversion into the staging directory of ``outputs`` (``cfg.output`` points there)."""
     tick = Timer()
     work = outputs.work
-    ex = None
+    ex = pre = None
     try:
         ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
         fork_heavy = forks_heavy_steps(cfg, ex)
         if cfg.dask is None:
             # before the workers fork: they inherit it (fork_heavy: each loads what it runs)
-            warm_numba(skip_blas_probe=cfg.own_process, say=_stderr if cfg.show_progress else None, load=not fork_heavy)
+            say = _stderr if cfg.show_progress else None
+            warm_numba(skip_blas_probe=cfg.own_process, say=say, load=not fork_heavy)
+            if not fork_heavy and can_fork():
+                readers = min(len(cfg.inputs), cfg.jobs if cfg.jobs and cfg.jobs > 0 else default_jobs())
+                pre = precompile(cfg.inputs, readers, default_jobs(), say)  # (while stage A reads)
         tick("start-up (numba)")
         run = prepare(cfg, ex, _cache_root(cfg, work), tick)
         model, clocks, infos, counts = run.model, run.timeline.clocks, run.infos, run.counts
@@ -134,6 +138,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         # -- C: per report: clip, partial metrics, translate, paint, sort -> chunk ---------------------
         jobs = _rank_jobs(cfg, run, types, nvtx_index, metric_types, work)
         if cfg.dask is None and run.scans and not fork_heavy:
+            if pre is not None:
+                pre.wait("_paint", "_sweep")
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
         results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
@@ -161,6 +167,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         del parts
         release()  # (the merge starts from a trimmed heap)
         tick("POP")
+        if pre is not None:
+            pre.wait("_format_compact")
         chunks = (
             [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])]
             + ([message_chunk] if message_chunk is not None else [])
@@ -191,6 +199,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     finally:
         if ex is not None:
             ex.close(final=True)
+        if pre is not None:
+            pre.stop()
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
         views = install_views(

@@ -6,11 +6,23 @@ kernel not yet cached runs interpreted on small inputs and is compiled when an i
 Numba's start-up probes BLAS by importing ``scipy.linalg`` when SciPy is installed;
 nsys2prv's kernels never use BLAS, so a process that owns its numba (the command line and its
 local workers) can skip that probe with ``skip_blas_probe=True``.
+
+A first conversion of a large input (an empty cache) compiles the kernels every such conversion
+runs (``PRECOMPILED``) in a forked process of its own while stage A reads (``precompile``), instead
+of in the main process between the stages: the main process waits only for the kernels it is about
+to call, then loads them from the cache.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 import sys
+from pathlib import Path
+
+from nsys2prv.core.environment import environment
+from nsys2prv.core.paths import user_cache_dir
+from nsys2prv.core.workers import init_worker
 
 _done = False
 
@@ -57,6 +69,85 @@ def expect_rows(rows: int) -> None:
     conversion uses (states, POP sweeps); where that is large enough to compile them, compile (or
     load) them once here so that the workers inherit them instead of each compiling its own."""
     for k, args in _probes():
-        if k.__name__ in ("_paint", "_sweep") and rows >= k.interpret_below:
+        if k.__name__ in PRECOMPILED[:2] and rows >= k.interpret_below:
             k.plan(rows)
             k(*args)
+
+
+# every conversion of a large input runs these (states, POP sweeps, the .prv's text), in this order
+PRECOMPILED = ("_paint", "_sweep", "_format_compact")
+PRECOMPILE_FROM_BYTES = 4 << 20  # the largest input from which they are compiled in the background
+
+
+class Precompile:
+    """A forked process compiling kernels into the user's cache (``precompile``)."""
+
+    def __init__(self, names: list[str]):
+        ctx = mp.get_context("fork")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self.pending = set(names)
+        self.proc = ctx.Process(target=_compile, args=(names, send, os.getpid()), daemon=True)
+        self.proc.start()
+        send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
+
+    def wait(self, *names: str) -> None:
+        """Until ``names`` are compiled (or the process ended without them: each then compiles
+        itself when it is called); from then on they load from the cache."""
+        if not self.pending & set(names):
+            return
+        while self.pending & set(names):
+            try:
+                self.pending.discard(self._recv.recv())
+            except (EOFError, OSError):
+                self.pending.clear()
+        # (importing it loads numba: warm_numba decides how, first)
+        from nsys2prv.core.jit import kernels
+
+        for k in kernels():
+            k.forget_misses()
+
+    def stop(self) -> None:
+        """End the process (compiling still, when the run needed no more of it) and wait for it."""
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self._recv.close()
+
+
+def _compile(names: list[str], send, parent: int) -> None:
+    init_worker(parent)  # (like the pools' workers: dies with the conversion, leaves it the signals)
+    try:
+        for k, args in _probes():
+            if k.__name__ in names:
+                if not k.load(*args):
+                    k.compiled(*args)  # compiles (into the cache) and runs the one-element probe
+                send.send(k.__name__)
+    except Exception:  # the main process compiles what is missing when it needs it
+        pass
+    finally:
+        send.close()
+
+
+def precompile(inputs: list, readers: int, cores: int, say=None) -> Precompile | None:
+    """For a large input (the largest report of ``inputs`` at least PRECOMPILE_FROM_BYTES), the
+    PRECOMPILED kernels the cache lacks compiled in a forked process (before any pool forks: none
+    of its workers inherits the pipe's writing end); None where nothing is to compile, or where stage
+    A's ``readers`` processes leave none of the ``cores`` idle (the compiler would take the readers'
+    CPU: BENCHMARKS.md measured no gain on two busy cores, and 0.3-0.5 s more CPU)."""
+    if environment().kernels == "python" or readers >= cores:
+        return None
+    try:
+        largest = max((Path(p).stat().st_size for p in inputs), default=0)
+    except OSError:
+        return None  # (the readers name what is wrong with it)
+    if largest < PRECOMPILE_FROM_BYTES:
+        return None
+    missing = [k.__name__ for k, args in _probes() if k.__name__ in PRECOMPILED and not k.load(*args)]
+    if not missing:
+        return None
+    if say is not None:
+        say(
+            f"nsys2prv: compiling {', '.join(missing)} for this machine while the reports are read "
+            f"(first run only; cached in {user_cache_dir() / 'numba'}) ..."
+        )
+    return Precompile(missing)

@@ -62,8 +62,10 @@ def pair_bounds(e, x, rep, src, dst, s, q, n: int) -> np.ndarray:
 
 
 def two_sided(lo: np.ndarray) -> np.ndarray:
-    """(n, n) bool: pairs whose difference is bounded from both sides."""
-    return np.isfinite(lo) & np.isfinite(lo.T)
+    """(n, n) bool: pairs whose difference is bounded from both sides, by an interval that is not empty
+    (lo[a, b] <= -lo[b, a]: where the data contradict themselves, they bound nothing)."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(lo) & np.isfinite(lo.T) & (lo + lo.T <= 0)
 
 
 def half_width(lo: np.ndarray) -> np.ndarray:

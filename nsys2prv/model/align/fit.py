@@ -327,7 +327,10 @@ def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: in
     kept = res.kept
     kept[members] = keep[members] if keep[ref] else np.arange(len(off))[members] == ref
     moved = members & ~kept
-    res.bound[moved] = hw[moved]
+    # the worst error where the clock was put in its interval against the reference, [lo[ref, c], -lo[c, ref]]
+    # (its half-width at the midpoint; more where the least squares over several clocks put it off-centre)
+    d = (off - off[ref]).astype(np.float64)
+    res.bound[moved] = np.maximum(d - lo[ref], -lo[:, ref] - d)[moved]
     estimated[moved] = off[moved]
     estimated[members & kept] = np.nan
     sigma[moved] = 0.0

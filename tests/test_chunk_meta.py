@@ -1,0 +1,28 @@
+"""A chunk's metadata as the main process receives it from a worker (pickled): the value names of
+every report are held until the merge, so equal names are one string however many reports."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from nsys2prv.paraver.chunks import ChunkMeta
+
+
+def _meta(report: int) -> ChunkMeta:
+    # the names made afresh per report (as each worker makes its own): equal, not the same objects
+    kernels = ["".join(["kernel_", str(k), "<double>"]) for k in range(300)]
+    return ChunkMeta(f"r{report}.chunk", 10, 4, 5, 1, 99, [(63000006, kernels), (63000007, [f"fn{report}"])], {1})
+
+
+def test_unpickled_chunk_metas_share_equal_names_and_keep_the_rest():
+    sent = [_meta(r) for r in range(3)]
+    sent[0].index = np.arange(4, dtype=np.int64)
+    assert sent[0].names[0][1][5] is not sent[1].names[0][1][5]
+    got = [pickle.loads(pickle.dumps(m)) for m in sent]
+    assert [g.names for g in got] == [m.names for m in sent]
+    assert all(a is b for a, b in zip(got[0].names[0][1], got[2].names[0][1]))  # one string per name
+    assert got[1].names[1] == (63000007, ["fn1"])
+    assert (got[0].path, got[0].records, got[0].end, got[0].types_used) == ("r0.chunk", 10, 99, {1})
+    assert got[0].index.tolist() == [0, 1, 2, 3] and got[1].index is None

@@ -239,22 +239,6 @@ EQUIVALENT: list[Equivalent] = [
         "a NULL thread becomes -2 instead of -1: the next line drops every negative thread (tid < 0), and "
         "nothing else sees the value",
     ),
-    *(
-        Equivalent(
-            "nsys2prv/nsys/readers/cuda_api.py",
-            "read",
-            op,
-            what,
-            'df["driver"] = int64(df["eventClass"], fill=0) == 1',
-            "the CUDA API reader's driver column (runtime or driver call) is read by nothing in the package: "
-            "no output depends on it",
-        )
-        for op, what in (
-            ("compare", "int64(df['eventClass'], fill=0) == 1 -> !="),
-            ("constant", "0 -> 1"),
-            ("constant", "1 -> 2"),
-        )
-    ),
     Equivalent(
         "nsys2prv/nsys/readers/cuda_api.py",
         "read",

@@ -1,7 +1,7 @@
 """CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME).
 
 Normalised columns: start, end, tid (globalTid), name (no ``_vNNNN`` suffix),
-corr (correlationId), driver (bool: eventClass 1); where the report has call stacks (CUDA_CALLCHAINS:
+corr (correlationId); where the report has call stacks (CUDA_CALLCHAINS:
 ``nsys profile --cudabacktrace``, the calls longer than its threshold) also caller1..callerN
 (``callchains.callers``), as the OS runtime calls have them.
 """
@@ -28,16 +28,15 @@ def read(report: Report) -> ReadResult | None:
         return None
     df = report.query(
         f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr', warn=True)}, "
-        f"nameId, {report.col_or_null(TABLE, 'eventClass')}, "
+        "nameId, "
         f"{report.col_or_null(TABLE, 'callchainId', 'chain')} FROM {TABLE}"
     )
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
     to_int64(df, "tid")
     to_int64(df, "corr", fill=-1)
-    df["driver"] = int64(df["eventClass"], fill=0) == 1
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)
-    res.table = df[["start", "end", "tid", "corr", "name", "driver"]]
+    res.table = df[["start", "end", "tid", "corr", "name"]]
     if report.has(CHAINS, "id", "symbol", "module", "stackDepth") and report.count(CHAINS):
         res.table = res.table.assign(**callers(report, CHAINS, int64(df["chain"], fill=0), res, "CUDA API"))
     return res

@@ -47,7 +47,6 @@ class PopShare:
     """A report's part in the POP metrics."""
 
     names: tuple[str, ...] | None  # NVTX ranges the POP windows need (None: all)
-    tasks: dict  # (report, pid) -> POP task index, for this report's processes
     only: bool = False  # only the POP partial (``nsys2prv pop``): no translation
 
 
@@ -143,9 +142,15 @@ def translate_tables(ctx: Context, out: Translation, translators: bool = True, l
         run(link.name, lambda: link.fn(ctx, out))
 
 
-def translate_report(job: RankJob, model: Model) -> RankResult:
-    """Stage C for one report (``model``: the run's resource model, sent once per worker).  With
-    ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
+def pop_context(job: RankJob, pop_model: Model, tables: dict[str, pd.DataFrame]) -> Context:
+    """``collect_partial``'s Context for ``tables`` of the job's report: the POP model's tasks."""
+    return Context(job.src.index, job.clock, pop_model, frozenset(), {}, tables, comms=job.comms)
+
+
+def translate_report(job: RankJob, models: tuple[Model, Model]) -> RankResult:
+    """Stage C for one report (``models``: the run's resource model and POP model, sent once per
+    worker).  With ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
+    model, pop_model = models
     r = job.src.index
     info, got = load(job.src)
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
@@ -168,7 +173,7 @@ def translate_report(job: RankJob, model: Model) -> RankResult:
             launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
     partial = pop.collect_partial(
-        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
+        pop_context(job, pop_model, pop_tables), job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

@@ -98,3 +98,23 @@ def test_kinds_declare_what_the_types_name():
     assert dict(next(k for k in kinds.KINDS if k.name == "memcpy").columns) == {
         **dict.fromkeys(["start", "end", "gpid", "device", "stream", "corr", "gpu", "bytes", "copy_kind"], kinds.INT)
     }
+
+
+@pytest.mark.parametrize(
+    "module, read, misread",
+    [
+        ("translate/cuda.py", 'Names.of(df["demangled"])', 'Names.of(df["demangle"])'),  # a typo
+        ("translate/host.py", 'df["peer"].to_numpy(np.int64)', 'df["bytes"].to_numpy(np.int64)'),  # not MPI's
+        ("translate/cpu_side.py", 'df["sched_in"].to_numpy(bool)', 'df["lane"].to_numpy(bool)'),  # optional
+    ],
+)
+def test_mypy_finds_a_misread_column_in_the_translators(tmp_path, module, read, misread):
+    """The package's own translators are checked: one column read changed in a copy is a mypy error
+    on that line (the copy unchanged: none)."""
+    pytest.importorskip("mypy", reason="mypy is a dev dependency: pip install -e .[test]")
+    text = (ROOT / "nsys2prv" / module).read_text()
+    assert text.count(read) == 1
+    assert _mypy(tmp_path, text) == []
+    line = text[: text.index(read)].count("\n") + 1
+    errors = _mypy(tmp_path, text.replace(read, misread))
+    assert [int(e.split(":")[1]) for e in errors] == [line] and re.search(NO_COLUMN, errors[0]), errors

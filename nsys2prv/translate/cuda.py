@@ -3,7 +3,7 @@ and launch -> activity communications."""
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Callable, TypeVar, cast
 
 import numpy as np
 
@@ -134,7 +134,7 @@ LINKS = (
 
 def launch_links(ctx: Context, out: Translation) -> int:
     """One communication per API call -> the GPU activity it started (same process, correlationId)."""
-    api = ctx.tables.get("cuda_api")
+    api: Frame[C.CudaApi] | None = ctx.tables.get("cuda_api")  # (declared columns: mypy checks them)
     if api is None or api.empty or "cuda_api" not in ctx.categories:
         return 0
     count = out.count("launch_links")
@@ -142,7 +142,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
     assert launches is not None
     tid, cstart = api["tid"].to_numpy(np.int64), api["start"].to_numpy(np.int64)
     count.note(SHARED_NOTE, launches.shared)
-    acts = [
+    acts: list[tuple[str, int, bool, Frame[C.GpuActivity]]] = [
         (kind, tag, sized, a) for kind, tag, sized in LINKS if (a := ctx.tables.get(kind)) is not None and not a.empty
     ]
     n = 0
@@ -151,7 +151,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
         count.source_rows += len(act)
         found = call >= 0
         migration = (
-            ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS)
+            ~found & np.isin(cast("Frame[C.Memcpy]", act)["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS)
             if kind == "memcpy"
             else np.zeros(len(found), bool)
         )
@@ -166,7 +166,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
             act["gpid"].to_numpy(np.int64)[rows],
             act["device"].to_numpy(np.int64)[rows],
             act["stream"].to_numpy(np.int64)[rows],
-            act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None,
+            None if (lane := optional(act, "lane")) is None else lane.to_numpy(np.int64)[rows],
         )
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
@@ -174,8 +174,8 @@ def launch_links(ctx: Context, out: Translation) -> int:
         ts = ctx.clock.apply(cstart[call])
         tr = ctx.clock.apply(act["start"].to_numpy(np.int64)[rows])
         size = (
-            np.maximum(act["bytes"].to_numpy(np.int64)[rows], 0)
-            if sized and "bytes" in act
+            np.maximum(cast("Frame[C.Memset]", act)["bytes"].to_numpy(np.int64)[rows], 0)
+            if sized
             else np.zeros(len(rows), np.int64)
         )
         out.comms.append(CommBatch(send, recv, ts, ts, tr, tr, size, np.full(len(rows), tag, np.int64)))

@@ -5,10 +5,13 @@ the slices of a report joined (``join_slices``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.measures import (
     mask_durations,
@@ -176,11 +179,14 @@ def collect_partial(
     measured = tabs if cut is None else cut
     d = []
     for kind in ("kernels", "memcpy", "memset"):
-        df = measured.get(kind)
+        df: Frame[C.GpuActivity] | None = measured.get(kind)  # (the kinds' declared columns: mypy checks them)
         if df is None or df.empty:
             continue
         task = _tasks_of(ctx, df["gpid"])
-        cls = np.where(df["nccl"].to_numpy(bool), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
+        if kind == "kernels":
+            cls = np.where(cast("Frame[C.Kernels]", df)["nccl"].to_numpy(bool), NCCL, KERNEL)
+        else:
+            cls = np.full(len(df), MEMOP)
         dev_id = df["gpu"].to_numpy(np.int64)
         d.append(
             (
@@ -199,18 +205,18 @@ def collect_partial(
     has = {}
     h = []
     for kind, code in (("mpi", MPI), ("cuda_api", CUDA_API)):
-        df = measured.get(kind)
-        if df is None:  # not traced (or not translated with -t)
+        calls: Frame[C.OnCpu] | None = measured.get(kind)
+        if calls is None:  # not traced (or not translated with -t)
             continue
         has[kind] = True  # traced, even if no call falls in the analysed time
-        if df.empty:
+        if calls.empty:
             continue
         h.append(
             (
-                _tasks_of(ctx, df["tid"]),
-                np.full(len(df), code, np.int64),
-                _at(clock, df["start"].to_numpy(np.int64)),
-                _at(clock, df["end"].to_numpy(np.int64)),
+                _tasks_of(ctx, calls["tid"]),
+                np.full(len(calls), code, np.int64),
+                _at(clock, calls["start"].to_numpy(np.int64)),
+                _at(clock, calls["end"].to_numpy(np.int64)),
             )
         )
     host_pre = None
@@ -228,27 +234,27 @@ def collect_partial(
     else:
         host = _unions([z] * 2, z, z)
     mpi_calls = None
-    df = tabs.get("mpi")
-    if df is not None and len(df):
-        comm, root = ctx.comms.resolve(report, df) if ctx.comms is not None else (df["comm"], df["peer"])
+    mpi: Frame[C.Mpi] | None = tabs.get("mpi")
+    if mpi is not None and len(mpi):
+        comm, root = ctx.comms.resolve(report, mpi) if ctx.comms is not None else (mpi["comm"], mpi["peer"])
         mpi_calls = pd.DataFrame(
             {
-                "task": _tasks_of(ctx, df["tid"]),
-                "thread": df["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
-                "start": _at(clock, df["start"].to_numpy(np.int64)),
-                "end": _at(clock, df["end"].to_numpy(np.int64)),
-                "name": df["name"].astype(str),
+                "task": _tasks_of(ctx, mpi["tid"]),
+                "thread": mpi["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
+                "start": _at(clock, mpi["start"].to_numpy(np.int64)),
+                "end": _at(clock, mpi["end"].to_numpy(np.int64)),
+                "name": mpi["name"].astype(str),
                 "root": np.asarray(root, np.int64),  # (world ranks; comm: the run's communicator ids)
                 "comm": np.asarray(comm, np.int64),
-                "peers": (df["source"] == "tables").to_numpy(),
+                "peers": (mpi["source"] == "tables").to_numpy(),
             }
         )
         mpi_calls = mpi_calls[mpi_calls["task"] >= 0]
-    df = tabs.get("nvtx")
-    if df is None or df.empty:
+    ranges: Frame[C.Nvtx] | None = tabs.get("nvtx")
+    if ranges is None or ranges.empty:
         nvtx = pd.DataFrame({"start": [], "end": [], "name": []})
     else:
-        rng = df[df["kind"] != "mark"]
+        rng = ranges[ranges["kind"] != "mark"]
         if names is not None:
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame(

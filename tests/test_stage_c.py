@@ -70,6 +70,16 @@ def test_launch_matching_and_clipping_are_defined_once():
     assert "restrict" in links and "stages.clip" in links
 
 
+def test_a_whole_report_and_a_slice_take_the_same_steps():
+    """``translate_report`` and ``translate_slice`` split, clip and share their tables with POP by the
+    same functions of ``stages`` (neither builds those dicts or clips on its own)."""
+    whole = set(_calls(_functions("pipeline/stages.py")["translate_report"]))
+    sliced = set(_calls(_functions("pipeline/slices.py")["translate_slice"]))
+    steps = {"split_tables", "clip_job", "pop_share", "translate_tables"}
+    assert steps <= whole and {f"stages.{s}" for s in steps} <= sliced, (whole, sliced)
+    assert "clip" not in whole  # (a slice clips the rows running at its start too: stages.clip)
+
+
 def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
     tid = (1 << 48) + (7 << 24) + np.array([8, 8, 8, 9], np.int64)  # process 7's threads 8 and 9
     gpid = np.full(4, (1 << 48) + (7 << 24), np.int64)

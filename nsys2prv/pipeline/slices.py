@@ -287,16 +287,12 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
         kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
     }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
-    tables = {kind: t for kind, t in every.items() if kind in src.reading.kinds and t is not None}
+    tables, untranslated = stages.split_tables(job, every)
     positions = {kind: got[kind][1] for kind in tables if kind in got}
-    untranslated = {
-        kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables and t is not None
-    }
     del every
     out = Translation()
-    if job.clip is not None:
-        kept = stages.clip(tables, job.clip[0], job.clip[1], out)
-        stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
+    kept = stages.clip_job(job, tables, untranslated, out)
+    if kept is not None:
         positions = {kind: positions[kind][kept[kind]] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
     running = (
@@ -307,7 +303,7 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
     del lanes
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
-    pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
+    pop_tables = stages.pop_share(tables, untranslated)
     partial = _window_partial(job, pop_model, plan, k, pop_tables, running)
     del untranslated, pop_tables
     ctx = stages.job_context(job, model, tables)

@@ -22,6 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
 from nsys2prv.core.categories import CATEGORIES, GROUP_ALIASES, Category
 from nsys2prv.nsys.readers import (
@@ -58,12 +59,12 @@ _HOLDS = {
 }
 
 
-def _cols(text: str = "", ints: str = "", flags: str = "") -> tuple[tuple[str, str], ...]:
-    return tuple((c, kind) for names, kind in ((ints, INT), (flags, FLAG), (text, TEXT)) for c in names.split())
-
-
-SPAN = "start end"  # every kind's rows are intervals (an instant: start == end)
-GPU_ACTIVITY = f"{SPAN} gpid device stream corr gpu"  # (gpu: stage A's GPU id, ``pipeline.report.read_kind``)
+def _cols(columns: object, text: str = "", flags: str = "") -> tuple[tuple[str, str], ...]:
+    """What each of ``columns``' names holds (a ``core.columns`` Literal: the names stage C's types use):
+    those in ``text`` text, in ``flags`` a flag, the others integers."""
+    names = C.names(columns)
+    assert set(text.split() + flags.split()) <= set(names), f"{text} {flags}: not all among {names}"
+    return tuple((c, TEXT if c in text.split() else FLAG if c in flags.split() else INT) for c in names)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ KINDS: tuple[Kind, ...] = (
         (R.CUDA_API, R.CORRELATION, *R.CALLER.values()),
         doc="CUDA runtime/driver API calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
-        columns=_cols("name", f"{SPAN} tid corr"),
+        columns=_cols(C.CudaApi, "name"),
     ),
     Kind(
         "kernels",
@@ -129,7 +130,7 @@ KINDS: tuple[Kind, ...] = (
         (R.CUDA_KERNEL, R.CUDA_KERNEL_FULL, R.NCCL_KERNEL, *R.KERNEL_PARAMS.values(), R.GRAPH_NODE),
         doc="CUDA kernels",
         batched=True,
-        columns=_cols("name demangled", f"{GPU_ACTIVITY} graph_node", "nccl"),
+        columns=_cols(C.Kernels, "name demangled", "nccl"),
     ),
     Kind(
         "memcpy",
@@ -140,7 +141,7 @@ KINDS: tuple[Kind, ...] = (
         (R.MEMOP, R.MEMOP_SIZE),
         doc="CUDA memory copies",
         batched=True,
-        columns=_cols(ints=f"{GPU_ACTIVITY} bytes copy_kind"),
+        columns=_cols(C.Memcpy),
     ),
     Kind(
         "memset",
@@ -151,7 +152,7 @@ KINDS: tuple[Kind, ...] = (
         (R.MEMOP, R.MEMOP_SIZE),
         doc="CUDA memsets",
         batched=True,
-        columns=_cols(ints=f"{GPU_ACTIVITY} bytes"),
+        columns=_cols(C.Memset),
     ),
     Kind(
         "nvtx",
@@ -160,7 +161,7 @@ KINDS: tuple[Kind, ...] = (
         CPU,
         (Translator(host.nvtx),),
         doc="NVTX ranges and marks (all domains but MPI/NCCL; event types per domain)",
-        columns=_cols("kind domain name", f"{SPAN} tid"),
+        columns=_cols(C.Nvtx, "kind domain name"),
     ),
     Kind(
         "nccl",
@@ -170,7 +171,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(host.nccl_ranges),),
         (R.NCCL_RANGE,),
         doc="NVTX ranges of the NCCL domain, with their payloads",
-        columns=_cols("kind domain name", f"{SPAN} tid"),
+        columns=_cols(C.Nvtx, "kind domain name"),
     ),
     Kind(
         "mpi",
@@ -180,7 +181,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(host.mpi),),
         (*R.MPI_TYPES.values(), R.MPI_SEND_SIZE, R.MPI_RECV_SIZE, R.MPI_ROOT, R.MPI_COMM, R.APPLICATION),
         doc="MPI calls",
-        columns=_cols("name source", f"{SPAN} tid peer size recv_size tag comm"),
+        columns=_cols(C.Mpi, "name source"),
     ),
     Kind(
         "osrt",
@@ -191,7 +192,7 @@ KINDS: tuple[Kind, ...] = (
         (R.OSRT, *R.CALLER.values()),
         doc="OS runtime library calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
-        columns=_cols("name", f"{SPAN} tid"),
+        columns=_cols(C.Osrt, "name"),
     ),
     Kind(
         "sched",
@@ -201,7 +202,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(cpu_side.sched),),
         (R.EXECUTING_CPU,),
         doc="thread scheduling: states from the scheduler (Running only on a CPU), the CPU as an event",
-        columns=_cols(ints=f"{SPAN} tid cpu", flags="sched_in"),
+        columns=_cols(C.Sched, flags="sched_in"),
     ),
     Kind(
         "samples",
@@ -212,7 +213,7 @@ KINDS: tuple[Kind, ...] = (
         (*R.SAMPLED.values(), R.SAMPLED_KERNEL),
         doc="CPU samples with their call stacks (sampled function, callers, kernel-mode frame)",
         batched=True,  # (a rowid range of samples at a time, each with its stacks: bounded memory)
-        columns=_cols(ints=f"{SPAN} tid"),
+        columns=_cols(C.Samples),
     ),
     Kind(
         "gpu_metrics",
@@ -221,7 +222,7 @@ KINDS: tuple[Kind, ...] = (
         METRIC,
         (Translator(metrics_tr.gpu_metrics),),
         doc="GPU metric samples (event types per metric name)",
-        columns=_cols("metric", f"{SPAN} gpu value"),
+        columns=_cols(C.GpuMetrics, "metric"),
     ),
     Kind(
         "graph_exec",
@@ -231,7 +232,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(graph_tr.graph_exec),),
         (R.GRAPH_EXEC, R.GRAPH_ID, R.GRAPH_EXEC_ID),
         doc="CUDA graph executions on streams",
-        columns=_cols(ints=GPU_ACTIVITY),
+        columns=_cols(C.GraphExec),
     ),
     Kind(
         "graph_api",
@@ -241,7 +242,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(graph_tr.graph_api),),
         (R.GRAPH_API, R.GRAPH_ID, R.GRAPH_NODE),
         doc="CUDA graph API events",
-        columns=_cols("name", f"{SPAN} tid"),
+        columns=_cols(C.GraphApi, "name"),
     ),
     Kind(
         "openacc",
@@ -251,7 +252,7 @@ KINDS: tuple[Kind, ...] = (
         (Translator(openacc_tr.openacc),),
         (*R.OPENACC_TABLE_TYPES.values(), R.OPENACC_REGION, R.OPENACC_FUNCTION, R.OPENACC_DATA_SIZE),
         doc="OpenACC data, launch and other events",
-        columns=_cols("name", f"{SPAN} tid"),
+        columns=_cols(C.OpenAcc, "table name function"),
     ),
 )
 LINKS: tuple[Link, ...] = (

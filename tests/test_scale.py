@@ -174,8 +174,8 @@ def test_pop_partials_reduced_in_the_workers_give_the_same_metrics(cases, tmp_pa
         )
         return part
 
-    def whole(report, tabs, lookup, clock, names=None, whole_run=False, *rest, **k):
-        return real(report, tabs, lookup, clock, names, False, *rest, **k)  # the host calls stay intervals
+    def whole(ctx, names=None, whole_run=False, *rest, **k):
+        return real(ctx, names, False, *rest, **k)  # the host calls stay intervals
 
     monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")  # -j 1 in this process: the spy sees the partials
     for name, args in cases:
@@ -490,17 +490,6 @@ def test_round_limits_do_not_depend_on_the_walks_window(tmp_path):
 
     for budget in (1, 64, 300, 5000):
         assert limits(budget, 7) == limits(budget, None) and len(limits(budget, None)) > 1
-
-
-def test_pop_lookups_are_derived_once_per_run_and_split_per_report():
-    """collect_partial's lookup of the POP model is derived once per run (main process) and each
-    report's job carries only its own part (each is O(ranks): O(ranks^2) per run if per report)."""
-    from types import SimpleNamespace as NS
-
-    from nsys2prv.pipeline.pop_run import pop_lookups
-
-    model = NS(tasks=[NS(report=r, pid=100 + i) for i, r in enumerate((0, 1, 1))])  # (the fields it reads)
-    assert pop_lookups(model, 3) == [{(0, 100): 0}, {(1, 101): 1, (1, 102): 2}, {}]
 
 
 def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, monkeypatch):

@@ -14,6 +14,8 @@ import pandas as pd
 
 from nsys2prv.metrics import pop
 from nsys2prv.model.align.clock import Clock
+from nsys2prv.model.resources import Model, Task
+from nsys2prv.translate.context import Context
 from nsys2prv.translate.launches import Launches, match, restrict
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
@@ -68,6 +70,16 @@ def test_launch_matching_and_clipping_are_defined_once():
     assert "restrict" in links and "stages.clip" in links
 
 
+def test_a_whole_report_and_a_slice_take_the_same_steps():
+    """``translate_report`` and ``translate_slice`` split, clip and share their tables with POP by the
+    same functions of ``stages`` (neither builds those dicts or clips on its own)."""
+    whole = set(_calls(_functions("pipeline/stages.py")["translate_report"]))
+    sliced = set(_calls(_functions("pipeline/slices.py")["translate_slice"]))
+    steps = {"split_tables", "clip_job", "pop_share", "translate_tables"}
+    assert steps <= whole and {f"stages.{s}" for s in steps} <= sliced, (whole, sliced)
+    assert "clip" not in whole  # (a slice clips the rows running at its start too: stages.clip)
+
+
 def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
     tid = (1 << 48) + (7 << 24) + np.array([8, 8, 8, 9], np.int64)  # process 7's threads 8 and 9
     gpid = np.full(4, (1 << 48) + (7 << 24), np.int64)
@@ -82,6 +94,16 @@ def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
     # no call with a correlation id (an export without the column): no activity has a launch call
     none = match(tid, np.full(4, -1), {"kernels": (gpid, np.array([5, 6, 7, -1]))})
     assert none.shared == 0 and none.rows["kernels"].tolist() == [-1, -1, -1, -1]
+
+
+def test_the_model_gives_the_task_of_each_report_and_pid():
+    """``Model.tasks_of(report, pids)``: POP's view of the model (what ``collect_partial`` and the
+    replay's messages use), -1 for a process the model does not have."""
+    tasks = [Task(r, pid, None, "", "h") for r, pid in ((0, 100), (1, 102), (1, 101), (2, 100))]
+    model = Model(["h"], tasks, [], {})
+    assert model.tasks_of(1, [101, 102, 100, 101]).tolist() == [2, 1, -1, 2]
+    assert model.tasks_of(0, [100]).tolist() == [0] and model.tasks_of(2, [100, 103]).tolist() == [3, -1]
+    assert model.tasks_of(3, [100]).tolist() == [-1] and model.tasks_of(1, []).tolist() == []
 
 
 def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
@@ -107,13 +129,15 @@ def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
         {"tid": [tid], "start": [0], "end": [2_000], "name": ["MPI_Send"], "comm": [0], "peer": [1], "source": ["x"]}
     )
     cut = {"mpi": pd.concat([own["mpi"], running], ignore_index=True).assign(start=[1_000, 1_000], end=[3_000, 2_000])}
-    part = pop.collect_partial(0, own, {(0, 7): 0}, Clock(10), None, False, None, None, cut=cut)
+    model = Model(["h"], [Task(0, 7, 0, "env", "h")], [], {})  # the POP model: one task, pid 7 of report 0
+    ctx = Context(0, Clock(10), model, frozenset(), {}, own)
+    part = pop.collect_partial(ctx, None, False, None, cut=cut)
     task, first, last = part.spans
     assert task.tolist() == [0] and first.tolist() == [1_010] and last.tolist() == [5_010]  # own, aligned
     assert part.host[2].tolist() == [1_010] and part.host[3].tolist() == [3_010]  # the union of the cut calls
     assert part.mpi_calls is not None and part.mpi_calls["start"].tolist() == [1_010]
     assert part.mpi_calls["end"].tolist() == [5_010] and part.nvtx["name"].tolist() == ["step"]
-    whole = pop.collect_partial(0, own, {(0, 7): 0}, Clock(10), None, False)
+    whole = pop.collect_partial(ctx, None, False)
     assert whole.host[3].tolist() == [5_010] and whole.spans[2].tolist() == [5_010]
 
 

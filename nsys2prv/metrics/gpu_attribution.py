@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.ids import pid_of
 
@@ -35,7 +37,7 @@ def _series_integral(t: np.ndarray, v: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int) -> pd.DataFrame:
     parts = []
-    k = tables.get("kernels")
+    k: Frame[C.Kernels] | None = tables.get("kernels")  # (declared columns: mypy checks them)
     if k is not None and len(k):
         gpu = k["gpu"].to_numpy(np.int64)  # (stage A's GPU id: pipeline.report.read_kind)
         parts.append(
@@ -50,7 +52,7 @@ def _intervals(tables: dict[str, pd.DataFrame], model: Model, report: int) -> pd
                 }
             )
         )
-    nv = tables.get("nvtx")
+    nv: Frame[C.Nvtx] | None = tables.get("nvtx")
     if nv is not None and len(nv):
         nv = nv[nv["kind"] != "mark"]
         dom = nv["domain"].astype(str)

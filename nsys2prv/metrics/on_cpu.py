@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame
 from nsys2prv.metrics.measures import clip_to_windows, mask_durations
 from nsys2prv.nsys.ids import pid_of, tid_of
 
@@ -32,7 +34,7 @@ def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
     """Per (task, class) the union of the main threads' off-CPU intervals and of the host calls, aligned
     (None: no scheduling data).  ``tasks_of(ids)``: task index per global id; ``at``: report time ->
     aligned; ``unions``: ``pop._unions``."""
-    sched = tabs.get("sched")
+    sched: Frame[C.Sched] | None = tabs.get("sched")  # (declared columns: mypy checks them)
     if sched is None or sched.empty:
         return None
     tid = sched["tid"].to_numpy(np.int64)
@@ -44,10 +46,10 @@ def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
     zero = np.zeros(len(seen), np.int64)
     rows.append((seen, np.full(len(seen), SEEN, np.int64), zero, zero))
     for kind in ("mpi", "cuda_api"):
-        df = tabs.get(kind)
-        if df is not None and len(df):
-            s, e = df["start"].to_numpy(np.int64), df["end"].to_numpy(np.int64)
-            rows.append((tasks_of(df["tid"]), np.full(len(df), CALL, np.int64), at(s), at(e)))
+        calls: Frame[C.OnCpu] | None = tabs.get(kind)
+        if calls is not None and len(calls):
+            s, e = calls["start"].to_numpy(np.int64), calls["end"].to_numpy(np.int64)
+            rows.append((tasks_of(calls["tid"]), np.full(len(calls), CALL, np.int64), at(s), at(e)))
     task, cls, s, e = (np.concatenate(x) for x in zip(*rows))
     ok = task >= 0
     return unions([task[ok], cls[ok]], s[ok], e[ok])

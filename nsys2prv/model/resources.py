@@ -152,6 +152,20 @@ class Model:
             self.__dict__["_report_tasks"] = (len(self.tasks), got)
         return got.get(report, [])
 
+    def tasks_of(self, report: int, pids) -> np.ndarray:
+        """The task index of each of ``pids``, processes of report ``report`` (-1: not in the model)."""
+        pids = np.asarray(pids, np.int64)
+        got = self.__dict__.setdefault("_pid_tasks", {})
+        key = (report, len(self.tasks))
+        if key not in got:  # the report's (pid, task) sorted by pid, built once per report
+            mine = np.array(self.report_tasks(report), np.int64)
+            of = np.array([self.tasks[i].pid for i in mine], np.int64)
+            order = np.argsort(of, kind="stable")
+            got[key] = (of[order], mine[order])
+        of, mine = got[key]
+        at = np.minimum(np.searchsorted(of, pids), max(len(of) - 1, 0))
+        return np.where(of[at] == pids, mine[at], -1) if len(of) else np.full(len(pids), -1, np.int64)
+
     def report_threads(self, report: int) -> np.ndarray:
         """The global threads of one report's tasks, sorted (what a report's chunk paints)."""
         return np.array(sorted(g for i in self.report_tasks(report) for g in self.tasks[i].threads), np.int64)

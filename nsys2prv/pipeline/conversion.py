@@ -27,7 +27,7 @@ from nsys2prv.pipeline import slices, stages
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
-from nsys2prv.pipeline.pop_run import pop_lookups, pop_metrics
+from nsys2prv.pipeline.pop_run import pop_metrics
 from nsys2prv.pipeline.prepare import Prepared, prepare
 from nsys2prv.pipeline.report import sqlite_of
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
@@ -67,7 +67,6 @@ def _rank_jobs(
     cfg: Config, run: Prepared, types: dict, nvtx_index: dict, metric_types: dict, work: Path, pop_only: bool = False
 ) -> list[RankJob]:
     pop_names = tuple(n for n in (*cfg.region, cfg.iterations) if n)
-    tasks = pop_lookups(run.pop_model, len(run.sources))
     trace = TraceSpec(cfg.categories, nvtx_index, {n: t.id for n, t in metric_types.items()}, types)
     return [
         RankJob(
@@ -76,7 +75,7 @@ def _rank_jobs(
             clock,
             clip,
             trace,
-            PopShare(pop_names, tasks[src.index], only=pop_only),
+            PopShare(pop_names, only=pop_only),
             cfg.wants("gpu_metrics"),
             str(work / f"r{src.index}.chunk"),
             run.comms,
@@ -142,7 +141,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                 pre.wait("_paint", "_sweep")
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
-        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
+        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows, run.pop_model)
         ex.close()  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
@@ -254,7 +253,7 @@ def pop_of_reports(cfg: Config) -> dict:
                 stages.translate_report,
                 _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
                 desc="POP",
-                shared=run.model,
+                shared=(run.model, run.pop_model),
             )
         finally:
             if ex is not None:

@@ -8,7 +8,6 @@ import pandas as pd
 
 from nsys2prv.config import Config
 from nsys2prv.metrics import pop as popm
-from nsys2prv.model.resources import Model
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.prepare import Prepared
 
@@ -19,12 +18,14 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
     m = run.messages
     if m is None or not len(m):
         return None
-    lookup = popm.task_lookup(run.pop_model)
     tasks = run.model.tasks
     # the POP task of every thread of the trace's model (-1: none), then of each message's threads
-    of_thread = np.array(
-        [lookup.get((tasks[th.task].report, tasks[th.task].pid), -1) for th in run.model.threads] or [-1], np.int64
-    )
+    report = np.array([tasks[th.task].report for th in run.model.threads] or [-1], np.int64)
+    pid = np.array([tasks[th.task].pid for th in run.model.threads] or [-1], np.int64)
+    of_thread = np.full(len(report), -1, np.int64)
+    for r in np.unique(report):
+        sel = report == r
+        of_thread[sel] = run.pop_model.tasks_of(int(r), pid[sel])
 
     def pop_task(thread_ids):
         return of_thread[np.asarray(thread_ids, np.int64)]
@@ -44,15 +45,6 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
             "recv_end": aligned(m.recv_report, m.phys_recv),
         }
     )
-
-
-def pop_lookups(pop_model: Model, n_reports: int) -> list[dict]:
-    """collect_partial's lookup, derived once per run and split per report (each job carries only
-    its own): (report, pid) -> POP task."""
-    tasks: list[dict] = [{} for _ in range(n_reports)]
-    for key, task in popm.task_lookup(pop_model).items():
-        tasks[key[0]][key] = task
-    return tasks
 
 
 def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:

@@ -274,8 +274,9 @@ def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
     return cache.table(kind) if cache.has(kind) else None
 
 
-def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
+def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
     """Phase 1: one slice of a report, as ``stages.translate_report`` does a whole one."""
+    model, pop_model = models
     job, plan, k = sj.job, sj.plan, sj.k
     src, r = job.src, job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
@@ -286,16 +287,12 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
     }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
-    tables = {kind: t for kind, t in every.items() if kind in src.reading.kinds and t is not None}
+    tables, untranslated = stages.split_tables(job, every)
     positions = {kind: got[kind][1] for kind in tables if kind in got}
-    untranslated = {
-        kind: t for kind, t in every.items() if kind in pop.ALL_KINDS and kind not in tables and t is not None
-    }
     del every
     out = Translation()
-    if job.clip is not None:
-        kept = stages.clip(tables, job.clip[0], job.clip[1], out)
-        stages.clip(untranslated, job.clip[0], job.clip[1], Translation())
+    kept = stages.clip_job(job, tables, untranslated, out)
+    if kept is not None:
         positions = {kind: positions[kind][kept[kind]] for kind in positions}
     # the rows still running at the slice's start (read once: their states, their POP time in the slice)
     running = (
@@ -306,8 +303,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     del lanes
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
-    pop_tables = {kind: t for kind, t in (*tables.items(), *untranslated.items()) if kind in pop.ALL_KINDS}
-    partial = _window_partial(job, plan, k, pop_tables, running)
+    pop_tables = stages.pop_share(tables, untranslated)
+    partial = _window_partial(job, pop_model, plan, k, pop_tables, running)
     del untranslated, pop_tables
     ctx = stages.job_context(job, model, tables)
     stages.translate_tables(ctx, out, links=False)
@@ -352,7 +349,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     return SliceResult(r, k, counts, partial, chunk, path, first, last)
 
 
-def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dict):
+def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: dict, running: dict):
     """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
     ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
     measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
@@ -368,15 +365,7 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
     )
     stages.clip(window, lo, hi, Translation())
     return pop.collect_partial(
-        job.src.index,
-        tables,
-        job.pop.tasks,
-        job.clock,
-        job.pop.names,
-        not job.pop.names,
-        f"{job.chunk}.pop.npy",
-        job.comms,
-        cut=window,
+        stages.pop_context(job, pop_model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
     )
 
 
@@ -481,13 +470,16 @@ def _plan(item: tuple, slice_rows: int) -> Plan | None:
     return plan(job, rows, slice_rows, job.chunk)
 
 
-def _translate(item, model: Model):
-    return translate_slice(item, model) if isinstance(item, SliceJob) else stages.translate_report(item, model)
+def _translate(item, models: tuple[Model, Model]):
+    return translate_slice(item, models) if isinstance(item, SliceJob) else stages.translate_report(item, models)
 
 
-def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int) -> list[RankResult]:
+def translate_all(
+    ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int, pop_model: Model
+) -> list[RankResult]:
     """Stage C: every report translated (the large ones in slices, ``jobs`` writing chunks), in
-    ``ex``; the results in report order, a sliced report's ``chunk`` a list of chunks.
+    ``ex`` (``model`` and ``pop_model`` sent once per worker); the results in report order, a sliced
+    report's ``chunk`` a list of chunks.
 
     With fewer reports than twice the workers, a report of more than 2 x ``slice_rows`` rows is cut
     into slices of ``slice_rows`` (every worker on it); with more, the reports keep the workers busy
@@ -504,7 +496,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
             items.append(j)
         else:
             items += [SliceJob(replace(j, chunk=f"{j.chunk}.s{k}"), p, k) for k in range(p.slices)]
-    done = ex.map(_translate, items, desc="translate", shared=model)
+    done = ex.map(_translate, items, desc="translate", shared=(model, pop_model))
     results: list = [r for r in done if isinstance(r, RankResult)]
     paints = []
     for j in jobs:

@@ -47,7 +47,6 @@ class PopShare:
     """A report's part in the POP metrics."""
 
     names: tuple[str, ...] | None  # NVTX ranges the POP windows need (None: all)
-    tasks: dict  # (report, pid) -> POP task index, for this report's processes
     only: bool = False  # only the POP partial (``nsys2prv pop``): no translation
 
 
@@ -143,32 +142,57 @@ def translate_tables(ctx: Context, out: Translation, translators: bool = True, l
         run(link.name, lambda: link.fn(ctx, out))
 
 
-def translate_report(job: RankJob, model: Model) -> RankResult:
-    """Stage C for one report (``model``: the run's resource model, sent once per worker).  With
-    ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
+def split_tables(job: RankJob, every: dict) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """A report's (or slice's) tables: those it translates, and those of the POP kinds it does not
+    (POP reads its kinds whatever -t translates)."""
+    tables = {k: t for k, t in every.items() if k in job.src.reading.kinds and t is not None}
+    untranslated = {k: t for k, t in every.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
+    return tables, untranslated
+
+
+def clip_job(job: RankJob, tables: dict, untranslated: dict, out: Translation) -> dict | None:
+    """Both kinds of table cut to the job's -f window (``clip``; the drops of untranslated kinds are not
+    counted): which rows of each translated table are kept (None: no window)."""
+    if job.clip is None:
+        return None
+    kept = clip(tables, job.clip[0], job.clip[1], out)
+    clip(untranslated, job.clip[0], job.clip[1], Translation())
+    return kept
+
+
+def pop_share(tables: dict, untranslated: dict) -> dict[str, pd.DataFrame]:
+    """The tables of the POP kinds (the translated tables shared, not copied)."""
+    return {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
+
+
+def pop_context(job: RankJob, pop_model: Model, tables: dict[str, pd.DataFrame]) -> Context:
+    """``collect_partial``'s Context for ``tables`` of the job's report: the POP model's tasks."""
+    return Context(job.src.index, job.clock, pop_model, frozenset(), {}, tables, comms=job.comms)
+
+
+def translate_report(job: RankJob, models: tuple[Model, Model]) -> RankResult:
+    """Stage C for one report (``models``: the run's resource model and POP model, sent once per
+    worker).  With ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
+    model, pop_model = models
     r = job.src.index
     info, got = load(job.src)
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
-    tables = {k: t for k, (t, _) in got.items() if k in job.src.reading.kinds and t is not None}
+    tables, untranslated = split_tables(job, {k: t for k, (t, _) in got.items()})
     link_calls = job.src.reading.link_calls and "cuda_api" not in tables
     calls = got["cuda_api"][0] if link_calls and "cuda_api" in got else None  # (for the links only)
     out = Translation()
     warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]  # (before the clip)
-    # POP reads its kinds whatever -t translates (the translated tables are shared, not copied)
-    untranslated = {k: t for k, (t, _) in got.items() if k in pop.ALL_KINDS and k not in tables and t is not None}
     # each activity's launch call, over the whole report (stage A's; a call clipped away leaves its activities none)
     launches = None
     if not job.pop.only:
         whole_calls = tables.get("cuda_api", calls)
         launches = stored_launches(job.src, whole_calls, tables) or launches_of(whole_calls, tables)
-    if job.clip is not None:
-        kept = clip(tables, job.clip[0], job.clip[1], out)
-        clip(untranslated, job.clip[0], job.clip[1], Translation())  # (drops of untranslated kinds: not counted)
-        if launches is not None:
-            launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
-    pop_tables = {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
+    kept = clip_job(job, tables, untranslated, out)
+    if kept is not None and launches is not None:
+        launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
+    pop_tables = pop_share(tables, untranslated)
     partial = pop.collect_partial(
-        r, pop_tables, job.pop.tasks, job.clock, job.pop.names, not job.pop.names, job.chunk + ".pop.npy", job.comms
+        pop_context(job, pop_model, pop_tables), job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

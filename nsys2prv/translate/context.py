@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame, optional
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.launches import Launches
 from nsys2prv.translate.records import CategoryCount
+
+CpuRows = TypeVar("CpuRows", bound="Frame[C.OnCpu]")
+GpuRows = TypeVar("GpuRows", bound="Frame[C.Stream]")
 
 OVERLAP_NOTE = (
     "starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
@@ -32,17 +38,17 @@ class Context:
     comms: Communicators | None = None  # the run's MPI communicators (None: every call on the world)
     launches: Launches | None = None  # each GPU activity's launch call: its row in ``calls`` (None: matched here)
 
-    def on_cpu(self, df: pd.DataFrame, count: CategoryCount) -> tuple[pd.DataFrame, np.ndarray]:
+    def on_cpu(self, df: CpuRows, count: CategoryCount) -> tuple[CpuRows, np.ndarray]:
         """Rows whose thread is in the model, and their global thread ids."""
         threads = self.model.cpu_threads(self.report, df["tid"].to_numpy(np.int64))
         keep = threads >= 0
         count.drop("on an Nsight Systems internal thread ([NSys*])", int((~keep).sum()))
         return df[keep], threads[keep]
 
-    def on_gpu(self, df: pd.DataFrame, count: CategoryCount, activity: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    def on_gpu(self, df: GpuRows, count: CategoryCount, activity: bool = False) -> tuple[GpuRows, np.ndarray]:
         """Rows whose stream (and overlap lane) is in the model, and their global thread ids;
         ``activity``: the GPU activities themselves, whose rows on an overlap lane are counted."""
-        lane = df["lane"].to_numpy(np.int64) if "lane" in df else None
+        lane = None if (lanes := optional(df, "lane")) is None else lanes.to_numpy(np.int64)
         threads = self.model.gpu_threads(
             self.report,
             df["gpid"].to_numpy(np.int64),

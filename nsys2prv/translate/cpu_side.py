@@ -4,16 +4,16 @@ with their call stacks."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import KERNEL_COLUMN, LEVEL_COLUMNS, Frame, optional
 from nsys2prv.core.names import Names
-from nsys2prv.nsys.readers.samples import KERNEL_COLUMN, LEVEL_COLUMNS
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch, StateIntervals, Translation, end_order, start_order
 
 
-def sched(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def sched(df: Frame[C.Sched], ctx: Context, out: Translation) -> int:
     """Every scheduling event as the thread's CPU (``registry.EXECUTING_CPU``: CPU + 1 at a sched-in,
     0 at a sched-out) and the off-CPU time as ``registry.OFF_CPU_STATE`` under the call states."""
     count = out.count("sched")
@@ -37,7 +37,7 @@ def sched(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def samples(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def samples(df: Frame[C.Samples], ctx: Context, out: Translation) -> int:
     """Each sample as punctual events at its time: the sampled function and its callers (one type per
     level, ``registry.SAMPLED``) and the innermost kernel-mode frame (``registry.SAMPLED_KERNEL``)."""
     count = out.count("samples")
@@ -45,11 +45,11 @@ def samples(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     time = ctx.times(df["start"])
     levels = [(R.SAMPLED[k].id, c) for k, c in enumerate(LEVEL_COLUMNS)] + [(R.SAMPLED_KERNEL.id, KERNEL_COLUMN)]
     for etype, col in levels:
-        if col not in df:
+        if (level := optional(df, col)) is None:
             continue
-        sel = df[col].notna().to_numpy()
+        sel = level.notna().to_numpy()
         if sel.any():
-            names = Names.of(df[col])[sel]
+            names = Names.of(level)[sel]
             order = np.full(int(sel.sum()), PUNCTUAL_ORDER, np.int64)
             out.events.append(EventBatch(time[sel], threads[sel], order, [(etype, names)]))
     return len(df)

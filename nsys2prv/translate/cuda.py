@@ -3,10 +3,13 @@ and launch -> activity communications."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import Callable, TypeVar, cast
 
+import numpy as np
+
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import Frame, optional
 from nsys2prv.core.names import Names, contains
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.launches import SHARED_NOTE, of_tables
@@ -20,6 +23,7 @@ from nsys2prv.translate.records import (
     sparse_interval_events,
 )
 
+M = TypeVar("M", bound="Frame[C.Memset]")  # a memory operation's rows
 SYNC_CALL = r"Synchronize"  # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
 
 
@@ -30,7 +34,7 @@ def _states(threads, start, end, state: int) -> StateIntervals:
     )
 
 
-def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def cuda_api(df: Frame[C.CudaApi], ctx: Context, out: Translation) -> int:
     count = out.count("cuda_api")
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
@@ -42,7 +46,7 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def kernels(df: Frame[C.Kernels], ctx: Context, out: Translation) -> int:
     """Compute kernels: type 63000006, state Running.  NCCL kernels (column ``nccl``, set by the
     reader) go to ``nccl_kernels``."""
     nccl = df["nccl"].to_numpy(bool)
@@ -50,14 +54,14 @@ def kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return _kernels(df[~nccl], ctx, out, "kernels", R.CUDA_KERNEL.id, R.RUNNING)
 
 
-def nccl_kernels(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def nccl_kernels(df: Frame[C.Kernels], ctx: Context, out: Translation) -> int:
     """NCCL kernels: type 63000007 and state Group Communication (registry.NCCL_KERNEL_STATE)."""
     nccl = df["nccl"].to_numpy(bool)
     out.count("nccl_kernels").source_rows += int(nccl.sum())
     return _kernels(df[nccl], ctx, out, "nccl_kernels", R.NCCL_KERNEL.id, R.NCCL_KERNEL_STATE)
 
 
-def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_type: int, state: int) -> int:
+def _kernels(df: Frame[C.Kernels], ctx: Context, out: Translation, kind: str, name_type: int, state: int) -> int:
     count = out.count(kind)
     if df.empty:  # e.g. no NCCL kernel among the kernels
         return 0
@@ -69,7 +73,9 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
         (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0)),
     ]
     pairs += [
-        (t.id, np.maximum(df[col].to_numpy(np.int64), 0)) for col, t in R.KERNEL_PARAMS.items() if col in df
+        (t.id, np.maximum(v.to_numpy(np.int64), 0))
+        for col, t in R.KERNEL_PARAMS.items()
+        if (v := optional(df, col)) is not None
     ]  # (a parameter the export lacks: not written)
     graph = df["graph_node"].to_numpy(np.int64) > 0  # the graph node id only where there is one
     for sel, extra in ((~graph, []), (graph, [(R.GRAPH_NODE.id, df["graph_node"].to_numpy(np.int64))])):
@@ -79,16 +85,16 @@ def _kernels(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, name_t
     return len(df)
 
 
-def _memop(df: pd.DataFrame, ctx: Context, out: Translation, kind: str, values: np.ndarray) -> int:
+def _memop(df: M, ctx: Context, out: Translation, kind: str, values: Callable[[M], np.ndarray]) -> int:
     count = out.count(kind)
-    df, threads = ctx.on_gpu(df.assign(_v=values), count, activity=True)
+    df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     out.events += interval_events(
         start,
         end,
         threads,
         [
-            (R.MEMOP.id, df["_v"].to_numpy(np.int64)),
+            (R.MEMOP.id, values(df)),
             (R.MEMOP_SIZE.id, np.maximum(df["bytes"].to_numpy(np.int64), 0)),
             (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0)),
         ],
@@ -108,12 +114,12 @@ def memcpy_values(copy_kind) -> np.ndarray:
     return np.where(known, _VALUE_OF_KIND[np.where(known, kind, 0)], R.MEMCPY_UNKNOWN)
 
 
-def memcpy(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    return _memop(df, ctx, out, "memcpy", memcpy_values(df["copy_kind"].to_numpy(np.int64)))
+def memcpy(df: Frame[C.Memcpy], ctx: Context, out: Translation) -> int:
+    return _memop(df, ctx, out, "memcpy", lambda rows: memcpy_values(rows["copy_kind"].to_numpy(np.int64)))
 
 
-def memset(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
-    return _memop(df, ctx, out, "memset", np.full(len(df), R.MEMSET_VALUE, np.int64))
+def memset(df: Frame[C.Memset], ctx: Context, out: Translation) -> int:
+    return _memop(df, ctx, out, "memset", lambda rows: np.full(len(rows), R.MEMSET_VALUE, np.int64))
 
 
 UNIFIED_MEMORY_KINDS = (11, 12, 13)  # Unified HtoD / DtoH / DtoD: page migrations (correlation id 0)
@@ -128,7 +134,7 @@ LINKS = (
 
 def launch_links(ctx: Context, out: Translation) -> int:
     """One communication per API call -> the GPU activity it started (same process, correlationId)."""
-    api = ctx.tables.get("cuda_api")
+    api: Frame[C.CudaApi] | None = ctx.tables.get("cuda_api")  # (declared columns: mypy checks them)
     if api is None or api.empty or "cuda_api" not in ctx.categories:
         return 0
     count = out.count("launch_links")
@@ -136,7 +142,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
     assert launches is not None
     tid, cstart = api["tid"].to_numpy(np.int64), api["start"].to_numpy(np.int64)
     count.note(SHARED_NOTE, launches.shared)
-    acts = [
+    acts: list[tuple[str, int, bool, Frame[C.GpuActivity]]] = [
         (kind, tag, sized, a) for kind, tag, sized in LINKS if (a := ctx.tables.get(kind)) is not None and not a.empty
     ]
     n = 0
@@ -145,7 +151,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
         count.source_rows += len(act)
         found = call >= 0
         migration = (
-            ~found & np.isin(act["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS)
+            ~found & np.isin(cast("Frame[C.Memcpy]", act)["copy_kind"].to_numpy(np.int64), UNIFIED_MEMORY_KINDS)
             if kind == "memcpy"
             else np.zeros(len(found), bool)
         )
@@ -160,7 +166,7 @@ def launch_links(ctx: Context, out: Translation) -> int:
             act["gpid"].to_numpy(np.int64)[rows],
             act["device"].to_numpy(np.int64)[rows],
             act["stream"].to_numpy(np.int64)[rows],
-            act["lane"].to_numpy(np.int64)[rows] if "lane" in act else None,
+            None if (lane := optional(act, "lane")) is None else lane.to_numpy(np.int64)[rows],
         )
         ok = (send >= 0) & (recv >= 0)
         count.drop("call or activity thread not in the model", int((~ok).sum()))
@@ -168,8 +174,8 @@ def launch_links(ctx: Context, out: Translation) -> int:
         ts = ctx.clock.apply(cstart[call])
         tr = ctx.clock.apply(act["start"].to_numpy(np.int64)[rows])
         size = (
-            np.maximum(act["bytes"].to_numpy(np.int64)[rows], 0)
-            if sized and "bytes" in act
+            np.maximum(cast("Frame[C.Memset]", act)["bytes"].to_numpy(np.int64)[rows], 0)
+            if sized
             else np.zeros(len(rows), np.int64)
         )
         out.comms.append(CommBatch(send, recv, ts, ts, tr, tr, size, np.full(len(rows), tag, np.int64)))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import PUNCTUAL_ORDER, EventBatch, Translation
 
 
-def gpu_metrics(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def gpu_metrics(df: Frame[C.GpuMetrics], ctx: Context, out: Translation) -> int:
     count = out.count("gpu_metrics")
     threads = ctx.model.metric_threads(ctx.report, df["gpu"].to_numpy(np.int64))
     keep = threads >= 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import Frame
 from nsys2prv.core.names import Names
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import (
@@ -15,12 +17,12 @@ from nsys2prv.translate.records import (
 )
 
 
-def _ids(df: pd.DataFrame, cols: dict[str, int]) -> list:
-    """Optional (type, value, present) pairs for the id columns that are set (> 0)."""
-    return [(t, df[c].to_numpy(np.int64), df[c].to_numpy(np.int64) > 0) for c, t in cols.items()]
+def _ids(cols: dict[int, pd.Series]) -> list:
+    """Optional (type, value, present) pairs for the id columns (type -> column) that are set (> 0)."""
+    return [(t, c.to_numpy(np.int64), c.to_numpy(np.int64) > 0) for t, c in cols.items()]
 
 
-def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def graph_exec(df: Frame[C.GraphExec], ctx: Context, out: Translation) -> int:
     count = out.count("graph_exec")
     df, threads = ctx.on_gpu(df, count, activity=True)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
@@ -30,7 +32,7 @@ def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         end,
         threads,
         [(R.GRAPH_EXEC.id, names), (R.CORRELATION.id, np.maximum(df["corr"].to_numpy(np.int64), 0))],
-        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id}),
+        _ids({R.GRAPH_ID.id: df["graph_id"], R.GRAPH_EXEC_ID.id: df["exec_id"]}),
     )
     n = len(df)
     out.states.append(
@@ -41,7 +43,7 @@ def graph_exec(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return n
 
 
-def graph_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def graph_api(df: Frame[C.GraphApi], ctx: Context, out: Translation) -> int:
     count = out.count("graph_api")
     df, threads = ctx.on_cpu(df, count)
     out.events += sparse_interval_events(
@@ -49,6 +51,6 @@ def graph_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
         ctx.times(df["end"]),
         threads,
         [(R.GRAPH_API.id, Names.of(df["name"]))],
-        _ids(df, {"graph_id": R.GRAPH_ID.id, "exec_id": R.GRAPH_EXEC_ID.id, "node_id": R.GRAPH_NODE.id}),
+        _ids({R.GRAPH_ID.id: df["graph_id"], R.GRAPH_EXEC_ID.id: df["exec_id"], R.GRAPH_NODE.id: df["node_id"]}),
     )
     return len(df)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import Frame
 from nsys2prv.core.names import Names
 from nsys2prv.model.resources import Model
 from nsys2prv.translate.communicators import global_comms
@@ -27,7 +29,7 @@ def _nvtx_type_ids(domains: pd.Series, ctx: Context, kind: str) -> np.ndarray:
     return R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * idx + R.NVTX_OFFSETS[kind]
 
 
-def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def nvtx(df: Frame[C.Nvtx], ctx: Context, out: Translation) -> int:
     count = out.count("nvtx")
     wanted = []
     if "nvtx_pushpop" in ctx.categories:
@@ -77,7 +79,7 @@ def nvtx(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def nccl_ranges(df: Frame[C.Nvtx], ctx: Context, out: Translation) -> int:
     count = out.count("nccl")
     df = df[df["kind"] != "mark"]
     df, threads = ctx.on_cpu(df, count)
@@ -91,7 +93,7 @@ def nccl_ranges(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def osrt(df: Frame[C.Osrt], ctx: Context, out: Translation) -> int:
     count = out.count("osrt")
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
@@ -100,7 +102,7 @@ def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     return len(df)
 
 
-def mpi(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def mpi(df: Frame[C.Mpi], ctx: Context, out: Translation) -> int:
     count = out.count("mpi")
     df, threads = ctx.on_cpu(df, count)
     names = Names.of(df["name"])

@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from nsys2prv.core import columns as C
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import Frame
 from nsys2prv.core.names import Names
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import Translation, sparse_interval_events
 
 
-def openacc(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
+def openacc(df: Frame[C.OpenAcc], ctx: Context, out: Translation) -> int:
     count = out.count("openacc")
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])

@@ -29,7 +29,6 @@ from nsys2prv.metrics.pop.partial import (
     collect_partial,
     join_slices,
     spill_devices,
-    task_lookup,
     task_spans,
 )
 from nsys2prv.metrics.pop.trees import device_tree, host_tree
@@ -84,6 +83,5 @@ __all__ = [
     "spill_devices",
     "steady_state",
     "task_lifetimes",
-    "task_lookup",
     "task_spans",
 ]

@@ -5,17 +5,20 @@ the slices of a report joined (``join_slices``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from nsys2prv.core import columns as C
+from nsys2prv.core.columns import Frame
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.measures import (
     mask_durations,
 )
 from nsys2prv.model.align.clock import Clock
-from nsys2prv.model.communicators import Communicators
 from nsys2prv.nsys.ids import pid_of
+from nsys2prv.translate.context import Context
 
 # The normalised tables the metrics read, whatever -t translates (the trace): GPU activity, the host
 # calls of the host tree, and NVTX ranges when --region/--iterations need them.
@@ -31,16 +34,11 @@ MPI, CUDA_API = 0, 1
 
 # ----------------------------------------------------------------------------------------------------
 # collection
-def task_lookup(model) -> dict[tuple[int, int], int]:
-    return {(t.report, t.pid): i for i, t in enumerate(model.tasks)}
-
-
-def _tasks_of(report: int, ids, lookup) -> np.ndarray:
-    """Task index of each row's process (-1: unknown), mapping only the unique pids."""
+def _tasks_of(ctx: Context, ids) -> np.ndarray:
+    """Task index of each row's process in the POP model (-1: unknown), mapping only the unique pids."""
     pids = pid_of(np.asarray(ids, np.int64))
     uniq, inv = np.unique(pids, return_inverse=True)
-    mapped = np.array([lookup.get((report, int(p)), -1) for p in uniq], np.int64)
-    return mapped[inv] if len(pids) else np.zeros(0, np.int64)
+    return ctx.model.tasks_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
 
 
 def _at(clock: Clock, t):
@@ -64,7 +62,7 @@ def aligned_lifetimes(lifetimes: list[dict | None], clocks: list[Clock], clips: 
     return out
 
 
-def task_spans(tabs: dict, report: int, lookup, clock: Clock) -> tuple:
+def task_spans(tabs: dict, ctx: Context) -> tuple:
     """(task, first start, last end) of each task's rows over the tables (aligned)."""
     t, s, e = [], [], []
     for df in tabs.values():
@@ -73,7 +71,7 @@ def task_spans(tabs: dict, report: int, lookup, clock: Clock) -> tuple:
         ids = df["gpid"] if "gpid" in df else df["tid"] if "tid" in df else None
         if ids is None:
             continue
-        t.append(_tasks_of(report, ids, lookup))
+        t.append(_tasks_of(ctx, ids))
         s.append(df["start"].to_numpy(np.int64))
         e.append(df["end"].to_numpy(np.int64))
     z = np.zeros(0, np.int64)
@@ -86,7 +84,7 @@ def task_spans(tabs: dict, report: int, lookup, clock: Clock) -> tuple:
     hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
     np.minimum.at(lo, g, start[ok])
     np.maximum.at(hi, g, end[ok])
-    return tasks, _at(clock, lo), _at(clock, hi)
+    return tasks, _at(ctx.clock, lo), _at(ctx.clock, hi)
 
 
 @dataclass
@@ -160,17 +158,14 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
 
 
 def collect_partial(
-    report: int,
-    tabs: dict,
-    lookup: dict,
-    clock: Clock,
+    ctx: Context,
     names=None,
     whole_run: bool = False,
     spill: str | None = None,
-    comms: Communicators | None = None,
     cut: dict | None = None,
 ) -> PopPartial:
-    """One report's (or time slice's) PopPartial (``lookup``: (report, pid) -> task index; ``names``:
+    """One report's (or time slice's) PopPartial, of the rows ``ctx.tables`` (``ctx.model``: the POP
+    model, whose ``tasks_of`` gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
     measured, the host calls are reduced here unless the report traced MPI (the steady-state
     window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).
@@ -180,14 +175,18 @@ def collect_partial(
     ``tabs`` are the rows the partial owns: each task's first and last row, the NVTX ranges and the
     MPI calls are theirs; the GPU and host intervals measured are those of ``cut`` (a time slice:
     the intervals running in its time, cut to it; None: ``tabs``)."""
+    tabs, clock, report = ctx.tables, ctx.clock, ctx.report
     measured = tabs if cut is None else cut
     d = []
     for kind in ("kernels", "memcpy", "memset"):
-        df = measured.get(kind)
+        df: Frame[C.GpuActivity] | None = measured.get(kind)  # (the kinds' declared columns: mypy checks them)
         if df is None or df.empty:
             continue
-        task = _tasks_of(report, df["gpid"], lookup)
-        cls = np.where(df["nccl"].to_numpy(bool), NCCL, KERNEL) if kind == "kernels" else np.full(len(df), MEMOP)
+        task = _tasks_of(ctx, df["gpid"])
+        if kind == "kernels":
+            cls = np.where(cast("Frame[C.Kernels]", df)["nccl"].to_numpy(bool), NCCL, KERNEL)
+        else:
+            cls = np.full(len(df), MEMOP)
         dev_id = df["gpu"].to_numpy(np.int64)
         d.append(
             (
@@ -206,18 +205,18 @@ def collect_partial(
     has = {}
     h = []
     for kind, code in (("mpi", MPI), ("cuda_api", CUDA_API)):
-        df = measured.get(kind)
-        if df is None:  # not traced (or not translated with -t)
+        calls: Frame[C.OnCpu] | None = measured.get(kind)
+        if calls is None:  # not traced (or not translated with -t)
             continue
         has[kind] = True  # traced, even if no call falls in the analysed time
-        if df.empty:
+        if calls.empty:
             continue
         h.append(
             (
-                _tasks_of(report, df["tid"], lookup),
-                np.full(len(df), code, np.int64),
-                _at(clock, df["start"].to_numpy(np.int64)),
-                _at(clock, df["end"].to_numpy(np.int64)),
+                _tasks_of(ctx, calls["tid"]),
+                np.full(len(calls), code, np.int64),
+                _at(clock, calls["start"].to_numpy(np.int64)),
+                _at(clock, calls["end"].to_numpy(np.int64)),
             )
         )
     host_pre = None
@@ -235,27 +234,27 @@ def collect_partial(
     else:
         host = _unions([z] * 2, z, z)
     mpi_calls = None
-    df = tabs.get("mpi")
-    if df is not None and len(df):
-        comm, root = comms.resolve(report, df) if comms is not None else (df["comm"], df["peer"])
+    mpi: Frame[C.Mpi] | None = tabs.get("mpi")
+    if mpi is not None and len(mpi):
+        comm, root = ctx.comms.resolve(report, mpi) if ctx.comms is not None else (mpi["comm"], mpi["peer"])
         mpi_calls = pd.DataFrame(
             {
-                "task": _tasks_of(report, df["tid"], lookup),
-                "thread": df["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
-                "start": _at(clock, df["start"].to_numpy(np.int64)),
-                "end": _at(clock, df["end"].to_numpy(np.int64)),
-                "name": df["name"].astype(str),
+                "task": _tasks_of(ctx, mpi["tid"]),
+                "thread": mpi["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
+                "start": _at(clock, mpi["start"].to_numpy(np.int64)),
+                "end": _at(clock, mpi["end"].to_numpy(np.int64)),
+                "name": mpi["name"].astype(str),
                 "root": np.asarray(root, np.int64),  # (world ranks; comm: the run's communicator ids)
                 "comm": np.asarray(comm, np.int64),
-                "peers": (df["source"] == "tables").to_numpy(),
+                "peers": (mpi["source"] == "tables").to_numpy(),
             }
         )
         mpi_calls = mpi_calls[mpi_calls["task"] >= 0]
-    df = tabs.get("nvtx")
-    if df is None or df.empty:
+    ranges: Frame[C.Nvtx] | None = tabs.get("nvtx")
+    if ranges is None or ranges.empty:
         nvtx = pd.DataFrame({"start": [], "end": [], "name": []})
     else:
-        rng = df[df["kind"] != "mark"]
+        rng = ranges[ranges["kind"] != "mark"]
         if names is not None:
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame(
@@ -265,9 +264,9 @@ def collect_partial(
                 "name": rng["name"].to_numpy(),
             }
         )
-    cpu = on_cpu.partial(measured, lambda ids: _tasks_of(report, ids, lookup), lambda t: _at(clock, t), _unions)
+    cpu = on_cpu.partial(measured, lambda ids: _tasks_of(ctx, ids), lambda t: _at(clock, t), _unions)
     return PopPartial(
-        task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock),
+        task_spans({k: tabs.get(k) for k in KINDS}, ctx),
         dev,
         host,
         has,

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core import registry as R
+from nsys2prv.core.columns import KERNEL_COLUMN, LEVEL_COLUMNS
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import Reader, ReadResult, int64, text_column
 
@@ -26,8 +27,6 @@ SAMPLES, FRAMES = "COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS"
 MAX_DEPTH = 64  # frames read per stack; deeper ones are only counted
 BLOCK = 50_000  # samples whose frames are read at once
 NO_STACK = "CPU sample without a usable call-stack frame"
-LEVEL_COLUMNS = tuple(f"fn{k}" for k in range(R.SAMPLED_LEVELS))
-KERNEL_COLUMN = "kernel"
 
 
 def frame_labels(report: Report, symbol: np.ndarray, module: np.ndarray, unresolved: np.ndarray) -> pd.Categorical:

@@ -992,3 +992,15 @@ def test_filter_window_is_the_analysed_time(regions, tmp_path):
     res = pop_json(tmp_path / "f")
     assert _factors(res) == pytest.approx((3, 0.5, 0.75, 1, 2 / 3, 4 / 6, 1, 2 / 3, 1))
     assert res["host"]["parallel_efficiency"] == pytest.approx(4 / 6)
+
+
+def test_a_report_without_timed_rows_gives_no_task_a_lifetime():
+    """task_spans over tables that hold no timed row (absent, empty, or without start/end) spans no task:
+    three empty arrays, not a [0, 0] lifetime of the first task."""
+    import pandas as pd
+
+    from nsys2prv.metrics.pop.partial import task_spans
+
+    empty = pd.DataFrame({"tid": np.zeros(0, np.int64), "start": np.zeros(0, np.int64), "end": np.zeros(0, np.int64)})
+    got = task_spans({"kernels": None, "mpi": empty, "nvtx": pd.DataFrame({"tid": [1]})}, None)
+    assert [a.tolist() for a in got] == [[], [], []] and all(a.dtype == np.int64 for a in got)

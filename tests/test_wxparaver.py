@@ -1,0 +1,133 @@
+"""Issue 36, the GUI tier: our traces and views in BSC's Paraver GUI (wxparaver) itself, under Xvfb.
+
+- every view ``--cfgs`` writes for a trace opens in wxparaver as a user opens it (``wxparaver
+  TRACE.prv VIEW.cfg``) with all its windows and no dialog: no "Some of the events specified in the
+  filter doesn't appear in the trace" question, no loading error; wxparaver does not crash;
+- every window of every such view is drawn by wxparaver (``-i``: it saves the window as an image):
+  no crash, an image for each.
+
+Traces: the README's Quick start (tests/data/mpi4, 4 ranks), a generated 8-rank, 2-host GPU run
+(tests/gpu_cluster.py) and the generated CloverLeaf-shaped export (tests/nsysgen.py's
+cloverleaf_like, ``-t all``).  Deselected by default (``-m gui``); skipped, naming the build command,
+where wxparaver or Xvfb is absent.  The helpers (tests/wxparaver_driver.py) are checked in the fast
+tier on the shipped cfgs, without a GUI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from cfg_parser import parse_cfg
+from conftest import MPI4, ROOT, convert
+from gpu_cluster import gpu_cluster_reports
+from wxparaver_driver import (
+    BUILD_HINT,
+    Xvfb,
+    find_wxparaver,
+    load_in_gui,
+    paraver_home,
+    save_images,
+    shown_windows,
+    split_cfg,
+)
+
+gui = pytest.mark.gui
+SHIPPED = sorted((ROOT / "nsys2prv" / "cfgs").rglob("*.cfg"))
+
+
+# -- the helpers, without a GUI (fast tier) ------------------------------------------------------------
+@pytest.mark.parametrize("cfg", SHIPPED, ids=[p.relative_to(ROOT / "nsys2prv" / "cfgs").as_posix() for p in SHIPPED])
+def test_split_cfg_gives_one_loadable_cfg_per_shown_window(cfg):
+    text = cfg.read_text()
+    whole = parse_cfg(text, cfg.name)
+    parts = split_cfg(text)
+    opened = [w for w in whole.windows if w.open]
+    assert [label.split("-", 1)[1] for label, _ in parts] == shown_windows(text)
+    assert len(parts) == len(opened) + len(whole.analyzers)
+    for label, part in parts:
+        p = parse_cfg(part, f"{cfg.name}:{label}")
+        if label.startswith("w"):  # the cfg cut after that timeline: it is the last window
+            k = int(label[1:].split("-", 1)[0])
+            assert [w.name for w in p.windows] == [w.name for w in whole.windows[:k]] and not p.analyzers
+        else:  # every window, that histogram alone
+            assert [w.name for w in p.windows] == [w.name for w in whole.windows]
+            assert [a.name for a in p.analyzers] == [whole.analyzers[int(label[1:].split("-", 1)[0]) - 1].name]
+
+
+# -- wxparaver -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wx():
+    """(wxparaver, environment with DISPLAY and a scratch HOME) on a private Xvfb."""
+    wxparaver = find_wxparaver()
+    if wxparaver is None:
+        pytest.skip(f"wxparaver (BSC's Paraver GUI) not found on PATH or in $PARAVER_HOME/bin: build it: {BUILD_HINT}")
+    for tool, package in (("Xvfb", "xvfb"), ("xwininfo", "x11-utils"), ("import", "imagemagick")):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not found: apt-get install {package} (scripts/build_wxparaver.sh installs it)")
+    scratch = Path(tempfile.mkdtemp(prefix="wxparaver-home-"))
+    with Xvfb() as x:
+        home = paraver_home(scratch, wxparaver, x.display)
+
+        yield wxparaver, dict(os.environ, HOME=str(home), DISPLAY=x.display)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _trace(name: str, where: Path) -> tuple[Path, Path]:
+    cfgs, out = where / f"{name}-cfgs", where / name
+    if name == "mpi4":
+        convert(["-t", "mpi,nvtx,osrt", "-m", "--cfgs", cfgs, *sorted(MPI4.glob("rank*.sqlite")), out])
+    elif name == "gpu8":
+        convert(["-m", "--cfgs", cfgs, *gpu_cluster_reports(where / "gpu8-reports"), out])
+    else:
+        from nsysgen import cloverleaf_like
+
+        convert(["-t", "all", "--cfgs", cfgs, cloverleaf_like(where / "clover.sqlite"), out])
+    return Path(f"{out}.prv"), cfgs
+
+
+@pytest.fixture(scope="module", params=["mpi4", "gpu8", "clover-generated"])
+def trace(request, tmp_path_factory):
+    """(name, TRACE.prv, its --cfgs directory)."""
+    prv, cfgs = _trace(request.param, tmp_path_factory.mktemp(request.param))
+    return request.param, prv, cfgs
+
+
+@gui
+def test_every_view_opens_in_wxparaver_with_its_windows_and_no_dialog(wx, trace, tmp_path):
+    wxparaver, env = wx
+    name, prv, cfgs = trace
+    views = sorted(cfgs.rglob("*.cfg"))
+    assert views, f"--cfgs wrote no view for {name}"
+    problems = []
+    for cfg in views:
+        rel = cfg.relative_to(cfgs).as_posix()
+        res = load_in_gui(wxparaver, prv, cfg, env, shots=tmp_path / (rel.replace("/", "__") + ".png"))
+        if res.exit is not None:
+            problems.append(f"{rel}: wxparaver ended (exit {res.exit}): {res.output[-3:]}")
+        elif res.dialogs:
+            problems.append(f"{rel}: dialog {res.dialogs} (screen: {res.screenshot})")
+    assert not problems, f"{len(problems)} of {len(views)} views of {name}:\n" + "\n".join(problems)
+
+
+@gui
+def test_wxparaver_draws_every_window_of_every_view(wx, trace, tmp_path):
+    wxparaver, env = wx
+    name, prv, cfgs = trace
+    problems, drawn = [], 0
+    for cfg in sorted(cfgs.rglob("*.cfg")):
+        rel = cfg.relative_to(cfgs).as_posix()
+        for label, text in split_cfg(cfg.read_text()):
+            part = tmp_path / "part.cfg"
+            part.write_text(text)
+            res = save_images(wxparaver, prv, part, tmp_path / "img", env)
+            main = [p for p in res["images"] if p.name == "img.png"]
+            if res["exit"] != 0 or not main:
+                problems.append(f"{rel} {label}: exit {res['exit']}, images {[p.name for p in res['images']]}")
+            drawn += len(main)
+            for p in res["images"]:
+                p.unlink()
+    assert not problems, f"{len(problems)} windows of {name} not drawn ({drawn} drawn):\n" + "\n".join(problems)

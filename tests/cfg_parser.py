@@ -100,6 +100,7 @@ STATISTICS = {
     "#Receives",
     "Bytes sent",
 }
+UNITS = {"Nanoseconds", "Microseconds", "Milliseconds", "Seconds", "Minutes", "Hours", "Days"}
 LEVELS = {"thread", "task", "appl", "workload", "node", "system", "cpu"}
 
 SINGLE_KEYS = [
@@ -114,6 +115,8 @@ SINGLE_KEYS = [
     "window_flags_enabled",
     "window_noncolor_mode",
     "?window_color_mode",
+    "?window_custom_color_enabled",
+    "?window_custom_color_palette",
     "window_logical_filtered",
     "window_physical_filtered",
     "window_comm_fromto",
@@ -153,6 +156,8 @@ DERIVED_KEYS = [
     "window_flags_enabled",
     "window_noncolor_mode",
     "?window_color_mode",
+    "?window_custom_color_enabled",
+    "?window_custom_color_palette",
     "window_units",
     "window_maximum_y",
     "window_minimum_y",
@@ -256,6 +261,12 @@ class Win:
     comm_lines: bool = False
     open: bool = False
     semantic: dict[str, tuple[str, list[list[float]]]] = field(default_factory=dict)
+    units: str = "Nanoseconds"
+    height: int = 0
+    maximum_y: float = 0.0
+    compute_y_max: bool = False
+    gradient: bool = False
+    palette: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # custom colours (enabled)
 
 
 @dataclass
@@ -264,6 +275,8 @@ class Analyzer:
     control: int
     data: int
     statistic: str
+    zoom: bool = False
+    height: int = 0
 
 
 @dataclass
@@ -375,8 +388,19 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
     ):
         if not d[k].isdigit() or int(d[k]) > 65535:
             _fail(where, f"{k} {d[k]!r} (16-bit unsigned)")
-    if d["window_units"] != "Nanoseconds":
-        _fail(where, "window_units must be Nanoseconds (traces are in ns)")
+    if d["window_units"] not in UNITS:
+        _fail(where, f"window_units {d['window_units']!r} (paraver-kernel's time units)")
+    if d.get("window_custom_color_enabled", "false") not in ("true", "false"):
+        _fail(where, "window_custom_color_enabled (true/false)")
+    palette = {}
+    if "window_custom_color_palette" in d:
+        items = d["window_custom_color_palette"].split("},{")
+        for item in items:
+            m = re.fullmatch(r"\{?(\d+):(\d+),(\d+),(\d+)\}?", item)
+            if not m or any(int(c) > 255 for c in m.groups()[1:]):
+                _fail(where, f"custom colour {item!r} (value:r,g,b)")
+            v, r, g, b = map(int, m.groups())
+            palette[v] = (r, g, b)
     if d["window_level"] not in LEVELS:
         _fail(where, f"window_level {d['window_level']!r}")
     if d["window_object"] != "appl { 1, { All } }":
@@ -409,6 +433,12 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
         dict(comp),
         comm_lines=d["window_comm_lines_enabled"] == "true",
         open=d["window_open"] == "true",
+        units=d["window_units"],
+        height=int(d["window_height"]),
+        maximum_y=float(d["window_maximum_y"]),
+        compute_y_max=d["window_compute_y_max"] == "true",
+        gradient="window_color_mode" in d,
+        palette=palette if d.get("window_custom_color_enabled") == "true" else {},
     )
     for k, v in kv:
         if k == "window_semantic_module":
@@ -516,7 +546,14 @@ def _analyzer(lines: list[str], windows: list[Win], where: str) -> Analyzer:
         _fail(where, "AnalysisLimits")
     if d["SortCriteria"] not in ("Average", "Total", "Maximum", "Minimum", "Stdev", "Avg/Max"):
         _fail(where, "SortCriteria")
-    return Analyzer(d["Name"], int(d["ControlWindow"]), int(d["DataWindow"]), d["Statistic"])
+    return Analyzer(
+        d["Name"],
+        int(d["ControlWindow"]),
+        int(d["DataWindow"]),
+        d["Statistic"],
+        zoom=d["Zoom"] == "Enabled",
+        height=int(d["Height"]),
+    )
 
 
 def parse_cfg(text: str, name: str = "cfg") -> Cfg:

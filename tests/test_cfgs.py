@@ -24,6 +24,8 @@ from paraver_validator import validate_trace
 
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import cfgs as C
+from nsys2prv.paraver.cfg_render import render
+from nsys2prv.paraver.trace_views import trace_info
 
 PID = 7000
 SM, ISSUE, TENSOR = "SMs Active [Throughput %]", "SM Issue [Throughput %]", "Tensor Active [Throughput %]"
@@ -287,9 +289,16 @@ def generated(views: Path) -> dict[str, str]:
 
 
 def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
-    _, views, _, pcf = full
-    for rel, text in SHIPPED.items():
-        assert (views / rel).read_text() == text
+    """--cfgs writes every shipped view rendered for this trace (its .pcf's values, its .row's rows:
+    the same windows and filters as the shipped file) and the trace's own views."""
+    out, views, _, pcf = full
+    info = trace_info(Path(f"{out}.pcf"))
+    assert info.rows == {"cpu": 6, "node": 1, "appl": 1, "task": 1, "thread": 6}
+    for view in C.VIEWS:
+        assert (views / view.path).read_text() == render(view, info)
+        assert [w.types for w in parse_cfg((views / view.path).read_text()).windows] == [
+            w.types for w in parse_cfg(SHIPPED[view.path]).windows
+        ]
     gen = generated(views)
     assert set(gen) == {
         "nvtx/nvtx_0_default_domain.cfg",

@@ -1,0 +1,258 @@
+"""The text of a Paraver view (.cfg) from its description (cfg_model.py), as paraver-kernel's
+loader (``api/cfg.cpp``) reads it and in the order its saver writes the keys.
+
+Windows are numbered by their order in the file (``window_id`` is written for humans, the loader
+counts), a derived window names its two parents by that number (``window_identifiers``), and a 2D
+analyzer names its control and data windows the same way.  ``window_filter_module evt_type N ids``
+is followed by ``evt_type_label N "labels"``, as Paraver writes it itself: when a label matches a
+type of the loaded trace, Paraver uses that type's id, so a view keeps working if ids move.
+
+Value ranges and colours (issue 36): a window of names or kinds (code colours) gets the largest value
+it can show as its maximum -- the registry's for a type with a fixed value list, the trace's .pcf
+for a view rendered for one trace, else Paraver computes it when it loads the view
+(``window_compute_y_max``) -- because Paraver draws a value above the maximum as background.  Values
+the code palette would draw black or white get colours of their own (palette.py), and a state
+view's Idle (0) its customary light blue instead of the black of "no data".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nsys2prv.core import registry as R
+from nsys2prv.paraver import palette
+from nsys2prv.paraver.cfg_model import COMM_STATISTICS, Histogram, View, Window
+
+FULL_SCALE = "1.000000000000"
+ZERO = "0.000000000000"
+_BAR = "#" * 80
+# Values of a type of names (kernels, calls, ranges) a shipped view gives readable colours to; a view
+# rendered for a trace (--cfgs) covers exactly the values of its .pcf.
+NAME_VALUES = 512
+ROW_PX = 16  # Paraver draws a row label when the row is at least this tall
+WIDTH, SHIPPED_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 800, 400, 115, 1000
+STATE_FUNCTIONS = frozenset({"State As Is"})
+
+
+@dataclass(frozen=True)
+class TraceInfo:
+    """What a view rendered for one trace knows of it: the values of each event type its .pcf lists
+    and the number of rows per level (thread, task, node)."""
+
+    values: dict[int, frozenset[int]] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+def _f(x: float) -> str:
+    return f"{x:.12f}"
+
+
+def type_label(type_id: int) -> str | None:
+    """The .pcf label of a type the writer defines for every trace, else None."""
+    t = R.BY_ID.get(type_id)
+    return t.label if t else None
+
+
+def _labels(w: Window) -> list[str] | None:
+    found = list(w.labels) if w.labels is not None else [type_label(t) for t in w.types]
+    labels = [lab for lab in found if lab is not None and '"' not in lab]
+    return labels if labels and len(labels) == len(found) else None
+
+
+def window_values(w: Window, info: TraceInfo | None) -> frozenset[int] | None:
+    """Every value a code-colour window can show (None: not bounded here -- names the shipped view
+    cannot know, numbers, derived windows); a state view: the registry's states."""
+    if w.operation is not None:
+        return None
+    if not w.types:
+        return frozenset(R.STATES) if w.thread in STATE_FUNCTIONS else None
+    out: set[int] = set()
+    for t in w.types:
+        if info is not None and info.values.get(t):  # a type of numbers has no VALUES
+            out |= info.values[t]
+            continue
+        et = R.BY_ID.get(t)
+        if et is None or et.kind != "static":
+            return None
+        out |= set(et.values)
+    return frozenset(out)
+
+
+def y_range(w: Window, info: TraceInfo | None) -> tuple[float, bool]:
+    """(window_maximum_y, window_compute_y_max): a gradient is computed by Paraver over the values
+    drawn; a code-colour window covers every value it can show."""
+    if w.gradient:
+        return (w.maximum_y if w.maximum_y is not None else 1.0), True
+    if w.maximum_y is not None:
+        return w.maximum_y, False
+    values = window_values(w, info)
+    if values is None:
+        return float(NAME_VALUES), True
+    return float(max(values, default=1) or 1), False
+
+
+def colours(w: Window, info: TraceInfo | None) -> dict[int, tuple[int, int, int]]:
+    if w.gradient:
+        return {}
+    if w.compose_thread not in ("As Is", "Stacked Val") or w.top != "As Is":
+        return {}  # Sign, 1-Sign: 0 or 1
+    values = window_values(w, info)
+    if values is None:
+        values = frozenset(range(1, NAME_VALUES + 1)) if w.maximum_y is None else frozenset({1})
+    zero = palette.IDLE if w.operation is None and not w.types and w.thread in STATE_FUNCTIONS else None
+    return palette.custom_colors(values, zero)
+
+
+def height(level: str, info: TraceInfo | None, extra: int = 40) -> int:
+    rows = (info.rows.get(level) if info is not None else None) or 0
+    if not rows:
+        return SHIPPED_HEIGHT
+    return max(MIN_HEIGHT, min(MAX_HEIGHT, rows * ROW_PX + extra))
+
+
+def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[str]:
+    lines = [_BAR, f"< NEW DISPLAYING WINDOW {w.name} >", _BAR, f"window_name {w.name}"]
+    derived = w.operation is not None
+    lines.append(f"window_type {'composed' if derived else 'single'}")
+    lines.append(f"window_id {number}")
+    if derived:
+        assert w.parents is not None, f"derived window {w.name} without parents"
+        lines += [
+            f"window_factors {FULL_SCALE} {FULL_SCALE}",
+            f"window_operation {w.operation}",
+            f"window_identifiers {w.parents[0]} {w.parents[1]}",
+        ]
+    lines += [
+        "window_position_x 0",
+        f"window_position_y {30 * (number - 1)}",
+        f"window_width {WIDTH}",
+        f"window_height {height(w.level, info)}",
+        f"window_comm_lines_enabled {'true' if w.comm_lines else 'false'}",
+        "window_flags_enabled false",
+        "window_noncolor_mode true",
+    ]
+    if w.gradient:
+        lines.append("window_color_mode window_in_gradient_mode")
+    custom = colours(w, info)
+    if custom:
+        lines.append("window_custom_color_enabled true")
+        lines.append(
+            "window_custom_color_palette " + ",".join(f"{{{v}:{r},{g},{b}}}" for v, (r, g, b) in sorted(custom.items()))
+        )
+    if not derived:
+        lines += [
+            "window_logical_filtered true",
+            "window_physical_filtered false",
+            "window_comm_fromto true",
+            "window_comm_tagsize true",
+            "window_comm_typeval true",
+        ]
+    maximum, compute = y_range(w, info)
+    lines += [
+        f"window_units {units}",
+        f"window_maximum_y {_f(maximum)}",
+        f"window_minimum_y {ZERO}",
+        f"window_compute_y_max {'true' if compute else 'false'}",
+        f"window_level {w.level}",
+        f"window_scale_relative {FULL_SCALE}",
+        f"window_end_time_relative {FULL_SCALE}",
+        "window_object appl { 1, { All } }",
+        f"window_begin_time_relative {ZERO}",
+        f"window_open {'true' if w.open else 'false'}",
+        "window_drawmode draw_maximum",
+        "window_drawmode_rows draw_maximum",
+        "window_pixel_size 1",
+        "window_labels_to_draw 1",
+    ]
+    if derived:
+        lines.append(
+            "window_selected_functions { 5, { {appl, Adding}, {task, "
+            + w.task
+            + "}, {node, "
+            + w.node
+            + "}, {system, Adding}, {workload, Adding}, } }"
+        )
+    else:
+        evt_type = "=" if w.types else "All"
+        evt_value = "=" if w.values else "All"
+        tag = "=" if w.tags else "All"
+        lines.append(
+            "window_selected_functions { 14, { {cpu, Active Thd}, {appl, Adding}, "
+            f"{{task, {w.task}}}, {{thread, {w.thread}}}, {{node, {w.node}}}, {{system, Adding}}, "
+            "{workload, Adding}, {from_obj, All}, {to_obj, All}, "
+            f"{{tag_msg, {tag}}}, {{size_msg, All}}, {{bw_msg, All}}, {{evt_type, {evt_type}}}, "
+            f"{{evt_value, {evt_value}}} }} }}"
+        )
+    lines.append(
+        "window_compose_functions { 9, { {compose_cpu, As Is}, {compose_appl, As Is}, "
+        f"{{compose_task, As Is}}, {{compose_thread, {w.compose_thread}}}, {{compose_node, As Is}}, "
+        f"{{compose_system, As Is}}, {{compose_workload, As Is}}, {{topcompose1, {w.top}}}, "
+        "{topcompose2, As Is} } }"
+    )
+    if not derived:
+        if w.tags:
+            lines.append(f"window_filter_module tag_msg {len(w.tags)} " + " ".join(map(str, w.tags)))
+        if w.types:
+            lines.append(f"window_filter_module evt_type {len(w.types)} " + " ".join(map(str, w.types)))
+            labels = _labels(w)
+            if labels:
+                lines.append(
+                    f"window_filter_module evt_type_label {len(labels)} " + " ".join(f'"{lab}"' for lab in labels)
+                )
+        if w.values:
+            lines.append(f"window_filter_module evt_value {len(w.values)} " + " ".join(map(str, w.values)))
+    return lines + [""]
+
+
+def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> list[str]:
+    """A histogram that opens as a table of numbers (Zoom disabled), row labels readable."""
+    comm = h.statistic in COMM_STATISTICS
+    control = windows[h.control - 1]
+    return [
+        "< NEW ANALYZER2D >",
+        f"Analyzer2D.Name: {h.name}",
+        "Analyzer2D.X: 0",
+        "Analyzer2D.Y: 0",
+        f"Analyzer2D.Width: {WIDTH}",
+        f"Analyzer2D.Height: {height(control.level, info, extra=100)}",
+        f"Analyzer2D.ControlWindow: {h.control}",
+        f"Analyzer2D.DataWindow: {h.data}",
+        f"Analyzer2D.Accumulator: {control.level.capitalize() if comm else 'Semantic'}",
+        f"Analyzer2D.Statistic: {h.statistic}",
+        "Analyzer2D.CalculateAll: True",
+        "Analyzer2D.HideCols: False",
+        "Analyzer2D.HorizVert: Horizontal",
+        "Analyzer2D.Color: True",
+        "Analyzer2D.SemanticColor: False",
+        "Analyzer2D.Zoom: Disabled",
+        "Analyzer2D.SortCols: False",
+        "Analyzer2D.SortCriteria: Average",
+        "Analyzer2D.AnalysisLimits: Alltrace",
+        "Analyzer2D.ComputeYScale: True",
+        "Analyzer2D.Minimum: 0",
+        "Analyzer2D.Maximum: 20",
+        "Analyzer2D.Delta: 1",
+        "Analyzer2D.ComputeGradient: True",
+        "Analyzer2D.PixelSize: 1",
+        "Analyzer2D.ShowOnlyTotals: False",
+        "Analyzer2D.ShortHeaderLabels: False",
+        "",
+    ]
+
+
+def render(view: View, info: TraceInfo | None = None) -> str:
+    """The .cfg text of ``view``; given ``info``, fitted to that trace (ranges, colours, sizes)."""
+    lines = [
+        "#ParaverCFG",
+        "ConfigFile.Version: 3.4",
+        f"ConfigFile.NumWindows: {len(view.windows)}",
+        "ConfigFile.BeginDescription",
+        *view.description.strip().splitlines(),
+        "ConfigFile.EndDescription",
+        "",
+    ]
+    for i, w in enumerate(view.windows, 1):
+        lines += _window(w, i, view.time_unit, info)
+    for h in view.histograms:
+        lines += _histogram(h, view.windows, info)
+    return "\n".join(lines) + "\n"

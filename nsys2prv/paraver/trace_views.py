@@ -1,0 +1,226 @@
+"""The views whose ids depend on one trace (NVTX domains, GPU metrics, scheduler states), read from
+its .pcf, what a view needs to show something, and what a rendered-for-a-trace view knows of it
+(``trace_info``: the .pcf's values per type, the .row's rows per level)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from nsys2prv.core import registry as R
+from nsys2prv.paraver.cfg_model import (
+    API,
+    DOMAIN_NOTE,
+    KERNEL,
+    KERNEL_FULL,
+    LAUNCH_TAGS,
+    MEMOP,
+    MEMOP_SIZE,
+    NCCL_KERNEL,
+    View,
+    Window,
+    events,
+    nvtx_windows,
+)
+from nsys2prv.paraver.cfg_render import TraceInfo
+from nsys2prv.paraver.views_shipped import VIEWS
+
+# GPU metric families: a metric belongs to a family when its name matches (Nsight Systems names vary
+# with the GPU and the version, e.g. "SM Active" / "SMs Active [Throughput %]").
+METRIC_FAMILIES = {
+    "sm_active": ("SM active", re.compile(r"(?i)^SMs? Active")),
+    "sm_issue": ("SM issue", re.compile(r"(?i)^SMs? Issue")),
+    "tensor_active": ("Tensor active", re.compile(r"(?i)Tensor.*Active")),
+    "dram_bandwidth": ("DRAM bandwidth", re.compile(r"(?i)^DRAM .*Bandwidth")),
+}
+_PCF_TYPE = re.compile(r"^\s*\d+\s+(\d+)\s+(.*?)\s*$")
+
+
+def pcf_types(pcf_text: str) -> dict[int, str]:
+    """Event type id -> label, from the EVENT_TYPE blocks of a .pcf."""
+    types: dict[int, str] = {}
+    in_types = False
+    for line in pcf_text.splitlines():
+        if line.strip() == "EVENT_TYPE":
+            in_types = True
+            continue
+        if in_types:
+            m = _PCF_TYPE.match(line)
+            if m:
+                types[int(m.group(1))] = m.group(2)
+                continue
+            in_types = False
+    return types
+
+
+def nvtx_domains(types: dict[int, str]) -> dict[int, str]:
+    """Domain index -> domain name ('' = default domain) of the NVTX domains in a trace's .pcf."""
+    prefix, suffix = R.NVTX_LABELS["pushpop"].split("{}")
+    out = {}
+    for tid, label in types.items():
+        k, off = divmod(tid - R.NVTX_BASE, R.NVTX_DOMAIN_STRIDE)
+        if k >= 0 and off == R.NVTX_OFFSETS["pushpop"] and label.startswith(prefix) and label.endswith(suffix):
+            name = label[len(prefix) : len(label) - len(suffix) if suffix else None]
+            out[k] = "" if name == R.NVTX_DEFAULT_DOMAIN_NAME else name
+    return dict(sorted(out.items()))
+
+
+def gpu_metrics(types: dict[int, str]) -> dict[int, str]:
+    """Type id -> metric name of the GPU metrics in a trace's .pcf."""
+    prefix = R.GPU_METRIC_LABEL.split("{}")[0]
+    return {
+        t: lab[len(prefix) :]
+        for t, lab in sorted(types.items())
+        if R.GPU_METRIC_BASE <= t < R.GPU_METRIC_BASE + R.GPU_METRIC_MAX and lab.startswith(prefix)
+    }
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()[:40] or "domain"
+
+
+def trace_views(pcf_text: str) -> tuple[View, ...]:
+    """Views for the NVTX domains and GPU metric families of one trace (ids from its .pcf)."""
+    types = pcf_types(pcf_text)
+    views = []
+    for k, domain in nvtx_domains(types).items():
+        t = R.nvtx_types(k, domain)
+        name = domain or R.NVTX_DEFAULT_DOMAIN_NAME
+        safe = name.replace("<", "(").replace(">", ")")
+        views.append(
+            View(
+                f"nvtx/nvtx_{k}_{_slug(name)}.cfg",
+                f"""
+NVTX domain '{safe}' (domain index {k}, types {t['pushpop'].id}..{t['gpu'].id}) of this trace: push/pop ranges
+(innermost, Stacked Val), start/end ranges, nesting level, ranges projected on the GPU work they launched.
+{DOMAIN_NOTE}""",
+                nvtx_windows(t, safe, labelled=True),
+                summary=f"NVTX domain '{safe}' on CPU threads and GPU streams.",
+            )
+        )
+    if R.EXECUTING_CPU.id in types:
+        views.append(
+            View(
+                "basics/states_from_the_scheduler.cfg",
+                f"""
+Thread state of this trace, whose CPU threads have the scheduler's data (-t sched): Running only while
+on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
+the call's state); a thread without scheduling data is Running from its first to its last event.
+Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",
+                (Window("States"), events("Executing CPU", R.EXECUTING_CPU.id, open=False)),
+                summary="States from the scheduler: where threads wait off CPU, and on which CPU they run.",
+            )
+        )
+    metrics = gpu_metrics(types)
+    for key, (title, pattern) in METRIC_FAMILIES.items():
+        chosen = {t: n for t, n in metrics.items() if pattern.search(n)}
+        if not chosen:
+            continue
+        windows = tuple(
+            events(f"GPU metric: {n}", t, gradient=True, maximum_y=100.0, labels=(types[t],)) for t, n in chosen.items()
+        )
+        views.append(
+            View(
+                f"hwcounters/gpu_{key}.cfg",
+                f"""
+GPU metric family '{title}' of this trace, one timeline per metric ({', '.join(chosen.values())}),
+drawn on the 'GPU(id) metrics' rows. Metric types are {R.GPU_METRIC_BASE} + index in the trace's sorted metric names,
+so this view was generated for this trace (nsys2prv --cfgs).""",
+                windows,
+                summary=f"{title} over time on each GPU.",
+            )
+        )
+    return tuple(views)
+
+
+def pcf_values(pcf_text: str) -> dict[int, frozenset[int]]:
+    """Event type id -> the values its .pcf block lists (the types of one block share them)."""
+    out: dict[int, frozenset[int]] = {}
+    block: list[int] = []
+    values: set[int] = set()
+    section = ""
+    for line in [*pcf_text.splitlines(), "EVENT_TYPE"]:
+        s = line.strip()
+        if s == "EVENT_TYPE":
+            out.update((t, frozenset(values)) for t in block)
+            block, values, section = [], set(), "types"
+        elif s == "VALUES" and section == "types":
+            section = "values"
+        elif not s:
+            section = ""
+        elif section == "types" and (m := _PCF_TYPE.match(line)):
+            block.append(int(m.group(1)))
+        elif section == "values" and (v := s.split(maxsplit=1)[0]).lstrip("-").isdigit():
+            values.add(int(v))
+    return out
+
+
+def row_counts(row_text: str) -> dict[str, int]:
+    """Level (thread, task, node) -> number of rows, from a .row file."""
+    out = {}
+    for m in re.finditer(r"^LEVEL (\w+) SIZE (\d+)", row_text, re.M):
+        out[m.group(1).lower()] = int(m.group(2))
+    return out
+
+
+def trace_info(pcf: Path) -> TraceInfo:
+    """What views rendered for the trace of ``pcf`` know of it (its .row beside it, if any)."""
+    row = pcf.with_suffix(".row")
+    return TraceInfo(
+        pcf_values(pcf.read_text(encoding="utf-8", errors="replace")),
+        row_counts(row.read_text(encoding="utf-8", errors="replace")) if row.exists() else {},
+    )
+
+
+def _data_of(type_id: int) -> frozenset[str]:
+    """The summary counts (data kinds, translators, links) whose records carry event type ``type_id``;
+    empty: not known here (a view using it is always installed)."""
+    gpu = frozenset({"kernels", "nccl_kernels", "memcpy", "memset"})
+    if type_id == API:
+        return frozenset({"cuda_api"})
+    if type_id in (KERNEL, KERNEL_FULL):
+        return frozenset({"kernels"})
+    if type_id == NCCL_KERNEL:
+        return frozenset({"nccl_kernels"})
+    if type_id in (MEMOP, MEMOP_SIZE):
+        return frozenset({"memcpy", "memset"})
+    if type_id == R.GPU_ACTIVITY.id:
+        return gpu
+    if type_id in R.MPI_TYPES or 50_100_000 < type_id < 50_200_000:
+        return frozenset({"mpi"})
+    if type_id == R.OSRT.id:
+        return frozenset({"osrt"})
+    if type_id in {t.id for t in R.SAMPLED.values()}:
+        return frozenset({"samples"})
+    if type_id == R.NCCL_RANGE.id:
+        return frozenset({"nccl"})
+    if type_id == R.NCCL_OPERATION.id or type_id in {t.id for t in R.NCCL_FIELDS.values()}:
+        return frozenset({"nccl", "nccl_payloads"})
+    if type_id == R.nvtx_types(0, "")["gpu"].id:
+        return frozenset({"nvtx_on_gpu"})
+    if R.NVTX_BASE <= type_id < R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * 10000:
+        return frozenset({"nvtx"})
+    return frozenset()
+
+
+def needs(view: View) -> frozenset[str] | None:
+    """The data a view shows, as summary count names (any one of them suffices); None: it shows
+    something in any trace (states, MPI message lines) or uses types not classified here."""
+    need: set[str] = set()
+    for w in view.windows:
+        for t in w.types:
+            d = _data_of(t)
+            if not d:
+                return None
+            need |= d
+        if set(w.tags) & set(LAUNCH_TAGS):
+            need.add("launch_links")
+    if "samples" in need:  # a view of the samples shows nothing without them, whatever else it shows
+        return frozenset({"samples"})
+    return frozenset(need) or None
+
+
+def selected(present: set[str] | None) -> list[str]:
+    """Paths of the shipped views worth installing for a trace whose data are ``present`` (summary
+    count names with records; None: every view): a CPU-only trace gets no kernel, NCCL or device view."""
+    return [v.path for v in VIEWS if present is None or (n := needs(v)) is None or n & present]

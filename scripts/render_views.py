@@ -18,8 +18,9 @@ Output: OUTDIR/<trace>/<cfg path, / as __>--<wK|hJ>_<window name>.png (wK: the c
 hJ: its J-th histogram), beside it the timeline's legend (.code_legend.png, .gradient_legend.png,
 .w_legend.png as wxparaver names them), and OUTDIR/render.json: per window its images, wxparaver's
 exit status and anything it printed.  wxparaver 4.11.4's ``-i`` crashes (exit 139) on derived
-(composed) timelines; those are opened as a user opens them and grabbed from the (virtual) screen
-instead, without a legend ("grabbed_from_screen").  A window with neither says NO IMAGE.
+(composed) timelines and always draws histograms zoomed (colours without numbers or labels, whatever
+the cfg says); those are opened as a user opens them and grabbed from the (virtual) screen instead,
+without a legend ("grabbed_from_screen").  A window with neither says NO IMAGE.
 
 Needs wxparaver (scripts/build_wxparaver.sh; on PATH or $PARAVER_HOME/bin/wxparaver) and Xvfb.
 wxparaver runs with HOME in a scratch directory (tests/wxparaver_driver.py: its default preferences
@@ -32,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -82,6 +84,34 @@ def make_traces(outdir: Path, only: list[str], clover: Path) -> dict[str, tuple[
     return traces
 
 
+# The docs' pictures (README.md, docs/paraver-views.md): (trace, view, window) -> docs/img/NAME
+DOC_PICTURES = [
+    ("mpi4", "basics/states", "w1", "mpi4-states.png"),
+    ("mpi4", "views/mpi_calls", "w1", "mpi4-mpi-calls.png"),
+    ("gpu8", "basics/states", "w1", "gpu8-states.png"),
+    ("gpu8", "basics/kernels", "w1", "gpu8-kernels.png"),
+    ("gpu8", "views/mpi_calls", "w1", "gpu8-mpi-calls.png"),
+    ("gpu8", "analysis/kernel_time", "h1", "gpu8-kernel-time.png"),
+]
+
+
+def doc_pictures(outdir: Path, imgdir: Path, max_width: int = 1100) -> None:
+    """The DOC_PICTURES of a rendering in OUTDIR: a timeline beside its legend, at most MAX_WIDTH
+    pixels wide, as an 8-bit palette PNG (ImageMagick's convert)."""
+    imgdir.mkdir(parents=True, exist_ok=True)
+    for trace, view, window, name in DOC_PICTURES:
+        stem = "__".join(view.split("/")) + f"--{window}_"
+        found = sorted((outdir / trace).glob(f"{stem}*"))
+        main = [p for p in found if p.name.count(".") == 1]
+        if len(main) != 1:
+            raise SystemExit(f"render_views: no single picture of {trace} {view} {window} in {outdir}: {found}")
+        legends = [p for p in found if p.name.endswith("code_legend.png")]
+        cmd = ["convert", "-background", "black", "-gravity", "north", str(main[0]), *map(str, legends), "+append"]
+        cmd += ["-resize", f"{max_width}x>", "-strip", "-colors", "256", f"PNG8:{imgdir / name}"]
+        subprocess.run(cmd, check=True)
+        print(f"{imgdir / name}: {(imgdir / name).stat().st_size // 1024} KB")
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:60]
 
@@ -92,8 +122,10 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, help="one trace (.prv) instead of the examples")
     ap.add_argument("--cfgs", type=Path, help="the views for --trace (default: the shipped nsys2prv/cfgs)")
     ap.add_argument("--clover", type=Path, default=CLOVER, help="the CloverLeaf export (default: ../shared/data)")
+    ap.add_argument("--docs", type=Path, help="also write the docs' pictures (DOC_PICTURES) into this directory")
     ap.add_argument("--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends Xvfb and wxparaver on the way out
     wxparaver = find_wxparaver()
     if wxparaver is None:
         raise SystemExit(f"render_views: wxparaver not found; build it: {BUILD_HINT}")
@@ -114,12 +146,15 @@ def main() -> None:
                     part = Path(scratch) / "part.cfg"
                     part.write_text(text)
                     dest = dest_dir / ("__".join(rel.parts) + "--" + slug(label))
-                    res = save_images(wxparaver, prv, part, dest, env)
+                    if label.startswith("w"):
+                        res = save_images(wxparaver, prv, part, dest, env)
+                    else:  # wxparaver -i always draws a histogram zoomed (colours, no numbers, no labels)
+                        res = {"exit": None, "images": [], "output": []}
                     images = [p.name for p in res["images"]]
                     entry = {"exit": res["exit"], "images": images, "output": res["output"]}
-                    if res["exit"] != 0 and label.startswith("w"):
-                        # wxparaver -i crashes on derived (composed) timelines: open it as a user does and
-                        # grab the window from the screen (no legend then)
+                    if res["exit"] != 0:
+                        # a histogram, or a derived (composed) timeline, on which wxparaver -i crashes: open
+                        # it as a user does and grab the window from the screen (no legend then)
                         gui = load_in_gui(wxparaver, prv, part, env, grab=(label.split("-", 1)[1], Path(f"{dest}.png")))
                         entry["grabbed_from_screen"] = gui.grabbed is not None
                         entry["gui_dialogs"] = gui.dialogs
@@ -128,6 +163,8 @@ def main() -> None:
                     grabbed = " (grabbed from the screen)" if entry.get("grabbed_from_screen") else ""
                     print(f"{name}/{rel}/{label}: {', '.join(images) or 'NO IMAGE'} (exit {res['exit']}){grabbed}")
     (args.outdir / "render.json").write_text(json.dumps(report, indent=1) + "\n")
+    if args.docs is not None:
+        doc_pictures(args.outdir, args.docs)
 
 
 if __name__ == "__main__":

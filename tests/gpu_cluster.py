@@ -64,3 +64,10 @@ def gpu_cluster_reports(where: Path, ranks: int = 8, per_host: int = 4) -> list[
             b.gpu_metric_sample(dev, ts, {sm: (20 * k + 10 * r) % 100, dram: (15 * k) % 80})
         out.append(b.save())
     return out
+
+
+if __name__ == "__main__":  # python tests/gpu_cluster.py DIR: the 8 reports, for nsys2prv -m DIR/rank*.sqlite
+    import sys
+
+    for path in gpu_cluster_reports(Path(sys.argv[1])):
+        print(path)

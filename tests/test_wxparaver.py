@@ -15,18 +15,22 @@ tier on the shipped cfgs, without a GUI.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
-from conftest import MPI4, ROOT, convert, load_trace
+from conftest import MPI4, ROOT, convert, load_trace, validate_trace
 from gpu_cluster import gpu_cluster_reports
+from view_eval import Evaluator
 from wxparaver_driver import (
     BUILD_HINT,
     Xvfb,
+    export_histogram_text,
     find_wxparaver,
     load_in_gui,
     paraver_home,
@@ -56,6 +60,38 @@ def test_split_cfg_gives_one_loadable_cfg_per_shown_window(cfg):
         else:  # every window, that histogram alone
             assert [w.name for w in p.windows] == [w.name for w in whole.windows]
             assert [a.name for a in p.analyzers] == [whole.analyzers[int(label[1:].split("-", 1)[0]) - 1].name]
+
+
+# -- the histogram wxparaver exported (tests/oracles/wxparaver.json, issue 41) ----------------------------
+WX = json.loads((ROOT / "tests" / "oracles" / "wxparaver.json").read_text())
+
+
+def _values(h: dict) -> list[list[float]]:
+    return [[float(v) for v in values] for _, values in h["rows"]]
+
+
+def test_the_wxparaver_record_names_the_tool_its_source_and_the_steps():
+    assert WX["tool"] == "wxparaver" and WX["version"].startswith("wxparaver 4.11.4 commit ")
+    assert "github.com/bsc-performance-tools/wxparaver" in WX["version"]
+    assert WX["recorded_by"] == "python3 scripts/record_wxparaver_oracle.py"
+    assert (WX["case"], WX["view"]) == ("gpu-shared", "kernel_time") and WX["steps"][1].endswith("kernel_time.cfg")
+    assert len(WX["histogram"]["rows"]) == 19 and WX["histogram"]["columns"] == ["saxpy"]
+
+
+def test_wxparaver_and_paramedir_recorded_the_same_numbers():
+    """The GUI's export and paramedir (tests/oracles/paramedir.json) agree cell by cell."""
+    pm = O.load()["cases"][WX["case"]]["views"][WX["view"]]
+    assert _values(WX["histogram"]) == _values(pm) and WX["histogram"]["columns"] == pm["columns"]
+    assert sum(v for row in _values(WX["histogram"]) for v in row) == 8 * 60000  # 8 ranks: one 60 us saxpy
+
+
+def test_the_view_evaluator_computes_wxparavers_histogram(tmp_path):
+    """A fresh conversion of the case, evaluated in-repo (tests/view_eval.py), gives what wxparaver showed."""
+    trace = validate_trace(str(O.convert(WX["case"], tmp_path)))
+    rows = Evaluator(trace).histogram((O.ANALYSIS / f"{WX['view']}.cfg").read_text())
+    assert [sorted(float(t) for t in row.values() if t) for row in rows] == [
+        sorted(v for v in values if v) for values in _values(WX["histogram"])
+    ]
 
 
 # -- wxparaver -----------------------------------------------------------------------------------------
@@ -147,3 +183,14 @@ def test_wxparaver_draws_every_window_of_every_view(wx, trace, tmp_path):
         f"{len(problems)} windows of {name} not drawn ({drawn} by -i, {from_screen} from the screen):\n"
         + "\n".join(problems)
     )
+
+
+@gui
+def test_wxparaver_exports_the_recorded_histogram(wx, tmp_path):
+    """The histogram of tests/oracles/wxparaver.json, saved again from the GUI as a user does."""
+    wxparaver, env = wx
+    base = O.convert(WX["case"], tmp_path / "trace")
+    dest = tmp_path / "histogram.csv"
+    res = export_histogram_text(wxparaver, Path(f"{base}.prv"), O.ANALYSIS / f"{WX['view']}.cfg", env, dest)
+    assert (res.dialogs, res.exit) == ([], None) and dest.exists(), res
+    assert O.parse_histogram(dest.read_text()) == WX["histogram"]

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,9 +52,13 @@ def find_wxparaver() -> str | None:
 
 
 def wxparaver_version(wxparaver: str) -> str:
-    """The first line ``wxparaver -v`` prints (it needs no display)."""
-    out = subprocess.run([wxparaver, "-v"], capture_output=True, text=True, timeout=120)
-    return next((line.strip() for line in out.stdout.splitlines() if line.strip()), "unknown")
+    """The wxparaver line of the VERSIONS file scripts/build_wxparaver.sh writes beside bin/."""
+    path = Path(wxparaver).resolve().parent.parent / "VERSIONS"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("wxparaver "):
+                return line.strip()
+    return "unknown (no VERSIONS file beside wxparaver)"
 
 
 class Xvfb:
@@ -207,11 +212,13 @@ def load_in_gui(
     env: dict,
     shots: Path | None = None,
     grab: tuple[str, Path] | None = None,
+    then: Callable[[dict[str, str], dict], None] | None = None,
     patience: float = 600,
 ) -> Loaded:
     """Open PRV with CFG as a user does and wait for the final state (see the module's doc); SHOTS:
     where to save the screen if a dialog is up; GRAB (window name, PNG): save that window as it is on
-    the screen once everything is drawn.  PATIENCE bounds a hang, it is not a speed requirement.
+    the screen once everything is drawn; THEN(title -> window id, env): what to do then, before
+    wxparaver is ended.  PATIENCE bounds a hang, it is not a speed requirement.
     wxparaver is ended (its process group) before returning."""
     trace = prv.name
     names = shown_windows(cfg.read_text())
@@ -255,6 +262,8 @@ def load_in_gui(
                         wid = ids[f"{grab[0]} @ {trace}"]
                         subprocess.run(["import", "-window", wid, str(grab[1])], env=env, capture_output=True)
                         res.grabbed = grab[1] if grab[1].exists() else None
+                    if then is not None:
+                        then(ids, env)
                     break
                 if time.monotonic() > deadline:
                     res.dialogs.append(f"(nothing after {patience:.0f} s: windows {res.windows} of {sorted(expected)})")
@@ -270,3 +279,33 @@ def load_in_gui(
                     proc.wait()
         res.output = _output(log.read_text(errors="replace"))
     return res
+
+
+def _xdotool(env: dict, *args: str) -> None:
+    subprocess.run(["xdotool", *args], env=env, check=True, capture_output=True)
+    time.sleep(0.5)  # the GUI's turn to react
+
+
+def export_histogram_text(wxparaver: str, prv: Path, cfg: Path, env: dict, dest: Path, patience: float = 600) -> Loaded:
+    """Open PRV with CFG (one 2D analyzer) and save the histogram's numbers as a user does: right
+    click on the table, Save > Text..., type DEST in the file dialog, Enter.  wxparaver writes the
+    table in paramedir's text layout (both call paraver-kernel's Output::dumpHistogram)."""
+    name = shown_windows(cfg.read_text())[-1]
+
+    def save(ids: dict[str, str], env: dict) -> None:
+        wid = ids[f"{name} @ {prv.name}"]
+        _xdotool(env, "mousemove", "--window", wid, "10", "90", "click", "3")  # the first row label: the popup menu
+        _xdotool(env, "key", "Up", "Right", "Down", "Down", "Return")  # Save (the last item) > Text...
+        deadline = time.monotonic() + patience
+        while "Save as..." not in top_level_windows(env["DISPLAY"]):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.25)
+        _xdotool(env, "windowfocus", top_level_windows(env["DISPLAY"])["Save as..."])
+        _xdotool(env, "key", "ctrl+a")
+        _xdotool(env, "type", "--delay", "20", str(dest.resolve()))
+        _xdotool(env, "key", "Return")
+        while not (dest.exists() and re.search(r"\nAvg/Max[^\n]*\n", dest.read_text())) and time.monotonic() < deadline:
+            time.sleep(0.25)  # the table, then its statistics: Avg/Max is the last line
+
+    return load_in_gui(wxparaver, prv, cfg, env, then=save, patience=patience)

@@ -15,8 +15,10 @@ tier on the shipped cfgs, without a GUI.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -60,6 +62,25 @@ def test_split_cfg_gives_one_loadable_cfg_per_shown_window(cfg):
         else:  # every window, that histogram alone
             assert [w.name for w in p.windows] == [w.name for w in whole.windows]
             assert [a.name for a in p.analyzers] == [whole.analyzers[int(label[1:].split("-", 1)[0]) - 1].name]
+
+
+def test_the_docs_pictures_are_wxparavers_and_small():
+    """Every picture of README.md and docs/paraver-views.md is one scripts/render_views.py makes from
+    wxparaver (DOC_PICTURES), is a PNG and weighs less than 150 KB."""
+    spec = importlib.util.spec_from_file_location("render_views", ROOT / "scripts" / "render_views.py")
+    assert spec is not None and spec.loader is not None
+    render_views = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render_views)
+    made = {name for *_, name in render_views.DOC_PICTURES}
+    shown = set()
+    for doc in (ROOT / "README.md", ROOT / "docs" / "paraver-views.md"):
+        for ref in re.findall(r"!\[[^]]*\]\(([^)]+)\)", doc.read_text()):
+            path = (doc.parent / ref).resolve()
+            assert path.parent == ROOT / "docs" / "img" and path.name in made, (doc.name, ref)
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size < 150_000, path
+            shown.add(path.name)
+    assert shown == made  # each picture made is shown
+    assert sorted(p.name for p in (ROOT / "docs" / "img").glob("*.png")) == sorted(made)
 
 
 # -- the histogram wxparaver exported (tests/oracles/wxparaver.json, issue 41) ----------------------------

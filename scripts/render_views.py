@@ -12,7 +12,8 @@ with ``--cfgs``, so the views are the per-trace set a user gets):
 - ``mpi4``: the README's Quick start (``-t mpi,nvtx,osrt`` on tests/data/mpi4: 4 ranks, 1 host);
 - ``clover``: the CloverLeaf CUDA export (``-t all``; ``--clover PATH``, default
   ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite; left out with a note where absent);
-- ``gpu8``: a generated 8-rank, 2-host GPU run (tests/gpu_cluster.py).
+- ``gpu8``: a generated 8-rank, 2-host GPU run (tests/gpu_cluster.py);
+- ``nccl2``: a generated 2-GPU NCCL run with MPI (scripts/make_nccl_example.py --mpi).
 
 Output: OUTDIR/<trace>/<cfg path, / as __>--<wK|hJ>_<window name>.png (wK: the cfg's K-th timeline,
 hJ: its J-th histogram), beside it the timeline's legend (.code_legend.png, .gradient_legend.png,
@@ -71,6 +72,13 @@ def make_traces(outdir: Path, only: list[str], clover: Path) -> dict[str, tuple[
         gen = tdir / "gpu8-reports"
         reports = sorted(gen.glob("rank*.sqlite")) or gpu_cluster_reports(gen)
         plans["gpu8"] = ["-m", *map(str, reports)]
+    if not only or "nccl2" in only:
+        gen = tdir / "nccl2-reports"
+        if not sorted(gen.glob("rank*.sqlite")):
+            subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "make_nccl_example.py"), str(gen), "--mpi"], check=True
+            )
+        plans["nccl2"] = ["-m", *map(str, sorted(gen.glob("rank*.sqlite")))]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     traces = {}
     for name, args in plans.items():
@@ -123,7 +131,7 @@ def main() -> None:
     ap.add_argument("--cfgs", type=Path, help="the views for --trace (default: the shipped nsys2prv/cfgs)")
     ap.add_argument("--clover", type=Path, default=CLOVER, help="the CloverLeaf export (default: ../shared/data)")
     ap.add_argument("--docs", type=Path, help="also write the docs' pictures (DOC_PICTURES) into this directory")
-    ap.add_argument("--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8")
+    ap.add_argument("--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8, nccl2")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends Xvfb and wxparaver on the way out
     wxparaver = find_wxparaver()

@@ -7,8 +7,9 @@
   no crash, an image for each.
 
 Traces: the README's Quick start (tests/data/mpi4, 4 ranks), a generated 8-rank, 2-host GPU run
-(tests/gpu_cluster.py) and the generated CloverLeaf-shaped export (tests/nsysgen.py's
-cloverleaf_like, ``-t all``).  Deselected by default (``-m gui``); skipped, naming the build command,
+(tests/gpu_cluster.py), a generated 2-GPU NCCL run (scripts/make_nccl_example.py --mpi) and the
+generated CloverLeaf-shaped export (tests/nsysgen.py's cloverleaf_like, ``-t all``): their views
+together are every shipped view.  Deselected by default (``-m gui``); skipped, naming the build command,
 where wxparaver or Xvfb is absent.  The helpers (tests/wxparaver_driver.py) are checked in the fast
 tier on the shipped cfgs, without a GUI.
 """
@@ -139,6 +140,15 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
         convert(["-t", "mpi,nvtx,osrt", "-m", "--cfgs", cfgs, *sorted(MPI4.glob("rank*.sqlite")), out])
     elif name == "gpu8":
         convert(["-m", "--cfgs", cfgs, *gpu_cluster_reports(where / "gpu8-reports"), out])
+    elif name == "nccl2":  # scripts/make_nccl_example.py: 2 GPUs, NCCL all-reduce kernels, MPI
+        spec = importlib.util.spec_from_file_location("nccl_example", ROOT / "scripts" / "make_nccl_example.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        (where / "nccl").mkdir()
+        convert(
+            ["-m", "--cfgs", cfgs, *(mod.rank_report(where / "nccl" / f"rank{r}.sqlite", r, True) for r in (0, 1)), out]
+        )
     else:
         from nsysgen import cloverleaf_like
 
@@ -146,7 +156,7 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
     return Path(f"{out}.prv"), cfgs
 
 
-@pytest.fixture(scope="module", params=["mpi4", "gpu8", "clover-generated"])
+@pytest.fixture(scope="module", params=["mpi4", "gpu8", "nccl2", "clover-generated"])
 def trace(request, tmp_path_factory):
     """(name, TRACE.prv, its --cfgs directory)."""
     prv, cfgs = _trace(request.param, tmp_path_factory.mktemp(request.param))

@@ -31,7 +31,8 @@ Examples:
 Categories (-t, comma separated; default without -t: every category but the opt-in ones
 ("""
     + ", ".join(sorted(OPT_IN))
-    + """); -t all: every category, opt-in ones included):
+    + """); -t all: every category, opt-in ones included; no-NAME leaves NAME out, -t no-cpu: the
+default without sched and samples):
 """
     + "\n".join(f"  {name:<20} {desc}" for name, desc in CATEGORIES.items())
     + """
@@ -109,7 +110,8 @@ def _handle_errors(debug: bool, fn):
     "--trace",
     "categories",
     metavar="CATEGORIES",
-    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted).",
+    help="What to translate, comma separated (nsys2prv 0.5.8 names accepted; no-NAME leaves NAME out, "
+    "e.g. -t no-cpu: the default without the scheduler's states and CPU samples).",
 )
 @click.option(
     "-m",

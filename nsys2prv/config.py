@@ -22,20 +22,36 @@ ALIASES = {
 }
 
 
+NEGATION = "no-"  # -t no-NAME: without NAME (from the default when no name is given without it)
+
+
 def parse_categories(spec: str | None) -> frozenset[str]:
-    """``-t a,b,c`` -> the set of internal categories (always including ALWAYS)."""
+    """``-t a,b,c`` -> the set of internal categories (always including ALWAYS).  ``no-NAME`` removes
+    NAME's categories: from the names given, or from the default when every name is a ``no-`` one
+    (``-t no-cpu``: the default without the scheduler's states and the CPU samples)."""
+    default = frozenset(set(CATEGORIES) - OPT_IN)
     if spec is None or spec.strip() == "":
-        return frozenset(set(CATEGORIES) - OPT_IN)
+        return default
     chosen: set[str] = set(ALWAYS)
+    removed: set[str] = set()
+    positive = False
     for raw in spec.split(","):
         name = raw.strip()
         if not name:
             continue
-        if name not in ALIASES:
+        negated = name.startswith(NEGATION) and name[len(NEGATION) :] in ALIASES
+        key = name[len(NEGATION) :] if negated else name
+        if key not in ALIASES:
             valid = ", ".join(sorted(ALIASES))
-            raise UserError(f"unknown category '{name}' in -t (valid: {valid})")
-        chosen |= ALIASES[name]
-    return frozenset(chosen)
+            raise UserError(f"unknown category '{name}' in -t (valid: {valid}; no-NAME leaves NAME out)")
+        if negated:
+            removed |= ALIASES[key]
+        else:
+            chosen |= ALIASES[key]
+            positive = True
+    if not positive:
+        chosen |= default
+    return frozenset((chosen - removed) | ALWAYS)
 
 
 @dataclass

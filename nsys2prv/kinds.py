@@ -85,8 +85,8 @@ KINDS: tuple[Kind, ...] = (
         ("cuda_api",),
         CPU,
         (Translator(cuda.cuda_api),),
-        (R.CUDA_API, R.CORRELATION),
-        doc="CUDA runtime/driver API calls",
+        (R.CUDA_API, R.CORRELATION, *R.CALLER.values()),
+        doc="CUDA runtime/driver API calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
     ),
     Kind(
@@ -151,7 +151,7 @@ KINDS: tuple[Kind, ...] = (
         ("osrt",),
         CPU,
         (Translator(host.osrt),),
-        (R.OSRT, *R.OSRT_CALLER.values()),
+        (R.OSRT, *R.CALLER.values()),
         doc="OS runtime library calls",  # (with their call stacks as caller levels, where the report has them)
         batched=True,
     ),
@@ -257,7 +257,6 @@ UNTRANSLATED_TABLES = {  # table -> why its rows are not translated (tables read
     "CUPTI_ACTIVITY_KIND_OVERHEAD": "CUPTI's own overhead: " + NOT_THIS_VERSION,
     "PROFILER_OVERHEAD": "Nsight Systems' own overhead: " + NOT_THIS_VERSION,
     "DIAGNOSTIC_EVENT": "Nsight Systems diagnostic messages (warnings and errors are shown as capture warnings)",
-    "CUDA_CALLCHAINS": "call stacks of CUDA API calls: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_EVENTS": "OS runtime file accesses: " + NOT_THIS_VERSION,
     "OSRT_FILE_ACCESS_DESCRIPTORS": "file descriptors of the OS runtime file accesses: " + NOT_THIS_VERSION,
     "CUDA_GPU_MEMORY_USAGE_EVENTS": "CUDA memory allocations and frees: " + NOT_THIS_VERSION,
@@ -280,14 +279,16 @@ NVTX_CLASS_REASONS = {
 TABLE_TYPES: dict[str, tuple[str, tuple[R.EventType, ...]]] = {
     "SCHED_EVENTS": ("sched", (R.EXECUTING_CPU,)),
     "COMPOSITE_EVENTS": ("samples", (*R.SAMPLED.values(), R.SAMPLED_KERNEL)),
-    "OSRT_CALLCHAINS": ("osrt", tuple(R.OSRT_CALLER.values())),
+    "OSRT_CALLCHAINS": ("osrt", tuple(R.CALLER.values())),
+    "CUDA_CALLCHAINS": ("cuda_api", tuple(R.CALLER.values())),
 }
 
 
 def table_types(kinds: tuple[str, ...], tables: set[str]) -> list[R.EventType]:
     """The types of ``TABLE_TYPES`` the trace lists: their table among ``tables`` (the reports' non-empty
     tables) and their kind translated."""
-    return [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
+    found = [t for table, (kind, types) in TABLE_TYPES.items() if kind in kinds and table in tables for t in types]
+    return list({t.id: t for t in found}.values())  # (the caller types: OS runtime and CUDA API calls alike)
 
 
 def is_metadata(table: str) -> bool:

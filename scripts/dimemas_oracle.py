@@ -45,9 +45,10 @@ FIXTURES = {
     "mpi23_coll4": "tests/data/mpi23/coll4",
     "mpi23_p2p4h2": "tests/data/mpi23/p2p4h2",
     "mpi23_coll8h4": "tests/data/mpi23/coll8h4",
+    "mpi23_thr6h3": "tests/data/mpi23/thr6h3",  # (MPI_THREAD_MULTIPLE: each thread replayed on its own)
+    "mpi23_pp2h2": "tests/data/mpi23/pp2h2",
+    "mpi23_pp4h4": "tests/data/mpi23/pp4h4",
 }
-# not checked: tests/data/mpi23/thr6h3 (MPI_THREAD_MULTIPLE: Dimemas replays every thread's MPI calls on its
-# own, our replay the process's calls as one sequence; 4.2 % apart, docs/dimemas.md)
 CONVERT = [sys.executable, "-m", "nsys2prv", "-q", "-t", "mpi", "-m"]
 
 

@@ -12,6 +12,12 @@
 #   p2p4h2    scripts/mpi_apps/p2p.c        4      2               node0 node1
 #   coll8h4   scripts/mpi_apps/coll.c       8      2               node0 .. node3
 #   thr6h3    scripts/mpi_apps/threads.c    6      2               node0 .. node2
+#   pp2h2     scripts/mpi_apps/pingpong.c   2      1               node0 node1
+#   pp4h4     scripts/mpi_apps/pingpong.c   4      1               node0 .. node3
+#
+# The pingpong sets (the clock alignment's accuracy, docs/clock-alignment.md) run with
+# `--mca mpi_yield_when_idle 1 --bind-to none`: a rank waiting in MPI yields the core, so the other
+# rank's reply is not delayed by a time slice on the 2 cores.
 #
 # Per set:
 # 1. mpicc the program (scripts/mpi_apps/*.c, logging through mpilog.h);
@@ -44,11 +50,11 @@ sets=()
 for a in "$@"; do
     case "$a" in
         --keep-tmp) KEEP_TMP=1 ;;
-        p2p4|coll4|p2p4h2|coll8h4|thr6h3) sets+=("$a") ;;
-        *) echo "usage: $0 [--keep-tmp] [p2p4|coll4|p2p4h2|coll8h4|thr6h3 ...]" >&2; exit 2 ;;
+        p2p4|coll4|p2p4h2|coll8h4|thr6h3|pp2h2|pp4h4) sets+=("$a") ;;
+        *) echo "usage: $0 [--keep-tmp] [p2p4|coll4|p2p4h2|coll8h4|thr6h3|pp2h2|pp4h4 ...]" >&2; exit 2 ;;
     esac
 done
-[ ${#sets[@]} -gt 0 ] || sets=(p2p4 coll4 p2p4h2 coll8h4 thr6h3)
+[ ${#sets[@]} -gt 0 ] || sets=(p2p4 coll4 p2p4h2 coll8h4 thr6h3 pp2h2 pp4h4)
 
 die() { echo "make_mpi23_fixtures.sh: ERROR: $*" >&2; exit 1; }
 [ -x "$NSYS23_HOME/usr/bin/nsys" ] || die "no nsys 2023.4 in $NSYS23_HOME (run scripts/install_nsys.sh)"
@@ -73,14 +79,18 @@ for set in "${sets[@]}"; do
         p2p4h2) prog=p2p n=4 k=2 ;;
         coll8h4) prog=coll n=8 k=2 ;;
         thr6h3) prog=threads n=6 k=2 ;;
+        pp2h2) prog=pingpong n=2 k=1 ;;
+        pp4h4) prog=pingpong n=4 k=1 ;;
     esac
+    mca=()
+    [ "$prog" != pingpong ] || mca=(--mca mpi_yield_when_idle 1 --bind-to none)
     run=$TMP/$set
     dest=${MPI23_DEST:-$REPO/tests/data/mpi23}/$set
     mkdir -p "$run"
     echo "== $set: $prog, $n ranks, $k per host"
     mpicc -O1 -Wall -o "$run/$prog" "$SCRIPT_DIR/mpi_apps/$prog.c" -lpthread || die "$set: compiling $prog.c failed"
     (cd "$run" && MPILOG_DIR=$run NSYS2PRV_OUTDIR=$run timeout -k 10 600 \
-        mpirun --allow-run-as-root --oversubscribe -np "$n" \
+        mpirun --allow-run-as-root --oversubscribe ${mca[@]+"${mca[@]}"} -np "$n" \
         unshare -u sh -c 'hostname node$((OMPI_COMM_WORLD_RANK / '"$k"')); exec "$0" "$@"' \
         "$WRAPPER" -t mpi,nvtx --mpi-impl=openmpi -s none --cpuctxsw=none -- "./$prog") \
         > "$run/mpirun.log" 2>&1 || { tail -n 20 "$run/mpirun.log" >&2; die "$set: the run failed"; }

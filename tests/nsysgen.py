@@ -583,7 +583,9 @@ class NsysBuilder:
         self._add("ThreadNames", nameId=self.sid(name), priority=priority, globalTid=self.gtid(pid, tid))
 
     # -- CUDA ------------------------------------------------------------------------------------
-    def cuda_api(self, pid, tid, name, start, end, corr, driver=False, return_value=0):
+    def cuda_api(self, pid, tid, name, start, end, corr, driver=False, return_value=0, stack=None):
+        """A CUDA API call; ``stack``: its call stack in CUDA_CALLCHAINS (``callchain``), as
+        ``--cudabacktrace`` records for calls longer than its threshold."""
         self._add(
             "CUPTI_ACTIVITY_KIND_RUNTIME",
             start=start,
@@ -593,8 +595,27 @@ class NsysBuilder:
             correlationId=corr,
             nameId=self.sid(name),
             returnValue=return_value,
-            callchainId=None,
+            callchainId=None if stack is None else self.callchain("CUDA_CALLCHAINS", stack),
         )
+
+    def callchain(self, table: str, frames: list[tuple]) -> int:
+        """A call stack in ``table`` (CUDA_CALLCHAINS, OSRT_CALLCHAINS): ``frames`` (function, module[,
+        flags]) innermost first, flags a string of u (unresolved); returns its id."""
+        ids = getattr(self, "_chain_ids", {})
+        self._chain_ids = ids
+        ids[table] = ids.get(table, 0) + 1
+        for depth, (fn, module, *flags) in enumerate(frames):
+            f = flags[0] if flags else ""
+            self._add(
+                table,
+                id=ids[table],
+                symbol=self.sid(fn),
+                module=self.sid(module),
+                unresolved=int("u" in f) or None,
+                originalIP=None,
+                stackDepth=depth,
+            )
+        return ids[table]
 
     def _gpu_common(self, pid, device, stream, start, end, corr, context):
         self._streams.add((pid, device, context, stream))

@@ -910,7 +910,7 @@ def _parse_row(text: str, P: _Problems, fname: str = "row") -> dict:
     prev_level = None
     while i < len(lines):
         line = lines[i]
-        if line.strip() == "":
+        if line.strip() == "" or line.startswith("#"):  # (a comment outside a block: Paraver's RowFileParser skips it)
             prev_level = None
             i += 1
             continue

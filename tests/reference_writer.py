@@ -171,7 +171,11 @@ def write_trace(
         fh.write("".join(lay.lines()).encode())
 
     assert not compress, "the reference writes plain text"
-    targets = write_own_files(base, model, end_ns, epoch_ns, body, types, labels, communicators)
+    # the .pcf declares the types of the records, and the memory-operation type with GPU work (issue 36)
+    used = {int(t) for b in events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
+    used |= {R.MEMOP.id} if used & R.GPU_WORK_TYPES else set()
+    declared = {i: t for i, t in types.items() if i in used}
+    targets = write_own_files(base, model, end_ns, epoch_ns, body, declared, labels, communicators)
     return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
 
 

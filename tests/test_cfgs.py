@@ -25,7 +25,7 @@ from paraver_validator import validate_trace
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import cfgs as C
 from nsys2prv.paraver.cfg_render import render
-from nsys2prv.paraver.trace_views import trace_info
+from nsys2prv.paraver.trace_views import fit, trace_info
 
 PID = 7000
 SM, ISSUE, TENSOR = "SMs Active [Throughput %]", "SM Issue [Throughput %]", "Tensor Active [Throughput %]"
@@ -289,16 +289,26 @@ def generated(views: Path) -> dict[str, str]:
 
 
 def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
-    """--cfgs writes every shipped view rendered for this trace (its .pcf's values, its .row's rows:
-    the same windows and filters as the shipped file) and the trace's own views."""
+    """--cfgs writes every shipped view rendered for this trace (its .pcf's values, its .row's rows,
+    filters narrowed to the types its .pcf declares: the shipped file's windows and filters otherwise)
+    and the trace's own views."""
     out, views, _, pcf = full
     info = trace_info(Path(f"{out}.pcf"))
     assert info.rows == {"cpu": 6, "node": 1, "appl": 1, "task": 1, "thread": 6}
+    written = 0
     for view in C.VIEWS:
-        assert (views / view.path).read_text() == render(view, info)
-        assert [w.types for w in parse_cfg((views / view.path).read_text()).windows] == [
-            w.types for w in parse_cfg(SHIPPED[view.path]).windows
-        ]
+        fitted = fit(view, set(pcf))
+        assert (views / view.path).exists() == (fitted is not None), view.path
+        if fitted is None:
+            continue
+        written += 1
+        assert (views / view.path).read_text() == render(fitted, info)
+        mine, shipped = parse_cfg(render(fitted, info)).windows, parse_cfg(SHIPPED[view.path]).windows
+        assert [w.name for w in mine] == [w.name for w in shipped], view.path
+        assert all(
+            set(a.types) <= set(b.types) and set(a.types) & set(pcf) == set(a.types) for a, b in zip(mine, shipped)
+        )
+    assert (written, len(C.VIEWS)) == (41, 41)  # the trace has every kind of record
     gen = generated(views)
     assert set(gen) == {
         "nvtx/nvtx_0_default_domain.cfg",

@@ -21,18 +21,29 @@ from trace_tools import begins, intervals
 from nsys2prv.core import registry as R
 from nsys2prv.nsys.database import strip_version_suffix
 
+# the CPU side, where the export has it (the default): scheduling and samples on Nsight Systems'
+# own threads dropped, counted
+CPU_SIDE_FATES = {
+    "SCHED_EVENTS": ["translated", "dropped"],
+    "COMPOSITE_EVENTS": ["translated", "dropped"],
+    "SAMPLING_CALLCHAINS": ["translated"],
+}
 # what each export holds: kernels, CUDA API calls, memcpys, launch lines, the rows not translated
+# the stream row: its GPU id (the real export's device map: CUDA device 0 is GPU 3; the generated one
+# has none) and host
+STREAM = {"generated": "CUDA-D0.S7-nid008553", "cloverleaf": "CUDA-D3.S7-nid008553"}
 EXPECT = {
     "generated": dict(
         kernels=120,
         api=182,
         copies=41,
         links=161,
+        cpu_threads=[f"cuda-cloverleaf ({CLOVER_PID})"],
+        cpu_side={"SCHED_EVENTS": ["translated"]},
         untranslated={
             "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 12,
             "OSRT_API": 27,
             "PROFILER_OVERHEAD": 1,
-            "SCHED_EVENTS": 12,
         },
     ),
     "cloverleaf": dict(
@@ -40,15 +51,22 @@ EXPECT = {
         api=3048,
         copies=279,
         links=1591,
+        # the threads with scheduling or samples (the CPU side: the default) are CPU threads too
+        cpu_threads=[
+            f"cuda-cloverleaf ({CLOVER_PID})",
+            "thread (1701904)",
+            "CUPTI worker thread (1701905)",
+            "cuda-EvtHandlr (1701906)",
+            "thread (1701907)",
+            "cuda-EvtHandlr (1701908)",
+        ],
+        cpu_side=CPU_SIDE_FATES,
         untranslated={
             "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": 1312,
-            "COMPOSITE_EVENTS": 1531,
             "DIAGNOSTIC_EVENT": 19,
             "OSRT_API": 1831,
             "OSRT_CALLCHAINS": 8930,
             "PROFILER_OVERHEAD": 47,
-            "SAMPLING_CALLCHAINS": 7527,
-            "SCHED_EVENTS": 1254,
         },
     ),
 }
@@ -127,9 +145,10 @@ def test_memcpy_conserved_per_kind_with_bytes(clover):
 def test_resource_model_and_times(clover):
     trace, summary = clover
     h = trace.header
-    assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, 2)
+    threads = [f"Rank 0 {name}" for name in expect(summary)["cpu_threads"]] + [STREAM[summary["case"]]]
+    assert (h.n_nodes, h.n_tasks, h.n_threads) == (1, 1, len(threads))
     assert trace.row["NODE"] == ["nid008553"]
-    assert trace.row["THREAD"] == [f"Rank 0 cuda-cloverleaf ({CLOVER_PID})", "CUDA-D0.S7"]
+    assert trace.row["THREAD"] == threads
     # Time 0 = the process's first activity (over every table of the export), END = its last: the
     # trace spans exactly POP's T; Nsight Systems' session time = trace time - offset_ns.
     with sqlite3.connect(f"file:{SRC[summary['case']]}?mode=ro", uri=True) as con:
@@ -160,7 +179,7 @@ def test_resource_model_and_times(clover):
 
 def test_stream_states_follow_kernels_and_copies(clover):
     trace, summary = clover
-    st = trace.states[trace.states["thread"] == 2]
+    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index(STREAM[summary["case"]]) + 1]
     running = int((st[st["state"] == R.RUNNING]["end"] - st[st["state"] == R.RUNNING]["begin"]).sum())
     transfer = int((st[st["state"] == R.MEMORY_TRANSFER]["end"] - st[st["state"] == R.MEMORY_TRANSFER]["begin"]).sum())
     k = source("SELECT sum(end-start) AS t FROM CUPTI_ACTIVITY_KIND_KERNEL", summary)["t"][0]
@@ -209,8 +228,9 @@ def test_summary_reports_untranslated_tables(clover):
         "CUPTI_ACTIVITY_KIND_MEMCPY": ["translated"],
         "CUPTI_ACTIVITY_KIND_RUNTIME": ["translated"],
         "OSRT_API": ["left out"],
-        # the CPU side as it ran: opt-in (-t sched, -t samples; the OS runtime call stacks with -t osrt)
+        # the CPU side as it ran, where the export has it: the default (the OS runtime call stacks: -t osrt)
         **{t: ["left out"] for t in expect(summary)["untranslated"] if t in CPU_SIDE_TABLES},
+        **expect(summary)["cpu_side"],
     }
     cats = summary["categories"]
     assert cats["kernels"]["source_rows"] == cats["kernels"]["translated_rows"] == expect(summary)["kernels"]

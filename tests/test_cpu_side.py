@@ -6,9 +6,11 @@ thread's lifetime, MPI waits keeping their MPI state."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -73,7 +75,9 @@ def test_sample_shares_as_designed(compute):
 
 def test_sample_levels_share_one_numbering(compute):
     trace, _ = compute
-    values = {t: trace.pcf.types[R.SAMPLED[t].id]["values"] for t in range(R.SAMPLED_LEVELS)}
+    levels = [t for t in range(R.SAMPLED_LEVELS) if R.SAMPLED[t].id in trace.pcf.types]
+    assert levels == [0, 1, 2, 3, 4]  # the .pcf declares the levels the samples reach (issue 36)
+    values = {t: trace.pcf.types[R.SAMPLED[t].id]["values"] for t in levels}
     assert all(v == values[0] for v in values.values())
     assert "f [compute]" in values[0].values() and "[Unknown] @ 0x0" in values[0].values()
     callers = sampled(trace, R.SAMPLED[1].id)
@@ -156,6 +160,19 @@ def test_without_the_categories_nothing_changes(tmp_path):
     assert set(trace.states["state"]) <= {R.RUNNING, R.NOT_CREATED}
     fates = {t["table"]: t["fates"] for t in summary["tables"]}
     assert fates["SCHED_EVENTS"][0]["fate"] == "left out" and fates["SCHED_EVENTS"][0]["flag"] == "-t sched"
+    assert "#" not in (tmp_path / "t.row").read_text()  # (the rule's comment: only with the scheduler's states)
+
+
+def test_the_row_says_the_states_follow_the_scheduler(threads):
+    """The .row's closing comment line (Paraver's reader skips '#' lines outside a block; BasicAnalysis
+    reads the first line, the CPU count), and the names before it as they were."""
+    from nsys2prv.paraver.row import SCHEDULER_RULE
+
+    trace, _ = threads
+    text = Path(trace.prv_path).with_suffix(".row").read_text()
+    assert text.startswith("LEVEL CPU SIZE ") and text.endswith("\n\n" + SCHEDULER_RULE + "\n")
+    assert SCHEDULER_RULE.startswith("# nsys2prv: CPU thread states from the scheduler")
+    assert len(trace.row["THREAD"]) == 5
 
 
 def test_osrt_call_stacks_as_callers(threads):
@@ -165,7 +182,7 @@ def test_osrt_call_stacks_as_callers(threads):
         "SELECT s.value AS fn, count(*) AS n FROM OSRT_API a JOIN OSRT_CALLCHAINS c ON c.id = a.callchainId "
         "JOIN StringIds s ON s.id = c.symbol WHERE c.stackDepth = 0 AND a.eventClass NOT IN (31, 32) GROUP BY 1",
     ).set_index("fn")["n"]
-    got = sampled(trace, R.OSRT_CALLER[1].id)
+    got = sampled(trace, R.CALLER[1].id)
     got.index = [label.split(" [")[0] for label in got.index]
     assert got.sort_index().to_dict() == src.sort_index().to_dict()
     assert sum(src) == 75  # of the 80 calls translated, 5 were shorter than the backtrace threshold
@@ -295,7 +312,7 @@ def test_kernel_unresolved_and_artificial_frames(tmp_path):
     label = {t: trace.pcf.types[t]["values"] for t in ev["type"].unique()}
     at = {
         (int(r.time), int(r.type)): label[r.type][r.value]
-        for r in ev[ev["type"].between(30000000, 30000099)].itertuples()
+        for r in ev[ev["type"].isin([*(t.id for t in R.SAMPLED.values()), R.SAMPLED_KERNEL.id])].itertuples()
     }
     assert at[(at_time := min(t for t, _ in at), R.SAMPLED[0].id)] == "libfoo.so @ 0x7f0000001234"
     assert at[(at_time, R.SAMPLED[1].id)] == "solve [app]"
@@ -360,3 +377,191 @@ def test_samples_read_in_batches_of_rows(tmp_path, monkeypatch):
     batched = run("batched")
     assert calls == [8]  # 1,496 samples, 200 a batch
     assert batched == whole
+
+
+def test_cuda_api_call_stacks_as_callers(tmp_path):
+    """CUDA_CALLCHAINS (nsys profile --cudabacktrace) as Extrae's caller levels on the CUDA API calls,
+    from the call's entry to its exit, as the OS runtime calls have them; a call without a stack has none."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.0.0", host="node1")
+    pid = 4242
+    b.process(pid, "./app")
+    stack = [("cudaMalloc", "/usr/lib/libcudart.so.12"), ("0x7f00beef", "/path/libfoo.so", "u"), ("main", "/a/app")]
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 5_000, 1, stack=stack)
+    b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 8_000, 9_000, 3, stack=stack[:1])
+    trace, summary = convert_valid(["-t", "cuda_api", b.save()], tmp_path / "t")
+    ev = trace.events[trace.events["type"].isin([t.id for t in R.CALLER.values()])]
+    t0 = trace.events[trace.events["type"] == R.CUDA_API.id]["time"].min()  # the first call's entry
+    lab = {t: trace.pcf.types[t]["values"] for t in ev["type"].unique()}
+    got = sorted((int(r.time - t0), int(r.type) - 70000000, lab[r.type][r.value]) for r in ev.itertuples())
+    assert got == [
+        (0, 1, "cudaMalloc [libcudart.so.12]"),
+        (0, 2, "libfoo.so @ 0x7f00beef"),
+        (0, 3, "main [app]"),
+        (4_000, 1, "End"),
+        (4_000, 2, "End"),
+        (4_000, 3, "End"),
+        (7_000, 1, "cudaMalloc [libcudart.so.12]"),
+        (8_000, 1, "End"),
+    ]
+    fates = {t["table"]: t["fates"] for t in summary["tables"]}
+    assert fates["CUDA_CALLCHAINS"][0]["fate"] == "translated"
+    assert summary["categories"]["cuda_api"]["translated_rows"] == 3
+
+
+def test_pop_useful_time_on_cpu(tmp_path):
+    """OUT.pop.json's host.on_cpu: useful time minus the main thread's off-CPU time outside its calls,
+    within its lifetime (metrics/on_cpu.py); another thread's off-CPU time does not count."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
+    pid, other = 4242, 4243
+    b.process(pid, "./app")
+    b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
+    b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+    for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (4_500, 1, False)):
+        b.sched(pid, pid, t, cpu, sched_in)
+    for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
+        b.sched(pid, pid, t, cpu, sched_in)
+    for t, sched_in in ((2_500, True), (3_000, False), (5_000, True)):
+        b.sched(pid, other, t, 1, sched_in)
+    out = tmp_path / "t"
+    convert_valid([b.save()], out)
+    host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
+    # alive 500..9000 (the process's first and last activity, its scheduling included); off CPU
+    # [2000, 4000] (outside the calls: [3000, 4000]), [4500, 5000], [6500, 8000] (in cudaFree until
+    # 7000): 2,500 ns outside the calls
+    (label,) = host["useful_time_ns"]
+    assert (host["alive_time_ns"][label], host["useful_time_ns"][label]) == (8_500, 8_500 - 3_000)
+    assert host["on_cpu"] == {
+        "useful_on_cpu_time_ns": {label: 3_000},
+        "off_cpu_outside_calls_ns": {label: 2_500},
+        "useful_on_cpu_time_total_ns": 3_000,
+        "on_cpu_share_of_useful": 3_000 / 5_500,
+        "on_cpu_parallel_efficiency": 3_000 / 8_500,
+    }
+    # -t chooses the trace, not the metrics: the same OUT.pop.json without the scheduler's states
+    convert_valid(["-t", "no-cpu", tmp_path / "r.sqlite"], tmp_path / "n")
+    same = [json.loads((tmp_path / f"{n}.pop.json").read_text()) for n in "nt"]
+    assert same[0].pop("label") == "n" and same[1].pop("label") == "t" and same[0] == same[1]
+
+
+def off_cpu_outside_mpi(path) -> int:
+    """The main thread's off-CPU time outside the process's MPI calls, from the export (a plain loop)."""
+    s = source(
+        path, "SELECT globalTid AS g, start, isSchedIn AS i FROM SCHED_EVENTS ORDER BY globalTid, start, isSchedIn"
+    )
+    g, t, i = (s[c].to_numpy(np.int64) for c in ("g", "start", "i"))
+    calls = pd.concat(
+        [
+            source(path, f"SELECT globalTid AS g, start, end FROM {t} WHERE end > start")
+            for t in ("MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS")
+        ]
+    )
+    pid = int((calls["g"].to_numpy(np.int64)[0] >> 24) & 0xFFFFFF)
+    calls = calls[((calls["g"].to_numpy(np.int64) >> 24) & 0xFFFFFF) == pid].sort_values("start")
+    union: list[list[int]] = []
+    for a, b in zip(calls["start"], calls["end"]):
+        if union and a <= union[-1][1]:
+            union[-1][1] = max(union[-1][1], b)
+        else:
+            union.append([a, b])
+    main = (((g >> 24) & 0xFFFFFF) == pid) & ((g & 0xFFFFFF) == pid)
+    k = np.flatnonzero((i[:-1] == 0) & (i[1:] != 0) & (g[:-1] == g[1:]) & main[:-1])
+    total = 0
+    for a, b in zip(t[k], t[k + 1]):
+        total += int(b - a) - sum(max(0, min(b, y) - max(a, x)) for x, y in union)
+    return total
+
+
+def test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole(tmp_path, monkeypatch):
+    """The on-CPU block of a rank of the MPI fixture is the same converted whole or a time slice at a
+    time (off-CPU intervals and calls crossing the slices' borders)."""
+    from nsys2prv.config import Config
+    from nsys2prv.pipeline import slices
+    from nsys2prv.pipeline.conversion import convert
+
+    def run(out, slice_rows):
+        cfg = Config(
+            inputs=[need(CPU23 / "mpi_rank1.sqlite")],
+            output=out,
+            show_progress=False,
+            jobs=1,
+            slice_rows=slice_rows,
+        )
+        convert(cfg, log=lambda *a, **k: None)
+        return json.loads((out.parent / f"{out.name}.pop.json").read_text())["host"]
+
+    whole = run(tmp_path / "whole", 10**9)
+    plans: list = []
+    real = slices.plan
+    monkeypatch.setattr(slices, "plan", lambda *a, **k: plans.append(real(*a, **k)) or plans[-1])
+    sliced = run(tmp_path / "sliced", 60)
+    assert plans and all(p is not None and p.slices >= 3 for p in plans), [p and p.slices for p in plans]
+    assert sliced["on_cpu"] == whole["on_cpu"]
+    on = whole["on_cpu"]
+    assert on["useful_on_cpu_time_total_ns"] == sum(on["useful_on_cpu_time_ns"].values()) > 0
+    # straight from the export: the main thread's sched-out..sched-in time outside the process's MPI calls
+    assert on["off_cpu_outside_calls_ns"] == {"Rank 1": off_cpu_outside_mpi(CPU23 / "mpi_rank1.sqlite")}
+    assert on["off_cpu_outside_calls_ns"]["Rank 1"] == 148_783_809
+    for rank, u in whole["useful_time_ns"].items():
+        assert on["useful_on_cpu_time_ns"][rank] == u - on["off_cpu_outside_calls_ns"][rank]
+
+
+def test_cuda_api_callers_sliced_or_whole(tmp_path, monkeypatch):
+    """A report whose CUDA API calls have call stacks, converted a time slice at a time (the calls read
+    again for their kernels' launch links), gives the bytes of the whole conversion."""
+    from nsysgen import NsysBuilder
+
+    from nsys2prv.config import Config, parse_categories
+    from nsys2prv.pipeline import slices
+    from nsys2prv.pipeline.conversion import convert
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.0.0", host="node1")
+    pid = 4242
+    b.process(pid, "./app")
+    for i in range(120):
+        t = 10_000 + 5_000 * i
+        stack = [("cudaLaunchKernel", "/usr/lib/libcudart.so.12"), (f"step{i % 3}", "/a/app"), ("main", "/a/app")]
+        b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t, t + 1_000, i + 1, stack=stack if i % 4 else None)
+        b.kernel(pid, 0, 7, t + 1_500, t + 4_000, i + 1, f"k{i % 2}")
+    src = b.save()
+
+    def run(out, slice_rows):
+        cfg = Config(
+            inputs=[src],
+            output=out,
+            show_progress=False,
+            jobs=1,
+            slice_rows=slice_rows,
+            categories=parse_categories(None),
+        )
+        convert(cfg, log=lambda *a, **k: None)
+        return {ext: Path(f"{out}{ext}").read_text() for ext in (".prv", ".pcf", ".row")}
+
+    whole = run(tmp_path / "whole", 10**9)
+    plans: list = []
+    real = slices.plan
+    monkeypatch.setattr(slices, "plan", lambda *a, **k: plans.append(real(*a, **k)) or plans[-1])
+    sliced = run(tmp_path / "sliced", 40)
+    assert plans and plans[-1] is not None and plans[-1].slices >= 3
+    assert sliced == whole
+    # the 90 calls with a stack: level 3 at their entry (a value) and at their exit (0)
+    assert len(re.findall(r":70000003:[1-9]", whole[".prv"])) == len(re.findall(r":70000003:0\b", whole[".prv"])) == 90
+
+
+def test_on_cpu_durations_per_window():
+    """metrics.on_cpu.durations: each process's off-CPU time outside its calls, per window (iterations)
+    or over their union (trace, regions)."""
+    from nsys2prv.metrics import on_cpu
+
+    group = np.array([0, 0, 1, 1], np.int64)
+    start = np.array([0, 50, 120, 150], np.int64)
+    end = np.array([100, 70, 200, 160], np.int64)
+    cls = np.array([on_cpu.OFF, on_cpu.CALL, on_cpu.OFF, on_cpu.CALL], np.int64)
+    lo, hi = np.array([0, 100], np.int64), np.array([100, 200], np.int64)
+    per = on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=True)
+    assert per.tolist() == [[80, 0], [0, 70]]
+    assert on_cpu.durations((group, start, end, cls), 2, lo, hi, per_window=False).tolist() == [[80, 70]]

@@ -74,10 +74,12 @@ def test_our_ideal_time_equals_the_recorded_dimemas_answer(converted, fixture):
 
 
 def test_recorded_answers_are_ours_to_the_nanosecond():
-    # when recorded, our replay and Dimemas's agreed exactly on every fixture (not only within 0.01 %) but
-    # coll4, whose 2 us (0.00005 %) are not explained yet (coll8h4, the same program on 8 ranks, is exact)
+    # when recorded, our replay and Dimemas's agreed exactly on every fixture (not only within 0.01 %):
+    # thr6h3's worker threads replayed each on its own (it was 4.19 % off as one sequence per process),
+    # coll4's MPI_Iallreduce waited for by its MPI_Wait from the last member's Iallreduce (2,043 ns off
+    # while the Wait waited for the last member's Wait)
     exact = {f: (r["dimemas_T_ns"] == r["nsys2prv_T_ideal_ns"]) for f, r in RECORDED["fixtures"].items()}
-    assert exact == {f: f != "mpi23_coll4" for f in FIXTURES}
+    assert set(exact) == set(FIXTURES) and all(exact.values())
 
 
 def test_the_trace_carries_what_prv2dim_reads(converted):

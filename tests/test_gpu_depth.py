@@ -186,7 +186,8 @@ def label(tr, type_id: int, value: int) -> str:
     return tr.pcf.types[type_id]["values"][value]
 
 
-# Threads of the task: 1 main, 2 acc-worker, 3 CUDA-D0.S7, 4 CUDA-D0.S20, 5 CUDA-D1.S9, 6 Metrics GPU1, 7 Metrics GPU3
+# Threads of the task: 1 main, 2 acc-worker, 3 CUDA-D3.S7, 4 CUDA-D3.S20, 5 CUDA-D1.S9, 6 Metrics GPU1, 7 Metrics GPU3
+# (streams of CUDA devices 0 and 1 = GPUs 3 and 1: one numbering for streams and metric rows)
 S7, S20, S9, GPU1_ROW, GPU3_ROW = 3, 4, 5, 6, 7
 
 
@@ -196,9 +197,9 @@ def test_rows_and_metric_rows_after_streams(traces, schema):
     assert tr.row["THREAD"] == [
         "Rank 0 main (5000)",
         "Rank 0 acc-worker (5003)",
-        "CUDA-D0.S7",
-        "CUDA-D0.S20",
-        "CUDA-D1.S9",
+        "CUDA-D3.S7-gpuhost",
+        "CUDA-D3.S20-gpuhost",
+        "CUDA-D1.S9-gpuhost",
         "Metrics GPU1",
         "Metrics GPU3",
     ]
@@ -463,7 +464,7 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
     assert got.sort_index().to_dict() == rest.sort_index().to_dict()
     assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if real else 120)
     # stream states: Group Communication exactly during the NCCL kernels, Running during the others
-    st = trace.states[trace.states["thread"] == 2]
+    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index("CUDA-D0.S7") + 1]
     dur = lambda s: int((st[st["state"] == s]["end"] - st[st["state"] == s]["begin"]).sum())  # noqa: E731
     assert dur(GROUP_COMM) == int((src[is_nccl]["end"] - src[is_nccl]["start"]).sum())
     assert dur(RUNNING) == int(rest["total"].sum())

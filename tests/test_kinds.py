@@ -145,7 +145,13 @@ def test_category_names_and_aliases_come_from_the_declarations():
         assert c.name in parse_categories(c.name)
     with pytest.raises(UserError, match="unknown category 'scheduling'"):
         parse_categories("scheduling")
-    assert parse_categories("cpu") >= {"sched", "samples"} and "sched" not in parse_categories(None)
+    # the CPU side is in the default (translated where a report has it); no-NAME leaves NAME out
+    assert {"sched", "samples"} <= parse_categories(None) and "sched" not in parse_categories("mpi")
+    assert parse_categories("no-cpu") == parse_categories(None) - {"sched", "samples"}
+    assert parse_categories("mpi,cpu,no-samples") == {"gpu", "mpi", "sched"}
+    assert parse_categories("no-gpu") == parse_categories(None)  # (gpu: always translated)
+    with pytest.raises(UserError, match="unknown category 'no-scheduling'"):
+        parse_categories("no-scheduling")
 
 
 def test_kinds_of_follows_the_declaration_order():

@@ -11,6 +11,8 @@ import collections
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +20,9 @@ import pytest
 from conftest import ROOT, convert, load_trace, need
 
 MPI23 = ROOT / "tests" / "data" / "mpi23"
-TABLE_SETS = ["p2p4", "p2p4h2", "coll4", "coll8h4"]  # the sets whose messages nsys recorded
+TABLE_SETS = ["p2p4", "p2p4h2", "coll4", "coll8h4", "pp2h2", "pp4h4"]  # the sets whose messages nsys recorded
 ONE_HOST = ["p2p4", "coll4"]
-SEVERAL_HOSTS = ["p2p4h2", "coll8h4", "thr6h3"]
+SEVERAL_HOSTS = ["p2p4h2", "coll8h4", "thr6h3", "pp2h2", "pp4h4"]
 
 
 def _ranks(name: str) -> list[Path]:
@@ -142,7 +144,9 @@ def test_hosts_sharing_one_clock_get_no_correction(tmp_path, name):
     assert [r["correction_ns"] for r in sync["reports"]] == [0] * len(sync["reports"])
     cau = sync["causality"]
     assert cau["collectives_violated"] == cau["messages_violated"] == 0
-    assert any(n.startswith("one clock per host") for n in sync["notes"])
+    shared = len(hosts) < len(sync["reports"])  # (pp2h2, pp4h4: one report per host)
+    assert any(n.startswith("one clock per host") for n in sync["notes"]) == shared
+    assert sync["clocks_moved_by_fix"] == sync["reports_moved_by_fix"] == 0  # (the old name, one release)
 
 
 def _skewed(tmp_path: Path, name: str, skews: dict[str, int]) -> list[Path]:
@@ -159,24 +163,48 @@ def _skewed(tmp_path: Path, name: str, skews: dict[str, int]) -> list[Path]:
     return out
 
 
-# (set, skew per host, expected error per host in ns: the corrected clocks are causal, and where the
-# data pin a host -- a message or collective leaves it less slack -- the error is that slack)
+# (set, skew per host, error per host in ns -- 0 where not named -- against the truth: a host skewed by S
+# needs a correction of skew(reference host) - S).  The data bound each host's offset from both sides
+# (the fastest message or collective each way); an offset outside its interval is replaced by the
+# interval's midpoint, whatever the skew, and one inside it is kept (docs/clock-alignment.md).
+# p2p4h2: node1 lies in [-175.4, +8.9] us of the truth, midpoint -83.3 us; a -50 us skew stays inside.
+# pp2h2, pp4h4 (ping-pongs, scripts/mpi_apps/pingpong.c): intervals of +-0.5 to +-3.3 us, errors <= 41 ns.
 SKEWS = [
-    ("p2p4h2", {"node1": 500_000}, {"node1": 8_857}),
-    ("p2p4h2", {"node1": 5_000_000}, {"node1": -86_057}),
-    ("p2p4h2", {"node1": 50_000}, {"node1": 8_858}),
+    ("p2p4h2", {"node1": 500_000}, {"node1": -83_251}),
+    ("p2p4h2", {"node1": -5_000_000}, {"node1": -83_251}),
+    ("p2p4h2", {"node1": 50_000}, {"node1": -83_251}),
+    ("p2p4h2", {"node1": -50_000}, {"node1": -50_000}),
+    ("pp2h2", {"node1": 50_000}, {"node1": 41}),
+    ("pp2h2", {"node1": -50_000}, {"node1": 41}),
+    ("pp2h2", {"node0": 5_000_000}, {"node1": 41}),
+    ("pp2h2", {"node1": -500_000}, {"node1": 41}),
+    ("pp4h4", {"node0": 5_000_000}, {"node1": -21, "node2": -21, "node3": -21}),
+    ("pp4h4", {"node1": -50_000}, {"node1": -35}),
+    ("pp4h4", {"node2": 500_000}, {"node2": -11}),
+    ("pp4h4", {"node3": -5_000_000}, {"node3": 40}),
+    ("coll8h4", {"node2": 5_000_000}, {"node2": 6_305}),
+    ("thr6h3", {"node1": -500_000}, {"node1": -6_276}),
 ]
 
 
 @pytest.mark.parametrize("name, skews, errors", SKEWS)
-def test_a_skewed_host_is_moved_back_as_far_as_the_data_require(tmp_path, name, skews, errors):
+def test_a_skewed_host_is_put_where_the_data_bound_it(tmp_path, name, skews, errors):
     _, sync, _ = _run(tmp_path, _skewed(tmp_path, name, skews))
+    ref = next(r["host"] for r in sync["reports"] if r["report"] == sync["reference_report"])
     got = {}
     for r in sync["reports"]:
-        got.setdefault(r["host"], set()).add(r["correction_ns"] + skews.get(r["host"], 0))
+        truth = skews.get(ref, 0) - skews.get(r["host"], 0)
+        got.setdefault(r["host"], set()).add(r["correction_ns"] - truth)
     assert all(len(v) == 1 for v in got.values())  # one clock per host
     err = {h: v.pop() for h, v in got.items()}
     assert err == {**{h: 0 for h in err}, **errors}
+    if name.startswith("pp"):  # two and four hosts with ping-pongs: the issue's 10 us
+        assert max(map(abs, err.values())) <= 10_000
+    # every host moved was placed by the bounds and says so, with the half-width of its interval against
+    # the reference host: its error is within it
+    bound = {r["host"]: r["bound_ns"] for r in sync["reports"] if "bound_ns" in r}
+    assert set(bound) == {r["host"] for r in sync["reports"] if r["correction_ns"] != 0}
+    assert all(abs(err[h]) <= b for h, b in bound.items())
     cau = sync["causality"]
     assert cau["collectives_violated"] == cau["messages_violated"] == 0
 
@@ -302,13 +330,30 @@ def test_a_warm_run_reads_the_raw_mpi_rows_from_the_cache(tmp_path):
 
 
 def test_messages_alone_fit_the_clocks():
-    """No synchronising collective, only messages (and a synchronous send's rendezvous): the clocks are
-    moved the least that makes them causal (report 1's session offset puts a receive 4 us before its send)."""
+    """No synchronising collective, only messages (and a synchronous send's rendezvous): report 1's clock
+    lies 4 to 12 us after its session offset (its receive ended 4 us before the send started; the send
+    returned 12 us after the receive was posted): the midpoint of that interval."""
     from nsys2prv.model.align.fit import P2P, fit_clocks
     from nsys2prv.model.align.syncpoints import SyncPoints
 
     # report 0's send starts at 1_000_000, report 1's receive ends at 996_000 (the same session offsets)
     p2p = P2P.of([0], [1], [1_000_000], [1_002_000], [990_000], [996_000], [True])
     res = fit_clocks(SyncPoints.empty(), p2p, np.array([0, 0], np.int64), 0, estimate=True)
-    assert res.violations_before == 1 and res.violations_after == 0
-    assert res.offsets.tolist() == [0, 4_000]  # the receive moved to the send's start, no further
+    assert res.violations_before == res.violations_after == 0
+    assert res.offsets.tolist() == [0, 8_000] and res.kept.tolist() == [True, False]
+
+
+def test_the_accuracy_script_measures_what_the_tests_assert():
+    """scripts/align_accuracy.py (the docs' table): pp2h2 with each host skewed by +500 us in turn."""
+    need(MPI23 / "pp2h2" / "rank0.sqlite")
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "align_accuracy.py"), "--skews", "500000", str(MPI23 / "pp2h2")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert res.stdout.splitlines()[2:] == [
+        "| `pp2h2` | node0 | 0.00 | 0.04 | 0.04 |",
+        "| `pp2h2` | node1 | 0.00 | 0.04 | 0.04 |",
+        "<!-- pp2h2: worst 41 ns, causality violations 0 -->",
+    ]

@@ -18,7 +18,7 @@ import pytest
 from nsysgen import DDL_DIR, parse_ddl
 
 MPI23 = Path(__file__).resolve().parent / "data" / "mpi23"
-SETS = ("p2p4", "coll4", "p2p4h2", "coll8h4", "thr6h3")
+SETS = ("p2p4", "coll4", "p2p4h2", "coll8h4", "thr6h3", "pp2h2", "pp4h4")
 SENDS = ("MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Isend")
 ROOTED = ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Scatter")
 
@@ -80,6 +80,8 @@ def test_the_oracle_is_consistent():
         "p2p4h2": 88,
         "coll8h4": 70,
         "thr6h3": 72,
+        "pp2h2": 108,
+        "pp4h4": 600,
     }
     for e in counts.values():
         assert len(e["messages"]) == len(e["receives"]) == e["n_messages"]

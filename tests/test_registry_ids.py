@@ -124,7 +124,11 @@ TYPES = {
     "CUDA_KERNEL": (63000006, "CUDA kernel"),
     "NCCL_KERNEL": (63000007, "NCCL kernel"),
     "GRAPH_EXEC": (63000008, "CUDA graph execution"),
-    "GPU_ACTIVITY": (63000090, "GPU activity (every stream of every process on the GPU)"),
+    "GPU_ACTIVITY": (
+        63000090,
+        "GPU activity (every stream of every process on the GPU; Useful: a compute kernel runs; Data movement:"
+        " memory operations or NCCL kernels, no compute kernel; Idle: neither)",
+    ),
     "GRAPH_ID": (63000100, "CUDA graph id"),
     "GRAPH_EXEC_ID": (63000101, "CUDA graph exec id"),
     "GRAPH_NODE": (63000102, "CUDA graph node id"),
@@ -185,6 +189,21 @@ def test_registry_has_the_documented_ids():
     }
 
 
+def test_cpu_side_types_are_extraes():
+    """Extrae's ids and labels (src/common/events.h, src/merger/paraver/labels.h, addr2info.c):
+    SAMPLING_EV 30000000 "Sampled functions" + depth k "Sampled functions (depth k)", GETCPU_EV
+    40000033 "Executing CPU", CALLER_EV 70000000 + k "Caller at level k"; our kernel-mode type outside
+    Extrae's sampling ranges (30000000..30000199: functions and lines, MAX_CALLERS = 100)."""
+    assert [(t.id, t.label) for t in R.SAMPLED.values()] == [(30000000, "Sampled functions")] + [
+        (30000000 + k, f"Sampled functions (depth {k})") for k in range(1, 10)
+    ]
+    assert R.EXECUTING_CPU.id == 40000033 and R.EXECUTING_CPU.label.startswith("Executing CPU")
+    assert [(t.id, t.label) for t in R.CALLER.values()] == [
+        (70000000 + k, f"Caller at level {k}") for k in range(1, 11)
+    ]
+    assert not 30000000 <= R.SAMPLED_KERNEL.id < 30000200 and R.SAMPLED_KERNEL.id == 66500000
+
+
 @pytest.fixture(scope="module")
 def mpi4(tmp_path_factory):
     out = tmp_path_factory.mktemp("ids") / "mpi4"
@@ -199,7 +218,9 @@ def test_real_trace_pcf_has_extraes_types_values_and_states(mpi4):
     for t, label in {**MPI_TYPES, **MPI_GLOBAL_OP}.items():
         if t in types:
             assert types[t]["label"] == label, t
-    assert {50000001, 50000002, 50000003, *MPI_GLOBAL_OP} <= set(types)
+    # the .pcf declares the types the records use (issue 36): no one-sided, I/O or rooted collective here
+    assert {50000001, 50000002, 50000003, *MPI_GLOBAL_OP} - {50100003} <= set(types)
+    assert not {50000004, 50000005, 50100003} & set(types)
     for name, (t, v, _) in MPI_CALLS.items():
         assert types[t]["values"].get(v) == name, (name, t, v)
     assert {t: types[t]["values"][0] for t in (50000001, 50000002, 50000003)} == dict.fromkeys(

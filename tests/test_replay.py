@@ -118,6 +118,95 @@ def test_collectives_synchronise_as_in_dimemas_ideal_model():
     assert "roots of rooted collectives unknown" not in " ".join(rep.notes)  # one Reduce names its root
 
 
+def test_a_nonblocking_collective_completes_when_its_last_member_entered_it():
+    # Dimemas (as prv2dim gives it the calls): MPI_Iallreduce enters the operation, the MPI_Wait after it
+    # waits for the last member to have *entered* it (not to have reached its own Wait).  r0 enters at 10,
+    # waits from 29; r1 enters at 40, computes, reaches its Wait at 54 -> r0's Wait ends at 40 (not 54),
+    # r1's at once.  An Ibarrier completed by a Test is waited for by nobody.
+    c = calls(
+        (0, 10, 11, "MPI_Iallreduce"),
+        (0, 30, 60, "MPI_Wait"),
+        (1, 40, 41, "MPI_Iallreduce"),
+        (1, 55, 60, "MPI_Wait"),
+        (0, 70, 71, "MPI_Ibarrier"),
+        (0, 72, 73, "MPI_Test"),
+        (1, 90, 91, "MPI_Ibarrier"),
+        (1, 92, 93, "MPI_Test"),
+    )
+    rep = replay(c, life((0, 100), (0, 100)), msgs())
+    done = dict(zip(zip(rep.rank.tolist(), rep.start.tolist()), rep.done.tolist()))
+    # r0: 10 -> 10; +19 -> Wait 29 -> 40; +10 -> Ibarrier 50, +1 -> Test 51; +27 of life -> 78
+    # r1: 40 -> 40; +14 -> Wait 54 -> 54; +30 -> Ibarrier 84, +1 -> Test 85; +7 -> 92
+    assert [done[k] for k in ((0, 10), (0, 30), (1, 40), (1, 55))] == [10, 40, 40, 54]
+    assert [done[k] for k in ((0, 70), (0, 72), (1, 90), (1, 92))] == [50, 51, 84, 85]
+    assert rep.final.tolist() == [78, 92] and rep.elapsed == 92 and rep.unresolved == 0
+
+
+def test_a_nonblocking_reduce_is_waited_for_by_every_member_root_or_not():
+    # unlike a blocking MPI_Reduce (only its root waits), the MPI_Wait of an MPI_Ireduce waits on every
+    # member for the last one to enter: what Dimemas 5.5 does with prv2dim's records (measured on a hand-made
+    # 2-task trace, either task the root).  Root r1: r0 waits from 29 for r1's Ireduce at 40.
+    c = calls(
+        (0, 10, 11, "MPI_Ireduce", 1),
+        (0, 30, 60, "MPI_Wait"),
+        (1, 40, 41, "MPI_Ireduce", 1),
+        (1, 55, 60, "MPI_Wait"),
+        (0, 70, 90, "MPI_Reduce", 1),
+        (1, 80, 90, "MPI_Reduce", 1),
+    )
+    rep = replay(c, life((0, 100), (0, 100)), msgs())
+    # r0: Wait 29 -> 40; +10 -> Reduce 50 (not its root: at once) -> 50; +10 -> 60
+    # r1: Wait 54 -> 54; +20 -> Reduce 74 (its root: r0 entered at 50) -> 74; +10 -> 84
+    assert rep.done.tolist() == [10, 40, 50, 40, 54, 74] and rep.final.tolist() == [60, 84]
+
+
+def test_each_thread_is_replayed_on_its_own():
+    # MPI_THREAD_MULTIPLE, as Dimemas replays a trace: every thread is its own sequence of bursts and calls.
+    # r0's main thread (id 20: the thread of its first call) waits in a Barrier [10, 60] that r1 enters
+    # at 20 (40 of network): ideally both leave at 20.  r0's worker thread (id 5) calls Irecv [70, 71] and
+    # Wait [90, 99] (no peers: no wait); it lives from its process's start to the end of its last call.
+    c = pd.DataFrame(
+        [
+            (0, 20, 10, 60, "MPI_Barrier"),
+            (1, 30, 20, 60, "MPI_Barrier"),
+            (0, 5, 70, 71, "MPI_Irecv"),
+            (0, 5, 90, 99, "MPI_Wait"),
+        ],
+        columns=["rank", "thread", "start", "end", "name"],
+    ).assign(root=-1, comm=0)
+    rep = replay(c, life((0, 100), (0, 100)))
+    # sequences: r0 main, r0 worker, r1 main.  Mains: Barrier done 20, +40 of life -> 60.
+    # worker: Irecv 70 (its first burst runs from 0: the same time), +19 -> Wait 89 -> 89, life ends there.
+    # (one sequence per process would have pulled the worker's calls forward by r0's saved wait: Irecv at
+    # 30, Wait at 49, r0 ending at 50 -> T 60 instead of 89)
+    assert rep.ranks == 3 and rep.proc.tolist() == [0, 0, 1]
+    assert rep.rank.tolist() == [0, 1, 1, 2] and rep.done.tolist() == [20, 70, 89, 20]
+    assert rep.lo.tolist() == [0, 0, 0] and rep.hi.tolist() == [100, 99, 100]
+    assert rep.final.tolist() == [60, 89, 60] and rep.elapsed == 89 and rep.unresolved == 0
+    # [65, 100]: the main threads compute 35; the worker 5 to its Irecv, 19 to its Wait: 24
+    assert rep.window(0, 100) == 89 and rep.window(65, 100) == 35
+
+
+def test_a_message_from_a_worker_thread_is_found_by_its_process_and_time():
+    # r0's worker thread (id 2) sends at 50 to r1, whose main thread waits in Recv [30, 60]; both mains
+    # first pass a Barrier (r0 enters at 10, r1 at 15: both leave at 15).
+    c = pd.DataFrame(
+        [
+            (0, 1, 10, 20, "MPI_Barrier"),
+            (1, 3, 15, 20, "MPI_Barrier"),
+            (0, 2, 50, 51, "MPI_Send"),
+            (1, 3, 30, 60, "MPI_Recv"),
+        ],
+        columns=["rank", "thread", "start", "end", "name"],
+    ).assign(root=-1, comm=0)
+    rep = replay(c, life((0, 100), (0, 100)), msgs((0, 50, 1, 60)))
+    # r0 main: Barrier 10 -> 15, +80 -> 95; r0 worker: Send at 50 (its own time), ends there: 50
+    # r1: Barrier 15 -> 15, +10 -> Recv 25, waits for the send at 50 -> 50, +40 -> 90
+    # (one sequence per process: the Send at 15 + 30 = 45, the Recv done at 45)
+    assert rep.proc.tolist() == [0, 0, 1] and rep.done.tolist() == [15, 50, 15, 50]
+    assert rep.final.tolist() == [95, 50, 90] and rep.elapsed == 95 and rep.unresolved == 0
+
+
 def test_network_delay_is_transfer_inefficiency():
     # both ranks compute 100, exchange (each call takes 50 of pure network time), compute 100
     c = calls((0, 100, 150, "MPI_Allreduce"), (1, 100, 150, "MPI_Allreduce"))

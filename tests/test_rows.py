@@ -76,8 +76,9 @@ def overlap(tmp_path_factory):
 
 def test_overlapping_kernels_get_extra_rows_of_their_stream(overlap):
     tr, s = overlap
-    # the overlap rows carry their stream's label (BasicAnalysis counts them into device D0)
-    assert tr.row["THREAD"] == ["Process 6000 main (6000)", "CUDA-D0.S7", "CUDA-D0.S7", "CUDA-D0.S7", "CUDA-D0.S9"]
+    # the overlap rows carry their stream's label (BasicAnalysis counts them into device D0 of the host)
+    s7, s9 = "CUDA-D0.S7-gpunode", "CUDA-D0.S9-gpunode"
+    assert tr.row["THREAD"] == ["Process 6000 main (6000)", s7, s7, s7, s9]
     S7, S7_2, S7_3, S9 = 2, 3, 4, 5
     k = intervals(tr, KERNEL)
     assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [
@@ -133,7 +134,7 @@ def test_no_overlap_no_extra_row(tmp_path):
     b.kernel(PID, 0, 7, 100_000, 130_000, 1, "a")
     b.kernel(PID, 0, 7, 130_000, 140_000, 2, "b")  # starts exactly when a ends: same row
     tr, s = convert(b.save(), tmp_path / "t")
-    assert tr.row["THREAD"] == ["CUDA-D0.S7"]
+    assert tr.row["THREAD"] == ["CUDA-D0.S7-node01"]
     assert (s["streams"], s["overlap_rows"]) == (1, 0) and s["categories"]["kernels"]["notes"] == {}
 
 
@@ -167,8 +168,11 @@ def assert_every_table_accounted(summary: dict, paths) -> None:
     for t in summary["tables"]:
         assert sum(f["rows"] for f in t["fates"]) == t["rows"], t
         for f in t["fates"]:
-            assert f["fate"] in ("translated", "not translated", "left out"), f
-            assert ("kind" in f) if f["fate"] == "translated" else ("reason" in f or "flag" in f), f
+            assert f["fate"] in ("translated", "dropped", "not translated", "left out"), f
+            # (a kind's dropped rows: their reasons are the kind's in summary["categories"])
+            assert ("kind" in f) if f["fate"] in ("translated", "dropped") else ("reason" in f or "flag" in f), f
+            if f["fate"] == "dropped":
+                assert sum(summary["categories"][f["kind"]]["dropped"].values()) >= f["rows"], f
         listed[(Path(t["report"]).resolve(), t["table"])] = t["rows"]
     expected = {(Path(p).resolve(), t): n for p in paths for t, n in table_rows(p).items()}
     assert listed == expected
@@ -217,8 +221,10 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
     src = accounting_export(tmp_path / "r.sqlite")
     _, s = convert(src, tmp_path / "t")
     assert_every_table_accounted(s, [src])
+    # the CPU side where the report has it (the default): the scheduling rows translated, the samples
+    # (without call stacks) dropped and counted
     assert fates(s) == {
-        "COMPOSITE_EVENTS": [(2, "left out", "-t samples")],
+        "COMPOSITE_EVENTS": [(2, "dropped", "samples")],
         "CUPTI_ACTIVITY_KIND_CUDA_EVENT": [
             (2, "not translated", K.UNTRANSLATED_TABLES["CUPTI_ACTIVITY_KIND_CUDA_EVENT"])
         ],
@@ -227,16 +233,20 @@ def test_every_table_of_a_generated_report_has_a_fate(tmp_path):
         "NVTX_EVENTS": [(3, "not translated", K.NVTX_CLASS_REASONS["names"]), (3, "translated", "nvtx")],
         "OSRT_API": [(3, "left out", "-t osrt")],
         "PROFILER_OVERHEAD": [(1, "not translated", K.UNTRANSLATED_TABLES["PROFILER_OVERHEAD"])],
-        "SCHED_EVENTS": [(4, "left out", "-t sched")],
+        "SCHED_EVENTS": [(4, "translated", "sched")],
     }
+    assert s["categories"]["samples"]["dropped"] == {"CPU sample without a usable call-stack frame": 2}
     assert {(u["table"], u["rows"]) for u in s["untranslated"]} == {
-        ("COMPOSITE_EVENTS", 2),
         ("CUPTI_ACTIVITY_KIND_CUDA_EVENT", 2),
         ("NVTX_EVENTS", 3),
         ("OSRT_API", 3),
         ("PROFILER_OVERHEAD", 1),
-        ("SCHED_EVENTS", 4),
     }
+    # -t no-cpu: the default without them, each left out naming its flag
+    _, s = convert(src, tmp_path / "c", "-t", "no-cpu")
+    assert fates(s)["SCHED_EVENTS"] == [(4, "left out", "-t sched")]
+    assert fates(s)["COMPOSITE_EVENTS"] == [(2, "left out", "-t samples")]
+    assert fates(s)["CUPTI_ACTIVITY_KIND_RUNTIME"] == [(1, "translated", "cuda_api")]
     # -t nvtx: the CUDA API calls are left out, naming the flag; -t all takes osrt too
     _, s = convert(src, tmp_path / "n", "-t", "nvtx")
     assert fates(s)["CUPTI_ACTIVITY_KIND_RUNTIME"] == [(1, "left out", "-t cuda_api")]

@@ -354,9 +354,9 @@ def test_row_thread_names(traces, schema):
     thread-name event + ThreadNames), newer ones do not name it: both show as "main"."""
     tr = load_trace(traces[schema][0])
     assert tr.row["THREAD"] == [
-        n.format(r=r)
-        for r in (0, 1)
-        for n in ("Rank {r} main (4000)", "Rank {r} io-worker (4001)", "CUDA-D0.S7", "CUDA-D0.S14")
+        n.format(r=r, h=h)
+        for r, h in ((0, "nodeA"), (1, "nodeB"))
+        for n in ("Rank {r} main (4000)", "Rank {r} io-worker (4001)", "CUDA-D0.S7-{h}", "CUDA-D0.S14-{h}")
     ]
 
 

@@ -8,22 +8,27 @@ writes for the trace:
 - every value the trace holds that Paraver's code palette draws black (like "no data") or white (like
   "Not created") has a custom colour, and a state view's Idle (0) is not black;
 - histograms open as tables of numbers (Zoom disabled), and views written for the trace are tall
-  enough for a 16-pixel label per row.
+  enough for a 16-pixel label per row;
+- times read in microseconds (but in the POP views), GPU activity's column labels are short;
+- rows on 8 ranks over 2 hosts name their host and GPU (one numbering with the GPU rows).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
+import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
 from conftest import CLOVERLEAF, MPI4, convert, need
+from paraver_validator import validate_trace
 from test_cfgs import SHIPPED, build
 
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import palette
-from nsys2prv.paraver.trace_views import row_counts
+from nsys2prv.paraver.trace_views import pcf_types, row_counts
 
 ROW_PX = 16
 
@@ -143,3 +148,85 @@ def test_nvtx_nesting_level_is_drawn_one_colour_per_level():
         for win in parse_cfg(text, rel).windows:
             if win.name.startswith("NVTX nesting level"):
                 assert not win.gradient and win.compute_y_max, rel
+
+
+POP_VIEWS = {  # scripts/check_views.py compares them with OUT.pop.json to the ns: they stay in ns
+    *(f"analysis/{v}.cfg" for v in ("host_useful", "host_cuda_api", "host_mpi", "gpu_activity")),
+    *(
+        f"analysis/{p}device_{q}.cfg"
+        for p in ("", "node_")
+        for q in ("useful", "transfer_nonoverlapped", "active", "idle")
+    ),
+}
+
+
+def test_times_read_in_microseconds_but_the_pop_views():
+    """paramedir prints 1242079.71 (µs) where ns gave 1242079711; the POP views equal OUT.pop.json in ns."""
+    for rel, text in SHIPPED.items():
+        units = {w.units for w in parse_cfg(text, rel).windows}
+        if rel in POP_VIEWS or rel == "basics/kernel_duration.cfg":  # (a duration as the value: ns)
+            assert units == {"Nanoseconds"}, rel
+        else:
+            assert units == {"Microseconds"}, rel
+    assert len(POP_VIEWS) == 12
+
+
+def test_histogram_column_labels_nsys2prv_chooses_are_short():
+    """GPU activity's values are the columns of analysis/gpu_activity.cfg: short, the meaning in the type's label."""
+    assert [len(label) <= 24 for label in R.GPU_ACTIVITY.values.values()] == [True] * 4
+    assert "Data movement" in R.GPU_ACTIVITY.values.values() and "no compute kernel" in R.GPU_ACTIVITY.label
+
+
+# BasicAnalysis's nsys2prv path (nsys2prvmetrics.py): a stream row, its suffix read as the node; a GPU row;
+# every other row is a host thread (issue 17).
+BA_STREAM = re.compile(r"^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$")
+BA_GPU_ROW = re.compile(r"^Metrics GPU(\d+)\s*$")
+
+
+def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
+    """Stream rows name their GPU (the id of the GPU's ``Metrics GPU<id>`` row: one numbering) and host,
+    in the forms BasicAnalysis reads; a label repeats only for an overlap lane of a stream (right after
+    it) and for the GPU rows of GPUs with the same id on different hosts (BasicAnalysis's GPU-row pattern
+    allows nothing else)."""
+    base = O.convert("gpu-shared", tmp_path)
+    trace = validate_trace(str(base))
+    tasks, threads = trace.row["TASK"], trace.row["THREAD"]
+    host_of_task = [re.match(r"Rank \d+ \((\S+), pid \d+\)", t).group(1) for t in tasks]  # type: ignore[union-attr]
+    task_of_row = [i for i, (n, _) in enumerate(trace.header.apps[0]) for _ in range(n)]
+    streams, gpus = set(), set()
+    for label, task in zip(threads, task_of_row, strict=True):
+        host = host_of_task[task]
+        if label.startswith("CUDA-"):
+            m = BA_STREAM.match(label)
+            assert m and m.group(3) == host, label
+            streams.add((host, int(m.group(1)[1:])))
+        elif label.startswith("Metrics"):
+            gpu_row = BA_GPU_ROW.match(label)
+            assert gpu_row, label
+            gpus.add((host, int(gpu_row.group(1))))
+        else:
+            assert label.startswith(f"Rank {task} ") and not BA_STREAM.match(label), label
+    assert streams == gpus == {("node000", 0), ("node001", 0)}
+    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
+    assert repeated == {"CUDA-D0.S10-node000": 2, "Metrics GPU0": 2}
+    lane = threads.index("CUDA-D0.S10-node000")
+    assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream
+
+
+@pytest.mark.parametrize("name", ["mpi4", "gpu", "clover"])
+def test_the_pcf_declares_what_the_trace_holds_and_views_filter_on_it(traces, name):
+    """The .pcf declares the types the records use (and the memory-operation type of a trace with GPU
+    work, BasicAnalysis's marker); the views --cfgs writes filter on declared types only, so Paraver has
+    no "Some of the events specified in the filter doesn't appear in the trace" to say."""
+    if name not in traces:
+        pytest.skip(f"{CLOVERLEAF} is absent (someone else's export, not redistributable)")
+    base, views, (events, _) = traces[name]
+    declared = set(pcf_types(Path(f"{base}.pcf").read_text()))
+    marker = {R.MEMOP.id} if set(events) & R.GPU_WORK_TYPES else set()
+    assert declared == set(events) | marker
+    if name == "mpi4":  # a CPU-only run: no CUDA, NCCL, OpenACC or GPU metric type
+        assert not declared & {*R.GPU_WORK_TYPES, R.CUDA_API.id, R.NCCL_RANGE.id, R.OPENACC_REGION.id}
+        assert not {t for t in declared if R.GPU_METRIC_BASE <= t < R.GPU_METRIC_BASE + R.GPU_METRIC_MAX}
+    for p in views.rglob("*.cfg"):
+        for win in parse_cfg(p.read_text(), str(p)).windows:
+            assert set(win.types) <= declared, f"{p.relative_to(views)} {win.name!r}: {set(win.types) - declared}"

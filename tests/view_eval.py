@@ -23,6 +23,8 @@ import re
 import numpy as np
 from cfg_parser import Win, parse_cfg
 
+UNIT_NS = {"Nanoseconds": 1, "Microseconds": 1_000, "Milliseconds": 1_000_000, "Seconds": 1_000_000_000}
+
 Signal = tuple[np.ndarray, np.ndarray]  # (times, values): value v[i] on [t[i], t[i+1]), t[0] = 0
 
 
@@ -128,21 +130,24 @@ class Evaluator:
             out.append((t, _compose(win.compose["topcompose1"], v)))
         return out
 
-    def histogram(self, cfg_text: str) -> list[dict[float, int]]:
-        """The first analyzer's table: per object of its window's level, value -> time (ns)."""
+    def histogram(self, cfg_text: str) -> list[dict[float, float]]:
+        """The first analyzer's table: per object of its window's level, value -> time (in the control
+        window's unit: ns as an int, else rounded to 2 decimals as paramedir prints it)."""
         if re.search(r"window_factors (?!1\.0+ 1\.0+\s*$)", cfg_text, re.M):
             raise NotImplementedError("derived window factors other than 1, 1")
         cfg = parse_cfg(cfg_text)
         an = cfg.analyzers[0]
         if an.control != an.data or an.statistic != "Time" or "Analyzer2D.Accumulator: Semantic" not in cfg_text:
             raise NotImplementedError(f"analyzer {an.name!r}: only semantic x time of one window")
+        scale = UNIT_NS[cfg.windows[an.control - 1].units]  # paramedir prints the window's unit, 2 decimals
         rows = []
         for t, v in self.signals(cfg, an.control):
             inside = t < self.end
             t, v = t[inside], v[inside]
             dur = np.diff(np.append(t, self.end))
-            row: dict[float, int] = {}
+            row: dict[float, float] = {}
             for value in np.unique(v[v != 0]):
-                row[float(value)] = int(dur[v == value].sum())
+                total = int(dur[v == value].sum())
+                row[float(value)] = total if scale == 1 else round(total / scale, 2)
             rows.append(row)
         return rows

@@ -28,10 +28,10 @@ CATEGORIES: tuple[Category, ...] = (
     Category("osrt", "OS runtime library calls (opt-in)", default=False),
     Category(
         "sched",
-        "thread states from the scheduler: Running only on a CPU, Blocked off it; the CPU as an event (opt-in)",
-        default=False,
+        "thread states from the scheduler where the report has them: Running only on a CPU, Blocked off it; "
+        "the CPU as an event",
     ),
-    Category("samples", "CPU samples with their call stacks: sampled functions and callers (opt-in)", default=False),
+    Category("samples", "CPU samples with their call stacks where the report has them: sampled functions, callers"),
     Category("nccl", "NCCL NVTX ranges, and their payloads on the NCCL kernels they launched", needs_calls=True),
     Category("gpu_metrics", "GPU metrics samples (one row per GPU) and their attribution to kernels/NVTX ranges"),
     Category("openacc", "OpenACC data, launch and other events"),

@@ -112,12 +112,13 @@ MEMOP = EventType(
 GPU_USEFUL, GPU_DATA_MOVEMENT, GPU_IDLE = 1, 2, 3
 GPU_ACTIVITY = EventType(
     63000090,
-    "GPU activity (every stream of every process on the GPU)",
+    "GPU activity (every stream of every process on the GPU; Useful: a compute kernel runs; Data movement:"
+    " memory operations or NCCL kernels, no compute kernel; Idle: neither)",
     "static",
-    {
+    {  # short: they are the columns of analysis/gpu_activity.cfg (the meaning is in the type's label)
         END_VALUE: "Outside the run",
-        GPU_USEFUL: "Useful (compute kernel)",
-        GPU_DATA_MOVEMENT: "Data movement (memory operation or NCCL kernel, no compute kernel)",
+        GPU_USEFUL: "Useful",
+        GPU_DATA_MOVEMENT: "Data movement",
         GPU_IDLE: "Idle",
     },
 )
@@ -214,27 +215,34 @@ OSRT = EventType(66400000, "OS runtime call", "dynamic")
 # Running span and under every call state.
 OFF_CPU_STATE = BLOCKED
 OFF_CPU_PRIORITY = STATE_PRIORITY[RUNNING]
-# The CPU a thread runs on: Extrae's "Executing CPU" type, value CPU + 1 from a sched-in on, 0 from its
-# sched-out (off every CPU).  Its presence in the .pcf says the states follow the scheduler.
-EXECUTING_CPU = EventType(
-    40000033, "Executing CPU (CPU number + 1; 0 = off CPU; states from the scheduler: Running only on a CPU)"
-)
-# CPU samples (-t samples): Extrae's sampling types, 30000000 the sampled function (the innermost
-# user-mode frame), 30000000 + k its caller at level k; one VALUES list ("function [module]"; an
-# unresolved frame "module @ address").  Kernel-mode frames apart: the innermost one on its own type.
+# The CPU a thread runs on: Extrae's GETCPU_EV (src/common/events.h, 40000033; label GETCPU_LBL
+# "Executing CPU" in src/merger/paraver/labels.h; the merger's GetCPU_Event writes the CPU number + 1),
+# from a sched-in on; 0 from its sched-out (off every CPU; Extrae, sampling getcpu(), has no such value).
+EXECUTING_CPU = EventType(40000033, "Executing CPU (CPU number + 1; 0 = off CPU)")
+# CPU samples (-t samples): Extrae's SAMPLING_EV (src/common/events.h, 30000000: "Sampled functions")
+# for the sampled function (the innermost user-mode frame) and SAMPLING_EV + k for its caller at depth
+# k (Extrae's merger, addr2info.c Address2Info_Write_Sample_Labels: "Sampled functions (depth k)"); one
+# VALUES list ("function [module]"; an unresolved frame "module @ address", where Extrae folds every
+# unresolved address into its value 1, "Unresolved": addr2info.c UNRESOLVED_ID).  Extrae's sampled
+# lines (SAMPLING_LINE_EV, 30000100 + k) are not written: the export's frames have no file or line.
 SAMPLED_LEVELS = 10  # levels 0..9; deeper frames are counted, not written
 SAMPLED = {
     k: EventType(
-        30000000 + k, "Sampled functions" if k == 0 else f"Sampled caller level {k}", "dynamic", group="sampled"
+        30000000 + k, "Sampled functions" if k == 0 else f"Sampled functions (depth {k})", "dynamic", group="sampled"
     )
     for k in range(SAMPLED_LEVELS)
 }
-SAMPLED_KERNEL = EventType(30000099, "Sampled kernel-mode function (innermost kernel frame)", "dynamic")
-# OS runtime call stacks (-t osrt, OSRT_CALLCHAINS): Extrae's caller types on the call's entry, level
-# 1 the innermost frame of the call stack (the library function called), 70000000 + k.
-OSRT_CALLER_LEVELS = 10
-OSRT_CALLER = {
-    k: EventType(70000000 + k, f"Caller level {k}", "dynamic", group="caller") for k in range(1, OSRT_CALLER_LEVELS + 1)
+# Kernel-mode frames apart, the innermost one on a type of ours, outside Extrae's sampling ranges
+# (30000000..30000099 functions, 30000100..30000199 lines: events.h MAX_CALLERS = 100).
+SAMPLED_KERNEL = EventType(66500000, "Sampled kernel-mode function (innermost kernel frame)", "dynamic")
+# Call stacks of OS runtime calls (-t osrt, OSRT_CALLCHAINS) and CUDA API calls (-t cuda_api,
+# CUDA_CALLCHAINS): Extrae's CALLER_EV + k (src/common/events.h, 70000000; label CALLER_LVL_LBL
+# "Caller at level k", src/merger/paraver/labels.h), the family Extrae writes for the callers of every
+# call it traces (MPI, I/O, memory: src/tracer/calltrace.h CALLER_EVENT_TYPE), on the call's entry;
+# level 1 the innermost frame of the call stack (the library function called).
+CALLER_LEVELS = 10
+CALLER = {
+    k: EventType(70000000 + k, f"Caller at level {k}", "dynamic", group="caller") for k in range(1, CALLER_LEVELS + 1)
 }
 
 # MPI: Extrae's types and value codes (standard MPI views work on our traces).  The five
@@ -299,8 +307,12 @@ FIXED_TYPES: tuple[EventType, ...] = (
 )
 # Listed in a .pcf only when a report of the trace has their table (kinds.table_types): the trace of a
 # report without scheduling, samples or OS runtime call stacks is what it was before they existed.
-CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *OSRT_CALLER.values())
-ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # in every .pcf
+CPU_SIDE_TYPES: tuple[EventType, ...] = (EXECUTING_CPU, *SAMPLED.values(), SAMPLED_KERNEL, *CALLER.values())
+ALWAYS_LISTED: dict[int, EventType] = {t.id: t for t in FIXED_TYPES}  # known to every trace; its .pcf
+# declares those its records use (paraver/pcf.py declared_types), and MEMOP whenever it has GPU work:
+GPU_WORK_TYPES = frozenset(
+    {CUDA_KERNEL.id, CUDA_KERNEL_FULL.id, NCCL_KERNEL.id, MEMOP.id, MEMOP_SIZE.id, GRAPH_EXEC.id}
+)
 BY_ID: dict[int, EventType] = {t.id: t for t in (*FIXED_TYPES, *CPU_SIDE_TYPES)}
 assert len(BY_ID) == len(FIXED_TYPES) + len(CPU_SIDE_TYPES), "event type id defined twice"
 assert all(t.id < NVTX_BASE or t.id >= NVTX_BASE + NVTX_DOMAIN_STRIDE * 10000 for t in FIXED_TYPES)

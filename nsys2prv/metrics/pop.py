@@ -20,6 +20,7 @@ import pandas as pd
 
 from nsys2prv import __version__
 from nsys2prv.core.errors import UserError
+from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.advice import advise
 from nsys2prv.metrics.measures import (
     clip_to_windows,
@@ -36,7 +37,7 @@ SCHEMA = "nsys2prv-pop/1"
 # calls of the host tree, and NVTX ranges when --region/--iterations need them.
 KINDS = ("kernels", "memcpy", "memset", "cuda_api", "mpi")
 REGION_KINDS = ("nvtx",)
-ALL_KINDS = KINDS + REGION_KINDS
+ALL_KINDS = KINDS + REGION_KINDS + on_cpu.KINDS  # (on_cpu.KINDS: the scheduling data, whatever -t too)
 
 # device interval classes (bits of the sweep masks)
 KERNEL, MEMOP, NCCL = 0, 1, 2
@@ -73,6 +74,7 @@ class PopInputs:
     # None: every process alive over the whole window
     life: tuple | None = None
     replay: Replay | None = None  # the ideal-network replay of the host processes (MPI runs)
+    on_cpu: tuple | None = None  # (process, start, end, cls): metrics.on_cpu (scheduling data only)
     steady: tuple | None = None  # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
@@ -163,7 +165,8 @@ class PopPartial:
     has: dict
     nvtx: pd.DataFrame
     host_pre: tuple | None = None  # (tasks, mask durations (k, 4)): trace window only
-    mpi_calls: pd.DataFrame | None = None  # (task, start, end, name, root, comm), aligned: for the replay
+    mpi_calls: pd.DataFrame | None = None  # (task, thread, start, end, name, root, comm), aligned: for the replay
+    on_cpu: tuple | None = None  # (task, cls, start, end) unions: metrics.on_cpu (scheduling data only)
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -283,6 +286,7 @@ def collect_partial(
         mpi_calls = pd.DataFrame(
             {
                 "task": _tasks_of(report, df["tid"], lookup),
+                "thread": df["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
                 "start": _at(clock, df["start"].to_numpy(np.int64)),
                 "end": _at(clock, df["end"].to_numpy(np.int64)),
                 "name": df["name"].astype(str),
@@ -306,8 +310,16 @@ def collect_partial(
                 "name": rng["name"].to_numpy(),
             }
         )
+    cpu = on_cpu.partial(tabs, lambda ids: _tasks_of(report, ids, lookup), lambda t: _at(clock, t), _unions)
     return PopPartial(
-        task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock), dev, host, has, nvtx, host_pre, mpi_calls
+        task_spans({k: tabs.get(k) for k in KINDS}, report, lookup, clock),
+        dev,
+        host,
+        has,
+        nvtx,
+        host_pre,
+        mpi_calls,
+        cpu,
     )
 
 
@@ -323,6 +335,7 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
     by side, the ranges and calls in slice order."""
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
+    cpu = [p.on_cpu for p in parts if p.on_cpu is not None]
     return PopPartial(
         _cat([p.spans for p in parts], 3),  # (each slice's spans: ``task_lifetimes`` takes the extremes)
         [sp for p in parts for sp in p.dev],
@@ -331,6 +344,7 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
         pd.concat([p.nvtx for p in parts], ignore_index=True),
         (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
         pd.concat(calls, ignore_index=True) if calls else None,
+        _cat(cpu, 4) if cpu else None,
     )
 
 
@@ -552,6 +566,7 @@ def combine(
         host_pre,
         (counted_lo, counted_hi),
     )
+    inputs.on_cpu = on_cpu.gather([p.on_cpu for p in parts], proc_index, (counted_lo, counted_hi))
     calls = _host_calls(parts, proc_index)
     if calls is not None:
         inputs.steady = _steady_bounds(calls)
@@ -606,7 +621,7 @@ def _replay(calls, proc_index, procs, lo, hi, messages):
             }
         )
         msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
-    return replay(calls[["rank", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
+    return replay(calls[["rank", "thread", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -833,6 +848,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False, ddur: np.ndarray 
             ddur = measure_devices(inp.dev, lo, hi, per_window)[0]
     hdur = _durations(inp.host, H, 2, lo, hi, per_window)
     alive = _alive(inp, lo, hi, per_window)
+    off_cpu = None if inp.on_cpu is None else on_cpu.durations(inp.on_cpu, H, lo, hi, per_window)
     if inp.host_pre is not None:
         if per_window or len(lo) != 1 or (lo[0], hi[0]) != (inp.t0, inp.t1):
             raise AssertionError("POP partials reduced in the workers measure the trace window only")
@@ -852,6 +868,20 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False, ddur: np.ndarray 
     res = []
     for k, T in enumerate(Ts):
         dev = device_tree(ddur[k], int(T), inp.nccl_as, dlabels)
+        host = host_tree(
+            hdur[k],
+            int(T),
+            nodes,
+            inp.has_mpi,
+            inp.has_cuda_api,
+            plabels,
+            None if alive is None else alive[k],
+            ideal[k],
+            inp.replay,
+            cpu_only=D == 0 and not inp.has_cuda_api,
+        )
+        if off_cpu is not None and (cpu := on_cpu.tree(host, off_cpu[k], int(T))) is not None:
+            host["on_cpu"] = cpu
         alt = device_tree(ddur[k], int(T), other, dlabels)
         dev["other_nccl_rule"] = {
             key: alt.get(key)
@@ -867,18 +897,7 @@ def evaluate(inp: PopInputs, lo, hi, per_window: bool = False, ddur: np.ndarray 
             {
                 "elapsed_ns": int(T),
                 "device": dev,
-                "host": host_tree(
-                    hdur[k],
-                    int(T),
-                    nodes,
-                    inp.has_mpi,
-                    inp.has_cuda_api,
-                    plabels,
-                    None if alive is None else alive[k],
-                    ideal[k],
-                    inp.replay,
-                    cpu_only=D == 0 and not inp.has_cuda_api,
-                ),
+                "host": host,
             }
         )
     return res
@@ -1042,6 +1061,8 @@ def compute(
             ],
         }
     result["definitions"] = definitions(inp.nccl_as, regions, iterations, warmup)
+    if inp.on_cpu is not None:
+        result["definitions"]["host_on_cpu"] = on_cpu.DEFINITION
     if steady is not None:
         result["definitions"]["steady_state"] = STEADY_DEFINITION
     result["notes"] = notes

@@ -7,10 +7,12 @@ to the application's dependencies: waiting for a late partner even on a perfect 
     T_ideal  = the run's elapsed time replayed on an ideal network (zero latency, infinite bandwidth)
     SerE     = max_i Useful_i / T_ideal          TrfE = T_ideal / T          SerE x TrfE = CommE
 
-The replay, per process in call order:
+The replay, per thread in call order (each thread that makes MPI calls its own sequence, as Dimemas
+replays a trace's threads: ``_sequences``):
 
 - computation bursts (the time between consecutive MPI calls, from the start of the process's life to
-  its first call and from its last call to its end) keep their measured durations;
+  its first call and from its last call to its end; a thread other than the main one ends with its last
+  call) keep their measured durations;
 - an MPI call takes no time of its own, except waiting for its partners:
   - a synchronising collective (every blocking collective but Reduce: Barrier, Bcast, Gather(v),
     Scatter(v), Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter, Scan; and Init) ends when the
@@ -18,6 +20,8 @@ The replay, per process in call order:
     that makes it);
   - Reduce: the root ends when the last participant has entered, the others at once (root unknown:
     no wait);
+  - a nonblocking collective (Iallreduce, Ireduce, ...) is entered by its call (no wait); the MPI_Wait of
+    its thread that completes it ends when the last participant has entered it (an Ireduce's root or not);
   - this is Dimemas's model (its GLOBAL_OP_SYNC and, for Reduce only, GLOBAL_OP_ROOT_SYNC; prv2dim's
     barrier at the end of MPI_Init), so that Dimemas with an ideal network replays our trace to the
     same T (tests/test_dimemas.py); Finalize and the communicator constructors do not synchronise;
@@ -38,9 +42,9 @@ window start (or its later life start), calls clipped at the borders, waiting on
 the window -- so that a border inside a long wait (a rank still in MPI_Init, or in the previous
 iteration's collective) never charges the window with the wait outside it (T_ideal too long, transfer
 efficiency above 1).  It equals the replay of the same window cut with ``-f`` (tests/test_replay.py).
-``replayed(rank, t)`` maps an original time of a process onto the whole run's replayed timeline
-(monotone: a time inside a call maps to min(replayed start + time spent in the call so far, replayed
-end)); the metrics do not use it.
+``replayed(rank, t)`` maps an original time of a sequence (a process's thread) onto the whole run's
+replayed timeline (monotone: a time inside a call maps to min(replayed start + time spent in the call so
+far, replayed end)); the metrics do not use it.
 """
 
 from __future__ import annotations
@@ -54,6 +58,10 @@ from nsys2prv.core.extrae_mpi import ALL_TO_ALL_COLLECTIVES, ROOT_SYNC_COLLECTIV
 from nsys2prv.core.jit import kernel
 
 ZERO, SYNC, ROOT_GATHER, RECV = 0, 1, 2, 4
+# a nonblocking collective's call (POST: the member enters the operation, waits for nothing) and the MPI_Wait
+# that completes it (WAIT: waits for every member's POST -- MPI_Ireduce's too, root or not, as Dimemas 5.5
+# replays prv2dim's records -- and enters nothing)
+POST, WAIT = 5, 6
 
 # As Dimemas replays them (core/extrae_mpi.ROOT_SYNC_COLLECTIVES): every blocking collective but
 # MPI_Reduce synchronises its members, whatever its root; MPI_Init ends with a barrier (prv2dim's
@@ -88,9 +96,9 @@ RECV_CALLS = frozenset(
     }
 )
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
-# Nonblocking collectives, as prv2dim gives them to Dimemas: the operation happens at the first MPI_Wait of
-# the process after it that completes no message (a Test, Waitall, ... is no such Wait: the operation is
-# then not replayed), with the kind of its blocking twin.
+# Nonblocking collectives, as prv2dim gives them to Dimemas: the call enters the operation, the first MPI_Wait
+# of its thread after it that completes no message waits for every member to have entered it (a Test,
+# Waitall, ... is no such Wait: nobody waits for the operation then).
 NONBLOCKING_COLLECTIVES = {
     f"MPI_I{n[4:].lower()}": n for n in (*SYNC_CALLS, *GATHER_CALLS) if n not in ("MPI_Init", "MPI_Init_thread")
 }
@@ -112,20 +120,22 @@ class Dependencies:
 
 @dataclass
 class Replay:
-    """The replayed run: per process, its calls' original and replayed times."""
+    """The replayed run: per sequence (a process's thread, ``_sequences``), its calls' original and
+    replayed times."""
 
-    ranks: int
-    start: np.ndarray  # per call, sorted by (rank, start): original start, end
+    ranks: int  # sequences: one per process, and one per other thread of a process that makes MPI calls
+    start: np.ndarray  # per call, sorted by (rank = sequence, start): original start, end
     end: np.ndarray
     rank: np.ndarray
     arrive: np.ndarray  # replayed start (= arrival) and end of every call
     done: np.ndarray
-    lo: np.ndarray  # per process: life start (original = replayed), original life end
+    lo: np.ndarray  # per sequence: life start (original = replayed), original life end
     hi: np.ndarray
-    final: np.ndarray  # per process: replayed end of life
+    final: np.ndarray  # per sequence: replayed end of life
     deps: Dependencies
     unresolved: int = 0  # calls completed without their partner (unmatched)
     notes: list[str] = field(default_factory=list)
+    proc: np.ndarray | None = None  # per sequence (``_sequences``: a process's thread): its process
 
     @property
     def elapsed(self) -> int:
@@ -133,7 +143,8 @@ class Replay:
         return int(self.final.max() - self.lo.min()) if self.ranks else 0
 
     def replayed(self, ranks: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Replayed time of original times ``t`` of processes ``ranks`` (vectorised)."""
+        """Replayed time of original times ``t`` of sequences ``ranks`` (vectorised; the processes where
+        each makes its MPI calls on one thread)."""
         ranks, t = np.asarray(ranks, np.int64), np.asarray(t, np.int64)
         first = np.searchsorted(self.rank, ranks, "left")
         last = np.searchsorted(self.rank, ranks, "right")
@@ -184,10 +195,11 @@ class Replay:
         kind = deps.kind[sel]
         coll = deps.coll[sel]
         inst = coll >= 0
+        enters = inst & (kind != WAIT)  # (a Wait is no member of its instance)
         ids, inv = np.unique(coll[inst], return_inverse=True)
         new_coll = np.full(len(sel), -1, np.int64)
         new_coll[inst] = inv.reshape(-1)
-        inst_size = np.bincount(new_coll[inst], minlength=len(ids)).astype(np.int64)
+        inst_size = np.bincount(new_coll[enters], minlength=len(ids)).astype(np.int64)
         root_call = deps.inst_root[ids]
         inst_root = _position(sel, root_call)
         # receive dependencies whose send lies in the window too
@@ -288,20 +300,22 @@ def _codes(values) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), np.asarray(uniq, object)
 
 
-def _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv) -> tuple[np.ndarray, np.ndarray]:
-    """Nonblocking collectives moved to the MPI_Wait that completes them (``NONBLOCKING_COLLECTIVES``):
-    that Wait takes the collective's name and communicator, the collective call itself takes no time
-    (``kind`` ZERO, in place).  Calls sorted by (rank, start, end); ``done_recv``: (rank, end) of the
-    calls that complete a message."""
+def _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv) -> np.ndarray:
+    """Nonblocking collectives (``NONBLOCKING_COLLECTIVES``) as Dimemas replays them: the call enters the
+    operation (``kind`` POST, in place: it waits for nothing), the first MPI_Wait of its thread after it
+    that completes no message waits for the operation (WAIT) -- for the last member to have *entered* it,
+    not to have reached its Wait; on every member, MPI_Ireduce's root or not.  Calls
+    sorted by (sequence ``rank``, start, end); ``done_recv``: (process ``proc``, end) of the calls that
+    complete a message.  Returns, per call, the nonblocking call that the Wait completes (-1: none)."""
+    wait_of = np.full(len(rank), -1, np.int64)
     icoll = np.flatnonzero(np.isin(names, list(NONBLOCKING_COLLECTIVES)))
     at = np.flatnonzero(np.isin(name_code, icoll))
     if not len(at):
-        return name_code, comm
-    name_code, comm = name_code.copy(), comm.copy()
-    kind[at] = ZERO
+        return wait_of
+    kind[at] = POST
     wait = np.flatnonzero(names == "MPI_Wait")
     waits = np.flatnonzero(np.isin(name_code, wait) & np.isin(rank, np.unique(rank[at])))
-    free = [i for i in waits if (int(rank[i]), int(end[i])) not in done_recv]  # (not completing a receive)
+    free = [i for i in waits if (int(proc[i]), int(end[i])) not in done_recv]  # (not completing a receive)
     pending: dict[int, list[int]] = {}
     calls = sorted([(int(i), 0) for i in at] + [(int(i), 1) for i in free])
     for i, is_wait in calls:
@@ -310,13 +324,9 @@ def _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv) ->
             queue.append(i)
         elif queue:
             c = queue.pop(0)
-            name_code[i], comm[i] = name_code[c], comm[c]
-            kind[i] = kind_of_name(names[name_code[c]])
-    return name_code, comm
-
-
-def kind_of_name(name: str) -> int:
-    return int(classify(np.array([name], object), True)[0])
+            wait_of[i] = c
+            kind[i] = WAIT
+    return wait_of
 
 
 def _find(bounds: np.ndarray, times: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -344,12 +354,20 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     process's life [start, end] on the same timeline.  ``messages``: matched point-to-point messages with
     columns send_rank, send_start (the send call's start) and recv_rank, recv_end (the end of the call that
     completed the receive: the Recv, Sendrecv or Wait), or None when the export names no peers.
+    An optional column ``thread`` (any id of the calling thread) replays each thread as its own sequence
+    (``_sequences``); without it every process is one.
     """
     lifetimes = np.asarray(lifetimes, np.int64).reshape(-1, 2)
-    n_rank = len(lifetimes)
-    rank0, start0, end0 = (calls[c].to_numpy(np.int64) for c in ("rank", "start", "end"))
-    order = np.lexsort((end0, start0, rank0))
-    rank, start, end = rank0[order], start0[order], end0[order]
+    n_proc = len(lifetimes)
+    proc0, start0, end0 = (calls[c].to_numpy(np.int64) for c in ("rank", "start", "end"))
+    thread0 = calls["thread"].to_numpy(np.int64) if "thread" in calls else np.zeros(len(proc0), np.int64)
+    seq0, seq_proc, lo, hi = _sequences(proc0, thread0, start0, end0, lifetimes)
+    n_rank = len(seq_proc)  # (the replay's "ranks" are the sequences)
+    order = np.lexsort((end0, start0, seq0))
+    rank, start, end = seq0[order], start0[order], end0[order]
+    proc = proc0[order]
+    # the calls by (process, start): the order of a process's calls over its threads
+    by_start = np.arange(len(order)) if n_rank == n_proc else np.lexsort((end, start, proc))
     name_code, names = _codes(calls["name"])
     name_code = name_code[order]
     comm = calls["comm"].to_numpy(np.int64)[order]
@@ -369,19 +387,22 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         done_recv = set(zip(messages["recv_rank"].to_numpy(np.int64).tolist(), messages["recv_end"].tolist()))
     else:
         done_recv = set()
-    name_code, comm = _nonblocking_at_waits(names, name_code, comm, rank, end, kind, done_recv)
+    wait_of = _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv)
 
-    # collective instances: the k-th call of (name, communicator) on each process
+    # collective instances: the k-th call of (name, communicator) on each process (its threads' calls in
+    # start order)
     n = len(rank)
     coll = np.full(n, -1, np.int64)
     root_me = np.zeros(n, np.bool_)
     inst_size = inst_root = np.zeros(0, np.int64)
-    idx = np.flatnonzero((kind != ZERO) & (kind != RECV))
+    idx = np.flatnonzero((kind == SYNC) | (kind == ROOT_GATHER) | (kind == POST))  # (the members' entries)
     if len(idx):
         comm_code, _ = _codes(comm[idx])
         op = name_code[idx] * (int(comm_code.max()) + 1) + comm_code  # (name, communicator)
-        grp = np.lexsort((np.arange(len(idx)), op, rank[idx]))  # per (rank, op), in call order
-        key = rank[idx][grp] * (int(op.max()) + 1) + op[grp]
+        pos = np.empty(len(order), np.int64)
+        pos[by_start] = np.arange(len(order))
+        grp = np.lexsort((pos[idx], op, proc[idx]))  # per (process, op), in call order
+        key = proc[idx][grp] * (int(op.max()) + 1) + op[grp]
         first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
         k = np.arange(len(idx)) - np.repeat(first, np.diff(np.r_[first, len(idx)]))
         kth = np.empty(len(idx), np.int64)
@@ -389,23 +410,33 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         ids = np.unique(op * (int(kth.max()) + 1) + kth, return_inverse=True)[1].reshape(-1)
         coll[idx] = ids
         inst_size = np.bincount(ids).astype(np.int64)
-        me = root[idx] == rank[idx]
+        me = root[idx] == proc[idx]
         root_me[idx] = me
         inst_root = np.full(len(inst_size), -1, np.int64)
         inst_root[ids[me]] = idx[me]
+        waits = np.flatnonzero(wait_of >= 0)  # a Wait waits for the instance its nonblocking call entered
+        coll[waits], root_me[waits] = coll[wait_of[waits]], root_me[wait_of[waits]]
         rooted = kind[idx] == ROOT_GATHER
         if rooted.any() and (root[idx][rooted] < 0).all():
             notes.append("roots of rooted collectives unknown: they do not synchronise in the replay")
 
-    # receive completions: the call (on recv_rank) that ended at recv_end waits for the send starting at send_start
+    # receive completions: the call (of process recv_rank) that ended at recv_end waits for the send starting
+    # at send_start
     bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
     dep_ptr = np.zeros(n + 1, np.int64)
     dep_send = np.zeros(0, np.int64)
     if messages is not None and len(messages):
-        send = _find(bounds, start, messages["send_rank"].to_numpy(np.int64), messages["send_start"].to_numpy(np.int64))
-        by_end = np.lexsort((end, rank))  # calls by (rank, end): ends sorted within each process
+        pbounds = np.searchsorted(proc[by_start], np.arange(n_proc + 1), "left").astype(np.int64)
+        send_pos = _find(
+            pbounds,
+            start[by_start],
+            messages["send_rank"].to_numpy(np.int64),
+            messages["send_start"].to_numpy(np.int64),
+        )
+        send = np.where(send_pos >= 0, by_start[np.maximum(send_pos, 0)], -1)
+        by_end = np.lexsort((end, proc))  # calls by (process, end): ends sorted within each process
         recv_pos = _find(
-            bounds, end[by_end], messages["recv_rank"].to_numpy(np.int64), messages["recv_end"].to_numpy(np.int64)
+            pbounds, end[by_end], messages["recv_rank"].to_numpy(np.int64), messages["recv_end"].to_numpy(np.int64)
         )
         recv = np.where(recv_pos >= 0, by_end[np.maximum(recv_pos, 0)], -1)
         ok = (send >= 0) & (recv >= 0)
@@ -429,8 +460,8 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         inst_root,
         dep_ptr,
         dep_send,
-        lifetimes[:, 0].copy(),
-        lifetimes[:, 1].copy(),
+        lo.copy(),
+        hi.copy(),
     )
     if unresolved:
         notes.append(f"{unresolved} call(s) waited for a partner that never came: completed without it")
@@ -441,13 +472,49 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         rank,
         arrive,
         done,
-        lifetimes[:, 0].copy(),
-        lifetimes[:, 1].copy(),
+        lo,
+        hi,
         final,
         Dependencies(kind, coll, root_me, inst_root, dep_ptr, dep_send),
         int(unresolved),
         notes,
+        seq_proc,
     )
+
+
+def _sequences(proc, thread, start, end, lifetimes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The replay's sequences, as prv2dim gives a trace's threads to Dimemas: each thread of a process its
+    own sequence of bursts and calls.  Per process first its main sequence -- the thread of its first
+    call (MPI_Init's), or no call at all -- which lives the process's life; then its other threads (in
+    the order of their first call in ``calls``), each living from the process's start (Dimemas starts
+    every thread at the trace's start: its first burst runs to its first call at the same time) to the
+    end of its last call (the last event prv2dim sees of it: with MPI alone, a thread's rows are its
+    calls).  Returns the sequence of each call, each sequence's process, and each sequence's life."""
+    n_proc = len(lifetimes)
+    big = np.iinfo(np.int64).max
+    lowest, highest = np.full(n_proc, big, np.int64), np.full(n_proc, -big, np.int64)
+    np.minimum.at(lowest, proc, thread)
+    np.maximum.at(highest, proc, thread)
+    if (lowest == highest)[proc].all():  # one thread per process: the sequences are the processes
+        return proc.copy(), np.arange(n_proc, dtype=np.int64), lifetimes[:, 0].copy(), lifetimes[:, 1].copy()
+    first = np.lexsort((start, proc))
+    head = first[np.r_[True, proc[first][1:] != proc[first][:-1]]]
+    main = np.full(n_proc, -big, np.int64)
+    main[proc[head]] = thread[head]
+    is_main = thread == main[proc]
+    sub = np.where(is_main, 0, _codes(thread)[0] + 1)  # 0: the process's main sequence
+    width = int(sub.max()) + 1
+    keys, inv = np.unique(np.r_[np.arange(n_proc, dtype=np.int64) * width, proc * width + sub], return_inverse=True)
+    seq = inv.reshape(-1)[n_proc:].astype(np.int64)
+    seq_proc, other = keys // width, keys % width > 0
+    lo, hi = lifetimes[seq_proc, 0].copy(), lifetimes[seq_proc, 1].copy()
+    last = np.full(len(keys), np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(last, seq, end)
+    early = np.full(len(keys), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(early, seq, start)
+    lo[other] = np.minimum(lo[other], early[other])
+    hi[other] = last[other]
+    return seq, seq_proc, lo, hi
 
 
 @kernel(interpret_below=5_000)
@@ -470,18 +537,17 @@ def _replay(bounds, start, end, kind, coll, root_me, inst_size, inst_root, dep_p
         for r in range(n_rank):
             while ptr[r] < bounds[r + 1]:
                 e = ptr[r]
+                k = kind[e]
+                c = coll[e]
                 if arrive[e] < 0:
                     arrive[e] = t[r] + max(start[e] - prev_end[r], 0)
-                    c = coll[e]
-                    if c >= 0:
+                    if c >= 0 and k != WAIT:  # (a member entering the instance)
                         inst_arrived[c] += 1
                         if inst_arrived[c] == 1 or arrive[e] > inst_max[c]:
                             inst_max[c] = arrive[e]
-                k = kind[e]
-                c = coll[e]
                 ready = True
                 finish = arrive[e]
-                if k == SYNC or (k == ROOT_GATHER and root_me[e]):
+                if k == SYNC or k == WAIT or (k == ROOT_GATHER and root_me[e]):
                     if inst_arrived[c] < inst_size[c]:
                         ready = False
                     else:

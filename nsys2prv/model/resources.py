@@ -1,4 +1,4 @@
-"""The Paraver resource model: node = host, task = profiled process (rank), threads =
+r"""The Paraver resource model: node = host, task = profiled process (rank), threads =
 the process's CPU threads that have events, then one thread per GPU stream -- and one more per
 overlap lane of a stream whose activities overlap (a second ``CUDA-D0.S7`` row right after the
 first, as Nsight Systems draws them), then one row per GPU the process is the first to use
@@ -7,10 +7,12 @@ first, as Nsight Systems draws them), then one row per GPU the process is the fi
 task using it: it carries the GPU's activity over all its streams and processes (GPU_ACTIVITY), the
 per-GPU timeline no Paraver level can aggregate (a node aggregates every CPU of the host).
 
-Labels follow BSC's nsys2prv, which BSC BasicAnalysis reads: streams ``CUDA-D<device>.S<stream>``
-(the node is the task's node), GPU rows ``Metrics GPU<id>``; CPU threads ``Rank 0 main (1234)``.
-A stream label carries no rank (BasicAnalysis would not recognise it): the task level, the CPU
-threads just above and the .row's task labels say whose stream it is.
+Labels follow the forms BSC BasicAnalysis's nsys2prv path reads: streams ``CUDA-D<gpu>.S<stream>-<host>``
+(its pattern ``^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$`` reads the suffix as the node), where
+``<gpu>`` is the GPU id, the numbering of the ``Metrics GPU<id>`` rows (``^Metrics GPU\d+\s*$``, so
+they carry nothing else); CPU threads ``Rank 0 main (1234)``.  A stream label cannot carry a rank
+(BasicAnalysis would read it as part of the node): the task level, the CPU threads just above and the
+.row's task labels say whose stream it is.
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -294,12 +296,13 @@ def build_model(
     gpu_index: dict[int, tuple[list, list]] = {}
     metric_index: dict[int, tuple[list, list]] = {}
     task_gpus = []
+    task_gpu_of: list[dict[int, int]] = []  # per task: CUDA device ordinal -> GPU id
     for task in tasks:
         devs = np.array(sorted({d for d, _, _ in gpu_keys[task.report].get(task.pid, ())}), np.int64)
         dm = devmaps[task.report] if devmaps is not None else None
-        task_gpus.append(
-            set(gpu_of(dm, np.full(len(devs), task.pid), devs).tolist()) if dm is not None else set(devs.tolist())
-        )
+        ids = gpu_of(dm, np.full(len(devs), task.pid), devs) if dm is not None else devs
+        task_gpu_of.append(dict(zip(devs.tolist(), np.asarray(ids).tolist())))
+        task_gpus.append(set(task_gpu_of[-1].values()))
         task.gpus = tuple(sorted(task_gpus[-1]))
     owners: dict[int, dict[int, int]] = {}  # task -> {gpu: report}
     for r, tabs in enumerate(keys):
@@ -328,7 +331,8 @@ def build_model(
             gpu_index.setdefault(task.report, ([], []))
             gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), f"CUDA-D{d}.S{s}"))  # overlap lanes too
+            label = stream_label(task_gpu_of[ti].get(d, d), s, task.host)
+            threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), label))  # overlap lanes too
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
             metric_index.setdefault(task.report, ([], []))
@@ -346,6 +350,13 @@ def build_model(
             next_cpu += 1
     model.index_threads(cpu_index, gpu_index, metric_index)
     return model
+
+
+def stream_label(gpu: int, stream: int, host: str) -> str:
+    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU id (as its ``Metrics GPU<id>`` row), the stream and
+    the host (BasicAnalysis reads the suffix as the node: one word)."""
+    word = re.sub(r"\s+", "_", host.strip())
+    return f"CUDA-D{gpu}.S{stream}" + (f"-{word}" if word else "")
 
 
 def _index(keys: list[int], gids: list[int]) -> pd.Series:

@@ -12,9 +12,8 @@ from nsys2prv.core import registry as R
 # vocabulary the test parser accepts is in tests/cfg_parser.py.
 COMM_STATISTICS = frozenset({"#Sends", "#Receives", "Bytes sent"})
 # Time units of a window (paraver-kernel paraverlabels.h): the timeline's ruler and the histograms of
-# time use them.  Timelines read in microseconds (ns gives 10-digit numbers); views with histograms
-# stay in ns, so that paramedir's numbers equal OUT.pop.json's (scripts/check_views.py) and the
-# recorded oracles (tests/oracles/paramedir.json) to the ns.
+# time use them.  Microseconds (ns gives 10-digit numbers), but for the POP views, which stay in ns so
+# that paramedir's numbers equal OUT.pop.json's to the ns (scripts/check_views.py).
 US, NS = "Microseconds", "Nanoseconds"
 
 
@@ -58,11 +57,7 @@ class View:
     windows: tuple[Window, ...]
     histograms: tuple[Histogram, ...] = ()
     summary: str = ""  # one line for the README: what to look for
-    units: str | None = None  # None: US for timelines, NS for a view with histograms
-
-    @property
-    def time_unit(self) -> str:
-        return self.units or (NS if self.histograms else US)
+    units: str = US
 
 
 # --- Building blocks ----------------------------------------------------------------------------

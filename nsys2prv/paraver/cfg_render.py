@@ -252,7 +252,7 @@ def render(view: View, info: TraceInfo | None = None) -> str:
         "",
     ]
     for i, w in enumerate(view.windows, 1):
-        lines += _window(w, i, view.time_unit, info)
+        lines += _window(w, i, view.units, info)
     for h in view.histograms:
         lines += _histogram(h, view.windows, info)
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from nsys2prv.paraver.cfg_model import View
 from nsys2prv.paraver.cfg_render import TraceInfo, render
 from nsys2prv.paraver.trace_views import (
     METRIC_FAMILIES,
+    fit,
     needs,
     nvtx_domains,
     pcf_types,
@@ -92,8 +93,10 @@ def install_views(dest: Path, pcf: Path | None = None, present: set[str] | None 
             out.append(dest / v.path)
         return out
     info = trace_info(pcf)
-    views += trace_views(pcf.read_text(encoding="utf-8", errors="replace"))
-    return write_views(views, dest, info)
+    text = pcf.read_text(encoding="utf-8", errors="replace")
+    declared = set(pcf_types(text))
+    fitted = [f for v in [*views, *trace_views(text)] if (f := fit(v, declared)) is not None]
+    return write_views(fitted, dest, info)
 
 
 def _source_dir() -> Path:

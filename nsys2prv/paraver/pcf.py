@@ -41,6 +41,16 @@ def _type_values(t: EventType, labels: ValueLabels) -> dict[int, str] | None:
     return values
 
 
+def declared_types(types: dict[int, EventType], written: set[int]) -> dict[int, EventType]:
+    """The types a trace's .pcf declares: those its records use (a CPU-only run declares no kernel,
+    NCCL, OpenACC or GPU metric type; issue 36), and the memory-operation type whenever the trace has
+    GPU work: BSC BasicAnalysis's nsys2prv path finds it by its label ("CUDA memcpy kernel")."""
+    keep = set(written)
+    if keep & R.GPU_WORK_TYPES:
+        keep.add(R.MEMOP.id)
+    return {i: t for i, t in types.items() if i in keep}
+
+
 def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
     parts = [
         extrae_mpi.PCF_DEFAULT_OPTIONS,

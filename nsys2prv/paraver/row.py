@@ -1,12 +1,24 @@
-"""The .row: names of CPUs, nodes, the application, tasks and threads."""
+"""The .row: names of CPUs, nodes, the application, tasks and threads; a trace whose thread states
+follow the scheduler says so in a comment line after the blocks (``SCHEDULER_RULE``).
+
+Paraver's reader (paraver-kernel utils/traceparser/rowfileparser.cpp, RowFileParser) skips a line
+starting with '#' outside a block; BasicAnalysis reads the first line (modelfactors.py: the CPU
+count), so the comment goes last."""
 
 from __future__ import annotations
 
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.pcf import clean_label
 
+SCHEDULER_RULE = (
+    "# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, "
+    "Blocked (9) off it unless a call's own state covers the time; CPU threads without scheduling data: "
+    "Running from their first to their last event"
+)
 
-def render_row(model: Model, app_name: str = "nsys2prv") -> str:
+
+def render_row(model: Model, app_name: str = "nsys2prv", scheduler: bool = False) -> str:
+    """``scheduler``: the trace's states follow the scheduler (its .pcf has registry.EXECUTING_CPU)."""
     by_cpu = sorted((t.cpu, t.name) for t in model.threads)
     cpus = [f"CPU {cpu} ({clean_label(name)})" for cpu, name in by_cpu]
     blocks = [
@@ -16,4 +28,5 @@ def render_row(model: Model, app_name: str = "nsys2prv") -> str:
         ("TASK", [clean_label(f"{t.label} ({t.host}, pid {t.pid})") for t in model.tasks]),
         ("THREAD", [clean_label(model.threads[g].name) for t in model.tasks for g in t.threads]),
     ]
-    return "\n".join(f"LEVEL {lvl} SIZE {len(names)}\n" + "\n".join(names) + "\n" for lvl, names in blocks)
+    text = "\n".join(f"LEVEL {lvl} SIZE {len(names)}\n" + "\n".join(names) + "\n" for lvl, names in blocks)
+    return text + ("\n" + SCHEDULER_RULE + "\n" if scheduler else "")

@@ -5,6 +5,7 @@ its .pcf, what a view needs to show something, and what a rendered-for-a-trace v
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from nsys2prv.core import registry as R
@@ -54,15 +55,37 @@ def pcf_types(pcf_text: str) -> dict[int, str]:
 
 
 def nvtx_domains(types: dict[int, str]) -> dict[int, str]:
-    """Domain index -> domain name ('' = default domain) of the NVTX domains in a trace's .pcf."""
-    prefix, suffix = R.NVTX_LABELS["pushpop"].split("{}")
-    out = {}
+    """Domain index -> domain name ('' = default domain) of the NVTX domains in a trace's .pcf (any
+    of a domain's types names it: the .pcf declares only the types a trace's records use)."""
+    kind_of = {off: kind for kind, off in R.NVTX_OFFSETS.items()}
+    out: dict[int, str] = {}
     for tid, label in types.items():
         k, off = divmod(tid - R.NVTX_BASE, R.NVTX_DOMAIN_STRIDE)
-        if k >= 0 and off == R.NVTX_OFFSETS["pushpop"] and label.startswith(prefix) and label.endswith(suffix):
+        if k < 0 or tid >= R.NVTX_BASE + R.NVTX_DOMAIN_STRIDE * 10000 or off not in kind_of:
+            continue
+        prefix, suffix = R.NVTX_LABELS[kind_of[off]].split("{}")
+        if label.startswith(prefix) and label.endswith(suffix):
             name = label[len(prefix) : len(label) - len(suffix) if suffix else None]
-            out[k] = "" if name == R.NVTX_DEFAULT_DOMAIN_NAME else name
+            out.setdefault(k, "" if name == R.NVTX_DEFAULT_DOMAIN_NAME else name)
     return dict(sorted(out.items()))
+
+
+def fit(view: View, declared: set[int]) -> View | None:
+    """``view`` with its event filters narrowed to the types the trace declares, so that Paraver has
+    no filter event the trace lacks to warn about; a window left without types is dropped when the
+    view's windows are independent timelines, else the view shows nothing here (None)."""
+    independent = not view.histograms and all(w.operation is None for w in view.windows)
+    windows = []
+    for w in view.windows:
+        keep = [i for i, t in enumerate(w.types) if t in declared]
+        if len(keep) == len(w.types):
+            windows.append(w)
+        elif keep:
+            labels = tuple(w.labels[i] for i in keep) if w.labels is not None else None
+            windows.append(replace(w, types=tuple(w.types[i] for i in keep), labels=labels))
+        elif not independent:
+            return None
+    return replace(view, windows=tuple(windows)) if windows else None
 
 
 def gpu_metrics(types: dict[int, str]) -> dict[int, str]:
@@ -103,7 +126,7 @@ NVTX domain '{safe}' (domain index {k}, types {t['pushpop'].id}..{t['gpu'].id}) 
             View(
                 "basics/states_from_the_scheduler.cfg",
                 f"""
-Thread state of this trace, whose CPU threads have the scheduler's data (-t sched): Running only while
+Thread state of this trace, whose CPU threads have the scheduler's data (SCHED_EVENTS): Running only while
 on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
 the call's state); a thread without scheduling data is Running from its first to its last event.
 Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",

@@ -191,7 +191,7 @@ OS runtime library call on each CPU thread (type {R.OSRT.id}; translated with -t
     View(
         "views/sampled_functions.cfg",
         f"""
-Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; translated with -t samples):
+Sampled function of each CPU thread (type {R.SAMPLED[0].id}, Extrae's; reports with CPU samples):
 the innermost user-mode frame of the last CPU sample, "function [module]" ("module @ address" when
 unresolved). Histogram thread x function: number of samples.""",
         (events("Sampled functions", R.SAMPLED[0].id, open=False),),
@@ -204,14 +204,14 @@ unresolved). Histogram thread x function: number of samples.""",
 Caller at level 1 of the sampled function (type {R.SAMPLED[1].id}; level N is type
 {R.SAMPLED[0].id} + N, up to {R.SAMPLED_LEVELS - 1}: change the window's type for another level).
 Histogram thread x caller: number of samples.""",
-        (events("Sampled caller level 1", R.SAMPLED[1].id, open=False),),
+        (events(R.SAMPLED[1].label, R.SAMPLED[1].id, open=False),),
         (time_per_value("Samples per caller", statistic="# Bursts"),),
         summary="Which callers the sampled functions are reached from.",
     ),
     View(
         "analysis/host_during_gpu_idle.cfg",
         f"""
-Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, -t samples)
+Host activity during GPU idle: histogram task x sampled function (type {R.SAMPLED[0].id}, reports with CPU samples)
 while no compute kernel, memory operation or NCCL kernel (types {KERNEL}, {MEMOP}, {NCCL_KERNEL}) runs on
 any stream of the process: window 3 = window 1 (the process's sampled function: the largest value over
 its threads, i.e. the function of its one sampled thread) x window 2 (1 while its GPU work is idle).
@@ -236,7 +236,7 @@ Histogram: time per function while the GPU is idle, each sample's function held 
     View(
         "analysis/kernel_time.cfg",
         f"""
-Histogram thread x compute kernel (type {KERNEL}): total time in ns.""",
+Histogram thread x compute kernel (type {KERNEL}): total time in microseconds.""",
         (events("CUDA kernels", KERNEL, open=False),),
         (time_per_value("Kernel time"),),
         summary="Time per kernel per stream: the kernels worth optimising first.",
@@ -252,7 +252,7 @@ Histogram thread x compute kernel (type {KERNEL}): number of executions.""",
     View(
         "analysis/kernel_avg_duration.cfg",
         f"""
-Histogram thread x compute kernel (type {KERNEL}): average duration in ns.""",
+Histogram thread x compute kernel (type {KERNEL}): average duration in microseconds.""",
         (events("CUDA kernels", KERNEL, open=False),),
         (time_per_value("Kernel average duration", statistic="Average Burst Time"),),
         summary="Mean duration per kernel and stream; differences between ranks show device imbalance.",
@@ -260,7 +260,7 @@ Histogram thread x compute kernel (type {KERNEL}): average duration in ns.""",
     View(
         "analysis/memop_time.cfg",
         f"""
-Histogram thread x memory operation kind (type {MEMOP}): total time in ns.""",
+Histogram thread x memory operation kind (type {MEMOP}): total time in microseconds.""",
         (events("Memory operation kind", MEMOP, open=False),),
         (time_per_value("Memory operation time"),),
         summary="Time per copy direction and memset per stream.",
@@ -268,7 +268,7 @@ Histogram thread x memory operation kind (type {MEMOP}): total time in ns.""",
     View(
         "analysis/nccl_time.cfg",
         f"""
-Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in ns.""",
+Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in microseconds.""",
         (events("NCCL kernels", NCCL_KERNEL, open=False),),
         (time_per_value("NCCL kernel time"),),
         summary="Time in each NCCL kernel per stream: the cost of GPU collectives.",
@@ -276,7 +276,7 @@ Histogram thread x NCCL kernel (type {NCCL_KERNEL}): total time in ns.""",
     View(
         "analysis/cuda_api_time.cfg",
         f"""
-Histogram thread x CUDA API call (type {API}): total time in ns.""",
+Histogram thread x CUDA API call (type {API}): total time in microseconds.""",
         (events("CUDA API calls", API, open=False),),
         (time_per_value("CUDA API time"),),
         summary="Host time per CUDA call: synchronisation and copies dominate when the host waits.",
@@ -284,7 +284,7 @@ Histogram thread x CUDA API call (type {API}): total time in ns.""",
     View(
         "analysis/mpi_time.cfg",
         f"""
-Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time in ns.""",
+Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time in microseconds.""",
         (events("MPI call", *MPI_CALLS, open=False),),
         (time_per_value("MPI time"),),
         summary="Time per MPI call per rank (column Outside MPI = the rest).",
@@ -293,7 +293,7 @@ Histogram thread x MPI call (types {', '.join(map(str, MPI_CALLS))}): total time
         "analysis/nvtx_time.cfg",
         f"""
 Histogram thread x innermost NVTX push/pop range of the default domain (type {NVTX_DEFAULT['pushpop'].id}):
-total time in ns. {DOMAIN_NOTE}""",
+total time in microseconds. {DOMAIN_NOTE}""",
         (
             events(
                 "NVTX push/pop (default domain)",

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from nsys2prv.core.registry import EventType
+from nsys2prv.core.registry import EXECUTING_CPU, EventType
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import merge, merge_split, object_columns
 from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.paraver.pcf import render_pcf
+from nsys2prv.paraver.pcf import declared_types, render_pcf
 from nsys2prv.paraver.row import render_row
 
 MIN_SPLIT = 250_000  # records per part below which a split merge costs more than it saves
@@ -99,7 +99,7 @@ def write_files(
                 fh.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                 body(fh)
         temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
-        temps[2].write_text(render_row(model), encoding="utf-8")
+        temps[2].write_text(render_row(model, scheduler=EXECUTING_CPU.id in types), encoding="utf-8")
         for tmp, target in zip(temps, targets):
             os.replace(tmp, target)
     finally:
@@ -165,6 +165,9 @@ def write_merged(
         else:
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
-    targets = write_files(base, compress, model, end_ns, epoch_ns, body, types, labels, communicators)
+    written = {t for c in chunks for sig_types, _ in c.sigs for t in sig_types}  # types with records
+    targets = write_files(
+        base, compress, model, end_ns, epoch_ns, body, declared_types(types, written), labels, communicators
+    )
     m = stats[0]
     return WriteStats(m.states, m.events, m.comms, end_ns, targets)

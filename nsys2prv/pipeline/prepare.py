@@ -10,6 +10,7 @@ from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
+from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
 from nsys2prv.model.align import align as fit_alignment
@@ -126,7 +127,9 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     calls = any(K.CATEGORY_BY_NAME[c].needs_calls for c in cfg.categories) and "cuda_api" not in kinds
     extra = _align_sources(cfg, kinds, len(cfg.inputs))
     pop_kinds = tuple(
-        k for k in popm.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ()) if k not in kinds
+        k
+        for k in popm.KINDS + on_cpu.KINDS + (popm.REGION_KINDS if cfg.region or cfg.iterations else ())
+        if k not in kinds
     )
     reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
     sources = [

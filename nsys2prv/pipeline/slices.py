@@ -40,7 +40,7 @@ import pandas as pd
 
 from nsys2prv.core.intervals import tuple_codes
 from nsys2prv.core.memory import release
-from nsys2prv.metrics import pop
+from nsys2prv.metrics import on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.nsys.ids import process_key
@@ -403,7 +403,7 @@ def _window_partial(job: RankJob, plan: Plan, k: int, tables: dict, running: dic
         {
             x: pd.concat([window[x], rows], ignore_index=True)
             for x, rows in running.items()
-            if x in pop.KINDS and x in window and len(rows)
+            if x in pop.KINDS + on_cpu.KINDS and x in window and len(rows)
         }
     )
     stages.clip(window, lo, hi, Translation())

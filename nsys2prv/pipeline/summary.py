@@ -284,6 +284,12 @@ def print_summary(s: Summary, seconds: float) -> None:
 ALIGNMENT_WARNING_NS = 100_000  # estimated alignment errors above this are said
 
 
+def _error_ns(r: dict):
+    """A report's alignment error: the half-width of its interval where the bounds placed it, else the
+    standard error of its fitted offset (None: not known)."""
+    return r.get("bound_ns", r.get("stderr_ns"))
+
+
 def _fitted(method: str) -> bool:
     """Whether a report's clock was fitted to sync points (else its error is no estimate's)."""
     return not (method.startswith("session") or method == "none")
@@ -333,7 +339,8 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
         ranks = ",".join(str(x) for x in r["ranks"]) or "-"
         spread = "-" if r["residual_spread_ns"] is None else f"{r['residual_spread_ns'] / 1e3:.1f}"
         is_fit = _fitted(r["method"])
-        err = "-" if r.get("stderr_ns") is None or not is_fit else f"{r['stderr_ns'] / 1e3:.1f}"
+        e_ns = _error_ns(r)
+        err = "-" if e_ns is None or not is_fit else f"{e_ns / 1e3:.1f}"
         click.echo(
             f"  {ranks:<10} {r['method'][:16]:<16} {r['session_offset_ns'] / 1e9:>12.6f} "
             f"{r['correction_ns']:>16} {r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}"
@@ -344,14 +351,15 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
         "  (started: the report's session start after the first one's; correction: what the sync points "
         "moved it by; spread: how far this report's exits from the sync points lie from the others' on "
         "these clocks (robust sigma, us) -- with session clocks, how unevenly the ranks leave their "
-        "collectives, not an alignment error; error: the standard error of a fitted offset (us); points: "
+        "collectives, not an alignment error; error: the standard error of a fitted offset, or the "
+        "half-width of the interval the data allow for one placed by the bounds (us); points: "
         "the sync points that estimate this report's offset)"
     )
-    fitted = [r for r in reports if r.get("stderr_ns") is not None and r["correction_ns"] != 0 and _fitted(r["method"])]
-    worst = max(fitted, key=lambda r: r["stderr_ns"], default=None)
-    if worst is not None and worst["stderr_ns"] > ALIGNMENT_WARNING_NS:
+    fitted = [r for r in reports if _error_ns(r) is not None and r["correction_ns"] != 0 and _fitted(r["method"])]
+    worst = max(fitted, key=_error_ns, default=None)
+    if worst is not None and _error_ns(worst) > ALIGNMENT_WARNING_NS:
         click.echo(
-            f"  warning: estimated clock alignment error up to {worst['stderr_ns'] / 1e3:.0f} us (ranks "
+            f"  warning: estimated clock alignment error up to {_error_ns(worst) / 1e3:.0f} us (ranks "
             f"{','.join(map(str, worst['ranks']))}): events of different ranks closer than that may be "
             "shown in the wrong order"
         )

@@ -12,9 +12,12 @@ from nsys2prv.nsys.ids import process_key
 from nsys2prv.translate.context import Context
 from nsys2prv.translate.records import (
     CommBatch,
+    Pair,
     StateIntervals,
     Translation,
+    caller_levels,
     interval_events,
+    sparse_interval_events,
 )
 
 SYNC_CALL = r"Synchronize"  # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize, ...
@@ -32,9 +35,8 @@ def cuda_api(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     corr = np.maximum(df["corr"].to_numpy(np.int64), 0)
-    out.events += interval_events(
-        start, end, threads, [(R.CUDA_API.id, Names.of(df["name"])), (R.CORRELATION.id, corr)]
-    )
+    pairs: list[Pair] = [(R.CUDA_API.id, Names.of(df["name"])), (R.CORRELATION.id, corr)]
+    out.events += sparse_interval_events(start, end, threads, pairs, caller_levels(df))
     sync = contains(df["name"], SYNC_CALL)
     out.states.append(_states(threads[sync], start[sync], end[sync], R.SYNCHRONIZATION))
     return len(df)

@@ -16,7 +16,7 @@ from nsys2prv.translate.records import (
     Pair,
     StateIntervals,
     Translation,
-    Values,
+    caller_levels,
     interval_events,
     sparse_interval_events,
 )
@@ -96,14 +96,7 @@ def osrt(df: pd.DataFrame, ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     start, end = ctx.times(df["start"]), ctx.times(df["end"])
     pairs: list[Pair] = [(R.OSRT.id, Names.of(df["name"]))]
-    callers = [(t, f"caller{k}") for k, t in R.OSRT_CALLER.items() if f"caller{k}" in df]
-    if not callers:
-        out.events += interval_events(start, end, threads, pairs)
-        return len(df)
-    optional: list[tuple[int, Values, np.ndarray]] = [
-        (t.id, Names.of(df[c]), df[c].notna().to_numpy()) for t, c in callers
-    ]
-    out.events += sparse_interval_events(start, end, threads, pairs, optional)
+    out.events += sparse_interval_events(start, end, threads, pairs, caller_levels(df))
     return len(df)
 
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import numpy as np
+import pandas as pd
 
+from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names
 from nsys2prv.core.tally import Tally
 
@@ -143,3 +145,10 @@ def sparse_interval_events(
         extra: list[Pair] = [(t, v[sel]) for (t, v, _), on in zip(optional, present[sel][0]) if on]
         batches += interval_events(start[sel], end[sel], thread[sel], [(t, v[sel]) for t, v in pairs] + extra)
     return batches if n else []
+
+
+def caller_levels(df: pd.DataFrame) -> list[tuple[int, Values, np.ndarray]]:
+    """A call table's caller1..callerN columns (``nsys.readers.callchains``) as optional pairs of
+    ``sparse_interval_events``: Extrae's caller types (``registry.CALLER``) where a call has that level."""
+    cols = [(t, f"caller{k}") for k, t in R.CALLER.items() if f"caller{k}" in df]
+    return [(t.id, Names.of(df[c]), df[c].notna().to_numpy()) for t, c in cols]

@@ -9,6 +9,8 @@
 #    end; wall time is meaningless on a loaded machine).
 # 2. mpi_wait.c on 2 ranks through the wrapper, with `-t mpi,nvtx,osrt -s none --cpuctxsw=none` and with
 #    the wrapper's defaults: the wall time of the whole mpirun and the size of the reports.
+# 3. the project's MPI programs (scripts/mpi_apps: p2p and coll on 4 ranks, threads and polls on 2) the
+#    same way.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -49,3 +51,21 @@ done
 echo "mpi_wait.c (2 ranks), wrapper with -s none --cpuctxsw=none: $(ms mpi_none.txt); reports $(du -cb none/*.nsys-rep | tail -1 | cut -f1) bytes"
 echo "mpi_wait.c (2 ranks), wrapper defaults:                     $(ms mpi_defaults.txt); reports $(du -cb defaults/*.nsys-rep | tail -1 | cut -f1) bytes"
 echo "wrapper defaults here: $(grep -c 'process-tree): OK' <(nsys status -e 2>&1)) = sampling on (1) / off (0)"
+
+for app in p2p:4 coll:4 threads:2 polls:2; do
+    prog=${app%%:*}; np=${app##*:}
+    mpicc -O1 -o "$prog" "$REPO/scripts/mpi_apps/$prog.c" -lpthread
+    for ((r = 0; r < REPS; r++)); do
+        for cfg in none defaults; do
+            opts=(); [ "$cfg" = none ] && opts=(-t mpi,nvtx,osrt --mpi-impl=openmpi -s none --cpuctxsw=none --)
+            rm -rf "$prog-$cfg"; mkdir -p "$prog-$cfg"
+            s=$(date +%s%N)
+            MPILOG_DIR=$prog-$cfg NSYS2PRV_OUTDIR=$prog-$cfg mpirun --allow-run-as-root --oversubscribe -np "$np" \
+                "$W" "${opts[@]}" "./$prog" > /dev/null 2>&1
+            echo "$(( ($(date +%s%N) - s) / 1000000 ))" >> "${prog}_$cfg.txt"
+        done
+    done
+    for cfg in none defaults; do
+        echo "$prog.c ($np ranks), wrapper $cfg: $(ms "${prog}_$cfg.txt"); reports $(du -cb "$prog-$cfg"/*.nsys-rep | tail -1 | cut -f1) bytes"
+    done
+done

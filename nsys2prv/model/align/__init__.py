@@ -144,7 +144,7 @@ def align(
     res = _fit(sp, p2p, base, ref, fitting, hosts, notes)
     clocks = [Clock(int(o), float(k), int(t)) for o, k, t in zip(res.offsets, res.drift, res.t_ref)]
     notes += res.notes
-    unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r]]
+    unfitted = [reports[r].source for r in range(n_rep) if fitting and not res.fitted[r] and np.isnan(res.bound[r])]
     if unfitted:
         notes.append(
             "no sync points in "
@@ -164,7 +164,9 @@ def align(
             "after_clamp": res.violations_clamped,
             "after_fix": res.violations_after,
         },
-        "reports_moved_by_fix": res.moved_by_fix,
+        # fitted clocks (one per host; one per report where reports are fitted on their own) the fix moved
+        "clocks_moved_by_fix": res.moved_by_fix,
+        "reports_moved_by_fix": res.moved_by_fix,  # (the old name, kept until the next release)
     }
     al.reports = _per_report(name, fitting, reports, model, res, base)
     if multi:
@@ -305,6 +307,9 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
         method = name if (not fitting or res.fitted[r]) else "session (no sync points)"
         if fitting and res.fitted[r] and res.kept[r]:
             method = "session (the sync points do not move it significantly)"
+        bounded = len(res.bound) > r and np.isfinite(res.bound[r])
+        if bounded:
+            method = f"{name} (bounds: the midpoint of the fastest exchanges each way)"
         out.append(
             {
                 "report": rep.source,
@@ -320,6 +325,7 @@ def _per_report(name: str, fitting: bool, reports, model: Model, res: FitResult,
                 "residual_spread_ns": nan(res.residual_mad[r]),
                 "residual_max_ns": nan(res.residual_max[r]),
                 "stderr_ns": nan(res.stderr[r]),
+                **({"bound_ns": nan(res.bound[r])} if bounded else {}),
             }
         )
     return out

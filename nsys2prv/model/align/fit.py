@@ -16,6 +16,11 @@ Model: aligned t' = t + offset_r + drift_r * (t - t_ref_r)   (Clock), one clock 
    three standard errors of a line fitted through residuals of that spread, AND the
    drift cuts the residual spread by >= 25 % (on tests/data/mpi8, one host so no true
    drift, scheduling noise of ~1 ms otherwise gives a "significant" 57 ppm).
+   2b. Bounds (bounds.py): each pair of clocks exchanging both ways (messages, shared collectives) is
+   bounded from both sides by its fastest exchange each way; where that interval is surer than the
+   exits' estimate (its half-width below SURER standard errors), the clocks are fitted to the
+   intervals' midpoints (the symmetric-delay estimate), and the largest group whose session offsets lie
+   within their intervals keeps them.  Neither reads the session offsets of a clock it moves.
 3. Clamp into the feasible interval.  Physical constraints hold for the true clocks:
    no rank leaves a synchronising collective before the last one entered
    (x'[r,i] >= max_q e'[q,i]) and no message is received before it was sent
@@ -38,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nsys2prv.model.align import bounds
 from nsys2prv.model.align.syncpoints import SyncPoints
 
 MIN_DRIFT_POINTS = 10
@@ -49,6 +55,7 @@ CLAMP_ROUNDS = 30
 RELAX_ROUNDS = 200
 MAD_TO_SIGMA = 1.4826
 SIGNIFICANT = 3.0  # a fitted offset replaces the session offset only when it differs by > 3 standard errors
+SURER = 1.0  # the bounds replace the exits where their half-width (their worst error, + W0) is below one standard error
 
 
 @dataclass
@@ -100,9 +107,12 @@ class FitResult:
     violations_before: int = 0  # constraints violated after the estimate (before clamp/fix)
     violations_clamped: int = 0  # after the clamp, before the fix
     violations_after: int = 0  # after the fix (0 unless the data are inconsistent)
-    moved_by_fix: int = 0  # reports the fix moved
+    moved_by_fix: int = 0  # clocks (the fit's unknowns: reports, or hosts via hosts.to_hosts) the fix moved
     notes: list[str] = field(default_factory=list)
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per report: estimate not significant
+    # per report: placed at the bounds' midpoint: the half-width of its interval against the reference (ns,
+    # the midpoint's worst error); NaN where the bounds did not place it
+    bound: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def aligned(t: np.ndarray, rep: np.ndarray, off: np.ndarray, drift: np.ndarray, tref: np.ndarray) -> np.ndarray:
@@ -288,6 +298,41 @@ def _truncated_mean(mu: np.ndarray, sigma: np.ndarray, lo: np.ndarray, hi: np.nd
     return out
 
 
+def _from_bounds(cons: _Constraints, off, drift, sigma, fitted, session, ref: int, res: FitResult, estimated) -> None:
+    """The symmetric-delay estimate (bounds.py) in place of the exits' where it is the surer one: for the
+    clocks linked to the reference's by bounds from both sides whose interval against the reference is
+    narrower (half-width, its worst error, + W0) than SURER standard errors of their exit estimate (any,
+    without sync points).  Of these, the largest group whose session offsets lie within their pairs'
+    intervals keeps them (not a drifting clock: its clock is not its session's); the others get the
+    offsets that fit the intervals' midpoints, whatever their session offsets.  The exits' estimate is not
+    mixed in: on a busy machine ranks leave collectives in a systematic order, a bias its standard error
+    does not hold.  Updates ``off``, ``sigma`` (0: the clamp only clips), ``res.kept``, ``res.bound`` and
+    ``estimated`` in place."""
+    # a fitted clock can take the bounds only if SURER standard errors exceed W0 (no half-width is below
+    # 0): otherwise the O(clocks^2 x points) bounds are not computed at all
+    could = ~fitted | (SURER * sigma > bounds.W0)
+    could[ref] = False
+    if not could.any():
+        return
+    lo = bounds.pair_bounds(cons.e, cons.x, cons.rep, cons.src, cons.dst, cons.s, cons.q, cons.n_rep)
+    hw = bounds.half_width(lo)[ref]
+    surer = np.where(fitted, hw + bounds.W0 <= SURER * sigma, np.isfinite(hw))
+    surer[ref] = True
+    members = bounds.component(lo, ref, surer)
+    if members.sum() < 2:
+        return
+    keep = bounds.session_kept(lo, members & (drift == 0.0), session, ref)
+    value = bounds.midpoints(lo, members, keep, session, ref)
+    off[members] = np.rint(value[members]).astype(np.int64)
+    kept = res.kept
+    kept[members] = keep[members] if keep[ref] else np.arange(len(off))[members] == ref
+    moved = members & ~kept
+    res.bound[moved] = hw[moved]
+    estimated[moved] = off[moved]
+    estimated[members & kept] = np.nan
+    sigma[moved] = 0.0
+
+
 def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate: bool = True) -> FitResult:
     """Corrections for every report.  ``estimate=False`` only evaluates the given (session) offsets."""
     n_rep = len(session)
@@ -299,7 +344,9 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
     mx = np.full(n_rep, np.nan)
     stderr = np.full(n_rep, np.nan)
     points = np.zeros(n_rep, np.int64)
-    res = FitResult(off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool))
+    res = FitResult(
+        off, drift, tref, fitted, mad, mx, stderr, points, kept=np.zeros(n_rep, bool), bound=np.full(n_rep, np.nan)
+    )
     sigma = np.zeros(n_rep)  # standard error of each estimated offset (none without sync points)
     if sp.n == 0 and not len(p2p.src):
         return res
@@ -339,6 +386,8 @@ def fit_clocks(sp: SyncPoints, p2p: P2P, session: np.ndarray, ref: int, estimate
         drift[res.kept] = 0.0
     estimated = np.where(res.kept, np.nan, off.astype(np.float64)) if estimate and sp.n else np.full(n_rep, np.nan)
     cons = _Constraints(sp, p2p, drift, tref, n_rep)
+    if estimate and cons.any and n_rep > 1:
+        _from_bounds(cons, off, drift, sigma, fitted, np.asarray(session, np.int64), ref, res, estimated)
     res.violations_before = cons.count(off)
     if estimate and cons.any:
         has = fitted | np.isin(np.arange(n_rep), np.concatenate([p2p.src, p2p.dst]))

@@ -91,5 +91,6 @@ def to_reports(res: FitResult, hosts: Hosts) -> FitResult:
         stderr=res.stderr[g].copy(),
         points=res.points[g].copy(),
         kept=res.kept[g].copy(),
+        bound=res.bound[g].copy(),
         notes=list(res.notes),
     )

@@ -1,7 +1,9 @@
 """CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME).
 
 Normalised columns: start, end, tid (globalTid), name (no ``_vNNNN`` suffix),
-corr (correlationId), driver (bool: eventClass 1).
+corr (correlationId), driver (bool: eventClass 1); where the report has call stacks (CUDA_CALLCHAINS:
+``nsys profile --cudabacktrace``, the calls longer than its threshold) also caller1..callerN
+(``callchains.callers``), as the OS runtime calls have them.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from nsys2prv.nsys.readers.base import (
     text_names,
     to_int64,
 )
+from nsys2prv.nsys.readers.callchains import callers
 
 TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+CHAINS = "CUDA_CALLCHAINS"
 
 
 def read(report: Report) -> ReadResult | None:
@@ -24,7 +28,8 @@ def read(report: Report) -> ReadResult | None:
         return None
     df = report.query(
         f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr', warn=True)}, "
-        f"nameId, {report.col_or_null(TABLE, 'eventClass')} FROM {TABLE}"
+        f"nameId, {report.col_or_null(TABLE, 'eventClass')}, "
+        f"{report.col_or_null(TABLE, 'callchainId', 'chain')} FROM {TABLE}"
     )
     res = ReadResult(table=df, source_rows=len(df))
     df = interval_frame(df, res)
@@ -33,7 +38,9 @@ def read(report: Report) -> ReadResult | None:
     df["driver"] = int64(df["eventClass"], fill=0) == 1
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)
     res.table = df[["start", "end", "tid", "corr", "name", "driver"]]
+    if report.has(CHAINS, "id", "symbol", "module", "stackDepth") and report.count(CHAINS):
+        res.table = res.table.assign(**callers(report, CHAINS, int64(df["chain"], fill=0), res, "CUDA API"))
     return res
 
 
-READER = Reader((TABLE,), read)
+READER = Reader((TABLE, CHAINS), read)

@@ -9,8 +9,9 @@
 Traces: the README's Quick start (tests/data/mpi4, 4 ranks), a generated 8-rank, 2-host GPU run
 (tests/gpu_cluster.py), a generated 2-GPU NCCL run (scripts/make_nccl_example.py --mpi) and the
 generated CloverLeaf-shaped export (tests/nsysgen.py's cloverleaf_like, ``-t all``): their views
-together are every shipped view.  Deselected by default (``-m gui``); skipped, naming the build command,
-where wxparaver or Xvfb is absent.  The helpers (tests/wxparaver_driver.py) are checked in the fast
+together are every shipped view; and the real CloverLeaf export where it is (``-t all``).
+Deselected by default (``-m gui``); skipped, naming the build command, where wxparaver or Xvfb is
+absent.  The helpers (tests/wxparaver_driver.py) are checked in the fast
 tier on the shipped cfgs, without a GUI.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
-from conftest import MPI4, ROOT, convert, load_trace, validate_trace
+from conftest import CLOVERLEAF, MPI4, ROOT, convert, load_trace, need, validate_trace
 from gpu_cluster import gpu_cluster_reports
 from view_eval import Evaluator
 from wxparaver_driver import (
@@ -149,6 +150,8 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
         convert(
             ["-m", "--cfgs", cfgs, *(mod.rank_report(where / "nccl" / f"rank{r}.sqlite", r, True) for r in (0, 1)), out]
         )
+    elif name == "clover-real":  # someone else's export: skipped, naming it, where absent
+        convert(["-t", "all", "--cfgs", cfgs, need(CLOVERLEAF), out])
     else:
         from nsysgen import cloverleaf_like
 
@@ -156,7 +159,7 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
     return Path(f"{out}.prv"), cfgs
 
 
-@pytest.fixture(scope="module", params=["mpi4", "gpu8", "nccl2", "clover-generated"])
+@pytest.fixture(scope="module", params=["mpi4", "gpu8", "nccl2", "clover-generated", "clover-real"])
 def trace(request, tmp_path_factory):
     """(name, TRACE.prv, its --cfgs directory)."""
     prv, cfgs = _trace(request.param, tmp_path_factory.mktemp(request.param))

@@ -7,9 +7,10 @@
   no crash, an image for each.
 
 Traces: the README's Quick start (tests/data/mpi4, 4 ranks), a generated 8-rank, 2-host GPU run
-(tests/gpu_cluster.py), a generated 2-GPU NCCL run (scripts/make_nccl_example.py --mpi) and the
-generated CloverLeaf-shaped export (tests/nsysgen.py's cloverleaf_like, ``-t all``): their views
-together are every shipped view; and the real CloverLeaf export where it is (``-t all``).
+(tests/gpu_cluster.py), a generated 2-GPU NCCL run (scripts/make_nccl_example.py --mpi), the oracle
+case gpu-shared (8 ranks sharing a GPU per host) and the generated CloverLeaf-shaped export
+(tests/nsysgen.py's cloverleaf_like, ``-t all``): their views together are every shipped view but
+views/nccl_payload.cfg (no trace here has NCCL payloads); and the real CloverLeaf export where it is.
 Deselected by default (``-m gui``); skipped, naming the build command, where wxparaver or Xvfb is
 absent.  The helpers (tests/wxparaver_driver.py) are checked in the fast
 tier on the shipped cfgs, without a GUI.
@@ -150,6 +151,8 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
         convert(
             ["-m", "--cfgs", cfgs, *(mod.rank_report(where / "nccl" / f"rank{r}.sqlite", r, True) for r in (0, 1)), out]
         )
+    elif name == "gpu-shared":  # the oracle case: 8 ranks sharing a GPU per host (gpu_activity's type)
+        convert(["--cfgs", cfgs, *O.CASES[name][2](where), out])
     elif name == "clover-real":  # someone else's export: skipped, naming it, where absent
         convert(["-t", "all", "--cfgs", cfgs, need(CLOVERLEAF), out])
     else:
@@ -159,7 +162,7 @@ def _trace(name: str, where: Path) -> tuple[Path, Path]:
     return Path(f"{out}.prv"), cfgs
 
 
-@pytest.fixture(scope="module", params=["mpi4", "gpu8", "nccl2", "clover-generated", "clover-real"])
+@pytest.fixture(scope="module", params=["mpi4", "gpu8", "nccl2", "gpu-shared", "clover-generated", "clover-real"])
 def trace(request, tmp_path_factory):
     """(name, TRACE.prv, its --cfgs directory)."""
     prv, cfgs = _trace(request.param, tmp_path_factory.mktemp(request.param))

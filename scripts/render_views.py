@@ -13,7 +13,8 @@ with ``--cfgs``, so the views are the per-trace set a user gets):
 - ``clover``: the CloverLeaf CUDA export (``-t all``; ``--clover PATH``, default
   ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite; left out with a note where absent);
 - ``gpu8``: a generated 8-rank, 2-host GPU run (tests/gpu_cluster.py);
-- ``nccl2``: a generated 2-GPU NCCL run with MPI (scripts/make_nccl_example.py --mpi).
+- ``nccl2``: a generated 2-GPU NCCL run with MPI (scripts/make_nccl_example.py --mpi);
+- ``gpu-shared``: the tests' oracle case of 8 ranks sharing a GPU per host (tests/oracle_cases.py).
 
 Output: OUTDIR/<trace>/<cfg path, / as __>--<wK|hJ>_<window name>.png (wK: the cfg's K-th timeline,
 hJ: its J-th histogram), beside it the timeline's legend (.code_legend.png, .gradient_legend.png,
@@ -79,6 +80,10 @@ def make_traces(outdir: Path, only: list[str], clover: Path) -> dict[str, tuple[
                 [sys.executable, str(ROOT / "scripts" / "make_nccl_example.py"), str(gen), "--mpi"], check=True
             )
         plans["nccl2"] = ["-m", *map(str, sorted(gen.glob("rank*.sqlite")))]
+    if not only or "gpu-shared" in only:
+        import oracle_cases  # the tests' oracle cases: 8 ranks sharing a GPU per host
+
+        plans["gpu-shared"] = oracle_cases.CASES["gpu-shared"][2](tdir / "gpu-shared-reports")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     traces = {}
     for name, args in plans.items():
@@ -131,7 +136,9 @@ def main() -> None:
     ap.add_argument("--cfgs", type=Path, help="the views for --trace (default: the shipped nsys2prv/cfgs)")
     ap.add_argument("--clover", type=Path, default=CLOVER, help="the CloverLeaf export (default: ../shared/data)")
     ap.add_argument("--docs", type=Path, help="also write the docs' pictures (DOC_PICTURES) into this directory")
-    ap.add_argument("--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8, nccl2")
+    ap.add_argument(
+        "--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8, nccl2, gpu-shared"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends Xvfb and wxparaver on the way out
     wxparaver = find_wxparaver()

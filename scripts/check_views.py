@@ -4,7 +4,8 @@ OUT.pop.json (docs/paraver-views.md has the table of which view gives which numb
 
     python3 scripts/check_views.py out/run            # needs paramedir on PATH (or --paramedir)
 
-Per process: useful host time (host_useful.cfg, the process's first CPU row, column Running), and,
+Per process: useful host time (host_useful.cfg, the process's first CPU row, column Running; on a trace
+whose states follow the scheduler, the useful time on a CPU: host.on_cpu), and,
 for processes whose GPU no other process uses, useful / non-overlapped transfer / active / idle
 device time (device_*.cfg, column 1), and for hosts with one GPU the same per node (node_device_*.cfg,
 however many processes share the GPU), and per GPU from its GPU row when the trace has them
@@ -101,6 +102,9 @@ def compare_histograms(base: Path, out: dict[str, Path]) -> list[tuple[str, int,
     results = []
     procs = pop["processes"]
     useful = pop["host"].get("useful_time_ns") or {}
+    if any(line.startswith("# nsys2prv: CPU thread states from the scheduler") for line in row):
+        # states from the scheduler: Running only on a CPU, so the view gives the useful time on a CPU
+        useful = (pop["host"].get("on_cpu") or {}).get("useful_on_cpu_time_ns") or useful
     first_rows = {}
     for label in row:  # the first CPU row of each process ("Rank 3 main (1234)")
         key = " ".join(label.split()[:2])

@@ -66,6 +66,13 @@ def one_line(text) -> str:
     return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip() or "(empty name)"
 
 
+SCHEDULER_RULE = (
+    "\n# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, Blocked (9)"
+    " off it unless a call's own state covers the time; CPU threads without scheduling data: Running from their"
+    " first to their last event\n"
+)
+
+
 def row(model) -> str:
     """The .row: CPUs (one per thread, named after it), nodes, the application, tasks, threads."""
     levels = {
@@ -112,7 +119,9 @@ def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict,
         fh.write(header(model, int(end_ns), epoch_ns, communicators).encode())
         body(fh)
     pcf_path.write_text(pcf(types, labels), encoding="utf-8")
-    row_path.write_text(row(model), encoding="utf-8")
+    # a trace whose states follow the scheduler (its .pcf has the executing-CPU type) says so after the blocks
+    rule = SCHEDULER_RULE if R.EXECUTING_CPU.id in types else ""
+    row_path.write_text(row(model) + rule, encoding="utf-8")
     return [prv, pcf_path, row_path]
 
 

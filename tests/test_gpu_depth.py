@@ -464,7 +464,8 @@ def test_cloverleaf_renamed_kernels_are_nccl_kernels(clover_nccl):
     assert got.sort_index().to_dict() == rest.sort_index().to_dict()
     assert int(rest["n"].sum()) + int(nccl_src.sum()) == len(src) == (1312 if real else 120)
     # stream states: Group Communication exactly during the NCCL kernels, Running during the others
-    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index("CUDA-D0.S7") + 1]
+    stream = f"CUDA-D{3 if real else 0}.S7-nid008553"  # (the real export's CUDA device 0 is GPU 3)
+    st = trace.states[trace.states["thread"] == trace.row["THREAD"].index(stream) + 1]
     dur = lambda s: int((st[st["state"] == s]["end"] - st[st["state"] == s]["begin"]).sum())  # noqa: E731
     assert dur(GROUP_COMM) == int((src[is_nccl]["end"] - src[is_nccl]["start"]).sum())
     assert dur(RUNNING) == int(rest["total"].sum())

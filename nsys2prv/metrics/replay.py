@@ -80,21 +80,6 @@ SYNC_CALLS = frozenset(ALL_TO_ALL_COLLECTIVES) | frozenset(
         "MPI_Gatherv",
     }
 )
-RECV_CALLS = frozenset(
-    {
-        "MPI_Recv",
-        "MPI_Sendrecv",
-        "MPI_Sendrecv_replace",
-        "MPI_Wait",
-        "MPI_Waitall",
-        "MPI_Waitany",
-        "MPI_Waitsome",
-        "MPI_Test",
-        "MPI_Testall",
-        "MPI_Testany",
-        "MPI_Testsome",
-    }
-)
 ALIASES = {"MPI_Init_thread": "MPI_Init"}
 # Nonblocking collectives, as prv2dim gives them to Dimemas: the call enters the operation, the first MPI_Wait
 # of its thread after it that completes no message waits for every member to have entered it (a Test,
@@ -274,20 +259,14 @@ def _window_calls(bounds, start, end, cm, a, b):
     return out[:k]
 
 
-def classify(categories: np.ndarray, have_peers: bool) -> np.ndarray:
-    """The replay kind of each distinct MPI function name."""
+def classify(categories: np.ndarray) -> np.ndarray:
+    """The replay kind of each distinct MPI function name: a synchronising or rooted collective, else
+    ZERO (a call that completes a receive is made RECV where its messages are known, whatever its name;
+    without them receives do not wait)."""
     kind = np.full(len(categories), ZERO, np.int64)
     for i, n in enumerate(categories):
         n = ALIASES.get(n, NONBLOCKING_COLLECTIVES.get(n, n))
-        kind[i] = (
-            SYNC
-            if n in SYNC_CALLS
-            else ROOT_GATHER
-            if n in GATHER_CALLS
-            else RECV
-            if have_peers and n in RECV_CALLS
-            else ZERO
-        )
+        kind[i] = SYNC if n in SYNC_CALLS else ROOT_GATHER if n in GATHER_CALLS else ZERO
     return kind
 
 
@@ -373,7 +352,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     comm = calls["comm"].to_numpy(np.int64)[order]
     root = calls["root"].to_numpy(np.int64)[order]
     have_peers = messages is not None
-    kind = classify(names, have_peers)[name_code]
+    kind = classify(names)[name_code]
     notes = (
         []
         if have_peers

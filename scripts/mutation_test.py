@@ -101,6 +101,10 @@ TESTS_OF = {
     "nsys2prv/metrics/pop*": [
         "tests/test_pop.py",
         "tests/test_pop_field.py::test_steady_state_is_shown_by_default_when_start_up_dominates",
+        # (the ideal replay's inputs on real MPI runs, the partials of time slices joined, on-CPU time)
+        "tests/test_dimemas.py::test_our_ideal_time_equals_the_recorded_dimemas_answer",
+        "tests/test_slices.py::test_sliced_conversion_writes_the_whole_reports_bytes",
+        "tests/test_cpu_side.py::test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole",
     ],
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }

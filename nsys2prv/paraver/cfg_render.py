@@ -240,7 +240,7 @@ def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None
 
 def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> list[str]:
     """A histogram that opens as a table of numbers (Zoom disabled), sized to its rows and columns,
-    empty columns hidden."""
+    empty columns hidden but in a communication matrix."""
     comm = h.statistic in COMM_STATISTICS
     control = windows[h.control - 1]
     width, tall = table_size(h, windows, info)
@@ -256,7 +256,7 @@ def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None
         f"Analyzer2D.Accumulator: {control.level.capitalize() if comm else 'Semantic'}",
         f"Analyzer2D.Statistic: {h.statistic}",
         "Analyzer2D.CalculateAll: True",
-        "Analyzer2D.HideCols: True",
+        f"Analyzer2D.HideCols: {'False' if comm else 'True'}",  # (a matrix keeps its thread x thread square)
         "Analyzer2D.HorizVert: Horizontal",
         "Analyzer2D.Color: True",
         "Analyzer2D.SemanticColor: False",

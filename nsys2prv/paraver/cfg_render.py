@@ -32,10 +32,10 @@ _BAR = "#" * 80
 NAME_VALUES = 512
 ROW_PX = 16  # Paraver draws a row label when the row is at least this tall
 WIDTH, SHIPPED_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 800, 400, 115, 1000
-# A histogram's table (wxparaver's grid): rows and columns of these sizes, a row-label column, and the
-# window's toolbar and header above them; a view rendered for a trace opens with every row and column
-# in sight, up to the maximum size.
-TABLE_ROW_PX, TABLE_COL_PX, TABLE_LABEL_PX, TABLE_EXTRA_PX = 24, 120, 240, 160
+# A histogram's table (wxparaver's grid): rows and columns of these sizes, a row-label column, the
+# window's toolbar and header above them and its 7 statistics rows (Total .. Avg/Max) below; a view
+# rendered for a trace opens with every row and column in sight, up to the maximum size.
+TABLE_ROW_PX, TABLE_COL_PX, TABLE_LABEL_PX, TABLE_EXTRA_PX = 24, 120, 240, 300
 TABLE_MAX_WIDTH, TABLE_MIN_WIDTH = 1600, 400
 STATE_FUNCTIONS = frozenset({"State As Is"})
 

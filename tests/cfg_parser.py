@@ -88,7 +88,7 @@ COMPOSE = {
     "Join Bursts",
 }
 DERIVED_OPS = {"add", "product", "substract", "divide", "maximum", "minimum"}
-FILTER_FUNCTIONS = {"All", "None", "="}
+FILTER_FUNCTIONS = {"All", "None", "=", "!="}
 STATISTICS = {
     "Time",
     "# Bursts",
@@ -266,6 +266,7 @@ class Win:
     maximum_y: float = 0.0
     compute_y_max: bool = False
     gradient: bool = False
+    color_mode: str = ""  # window_color_mode ("": code colours)
     palette: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # custom colours (enabled)
 
 
@@ -277,6 +278,8 @@ class Analyzer:
     statistic: str
     zoom: bool = False
     height: int = 0
+    width: int = 0
+    hide_cols: bool = False
 
 
 @dataclass
@@ -438,6 +441,7 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
         maximum_y=float(d["window_maximum_y"]),
         compute_y_max=d["window_compute_y_max"] == "true",
         gradient="window_color_mode" in d,
+        color_mode=d.get("window_color_mode", ""),
         palette=palette if d.get("window_custom_color_enabled") == "true" else {},
     )
     for k, v in kv:
@@ -502,7 +506,7 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
     if win.type_labels is not None and len(win.type_labels) != len(win.types):
         _fail(where, "evt_type_label count differs from evt_type count")
     for fkind, items in (("evt_type", win.types), ("evt_value", win.values), ("tag_msg", win.tags)):
-        if (functions[fkind] == "=") != bool(items):
+        if (functions[fkind] in ("=", "!=")) != bool(items):
             _fail(where, f"{{{fkind}, {functions[fkind]}}} but {len(items)} {fkind} filter items")
     if functions["thread"] in EVENT_FUNCTIONS and not win.types:
         _fail(where, f"{functions['thread']} without an event type filter")
@@ -553,6 +557,8 @@ def _analyzer(lines: list[str], windows: list[Win], where: str) -> Analyzer:
         d["Statistic"],
         zoom=d["Zoom"] == "Enabled",
         height=int(d["Height"]),
+        width=int(d["Width"]),
+        hide_cols=d["HideCols"] == "True",
     )
 
 

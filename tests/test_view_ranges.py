@@ -28,7 +28,9 @@ from test_cfgs import SHIPPED, build
 
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import palette
-from nsys2prv.paraver.trace_views import pcf_types, row_counts
+from nsys2prv.paraver.cfg_model import COLLECTIVE, LAUNCH_TAGS
+from nsys2prv.paraver.cfg_render import TABLE_COL_PX, TABLE_MAX_WIDTH, TABLE_ROW_PX
+from nsys2prv.paraver.trace_views import COLLECTIVE_SIZES, pcf_types, pcf_values, row_counts, selected
 
 ROW_PX = 16
 
@@ -166,7 +168,7 @@ def test_times_read_in_microseconds_but_the_pop_views():
     """paramedir prints 1242079.71 (µs) where ns gave 1242079711; the POP views equal OUT.pop.json in ns."""
     for rel, text in SHIPPED.items():
         units = {w.units for w in parse_cfg(text, rel).windows}
-        if rel in POP_VIEWS or rel == "basics/kernel_duration.cfg":  # (a duration as the value: ns)
+        if rel in POP_VIEWS:
             assert units == {"Nanoseconds"}, rel
         else:
             assert units == {"Microseconds"}, rel
@@ -232,3 +234,102 @@ def test_the_pcf_declares_what_the_trace_holds_and_views_filter_on_it(traces, na
     for p in views.rglob("*.cfg"):
         for win in parse_cfg(p.read_text(), str(p)).windows:
             assert set(win.types) <= declared, f"{p.relative_to(views)} {win.name!r}: {set(win.types) - declared}"
+
+
+# --- Round two (issue 36): what wxparaver still showed wrong -----------------------------------
+
+
+@pytest.mark.parametrize("name", ["mpi4", "gpu"])
+def test_gradients_draw_rows_and_times_without_a_value_as_background(traces, name):
+    """In window_in_gradient_mode Paraver painted every row without the value, for the whole run, in
+    the below-minimum (khaki) colour; the null-gradient mode draws 0 (no value) as background."""
+    _, views, _ = traces[name]
+    gradients = 0
+    for rel, text in _views(views).items():
+        for win in parse_cfg(text, rel).windows:
+            if win.gradient:
+                gradients += 1
+                assert win.color_mode == "window_in_null_gradient_mode", f"{rel} {win.name!r}: {win.color_mode}"
+    assert gradients >= 5, gradients
+
+
+def test_collective_sizes_last_only_while_the_collective_runs():
+    """The sizes are written at the collective's entry and never closed (Extrae's records): the view
+    shows size x (1 inside a collective), not the last size until the next collective."""
+    cfg = parse_cfg(SHIPPED["views/mpi_collective_sizes.cfg"], "mpi_collective_sizes")
+    shown = [w for w in cfg.windows if w.open]
+    assert [w.name for w in shown] == ["MPI collective bytes sent", "MPI collective bytes received"]
+    for win, size_type in zip(shown, (R.MPI_SEND_SIZE.id, R.MPI_RECV_SIZE.id), strict=True):
+        assert win.kind == "composed" and win.operation == "product" and win.parents is not None
+        size, inside = (cfg.windows[i - 1] for i in win.parents)
+        assert size.types == [size_type] and size.functions["thread"] == "Last Evt Val"
+        assert inside.types == [COLLECTIVE] and inside.compose["compose_thread"] == "Sign"
+
+
+def test_collective_sizes_view_only_for_a_run_with_collective_sizes(traces):
+    """mpi4 (MPI as NVTX ranges: its 24 collectives carry size 0) gets no collective-size view."""
+    _, views, (events, _) = traces["mpi4"]
+    assert events[R.MPI_SEND_SIZE.id] == events[R.MPI_RECV_SIZE.id] == {0}
+    assert (views / "views" / "mpi_calls.cfg").exists()
+    assert not (views / "views" / "mpi_collective_sizes.cfg").exists()
+    assert "views/mpi_collective_sizes.cfg" not in selected({"mpi"})
+    assert "views/mpi_collective_sizes.cfg" in selected({"mpi", COLLECTIVE_SIZES})
+
+
+def test_kernel_durations_read_in_microseconds():
+    cfg = parse_cfg(SHIPPED["basics/kernel_duration.cfg"], "kernel_duration")
+    assert {w.units for w in cfg.windows} == {"Microseconds"}
+    assert cfg.windows[-1].name == "Kernel duration (us)"
+
+
+def test_message_matrix_counts_mpi_messages_only():
+    """Every communication but the launch links (whose copies put 6,291,456 bytes next to MPI's 24,576
+    on gpu8): tag filter != the launch tags; empty columns hidden in every histogram but the matrices."""
+    cfg = parse_cfg(SHIPPED["analysis/message_matrix.cfg"], "message_matrix")
+    (win,) = cfg.windows
+    assert win.functions["tag_msg"] == "!=" and win.tags == list(LAUNCH_TAGS)
+    for rel, text in SHIPPED.items():  # (a matrix keeps its square: a column per thread)
+        for a in parse_cfg(text, rel).analyzers:
+            assert a.hide_cols == (a.statistic not in ("#Sends", "Bytes sent")), (rel, a.name)
+
+
+@pytest.mark.parametrize("name", ["mpi4", "gpu"])
+def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name):
+    """A table of N rows and M columns: N rows of the table's row height, M columns of its column
+    width (M: the values the control window can show, from the .pcf; a matrix: the rows again), up to
+    the largest window."""
+    base, views, _ = traces[name]
+    rows = row_counts(Path(f"{base}.row").read_text())
+    values = {t: len(v) for t, v in pcf_values(Path(f"{base}.pcf").read_text()).items()}
+    checked = 0
+    for p in views.rglob("*.cfg"):
+        cfg = parse_cfg(p.read_text(), str(p))
+        for a in cfg.analyzers:
+            control = cfg.windows[a.control - 1]
+            n = rows[control.level]
+            assert a.height >= min(1000, n * TABLE_ROW_PX), f"{p.name} {a.name!r}: {a.height} px for {n} rows"
+            if a.statistic in ("#Sends", "Bytes sent"):
+                columns = n
+            elif control.kind == "single" and control.compose["compose_thread"] in ("As Is", "Stacked Val"):
+                columns = sum(values.get(t, 0) for t in control.types)
+            else:
+                continue
+            assert a.width >= min(TABLE_MAX_WIDTH, columns * TABLE_COL_PX), f"{p.name} {a.name!r}: {a.width} px"
+            checked += 1
+    assert checked >= 2, checked
+
+
+def test_os_runtime_calls_of_a_trace_get_distinct_colours(traces):
+    """Paraver's palette drew epoll_wait and fread in near-identical magentas and pthread_create, recv,
+    usleep and write in reds: a view rendered for the trace gives each name the trace holds its own
+    colour, at least one grid step (51) apart in every pair, none lost on the black background."""
+    _, views, (events, _) = traces["mpi4"]
+    (win,) = parse_cfg((views / "views" / "os_runtime_calls.cfg").read_text(), "os_runtime_calls").windows
+    held = sorted(events[R.OSRT.id] - {0})
+    assert len(held) >= 10 and set(held) <= set(win.palette), held
+    colours = [win.palette[v] for v in held]
+    gaps = [
+        sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) ** 0.5 for i, a in enumerate(colours) for b in colours[:i]
+    ]
+    assert min(gaps) >= 51, min(gaps)
+    assert all(palette.luminance(c) >= palette.DIM for c in colours)

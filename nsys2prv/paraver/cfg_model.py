@@ -27,6 +27,7 @@ class Window:
     types: tuple[int, ...] = ()
     values: tuple[int, ...] = ()  # evt_value filter (values of a type with a fixed value list)
     tags: tuple[int, ...] = ()  # communication tag filter
+    tag_function: str = "="  # "=": only these tags; "!=": every tag but these (Paraver's filter functions)
     compose_thread: str = "As Is"
     level: str = "thread"
     task: str = "Adding"  # aggregation at task level (when level is task)
@@ -117,6 +118,7 @@ def time_per_value(name: str, window: int = 1, statistic: str = "Time") -> Histo
 KERNEL, KERNEL_FULL, NCCL_KERNEL = R.CUDA_KERNEL.id, R.CUDA_KERNEL_FULL.id, R.NCCL_KERNEL.id
 MEMOP, MEMOP_SIZE, API = R.MEMOP.id, R.MEMOP_SIZE.id, R.CUDA_API.id
 MPI_CALLS = tuple(sorted(R.MPI_TYPES))
+COLLECTIVE = R.extrae_mpi.MPITYPE_COLLECTIVE
 NVTX_DEFAULT = R.nvtx_types(0, "")
 NVTX_INDEX1 = R.nvtx_types(1, "?")
 LAUNCH_TAGS = tuple(sorted(R.COMM_TAGS))

@@ -11,7 +11,8 @@ Value ranges and colours (issue 36): a window of names or kinds (code colours) g
 it can show as its maximum -- the registry's for a type with a fixed value list, the trace's .pcf
 for a view rendered for one trace, else Paraver computes it when it loads the view
 (``window_compute_y_max``) -- because Paraver draws a value above the maximum as background.  Values
-the code palette would draw black or white get colours of their own (palette.py), and a state
+the code palette would draw black or white get colours of their own (palette.py) -- in a view rendered
+for a trace every name (call, kernel, range) gets a distinct one --, and a state
 view's Idle (0) its customary light blue instead of the black of "no data".
 """
 
@@ -31,6 +32,11 @@ _BAR = "#" * 80
 NAME_VALUES = 512
 ROW_PX = 16  # Paraver draws a row label when the row is at least this tall
 WIDTH, SHIPPED_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 800, 400, 115, 1000
+# A histogram's table (wxparaver's grid): rows and columns of these sizes, a row-label column, the
+# window's toolbar and header above them and its 7 statistics rows (Total .. Avg/Max) below; a view
+# rendered for a trace opens with every row and column in sight, up to the maximum size.
+TABLE_ROW_PX, TABLE_COL_PX, TABLE_LABEL_PX, TABLE_EXTRA_PX = 24, 120, 240, 300
+TABLE_MAX_WIDTH, TABLE_MIN_WIDTH = 1600, 400
 STATE_FUNCTIONS = frozenset({"State As Is"})
 
 
@@ -100,7 +106,15 @@ def colours(w: Window, info: TraceInfo | None) -> dict[int, tuple[int, int, int]
     if values is None:
         values = frozenset(range(1, NAME_VALUES + 1)) if w.maximum_y is None else frozenset({1})
     zero = palette.IDLE if w.operation is None and not w.types and w.thread in STATE_FUNCTIONS else None
+    if info is not None and w.types and all(_names(t, info) for t in w.types):
+        return palette.distinct_colors(values) or palette.custom_colors(values, zero)
     return palette.custom_colors(values, zero)
+
+
+def _names(type_id: int, info: TraceInfo) -> bool:
+    """A type of names (calls, kernels, ranges) whose values the trace's .pcf lists."""
+    et = R.BY_ID.get(type_id)
+    return bool(info.values.get(type_id)) and (et is None or et.kind != "static")
 
 
 def height(level: str, info: TraceInfo | None, extra: int = 40) -> int:
@@ -131,8 +145,8 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
         "window_flags_enabled false",
         "window_noncolor_mode true",
     ]
-    if w.gradient:
-        lines.append("window_color_mode window_in_gradient_mode")
+    if w.gradient:  # 0 (no value: between events, rows without the type) drawn as background
+        lines.append("window_color_mode window_in_null_gradient_mode")
     custom = colours(w, info)
     if custom:
         lines.append("window_custom_color_enabled true")
@@ -175,7 +189,7 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
     else:
         evt_type = "=" if w.types else "All"
         evt_value = "=" if w.values else "All"
-        tag = "=" if w.tags else "All"
+        tag = w.tag_function if w.tags else "All"
         lines.append(
             "window_selected_functions { 14, { {cpu, Active Thd}, {appl, Adding}, "
             f"{{task, {w.task}}}, {{thread, {w.thread}}}, {{node, {w.node}}}, {{system, Adding}}, "
@@ -204,23 +218,45 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
     return lines + [""]
 
 
+def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> tuple[int, int]:
+    """(width, height) of a histogram's window: the shipped size, or for a view rendered for a trace
+    one that shows its rows (the .row's objects of the level) and columns (the values the control
+    window can show, or the rows again for a communication matrix) without scrolling."""
+    control = windows[h.control - 1]
+    rows = (info.rows.get(control.level) if info is not None else None) or 0
+    if not rows:
+        return WIDTH, SHIPPED_HEIGHT
+    if h.statistic in COMM_STATISTICS:
+        columns = rows
+    else:
+        values = window_values(control, info)
+        columns = len(values) if values is not None else 0
+    width = TABLE_LABEL_PX + columns * TABLE_COL_PX if columns else WIDTH
+    return (
+        max(TABLE_MIN_WIDTH, min(TABLE_MAX_WIDTH, width)),
+        max(MIN_HEIGHT, min(MAX_HEIGHT, rows * TABLE_ROW_PX + TABLE_EXTRA_PX)),
+    )
+
+
 def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> list[str]:
-    """A histogram that opens as a table of numbers (Zoom disabled), row labels readable."""
+    """A histogram that opens as a table of numbers (Zoom disabled), sized to its rows and columns,
+    empty columns hidden but in a communication matrix."""
     comm = h.statistic in COMM_STATISTICS
     control = windows[h.control - 1]
+    width, tall = table_size(h, windows, info)
     return [
         "< NEW ANALYZER2D >",
         f"Analyzer2D.Name: {h.name}",
         "Analyzer2D.X: 0",
         "Analyzer2D.Y: 0",
-        f"Analyzer2D.Width: {WIDTH}",
-        f"Analyzer2D.Height: {height(control.level, info, extra=100)}",
+        f"Analyzer2D.Width: {width}",
+        f"Analyzer2D.Height: {tall}",
         f"Analyzer2D.ControlWindow: {h.control}",
         f"Analyzer2D.DataWindow: {h.data}",
         f"Analyzer2D.Accumulator: {control.level.capitalize() if comm else 'Semantic'}",
         f"Analyzer2D.Statistic: {h.statistic}",
         "Analyzer2D.CalculateAll: True",
-        "Analyzer2D.HideCols: False",
+        f"Analyzer2D.HideCols: {'False' if comm else 'True'}",  # (a matrix keeps its thread x thread square)
         "Analyzer2D.HorizVert: Horizontal",
         "Analyzer2D.Color: True",
         "Analyzer2D.SemanticColor: False",

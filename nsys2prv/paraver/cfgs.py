@@ -21,6 +21,8 @@ from pathlib import Path
 from nsys2prv.paraver.cfg_model import View
 from nsys2prv.paraver.cfg_render import TraceInfo, render
 from nsys2prv.paraver.trace_views import (
+    COLLECTIVE_SIZES,
+    COLLECTIVES_TABLE,
     METRIC_FAMILIES,
     fit,
     needs,
@@ -33,6 +35,8 @@ from nsys2prv.paraver.trace_views import (
 from nsys2prv.paraver.views_shipped import VIEWS
 
 __all__ = [
+    "COLLECTIVE_SIZES",
+    "COLLECTIVES_TABLE",
     "METRIC_FAMILIES",
     "VIEWS",
     "install_views",

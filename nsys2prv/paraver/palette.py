@@ -32,6 +32,7 @@ REPLACEMENTS: tuple[tuple[int, int, int], ...] = (
     (255, 200, 120), (120, 255, 200), (200, 140, 255), (255, 120, 200), (160, 220, 60),
     (80, 200, 255), (255, 230, 60), (230, 120, 60),
 )  # fmt: skip
+DIM = 70  # a distinct colour (``distinct``) at least this luminous (navy blue is lost on black)
 DARK, LIGHT = 80, 220  # black-ish: every component below DARK; white-ish: every one above LIGHT
 
 
@@ -91,3 +92,33 @@ def custom_colors(values, zero: tuple[int, int, int] | None = None) -> dict[int,
         if unreadable(v):
             out[v] = REPLACEMENTS[v % len(REPLACEMENTS)]
     return out
+
+
+GRID = tuple(range(0, 256, 51))  # 6 levels a component: 216 candidates, 51 apart at least
+
+
+@cache
+def distinct(n: int) -> tuple[tuple[int, int, int], ...]:
+    """``n`` colours (n <= the readable candidates of GRID) as far apart as a greedy farthest-point
+    choice over the grid makes them, none black-ish or white-ish: the first is Paraver's red, each next
+    the candidate farthest from those chosen (squared RGB distance, ties to the first in grid order)."""
+    candidates = [c for c in ((r, g, b) for r in GRID for g in GRID for b in GRID) if readable_on_black(c)]
+    chosen = [(255, 0, 0)]
+    gap = {c: sum((x - y) ** 2 for x, y in zip(c, chosen[0], strict=True)) for c in candidates}
+    while len(chosen) < min(n, len(candidates)):
+        best = max(candidates, key=lambda c: gap[c])
+        chosen.append(best)
+        for c in candidates:
+            gap[c] = min(gap[c], sum((x - y) ** 2 for x, y in zip(c, best, strict=True)))
+    return tuple(chosen[:n])
+
+
+def readable_on_black(c: tuple[int, int, int]) -> bool:
+    return luminance(c) >= DIM and min(c) <= LIGHT
+
+
+def distinct_colors(values) -> dict[int, tuple[int, int, int]]:
+    """Value -> a colour of its own for the ``values`` (> 0) of one trace (names: calls, kernels):
+    Paraver's code palette gives neighbouring values near-identical colours (two magentas, four reds)."""
+    vs = sorted({int(v) for v in values if int(v) > 0})
+    return dict(zip(vs, distinct(len(vs)), strict=False)) if len(vs) <= len(distinct(10**6)) else {}

@@ -28,6 +28,9 @@ from nsys2prv.paraver.views_shipped import VIEWS
 
 # GPU metric families: a metric belongs to a family when its name matches (Nsight Systems names vary
 # with the GPU and the version, e.g. "SM Active" / "SMs Active [Throughput %]").
+# Collectives with sizes come from the exports' MPI collectives table (MPI as NVTX ranges has none and
+# writes size 0): a run whose reports have rows there counts as having this (``selected``).
+COLLECTIVES_TABLE, COLLECTIVE_SIZES = "MPI_COLLECTIVES_EVENTS", "mpi_collective_sizes"
 METRIC_FAMILIES = {
     "sm_active": ("SM active", re.compile(r"(?i)^SMs? Active")),
     "sm_issue": ("SM issue", re.compile(r"(?i)^SMs? Issue")),
@@ -209,6 +212,8 @@ def _data_of(type_id: int) -> frozenset[str]:
         return frozenset({"memcpy", "memset"})
     if type_id == R.GPU_ACTIVITY.id:
         return gpu
+    if type_id in (R.MPI_SEND_SIZE.id, R.MPI_RECV_SIZE.id):
+        return frozenset({COLLECTIVE_SIZES})
     if type_id in R.MPI_TYPES or 50_100_000 < type_id < 50_200_000:
         return frozenset({"mpi"})
     if type_id == R.OSRT.id:
@@ -238,8 +243,9 @@ def needs(view: View) -> frozenset[str] | None:
             need |= d
         if set(w.tags) & set(LAUNCH_TAGS):
             need.add("launch_links")
-    if "samples" in need:  # a view of the samples shows nothing without them, whatever else it shows
-        return frozenset({"samples"})
+    for alone in ("samples", COLLECTIVE_SIZES):  # a view of these shows nothing without them, whatever else
+        if alone in need:
+            return frozenset({alone})
     return frozenset(need) or None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from nsys2prv.core import registry as R
 from nsys2prv.paraver.cfg_model import (
     API,
+    COLLECTIVE,
     DEFAULT_DOMAIN_LABEL,
     DOMAIN_NOTE,
     KERNEL,
@@ -68,15 +69,14 @@ Any kernel (compute or NCCL) by its demangled name (type {KERNEL_FULL}).""",
     View(
         "basics/kernel_duration.cfg",
         f"""
-Duration in ns of each compute kernel (type {KERNEL}), drawn over the kernel; 0 between kernels.
+Duration in microseconds of each compute kernel (type {KERNEL}), drawn over the kernel; nothing between kernels.
 Window 3 = window 1 (time from a kernel event to the next one) x window 2 (1 inside a kernel).""",
         (
             Window("Time to next kernel event", "Int. Between Evt", (KERNEL,), open=False, maximum_y=1e6),
             inside("Inside a compute kernel", KERNEL),
-            Window("Kernel duration (ns)", operation="product", parents=(1, 2), gradient=True, maximum_y=1e6),
+            Window("Kernel duration (us)", operation="product", parents=(1, 2), gradient=True, maximum_y=1e6),
         ),
         summary="Kernel durations as a gradient: spot the few long kernels and irregular instances of one kernel.",
-        units=NS,
     ),
     View(
         "basics/memory_operations.cfg",
@@ -174,12 +174,17 @@ newer Nsight Systems); launch links (tags {', '.join(map(str, LAUNCH_TAGS))}) go
     View(
         "views/mpi_collective_sizes.cfg",
         f"""
-Bytes sent and received by each MPI collective (types {R.MPI_SEND_SIZE.id}, {R.MPI_RECV_SIZE.id}).""",
+Bytes sent and received by each MPI collective (types {R.MPI_SEND_SIZE.id}, {R.MPI_RECV_SIZE.id}), drawn while the
+collective runs: windows 4 and 5 = windows 1 and 2 (the sizes of the last collective, which Extrae's records
+do not close) x window 3 (1 inside a collective, type {COLLECTIVE}).""",
         (
-            events("MPI collective bytes sent", R.MPI_SEND_SIZE.id, gradient=True, maximum_y=1e9),
-            events("MPI collective bytes received", R.MPI_RECV_SIZE.id, gradient=True, maximum_y=1e9),
+            events("Last collective: bytes sent", R.MPI_SEND_SIZE.id, open=False, maximum_y=1e9),
+            events("Last collective: bytes received", R.MPI_RECV_SIZE.id, open=False, maximum_y=1e9),
+            inside("Inside an MPI collective", COLLECTIVE),
+            Window("MPI collective bytes sent", operation="product", parents=(1, 3), gradient=True, maximum_y=1e9),
+            Window("MPI collective bytes received", operation="product", parents=(2, 3), gradient=True, maximum_y=1e9),
         ),
-        summary="Message sizes of MPI collectives (exports with MPI_* tables).",
+        summary="Message sizes of MPI collectives while they run (exports with MPI_* tables).",
     ),
     View(
         "views/os_runtime_calls.cfg",
@@ -317,10 +322,10 @@ from the CPU thread that made the call to the stream that ran the work.""",
     ),
     View(
         "analysis/message_matrix.cfg",
-        """
-Communication matrix thread x thread: bytes sent, over every communication record (MPI messages
-between rank threads, and launch links from CPU threads to GPU streams, whose copies carry bytes).""",
-        (Window("Communications", open=False, comm_lines=True),),
+        f"""
+Communication matrix thread x thread: bytes sent by MPI point-to-point messages (every communication
+but the launch links to GPU streams, tags {', '.join(map(str, LAUNCH_TAGS))}); empty columns hidden.""",
+        (Window("MPI messages", tags=LAUNCH_TAGS, tag_function="!=", open=False, comm_lines=True),),
         (time_per_value("Bytes sent per thread pair", statistic="Bytes sent"),),
         summary="Who sends how much to whom: the MPI communication pattern and its volume.",
     ),

@@ -20,7 +20,7 @@ from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
 from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
-from nsys2prv.paraver.cfgs import install_views
+from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices, stages
@@ -205,7 +205,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         views = install_views(
             cfg.cfgs,
             cfg.output.with_name(cfg.output.name + ".pcf"),
-            present={k for k, c in counts.counts.items() if c.records},
+            present={k for k, c in counts.counts.items() if c.records}
+            | ({COLLECTIVE_SIZES} if any(i.table_counts.get(COLLECTIVES_TABLE) for i in run.infos) else set()),
         )
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 

@@ -199,6 +199,15 @@ EQUIVALENT: list[Equivalent] = [
     ),
     Equivalent(
         "nsys2prv/metrics/pop*.py",
+        "measure_scopes",
+        "constant",
+        "1 -> 2",
+        "if len(lo) == 1 and (not len(s) or (s.min() >= lo[0] and e.max() <= hi[0])):",
+        "the test only spares the work: a GPU's intervals all inside the one window need no cut, and "
+        "clip_to_windows (the else branch) returns them whole, measured the same",
+    ),
+    Equivalent(
+        "nsys2prv/metrics/pop*.py",
         "device_tree",
         "constant",
         "4 -> 5",

@@ -1004,3 +1004,39 @@ def test_a_report_without_timed_rows_gives_no_task_a_lifetime():
     empty = pd.DataFrame({"tid": np.zeros(0, np.int64), "start": np.zeros(0, np.int64), "end": np.zeros(0, np.int64)})
     got = task_spans({"kernels": None, "mpi": empty, "nvtx": pd.DataFrame({"tid": [1]})}, None)
     assert [a.tolist() for a in got] == [[], [], []] and all(a.dtype == np.int64 for a in got)
+
+
+def test_task_spans_are_each_tasks_first_start_and_last_end_aligned():
+    """task_spans: per task of the POP model, the first start and last end of its rows over every table
+    (GPU rows by gpid, host rows by tid), on the aligned timeline; rows of processes the model does not
+    know (-1) are left out."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from nsys2prv.metrics.pop.partial import task_spans
+    from nsys2prv.model.align.clock import Clock
+    from nsys2prv.nsys.ids import PID_SHIFT
+
+    def gid(pid, tid=1):
+        return (pid << PID_SHIFT) | tid
+
+    tasks = {100: 0, 200: 1}  # (pid 300: not in the model)
+    model = SimpleNamespace(tasks_of=lambda report, pids: np.array([tasks.get(int(p), -1) for p in pids]))
+    ctx = SimpleNamespace(model=model, report=0, clock=Clock(offset=1_000))
+    kernels = pd.DataFrame({"gpid": [gid(100), gid(200)], "start": [50, 20], "end": [60, 90]})
+    mpi = pd.DataFrame({"tid": [gid(100, 7), gid(300), gid(200)], "start": [10, 0, 30], "end": [40, 999, 95]})
+    got = task_spans({"kernels": kernels, "mpi": mpi}, ctx)
+    assert [a.tolist() for a in got] == [[0, 1], [1_010, 1_020], [1_060, 1_095]]
+
+
+def test_the_window_of_a_run_without_lifetimes_is_empty_at_zero():
+    """run_window: the first start to the last end of the processes alive (lo <= hi), else of the reports'
+    processes; with neither, the empty window [0, 0] (not an inverted one)."""
+    from nsys2prv.metrics.pop.inputs import run_window
+
+    none = np.zeros(0, np.int64)
+    assert run_window(none, none, None) == (0, 0) and run_window(none, none, [{}, {}]) == (0, 0)
+    dead = np.array([5], np.int64), np.array([4], np.int64)  # (a process never alive: lo > hi)
+    assert run_window(*dead, [{7: (30, 80)}, {8: (10, 50)}]) == (10, 80)
+    assert run_window(np.array([20, 5, 9]), np.array([70, 4, 90]), [{7: (0, 999)}]) == (9, 90)

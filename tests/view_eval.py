@@ -77,7 +77,11 @@ class Evaluator:
             ev = self.events.get(key)
             if ev is None:
                 return _steps([], [])
-            ev = ev[ev["type"].isin(win.types)]
+            # as Paraver: a filter keeps only the types the .pcf declares, and a filter left empty lets
+            # every event through (paramedir, measured: a trace whose .pcf lacks the CUDA API type)
+            declared = [t for t in win.types if t in self.trace.pcf.types]
+            if declared:
+                ev = ev[ev["type"].isin(declared)]
             return _steps(ev["time"].to_numpy(), ev["value"].to_numpy(np.float64))
         if fn == "Useful":
             st = self.states.get(key)

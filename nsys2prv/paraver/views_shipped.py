@@ -465,3 +465,7 @@ POP MPI time: histogram thread x (1 = inside an MPI call, types {', '.join(map(s
         units=NS,
     ),
 )
+
+# The host POP views: their numbers equal OUT.pop.json's host tree whatever the trace holds (paraver/pcf.py
+# declares their filters' types in every .pcf; --cfgs writes them for every trace).
+POP_HOST_VIEWS = ("analysis/host_useful.cfg", "analysis/host_cuda_api.cfg", "analysis/host_mpi.cfg")

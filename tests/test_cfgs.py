@@ -25,6 +25,7 @@ from paraver_validator import validate_trace
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import cfgs as C
 from nsys2prv.paraver.cfg_render import render
+from nsys2prv.paraver.pcf import POP_HOST_TYPES
 from nsys2prv.paraver.trace_views import fit, trace_info
 
 PID = 7000
@@ -290,14 +291,16 @@ def generated(views: Path) -> dict[str, str]:
 
 def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
     """--cfgs writes every shipped view rendered for this trace (its .pcf's values, its .row's rows,
-    filters narrowed to the types its .pcf declares: the shipped file's windows and filters otherwise)
-    and the trace's own views."""
-    out, views, _, pcf = full
+    filters narrowed to the types its .pcf declares and its records use -- the .pcf also declares the
+    host POP views' types, pcf.POP_HOST_TYPES, records or not: the shipped file's windows and filters
+    otherwise) and the trace's own views."""
+    out, views, trace, pcf = full
+    records = set(pcf) - (POP_HOST_TYPES - set(trace.events["type"].unique().tolist()))
     info = trace_info(Path(f"{out}.pcf"))
     assert info.rows == {"cpu": 6, "node": 1, "appl": 1, "task": 1, "thread": 6}
     written = 0
     for view in C.VIEWS:
-        fitted = fit(view, set(pcf))
+        fitted = fit(view, records)
         assert (views / view.path).exists() == (fitted is not None), view.path
         if fitted is None:
             continue
@@ -306,7 +309,7 @@ def test_cfgs_option_copies_shipped_views_and_generates_this_traces_views(full):
         mine, shipped = parse_cfg(render(fitted, info)).windows, parse_cfg(SHIPPED[view.path]).windows
         assert [w.name for w in mine] == [w.name for w in shipped], view.path
         assert all(
-            set(a.types) <= set(b.types) and set(a.types) & set(pcf) == set(a.types) for a, b in zip(mine, shipped)
+            set(a.types) <= set(b.types) and set(a.types) & records == set(a.types) for a, b in zip(mine, shipped)
         )
     assert (written, len(C.VIEWS)) == (41, 41)  # the trace has every kind of record
     gen = generated(views)

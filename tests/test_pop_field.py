@@ -270,9 +270,7 @@ def test_cfgs_for_a_cpu_only_trace_leave_out_gpu_views(tmp_path):
     cli(["-q", "-t", "mpi,nvtx", "--cfgs", tmp_path / "views", "-m", *pop4_paths(), tmp_path / "o"])
     got = sorted(p.relative_to(tmp_path / "views").as_posix() for p in (tmp_path / "views").rglob("*.cfg"))
     assert got == [
-        "analysis/host_cuda_api.cfg",
         "analysis/host_mpi.cfg",
-        "analysis/host_useful.cfg",
         "analysis/message_matrix.cfg",
         "analysis/mpi_time.cfg",
         "analysis/nvtx_time.cfg",

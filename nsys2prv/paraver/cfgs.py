@@ -20,6 +20,7 @@ from pathlib import Path
 
 from nsys2prv.paraver.cfg_model import View
 from nsys2prv.paraver.cfg_render import TraceInfo, render
+from nsys2prv.paraver.pcf import POP_HOST_TYPES
 from nsys2prv.paraver.trace_views import (
     COLLECTIVE_SIZES,
     COLLECTIVES_TABLE,
@@ -77,11 +78,15 @@ def _copy_tree(src, dest: Path, out: list[Path]) -> None:
             out.append(dest / item.name)
 
 
-def install_views(dest: Path, pcf: Path | None = None, present: set[str] | None = None) -> list[Path]:
+def install_views(
+    dest: Path, pcf: Path | None = None, present: set[str] | None = None, written: set[int] | None = None
+) -> list[Path]:
     """Put the shipped views into ``dest`` (given ``present``, the trace's data: only those that show
     something, ``selected``) and, given a trace's .pcf, its own views: with a .pcf every view is
     rendered for that trace (value ranges and colours from its .pcf, sizes from its .row), else the
-    shipped files are copied."""
+    shipped files are copied.  ``written``: the types the trace's records use, where known: the views of
+    the trace filter on those only (the .pcf also declares the host POP views' types, ``POP_HOST_TYPES``,
+    which a trace may hold no record of: wxparaver would ask about them)."""
     dest.mkdir(parents=True, exist_ok=True)
     out: list[Path] = []
     if pcf is None and present is None:
@@ -99,6 +104,8 @@ def install_views(dest: Path, pcf: Path | None = None, present: set[str] | None 
     info = trace_info(pcf)
     text = pcf.read_text(encoding="utf-8", errors="replace")
     declared = set(pcf_types(text))
+    if written is not None:
+        declared -= POP_HOST_TYPES - set(written)
     fitted = [f for v in [*views, *trace_views(text)] if (f := fit(v, declared)) is not None]
     return write_views(fitted, dest, info)
 

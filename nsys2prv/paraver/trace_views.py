@@ -24,7 +24,7 @@ from nsys2prv.paraver.cfg_model import (
     nvtx_windows,
 )
 from nsys2prv.paraver.cfg_render import TraceInfo
-from nsys2prv.paraver.views_shipped import POP_HOST_VIEWS, VIEWS
+from nsys2prv.paraver.views_shipped import VIEWS
 
 # GPU metric families: a metric belongs to a family when its name matches (Nsight Systems names vary
 # with the GPU and the version, e.g. "SM Active" / "SMs Active [Throughput %]").
@@ -252,6 +252,4 @@ def needs(view: View) -> frozenset[str] | None:
 def selected(present: set[str] | None) -> list[str]:
     """Paths of the shipped views worth installing for a trace whose data are ``present`` (summary
     count names with records; None: every view): a CPU-only trace gets no kernel, NCCL or device view."""
-    return [
-        v.path for v in VIEWS if present is None or v.path in POP_HOST_VIEWS or (n := needs(v)) is None or n & present
-    ]
+    return [v.path for v in VIEWS if present is None or (n := needs(v)) is None or n & present]

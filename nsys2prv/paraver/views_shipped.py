@@ -467,5 +467,5 @@ POP MPI time: histogram thread x (1 = inside an MPI call, types {', '.join(map(s
 )
 
 # The host POP views: their numbers equal OUT.pop.json's host tree whatever the trace holds (paraver/pcf.py
-# declares their filters' types in every .pcf; --cfgs writes them for every trace).
+# declares their filters' types in every .pcf).
 POP_HOST_VIEWS = ("analysis/host_useful.cfg", "analysis/host_cuda_api.cfg", "analysis/host_mpi.cfg")

@@ -35,6 +35,7 @@ class WriteStats:
     comms: int
     end_ns: int
     files: list[Path]
+    types: frozenset[int] = frozenset()  # the event types the trace's records use
 
 
 class _ThreadedWriter:
@@ -170,4 +171,4 @@ def write_merged(
         base, compress, model, end_ns, epoch_ns, body, declared_types(types, written), labels, communicators
     )
     m = stats[0]
-    return WriteStats(m.states, m.events, m.comms, end_ns, targets)
+    return WriteStats(m.states, m.events, m.comms, end_ns, targets, frozenset(written))

@@ -207,6 +207,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             cfg.output.with_name(cfg.output.name + ".pcf"),
             present={k for k, c in counts.counts.items() if c.records}
             | ({COLLECTIVE_SIZES} if any(i.table_counts.get(COLLECTIVES_TABLE) for i in run.infos) else set()),
+            written=set(stats.types),
         )
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
 

@@ -180,12 +180,16 @@ def write_trace(
         fh.write("".join(lay.lines()).encode())
 
     assert not compress, "the reference writes plain text"
-    # the .pcf declares the types of the records, and the memory-operation type with GPU work (issue 36)
-    used = {int(t) for b in events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
-    used |= {R.MEMOP.id} if used & R.GPU_WORK_TYPES else set()
-    declared = {i: t for i, t in types.items() if i in used}
+    # the .pcf declares the types of the records, the memory-operation type with GPU work (issue 36), and
+    # always the CUDA API and MPI types the host POP views filter on (Paraver lets every event through a
+    # filter whose types the .pcf does not declare)
+    records = {int(t) for b in events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
+    used = records | ({R.MEMOP.id} if records & R.GPU_WORK_TYPES else set())
+    used |= {63000000, 50000001, 50000002, 50000003, 50000004, 50000005}
+    declared = {i: t for i, t in {**R.BY_ID, **types}.items() if i in used}
     targets = write_own_files(base, model, end_ns, epoch_ns, body, declared, labels, communicators)
-    return WriteStats(len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms), end_ns, targets)
+    counts = len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms)
+    return WriteStats(*counts, end_ns, targets, frozenset(records))
 
 
 def write_in_memory(

@@ -179,7 +179,7 @@ def test_each_thread_is_replayed_on_its_own():
     # worker: Irecv 70 (its first burst runs from 0: the same time), +19 -> Wait 89 -> 89, life ends there.
     # (one sequence per process would have pulled the worker's calls forward by r0's saved wait: Irecv at
     # 30, Wait at 49, r0 ending at 50 -> T 60 instead of 89)
-    assert rep.ranks == 3 and rep.proc.tolist() == [0, 0, 1]
+    assert rep.sequences == 3 and rep.proc.tolist() == [0, 0, 1]
     assert rep.rank.tolist() == [0, 1, 1, 2] and rep.done.tolist() == [20, 70, 89, 20]
     assert rep.lo.tolist() == [0, 0, 0] and rep.hi.tolist() == [100, 99, 100]
     assert rep.final.tolist() == [60, 89, 60] and rep.elapsed == 89 and rep.unresolved == 0

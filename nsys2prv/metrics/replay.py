@@ -108,7 +108,7 @@ class Replay:
     """The replayed run: per sequence (a process's thread, ``_sequences``), its calls' original and
     replayed times."""
 
-    ranks: int  # sequences: one per process, and one per other thread of a process that makes MPI calls
+    sequences: int  # one per process, and one per other thread of a process that makes MPI calls
     start: np.ndarray  # per call, sorted by (rank = sequence, start): original start, end
     end: np.ndarray
     rank: np.ndarray
@@ -125,7 +125,7 @@ class Replay:
     @property
     def elapsed(self) -> int:
         """T_ideal of the whole run."""
-        return int(self.final.max() - self.lo.min()) if self.ranks else 0
+        return int(self.final.max() - self.lo.min()) if self.sequences else 0
 
     def replayed(self, ranks: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Replayed time of original times ``t`` of sequences ``ranks`` (vectorised; the processes where
@@ -163,17 +163,17 @@ class Replay:
         (a collective's members and a receive's sends that lie in it; instances matched over the
         whole run).  A border inside a call therefore never charges the window with the part of the
         wait outside it."""
-        if not self.ranks:
+        if not self.sequences:
             return hi - lo
-        a = np.clip(np.full(self.ranks, lo, np.int64), self.lo, self.hi)
-        b = np.clip(np.full(self.ranks, hi, np.int64), self.lo, self.hi)
+        a = np.clip(np.full(self.sequences, lo, np.int64), self.lo, self.hi)
+        b = np.clip(np.full(self.sequences, hi, np.int64), self.lo, self.hi)
         alive = b > a
         if not alive.any():
             return 0
         if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
             return self.elapsed  # the whole run
         deps = self.deps
-        bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
+        bounds = np.searchsorted(self.rank, np.arange(self.sequences + 1), "left").astype(np.int64)
         sel = _window_calls(bounds, self.start, self.end, self._cummax_end(bounds), a, b)
         s = np.maximum(self.start[sel], a[self.rank[sel]])
         e = np.minimum(self.end[sel], b[self.rank[sel]])
@@ -197,7 +197,7 @@ class Replay:
         owner, send = owner[keep], send[keep]
         dep_ptr = np.zeros(len(sel) + 1, np.int64)
         dep_ptr[1:] = np.cumsum(np.bincount(owner, minlength=len(sel)))
-        wb = np.searchsorted(self.rank[sel], np.arange(self.ranks + 1), "left").astype(np.int64)
+        wb = np.searchsorted(self.rank[sel], np.arange(self.sequences + 1), "left").astype(np.int64)
         _, _, final, _ = _replay(
             wb, s, e, kind, new_coll, deps.root_me[sel], inst_size, inst_root, dep_ptr, send, a.copy(), b.copy()
         )
@@ -341,7 +341,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     proc0, start0, end0 = (calls[c].to_numpy(np.int64) for c in ("rank", "start", "end"))
     thread0 = calls["thread"].to_numpy(np.int64) if "thread" in calls else np.zeros(len(proc0), np.int64)
     seq0, seq_proc, lo, hi = _sequences(proc0, thread0, start0, end0, lifetimes)
-    n_rank = len(seq_proc)  # (the replay's "ranks" are the sequences)
+    n_rank = len(seq_proc)  # (the replay's "ranks" are the sequences: ``Replay.sequences``)
     order = np.lexsort((end0, start0, seq0))
     rank, start, end = seq0[order], start0[order], end0[order]
     proc = proc0[order]

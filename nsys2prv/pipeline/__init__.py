@@ -3,7 +3,8 @@
     A  per report (in parallel)   export -> read/normalise (or the Parquet cache) -> small metadata
     B  global                      resource models (trace, POP), clock alignment, -f window, lifetimes,
                                    type registry
-    C  per report (in parallel)   clip -> POP / GPU-metric partials -> translate -> paint -> sorted chunk
+    C  per slice of a report      clip -> POP / GPU-metric partials -> translate -> paint -> sorted chunk
+       (in parallel; a report not worth cutting: one slice)
     D  global                      POP reduction, value numbering, END, k-way merge of the chunks -> files
 
 Per-report work runs in this process, local processes (--jobs) or on Dask (--dask): see

@@ -23,7 +23,7 @@ from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
-from nsys2prv.pipeline import slices, stages
+from nsys2prv.pipeline import slices
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
@@ -252,8 +252,8 @@ def pop_of_reports(cfg: Config) -> dict:
                 warm_numba(skip_blas_probe=cfg.own_process)
             run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
             results = ex.map(
-                stages.translate_report,
-                _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
+                slices.translate_slice,
+                [slices.whole(j) for j in _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True)],
                 desc="POP",
                 shared=(run.model, run.pop_model),
             )

@@ -120,7 +120,7 @@ class Run:
         if any(p not in K.BY_NAME for p in parts):
             raise UserError(f"no data kind {kind!r}: one of {', '.join(sorted({*TABLES, *K.BY_NAME}))}")
         run = self.prepared
-        tasks = {(t.report, t.pid): t for t in run.model.tasks} | {(t.report, t.pid): t for t in run.pop_model.tasks}
+        tasks = {(t.report, t.pid): t for t in run.model.processes}
         frames = []
         for src, clock, info in zip(run.sources, run.timeline.clocks, run.infos):
             src_host = info.hostname

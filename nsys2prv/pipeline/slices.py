@@ -274,9 +274,8 @@ def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
     return cache.table(kind) if cache.has(kind) else None
 
 
-def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
+def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     """Phase 1: one slice of a report, as ``stages.translate_report`` does a whole one."""
-    model, pop_model = models
     job, plan, k = sj.job, sj.plan, sj.k
     src, r = job.src, job.src.index
     lo, hi = plan.borders[k], plan.borders[k + 1]
@@ -304,7 +303,7 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
     pop_tables = stages.pop_share(tables, untranslated)
-    partial = _window_partial(job, pop_model, plan, k, pop_tables, running)
+    partial = _window_partial(job, model, plan, k, pop_tables, running)
     del untranslated, pop_tables
     ctx = stages.job_context(job, model, tables)
     stages.translate_tables(ctx, out, links=False)
@@ -349,7 +348,7 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
     return SliceResult(r, k, counts, partial, chunk, path, first, last)
 
 
-def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: dict, running: dict):
+def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict, running: dict):
     """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
     ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
     measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
@@ -365,7 +364,7 @@ def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: 
     )
     stages.clip(window, lo, hi, Translation())
     return pop.collect_partial(
-        stages.pop_context(job, pop_model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
+        stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
     )
 
 
@@ -470,16 +469,14 @@ def _plan(item: tuple, slice_rows: int) -> Plan | None:
     return plan(job, rows, slice_rows, job.chunk)
 
 
-def _translate(item, models: tuple[Model, Model]):
-    return translate_slice(item, models) if isinstance(item, SliceJob) else stages.translate_report(item, models)
+def _translate(item, model: Model):
+    return translate_slice(item, model) if isinstance(item, SliceJob) else stages.translate_report(item, model)
 
 
-def translate_all(
-    ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int, pop_model: Model
-) -> list[RankResult]:
+def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int) -> list[RankResult]:
     """Stage C: every report translated (the large ones in slices, ``jobs`` writing chunks), in
-    ``ex`` (``model`` and ``pop_model`` sent once per worker); the results in report order, a sliced
-    report's ``chunk`` a list of chunks.
+    ``ex`` (``model`` sent once per worker); the results in report order, a sliced report's
+    ``chunk`` a list of chunks.
 
     With fewer reports than twice the workers, a report of more than 2 x ``slice_rows`` rows is cut
     into slices of ``slice_rows`` (every worker on it); with more, the reports keep the workers busy
@@ -496,7 +493,7 @@ def translate_all(
             items.append(j)
         else:
             items += [SliceJob(replace(j, chunk=f"{j.chunk}.s{k}"), p, k) for k in range(p.slices)]
-    done = ex.map(_translate, items, desc="translate", shared=(model, pop_model))
+    done = ex.map(_translate, items, desc="translate", shared=model)
     results: list = [r for r in done if isinstance(r, RankResult)]
     paints = []
     for j in jobs:

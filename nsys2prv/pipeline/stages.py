@@ -165,15 +165,14 @@ def pop_share(tables: dict, untranslated: dict) -> dict[str, pd.DataFrame]:
     return {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
 
 
-def pop_context(job: RankJob, pop_model: Model, tables: dict[str, pd.DataFrame]) -> Context:
-    """``collect_partial``'s Context for ``tables`` of the job's report: the POP model's tasks."""
-    return Context(job.src.index, job.clock, pop_model, frozenset(), {}, tables, comms=job.comms)
+def pop_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame]) -> Context:
+    """``collect_partial``'s Context for ``tables`` of the job's report (POP's tasks: ``model.pop``)."""
+    return Context(job.src.index, job.clock, model, frozenset(), {}, tables, comms=job.comms)
 
 
-def translate_report(job: RankJob, models: tuple[Model, Model]) -> RankResult:
-    """Stage C for one report (``models``: the run's resource model and POP model, sent once per
-    worker).  With ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
-    model, pop_model = models
+def translate_report(job: RankJob, model: Model) -> RankResult:
+    """Stage C for one report (``model``: the run's resource model, sent once per worker).  With
+    ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
     r = job.src.index
     info, got = load(job.src)
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
@@ -192,7 +191,7 @@ def translate_report(job: RankJob, models: tuple[Model, Model]) -> RankResult:
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     pop_tables = pop_share(tables, untranslated)
     partial = pop.collect_partial(
-        pop_context(job, pop_model, pop_tables), job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
+        pop_context(job, model, pop_tables), job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
     )
     del untranslated, pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)

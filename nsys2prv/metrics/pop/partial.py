@@ -35,10 +35,10 @@ MPI, CUDA_API = 0, 1
 # ----------------------------------------------------------------------------------------------------
 # collection
 def _tasks_of(ctx: Context, ids) -> np.ndarray:
-    """Task index of each row's process in the POP model (-1: unknown), mapping only the unique pids."""
+    """POP's task of each row's process (``Model.pop``; -1: unknown), mapping only the unique pids."""
     pids = pid_of(np.asarray(ids, np.int64))
     uniq, inv = np.unique(pids, return_inverse=True)
-    return ctx.model.tasks_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
+    return ctx.model.pop.task_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
 
 
 def _at(clock: Clock, t):
@@ -164,8 +164,8 @@ def collect_partial(
     spill: str | None = None,
     cut: dict | None = None,
 ) -> PopPartial:
-    """One report's (or time slice's) PopPartial, of the rows ``ctx.tables`` (``ctx.model``: the POP
-    model, whose ``tasks_of`` gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
+    """One report's (or time slice's) PopPartial, of the rows ``ctx.tables`` (``ctx.model.pop.task_of``
+    gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
     measured, the host calls are reduced here unless the report traced MPI (the steady-state
     window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).

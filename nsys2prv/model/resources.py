@@ -116,26 +116,22 @@ class KeyTable:
 
 class ProcessTable:
     """(report, pid) -> the index of that process in ``tasks`` (-1: none): the model's one table of
-    its processes, sorted by pid per report."""
+    its processes, one sorted int64 code per process (report << 32 | pid)."""
 
     def __init__(self, tasks: list[Task]):
         self.n = len(tasks)
-        mine: dict[int, list[int]] = {}
-        for i, t in enumerate(tasks):
-            mine.setdefault(t.report, []).append(i)
-        self.per_report: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for r, idx in mine.items():
-            of = np.array([tasks[i].pid for i in idx], np.int64)
-            order = np.argsort(of, kind="stable")
-            self.per_report[r] = (of[order], np.array(idx, np.int64)[order])
+        codes = np.array([(t.report << 32) | t.pid for t in tasks], np.int64)
+        self.order = np.argsort(codes, kind="stable")
+        self.codes = codes[self.order]
 
     def __call__(self, report: int, pids) -> np.ndarray:
         pids = np.asarray(pids, np.int64)
-        if report not in self.per_report:
+        if not self.n:
             return np.full(len(pids), -1, np.int64)
-        of, at = self.per_report[report]
-        pos = np.minimum(np.searchsorted(of, pids), len(of) - 1)
-        return np.where(of[pos] == pids, at[pos], -1)
+        valid = (pids >= 0) & (pids < (1 << 32))
+        code = (np.int64(report) << 32) | np.where(valid, pids, 0)
+        pos = np.minimum(np.searchsorted(self.codes, code), self.n - 1)
+        return np.where(valid & (self.codes[pos] == code), self.order[pos], -1)
 
 
 @dataclass

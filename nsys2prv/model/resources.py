@@ -213,6 +213,10 @@ class Model:
             got = self.__dict__["_processes_table"] = ProcessTable(self.processes)
         return got
 
+    def processes_of(self, report: int, pids) -> np.ndarray:
+        """The index in ``processes`` of each of ``pids``, processes of report ``report`` (-1: none)."""
+        return self._table()(report, pids)
+
     def _index_in(self, tasks: list[Task]) -> np.ndarray:
         """Per process, then one more (-1): its index in ``tasks`` (-1: not there)."""
         where = {id(t): i for i, t in enumerate(tasks)}

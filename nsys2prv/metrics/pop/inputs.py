@@ -108,8 +108,7 @@ def combine(
     counted = gpu_tasks or list(range(len(model.tasks)))
     if not gpu_tasks and model.tasks:
         notes.append("no process owns a GPU stream: the host tree counts every process")
-    known = {(t.report, t.pid) for t in model.tasks}
-    others = sum((r, pid) not in known for r, spans in enumerate(lifetimes or []) for pid in spans)
+    others = sum(int((model.task_of(r, list(spans)) < 0).sum()) for r, spans in enumerate(lifetimes or []))
     if others:
         notes.append(
             f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "

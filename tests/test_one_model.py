@@ -6,7 +6,8 @@ process that only calls the CUDA API) is the model's, but no row of the trace; P
 
 The reports are docs/pop-metrics.md's worked example (2 ranks, 2 GPUs, T = 10 s; its exact values:
 tests/test_pop.py), with an NVTX range on each main thread, rank 1's MPI call on a thread of its own
-and, in rank 0's report, a helper process with one CUDA API call and nothing else."""
+and, in rank 0's report, a helper process with one CUDA API call and nothing else; a third report, on
+a host of its own, holds one more such process (with ``-t nvtx`` the trace has nothing of it)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from nsys2prv.pipeline.prepare import prepare
 
 S = 1_000_000_000
 HELPER = 7000  # rank 0's report: a process with one CUDA API call (a POP process without GPU work)
+TOOL = 8000  # a third report, on a host of its own: one such process only
 COMM = 1  # rank 1's MPI thread: its main thread's pid + 1
 
 
@@ -61,6 +63,13 @@ def _report(path: Path, rank: int, host: str, kernels, memcpy, nccl, api, mpi) -
     return str(b.save())
 
 
+def _tool(path: Path) -> str:
+    b = NsysBuilder(path, host="nodeC")
+    b.process(TOOL, "./tool")
+    b.cuda_api(TOOL, TOOL, "cudaGetDeviceCount_v2000", t(4), t(5), 1)
+    return str(b.save())
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> list[str]:
     d = tmp_path_factory.mktemp("one-model")
@@ -85,6 +94,7 @@ def reports(tmp_path_factory) -> list[str]:
             api=[(0, 1, "cudaLaunchKernel_v7000"), (5, 6, "cudaMemcpy_v3020")],
             mpi=[(7.5, 10)],
         ),
+        _tool(d / "tool.sqlite"),
     ]
 
 
@@ -95,22 +105,27 @@ def test_a_pop_only_process_and_thread_are_the_models_but_no_rows(reports, tmp_p
     assert [t.label for t in model.tasks] == ["Rank 0", "Rank 1"]
     streams = [f"CUDA-D0.S{s}-{host}" for host in ("nodeA", "nodeB") for s in (13, 14, 15)]
     assert [th.name for th in model.threads] == ["Rank 0 main (5000)", *streams[:3], "Rank 1 main (5001)", *streams[3:]]
-    # the model: the helper process too, after the ranks, on rank 0's node; POP's processes are all three
+    # the model: the helper and the tool too, after the ranks (the tool's host a node after the trace's);
+    # POP's processes are all four, the trace's tasks the same objects
     assert [(t.label, t.report, t.node, t.threads) for t in model.processes] == [
         ("Rank 0", 0, 0, [0, 1, 2, 3]),
         ("Rank 1", 1, 1, [4, 5, 6, 7]),
         ("Process 7000", 0, 0, []),
+        ("Process 8000", 2, 2, []),
     ]
-    assert model.pop.tasks == model.processes and model.pop.nodes == model.nodes == ["nodeA", "nodeB"]
-    assert [t.pop_gpu for t in model.processes] == [True, True, False]
-    # the threads only POP's kinds have: rank 1's MPI thread, the helper's thread
-    assert [t.pop_only for t in model.processes] == [(), (("cpu", 5001 + COMM),), (("cpu", HELPER),)]
+    assert model.pop.tasks == model.processes and all(a is b for a, b in zip(model.pop.tasks, model.tasks))
+    assert model.nodes == ["nodeA", "nodeB"] and model.pop.nodes == ["nodeA", "nodeB", "nodeC"]
+    assert [t.pop_gpu for t in model.processes] == [True, True, False, False]
+    # the threads only POP's kinds have: rank 1's MPI thread, the helper's and the tool's threads
+    only = [(), (("cpu", 5001 + COMM),), (("cpu", HELPER),), (("cpu", TOOL),)]
+    assert [t.pop_only for t in model.processes] == only
     assert model.cpu_threads(1, [encode_gtid(5001, 5001 + COMM), encode_gtid(5001, 5001)]).tolist() == [-1, 4]
     assert model.cpu_threads(0, [encode_gtid(HELPER, HELPER)]).tolist() == [-1]
     # one table of the processes: the trace's task and POP's of each (report, pid)
     assert model.tasks_of(0, [5000, HELPER, 1]).tolist() == [0, -1, -1]
     assert model.pop.task_of(0, [5000, HELPER, 1]).tolist() == [0, 2, -1]
-    assert model.pop.task_of(1, [5001]).tolist() == [1]
+    assert model.pop.task_of(1, [5001]).tolist() == [1] and model.pop.task_of(2, [TOOL]).tolist() == [3]
+    assert model.tasks_of(2, [TOOL]).tolist() == [-1] and model.report_tasks(2) == []
 
 
 def _convert(reports: list[str], out: Path, *args: str) -> dict:
@@ -138,7 +153,7 @@ def test_pop_finds_what_only_pop_has_and_equals_the_full_conversion(reports, tmp
     assert nvtx == full
     # exactly the worked example's values: rank 1's MPI call (on its thread without a row) is found
     host, dev = nvtx["host"], nvtx["device"]
-    assert host["count"] == 2 and nvtx["excluded_processes"] == ["Process 7000"]
+    assert host["count"] == 2 and nvtx["excluded_processes"] == ["Process 7000", "Process 8000"]
     assert host["mpi_time_ns"] == {"Rank 0": t(1), "Rank 1": t(2.5)}
     assert host["useful_time_ns"] == {"Rank 0": t(6), "Rank 1": t(5.5)}
     assert host["offload_time_ns"] == {"Rank 0": t(3), "Rank 1": t(2)}
@@ -157,5 +172,6 @@ def test_pop_finds_what_only_pop_has_and_equals_the_full_conversion(reports, tmp
     head = Path(f"{tmp_path / 'nvtx' / 'run'}.prv").read_text().splitlines()[0]
     assert head.endswith(":10000000000_ns:2(4,4):1:2(4:1,4:2)"), head
     full = _rows(tmp_path / "full" / "run")
-    assert full["TASK"] == [*rows["TASK"], "Process 7000 (nodeA, pid 7000)"]
+    assert full["NODE"] == ["nodeA", "nodeB", "nodeC"]
+    assert full["TASK"] == [*rows["TASK"], "Process 7000 (nodeA, pid 7000)", "Process 8000 (nodeC, pid 8000)"]
     assert full["THREAD"][4:8] == ["Rank 1 main (5001)", "Rank 1 comm (5002)", *rows["THREAD"][5:7]]

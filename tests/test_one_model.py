@@ -1,8 +1,8 @@
 """One resource model for the trace and POP (``model.resources.build_model``): built once over the
 keys of the translated kinds and of the POP kinds, with one identity per process.  A process or
-thread only the POP kinds have (``-t nvtx``: the GPU streams, a thread that only calls MPI, a
-process that only calls the CUDA API) is the model's, but no row of the trace; POP finds it through
-``Model.pop``, so OUT.pop.json is the same whatever -t translates.
+thread only the POP kinds have (``-t nvtx``: a thread that only calls MPI, a process that only calls
+the CUDA API) is the model's, but no row of the trace; POP finds it through ``Model.pop``, so
+OUT.pop.json is the same whatever -t translates.
 
 The reports are docs/pop-metrics.md's worked example (2 ranks, 2 GPUs, T = 10 s; its exact values:
 tests/test_pop.py), with an NVTX range on each main thread, rank 1's MPI call on a thread of its own

@@ -13,8 +13,9 @@ from nsys2prv.pipeline.prepare import Prepared
 
 
 def _pop_messages(run: Prepared) -> pd.DataFrame | None:
-    """Matched MPI messages for the POP replay: send and receive tasks of POP's (``Model.pop``), the send call's
-    start and the end of the call completing the receive, on the aligned timeline (None: no peers)."""
+    """Matched MPI messages for the POP replay: send and receive tasks of POP's processes (``Model.pop``)
+    and threads (OS thread ids), the send call's start and the end of the call completing the receive,
+    on the aligned timeline (None: no peers)."""
     m = run.messages
     if m is None or not len(m):
         return None
@@ -37,10 +38,15 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
             out[sel] = run.timeline.clocks[int(r)].apply(times[sel])
         return out
 
+    # the OS thread id of every thread of the trace's model (its calls' thread in the replay; -1: none)
+    tid = np.array([th.key[1] if th.kind == "cpu" else -1 for th in run.model.threads] or [-1], np.int64)
+
     return pd.DataFrame(
         {
             "send_task": pop_task(m.send_thread),
             "recv_task": pop_task(m.recv_thread),
+            "send_tid": tid[np.asarray(m.send_thread, np.int64)],
+            "recv_tid": tid[np.asarray(m.recv_thread, np.int64)],
             "send_start": aligned(m.send_report, m.log_send),
             "recv_end": aligned(m.recv_report, m.phys_recv),
         }

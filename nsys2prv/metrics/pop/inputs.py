@@ -16,6 +16,7 @@ from nsys2prv.metrics.pop.devices import DeviceIntervals, gather_devices, measur
 from nsys2prv.metrics.pop.partial import PopPartial
 from nsys2prv.metrics.replay import Replay, replay
 from nsys2prv.model.resources import Processes
+from nsys2prv.nsys.ids import tid_of
 
 
 @dataclass
@@ -222,6 +223,12 @@ def _replay(calls, proc_index, procs, lo, hi, messages):
                 "recv_rank": proc_index[messages["recv_task"].to_numpy(np.int64)],
                 "recv_end": messages["recv_end"].to_numpy(np.int64),
             }
+            | {  # the calls' threads (OS thread ids, as the calls' below): found on their thread
+                f"{side}_thread": messages[f"{side}_tid"].to_numpy(np.int64)
+                for side in ("send", "recv")
+                if f"{side}_tid" in messages
+            }
         )
         msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
-    return replay(calls[["rank", "thread", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
+    calls = calls[["rank", "thread", "start", "end", "name", "root", "comm"]].assign(thread=tid_of(calls["thread"]))
+    return replay(calls, np.stack([lo, hi], axis=1), msg)

@@ -227,8 +227,8 @@ def reference_writer():
         made[path] = Translation(events=list(out.events), states=list(out.states), comms=list(out.comms))
         return real_chunk(out, model, report, types, path, consume=consume)
 
-    def whole_reports(ex, jobs, rows, model, slice_rows, pop_model):
-        return real_translate_all(ex, jobs, rows, model, 1 << 62, pop_model)
+    def whole_reports(ex, jobs, rows, model, slice_rows):
+        return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
     def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, **__):
         written.append(

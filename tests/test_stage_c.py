@@ -154,13 +154,22 @@ def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
 
 
 def test_the_model_gives_the_task_of_each_report_and_pid():
-    """``Model.tasks_of(report, pids)``: POP's view of the model (what ``collect_partial`` and the
-    replay's messages use), -1 for a process the model does not have."""
+    """One table of the model's processes ((report, pid) -> ``Model.processes``) answers both views:
+    the trace's task (row) of each process, ``Model.tasks_of``, and POP's, ``Model.pop.task_of``
+    (what ``collect_partial`` and the replay's messages use); -1 for a process the view lacks."""
     tasks = [Task(r, pid, None, "", "h") for r, pid in ((0, 100), (1, 102), (1, 101), (2, 100))]
     model = Model(["h"], tasks, [], {})
     assert model.tasks_of(1, [101, 102, 100, 101]).tolist() == [2, 1, -1, 2]
     assert model.tasks_of(0, [100]).tolist() == [0] and model.tasks_of(2, [100, 103]).tolist() == [3, -1]
     assert model.tasks_of(3, [100]).tolist() == [-1] and model.tasks_of(1, []).tolist() == []
+    assert model.pop.task_of(1, [101, 102, 100]).tolist() == [2, 1, -1]  # (every task POP's too)
+    # a process only POP has (pid 103 of report 1, on host g), one only the trace has (pid 100 of report 2)
+    only_pop = Task(1, 103, None, "", "g", node=1)
+    tasks[3].pop = False
+    mixed = Model(["h"], tasks, [], {}, processes=[*tasks[:3], only_pop, tasks[3]])
+    assert mixed.tasks_of(1, [103, 101]).tolist() == [-1, 2] and mixed.tasks_of(2, [100]).tolist() == [3]
+    assert mixed.pop.task_of(1, [103, 101]).tolist() == [3, 2] and mixed.pop.task_of(2, [100]).tolist() == [-1]
+    assert [t.pid for t in mixed.pop.tasks] == [100, 102, 101, 103] and mixed.pop.nodes == ["h", "g"]
 
 
 def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
@@ -186,7 +195,7 @@ def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
         {"tid": [tid], "start": [0], "end": [2_000], "name": ["MPI_Send"], "comm": [0], "peer": [1], "source": ["x"]}
     )
     cut = {"mpi": pd.concat([own["mpi"], running], ignore_index=True).assign(start=[1_000, 1_000], end=[3_000, 2_000])}
-    model = Model(["h"], [Task(0, 7, 0, "env", "h")], [], {})  # the POP model: one task, pid 7 of report 0
+    model = Model(["h"], [Task(0, 7, 0, "env", "h")], [], {})  # one task, POP's too: pid 7 of report 0
     ctx = Context(0, Clock(10), model, frozenset(), {}, own)
     part = pop.collect_partial(ctx, None, False, None, cut=cut)
     task, first, last = part.spans

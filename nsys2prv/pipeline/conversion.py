@@ -141,7 +141,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                 pre.wait("_paint", "_sweep")
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
-        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows, run.pop_model)
+        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
         ex.close()  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
@@ -155,9 +155,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None  # the reports' partials: only in ``parts`` until combined
-        activity_rows = (
-            GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
-        )
+        activity_rows = GpuRows(model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
         pop, activity_chunks = (
             in_fork(_pop_and_rows, cfg, run, parts, activity_rows)
             if fork_heavy
@@ -255,7 +253,7 @@ def pop_of_reports(cfg: Config) -> dict:
                 slices.translate_slice,
                 [slices.whole(j) for j in _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True)],
                 desc="POP",
-                shared=(run.model, run.pop_model),
+                shared=run.model,
             )
         finally:
             if ex is not None:

@@ -317,13 +317,12 @@ def _running(sj: SliceJob) -> dict[str, pd.DataFrame]:
     return running
 
 
-def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
-    """Stage C of one slice of a report (``models``: the run's resource model and POP model, sent once
-    per worker): its rows, clipped to -f, its POP partial, its records.  A report of one slice
-    (``Plan.whole``) is read whole, its GPU metric samples attributed (``job.attribution``), its
-    links found on its own rows and its states painted here; with ``job.pop.only`` (``nsys2prv
-    pop``: always one slice), only the POP partial is computed."""
-    model, pop_model = models
+def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
+    """Stage C of one slice of a report (``model``: the run's resource model, sent once per worker):
+    its rows, clipped to -f, its POP partial, its records.  A report of one slice (``Plan.whole``) is
+    read whole, its GPU metric samples attributed (``job.attribution``), its links found on its own
+    rows and its states painted here; with ``job.pop.only`` (``nsys2prv pop``: always one slice), only
+    the POP partial is computed."""
     job, plan, k = sj.job, sj.plan, sj.k
     r = job.src.index
     one = plan.slices == 1  # (what only a whole report can do: on this condition)
@@ -337,7 +336,7 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     running = _running(sj)
     pop_tables = stages.pop_share(tables, held.untranslated)
-    partial = _window_partial(job, pop_model, plan, k, pop_tables, running)
+    partial = _window_partial(job, model, plan, k, pop_tables, running)
     held.untranslated = {}
     del pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
@@ -392,14 +391,14 @@ def _save_states(job: RankJob, model: Model, out: Translation, running: dict) ->
     return path, first, last
 
 
-def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: dict, running: dict):
+def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict, running: dict):
     """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
     ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
     measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
     calls are those of the slice's own rows (``collect_partial``'s ``cut``)."""
     if plan.slices == 1:  # (the report's rows: measured as they are)
         return pop.collect_partial(
-            stages.pop_context(job, pop_model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
+            stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
         )
     lo, hi = plan.borders[k], plan.borders[k + 1]
     window = dict(tables)
@@ -412,7 +411,7 @@ def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: 
     )
     stages.clip(window, lo, hi, Translation())
     return pop.collect_partial(
-        stages.pop_context(job, pop_model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
+        stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
     )
 
 
@@ -522,11 +521,9 @@ def whole(job: RankJob) -> SliceJob:
     return SliceJob(job, Plan.whole(job.src.index), 0)
 
 
-def translate_all(
-    ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int, pop_model: Model
-) -> list[RankResult]:
-    """Stage C: every report translated, in slices (``jobs`` writing chunks), in ``ex`` (``model`` and
-    ``pop_model`` sent once per worker); the results in report order, a report of several slices'
+def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int) -> list[RankResult]:
+    """Stage C: every report translated, in slices (``jobs`` writing chunks), in ``ex`` (``model`` sent once
+    per worker); the results in report order, a report of several slices'
     ``chunk`` a list of chunks.
 
     With fewer reports than twice the workers, a report of more than 2 x ``slice_rows`` rows is cut
@@ -546,7 +543,7 @@ def translate_all(
         else:
             items += [SliceJob(replace(j, chunk=f"{j.chunk}.s{k}"), p, k) for k in range(p.slices)]
     parts_of: dict[int, list[SliceResult]] = {}
-    for res in ex.map(translate_slice, items, desc="translate", shared=(model, pop_model)):
+    for res in ex.map(translate_slice, items, desc="translate", shared=model):
         parts_of.setdefault(res.index, []).append(res)
     results, paints = [], []
     for j in jobs:

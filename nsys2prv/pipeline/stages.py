@@ -164,9 +164,9 @@ def pop_share(tables: dict, untranslated: dict) -> dict[str, pd.DataFrame]:
     return {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
 
 
-def pop_context(job: RankJob, pop_model: Model, tables: dict[str, pd.DataFrame]) -> Context:
-    """``collect_partial``'s Context for ``tables`` of the job's report: the POP model's tasks."""
-    return Context(job.src.index, job.clock, pop_model, frozenset(), {}, tables, comms=job.comms)
+def pop_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame]) -> Context:
+    """``collect_partial``'s Context for ``tables`` of the job's report (POP's tasks: ``model.pop``)."""
+    return Context(job.src.index, job.clock, model, frozenset(), {}, tables, comms=job.comms)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
-from nsys2prv.paraver.format import _format_compact, _format_compact_np
+from nsys2prv.paraver.format import _format_compact, _format_compact_np, fields_per_record
 
 
 def both(monkeypatch, f):
@@ -87,7 +87,7 @@ def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
     time = np.sort(rng.integers(0, 10**13, n))
     args = (thread, time, sig, tail, toffs, perm, 0, n, cpu, task, thr, width, first, rbase, types, dyn, remap)
     bufs = [np.zeros(n * 200, np.uint8) for _ in range(2)]
-    k1 = _format_compact.compiled(*args, bufs[0])
+    k1 = _format_compact.compiled(*args, bufs[0], fields_per_record(width))
     k2 = _format_compact_np(*args, bufs[1])
     assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
     lines = bytes(bufs[0][:k1]).decode().splitlines()
@@ -185,10 +185,7 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
         "again None",
     ]
     names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(
-        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
-        + ["format._object"]
-    )
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
 
 
 def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
@@ -205,10 +202,7 @@ def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkey
     res = _run(code, tmp_path / "cache")
     assert res.returncode == 0, res.stderr
     names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(
-        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
-        + ["format._object"]
-    )
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
     monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
     convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
     assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")

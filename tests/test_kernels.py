@@ -208,6 +208,61 @@ def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkey
     assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
 
 
+def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_the_cache_ready(tmp_path):
+    """``warmup.start_early`` (what the command line calls first): for a large input, a forked process
+    compiling the PRECOMPILED kernels in that order while this one has loaded neither pandas nor numba;
+    once all are in the cache it marks the cache ready, and a later run starts no compiler.  A mark
+    another user could have written (writable by others, or a link) is not trusted."""
+    large = tmp_path / "large.sqlite"
+    with open(large, "wb") as fh:
+        fh.truncate(4 << 20)  # (only its size decides)
+    code = (
+        "import os, sys; from nsys2prv.pipeline import warmup as w; "
+        f"w.start_early([{str(tmp_path / 'small.sqlite')!r}]); print('missing input', w._early); "
+        f"w.start_early([{str(large)!r}]); pre = w._early; "
+        "print('started', pre is not None, 'pandas' in sys.modules, 'numba' in sys.modules); "
+        "got = [pre._recv.recv() for _ in w.PRECOMPILED]; pre.proc.join(); print('order', got, pre.proc.exitcode); "
+        "mark = w.user_cache_dir() / 'numba' / w._ready_name(); print('ready', w._ready(), mark.exists()); "
+        f"w._early = None; w.start_early([{str(large)!r}]); print('again', w._early); "
+        "os.chmod(mark, 0o666); print('writable by others', w._ready()); "
+        "os.unlink(mark); os.symlink(os.devnull, mark); print('a link', w._ready())"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "missing input None",
+        "started True False False",
+        "order ['_paint', '_sweep', '_format_compact'] 0",
+        "ready True True",
+        "again None",
+        "writable by others False",
+        "a link False",
+    ]
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+
+
+def test_a_conversion_takes_the_command_lines_compiler_on_busy_cores(monkeypatch, tmp_path):
+    """Two reading workers on two cores: ``precompile`` starts no compiler of its own, but takes the
+    command line's (started before the readers); the outputs are those of Python kernels, the cache
+    holds the three kernels and is marked ready."""
+    ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
+    args = ["-q", "-j", "2", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
+        "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
+        f"main({args!r}, standalone_mode=False); print('ready', w._ready(), w._early)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["ready True None"]
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+    monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
+    convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
+    assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(seed):
     """Groups whose intervals follow one another (touching allowed) are all lane 0 without the sweep;

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from nsys2prv.core.jit import kernel, njit
 
@@ -250,6 +249,8 @@ def warmup_probes() -> list[tuple]:
 def tuple_codes(values: list[np.ndarray], ids: dict) -> np.ndarray:
     """One int64 code per distinct tuple of the columns ``values`` (``ids``: tuple -> code, grown: the
     same codes over several calls), e.g. a GPU stream per (process, device, stream)."""
+    import pandas as pd  # (here: the background compiler imports this module for _paint, without pandas)
+
     parts = [pd.factorize(v) for v in values]
     comb = np.zeros(len(values[0]), np.int64)
     for codes, uniq in parts:  # mixed radix over the (few) distinct values per column

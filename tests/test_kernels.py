@@ -210,7 +210,7 @@ def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkey
 
 def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_the_cache_ready(tmp_path):
     """``warmup.start_early`` (what the command line calls first): for a large input, a forked process
-    compiling the PRECOMPILED kernels in that order while this one has loaded neither pandas nor numba;
+    compiling the PRECOMPILED kernels in that order (it inherits numba; this process has not loaded pandas);
     once all are in the cache it marks the cache ready, and a later run starts no compiler.  A mark
     another user could have written (writable by others, or a link) is not trusted."""
     large = tmp_path / "large.sqlite"
@@ -231,7 +231,7 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
         "missing input None",
-        "started True False False",
+        "started True False True",
         "order ['_paint', '_sweep', '_format_compact'] 0",
         "ready True True",
         "again None",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str):
     """``convert``, ``pop_of_reports`` and ``Summary``, imported when first used: the command line
-    imports ``pipeline.warmup`` before pandas and numba are loaded (its background compiler starts
+    imports ``pipeline.warmup`` before pandas is loaded (its background compiler starts
     first), and this package's ``__init__`` runs first."""
     if name in ("convert", "pop_of_reports"):
         from nsys2prv.pipeline import conversion  # (lazy: see the docstring)

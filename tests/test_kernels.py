@@ -242,6 +242,26 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
     assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
 
 
+def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
+    """An input given twice: the command line has started the compiler (a large input) and ends with
+    its one-line error; the compiler's process is gone and none is left registered."""
+    large = tmp_path / "large.sqlite"
+    with open(large, "wb") as fh:
+        fh.truncate(4 << 20)
+    args = [str(large), str(large), str(tmp_path / "out")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; from nsys2prv.cli import main; procs = []; "
+        "start = w.Precompile.__init__; "
+        "w.Precompile.__init__ = lambda self, names: (start(self, names), procs.append(self.proc))[0]\n"
+        f"try:\n    main({args!r}, standalone_mode=False)\nexcept SystemExit as exc:\n    print('exit', exc.code)\n"
+        "print('started', len(procs), 'alive', procs[0].is_alive(), 'left', w._early)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["exit 2", "started 1 alive False left None"]
+    assert "this file is given twice" in res.stderr, res.stderr
+
+
 def test_a_conversion_takes_the_command_lines_compiler_on_busy_cores(monkeypatch, tmp_path):
     """Two reading workers on two cores: ``precompile`` starts no compiler of its own, but takes the
     command line's (started before the readers); the outputs are those of Python kernels, the cache

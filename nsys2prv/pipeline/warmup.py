@@ -8,9 +8,13 @@ nsys2prv's kernels never use BLAS, so a process that owns its numba (the command
 local workers) can skip that probe with ``skip_blas_probe=True``.
 
 A first conversion of a large input (an empty cache) compiles the kernels every such conversion
-runs (``PRECOMPILED``) in a forked process of its own while stage A reads (``precompile``), instead
-of in the main process between the stages: the main process waits only for the kernels it is about
-to call, then loads them from the cache.
+runs (``PRECOMPILED``) in a forked process of its own, instead of in the main process between the
+stages: the main process waits only for the kernels it is about to call, then loads them from the
+cache.  The command line forks it first (``start_early``: before pandas is imported, so that it
+compiles on the core the start-up leaves idle, then beside stage A's readers); the conversion takes
+it over (``precompile``, which starts one itself, for the Python API, where stage A leaves a core
+idle).  Once the cache holds all of them it is marked ready, and later runs fork nothing.
+BENCHMARKS.md ("First run") has what each part gains.
 """
 
 from __future__ import annotations

@@ -20,7 +20,26 @@ the translated kinds (a process or thread only the POP kinds have is the model's
 
 from __future__ import annotations
 
-from nsys2prv.pipeline.conversion import convert, pop_of_reports
-from nsys2prv.pipeline.summary import Summary
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nsys2prv.pipeline.conversion import convert, pop_of_reports
+    from nsys2prv.pipeline.summary import Summary
+
+
+def __getattr__(name: str):
+    """``convert``, ``pop_of_reports`` and ``Summary``, imported when first used: the command line
+    imports ``pipeline.warmup`` before pandas is loaded (its background compiler starts
+    first), and this package's ``__init__`` runs first."""
+    if name in ("convert", "pop_of_reports"):
+        from nsys2prv.pipeline import conversion  # (lazy: see the docstring)
+
+        return getattr(conversion, name)
+    if name == "Summary":
+        from nsys2prv.pipeline import summary  # (lazy: see the docstring)
+
+        return summary.Summary
+    raise AttributeError(f"module 'nsys2prv.pipeline' has no attribute {name!r}")
+
 
 __all__ = ["convert", "pop_of_reports", "Summary"]

@@ -33,7 +33,7 @@ from nsys2prv.pipeline.report import sqlite_of
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
-from nsys2prv.pipeline.warmup import expect_rows, precompile, warm_numba
+from nsys2prv.pipeline.warmup import expect_rows, precompile, stop_early, warm_numba
 from nsys2prv.translate.communicators import communicator_members
 from nsys2prv.translate.host import application_events
 from nsys2prv.translate.mpi_messages import translate_messages
@@ -198,6 +198,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             ex.close(final=True)
         if pre is not None:
             pre.stop()
+        stop_early()  # (the command line's compiler, where this conversion did not take it)
         shutil.rmtree(work, ignore_errors=True)
     if cfg.cfgs is not None:
         views = install_views(

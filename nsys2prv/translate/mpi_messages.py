@@ -5,7 +5,12 @@ posted on B from A with tag t (MPI's non-overtaking rule; k in call-start order;
 other).  Peers are world ranks: nsys records the rank in the call's communicator (``remoteRank``), made a
 world rank through the run's communicators (model/communicators.py).  Receives with MPI_ANY_SOURCE /
 MPI_ANY_TAG (a negative peer or tag) then take, in posting order per receiver, the first unmatched send to
-their rank that fits them.  What stays unmatched, or is on a rank or thread outside the model, is counted.
+their rank that fits them.  What stays unmatched, or is on a process outside the model or without a
+rank, is counted.
+
+The halves are keyed by process and OS thread (every MPI call POP counts), not by the trace's rows: the
+alignment and POP's replay see the same messages whatever -t translates.  Only the communication records
+need rows: a message with a side on a thread that is not one has none, and is counted as not translated.
 
 MPI_Sendrecv(_replace) is both a send and a receive: exported as two rows of one call (same thread, start
 and name), the first (in row order) is the send half and the second the receive half; a single row stands
@@ -41,6 +46,7 @@ from nsys2prv.core.jit import kernel
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
+from nsys2prv.nsys.ids import pid_of
 from nsys2prv.nsys.readers.mpi import RawMpi
 from nsys2prv.translate.records import CommBatch, Translation
 
@@ -51,7 +57,7 @@ KIND = "mpi_messages"
 class Messages:
     send_report: np.ndarray
     recv_report: np.ndarray
-    send_thread: np.ndarray
+    send_thread: np.ndarray  # the trace's thread (row) of the send call (-1: none, e.g. not under -t)
     recv_thread: np.ndarray
     log_send: np.ndarray  # report-local times (sender's / receiver's report)
     phys_send: np.ndarray
@@ -61,6 +67,8 @@ class Messages:
     tag: np.ndarray
     recv_start: np.ndarray  # start of the receive call (report-local): the receive was posted after it
     synchronous: np.ndarray  # bool: the send completes only once the receive is posted (MPI_Ssend)
+    send_gtid: np.ndarray  # Nsight Systems' globalTid of the send call's thread (its process and OS thread)
+    recv_gtid: np.ndarray
     halves: int = 0  # send and receive halves seen
     unmatched_sends: int = 0
     unmatched_recvs: int = 0
@@ -80,6 +88,10 @@ class Messages:
             & (_aligned(self.log_recv, self.recv_report, clocks) >= lo)
             & (_aligned(self.phys_recv, self.recv_report, clocks) <= hi)
         )
+        return self.cut(keep, outside=int((~keep).sum()))
+
+    def cut(self, keep: np.ndarray, outside: int = 0) -> "Messages":
+        """Only the messages ``keep`` says (``outside`` more counted as outside the -f window)."""
         cut = {
             f: getattr(self, f)[keep]
             for f in (
@@ -95,6 +107,8 @@ class Messages:
                 "tag",
                 "recv_start",
                 "synchronous",
+                "send_gtid",
+                "recv_gtid",
             )
         }
         return Messages(
@@ -102,7 +116,7 @@ class Messages:
             halves=self.halves,
             unmatched_sends=self.unmatched_sends,
             unmatched_recvs=self.unmatched_recvs,
-            outside_window=self.outside_window + int((~keep).sum()),
+            outside_window=self.outside_window + outside,
             wildcards=self.wildcards,
         )
 
@@ -185,17 +199,16 @@ def _persistent(name, rows, waits, done) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _by_rank(r: int, half: pd.DataFrame, model: Model, own: str, other: str) -> pd.DataFrame:
-    """One side's rows with their report, thread, own rank (``own``) and peer (``other``)."""
-    thread = model.cpu_threads(r, half["tid"].to_numpy(np.int64))
-    rank_of_thread = np.array(
-        [model.tasks[t.task].rank if model.tasks[t.task].rank is not None else -1 for t in model.threads] + [-1],
-        np.int64,
-    )
+    """One side's rows with their report, thread (the trace's row, -1: none), globalTid, own rank
+    (``own``: its process's, whether or not the thread is a row) and peer (``other``)."""
+    gtid = half["tid"].to_numpy(np.int64)
+    rank_of_process = np.array([-1 if t.rank is None else t.rank for t in model.processes] + [-1], np.int64)
     return pd.DataFrame(
         {
             "report": r,
-            "thread": thread,
-            own: rank_of_thread[thread],  # thread -1 -> the trailing -1
+            "thread": model.cpu_threads(r, gtid),
+            "gtid": gtid,
+            own: rank_of_process[model.processes_of(r, pid_of(gtid))],  # process -1 -> the trailing -1
             other: half["peer"].to_numpy(np.int64),
             "tag": half["tag"].to_numpy(np.int64),
             "size": half["size"].to_numpy(np.int64),
@@ -258,9 +271,9 @@ def _wildcard_matches(left: pd.DataFrame, wild: pd.DataFrame) -> pd.DataFrame:
     pick = _wildcards(*side(left), *side(wild))
     got = pick >= 0
     snd, rcv = left.iloc[pick[got]], wild[got]
-    out = {f"{c}_s": snd[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
+    out = {f"{c}_s": snd[c].to_numpy() for c in ("report", "thread", "gtid", "size", "log", "phys", "start", "sync")}
     out |= {c: snd[c].to_numpy() for c in ("src", "dst", "tag")}
-    out |= {f"{c}_r": rcv[c].to_numpy() for c in ("report", "thread", "size", "log", "phys", "start", "sync")}
+    out |= {f"{c}_r": rcv[c].to_numpy() for c in ("report", "thread", "gtid", "size", "log", "phys", "start", "sync")}
     return pd.DataFrame(out)
 
 
@@ -271,15 +284,15 @@ def match_messages(raw: list[RawMpi | None], model: Model, session: list[int], c
     A with tag t); wildcard receives then take the sends left, in the order they were sent on the session
     clocks (``_wildcards``)."""
     parts = [_halves(r, x, model, comms) for r, x in enumerate(raw) if x is not None and len(x.p2p)]
-    cols = ["report", "thread", "src", "dst", "tag", "size", "log", "phys", "start", "sync"]
+    cols = ["report", "thread", "gtid", "src", "dst", "tag", "size", "log", "phys", "start", "sync"]
     sends = pd.concat([p[0][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
     recvs = pd.concat([p[1][cols] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=cols)
     ints = {c: np.int64 for c in cols if c != "sync"}
     sends, recvs = sends.astype(ints | {"sync": bool}), recvs.astype(ints | {"sync": bool})
     halves = len(sends) + len(recvs)
     key = ["src", "dst", "tag"]
-    ok_s = ((sends["src"] >= 0) & (sends["dst"] >= 0) & (sends["tag"] >= 0) & (sends["thread"] >= 0)).to_numpy()
-    known_r = ((recvs["dst"] >= 0) & (recvs["thread"] >= 0)).to_numpy()
+    ok_s = ((sends["src"] >= 0) & (sends["dst"] >= 0) & (sends["tag"] >= 0)).to_numpy()
+    known_r = (recvs["dst"] >= 0).to_numpy()
     specific = known_r & (recvs["src"] >= 0).to_numpy() & (recvs["tag"] >= 0).to_numpy()
     s = sends[ok_s].sort_values([*key, "log"], kind="stable")
     r = recvs[specific].sort_values([*key, "log"], kind="stable")
@@ -308,6 +321,8 @@ def match_messages(raw: list[RawMpi | None], model: Model, session: list[int], c
         col("tag"),
         col("start_r"),
         m["sync_s"].to_numpy(bool),
+        col("gtid_s"),
+        col("gtid_r"),
         halves,
         len(sends) - len(m),
         len(recvs) - len(m),
@@ -329,15 +344,20 @@ def translate_messages(msgs: Messages, clocks: list[Clock], out: Translation) ->
         return
     count = out.count(KIND)
     count.source_rows += msgs.halves
-    count.translated_rows += 2 * len(msgs)
+    rows = (msgs.send_thread >= 0) & (msgs.recv_thread >= 0)
+    count.translated_rows += 2 * int(rows.sum())
     count.drop("outside the -f/--filter-nvtx window", 2 * msgs.outside_window)
     count.drop("unmatched send (no receive with the same source, destination and tag)", msgs.unmatched_sends)
     count.drop("unmatched receive (no send with the same source, destination and tag)", msgs.unmatched_recvs)
     count.note(
         "receives with MPI_ANY_SOURCE or MPI_ANY_TAG: matched with the first fitting send to arrive", msgs.wildcards
     )
-    if not len(msgs):
+    count.drop(
+        "matched, but a side's thread is not a row of the trace (no communication record)", 2 * int((~rows).sum())
+    )
+    if not rows.any():
         return
+    msgs = msgs.cut(rows)
     log_s = _aligned(msgs.log_send, msgs.send_report, clocks)
     phys_s = _aligned(msgs.phys_send, msgs.send_report, clocks)
     log_r = _aligned(msgs.log_recv, msgs.recv_report, clocks)

@@ -9,10 +9,10 @@ per-GPU timeline no Paraver level can aggregate (a node aggregates every CPU of 
 
 Labels follow the forms BSC BasicAnalysis's nsys2prv path reads: streams ``CUDA-D<gpu>.S<stream>-<host>``
 (its pattern ``^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$`` reads the suffix as the node), where
-``<gpu>`` is the GPU id, the numbering of the ``Metrics GPU<id>`` rows (``^Metrics GPU\d+\s*$``, so
-they carry nothing else); CPU threads ``Rank 0 main (1234)``.  A stream label cannot carry a rank
-(BasicAnalysis would read it as part of the node): the task level, the CPU threads just above and the
-.row's task labels say whose stream it is.
+``<gpu>`` is the GPU's number in the run (``run_gpu_numbers``: GPU ids are per host), that of the
+``Metrics GPU<gpu>`` rows (``^Metrics GPU\d+\s*$``, so they carry nothing else); CPU threads
+``Rank 0 main (1234)``.  A stream label cannot carry a rank (BasicAnalysis would read it as part of the
+node): the task level, the CPU threads just above and the .row's task labels say whose stream it is.
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -388,7 +388,7 @@ def run_gpu_numbers(tasks: list[Task], nodes: list[str], owners: dict[int, dict[
 
 
 def stream_label(gpu: int, stream: int, host: str) -> str:
-    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU id (as its ``Metrics GPU<id>`` row), the stream and
+    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU's number (as its ``Metrics GPU<gpu>`` row), the stream and
     the host (BasicAnalysis reads the suffix as the node: one word)."""
     word = re.sub(r"\s+", "_", host.strip())
     return f"CUDA-D{gpu}.S{stream}" + (f"-{word}" if word else "")

@@ -120,7 +120,6 @@ class Run:
         if any(p not in K.BY_NAME for p in parts):
             raise UserError(f"no data kind {kind!r}: one of {', '.join(sorted({*TABLES, *K.BY_NAME}))}")
         run = self.prepared
-        tasks = {(t.report, t.pid): t for t in run.model.tasks} | {(t.report, t.pid): t for t in run.pop_model.tasks}
         frames = []
         for src, clock, info in zip(run.sources, run.timeline.clocks, run.infos):
             src_host = info.hostname
@@ -135,7 +134,7 @@ class Run:
                         df[col] = clock.apply(df[col].to_numpy(np.int64))
                 ids = df["gpid"] if "gpid" in df else df["tid"] if "tid" in df else None
                 pids = pid_of(ids.to_numpy(np.int64)) if ids is not None else np.full(len(df), -1, np.int64)
-                owner = [tasks.get((src.index, int(p))) for p in pids]
+                owner = [run.model.processes[i] if i >= 0 else None for i in run.model.processes_of(src.index, pids)]
                 extra = {
                     "report": np.full(len(df), src.index, np.int64),
                     "host": pd.Categorical([src_host] * len(df)),

@@ -239,9 +239,9 @@ EQUIVALENT: list[Equivalent] = [
         "warmup_probes",
         "constant",
         "0 -> 1",
-        "return [(_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, 1, 1))]",
-        "a warm-up probe only fixes the argument types the kernel is loaded or compiled for (int64 arrays, "
-        "ints); [1, 1] for [0, 1] as order or times has the same types and stays in bounds",
+        "return [(_sweep, (np.array([0, 1]), z, np.array([0, 1]), z, np.zeros((1, 2), np.int64), z.copy()))]",
+        "a warm-up probe only fixes the argument types the kernel is loaded or compiled for (int64 arrays); "
+        "[1, 1] for [0, 1] as order or times has the same types and stays in bounds",
     ),
     Equivalent(
         "nsys2prv/nsys/readers/sched.py",

@@ -37,7 +37,7 @@ from nsys2prv.paraver import chunks as paraver_chunks
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.writer import WriteStats
-from nsys2prv.pipeline import conversion, gpu_rows, parallel, slices, stages
+from nsys2prv.pipeline import conversion, gpu_rows, parallel, slices
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import StateIntervals, Translation
 
@@ -246,8 +246,8 @@ def reference_writer():
         made[path] = Translation(events=list(out.events), states=list(out.states), comms=list(out.comms))
         return real_chunk(out, model, report, types, path, consume=consume)
 
-    def whole_reports(ex, jobs, rows, model, slice_rows, pop_model):
-        return real_translate_all(ex, jobs, rows, model, 1 << 62, pop_model)
+    def whole_reports(ex, jobs, rows, model, slice_rows):
+        return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
     def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, **__):
         written.append(
@@ -260,7 +260,7 @@ def reference_writer():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(conversion, "executor", lambda *a, **k: parallel.Serial())
         mp.setattr(slices, "translate_all", whole_reports)
-        for module in (stages, gpu_rows, conversion):
+        for module in (slices, gpu_rows, conversion):
             mp.setattr(module, "write_chunk", keep_chunk)
         mp.setattr(conversion, "write_merged", merge_in_memory)
         yield written

@@ -502,6 +502,44 @@ def test_alignment_table_gives_units_and_counts_that_agree(tmp_path):
     assert "how unevenly the ranks leave their collectives, not an alignment error" in res.output
 
 
+def test_alignment_table_shows_each_method_whole(capsys):
+    """A method longer than the column (a clock placed by the bounds, a session clock the sync points do
+    not move) is shown whole, as OUT.sync.json has it: the column widens to the longest one."""
+    from nsys2prv.pipeline.summary import _alignment_table
+
+    bounds = "linear (bounds: the midpoint of the fastest exchanges each way)"
+    kept = "session (the sync points do not move it significantly)"
+
+    def rep(ranks, method, offset, correction, bound=None):
+        r = {
+            "ranks": ranks,
+            "method": method,
+            "session_offset_ns": offset,
+            "correction_ns": correction,
+            "drift_ppm": 0.0,
+            "residual_spread_ns": 1500,
+            "sync_points": 7,
+        }
+        return r | ({"bound_ns": bound} if bound is not None else {})
+
+    al = {
+        "method": "linear",
+        "sync_points": 7,
+        "messages": 3,
+        "violations": {},
+        "reports": [rep([0], kept, 0, 0), rep([1], bounds, 2_000_000_000, -4200, 2500)],
+    }
+    _alignment_table(al)
+    lines = capsys.readouterr().out.splitlines()
+    w = len(bounds)
+    assert lines[1] == (
+        f"  {'ranks':<10} {'method':<{w}} {'started (s)':>12} {'correction (ns)':>16} {'drift ppm':>10} "
+        f"{'spread (us)':>12} {'error (us)':>11} {'points':>7}"
+    )
+    assert lines[2] == f"  {'0':<10} {kept:<{w}} {0.0:>12.6f} {0:>16} {0.0:>10.3f} {'1.5':>12} {'-':>11} {7:>7}"
+    assert lines[3] == f"  {'1':<10} {bounds} {2.0:>12.6f} {-4200:>16} {0.0:>10.3f} {'1.5':>12} {'2.5':>11} {7:>7}"
+
+
 def test_reports_one_hour_apart_are_one_run_a_nanosecond_more_is_refused():
     """The session-start check's boundary (model/align/session.py: more than an hour apart = not one run)."""
     from dataclasses import dataclass

@@ -153,3 +153,126 @@ def test_the_bound_is_the_worst_error_where_the_least_squares_put_a_clock_off_ce
     assert 0 < x < 500  # (off the midpoint, +500, towards the other pairs' midpoints, 0)
     assert res.bound[2] == max(x - (-1_000), 2_000 - x) > 1_500  # (1,500: the half-width)
     assert res.bound[1] >= abs(res.offsets[1] - TRUTH[1])
+
+
+def _unchunked(e, x, rep, src, dst, s, q, n):
+    """pair_bounds as it was before it took the points a block at a time (every point at once): the
+    reference the blocks must equal exactly."""
+    lo = np.full((n, n), -np.inf)
+    if len(src):
+        other = src != dst
+        np.maximum.at(lo, (src[other], dst[other]), (s - q)[other].astype(np.float64))
+    if e.size:
+        ef, xf = e.astype(np.float64), x.astype(np.float64)
+        last_in = np.full((n, e.shape[1]), -np.inf)
+        first_out = np.full((n, e.shape[1]), np.inf)
+        for c in np.unique(rep):
+            last_in[c] = ef[rep == c].max(axis=0)
+            first_out[c] = xf[rep == c].min(axis=0)
+        last_in[last_in < -bounds.FAR] = -np.inf
+        first_out[first_out > bounds.FAR] = np.inf
+        for a in np.unique(rep):
+            with np.errstate(invalid="ignore"):
+                d = np.nan_to_num(last_in[a][None, :] - first_out, nan=-np.inf, posinf=-np.inf)
+            lo[a] = np.maximum(lo[a], d.max(axis=1, initial=-np.inf))
+    np.fill_diagonal(lo, 0.0)
+    if n > bounds.MAX_CLOSURE:
+        return lo
+    closed = lo.copy()
+    for k in range(n):
+        closed = np.maximum(closed, closed[:, k : k + 1] + closed[k : k + 1, :])
+    return lo if (np.diag(closed) > 0).any() else closed
+
+
+def _many_hosts(hosts=60, per_host=2, points=700, seed=3):
+    """Collectives on HOSTS skewed clocks (PER_HOST ranks each, rows not grouped by host), some ranks
+    outside some collectives (the sync points' ABSENT sentinels), and messages between random hosts."""
+    from nsys2prv.model.align.syncpoints import ABSENT_ENTRY, ABSENT_EXIT
+
+    rng = np.random.default_rng(seed)
+    rows = hosts * per_host
+    rep = rng.permutation(np.repeat(np.arange(hosts, dtype=np.int64), per_host))
+    skew = rng.integers(-5_000_000, 5_000_000, hosts)
+    base = np.arange(points, dtype=np.int64) * 1_000_000
+    e = base[None, :] + rng.integers(0, 300_000, (rows, points)) - skew[rep][:, None]
+    x = base[None, :] + 400_000 + rng.integers(0, 300_000, (rows, points)) - skew[rep][:, None]
+    out = rng.random((rows, points)) < 0.1
+    e[out], x[out] = ABSENT_ENTRY, ABSENT_EXIT
+    m = 500
+    src, dst = rng.integers(0, hosts, m), rng.integers(0, hosts, m)
+    t = rng.integers(0, points * 1_000_000, m)
+    s, q = t - skew[src], t + rng.integers(1_000, 50_000, m) - skew[dst]
+    return e, x, rep, src, dst, s, q, hosts
+
+
+@pytest.mark.parametrize("chunk", [1, 2 * 120 + 1, 10_007, bounds.CHUNK])
+def test_bounds_a_block_of_points_at_a_time_equal_all_points_at_once(monkeypatch, chunk):
+    """Generated many-host case: 60 clocks, 120 ranks, 700 collectives (10 % of the entries absent),
+    500 messages; the bounds taken one point, two points, 83 points and the default block at a time
+    equal the unchunked computation exactly (-inf where there is no bound included)."""
+    args = _many_hosts()
+    want = _unchunked(*args)
+    assert np.isfinite(want).sum() == 60 * 60  # (every pair bounded: the blocks have something to agree on)
+    monkeypatch.setattr(bounds, "CHUNK", chunk)
+    got = bounds.pair_bounds(*args)
+    assert np.array_equal(got, want)
+    # direct bounds (more clocks than the closure takes): equal too
+    monkeypatch.setattr(bounds, "MAX_CLOSURE", 10)
+    direct = bounds.pair_bounds(*args)
+    assert np.array_equal(direct, _unchunked(*args)) and not np.array_equal(direct, want)
+
+
+def test_bounds_on_the_mpi23_fixtures_equal_the_unchunked_computation(monkeypatch, tmp_path):
+    """The bounds of every mpi23 fixture whose alignment computes them (coll8h4, p2p4h2, pp2h2, pp4h4,
+    thr6h3: caught as the conversion calls them), taken one point at a time, equal the unchunked
+    computation exactly."""
+    from conftest import ROOT, convert
+
+    data = ROOT / "tests" / "data" / "mpi23"
+    seen: dict[str, tuple] = {}
+    real = bounds.pair_bounds
+    for name in ("coll4", "coll8h4", "p2p4", "p2p4h2", "pp2h2", "pp4h4", "thr6h3"):
+        ranks = sorted((data / name).glob("rank*.sqlite"))
+        if not ranks:
+            pytest.skip(f"tests/data/mpi23/{name} missing (scripts/make_mpi23_fixtures.sh makes it)")
+
+        def spy(*args, name=name):
+            seen[name] = args
+            return real(*args)
+
+        monkeypatch.setattr(bounds, "pair_bounds", spy)
+        convert(["-t", "mpi", "-m", *ranks, tmp_path / name / "o"])
+    assert {k: (v[0].shape, len(v[3]), v[7]) for k, v in seen.items()} == {
+        "coll8h4": ((8, 12), 70, 4),
+        "p2p4h2": ((4, 5), 92, 2),
+        "pp2h2": ((2, 6), 108, 2),
+        "pp4h4": ((4, 6), 600, 4),
+        "thr6h3": ((6, 27), 0, 3),
+    }
+    monkeypatch.setattr(bounds, "CHUNK", 1)
+    for name, args in seen.items():
+        assert np.array_equal(real(*args), _unchunked(*args)), name
+
+
+def test_bounds_memory_does_not_grow_with_the_points():
+    """40 clocks x 40,000 collectives: all points at once took the (clocks or rows) x points arrays
+    several times over (93.1 MiB here, 581.8 MiB at 100 clocks x 100,000 points:
+    scripts/bench_bounds_memory.py); a block at a time, a few blocks of ``CHUNK`` elements whatever the
+    points (12.0 MiB here; tracemalloc: what numpy allocates during the call; the inputs are made before)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    hosts, points = 40, 40_000
+    base = np.arange(points, dtype=np.int64) * 100_000
+    e = base[None, :] + rng.integers(0, 40_000, (hosts, points))
+    x = base[None, :] + 50_000 + rng.integers(0, 40_000, (hosts, points))
+    rep = np.arange(hosts, dtype=np.int64)
+    z = np.zeros(0, np.int64)
+    tracemalloc.start()
+    try:
+        lo = bounds.pair_bounds(e, x, rep, z, z, z, z, hosts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isfinite(lo).all()
+    assert peak < 8 * 8 * bounds.CHUNK  # (8 blocks of CHUNK float64: 16 MiB; the inputs are 24 MiB)

@@ -152,9 +152,9 @@ def test_worker_failure_ends_the_command_without_leftover_workers(ranks, tmp_pat
     """A job failing in a forked worker: exit 3 with the one-line message, and no worker left
     behind (a leftover worker would hold the pipes open and ``run`` would time out)."""
     code = (
-        "import sys, nsys2prv.pipeline.stages as S\n"
+        "import sys, nsys2prv.pipeline.slices as S\n"
         "def boom(*a, **k): raise RuntimeError('boom in a worker')\n"
-        "S.translate_report = boom\n"
+        "S.translate_slice = boom\n"
         "from nsys2prv.cli import entry\n"
         f"sys.argv = ['nsys2prv', '-j', '2', '-m', {str(ranks[0])!r}, {str(ranks[1])!r}, {str(tmp_path / 'x')!r}]\n"
         "entry()\n"

@@ -167,13 +167,33 @@ def test_without_the_categories_nothing_changes(tmp_path):
 def test_the_row_says_the_states_follow_the_scheduler(threads):
     """The .row's closing comment line (Paraver's reader skips '#' lines outside a block; BasicAnalysis
     reads the first line, the CPU count), and the names before it as they were."""
-    from nsys2prv.paraver.row import SCHEDULER_RULE
+    from nsys2prv.paraver.row import scheduler_rule
 
     trace, _ = threads
     text = Path(trace.prv_path).with_suffix(".row").read_text()
-    assert text.startswith("LEVEL CPU SIZE ") and text.endswith("\n\n" + SCHEDULER_RULE + "\n")
-    assert SCHEDULER_RULE.startswith("# nsys2prv: CPU thread states from the scheduler")
+    assert text.startswith("LEVEL CPU SIZE ") and text.endswith("\n\n" + scheduler_rule() + "\n")
+    assert scheduler_rule() == (
+        "# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, "
+        "Blocked (9) off it unless a call's own state covers the time; CPU threads without scheduling data: "
+        "Running from their first to their last event"
+    )
     assert len(trace.row["THREAD"]) == 5
+
+
+def test_the_rows_rule_names_the_registrys_off_cpu_state(monkeypatch):
+    """The .row's rule states the off-CPU state the registry defines (registry.OFF_CPU_STATE, its label
+    in registry.STATES), not a number of its own: change the registry and the rule follows."""
+    from nsys2prv.model.resources import Model
+    from nsys2prv.paraver.row import render_row
+
+    monkeypatch.setattr(R, "OFF_CPU_STATE", R.WAIT)
+    monkeypatch.setitem(R.STATES, R.WAIT, "Waiting off CPU")
+    text = render_row(Model([], [], [], {}), scheduler=True)
+    assert text.endswith(
+        "\n# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, "
+        "Waiting off CPU (8) off it unless a call's own state covers the time; CPU threads without scheduling "
+        "data: Running from their first to their last event\n"
+    )
 
 
 def test_osrt_call_stacks_as_callers(threads):

@@ -14,7 +14,7 @@ from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
-from nsys2prv.paraver.format import _format_compact, _format_compact_np
+from nsys2prv.paraver.format import _format_compact, _format_compact_np, fields_per_record
 
 
 def both(monkeypatch, f):
@@ -87,7 +87,7 @@ def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
     time = np.sort(rng.integers(0, 10**13, n))
     args = (thread, time, sig, tail, toffs, perm, 0, n, cpu, task, thr, width, first, rbase, types, dyn, remap)
     bufs = [np.zeros(n * 200, np.uint8) for _ in range(2)]
-    k1 = _format_compact.compiled(*args, bufs[0])
+    k1 = _format_compact.compiled(*args, bufs[0], fields_per_record(width))
     k2 = _format_compact_np(*args, bufs[1])
     assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
     lines = bytes(bufs[0][:k1]).decode().splitlines()
@@ -185,10 +185,7 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
         "again None",
     ]
     names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(
-        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
-        + ["format._object"]
-    )
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
 
 
 def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
@@ -205,10 +202,82 @@ def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkey
     res = _run(code, tmp_path / "cache")
     assert res.returncode == 0, res.stderr
     names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(
-        ["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact", "format._num"]
-        + ["format._object"]
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+    monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
+    convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
+    assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
+
+
+def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_the_cache_ready(tmp_path):
+    """``warmup.start_early`` (what the command line calls first): for a large input, a forked process
+    compiling the PRECOMPILED kernels in that order (it inherits numba; this process has not loaded pandas);
+    once all are in the cache it marks the cache ready, and a later run starts no compiler.  A mark
+    another user could have written (writable by others, or a link) is not trusted."""
+    large = tmp_path / "large.sqlite"
+    with open(large, "wb") as fh:
+        fh.truncate(4 << 20)  # (only its size decides)
+    code = (
+        "import os, sys; from nsys2prv.pipeline import warmup as w; "
+        f"w.start_early([{str(tmp_path / 'small.sqlite')!r}]); print('missing input', w._early); "
+        f"w.start_early([{str(large)!r}]); pre = w._early; "
+        "print('started', pre is not None, 'pandas' in sys.modules, 'numba' in sys.modules); "
+        "got = [pre._recv.recv() for _ in w.PRECOMPILED]; pre.proc.join(); print('order', got, pre.proc.exitcode); "
+        "mark = w.user_cache_dir() / 'numba' / w._ready_name(); print('ready', w._ready(), mark.exists()); "
+        f"w._early = None; w.start_early([{str(large)!r}]); print('again', w._early); "
+        "os.chmod(mark, 0o666); print('writable by others', w._ready()); "
+        "os.unlink(mark); os.symlink(os.devnull, mark); print('a link', w._ready())"
     )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "missing input None",
+        "started True False True",
+        "order ['_paint', '_sweep', '_format_compact'] 0",
+        "ready True True",
+        "again None",
+        "writable by others False",
+        "a link False",
+    ]
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+
+
+def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
+    """An input given twice: the command line has started the compiler (a large input) and ends with
+    its one-line error; the compiler's process is gone and none is left registered."""
+    large = tmp_path / "large.sqlite"
+    with open(large, "wb") as fh:
+        fh.truncate(4 << 20)
+    args = [str(large), str(large), str(tmp_path / "out")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; from nsys2prv.cli import main; procs = []; "
+        "start = w.Precompile.__init__; "
+        "w.Precompile.__init__ = lambda self, names: (start(self, names), procs.append(self.proc))[0]\n"
+        f"try:\n    main({args!r}, standalone_mode=False)\nexcept SystemExit as exc:\n    print('exit', exc.code)\n"
+        "print('started', len(procs), 'alive', procs[0].is_alive(), 'left', w._early)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["exit 2", "started 1 alive False left None"]
+    assert "this file is given twice" in res.stderr, res.stderr
+
+
+def test_a_conversion_takes_the_command_lines_compiler_on_busy_cores(monkeypatch, tmp_path):
+    """Two reading workers on two cores: ``precompile`` starts no compiler of its own, but takes the
+    command line's (started before the readers); the outputs are those of Python kernels, the cache
+    holds the three kernels and is marked ready."""
+    ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
+    args = ["-q", "-j", "2", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    code = (
+        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
+        "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
+        f"main({args!r}, standalone_mode=False); print('ready', w._ready(), w._early)"
+    )
+    res = _run(code, tmp_path / "cache")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["ready True None"]
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
+    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
     monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
     convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
     assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")

@@ -1022,7 +1022,8 @@ def test_task_spans_are_each_tasks_first_start_and_last_end_aligned():
         return (pid << PID_SHIFT) | tid
 
     tasks = {100: 0, 200: 1}  # (pid 300: not in the model)
-    model = SimpleNamespace(tasks_of=lambda report, pids: np.array([tasks.get(int(p), -1) for p in pids]))
+    pop = SimpleNamespace(task_of=lambda report, pids: np.array([tasks.get(int(p), -1) for p in pids]))
+    model = SimpleNamespace(pop=pop)  # (POP's view of the model)
     ctx = SimpleNamespace(model=model, report=0, clock=Clock(offset=1_000))
     kernels = pd.DataFrame({"gpid": [gid(100), gid(200)], "start": [50, 20], "end": [60, 90]})
     mpi = pd.DataFrame({"tid": [gid(100, 7), gid(300), gid(200)], "start": [10, 0, 30], "end": [40, 999, 95]})

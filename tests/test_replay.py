@@ -179,7 +179,7 @@ def test_each_thread_is_replayed_on_its_own():
     # worker: Irecv 70 (its first burst runs from 0: the same time), +19 -> Wait 89 -> 89, life ends there.
     # (one sequence per process would have pulled the worker's calls forward by r0's saved wait: Irecv at
     # 30, Wait at 49, r0 ending at 50 -> T 60 instead of 89)
-    assert rep.ranks == 3 and rep.proc.tolist() == [0, 0, 1]
+    assert rep.sequences == 3 and rep.proc.tolist() == [0, 0, 1]
     assert rep.rank.tolist() == [0, 1, 1, 2] and rep.done.tolist() == [20, 70, 89, 20]
     assert rep.lo.tolist() == [0, 0, 0] and rep.hi.tolist() == [100, 99, 100]
     assert rep.final.tolist() == [60, 89, 60] and rep.elapsed == 89 and rep.unresolved == 0
@@ -205,6 +205,40 @@ def test_a_message_from_a_worker_thread_is_found_by_its_process_and_time():
     # (one sequence per process: the Send at 15 + 30 = 45, the Recv done at 45)
     assert rep.proc.tolist() == [0, 0, 1] and rep.done.tolist() == [15, 50, 15, 50]
     assert rep.final.tolist() == [95, 50, 90] and rep.elapsed == 95 and rep.unresolved == 0
+
+
+def test_two_threads_ending_at_one_ns_are_not_confused():
+    """A process's two threads end a call at the same ns: the main thread's MPI_Wait completes its
+    MPI_Iallreduce, the worker's MPI_Wait a receive.  The message names its threads, so the receive is
+    the worker's Wait and the main thread's Wait waits for the collective (matched by (process, end)
+    alone, the main's Wait took the receive and the collective waited nowhere on r0)."""
+    c = pd.DataFrame(
+        [
+            (0, 1, 2, 3, "MPI_Iallreduce"),
+            (0, 1, 40, 50, "MPI_Wait"),
+            (0, 2, 5, 6, "MPI_Irecv"),
+            (0, 2, 45, 50, "MPI_Wait"),
+            (1, 3, 50, 51, "MPI_Send"),
+            (1, 3, 60, 61, "MPI_Iallreduce"),
+            (1, 3, 62, 70, "MPI_Wait"),
+        ],
+        columns=["rank", "thread", "start", "end", "name"],
+    ).assign(root=-1, comm=0)
+    m = msgs((1, 50, 0, 50)).assign(send_thread=[3], recv_thread=[2])
+    rep = replay(c, life((0, 100), (0, 100)), m)
+    # sequences: r0 main (thread 1), r0 worker (thread 2, lives 0..50), r1 (thread 3)
+    # r1: Send at 50; Iallreduce enters at 50 + 9 = 59; Wait 59 + 1 = 60 (everyone entered by 59): 60;
+    #     life 60 + 30 = 90
+    # r0 main: Iallreduce at 2; Wait arrives 2 + 37 = 39, waits for r1's entry at 59: 59; life 59 + 50 = 109
+    # r0 worker: Irecv 5; Wait arrives 5 + 39 = 44, waits for the send at 50: 50; its life ends there
+    assert rep.sequences == 3 and rep.proc.tolist() == [0, 0, 1]
+    assert rep.arrive.tolist() == [2, 39, 5, 44, 50, 59, 60]
+    assert rep.done.tolist() == [2, 59, 5, 50, 50, 59, 60]
+    assert rep.final.tolist() == [109, 50, 90] and rep.elapsed == 109 and rep.unresolved == 0
+    # the same with the threads swapped in the message: the main's Wait is the receive now (done at 50, no
+    # wait for the collective: its Wait is no longer "free"), the worker's Wait waits for nothing
+    rep = replay(c, life((0, 100), (0, 100)), m.assign(recv_thread=[1]))
+    assert rep.done.tolist() == [2, 50, 5, 44, 50, 59, 60] and rep.final.tolist() == [100, 44, 90]
 
 
 def test_network_delay_is_transfer_inefficiency():

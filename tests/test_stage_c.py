@@ -1,5 +1,5 @@
-"""Stage C has one implementation of each of its steps, whether a report is translated whole
-(``pipeline/stages.py``) or in time slices (``pipeline/slices.py``): the launch call of every GPU
+"""Stage C is one function (``pipeline.slices.translate_slice``, a report not cut being one slice of
+it) and has one implementation of each of its steps (``pipeline/stages.py``): the launch call of every GPU
 activity (``translate/launches.py``, found by stage A and stored with the tables), the -f clip
 (``stages.clip``) and a POP partial (``metrics.pop.collect_partial``, called once per report or
 slice)."""
@@ -70,14 +70,71 @@ def test_launch_matching_and_clipping_are_defined_once():
     assert "restrict" in links and "stages.clip" in links
 
 
-def test_a_whole_report_and_a_slice_take_the_same_steps():
-    """``translate_report`` and ``translate_slice`` split, clip and share their tables with POP by the
-    same functions of ``stages`` (neither builds those dicts or clips on its own)."""
-    whole = set(_calls(_functions("pipeline/stages.py")["translate_report"]))
-    sliced = set(_calls(_functions("pipeline/slices.py")["translate_slice"]))
-    steps = {"split_tables", "clip_job", "pop_share", "translate_tables"}
-    assert steps <= whole and {f"stages.{s}" for s in steps} <= sliced, (whole, sliced)
-    assert "clip" not in whole  # (a slice clips the rows running at its start too: stages.clip)
+def _callers(names: set[str]) -> dict[str, set[tuple[str, str]]]:
+    """Every function of the package that calls one of ``names`` (``f``: by its last name; ``m.f``:
+    as an attribute of ``m``), by name called."""
+    out: dict[str, set[tuple[str, str]]] = {n: set() for n in names}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        for f in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(f, ast.FunctionDef):
+                for c in _calls(f):
+                    for name in {c, c.rsplit(".", 1)[-1]} & names:
+                        out[name].add((rel, f.name))
+    return out
+
+
+SLICE = "pipeline/slices.py"
+
+
+def test_stage_c_is_one_function_a_whole_report_one_slice():
+    """One function does stage C, ``slices.translate_slice``: a report not cut is one slice of it.
+    Its steps (reading, clip, POP partial, translation, links, chunk) are called from it and its
+    helpers only, so a second entry point (a whole-report function beside it, as
+    ``stages.translate_report`` was) fails here, whether it reuses the steps or copies them."""
+    steps = {
+        "read_whole",  # a report of one slice: its rows
+        "split_tables",
+        "clip_job",
+        "pop_share",
+        "collect_partial",
+        "translate_tables",
+        "job_context",
+        "gpu_attribution.partial",  # one slice only
+    }
+    got = _callers(steps)
+    assert got == {
+        "read_whole": {(SLICE, "translate_slice")},
+        "split_tables": {("pipeline/stages.py", "read_whole"), (SLICE, "_read_slice")},
+        "clip_job": {(SLICE, "translate_slice")},
+        "pop_share": {(SLICE, "translate_slice")},
+        "collect_partial": {(SLICE, "_window_partial")},
+        "translate_tables": {(SLICE, "translate_slice"), (SLICE, "_links"), (SLICE, "_save_states")},
+        "job_context": {(SLICE, "translate_slice"), (SLICE, "_save_states")},
+        "gpu_attribution.partial": {(SLICE, "translate_slice")},
+    }, got
+    # the helpers of one slice's steps are called by it alone; the executor runs it for every report
+    helpers = _callers({"_read_slice", "_running", "_window_partial", "_links", "_save_states", "translate_slice"})
+    assert all(v == {(SLICE, "translate_slice")} for k, v in helpers.items() if k != "translate_slice"), helpers
+    assert helpers["translate_slice"] == set(), helpers  # (only mapped by the executor, never called)
+    mapped = [
+        (path.relative_to(PACKAGE).as_posix(), ast.unparse(node.args[0]))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "map" and node.args
+    ]
+    stage_c = [m for m in mapped if m[0].startswith("pipeline/") and "translate" in m[1]]
+    assert stage_c == [("pipeline/conversion.py", "slices.translate_slice"), (SLICE, "translate_slice")], mapped
+    defined = {
+        f.name
+        for path in PACKAGE.rglob("*.py")
+        for f in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(f, ast.FunctionDef)
+    }
+    assert "translate_report" not in defined
+    # what only one slice does is a condition on the slice count in that one function
+    body = ast.unparse(_functions(SLICE)["translate_slice"])
+    assert "one = plan.slices == 1" in body and "job.attribution and one" in body and "links=one" in body
 
 
 def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
@@ -97,13 +154,22 @@ def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
 
 
 def test_the_model_gives_the_task_of_each_report_and_pid():
-    """``Model.tasks_of(report, pids)``: POP's view of the model (what ``collect_partial`` and the
-    replay's messages use), -1 for a process the model does not have."""
+    """One table of the model's processes ((report, pid) -> ``Model.processes``) answers both views:
+    the trace's task (row) of each process, ``Model.tasks_of``, and POP's, ``Model.pop.task_of``
+    (what ``collect_partial`` and the replay's messages use); -1 for a process the view lacks."""
     tasks = [Task(r, pid, None, "", "h") for r, pid in ((0, 100), (1, 102), (1, 101), (2, 100))]
     model = Model(["h"], tasks, [], {})
     assert model.tasks_of(1, [101, 102, 100, 101]).tolist() == [2, 1, -1, 2]
     assert model.tasks_of(0, [100]).tolist() == [0] and model.tasks_of(2, [100, 103]).tolist() == [3, -1]
     assert model.tasks_of(3, [100]).tolist() == [-1] and model.tasks_of(1, []).tolist() == []
+    assert model.pop.task_of(1, [101, 102, 100]).tolist() == [2, 1, -1]  # (every task POP's too)
+    # a process only POP has (pid 103 of report 1, on host g), one only the trace has (pid 100 of report 2)
+    only_pop = Task(1, 103, None, "", "g", node=1)
+    tasks[3].pop = False
+    mixed = Model(["h"], tasks, [], {}, processes=[*tasks[:3], only_pop, tasks[3]])
+    assert mixed.tasks_of(1, [103, 101]).tolist() == [-1, 2] and mixed.tasks_of(2, [100]).tolist() == [3]
+    assert mixed.pop.task_of(1, [103, 101]).tolist() == [3, 2] and mixed.pop.task_of(2, [100]).tolist() == [-1]
+    assert [t.pid for t in mixed.pop.tasks] == [100, 102, 101, 103] and mixed.pop.nodes == ["h", "g"]
 
 
 def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
@@ -129,7 +195,7 @@ def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
         {"tid": [tid], "start": [0], "end": [2_000], "name": ["MPI_Send"], "comm": [0], "peer": [1], "source": ["x"]}
     )
     cut = {"mpi": pd.concat([own["mpi"], running], ignore_index=True).assign(start=[1_000, 1_000], end=[3_000, 2_000])}
-    model = Model(["h"], [Task(0, 7, 0, "env", "h")], [], {})  # the POP model: one task, pid 7 of report 0
+    model = Model(["h"], [Task(0, 7, 0, "env", "h")], [], {})  # one task, POP's too: pid 7 of report 0
     ctx = Context(0, Clock(10), model, frozenset(), {}, own)
     part = pop.collect_partial(ctx, None, False, None, cut=cut)
     task, first, last = part.spans

@@ -113,20 +113,31 @@ class Kernel:
             return False
         if sig in self._not_cached:
             return False
-        try:
-            cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
-            # no index: nothing cached (and numba's compiler is not started just to look)
-            index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-            found = (index is None or os.path.exists(index)) and cache.load_overload(
-                sig, self.compiled.targetctx
-            ) is not None
-        except Exception:  # numba's private cache API changed: compile when needed
-            found = False
-        if not found:
+        if not self._in_cache(sig):
             self._not_cached.add(sig)
             return False
         self.compiled.compile(sig)  # loads what was just found (no compilation)
         return True
+
+    def in_cache(self, *args) -> bool:
+        """Whether the cache on disk holds this kernel's compiled code for ``args``' types (what a
+        process that compiled it checks before saying so: numba skips a cache it cannot write)."""
+        try:
+            sig = tuple(self.compiled.typeof_pyval(a) for a in args)
+        except Exception:
+            return False
+        return self._in_cache(sig)
+
+    def _in_cache(self, sig) -> bool:
+        try:
+            cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
+            # no index: nothing cached (and numba's compiler is not started just to look)
+            index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+            return (index is None or os.path.exists(index)) and cache.load_overload(
+                sig, self.compiled.targetctx
+            ) is not None
+        except Exception:  # numba's private cache API changed: compile when needed
+            return False
 
     def forget_misses(self) -> None:
         """Look in the cache again (another process may have compiled this kernel since)."""

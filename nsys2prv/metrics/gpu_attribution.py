@@ -85,8 +85,8 @@ def partial(r: int, tabs: dict[str, pd.DataFrame], model: Model) -> pd.DataFrame
     iv = _intervals(tabs, model, r)
     if iv.empty:
         return None
-    rank_of = {(t.report, t.pid): (t.rank if t.rank is not None else -1) for t in model.tasks}
-    iv["rank"] = [rank_of.get((r, int(p)), -1) for p in iv["pid"]]
+    tasks = [model.tasks[i] if i >= 0 else None for i in model.tasks_of(r, iv["pid"].to_numpy(np.int64))]
+    iv["rank"] = [t.rank if t is not None and t.rank is not None else -1 for t in tasks]
     a, b = iv["start"].to_numpy(np.int64), iv["end"].to_numpy(np.int64)
     dev = iv["device"].to_numpy(np.int64)
     cols: dict[str, np.ndarray] = {}

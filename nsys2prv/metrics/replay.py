@@ -108,7 +108,7 @@ class Replay:
     """The replayed run: per sequence (a process's thread, ``_sequences``), its calls' original and
     replayed times."""
 
-    ranks: int  # sequences: one per process, and one per other thread of a process that makes MPI calls
+    sequences: int  # one per process, and one per other thread of a process that makes MPI calls
     start: np.ndarray  # per call, sorted by (rank = sequence, start): original start, end
     end: np.ndarray
     rank: np.ndarray
@@ -125,7 +125,7 @@ class Replay:
     @property
     def elapsed(self) -> int:
         """T_ideal of the whole run."""
-        return int(self.final.max() - self.lo.min()) if self.ranks else 0
+        return int(self.final.max() - self.lo.min()) if self.sequences else 0
 
     def replayed(self, ranks: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Replayed time of original times ``t`` of sequences ``ranks`` (vectorised; the processes where
@@ -163,17 +163,17 @@ class Replay:
         (a collective's members and a receive's sends that lie in it; instances matched over the
         whole run).  A border inside a call therefore never charges the window with the part of the
         wait outside it."""
-        if not self.ranks:
+        if not self.sequences:
             return hi - lo
-        a = np.clip(np.full(self.ranks, lo, np.int64), self.lo, self.hi)
-        b = np.clip(np.full(self.ranks, hi, np.int64), self.lo, self.hi)
+        a = np.clip(np.full(self.sequences, lo, np.int64), self.lo, self.hi)
+        b = np.clip(np.full(self.sequences, hi, np.int64), self.lo, self.hi)
         alive = b > a
         if not alive.any():
             return 0
         if lo <= int(self.lo.min()) and hi >= int(self.hi.max()):
             return self.elapsed  # the whole run
         deps = self.deps
-        bounds = np.searchsorted(self.rank, np.arange(self.ranks + 1), "left").astype(np.int64)
+        bounds = np.searchsorted(self.rank, np.arange(self.sequences + 1), "left").astype(np.int64)
         sel = _window_calls(bounds, self.start, self.end, self._cummax_end(bounds), a, b)
         s = np.maximum(self.start[sel], a[self.rank[sel]])
         e = np.minimum(self.end[sel], b[self.rank[sel]])
@@ -197,7 +197,7 @@ class Replay:
         owner, send = owner[keep], send[keep]
         dep_ptr = np.zeros(len(sel) + 1, np.int64)
         dep_ptr[1:] = np.cumsum(np.bincount(owner, minlength=len(sel)))
-        wb = np.searchsorted(self.rank[sel], np.arange(self.ranks + 1), "left").astype(np.int64)
+        wb = np.searchsorted(self.rank[sel], np.arange(self.sequences + 1), "left").astype(np.int64)
         _, _, final, _ = _replay(
             wb, s, e, kind, new_coll, deps.root_me[sel], inst_size, inst_root, dep_ptr, send, a.copy(), b.copy()
         )
@@ -279,13 +279,14 @@ def _codes(values) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), np.asarray(uniq, object)
 
 
-def _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv) -> np.ndarray:
+def _nonblocking_at_waits(names, name_code, rank, kind, completes_recv) -> np.ndarray:
     """Nonblocking collectives (``NONBLOCKING_COLLECTIVES``) as Dimemas replays them: the call enters the
     operation (``kind`` POST, in place: it waits for nothing), the first MPI_Wait of its thread after it
     that completes no message waits for the operation (WAIT) -- for the last member to have *entered* it,
     not to have reached its Wait; on every member, MPI_Ireduce's root or not.  Calls
-    sorted by (sequence ``rank``, start, end); ``done_recv``: (process ``proc``, end) of the calls that
-    complete a message.  Returns, per call, the nonblocking call that the Wait completes (-1: none)."""
+    sorted by (sequence ``rank``, start, end); ``completes_recv`` (bool, per call): the calls that complete
+    a message (by their identity: another thread's call ending at the same time is not one).  Returns,
+    per call, the nonblocking call that the Wait completes (-1: none)."""
     wait_of = np.full(len(rank), -1, np.int64)
     icoll = np.flatnonzero(np.isin(names, list(NONBLOCKING_COLLECTIVES)))
     at = np.flatnonzero(np.isin(name_code, icoll))
@@ -294,7 +295,7 @@ def _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv) ->
     kind[at] = POST
     wait = np.flatnonzero(names == "MPI_Wait")
     waits = np.flatnonzero(np.isin(name_code, wait) & np.isin(rank, np.unique(rank[at])))
-    free = [i for i in waits if (int(proc[i]), int(end[i])) not in done_recv]  # (not completing a receive)
+    free = waits[~completes_recv[waits]]  # (not completing a receive)
     pending: dict[int, list[int]] = {}
     calls = sorted([(int(i), 0) for i in at] + [(int(i), 1) for i in free])
     for i, is_wait in calls:
@@ -332,7 +333,9 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     for rooted collectives, -1 unknown), comm (communicator, 0 unknown).  ``lifetimes``: (P, 2) int64, each
     process's life [start, end] on the same timeline.  ``messages``: matched point-to-point messages with
     columns send_rank, send_start (the send call's start) and recv_rank, recv_end (the end of the call that
-    completed the receive: the Recv, Sendrecv or Wait), or None when the export names no peers.
+    completed the receive: the Recv, Sendrecv or Wait), or None when the export names no peers; with
+    optional columns send_thread and recv_thread (the calls' ``thread`` ids) a message's calls are found
+    on their threads (else by process and time alone: two threads' calls at the same time are confused).
     An optional column ``thread`` (any id of the calling thread) replays each thread as its own sequence
     (``_sequences``); without it every process is one.
     """
@@ -341,7 +344,7 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
     proc0, start0, end0 = (calls[c].to_numpy(np.int64) for c in ("rank", "start", "end"))
     thread0 = calls["thread"].to_numpy(np.int64) if "thread" in calls else np.zeros(len(proc0), np.int64)
     seq0, seq_proc, lo, hi = _sequences(proc0, thread0, start0, end0, lifetimes)
-    n_rank = len(seq_proc)  # (the replay's "ranks" are the sequences)
+    n_rank = len(seq_proc)  # (the replay's "ranks" are the sequences: ``Replay.sequences``)
     order = np.lexsort((end0, start0, seq0))
     rank, start, end = seq0[order], start0[order], end0[order]
     proc = proc0[order]
@@ -362,11 +365,17 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         ]
     )
 
+    # receive completions: the call that ended at recv_end (of process recv_rank, and of thread recv_thread
+    # where given) waits for the send starting at send_start
+    bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
+    send = recv = np.zeros(0, np.int64)
     if messages is not None and len(messages):
-        done_recv = set(zip(messages["recv_rank"].to_numpy(np.int64).tolist(), messages["recv_end"].tolist()))
-    else:
-        done_recv = set()
-    wait_of = _nonblocking_at_waits(names, name_code, rank, proc, end, kind, done_recv)
+        send, recv = _message_calls(messages, proc, thread0[order], rank, start, end, by_start, n_proc)
+    completes_recv = np.zeros(len(rank), np.bool_)
+    completes_recv[recv[recv >= 0]] = True  # (its send found or not)
+    ok = (send >= 0) & (recv >= 0)
+    recv, send = recv[ok], send[ok]
+    wait_of = _nonblocking_at_waits(names, name_code, rank, kind, completes_recv)
 
     # collective instances: the k-th call of (name, communicator) on each process (its threads' calls in
     # start order)
@@ -399,29 +408,11 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         if rooted.any() and (root[idx][rooted] < 0).all():
             notes.append("roots of rooted collectives unknown: they do not synchronise in the replay")
 
-    # receive completions: the call (of process recv_rank) that ended at recv_end waits for the send starting
-    # at send_start
-    bounds = np.searchsorted(rank, np.arange(n_rank + 1), "left").astype(np.int64)
     dep_ptr = np.zeros(n + 1, np.int64)
     dep_send = np.zeros(0, np.int64)
-    if messages is not None and len(messages):
-        pbounds = np.searchsorted(proc[by_start], np.arange(n_proc + 1), "left").astype(np.int64)
-        send_pos = _find(
-            pbounds,
-            start[by_start],
-            messages["send_rank"].to_numpy(np.int64),
-            messages["send_start"].to_numpy(np.int64),
-        )
-        send = np.where(send_pos >= 0, by_start[np.maximum(send_pos, 0)], -1)
-        by_end = np.lexsort((end, proc))  # calls by (process, end): ends sorted within each process
-        recv_pos = _find(
-            pbounds, end[by_end], messages["recv_rank"].to_numpy(np.int64), messages["recv_end"].to_numpy(np.int64)
-        )
-        recv = np.where(recv_pos >= 0, by_end[np.maximum(recv_pos, 0)], -1)
-        ok = (send >= 0) & (recv >= 0)
-        if (~ok).any():
-            notes.append(f"{int((~ok).sum())} message(s) not found among the calls: their receives do not wait")
-        recv, send = recv[ok], send[ok]
+    if (~ok).any():
+        notes.append(f"{int((~ok).sum())} message(s) not found among the calls: their receives do not wait")
+    if len(recv):
         o = np.argsort(recv, kind="stable")
         recv, send = recv[o], send[o]
         dep_ptr[1:] = np.cumsum(np.bincount(recv, minlength=n))
@@ -459,6 +450,44 @@ def replay(calls: pd.DataFrame, lifetimes: np.ndarray, messages: pd.DataFrame | 
         notes,
         seq_proc,
     )
+
+
+def _sequence_of(proc, thread, seq, p, t) -> np.ndarray:
+    """The sequence of each (process ``p``, thread ``t``) among the calls' ``proc``, ``thread`` and ``seq``
+    (-1: a thread without calls)."""
+    inv = np.unique(np.r_[thread, t], return_inverse=True)[1].reshape(-1)
+    width = int(inv.max()) + 1 if len(inv) else 1
+    keys, first = np.unique(proc * width + inv[: len(thread)], return_index=True)
+    q = np.asarray(p, np.int64) * width + inv[len(thread) :]
+    if not len(keys):
+        return np.full(len(q), -1, np.int64)
+    j = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+    return np.where(keys[j] == q, seq[first[j]], -1).astype(np.int64)
+
+
+def _message_calls(messages, proc, thread, rank, start, end, by_start, n_proc) -> tuple[np.ndarray, np.ndarray]:
+    """Per message, its send call (of process send_rank starting at send_start) and the call completing
+    its receive (of process recv_rank ending at recv_end); by sequence where the messages name their
+    threads too (columns send_thread, recv_thread: the calls' thread ids), so that two threads of a
+    process with calls at the same time are not confused (-1: not found)."""
+    out = []
+    for side, times, col in (("send", start, "send_start"), ("recv", end, "recv_end")):
+        t = messages[col].to_numpy(np.int64)
+        p = messages[f"{side}_rank"].to_numpy(np.int64)
+        if f"{side}_thread" in messages:  # calls by (sequence, time)
+            key = _sequence_of(proc, thread, rank, p, messages[f"{side}_thread"].to_numpy(np.int64))
+            order = np.lexsort((times, rank))
+            owner = rank
+            n_key = int(rank.max()) + 1 if len(rank) else 0
+        else:  # calls by (process, time)
+            key = p
+            order = by_start if side == "send" else np.lexsort((end, proc))
+            owner = proc
+            n_key = n_proc
+        kb = np.searchsorted(owner[order], np.arange(n_key + 1), "left").astype(np.int64)
+        pos = _find(kb, times[order], key, t)
+        out.append(np.where(pos >= 0, order[np.maximum(pos, 0)], -1))
+    return out[0], out[1]
 
 
 def _sequences(proc, thread, start, end, lifetimes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -16,6 +16,14 @@ node): the task level, the CPU threads just above and the .row's task labels say
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
+
+One model serves the trace and POP: it is built once over the keys of the translated kinds (the
+trace's) and of the POP kinds (whatever -t), with one decision of every process's identity (rank,
+order, node).  The trace's tasks and threads (``Model.tasks``, ``Model.threads``: its rows) are the
+processes and threads the translated kinds have; a process or thread only the POP kinds have (with
+``-t nvtx``, a thread that only calls MPI) is the model's too (``Model.processes``,
+``Task.pop_only``) but no row.  POP asks the model's view ``Model.pop`` (``Processes``): its
+processes and ``task_of(report, pids)``.
 """
 
 from __future__ import annotations
@@ -52,8 +60,11 @@ class Task:
     host: str
     node: int = 0  # 0-based node index
     life: tuple[int, int] | None = None  # the process's lifetime on the trace's timeline (set in stage B)
-    gpus: tuple[int, ...] = ()  # the GPUs (ids via the report's device map) of its streams
-    threads: list[int] = field(default_factory=list)
+    gpus: tuple[int, ...] = ()  # the GPUs (ids via the report's device map) of its streams' rows
+    threads: list[int] = field(default_factory=list)  # its rows: global threads (none: a process only POP has)
+    pop: bool = True  # a POP process: it has rows of the POP kinds (``build_model`` says which)
+    pop_gpu: bool = False  # ... GPU activity among them (a stream: POP's host tree counts such processes)
+    pop_only: tuple[tuple, ...] = ()  # its threads only the POP kinds have, not rows: ("cpu", tid), ("gpu", d, s, 0)
 
     @property
     def label(self) -> str:
@@ -103,11 +114,47 @@ class KeyTable:
         return np.where(hit, self.values[self.order[pos]], -1)
 
 
+class ProcessTable:
+    """(report, pid) -> the index of that process in ``tasks`` (-1: none): the model's one table of
+    its processes, one sorted int64 code per process (report << 32 | pid)."""
+
+    def __init__(self, tasks: list[Task]):
+        self.n = len(tasks)
+        codes = np.array([(t.report << 32) | t.pid for t in tasks], np.int64)
+        self.order = np.argsort(codes, kind="stable")
+        self.codes = codes[self.order]
+
+    def __call__(self, report: int, pids) -> np.ndarray:
+        pids = np.asarray(pids, np.int64)
+        if not self.n:
+            return np.full(len(pids), -1, np.int64)
+        valid = (pids >= 0) & (pids < (1 << 32))
+        code = (np.int64(report) << 32) | np.where(valid, pids, 0)
+        pos = np.minimum(np.searchsorted(self.codes, code), self.n - 1)
+        return np.where(valid & (self.codes[pos] == code), self.order[pos], -1)
+
+
+@dataclass
+class Processes:
+    """POP's view of the model: the processes with rows of the POP kinds (``Task.pop``), in the
+    model's order, and the nodes ``Task.node`` indexes (the trace's, then the hosts only processes
+    without rows are on).  ``task_of`` asks the model's one table of processes."""
+
+    tasks: list[Task]
+    nodes: list[str]
+    table: ProcessTable  # the model's (over ``Model.processes``)
+    index: np.ndarray  # per process of the model, then one more (-1): its index in ``tasks`` (-1: none)
+
+    def task_of(self, report: int, pids) -> np.ndarray:
+        """The POP task (index in ``tasks``) of each of ``pids``, processes of report ``report`` (-1: none)."""
+        return self.index[self.table(report, pids)]
+
+
 @dataclass
 class Model:
     nodes: list[str]
-    tasks: list[Task]
-    threads: list[Thread]
+    tasks: list[Task]  # the trace's tasks (rows)
+    threads: list[Thread]  # the trace's threads (rows)
     hidden_threads: dict[tuple[int, int], str]  # (report, tid) -> name of hidden internal threads
     # (host, GPU id) -> global thread of the GPU's row that carries its activity (GPU_ACTIVITY):
     # only when processes and GPUs are not one to one (``gpu_rows`` of build_model)
@@ -115,9 +162,16 @@ class Model:
     # (host, GPU id) -> the GPU's number in the run, in its stream and metric row labels (run_gpu_numbers)
     gpu_numbers: dict[tuple[str, int], int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the model decided that the summary should say
+    # every process, in the one order (rank, then report and pid): the trace's tasks and those only
+    # POP has (none given: the tasks)
+    processes: list[Task] = field(default_factory=list)
     _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
     _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
     _metric_index: dict[int, pd.Series] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.processes:
+            self.processes = list(self.tasks)
 
     # per global thread (arrays built once, after the model is complete): 1-based task, 1-based
     # thread within its task, 1-based cpu, whether it is a CPU thread
@@ -154,19 +208,40 @@ class Model:
             self.__dict__["_report_tasks"] = (len(self.tasks), got)
         return got.get(report, [])
 
+    def _table(self) -> ProcessTable:
+        """The one table of the processes ((report, pid) -> index in ``processes``), built once."""
+        got = self.__dict__.get("_processes_table")
+        if got is None or got.n != len(self.processes):
+            got = self.__dict__["_processes_table"] = ProcessTable(self.processes)
+        return got
+
+    def processes_of(self, report: int, pids) -> np.ndarray:
+        """The index in ``processes`` of each of ``pids``, processes of report ``report`` (-1: none)."""
+        return self._table()(report, pids)
+
+    def _index_in(self, tasks: list[Task]) -> np.ndarray:
+        """Per process, then one more (-1): its index in ``tasks`` (-1: not there)."""
+        where = {id(t): i for i, t in enumerate(tasks)}
+        return np.array([where.get(id(t), -1) for t in self.processes] + [-1], np.int64)
+
     def tasks_of(self, report: int, pids) -> np.ndarray:
-        """The task index of each of ``pids``, processes of report ``report`` (-1: not in the model)."""
-        pids = np.asarray(pids, np.int64)
-        got = self.__dict__.setdefault("_pid_tasks", {})
-        key = (report, len(self.tasks))
-        if key not in got:  # the report's (pid, task) sorted by pid, built once per report
-            mine = np.array(self.report_tasks(report), np.int64)
-            of = np.array([self.tasks[i].pid for i in mine], np.int64)
-            order = np.argsort(of, kind="stable")
-            got[key] = (of[order], mine[order])
-        of, mine = got[key]
-        at = np.minimum(np.searchsorted(of, pids), max(len(of) - 1, 0))
-        return np.where(of[at] == pids, mine[at], -1) if len(of) else np.full(len(pids), -1, np.int64)
+        """The task (row) index of each of ``pids``, processes of report ``report`` (-1: not a task of
+        the trace)."""
+        got = self.__dict__.get("_rows")
+        if got is None or len(got) != len(self.processes) + 1:
+            got = self.__dict__["_rows"] = self._index_in(self.tasks)
+        return got[self._table()(report, pids)]
+
+    @property
+    def pop(self) -> Processes:
+        """POP's view: the processes with rows of the POP kinds (``Processes``), built once."""
+        got = self.__dict__.get("_pop")
+        if got is None or len(got.index) != len(self.processes) + 1:
+            tasks = [t for t in self.processes if t.pop]
+            extra = {t.node: t.host for t in self.processes if t.node >= len(self.nodes)}
+            nodes = list(self.nodes) + [extra[n] for n in sorted(extra)]
+            got = self.__dict__["_pop"] = Processes(tasks, nodes, self._table(), self._index_in(tasks))
+        return got
 
     def report_threads(self, report: int) -> np.ndarray:
         """The global threads of one report's tasks, sorted (what a report's chunk paints)."""
@@ -252,6 +327,28 @@ def _activity_owners(tasks: list[Task], owners: dict[int, dict[int, int]]) -> di
     return out
 
 
+def _keys_of(tabs: dict[str, pd.DataFrame], r: int, ident: Identity, hidden: dict) -> tuple[dict, dict]:
+    """One report's processes in one set of model keys: pid -> its CPU threads (tids; Nsight Systems'
+    internal threads go to ``hidden``), pid -> its GPU streams' (device, stream, lane)."""
+    cpu: dict[int, set[int]] = {}
+    gpu: dict[int, set[tuple[int, int, int]]] = {}
+    df = tabs.get("cpu")
+    if df is not None and len(df):
+        g = df["tid"].to_numpy(np.int64)
+        for p, t in zip(pid_of(g), tid_of(g)):
+            name = ident.thread_names.get(int(t), "")
+            if INTERNAL_THREAD.match(name):
+                hidden[(r, int(t))] = name
+                continue
+            cpu.setdefault(int(p), set()).add(int(t))
+    u = tabs.get("gpu")
+    if u is not None and len(u):
+        lanes = u["lane"] if "lane" in u else np.zeros(len(u), np.int64)
+        for p, d, s, ln in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"], lanes):
+            gpu.setdefault(int(p), set()).add((int(d), int(s), int(ln)))
+    return cpu, gpu
+
+
 def build_model(
     keys: list[dict[str, pd.DataFrame]],
     identities: list[Identity],
@@ -259,53 +356,52 @@ def build_model(
     sources: list[str] | None = None,
     devmaps: list[pd.DataFrame] | None = None,
     gpu_rows: bool = False,
+    pop_keys: list[dict[str, pd.DataFrame]] | None = None,
 ) -> Model:
     """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
     (/lane), "metric": gpu}`` frames of unique keys (``pipeline.scan.model_keys``).  ``gpu_rows``: give
-    every GPU a row for its activity when processes and GPUs are not one to one (``_activity_owners``)."""
+    every GPU a row for its activity when processes and GPUs are not one to one (``_activity_owners``).
+    ``pop_keys``: the same over the POP kinds, whatever -t (None: ``keys``).  One build: the model's
+    processes are those of either, in one order, each with one identity (rank, node); the trace's
+    tasks, threads and nodes (its rows and their numbering) are those of ``keys``, POP's processes
+    (``Model.pop``) those of ``pop_keys``; a thread only ``pop_keys`` have is in ``Task.pop_only``."""
     sources = sources or [f"report {i}" for i in range(len(keys))]
-    tasks: list[Task] = []
+    processes: list[Task] = []
     cpu_keys: list[dict[int, set[int]]] = []
     gpu_keys: list[dict[int, set[tuple[int, int, int]]]] = []
     hidden: dict[tuple[int, int], str] = {}
     for r, (tabs, ident) in enumerate(zip(keys, identities)):
-        cpu: dict[int, set[int]] = {}
-        gpu: dict[int, set[tuple[int, int, int]]] = {}
-        df = tabs.get("cpu")
-        if df is not None and len(df):
-            g = df["tid"].to_numpy(np.int64)
-            for p, t in zip(pid_of(g), tid_of(g)):
-                name = ident.thread_names.get(int(t), "")
-                if INTERNAL_THREAD.match(name):
-                    hidden[(r, int(t))] = name
-                    continue
-                cpu.setdefault(int(p), set()).add(int(t))
-        u = tabs.get("gpu")
-        if u is not None and len(u):
-            lanes = u["lane"] if "lane" in u else np.zeros(len(u), np.int64)
-            for p, d, s, ln in zip(pid_of(u["gpid"].to_numpy(np.int64)), u["device"], u["stream"], lanes):
-                gpu.setdefault(int(p), set()).add((int(d), int(s), int(ln)))
-        pids = sorted(set(cpu) | set(gpu))
+        cpu, gpu = _keys_of(tabs, r, ident, hidden)
+        pcpu, pgpu = (cpu, gpu) if pop_keys is None else _keys_of(pop_keys[r], r, ident, hidden)
+        pids = sorted(set(cpu) | set(gpu) | set(pcpu) | set(pgpu))
         for pid in pids:
             rank = ident.ranks.get(pid)
             source = ident.rank_source.get(pid, "")
             if rank is None and ident.env_rank is not None and len(pids) == 1:
                 rank, source = ident.env_rank, "captured environment"
-            tasks.append(Task(r, pid, rank, source, ident.host))
+            task = Task(r, pid, rank, source, ident.host, pop=pid in pcpu or pid in pgpu, pop_gpu=pid in pgpu)
+            only_cpu = sorted(pcpu.get(pid, set()) - cpu.get(pid, set()))
+            only_gpu = sorted(pgpu.get(pid, set()) - gpu.get(pid, set()))
+            task.pop_only = tuple(("cpu", t) for t in only_cpu) + tuple(("gpu", *k) for k in only_gpu)
+            processes.append(task)
         cpu_keys.append(cpu)
         gpu_keys.append(gpu)
 
-    distrusted = _untrusted_nvtx_ranks(tasks, sources, [i.env_rank for i in identities])
-    _check_duplicate_ranks(tasks, sources, force)
-    # Tasks in rank order; processes without a rank after them, in report order.
-    tasks.sort(key=lambda t: (t.rank is None, t.rank if t.rank is not None else 0, t.report, t.pid))
+    distrusted = _untrusted_nvtx_ranks(processes, sources, [i.env_rank for i in identities])
+    _check_duplicate_ranks(processes, sources, force)
+    # Processes in rank order; those without a rank after them, in report order.  The trace's tasks:
+    # those with rows of the translated kinds, numbered in that order, and their nodes first.
+    processes.sort(key=lambda t: (t.rank is None, t.rank if t.rank is not None else 0, t.report, t.pid))
+    tasks = [t for t in processes if t.pid in cpu_keys[t.report] or t.pid in gpu_keys[t.report]]
     node_of: dict[str, int] = {}
     for task in tasks:
         task.node = node_of.setdefault(task.host, len(node_of))
     nodes = list(node_of)
+    for task in processes:  # (a host only processes without rows are on: a node of POP's view)
+        task.node = node_of.setdefault(task.host, len(node_of))
 
     threads: list[Thread] = []
-    model = Model(nodes, tasks, threads, hidden)
+    model = Model(nodes, tasks, threads, hidden, processes=processes)
     if distrusted:
         model.notes.append(distrusted)
     cpu_index: dict[int, tuple[list, list]] = {}

@@ -1,6 +1,6 @@
 """The .row: names of CPUs, nodes, the application, tasks and threads; after the blocks, comment lines:
 the host and GPU id of each GPU number when they differ (``gpu_lines``: a run over several hosts), and
-whether the thread states follow the scheduler (``SCHEDULER_RULE``).
+whether the thread states follow the scheduler (``scheduler_rule``).
 
 Paraver's reader (paraver-kernel utils/traceparser/rowfileparser.cpp, RowFileParser) skips a line
 starting with '#' outside a block; BasicAnalysis reads the first line (modelfactors.py: the CPU
@@ -8,14 +8,20 @@ count), so the comment goes last."""
 
 from __future__ import annotations
 
+from nsys2prv.core import registry as R
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.pcf import clean_label
 
-SCHEDULER_RULE = (
-    "# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): Running only while on a CPU, "
-    "Blocked (9) off it unless a call's own state covers the time; CPU threads without scheduling data: "
-    "Running from their first to their last event"
-)
+
+def scheduler_rule() -> str:
+    """The .row's comment line on thread states from the scheduler; its states, ids and labels, are the
+    registry's (``registry.OFF_CPU_STATE`` off a CPU)."""
+    off = R.OFF_CPU_STATE
+    return (
+        f"# nsys2prv: CPU thread states from the scheduler (SCHED_EVENTS): {R.STATES[R.RUNNING]} only while "
+        f"on a CPU, {R.STATES[off]} ({off}) off it unless a call's own state covers the time; CPU threads "
+        f"without scheduling data: {R.STATES[R.RUNNING]} from their first to their last event"
+    )
 
 
 def gpu_lines(model: Model) -> list[str]:
@@ -41,5 +47,5 @@ def render_row(model: Model, app_name: str = "nsys2prv", scheduler: bool = False
         ("THREAD", [clean_label(model.threads[g].name) for t in model.tasks for g in t.threads]),
     ]
     text = "\n".join(f"LEVEL {lvl} SIZE {len(names)}\n" + "\n".join(names) + "\n" for lvl, names in blocks)
-    comments = gpu_lines(model) + ([SCHEDULER_RULE] if scheduler else [])
+    comments = gpu_lines(model) + ([scheduler_rule()] if scheduler else [])
     return text + "".join("\n" + line for line in comments) + ("\n" if comments else "")

@@ -23,7 +23,7 @@ from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
-from nsys2prv.pipeline import slices, stages
+from nsys2prv.pipeline import slices
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
@@ -33,7 +33,7 @@ from nsys2prv.pipeline.report import sqlite_of
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
 from nsys2prv.pipeline.summary import Summary, build_summary
 from nsys2prv.pipeline.timing import Timer
-from nsys2prv.pipeline.warmup import expect_rows, precompile, warm_numba
+from nsys2prv.pipeline.warmup import expect_rows, precompile, stop_early, warm_numba
 from nsys2prv.translate.communicators import communicator_members
 from nsys2prv.translate.host import application_events
 from nsys2prv.translate.mpi_messages import translate_messages
@@ -141,7 +141,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                 pre.wait("_paint", "_sweep")
             expect_rows(max(s.rows for s in run.scans))
         tick("B: model/align")
-        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows, run.pop_model)
+        results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
         ex.close()  # the workers' memory is not needed by the merge
         tick("C: translate/sort")
         for r in results:
@@ -155,9 +155,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None  # the reports' partials: only in ``parts`` until combined
-        activity_rows = (
-            GpuRows(model, run.pop_model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
-        )
+        activity_rows = GpuRows(model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
         pop, activity_chunks = (
             in_fork(_pop_and_rows, cfg, run, parts, activity_rows)
             if fork_heavy
@@ -200,6 +198,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             ex.close(final=True)
         if pre is not None:
             pre.stop()
+        stop_early()  # (the command line's compiler, where this conversion did not take it)
         shutil.rmtree(work, ignore_errors=True)
     view_notes = []
     if cfg.cfgs is not None:
@@ -259,10 +258,10 @@ def pop_of_reports(cfg: Config) -> dict:
                 warm_numba(skip_blas_probe=cfg.own_process)
             run = prepare(cfg, ex, _cache_root(cfg, Path(".")))
             results = ex.map(
-                stages.translate_report,
-                _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True),
+                slices.translate_slice,
+                [slices.whole(j) for j in _rank_jobs(cfg, run, {}, {}, {}, work, pop_only=True)],
                 desc="POP",
-                shared=(run.model, run.pop_model),
+                shared=run.model,
             )
         finally:
             if ex is not None:

@@ -18,14 +18,14 @@ FLUSH_RECORDS = 1 << 18  # records kept before they go to a chunk file (bounded 
 
 class GpuRows:
     """Collects the GPU activity events of ``model.device_rows`` from the POP device intervals (tasks
-    of ``pop_model``).  ``work``: the directory for chunk files; ``index``:
+    of ``model.pop``).  ``work``: the directory for chunk files; ``index``:
     the first report index the chunks sort as (after the reports' and the messages' chunks)."""
 
-    def __init__(self, model, pop_model, types: dict, nccl_as: NcclAs, work: Path, index: int):
+    def __init__(self, model, types: dict, nccl_as: NcclAs, work: Path, index: int):
         self.model, self.types, self.nccl_as, self.work, self.index = model, types, nccl_as, work, index
         hosts = sorted({h for h, _ in model.device_rows})
         self.host_code = {h: i for i, h in enumerate(hosts)}
-        self.task_host = np.array([self.host_code.get(t.host, -1) for t in pop_model.tasks] or [-1], np.int64)
+        self.task_host = np.array([self.host_code.get(t.host, -1) for t in model.pop.tasks] or [-1], np.int64)
         keys = sorted(model.device_rows.items(), key=lambda kv: (self.host_code[kv[0][0]], kv[0][1]))
         self.codes = np.array([self.host_code[h] * (1 << 32) + d for (h, d), _ in keys], np.int64)
         self.gids = np.array([g for _, g in keys], np.int64)

@@ -13,19 +13,20 @@ from nsys2prv.pipeline.prepare import Prepared
 
 
 def _pop_messages(run: Prepared) -> pd.DataFrame | None:
-    """Matched MPI messages for the POP replay: send and receive tasks of the POP model, the send call's
-    start and the end of the call completing the receive, on the aligned timeline (None: no peers)."""
+    """Matched MPI messages for the POP replay: send and receive tasks of POP's processes (``Model.pop``)
+    and threads (OS thread ids), the send call's start and the end of the call completing the receive,
+    on the aligned timeline (None: no peers)."""
     m = run.messages
     if m is None or not len(m):
         return None
     tasks = run.model.tasks
-    # the POP task of every thread of the trace's model (-1: none), then of each message's threads
+    # the POP task of every thread of the trace (-1: none), then of each message's threads
     report = np.array([tasks[th.task].report for th in run.model.threads] or [-1], np.int64)
     pid = np.array([tasks[th.task].pid for th in run.model.threads] or [-1], np.int64)
     of_thread = np.full(len(report), -1, np.int64)
     for r in np.unique(report):
         sel = report == r
-        of_thread[sel] = run.pop_model.tasks_of(int(r), pid[sel])
+        of_thread[sel] = run.model.pop.task_of(int(r), pid[sel])
 
     def pop_task(thread_ids):
         return of_thread[np.asarray(thread_ids, np.int64)]
@@ -37,10 +38,15 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
             out[sel] = run.timeline.clocks[int(r)].apply(times[sel])
         return out
 
+    # the OS thread id of every thread of the trace's model (its calls' thread in the replay; -1: none)
+    tid = np.array([th.key[1] if th.kind == "cpu" else -1 for th in run.model.threads] or [-1], np.int64)
+
     return pd.DataFrame(
         {
             "send_task": pop_task(m.send_thread),
             "recv_task": pop_task(m.recv_thread),
+            "send_tid": tid[np.asarray(m.send_thread, np.int64)],
+            "recv_tid": tid[np.asarray(m.recv_thread, np.int64)],
             "send_start": aligned(m.send_report, m.log_send),
             "recv_end": aligned(m.recv_report, m.phys_recv),
         }
@@ -50,7 +56,7 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
 def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:
     """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals)."""
     inputs = popm.combine(
-        parts, run.pop_model, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
+        parts, run.model.pop, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
     )
     parts.clear()
     res = popm.compute(

@@ -1,5 +1,5 @@
 """Stages A and B: every report read (or its cache loaded) into small metadata, then the resource
-models, the clock alignment and the run's timeline (-f window, origin, lifetimes): ``Prepared``."""
+model, the clock alignment and the run's timeline (-f window, origin, lifetimes): ``Prepared``."""
 
 from __future__ import annotations
 
@@ -104,14 +104,13 @@ class Timeline:
 
 @dataclass
 class Prepared:
-    """What stages A and B know of a run: the reports, the two resource models, the clock fit, the
-    matched MPI messages and the timeline."""
+    """What stages A and B know of a run: the reports, the resource model, the clock fit, the matched
+    MPI messages and the timeline."""
 
     sources: list[Source]  # per report: what stage A read and how
     scans: list[Scan]  # per report: its small metadata
     counts: Translation  # every kind's counts: the readers' here, stage C adds its own
-    model: Model  # the trace's resources (-t)
-    pop_model: Model  # the POP processes: a model over the POP kinds, whatever -t
+    model: Model  # the trace's resources (-t) and the POP processes (``Model.pop``: the POP kinds, whatever -t)
     alignment: Alignment  # the clock fit and its notes (OUT.sync.json)
     messages: Messages  # matched MPI point-to-point messages (inside the -f window)
     timeline: Timeline
@@ -160,12 +159,15 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
-    def model_of(keys: list, gpu_rows: bool = False) -> Model:
-        """A resource model of the reports over ``keys`` (the trace's, or the POP processes')."""
-        identities, sources, devmaps = [i.identity for i in infos], [i.source for i in infos], [i.devmap for i in infos]
-        return build_model(keys, identities, force=cfg.force, sources=sources, devmaps=devmaps, gpu_rows=gpu_rows)
-
-    model = model_of([s.keys for s in scans], gpu_rows=True)
+    model = build_model(
+        [s.keys for s in scans],
+        [i.identity for i in infos],
+        force=cfg.force,
+        sources=[i.source for i in infos],
+        devmaps=[i.devmap for i in infos],
+        gpu_rows=True,
+        pop_keys=[s.pop_keys for s in scans],
+    )
     alignment, messages, comms = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
     origin_epoch = min((i.session_start_ns or 0) + c.offset for i, c in zip(infos, clocks)) if infos else 0
@@ -177,7 +179,6 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         clips = [(c.local(lo), c.local(hi)) for c in clocks]
         messages = messages.within(clocks, lo, hi)
         clocks = [c.shifted(-lo) for c in clocks]
-    pop_model = model_of([s.pop_keys for s in scans])
     lifetimes = popm.aligned_lifetimes([i.lifetimes for i in infos], clocks, clips)
     run_end = None
     if not cfg.filter_nvtx:
@@ -185,7 +186,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         shift = -min(mins) if mins and min(mins) < 0 else 0
         if cfg.time_origin == "run":
             # Paraver's 0 = the start of the run (POP's T), unless a record comes earlier
-            t0, run_end = popm.run_window(*popm.task_lifetimes([], pop_model, lifetimes), lifetimes)
+            t0, run_end = popm.run_window(*popm.task_lifetimes([], model.pop, lifetimes), lifetimes)
             shift = -min([t0, *mins])
         elif shift:
             alignment.notes.append(f"events before the earliest session start: all times shifted by +{shift} ns")
@@ -198,7 +199,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         rep_info["trace_offset_ns"] = clock.offset
     for task in model.tasks:
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
-    for s in scans:  # the models and the alignment are built: their inputs (per report) go
+    for s in scans:  # the model and the alignment are built: their inputs (per report) go
         s.keys = s.pop_keys = s.sync = s.p2p = None
     release()  # (before the workers fork: they start from a trimmed heap)
     return Prepared(
@@ -206,7 +207,6 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         scans,
         out,
         model,
-        pop_model,
         alignment,
         messages,
         Timeline(clocks, clips, origin_epoch, lifetimes, run_end),

@@ -1,32 +1,35 @@
-"""Large reports in time slices: stage C in bounded memory, every worker on one report.
+"""Stage C: every report in time slices, a report not worth cutting being one slice.
 
 A report with more than ``2 * slice_rows`` rows to read in stage C is cut, on its own timeline,
 into slices of about ``slice_rows`` rows (with more reports than workers, only reports too large for
-a worker's memory: ``translate_all``).  A row belongs to the slice its start falls in and is
-translated there only, whole: a kernel, range or call that crosses a border is neither cut nor
-doubled.  Three kinds of jobs do it:
+a worker's memory: ``translate_all``); any other report is one slice, [-inf, +inf)
+(``Plan.whole``).  A row belongs to the slice its start falls in and is translated there only,
+whole: a kernel, range or call that crosses a border is neither cut nor doubled.  Three kinds of
+jobs do it:
 
-- ``plan`` (one per report): each cached table's row groups (rows, start and end range), the
-  slice borders, and the only facts of a row that depend on rows of other slices: the overlap
-  lane of every GPU activity (numbered over the whole report by stage A and stored in the table
-  cache: ``TableCache.lanes``) and the position of its launch call in the CUDA API table
+- ``plan`` (one per report worth cutting): each cached table's row groups (rows, start and end
+  range), the slice borders, and the only facts of a row that depend on rows of other slices: the
+  overlap lane of every GPU activity (numbered over the whole report by stage A and stored in the
+  table cache: ``TableCache.lanes``) and the position of its launch call in the CUDA API table
   (stage A's ``translate.launches.match``, stored in the table cache: ``TableCache.launches``).
   Reads a few columns.
-- ``translate_slice`` (one per slice, in any worker): the slice's rows, with their lanes; for the
-  links, each activity's launch call and the NVTX ranges around those calls; the translators and
-  links as for a whole report; its POP partial (the POP intervals inside the slice, its rows' and
-  those still running at its start: the slices' times add up, ``metrics.pop.join_slices``); an
-  events chunk, and the state intervals of the slice's rows and of the rows running at its start
-  (``.states.npy``), to paint.
-- ``paint_report`` (one per report, after every slice): the state timeline painted slice after
-  slice with the threads' first and last event over the whole report; a segment still open at a
-  border is carried into the next slice and written where it ends, so the segments are exactly
-  those of painting the whole report at once (``translate.paint``).
+- ``translate_slice`` (one per slice, in any worker; stage C's one function): the slice's rows (one
+  slice: the whole report, ``stages.read_whole``), with their lanes and each activity's launch call;
+  the -f clip, the POP partial (of several slices: the POP intervals inside the slice, its rows' and
+  those still running at its start, so that the slices' times add up: ``metrics.pop.join_slices``),
+  the translators and the links (of several slices: on each activity's launch call and the NVTX
+  ranges around those calls) by the same steps of ``pipeline/stages.py``; the chunk of records,
+  painted in the job when the report is one slice; of several, an events chunk and the state
+  intervals of the slice's rows and of the rows running at its start (``.states.npy``), to paint.
+- ``paint_report`` (one per report of several slices, after every slice): the state timeline
+  painted slice after slice with the threads' first and last event over the whole report; a
+  segment still open at a border is carried into the next slice and written where it ends, so the
+  segments are exactly those of painting the whole report at once (``translate.paint``).
 
-A report is not sliced (it is translated whole by ``stages.translate_report``) when its tables are
-not in the Parquet cache (or their lanes or launch calls are not), when NCCL ranges are translated
-(their payload count is per call), or when GPU metric samples are attributed to kernels
-(``OUT.gpu_metrics.csv``).
+What only one slice can do: read a report whose tables are not in the Parquet cache (or whose
+lanes or launch calls are not), translate NCCL ranges (their payload count is per call), attribute
+GPU metric samples to kernels (``OUT.gpu_metrics.csv``), compute the POP partial alone (``nsys2prv
+pop``) and read again a damaged cache; ``plan`` gives such a report one slice.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.memory import release
-from nsys2prv.metrics import on_cpu, pop
+from nsys2prv.metrics import gpu_attribution, on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
@@ -82,6 +85,11 @@ class Plan:
     def slices(self) -> int:
         return len(self.borders) - 1
 
+    @staticmethod
+    def whole(index: int) -> Plan:
+        """One slice covering the report: its tables read whole (``stages.read_whole``)."""
+        return Plan(index, [LOW, HIGH], {})
+
 
 @dataclass
 class SliceJob:
@@ -96,10 +104,14 @@ class SliceResult:
     k: int
     counts: dict
     pop: pop.PopPartial  # the slice's POP partial (_window_partial)
-    chunk: ChunkMeta
-    states: str  # .npy: (thread, start, end, state, prio) of the slice's intervals
-    first: np.ndarray  # per thread of the report: first and last event time
-    last: np.ndarray
+    chunk: ChunkMeta | None  # (None: ``pop.only``)
+    attribution: pd.DataFrame | None = None  # one slice: its GPU metrics attribution partial
+    warnings: list = field(default_factory=list)  # one slice: about the report (a damaged cache)
+    # of several slices, for ``paint_report``: the .npy of the slice's state intervals (thread,
+    # start, end, state, prio) and per thread of the report its first and last event time
+    states: str = ""
+    first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    last: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 @dataclass
@@ -196,14 +208,15 @@ def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
-def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
-    """Phase 0 for one report (None: translate it whole)."""
+def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
+    """Phase 0 for one report (one slice, ``Plan.whole``: what only a whole report can do)."""
     src = job.src
+    whole = Plan.whole(src.index)
     kinds = report.default_kinds(src)
     sqlite = report.sqlite_of(src)
     cache = TableCache(Path(src.file.cache_root), sqlite)
     if any(not cache.has(k) for k in kinds):
-        return None  # not cached (a cache that cannot be written)
+        return whole  # not cached (a cache that cannot be written)
     groups, samples = {}, []
     try:
         for k in kinds:
@@ -214,29 +227,29 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan | None:
                     else _scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
                 )
             if pf is not None and got is None:
-                return None
+                return whole
             if got is not None:
                 groups[k], sample = got
                 samples.append(sample)
     except (OSError, CacheDamage):
-        return None  # (translated whole: stage C's own reading notes the damage)
+        return whole  # (translated whole: stage C's own reading notes the damage)
     if "nccl" in src.reading.kinds and "nccl" in groups and "kernels" in groups and "nccl" in job.trace.categories:
-        return None
+        return whole
     if job.attribution and "gpu_metrics" in groups and "kernels" in groups:
-        return None
+        return whole
     borders = _borders(np.concatenate(samples) if samples else np.zeros(0, np.int64), rows, slice_rows, job.clip)
     if len(borders) < 3:
-        return None
+        return whole
     lanes = cache.lanes(lane_tag(src))
     if lanes is None or any(k not in groups or len(lane) != int(groups[k].rows.sum()) for k, lane in lanes.items()):
-        return None  # (not stored: translated whole, where stage C derives them)
+        return whole  # (not stored: translated whole, where stage C derives them)
     p = Plan(src.index, borders, groups, lane_tag(src) if lanes else None)
     del lanes
     links = [k for k in launch_kinds(src) if k in groups]
     if links and "cuda_api" in groups:
         found = cache.launches(launch_tag(src))  # (stage A's: ``scan._Facts.store_launches``)
         if found is None or any(k not in found[0] or len(found[0][k]) != int(groups[k].rows.sum()) for k in links):
-            return None  # (not stored: translated whole, where stage C derives them)
+            return whole  # (not stored: translated whole, where stage C derives them)
         calls_of, p.shared = found
         for k in links:
             p.launches[k] = f"{prefix}.calls-{k}.npy"
@@ -274,54 +287,96 @@ def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
     return cache.table(kind) if cache.has(kind) else None
 
 
-def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
-    """Phase 1: one slice of a report, as ``stages.translate_report`` does a whole one."""
-    model, pop_model = models
-    job, plan, k = sj.job, sj.plan, sj.k
-    src, r = job.src, job.src.index
+def _read_slice(sj: SliceJob) -> stages.Held:
+    """A slice's rows (those starting in it, ``owned``), the GPU activities with their stored lanes,
+    and their positions in their tables."""
+    plan, k = sj.plan, sj.k
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    cache = report.table_cache(src)
-    kinds = report.default_kinds(src)
+    cache = report.table_cache(sj.job.src)
+    kinds = report.default_kinds(sj.job.src)
     lanes = _stored_lanes(plan, cache)
     got = {
         kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
     }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
-    tables, untranslated = stages.split_tables(job, every)
-    positions = {kind: got[kind][1] for kind in tables if kind in got}
-    del every
-    out = Translation()
-    kept = stages.clip_job(job, tables, untranslated, out)
-    if kept is not None:
-        positions = {kind: positions[kind][kept[kind]] for kind in positions}
-    # the rows still running at the slice's start (read once: their states, their POP time in the slice)
-    running = (
-        {}
-        if k == 0
-        else {kind: t[0] for kind, t in _rows(plan, lanes, kinds, lambda g: running_at(g, lo)).items() if t is not None}
-    )
-    del lanes
+    tables, untranslated = stages.split_tables(sj.job, every)
+    return stages.Held(tables, untranslated, positions={kind: got[kind][1] for kind in tables if kind in got})
+
+
+def _running(sj: SliceJob) -> dict[str, pd.DataFrame]:
+    """The rows still running at the slice's start (read once: their states, their POP time in the
+    slice), clipped to the -f window."""
+    plan, k, job = sj.plan, sj.k, sj.job
+    if k == 0:
+        return {}
+    lanes = _stored_lanes(plan, report.table_cache(job.src))
+    rows = _rows(plan, lanes, report.default_kinds(job.src), lambda g: running_at(g, plan.borders[k]))
+    running = {kind: t[0] for kind, t in rows.items() if t is not None}
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
-    pop_tables = stages.pop_share(tables, untranslated)
-    partial = _window_partial(job, pop_model, plan, k, pop_tables, running)
-    del untranslated, pop_tables
-    ctx = stages.job_context(job, model, tables)
-    stages.translate_tables(ctx, out, links=False)
-    _links(ctx, out, plan, k, src, positions, tables, job.clip)
-    threads = model.report_threads(r)
+    return running
+
+
+def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
+    """Stage C of one slice of a report (``model``: the run's resource model, sent once per worker):
+    its rows, clipped to -f, its POP partial, its records.  A report of one slice (``Plan.whole``) is
+    read whole, its GPU metric samples attributed (``job.attribution``), its links found on its own
+    rows and its states painted here; with ``job.pop.only`` (``nsys2prv pop``: always one slice), only
+    the POP partial is computed."""
+    job, plan, k = sj.job, sj.plan, sj.k
+    r = job.src.index
+    one = plan.slices == 1  # (what only a whole report can do: on this condition)
+    held = stages.read_whole(job) if one else _read_slice(sj)
+    tables, positions, launches = held.tables, held.positions, held.launches
+    out = Translation()
+    kept = stages.clip_job(job, tables, held.untranslated, out)
+    if kept is not None and positions is not None:
+        positions = {kind: positions[kind][kept[kind]] for kind in positions}
+    if kept is not None and launches is not None:  # (a call clipped away leaves its activities none)
+        launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
+    running = _running(sj)
+    pop_tables = stages.pop_share(tables, held.untranslated)
+    partial = _window_partial(job, model, plan, k, pop_tables, running)
+    held.untranslated = {}
+    del pop_tables
+    if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
+        return SliceResult(r, k, out.counts, partial, None, warnings=held.warnings)
+    attributed = gpu_attribution.partial(r, tables, model) if job.attribution and one else None
+    calls = tables.get("cuda_api", held.calls) if one else None
+    ctx = stages.job_context(job, model, tables, calls, launches)
+    stages.translate_tables(ctx, out, links=one)
+    res = SliceResult(r, k, out.counts, partial, None, attribution=attributed, warnings=held.warnings)
+    if one:
+        del held, tables, calls, ctx, launches
+        res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
+    else:
+        _links(ctx, out, plan, k, job.src, positions or {}, tables, job.clip)
+        del held, tables, ctx
+        res.states, res.first, res.last = _save_states(job, model, out, running)
+        del running
+        none = StateIntervals(*(np.zeros(0, np.int64),) * 5)
+        res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True, painted=(none, LOW, LOW))
+    del out
+    release()  # the next job of this worker starts from a trimmed heap
+    return res
+
+
+def _save_states(job: RankJob, model: Model, out: Translation, running: dict) -> tuple[str, np.ndarray, np.ndarray]:
+    """A slice of several: the state intervals of its rows (taken from ``out``) and of the rows
+    running at its start, to a ``.states.npy`` file for ``paint_report``; and per thread of the
+    report, its first and last event in the slice."""
+    threads = model.report_threads(job.src.index)
     first, last = event_spans(out, model, threads)
     states = out.states
     if running:  # their states
         before = Translation()
         stages.translate_tables(
-            stages.job_context(job, model, {kind: t for kind, t in running.items() if kind in src.reading.kinds}),
+            stages.job_context(job, model, {kind: t for kind, t in running.items() if kind in job.src.reading.kinds}),
             before,
             links=False,
         )
         states = [*states, *before.states]
         del before
-    del running
     path = f"{job.chunk}.states.npy"
     np.save(
         path,
@@ -333,27 +388,18 @@ def translate_slice(sj: SliceJob, models: tuple[Model, Model]) -> SliceResult:
         ),
     )
     out.states = []
-    del tables, ctx, got, states
-    chunk = write_chunk(
-        out,
-        model,
-        r,
-        job.trace.types,
-        job.chunk,
-        consume=True,
-        painted=(StateIntervals(*(np.zeros(0, np.int64),) * 5), LOW, LOW),
-    )
-    counts = out.counts
-    del out
-    release()
-    return SliceResult(r, k, counts, partial, chunk, path, first, last)
+    return path, first, last
 
 
-def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: dict, running: dict):
+def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict, running: dict):
     """The slice's POP partial: the intervals of the POP kinds that run in the slice's time (its rows
     ``tables`` and those running at its start), cut to it (the slices' times do not overlap, so their
     measures add up: ``pop.join_slices``); each task's first and last row, the ranges and the MPI
     calls are those of the slice's own rows (``collect_partial``'s ``cut``)."""
+    if plan.slices == 1:  # (the report's rows: measured as they are)
+        return pop.collect_partial(
+            stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
+        )
     lo, hi = plan.borders[k], plan.borders[k + 1]
     window = dict(tables)
     window.update(
@@ -365,7 +411,7 @@ def _window_partial(job: RankJob, pop_model: Model, plan: Plan, k: int, tables: 
     )
     stages.clip(window, lo, hi, Translation())
     return pop.collect_partial(
-        stages.pop_context(job, pop_model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
+        stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
     )
 
 
@@ -465,55 +511,60 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
 
 # ---------------------------------------------------------------------------------------------------
 # the three phases, for every report of a run
-def _plan(item: tuple, slice_rows: int) -> Plan | None:
+def _plan(item: tuple, slice_rows: int) -> Plan:
     job, rows = item
     return plan(job, rows, slice_rows, job.chunk)
 
 
-def _translate(item, models: tuple[Model, Model]):
-    return translate_slice(item, models) if isinstance(item, SliceJob) else stages.translate_report(item, models)
+def whole(job: RankJob) -> SliceJob:
+    """A report as one slice."""
+    return SliceJob(job, Plan.whole(job.src.index), 0)
 
 
-def translate_all(
-    ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int, pop_model: Model
-) -> list[RankResult]:
-    """Stage C: every report translated (the large ones in slices, ``jobs`` writing chunks), in
-    ``ex`` (``model`` and ``pop_model`` sent once per worker); the results in report order, a sliced
-    report's ``chunk`` a list of chunks.
+def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_rows: int) -> list[RankResult]:
+    """Stage C: every report translated, in slices (``jobs`` writing chunks), in ``ex`` (``model`` sent once
+    per worker); the results in report order, a report of several slices'
+    ``chunk`` a list of chunks.
 
     With fewer reports than twice the workers, a report of more than 2 x ``slice_rows`` rows is cut
     into slices of ``slice_rows`` (every worker on it); with more, the reports keep the workers busy
     and only a report too large for a worker's memory (more than 5 x ``slice_rows``) is cut, into
-    slices of 2.5 x ``slice_rows`` (slicing costs about a fifth more CPU)."""
+    slices of 2.5 x ``slice_rows`` (slicing costs about a fifth more CPU).  Any other report is one
+    slice."""
     spread = len(jobs) < 2 * (getattr(ex, "jobs", None) or 1)
     least, size = (2 * slice_rows, slice_rows) if spread else (5 * slice_rows, int(2.5 * slice_rows))
     big = [(j, n) for j, n in zip(jobs, rows) if not j.pop.only and n > least]
     plans = dict(zip([j.src.index for j, _ in big], ex.map(_plan, big, size, desc="plan"))) if big else {}
-    items: list = []
+    items: list[SliceJob] = []
     for j in jobs:
         p = plans.get(j.src.index)
-        if p is None:
-            items.append(j)
+        if p is None or p.slices == 1:
+            items.append(whole(j))
         else:
             items += [SliceJob(replace(j, chunk=f"{j.chunk}.s{k}"), p, k) for k in range(p.slices)]
-    done = ex.map(_translate, items, desc="translate", shared=(model, pop_model))
-    results: list = [r for r in done if isinstance(r, RankResult)]
-    paints = []
+    parts_of: dict[int, list[SliceResult]] = {}
+    for res in ex.map(translate_slice, items, desc="translate", shared=model):
+        parts_of.setdefault(res.index, []).append(res)
+    results, paints = [], []
     for j in jobs:
-        p = plans.get(j.src.index)
-        if p is None:
+        parts = sorted(parts_of.pop(j.src.index), key=lambda r: r.k)
+        if len(parts) == 1:
+            (one,) = parts
+            results.append(RankResult(one.index, one.counts, one.pop, one.attribution, one.chunk, one.warnings))
             continue
-        parts = sorted((r for r in done if isinstance(r, SliceResult) and r.index == j.src.index), key=lambda r: r.k)
         results.append(_join(j, parts))
         lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
-        paints.append(PaintJob(j, p, [r.states for r in parts], first, last, max([r.chunk.end for r in parts] + lives)))
+        p = plans[j.src.index]
+        paints.append(
+            PaintJob(j, p, [r.states for r in parts], first, last, max([r.chunk.end for r in parts if r.chunk] + lives))
+        )
     painted = ex.map(paint_report, paints, desc="paint", shared=model) if paints else []
     by_index = {r.index: r for r in results}
     for pj, chunks in zip(paints, painted):
         by_index[pj.job.src.index].chunk += chunks
-    return [by_index[j.src.index] for j in jobs]
+    return results
 
 
 def _join(job: RankJob, parts: list[SliceResult]) -> RankResult:

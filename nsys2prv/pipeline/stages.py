@@ -1,10 +1,11 @@
-"""Stage C of a report, as plain functions of picklable jobs, so that they run in this process, in
-local worker processes (--jobs) or on Dask workers (--dask): load the cached tables and their lanes
-(``pipeline/report.py``, ``pipeline/lanes.py``), each GPU activity's launch call
-(``translate/launches.py``), clip to the -f window (``clip``), compute the report's POP partial (from
-the POP kinds, translated or not) and GPU-metric partial, translate only the -t kinds
-(``translate_tables``), and write the report's sorted record chunk (``paraver/chunks.py``) and return
-its metadata.  A large report takes the same steps a time slice at a time (``pipeline/slices.py``).
+"""Stage C's steps, as plain functions of picklable jobs, so that they run in this process, in local
+worker processes (--jobs) or on Dask workers (--dask): a job's rows (a whole report's: ``read_whole``,
+the cached tables and their lanes, ``pipeline/report.py``, ``pipeline/lanes.py``, and each GPU
+activity's launch call, ``translate/launches.py``), split into translated and POP-only tables
+(``split_tables``), clipped to the -f window (``clip``, ``clip_job``), shared with POP
+(``pop_share``, ``pop_context``) and translated (``translate_tables``, ``job_context``).  Stage C
+itself is one function, ``pipeline.slices.translate_slice``: a time slice of a report, a report not
+worth cutting being one slice.
 
 Stage A is ``pipeline/scan.py``; the global stage B (model, alignment, value numbering, END time) and
 the merge (stage D) are in ``pipeline/prepare.py``, ``pipeline/conversion.py`` and ``paraver/writer.py``.
@@ -18,16 +19,14 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv import kinds as K
-from nsys2prv.core.memory import release
-from nsys2prv.metrics import gpu_attribution, pop
+from nsys2prv.metrics import pop
 from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators
 from nsys2prv.model.resources import Model
-from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.pipeline.lanes import attach_lanes, stored_launches
 from nsys2prv.pipeline.report import ReportInfo, Source, load
 from nsys2prv.translate.context import Context
-from nsys2prv.translate.launches import Launches, restrict
+from nsys2prv.translate.launches import Launches
 from nsys2prv.translate.launches import of_tables as launches_of
 from nsys2prv.translate.records import Translation
 
@@ -165,46 +164,39 @@ def pop_share(tables: dict, untranslated: dict) -> dict[str, pd.DataFrame]:
     return {k: t for k, t in (*tables.items(), *untranslated.items()) if k in pop.ALL_KINDS}
 
 
-def pop_context(job: RankJob, pop_model: Model, tables: dict[str, pd.DataFrame]) -> Context:
-    """``collect_partial``'s Context for ``tables`` of the job's report: the POP model's tasks."""
-    return Context(job.src.index, job.clock, pop_model, frozenset(), {}, tables, comms=job.comms)
+def pop_context(job: RankJob, model: Model, tables: dict[str, pd.DataFrame]) -> Context:
+    """``collect_partial``'s Context for ``tables`` of the job's report (POP's tasks: ``model.pop``)."""
+    return Context(job.src.index, job.clock, model, frozenset(), {}, tables, comms=job.comms)
 
 
-def translate_report(job: RankJob, models: tuple[Model, Model]) -> RankResult:
-    """Stage C for one report (``models``: the run's resource model and POP model, sent once per
-    worker).  With ``job.pop.only``, only the POP partial is computed (``nsys2prv pop``)."""
-    model, pop_model = models
-    r = job.src.index
+@dataclass
+class Held:
+    """The rows a job of stage C holds before the -f clip: the tables it translates, those of the POP
+    kinds it does not, and, of a whole report, the CUDA API calls read for the links only, each
+    activity's launch call and what to say about the report's cache; of a time slice, the positions
+    of its rows in their tables (``pipeline/slices.py``)."""
+
+    tables: dict[str, pd.DataFrame]
+    untranslated: dict[str, pd.DataFrame]
+    calls: pd.DataFrame | None = None
+    launches: Launches | None = None
+    warnings: list = field(default_factory=list)
+    positions: dict[str, np.ndarray] | None = None
+
+
+def read_whole(job: RankJob) -> Held:
+    """A whole report's rows (``report.load``: the cached tables, or read and cached), its translated
+    GPU activities with their overlap lanes (``lanes.attach_lanes``) and, unless ``pop.only``, each
+    activity's launch call over the whole report (stage A's, else ``launches.of_tables``)."""
     info, got = load(job.src)
     warnings = [w for w in info.capture_warnings if w not in job.info.capture_warnings]
     tables, untranslated = split_tables(job, {k: t for k, (t, _) in got.items()})
     link_calls = job.src.reading.link_calls and "cuda_api" not in tables
     calls = got["cuda_api"][0] if link_calls and "cuda_api" in got else None  # (for the links only)
-    out = Translation()
-    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]  # (before the clip)
-    # each activity's launch call, over the whole report (stage A's; a call clipped away leaves its activities none)
+    del got
+    warnings += [w for w in attach_lanes(job.src, tables) if w not in warnings]
     launches = None
     if not job.pop.only:
         whole_calls = tables.get("cuda_api", calls)
         launches = stored_launches(job.src, whole_calls, tables) or launches_of(whole_calls, tables)
-    kept = clip_job(job, tables, untranslated, out)
-    if kept is not None and launches is not None:
-        launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
-    pop_tables = pop_share(tables, untranslated)
-    partial = pop.collect_partial(
-        pop_context(job, pop_model, pop_tables), job.pop.names, not job.pop.names, job.chunk + ".pop.npy"
-    )
-    del untranslated, pop_tables
-    if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
-        return RankResult(r, out.counts, partial, None, warnings=warnings)
-    attributed = gpu_attribution.partial(r, tables, model) if job.attribution else None
-    if "cuda_api" in tables:
-        calls = tables["cuda_api"]
-    ctx = job_context(job, model, tables, calls, launches)
-    translate_tables(ctx, out)
-    del tables, calls, ctx, got
-    res = RankResult(r, out.counts, partial, attributed, warnings=warnings)
-    res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
-    del out
-    release()  # the next report of this worker starts from a trimmed heap
-    return res
+    return Held(tables, untranslated, calls, launches, warnings)

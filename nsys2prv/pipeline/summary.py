@@ -331,8 +331,9 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
             + f", {cau['messages_violated']} of {cau['messages_checked']} message(s) received before sent"
             + (f" (up to {cau['message_max_violation_ns'] / 1e3:.1f} us)" if cau["messages_violated"] else "")
         )
+    wide = max([16, *(len(r["method"]) for r in reports[:shown])])  # the methods whole ("... (bounds: ...)")
     click.echo(
-        f"  {'ranks':<10} {'method':<16} {'started (s)':>12} {'correction (ns)':>16} {'drift ppm':>10} "
+        f"  {'ranks':<10} {'method':<{wide}} {'started (s)':>12} {'correction (ns)':>16} {'drift ppm':>10} "
         f"{'spread (us)':>12} {'error (us)':>11} {'points':>7}"
     )
     for r in reports[:shown]:
@@ -342,7 +343,7 @@ def _alignment_table(al: dict, shown: int = 16) -> None:
         e_ns = _error_ns(r)
         err = "-" if e_ns is None or not is_fit else f"{e_ns / 1e3:.1f}"
         click.echo(
-            f"  {ranks:<10} {r['method'][:16]:<16} {r['session_offset_ns'] / 1e9:>12.6f} "
+            f"  {ranks:<10} {r['method']:<{wide}} {r['session_offset_ns'] / 1e9:>12.6f} "
             f"{r['correction_ns']:>16} {r['drift_ppm']:>10.3f} {spread:>12} {err:>11} {r['sync_points']:>7}"
         )
     if len(reports) > shown:

@@ -8,20 +8,28 @@ nsys2prv's kernels never use BLAS, so a process that owns its numba (the command
 local workers) can skip that probe with ``skip_blas_probe=True``.
 
 A first conversion of a large input (an empty cache) compiles the kernels every such conversion
-runs (``PRECOMPILED``) in a forked process of its own while stage A reads (``precompile``), instead
-of in the main process between the stages: the main process waits only for the kernels it is about
-to call, then loads them from the cache.
+runs (``PRECOMPILED``) in a forked process of its own, instead of in the main process between the
+stages: the main process waits only for the kernels it is about to call, then loads them from the
+cache.  The command line forks it first (``start_early``: before pandas is imported, so that it
+compiles on the core the start-up leaves idle, then beside stage A's readers); the conversion takes
+it over (``precompile``, which starts one itself, for the Python API, where stage A leaves a core
+idle).  Once the cache holds all of them it is marked ready, and later runs fork nothing.
+BENCHMARKS.md ("First run") has what each part gains.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import multiprocessing as mp
 import os
+import stat
 import sys
 from pathlib import Path
 
+from nsys2prv.core.dirs import open_dir
 from nsys2prv.core.environment import environment
-from nsys2prv.core.paths import user_cache_dir
+from nsys2prv.core.paths import distrust, user_cache_dir
 from nsys2prv.core.workers import init_worker
 
 _done = False
@@ -77,6 +85,24 @@ def expect_rows(rows: int) -> None:
 # every conversion of a large input runs these (states, POP sweeps, the .prv's text), in this order
 PRECOMPILED = ("_paint", "_sweep", "_format_compact")
 PRECOMPILE_FROM_BYTES = 4 << 20  # the largest input from which they are compiled in the background
+# the modules defining them (their sources' stamps name the cache's "ready" mark)
+PRECOMPILED_SOURCES = ("core/intervals.py", "metrics/measures.py", "paraver/format.py")
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+_early: Precompile | None = None  # started by the command line (``start_early``), taken by ``precompile``
+
+
+def _precompiled_probes() -> list[tuple]:
+    """The PRECOMPILED kernels with their probes, in that order; imports only their modules (numba,
+    no pandas: the background compiler starts before the command line has loaded anything heavy)."""
+    # here, not at the top: importing these loads numba (where the caller needs it: --help never does)
+    from nsys2prv.core import intervals
+    from nsys2prv.metrics import measures
+    from nsys2prv.paraver import format as paraver_format
+
+    probes = [*intervals.warmup_probes(), *measures.warmup_probes(), *paraver_format.warmup_probes()]
+    by_name = {k.__name__: (k, args) for k, args in probes}
+    return [by_name[n] for n in PRECOMPILED]
 
 
 class Precompile:
@@ -116,38 +142,118 @@ class Precompile:
 
 def _compile(names: list[str], send, parent: int) -> None:
     init_worker(parent)  # (like the pools' workers: dies with the conversion, leaves it the signals)
+    # nsys2prv's kernels never use BLAS: numba's start-up probe for it (importing scipy.linalg) fails fast
+    sys.modules.setdefault("scipy.linalg", None)  # type: ignore[arg-type]
     try:
-        for k, args in _probes():
-            if k.__name__ in names:
-                if not k.load(*args):
-                    k.compiled(*args)  # compiles (into the cache) and runs the one-element probe
-                send.send(k.__name__)
+        probes, done = _precompiled_probes(), 0
+        for i, (k, args) in enumerate(probes):
+            if k.__name__ in names and not k.load(*args):
+                k.compiled(*args)  # compiles (into the cache) and runs the one-element probe
+            done += k.in_cache(*args)
+            if done == len(probes) and i == len(probes) - 1:
+                _mark_ready()  # (before the last name: the main process may end this one when it has it)
+            send.send(k.__name__)
     except Exception:  # the main process compiles what is missing when it needs it
         pass
     finally:
         send.close()
 
 
+def _ready_name() -> str:
+    """The name of the mark saying that the cache holds every PRECOMPILED kernel for this machine,
+    Python, numba and these kernels' sources (a hint: a kernel missing all the same is compiled
+    where it is called, as without the mark)."""
+    numba = importlib.util.find_spec("numba")
+    key = [sys.version, os.uname().nodename, os.environ.get("NUMBA_CACHE_DIR", "")]
+    sources = [str(PACKAGE_DIR / m) for m in PRECOMPILED_SOURCES]
+    for f in [numba.origin if numba is not None and numba.origin else "", *sources]:
+        try:
+            st = os.stat(f)
+            key.append(f"{f} {st.st_mtime_ns} {st.st_size}")
+        except OSError:
+            key.append(f"{f} -")
+    return "ready-" + hashlib.sha256("\n".join(key).encode()).hexdigest()[:32]
+
+
+def _ready() -> bool:
+    """The mark is there, a regular file of this user (or root) that no one else can write."""
+    try:
+        st = os.stat(user_cache_dir() / "numba" / _ready_name(), follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and distrust(st) is None
+
+
+def _mark_ready() -> None:
+    """Create the mark (empty; O_EXCL | O_NOFOLLOW in the cache directory's descriptor)."""
+    where = user_cache_dir() / "numba"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        fd = open_dir(where)
+    except OSError:
+        return
+    try:
+        os.close(os.open(_ready_name(), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=fd))
+    except OSError:  # (there already, or the cache is not writable: the next run looks again)
+        pass
+    finally:
+        os.close(fd)
+
+
+def _large(inputs: list) -> bool:
+    try:
+        return max((Path(p).stat().st_size for p in inputs), default=0) >= PRECOMPILE_FROM_BYTES
+    except OSError:
+        return False  # (the readers name what is wrong with it)
+
+
+def start_early(inputs: list) -> None:
+    """The command line, first thing (before pandas is imported): for a large input
+    (``precompile``) and a cache not marked ready, the PRECOMPILED kernels compiled in a forked
+    process from now on, on the core the main process leaves idle while it imports (about a second),
+    then beside stage A's readers; ``precompile`` takes it over."""
+    global _early
+    if _early is None and environment().kernels != "python" and sys.platform.startswith("linux"):
+        if _large(inputs) and not _ready():
+            # numba and the kernels' modules imported here, before the fork (this process imports
+            # them anyway): the compiler inherits them instead of importing them (0.25 s of CPU)
+            _precompiled_probes()
+            _early = Precompile(list(PRECOMPILED))
+
+
+def stop_early() -> None:
+    """End the command line's compiler where no ``precompile`` took it (the conversion has ended)."""
+    global _early
+    if _early is not None:
+        _early.stop()
+        _early = None
+
+
 def precompile(inputs: list, readers: int, cores: int, say=None) -> Precompile | None:
     """For a large input (the largest report of ``inputs`` at least PRECOMPILE_FROM_BYTES), the
     PRECOMPILED kernels the cache lacks compiled in a forked process (before any pool forks: none
-    of its workers inherits the pipe's writing end); None where nothing is to compile, or where stage
-    A's ``readers`` processes leave none of the ``cores`` idle (the compiler would take the readers'
-    CPU: BENCHMARKS.md measured no gain on two busy cores, and 0.3-0.5 s more CPU)."""
-    if environment().kernels == "python" or readers >= cores:
+    of its workers inherits the pipe's writing end): the one the command line started
+    (``start_early``), else one started here where stage A's ``readers`` processes leave one of the
+    ``cores`` idle (started this late, the compiler would only take the readers' CPU: BENCHMARKS.md
+    measured no gain on two busy cores).  None where nothing is to compile."""
+    global _early
+    pre, _early = _early, None
+    if environment().kernels == "python":
+        if pre is not None:
+            pre.stop()
         return None
-    try:
-        largest = max((Path(p).stat().st_size for p in inputs), default=0)
-    except OSError:
-        return None  # (the readers name what is wrong with it)
-    if largest < PRECOMPILE_FROM_BYTES:
+    if pre is None and (readers >= cores or not _large(inputs)):
         return None
-    missing = [k.__name__ for k, args in _probes() if k.__name__ in PRECOMPILED and not k.load(*args)]
-    if not missing:
-        return None
-    if say is not None:
+    missing = [k.__name__ for k, args in _precompiled_probes() if not k.load(*args)]
+    if pre is None:
+        if not missing:
+            return None
+        pre = Precompile(missing)
+    else:
+        pre.pending = set(missing)  # (the others are loaded: its process goes on to mark the cache ready)
+    if missing and say is not None:
         say(
             f"nsys2prv: compiling {', '.join(missing)} for this machine while the reports are read "
             f"(first run only; cached in {user_cache_dir() / 'numba'}) ..."
         )
-    return Precompile(missing)
+    return pre

@@ -1,9 +1,9 @@
 """The POP efficiency model (host and device trees), computed from the normalised tables.
 
 Inputs are the per-report normalised tables of ``KINDS`` (read whatever -t translates), the POP
-processes (a resource Model over those kinds), each process's lifetime (nsys/lifetimes.py) and the
-per-report clocks (model/align: report time -> trace time) -- never the .prv text.  Sources and
-formulas: docs/pop-metrics.md.
+processes (``Model.pop``: the resource model's processes with rows of those kinds), each process's
+lifetime (nsys/lifetimes.py) and the per-report clocks (model/align: report time -> trace time) --
+never the .prv text.  Sources and formulas: docs/pop-metrics.md.
 
 Everything that is a *choice* is written into the result's ``definitions``.
 

@@ -14,6 +14,7 @@ from nsys2prv.metrics.measures import (
     mask_durations,
 )
 from nsys2prv.metrics.pop.partial import KERNEL, NCCL, DeviceSpill, PopPartial
+from nsys2prv.model.resources import Processes
 
 
 @dataclass
@@ -49,7 +50,7 @@ class DeviceIntervals:
         self.spills = []
 
 
-def gather_devices(parts: list[PopPartial], model) -> tuple[list[dict], list[str], DeviceIntervals]:
+def gather_devices(parts: list[PopPartial], model: Processes) -> tuple[list[dict], list[str], DeviceIntervals]:
     """The run's GPUs -- (node, GPU id) with intervals, in that order: label, host, GPU id and the
     processes using it --, a note per GPU several processes share, and where each GPU's intervals are
     (nothing is read)."""
@@ -62,7 +63,8 @@ def gather_devices(parts: list[PopPartial], model) -> tuple[list[dict], list[str
     order = np.argsort(g, kind="stable")
     pieces = np.stack([g, which, runs[:, 2], runs[:, 3]], axis=1)[order]
     users = pd.DataFrame({"g": g, "task": runs[:, 1]}).drop_duplicates().groupby("g")["task"].agg(sorted).to_dict()
-    devices, notes = [], []
+    devices: list[dict] = []
+    notes: list[str] = []
     for i, k in enumerate(ukeys):
         n, d = int(k >> 32), int(k & 0xFFFFFFFF)
         ranks = [int(t) for t in users.get(i, [])]

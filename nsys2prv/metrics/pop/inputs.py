@@ -15,6 +15,8 @@ from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.pop.devices import DeviceIntervals, gather_devices, measure_devices
 from nsys2prv.metrics.pop.partial import PopPartial
 from nsys2prv.metrics.replay import Replay, replay
+from nsys2prv.model.resources import Processes
+from nsys2prv.nsys.ids import tid_of
 
 
 @dataclass
@@ -48,10 +50,12 @@ class PopInputs:
     steady: tuple | None = None  # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 
-def task_lifetimes(parts: list[PopPartial], model, lifetimes: list[dict] | None) -> tuple[np.ndarray, np.ndarray]:
-    """Per task of ``model``: aligned [first, last] activity -- its process's lifetime in its report
-    (``aligned_lifetimes``), widened to the task's own rows (a report without the lifetime, rows
-    outside it); start > end where a task has none."""
+def task_lifetimes(
+    parts: list[PopPartial], model: Processes, lifetimes: list[dict] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per task of ``model`` (POP's processes, ``Model.pop``): aligned [first, last] activity -- its
+    process's lifetime in its report (``aligned_lifetimes``), widened to the task's own rows (a report
+    without the lifetime, rows outside it); start > end where a task has none."""
     n = len(model.tasks)
     lo = np.full(n, np.iinfo(np.int64).max, np.int64)
     hi = np.full(n, np.iinfo(np.int64).min, np.int64)
@@ -78,14 +82,14 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
 
 def combine(
     parts: list[PopPartial],
-    model,
+    model: Processes,
     nccl_as: NcclAs = NCCL_AS_DEFAULT,
     lifetimes: list[dict] | None = None,
     messages: pd.DataFrame | None = None,
     on_devices=None,
 ) -> PopInputs:
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
-    processes (``pipeline``: built from the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
+    processes (``Model.pop``: those with rows of the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
     aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
     given each GPU's intervals, (task, GPU id, class, start, end) arrays, a GPU at a time (the GPU
     activity rows)."""
@@ -101,12 +105,11 @@ def combine(
     )
 
     # -- host intervals: processes owning GPU streams ----------------------------------------------------
-    gpu_tasks = [i for i, t in enumerate(model.tasks) if any(model.threads[g].kind == "gpu" for g in t.threads)]
+    gpu_tasks = [i for i, t in enumerate(model.tasks) if t.pop_gpu]
     counted = gpu_tasks or list(range(len(model.tasks)))
     if not gpu_tasks and model.tasks:
         notes.append("no process owns a GPU stream: the host tree counts every process")
-    known = {(t.report, t.pid) for t in model.tasks}
-    others = sum((r, pid) not in known for r, spans in enumerate(lifetimes or []) for pid in spans)
+    others = sum(int((model.task_of(r, list(spans)) < 0).sum()) for r, spans in enumerate(lifetimes or []))
     if others:
         notes.append(
             f"{others} process(es) of the reports have activity (OS runtime, NVTX, scheduling, ...) but no "
@@ -220,6 +223,12 @@ def _replay(calls, proc_index, procs, lo, hi, messages):
                 "recv_rank": proc_index[messages["recv_task"].to_numpy(np.int64)],
                 "recv_end": messages["recv_end"].to_numpy(np.int64),
             }
+            | {  # the calls' threads (OS thread ids, as the calls' below): found on their thread
+                f"{side}_thread": messages[f"{side}_tid"].to_numpy(np.int64)
+                for side in ("send", "recv")
+                if f"{side}_tid" in messages
+            }
         )
         msg = msg[(msg["send_rank"] >= 0) & (msg["recv_rank"] >= 0)]
-    return replay(calls[["rank", "thread", "start", "end", "name", "root", "comm"]], np.stack([lo, hi], axis=1), msg)
+    calls = calls[["rank", "thread", "start", "end", "name", "root", "comm"]].assign(thread=tid_of(calls["thread"]))
+    return replay(calls, np.stack([lo, hi], axis=1), msg)

@@ -35,15 +35,10 @@ MPI, CUDA_API = 0, 1
 # ----------------------------------------------------------------------------------------------------
 # collection
 def _tasks_of(ctx: Context, ids) -> np.ndarray:
-    """Task index of each row's process in the POP model (-1: unknown), mapping only the unique pids."""
+    """POP's task of each row's process (``Model.pop``; -1: unknown), mapping only the unique pids."""
     pids = pid_of(np.asarray(ids, np.int64))
     uniq, inv = np.unique(pids, return_inverse=True)
-    return ctx.model.tasks_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
-
-
-def _at(clock: Clock, t):
-    """Aligned time of report time(s) ``t`` (``clock``: the report's)."""
-    return clock.apply(t) if np.ndim(t) else clock.apply_one(int(t))
+    return ctx.model.pop.task_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
 
 
 def aligned_lifetimes(lifetimes: list[dict | None], clocks: list[Clock], clips: list) -> list[dict]:
@@ -57,7 +52,7 @@ def aligned_lifetimes(lifetimes: list[dict | None], clocks: list[Clock], clips: 
                 lo, hi = max(lo, win[0]), min(hi, win[1])
                 if hi < lo:
                     continue
-            mine[int(pid)] = (_at(clock, int(lo)), _at(clock, int(hi)))
+            mine[int(pid)] = (clock.apply_one(int(lo)), clock.apply_one(int(hi)))
         out.append(mine)
     return out
 
@@ -84,7 +79,7 @@ def task_spans(tabs: dict, ctx: Context) -> tuple:
     hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)
     np.minimum.at(lo, g, start[ok])
     np.maximum.at(hi, g, end[ok])
-    return tasks, _at(ctx.clock, lo), _at(ctx.clock, hi)
+    return tasks, ctx.clock.apply(lo), ctx.clock.apply(hi)
 
 
 @dataclass
@@ -164,8 +159,8 @@ def collect_partial(
     spill: str | None = None,
     cut: dict | None = None,
 ) -> PopPartial:
-    """One report's (or time slice's) PopPartial, of the rows ``ctx.tables`` (``ctx.model``: the POP
-    model, whose ``tasks_of`` gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
+    """One report's (or time slice's) PopPartial, of the rows ``ctx.tables`` (``ctx.model.pop.task_of``
+    gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
     measured, the host calls are reduced here unless the report traced MPI (the steady-state
     window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).
@@ -193,8 +188,8 @@ def collect_partial(
                 task,
                 dev_id,
                 cls.astype(np.int64),
-                _at(clock, df["start"].to_numpy(np.int64)),
-                _at(clock, df["end"].to_numpy(np.int64)),
+                clock.apply(df["start"].to_numpy(np.int64)),
+                clock.apply(df["end"].to_numpy(np.int64)),
             )
         )
     z = np.zeros(0, np.int64)
@@ -215,8 +210,8 @@ def collect_partial(
             (
                 _tasks_of(ctx, calls["tid"]),
                 np.full(len(calls), code, np.int64),
-                _at(clock, calls["start"].to_numpy(np.int64)),
-                _at(clock, calls["end"].to_numpy(np.int64)),
+                clock.apply(calls["start"].to_numpy(np.int64)),
+                clock.apply(calls["end"].to_numpy(np.int64)),
             )
         )
     host_pre = None
@@ -241,8 +236,8 @@ def collect_partial(
             {
                 "task": _tasks_of(ctx, mpi["tid"]),
                 "thread": mpi["tid"].to_numpy(np.int64),  # (the replay replays each thread on its own)
-                "start": _at(clock, mpi["start"].to_numpy(np.int64)),
-                "end": _at(clock, mpi["end"].to_numpy(np.int64)),
+                "start": clock.apply(mpi["start"].to_numpy(np.int64)),
+                "end": clock.apply(mpi["end"].to_numpy(np.int64)),
                 "name": mpi["name"].astype(str),
                 "root": np.asarray(root, np.int64),  # (world ranks; comm: the run's communicator ids)
                 "comm": np.asarray(comm, np.int64),
@@ -259,12 +254,12 @@ def collect_partial(
             rng = rng[rng["name"].isin(list(names))]
         nvtx = pd.DataFrame(
             {
-                "start": _at(clock, rng["start"].to_numpy(np.int64)),
-                "end": _at(clock, rng["end"].to_numpy(np.int64)),
+                "start": clock.apply(rng["start"].to_numpy(np.int64)),
+                "end": clock.apply(rng["end"].to_numpy(np.int64)),
                 "name": rng["name"].to_numpy(),
             }
         )
-    cpu = on_cpu.partial(measured, lambda ids: _tasks_of(ctx, ids), lambda t: _at(clock, t), _unions)
+    cpu = on_cpu.partial(measured, lambda ids: _tasks_of(ctx, ids), clock.apply, _unions)
     return PopPartial(
         task_spans({k: tabs.get(k) for k in KINDS}, ctx),
         dev,

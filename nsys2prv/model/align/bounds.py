@@ -27,6 +27,7 @@ import numpy as np
 MAX_CLOSURE = 512  # clocks: O(n^3) path closure up to here
 W0 = 1_000.0  # ns added to every half-width in the weights (a zero-width interval is not infinitely sure)
 FAR = 1e17  # |times| beyond this are the syncpoints' ABSENT sentinels (no bound)
+CHUNK = 1 << 18  # elements (8 bytes each) of the collectives' per-point arrays at a time: bounded memory
 
 
 def pair_bounds(e, x, rep, src, dst, s, q, n: int) -> np.ndarray:
@@ -38,18 +39,7 @@ def pair_bounds(e, x, rep, src, dst, s, q, n: int) -> np.ndarray:
         other = src != dst
         np.maximum.at(lo, (src[other], dst[other]), (s - q)[other].astype(np.float64))
     if e.size:
-        ef, xf = e.astype(np.float64), x.astype(np.float64)
-        last_in = np.full((n, e.shape[1]), -np.inf)  # per clock and point: its last entry ...
-        first_out = np.full((n, e.shape[1]), np.inf)  # ... and its first exit
-        for c in np.unique(rep):
-            last_in[c] = ef[rep == c].max(axis=0)
-            first_out[c] = xf[rep == c].min(axis=0)
-        last_in[last_in < -FAR] = -np.inf
-        first_out[first_out > FAR] = np.inf
-        for a in np.unique(rep):  # off_b + x_b >= off_a + e_a: off_b - off_a >= e_a - x_b
-            with np.errstate(invalid="ignore"):
-                d = np.nan_to_num(last_in[a][None, :] - first_out, nan=-np.inf, posinf=-np.inf)
-            lo[a] = np.maximum(lo[a], d.max(axis=1, initial=-np.inf))
+        _collective_bounds(lo, e, x, np.asarray(rep), n)
     np.fill_diagonal(lo, 0.0)
     if n > MAX_CLOSURE:
         return lo
@@ -59,6 +49,30 @@ def pair_bounds(e, x, rep, src, dst, s, q, n: int) -> np.ndarray:
     if (np.diag(closed) > 0).any():  # a positive cycle: the data contradict themselves
         return lo
     return closed
+
+
+def _collective_bounds(lo: np.ndarray, e, x, rep: np.ndarray, n: int) -> None:
+    """Tighten ``lo`` (in place) by the collectives: off_b + x_b >= off_a + e_a, so off_b - off_a >=
+    e_a - x_b, with e_a a clock's last entry and x_b a clock's first exit of one sync point.  A block of
+    points at a time (``CHUNK`` elements of the largest (rows or clocks) x points array), so that memory
+    does not grow with clocks x points; a maximum over blocks is the maximum over all points."""
+    clocks = np.unique(rep)
+    rows_of = [rep == c for c in clocks]
+    step = max(1, CHUNK // max(n, e.shape[0]))
+    for j in range(0, e.shape[1], step):
+        ef, xf = e[:, j : j + step].astype(np.float64), x[:, j : j + step].astype(np.float64)
+        last_in = np.full((n, ef.shape[1]), -np.inf)  # per clock and point: its last entry ...
+        first_out = np.full((n, ef.shape[1]), np.inf)  # ... and its first exit
+        for c, mine in zip(clocks, rows_of):
+            last_in[c] = ef[mine].max(axis=0)
+            first_out[c] = xf[mine].min(axis=0)
+        del ef, xf
+        last_in[last_in < -FAR] = -np.inf
+        first_out[first_out > FAR] = np.inf
+        for a in clocks:
+            with np.errstate(invalid="ignore"):
+                d = np.nan_to_num(last_in[a][None, :] - first_out, nan=-np.inf, posinf=-np.inf, copy=False)
+            lo[a] = np.maximum(lo[a], d.max(axis=1, initial=-np.inf))
 
 
 def two_sided(lo: np.ndarray) -> np.ndarray:

@@ -66,21 +66,19 @@ class SyncPoints:
         return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), [], z, z, np.zeros(0, bool), np.zeros(0, bool))
 
 
-def _task_lookup(model: Model) -> pd.Series:
-    keys = pd.MultiIndex.from_tuples([(t.report, t.pid) for t in model.tasks], names=["report", "pid"])
-    return pd.Series(np.arange(len(model.tasks)), index=keys)
-
-
 def _rows(frames: list[pd.DataFrame], model: Model) -> pd.DataFrame:
     """Concatenate per-report frames (report, pid, name, start, end, estimate, constrain) and add task."""
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=["task", "report", "name", "start", "end", "estimate", "constrain"])
     df = pd.concat(frames, ignore_index=True)
-    lookup = _task_lookup(model)
-    pos = lookup.index.get_indexer(pd.MultiIndex.from_arrays([df["report"], df["pid"]]))
-    df = df[pos >= 0].copy()
-    df["task"] = lookup.to_numpy()[pos[pos >= 0]]
+    report, pid = df["report"].to_numpy(np.int64), df["pid"].to_numpy(np.int64)
+    task = np.full(len(df), -1, np.int64)
+    for r in np.unique(report):  # (the model's table of its processes: the trace's task of each)
+        sel = report == r
+        task[sel] = model.tasks_of(int(r), pid[sel])
+    df = df[task >= 0].copy()
+    df["task"] = task[task >= 0]
     return df
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -145,8 +146,11 @@ def compare_histograms(base: Path, out: dict[str, Path]) -> list[tuple[str, int,
     tasks = Path(f"{base}.row").read_text().split("LEVEL TASK SIZE")[1].splitlines()[1 : 1 + len(counts)]
     hosts_of = [t.rsplit("(", 1)[-1].split(", pid")[0] for t in tasks]
     owner = [i for i, n in enumerate(counts) for _ in range(n)]
+    # a GPU row's number is the run's (the .row's comments give each number's host and GPU id when
+    # they differ: several hosts), OUT.pop.json's label the host's GPU id
+    ids = {int(m[1]): f"{m[2]}:GPU{m[3]}" for line in row if (m := GPU_NUMBER.match(line))}
     rows = {
-        f"{hosts_of[owner[g]]}:{label.split()[-1]}": g
+        ids.get(int(label.split("GPU")[-1]), f"{hosts_of[owner[g]]}:{label.split()[-1]}"): g
         for g, label in enumerate(row)
         if label.startswith("Metrics GPU") and g < len(owner)
     }
@@ -155,6 +159,9 @@ def compare_histograms(base: Path, out: dict[str, Path]) -> list[tuple[str, int,
             diffs = [abs(gpu[key][rows[d["label"]]] - want[key][d["label"]]) for d in pop["devices"]]
             results.append((f"{key.replace('_', ' ')} per GPU (GPU rows)", len(diffs), int(max(diffs, default=0))))
     return results
+
+
+GPU_NUMBER = re.compile(r"^# nsys2prv: GPU (\d+) = (.+) GPU (-?\d+)$")
 
 
 def main() -> int:

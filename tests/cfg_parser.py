@@ -130,6 +130,7 @@ SINGLE_KEYS = [
     "window_scale_relative",
     "window_end_time_relative",
     "window_object",
+    "*window_object",
     "window_begin_time_relative",
     "window_open",
     "window_drawmode",
@@ -268,6 +269,8 @@ class Win:
     gradient: bool = False
     color_mode: str = ""  # window_color_mode ("": code colours)
     palette: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # custom colours (enabled)
+    # task (0-based) -> which of its threads the window shows (``window_object thread``; absent: all)
+    rows: dict[int, list[bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -409,6 +412,17 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
     if d["window_object"] != "appl { 1, { All } }":
         _fail(where, f"window_object {d['window_object']!r}")
     level = d["window_level"]
+    rows: dict[int, list[bool]] = {}
+    for k, v in kv:  # a selection of a task's threads, as Paraver saves it (numbers: a thread-level window)
+        if k != "window_object" or v == d["window_object"]:
+            continue
+        m = re.fullmatch(r"thread \{ 0, (\d+), (\d+), \{ ([01](?:, [01])*) \} \}", v)
+        if not m or level != "thread":
+            _fail(where, f"window_object {v!r} (thread {{ 0, task, n, {{ 1/0 per thread }} }} in a thread window)")
+        task, n, flags = int(m.group(1)), int(m.group(2)), m.group(3).split(", ")
+        if len(flags) != n or task in rows or all(f == "1" for f in flags):
+            _fail(where, f"window_object {v!r}: {len(flags)} flags for {n} threads, or a task twice or whole")
+        rows[task] = [f == "1" for f in flags]
 
     sel = _functions(d["window_selected_functions"], where)
     expected_levels = SELECTED_SINGLE if kind == "single" else SELECTED_DERIVED
@@ -443,6 +457,7 @@ def _window(lines: list[str], number: int, header_name: str, previous: list[Win]
         gradient="window_color_mode" in d,
         color_mode=d.get("window_color_mode", ""),
         palette=palette if d.get("window_custom_color_enabled") == "true" else {},
+        rows=rows,
     )
     for k, v in kv:
         if k == "window_semantic_module":

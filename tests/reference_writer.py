@@ -32,6 +32,7 @@ import pytest
 
 from nsys2prv.core import extrae_mpi
 from nsys2prv.core import registry as R
+from nsys2prv.core.names import is_names
 from nsys2prv.paraver import chunks as paraver_chunks
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.labels import ValueLabels
@@ -87,9 +88,10 @@ def row(model) -> str:
     )
 
 
-def pcf(types: dict, labels: ValueLabels) -> str:
+def pcf(types: dict, labels: ValueLabels, mpi_values: set | None = None) -> str:
     """The .pcf: Extrae's fixed blocks, the states, then one EVENT_TYPE block per type (the types of a
-    group in one block sharing the union of their values), values sorted, 0 = "End" unless given."""
+    group in one block sharing the union of their values), values sorted, 0 = "End" unless given; the
+    MPI call types list only the values in ``mpi_values`` (those of the trace's records), as Extrae."""
     out = [extrae_mpi.PCF_DEFAULT_OPTIONS, extrae_mpi.PCF_DEFAULT_SEMANTIC, " STATES\n"]
     out += [f"{s:<4} {lab}\n" for s, lab in sorted(R.STATES.items())]
     out += ["\n\nSTATES_COLOR\n"] + [f"{s:<4} {{{r},{g},{b}}}\n" for s, (r, g, b) in sorted(R.STATE_COLORS.items())]
@@ -103,7 +105,10 @@ def pcf(types: dict, labels: ValueLabels) -> str:
             values: dict[int, str] = {}
             for t in block if block[0].group else block[:1]:
                 if t.kind != "numeric":
-                    values.update({0: "End", **t.values, **labels.labels(t.id)})
+                    own = dict(t.values)
+                    if 50000001 <= t.id <= 50000005:
+                        own = {v: lab for v, lab in own.items() if v == 0 or v in (mpi_values or set())}
+                    values.update({0: "End", **own, **labels.labels(t.id)})
             out.append(
                 "VALUES\n" + "".join(f"{v} {one_line(lab)}\n" for v, lab in sorted(values.items()) if 0 <= v < 2**31)
             )
@@ -111,17 +116,23 @@ def pcf(types: dict, labels: ValueLabels) -> str:
     return "".join(out)
 
 
-def write_own_files(base: Path, model, end_ns: int, epoch_ns, body, types: dict, labels, communicators) -> list:
+def write_own_files(
+    base: Path, model, end_ns: int, epoch_ns, body, types: dict, labels, communicators, mpi_values=None
+) -> list:
     """OUT.prv (header, then ``body``), OUT.pcf and OUT.row, plainly."""
     base.parent.mkdir(parents=True, exist_ok=True)
     prv, pcf_path, row_path = (base.with_name(base.name + ext) for ext in (".prv", ".pcf", ".row"))
     with open(prv, "wb") as fh:
         fh.write(header(model, int(end_ns), epoch_ns, communicators).encode())
         body(fh)
-    pcf_path.write_text(pcf(types, labels), encoding="utf-8")
+    pcf_path.write_text(pcf(types, labels, mpi_values), encoding="utf-8")
     # a trace whose states follow the scheduler (its .pcf has the executing-CPU type) says so after the blocks
     rule = SCHEDULER_RULE if R.EXECUTING_CPU.id in types else ""
-    row_path.write_text(row(model) + rule, encoding="utf-8")
+    # a run whose GPU numbers are not the hosts' GPU ids (several hosts): each number's host and id first
+    renumbered = any(n != g for (_, g), n in model.gpu_numbers.items())
+    gpus = [f"\n# nsys2prv: GPU {n} = {one_line(h)} GPU {g}" for (h, g), n in model.gpu_numbers.items()]
+    gpus = sorted(gpus, key=lambda line: int(line.split()[3])) if renumbered else []
+    row_path.write_text(row(model) + "".join(gpus) + (rule or ("\n" if gpus else "")), encoding="utf-8")
     return [prv, pcf_path, row_path]
 
 
@@ -187,7 +198,15 @@ def write_trace(
     used = records | ({R.MEMOP.id} if records & R.GPU_WORK_TYPES else set())
     used |= {63000000, 50000001, 50000002, 50000003, 50000004, 50000005}
     declared = {i: t for i, t in {**R.BY_ID, **types}.items() if i in used}
-    targets = write_own_files(base, model, end_ns, epoch_ns, body, declared, labels, communicators)
+    mpi_values = set()  # the values of the MPI call types' records (their .pcf lists only those)
+    for b in events:
+        for t, v in b.pairs:
+            if is_names(v):
+                continue
+            for tt, vv in zip(np.broadcast_to(np.asarray(t), (len(b),)).tolist(), np.asarray(v).tolist()):
+                if 50000001 <= tt <= 50000005:
+                    mpi_values.add(int(vv))
+    targets = write_own_files(base, model, end_ns, epoch_ns, body, declared, labels, communicators, mpi_values)
     counts = len(states.thread), sum(len(b) for b in events), sum(len(c) for c in comms)
     return WriteStats(*counts, end_ns, targets, frozenset(records))
 

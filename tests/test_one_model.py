@@ -103,7 +103,8 @@ def test_a_pop_only_process_and_thread_are_the_models_but_no_rows(reports, tmp_p
     model = prepare(cfg, Serial(), tmp_path / "cache").model
     # the trace: the two ranks' main threads (their NVTX ranges) and GPU streams (always translated)
     assert [t.label for t in model.tasks] == ["Rank 0", "Rank 1"]
-    streams = [f"CUDA-D0.S{s}-{host}" for host in ("nodeA", "nodeB") for s in (13, 14, 15)]
+    # (each host's GPU 0: the run's GPUs 0 and 1, one number per GPU of the run)
+    streams = [f"CUDA-D{g}.S{s}-{host}" for g, host in enumerate(("nodeA", "nodeB")) for s in (13, 14, 15)]
     assert [th.name for th in model.threads] == ["Rank 0 main (5000)", *streams[:3], "Rank 1 main (5001)", *streams[3:]]
     # the model: the helper and the tool too, after the ranks (the tool's host a node after the trace's);
     # POP's processes are all four, the trace's tasks the same objects
@@ -167,7 +168,7 @@ def test_pop_finds_what_only_pop_has_and_equals_the_full_conversion(reports, tmp
         "Rank 0 main (5000)",
         *[f"CUDA-D0.S{s}-nodeA" for s in (13, 14, 15)],
         "Rank 1 main (5001)",
-        *[f"CUDA-D0.S{s}-nodeB" for s in (13, 14, 15)],
+        *[f"CUDA-D1.S{s}-nodeB" for s in (13, 14, 15)],
     ]
     head = Path(f"{tmp_path / 'nvtx' / 'run'}.prv").read_text().splitlines()[0]
     assert head.endswith(":10000000000_ns:2(4,4):1:2(4:1,4:2)"), head

@@ -223,8 +223,13 @@ def test_real_trace_pcf_has_extraes_types_values_and_states(mpi4):
     # a filter whose types the .pcf does not declare)
     assert {50000001, 50000002, 50000003, 50000004, 50000005, *MPI_GLOBAL_OP} - {50100003} <= set(types)
     assert 50100003 not in types
+    # every MPI call the trace makes is named with Extrae's name; as Extrae, the .pcf lists only those
+    ev = trace.events
+    held = set(ev["value"][ev["type"].between(50000001, 50000005)].astype(int))
+    assert held == {0, 3, 4, 6, 7, 8, 9, 10, 31, 32, 41}
     for name, (t, v, _) in MPI_CALLS.items():
-        assert types[t]["values"].get(v) == name, (name, t, v)
+        assert types[t]["values"].get(v) == (name if v in held else None), (name, t, v)
+    assert set(types[50000001]["values"]) == held
     assert {t: types[t]["values"][0] for t in (50000001, 50000002, 50000003)} == dict.fromkeys(
         (50000001, 50000002, 50000003), "Outside MPI"
     )

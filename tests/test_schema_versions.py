@@ -351,12 +351,13 @@ def test_valid_trace_and_header(traces, schema):
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_row_thread_names(traces, schema):
     """The [NSys] thread is hidden.  2022.x exports name the rank's thread "MPI Rank N" (NVTX
-    thread-name event + ThreadNames), newer ones do not name it: both show as "main"."""
+    thread-name event + ThreadNames), newer ones do not name it: both show as "main".  Both hosts' GPU 0
+    are the run's GPUs 0 and 1 (GPU ids are per host)."""
     tr = load_trace(traces[schema][0])
     assert tr.row["THREAD"] == [
         n.format(r=r, h=h)
         for r, h in ((0, "nodeA"), (1, "nodeB"))
-        for n in ("Rank {r} main (4000)", "Rank {r} io-worker (4001)", "CUDA-D0.S7-{h}", "CUDA-D0.S14-{h}")
+        for n in ("Rank {r} main (4000)", "Rank {r} io-worker (4001)", "CUDA-D{r}.S7-{h}", "CUDA-D{r}.S14-{h}")
     ]
 
 

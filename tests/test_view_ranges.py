@@ -15,6 +15,7 @@ writes for the trace:
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -23,6 +24,7 @@ import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
 from conftest import CLOVERLEAF, MPI4, convert, need
+from gpu_cluster import gpu_cluster_reports
 from paraver_validator import validate_trace
 from test_cfgs import SHIPPED, build
 
@@ -188,10 +190,9 @@ BA_GPU_ROW = re.compile(r"^Metrics GPU(\d+)\s*$")
 
 
 def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
-    """Stream rows name their GPU (the id of the GPU's ``Metrics GPU<id>`` row: one numbering) and host,
-    in the forms BasicAnalysis reads; a label repeats only for an overlap lane of a stream (right after
-    it) and for the GPU rows of GPUs with the same id on different hosts (BasicAnalysis's GPU-row pattern
-    allows nothing else)."""
+    """Stream rows name their GPU (the number of the GPU's ``Metrics GPU<n>`` row: one numbering over the
+    run, GPU ids being per host) and host, in the forms BasicAnalysis reads; a label repeats only for an
+    overlap lane of a stream (right after it); the .row's comments give each number's host and GPU id."""
     base = O.convert("gpu-shared", tmp_path)
     trace = validate_trace(str(base))
     tasks, threads = trace.row["TASK"], trace.row["THREAD"]
@@ -210,11 +211,71 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
             gpus.add((host, int(gpu_row.group(1))))
         else:
             assert label.startswith(f"Rank {task} ") and not BA_STREAM.match(label), label
-    assert streams == gpus == {("node000", 0), ("node001", 0)}
+    assert streams == gpus == {("node000", 0), ("node001", 1)}
     repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
-    assert repeated == {"CUDA-D0.S10-node000": 2, "Metrics GPU0": 2}
+    assert repeated == {"CUDA-D0.S10-node000": 2}
     lane = threads.index("CUDA-D0.S10-node000")
     assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream
+    comments = [line for line in Path(f"{base}.row").read_text().splitlines() if line.startswith("#")]
+    assert comments == ["# nsys2prv: GPU 0 = node000 GPU 0", "# nsys2prv: GPU 1 = node001 GPU 0"]
+
+
+@pytest.fixture(scope="module")
+def gpu8(tmp_path_factory):
+    """The docs' GPU run (tests/gpu_cluster.py: 8 ranks on 2 hosts, one GPU each, GPU metrics) and its
+    --cfgs views."""
+    tmp = tmp_path_factory.mktemp("gpu8")
+    reports = gpu_cluster_reports(tmp / "reports")
+    convert(["--cfgs", tmp / "views", "-m", *reports, tmp / "gpu8"])
+    return tmp / "gpu8", tmp / "views"
+
+
+def test_every_row_name_of_a_multi_host_gpu_metrics_run_is_unique(gpu8):
+    """GPU ids are per host (both hosts have GPUs 0-3): the run numbers them 0-7, so no two 'Metrics
+    GPU<n>' rows (nor streams) share a label; the .row's comments name each number's host and id."""
+    base, _ = gpu8
+    trace = validate_trace(str(base))
+    threads = trace.row["THREAD"]
+    assert len(threads) == 32 and len(set(threads)) == 32
+    assert [t for t in threads if t.startswith("Metrics")] == [f"Metrics GPU{n}" for n in range(8)]
+    assert [t for t in threads if t.startswith("CUDA")][-2:] == ["CUDA-D7.S7-node1", "CUDA-D7.S13-node1"]
+    comments = [line for line in Path(f"{base}.row").read_text().splitlines() if line.startswith("#")]
+    assert comments == [f"# nsys2prv: GPU {n} = node{n // 4} GPU {n % 4}" for n in range(8)]
+
+
+def _selected_rows(base: Path, win) -> list[str]:
+    """The row labels a thread window shows (its window_object thread selections)."""
+    trace = validate_trace(str(base))
+    counts = [n for n, _ in trace.header.apps[0]]
+    labels, shown, at = trace.row["THREAD"], [], 0
+    for task, n in enumerate(counts):
+        flags = win.rows.get(task, [True] * n)
+        shown += [lab for lab, f in zip(labels[at : at + n], flags, strict=True) if f]
+        at += n
+    return shown
+
+
+def test_states_view_of_a_trace_leaves_out_the_rows_without_states(gpu8):
+    """A GPU's metric row carries no state (wxparaver drew it Idle over the whole run): the states view
+    --cfgs writes shows the CPU threads and streams only, sized to them."""
+    base, views = gpu8
+    (win,) = parse_cfg((views / "basics" / "states.cfg").read_text(), "states").windows
+    shown = _selected_rows(base, win)
+    assert len(shown) == 24 and not [lab for lab in shown if lab.startswith("Metrics")]
+    assert sorted(win.rows) == list(range(8)) and win.height == 24 * ROW_PX + 40
+    (shipped,) = parse_cfg(SHIPPED["basics/states.cfg"], "states").windows
+    assert shipped.rows == {}  # (the shipped file knows no trace: every row)
+
+
+def test_launch_matrix_of_a_trace_has_no_receiving_cells(gpu8):
+    """Paraver puts a receive record's cell (stream row, CPU column) in a #Sends matrix too, at 0: the
+    launch matrix --cfgs writes has the CPU threads as rows and hides the empty columns, so its cells
+    are the launches from each CPU thread to each stream."""
+    base, views = gpu8
+    cfg = parse_cfg((views / "analysis" / "launch_matrix.cfg").read_text(), "launch_matrix")
+    shown = _selected_rows(base, cfg.windows[0])
+    assert shown == [f"Rank {r} main ({5000 + r})" for r in range(8)]
+    assert [(a.statistic, a.hide_cols) for a in cfg.analyzers] == [("#Sends", True)]
 
 
 @pytest.mark.parametrize("name", ["mpi4", "gpu", "clover"])
@@ -293,7 +354,8 @@ def test_message_matrix_counts_mpi_messages_only():
     assert win.functions["tag_msg"] == "!=" and win.tags == list(LAUNCH_TAGS)
     for rel, text in SHIPPED.items():  # (a matrix keeps its square: a column per thread)
         for a in parse_cfg(text, rel).analyzers:
-            assert a.hide_cols == (a.statistic not in ("#Sends", "Bytes sent")), (rel, a.name)
+            # (but the launch matrix, whose CPU-thread columns only receive: hidden)
+            assert a.hide_cols == (a.statistic not in ("#Sends", "Bytes sent") or "launch" in rel), (rel, a.name)
 
 
 @pytest.mark.parametrize("name", ["mpi4", "gpu"])
@@ -303,7 +365,7 @@ def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name)
     the largest window."""
     base, views, _ = traces[name]
     rows = row_counts(Path(f"{base}.row").read_text())
-    values = {t: len(v) for t, v in pcf_values(Path(f"{base}.pcf").read_text()).items()}
+    values = pcf_values(Path(f"{base}.pcf").read_text())
     checked = 0
     for p in views.rglob("*.cfg"):
         cfg = parse_cfg(p.read_text(), str(p))
@@ -314,7 +376,7 @@ def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name)
             if a.statistic in ("#Sends", "Bytes sent"):
                 columns = n
             elif control.kind == "single" and control.compose["compose_thread"] in ("As Is", "Stacked Val"):
-                columns = sum(values.get(t, 0) for t in control.types)
+                columns = len(set().union(*(values.get(t, ()) for t in control.types)))  # (types may share values)
             else:
                 continue
             assert a.width >= min(TABLE_MAX_WIDTH, columns * TABLE_COL_PX), f"{p.name} {a.name!r}: {a.width} px"
@@ -336,3 +398,38 @@ def test_os_runtime_calls_of_a_trace_get_distinct_colours(traces):
     ]
     assert min(gaps) >= 51, min(gaps)
     assert all(palette.luminance(c) >= palette.DIM for c in colours)
+
+
+def test_the_pcf_lists_the_mpi_calls_the_trace_holds_and_histograms_fit_them(traces):
+    """Extrae's .pcf lists the MPI calls a trace made; ours listed all 220, so the per-trace MPI
+    histograms opened 1600 px wide (120 px a listed value): the .pcf lists 0 (Outside MPI) and the
+    values the trace's MPI records use, every one named; the MPI time histogram is sized to them."""
+    base, views, (events, _) = traces["mpi4"]
+    listed = pcf_values(Path(f"{base}.pcf").read_text())
+    held = set().union(*(events.get(t, set()) for t in R.MPI_TYPES))
+    assert held == {0, 3, 4, 6, 7, 8, 9, 10, 31, 32, 41}
+    assert {t: listed[t] for t in R.MPI_TYPES} == dict.fromkeys(R.MPI_TYPES, frozenset(held))
+    (hist,) = parse_cfg((views / "analysis" / "mpi_time.cfg").read_text(), "mpi_time").analyzers
+    assert hist.width == 240 + 11 * TABLE_COL_PX == 1560
+    (win,) = parse_cfg((views / "views" / "mpi_calls.cfg").read_text(), "mpi_calls").windows
+    assert win.maximum_y == 41.0
+
+
+def test_host_pop_views_are_not_written_for_a_trace_without_the_calls_pop_counted(traces, tmp_path):
+    """POP counts MPI time whatever -t; a `-t nvtx` trace of the MPI ranks has no MPI record, so its
+    host_useful view would count Rank 0's 1,211,824,166 ns in MPI as useful: --cfgs writes neither it
+    nor host_mpi.cfg, and the summary says why (with -t mpi both views are there and no such note)."""
+    base = tmp_path / "nvtx"
+    convert(["-t", "nvtx", "--cfgs", tmp_path / "views", "-m", *sorted(need(MPI4).glob("rank*.sqlite")), base])
+    assert sorted(p.name for p in (tmp_path / "views" / "analysis").glob("host_*")) == []
+    pop = json.loads(Path(f"{base}.pop.json").read_text())["host"]["mpi_time_ns"]
+    assert pop["Rank 0"] == 1_211_824_166 and sum(pop.values()) == 3_024_779_605
+    notes = [n for n in json.loads(Path(f"{base}.summary.json").read_text())["notes"] if n.startswith("--cfgs")]
+    assert notes == [
+        "--cfgs: analysis/host_useful.cfg, analysis/host_mpi.cfg not written, their numbers would not be "
+        "OUT.pop.json's: OUT.pop.json counts 3,024,779,605 ns in MPI calls (Rank 0: 1,211,824,166 ns), the "
+        "trace holds no MPI call (-t)"
+    ]
+    mpi4, views, _ = traces["mpi4"]
+    assert (views / "analysis" / "host_mpi.cfg").exists()
+    assert not [n for n in json.loads(Path(f"{mpi4}.summary.json").read_text())["notes"] if n.startswith("--cfgs")]

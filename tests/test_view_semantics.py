@@ -16,6 +16,7 @@ outside calls taken out)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -198,9 +199,12 @@ def gpu_rows(trace) -> dict[str, dict[str, int]]:
     hosts = [label.split(", pid")[0].split(" (")[-1] for label in trace.row["TASK"]]
     owner = [i for i, (n, _) in enumerate(trace.header.apps[0]) for _ in range(n)]
     out: dict[str, dict[str, int]] = {"useful_time_ns": {}, "data_movement_time_ns": {}, "idle": {}}
+    # the row's number is the run's; the .row's comments give its host and GPU id (several hosts)
+    row_text = Path(f"{trace.base}.row").read_text()
+    ids = {int(n): f"{h}:GPU{g}" for n, h, g in re.findall(r"^# nsys2prv: GPU (\d+) = (.+) GPU (\d+)$", row_text, re.M)}
     for g, label in enumerate(trace.row["THREAD"]):
         if label.startswith("Metrics GPU"):
-            gpu = f"{hosts[owner[g]]}:{label.split()[-1]}"
+            gpu = ids.get(int(label.removeprefix("Metrics GPU")), f"{hosts[owner[g]]}:{label.split()[-1]}")
             for key, value in zip(out, (R.GPU_USEFUL, R.GPU_DATA_MOVEMENT, R.GPU_IDLE)):
                 out[key][gpu] = rows[g].get(float(value), 0)
     return out
@@ -227,11 +231,12 @@ def test_the_gpu_rows_give_the_per_gpu_numbers_of_hosts_with_several_shared_gpus
         == {"node000:GPU0": 19_500, "node000:GPU1": 13_500, "node001:GPU0": 19_500, "node001:GPU1": 19_500}
     )
     assert got["idle"] == {g: T - a for g, a in dev["active_time_ns"].items()}
+    # one number per GPU of the run (GPU ids are per host): node001's GPUs 0 and 1 are GPUs 2 and 3
     assert sorted(label for label in trace.row["THREAD"] if label.startswith("Metrics")) == [
         "Metrics GPU0",
-        "Metrics GPU0",
         "Metrics GPU1",
-        "Metrics GPU1",
+        "Metrics GPU2",
+        "Metrics GPU3",
     ]
     assert node_views(trace)["useful_time_ns"] == {"node000:GPU0": 123_000, "node001:GPU0": 123_000}  # both GPUs
 

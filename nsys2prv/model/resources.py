@@ -9,10 +9,10 @@ per-GPU timeline no Paraver level can aggregate (a node aggregates every CPU of 
 
 Labels follow the forms BSC BasicAnalysis's nsys2prv path reads: streams ``CUDA-D<gpu>.S<stream>-<host>``
 (its pattern ``^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$`` reads the suffix as the node), where
-``<gpu>`` is the GPU id, the numbering of the ``Metrics GPU<id>`` rows (``^Metrics GPU\d+\s*$``, so
-they carry nothing else); CPU threads ``Rank 0 main (1234)``.  A stream label cannot carry a rank
-(BasicAnalysis would read it as part of the node): the task level, the CPU threads just above and the
-.row's task labels say whose stream it is.
+``<gpu>`` is the GPU's number in the run (``run_gpu_numbers``: GPU ids are per host), that of the
+``Metrics GPU<gpu>`` rows (``^Metrics GPU\d+\s*$``, so they carry nothing else); CPU threads
+``Rank 0 main (1234)``.  A stream label cannot carry a rank (BasicAnalysis would read it as part of the
+node): the task level, the CPU threads just above and the .row's task labels say whose stream it is.
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -159,6 +159,8 @@ class Model:
     # (host, GPU id) -> global thread of the GPU's row that carries its activity (GPU_ACTIVITY):
     # only when processes and GPUs are not one to one (``gpu_rows`` of build_model)
     device_rows: dict[tuple[str, int], int] = field(default_factory=dict)
+    # (host, GPU id) -> the GPU's number in the run, in its stream and metric row labels (run_gpu_numbers)
+    gpu_numbers: dict[tuple[str, int], int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the model decided that the summary should say
     # every process, in the one order (rank, then report and pid): the trace's tasks and those only
     # POP has (none given: the tasks)
@@ -424,6 +426,8 @@ def build_model(
     activity = _activity_owners(tasks, owners) if gpu_rows else {}
     for (_, d), ti in activity.items():
         owners.setdefault(ti, {}).setdefault(d, tasks[ti].report)
+    model.gpu_numbers = run_gpu_numbers(tasks, nodes, owners)
+    number = model.gpu_numbers
     for ti, task in enumerate(tasks):
         ident = identities[task.report]
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
@@ -441,14 +445,14 @@ def build_model(
             gpu_index.setdefault(task.report, ([], []))
             gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            label = stream_label(task_gpu_of[ti].get(d, d), s, task.host)
+            label = stream_label(number[(task.host, task_gpu_of[ti].get(d, d))], s, task.host)
             threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), label))  # overlap lanes too
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
             metric_index.setdefault(task.report, ([], []))
             metric_index[task.report][0].append(g)
             metric_index[task.report][1].append(len(threads))
-            threads.append(Thread(ti, "metric", ("metric", g), f"Metrics GPU{g}"))
+            threads.append(Thread(ti, "metric", ("metric", g), metric_label(number[(task.host, g)])))
             if activity.get((task.host, g)) == ti:
                 model.device_rows[(task.host, g)] = len(threads) - 1
     # CPUs: numbered from 1 in node order, one per thread.
@@ -462,11 +466,45 @@ def build_model(
     return model
 
 
+def run_gpu_numbers(tasks: list[Task], nodes: list[str], owners: dict[int, dict[int, int]]) -> dict:
+    """(host, GPU id) -> the GPU's number in the run: GPU ids are per host, so the GPUs of each host
+    (its tasks' streams and metric rows, ``owners``: task -> {GPU id: report}) are numbered after those
+    of the hosts before it (node order): its GPU id plus one more than the highest number given so far.
+    The first host's GPUs (every GPU of a one-host run) keep their ids."""
+    per_host: dict[str, set[int]] = {h: set() for h in nodes}
+    for ti, task in enumerate(tasks):
+        per_host[task.host] |= set(task.gpus) | set(owners.get(ti, ()))
+    out, offset = {}, 0
+    for host in nodes:
+        ids = sorted(per_host[host])
+        out.update({(host, g): offset + g for g in ids})
+        if ids:
+            offset += max(ids[-1], -1) + 1
+    return out
+
+
 def stream_label(gpu: int, stream: int, host: str) -> str:
-    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU id (as its ``Metrics GPU<id>`` row), the stream and
+    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU's number (as its ``Metrics GPU<gpu>`` row), the stream and
     the host (BasicAnalysis reads the suffix as the node: one word)."""
     word = re.sub(r"\s+", "_", host.strip())
     return f"CUDA-D{gpu}.S{stream}" + (f"-{word}" if word else "")
+
+
+def metric_label(gpu: int) -> str:
+    """``Metrics GPU<gpu>``: the row of a GPU's metrics and activity (BasicAnalysis: ``^Metrics GPU<n>$``)."""
+    return f"Metrics GPU{gpu}"
+
+
+# A row's kind from its .row label (the forms above; every other row is a CPU thread).
+ROW_KINDS = {
+    "stream": re.compile(r"^(?:CUDA|HIP)-D\d+\.S\d+(?:-\S+)?\s*$"),
+    "metric": re.compile(r"^Metrics GPU\d+\s*$"),
+}
+
+
+def row_kind(label: str) -> str:
+    """ "stream", "metric" or "cpu": the kind of a thread row, by its label."""
+    return next((kind for kind, pattern in ROW_KINDS.items() if pattern.match(label)), "cpu")
 
 
 def _index(keys: list[int], gids: list[int]) -> pd.Series:

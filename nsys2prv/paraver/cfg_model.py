@@ -41,6 +41,9 @@ class Window:
     parents: tuple[int, int] | None = None
     labels: tuple[str, ...] | None = None  # evt_type labels; None: from the registry (or none, if unknown)
     top: str = "As Is"  # topcompose1: a function of the window's final value
+    # the kinds of rows shown (cfg_render.ROW_KINDS: "cpu", "stream", "metric"; empty: every row), in a
+    # view rendered for a trace (its .row names the rows): e.g. no metric row in a states view
+    rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class Histogram:
     control: int  # 1-based window numbers in the file
     data: int
     statistic: str = "Time"
+    hide_cols: bool | None = None  # None: hide empty columns but in a communication matrix
 
 
 @dataclass(frozen=True)

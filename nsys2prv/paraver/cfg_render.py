@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nsys2prv.core import registry as R
+from nsys2prv.model.resources import row_kind
 from nsys2prv.paraver import palette
 from nsys2prv.paraver.cfg_model import COMM_STATISTICS, Histogram, View, Window
 
@@ -43,10 +44,11 @@ STATE_FUNCTIONS = frozenset({"State As Is"})
 @dataclass(frozen=True)
 class TraceInfo:
     """What a view rendered for one trace knows of it: the values of each event type its .pcf lists
-    and the number of rows per level (thread, task, node)."""
+    and the number of rows per level (thread, task, node); per task, its threads' row labels."""
 
     values: dict[int, frozenset[int]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    tasks: tuple[tuple[str, ...], ...] = ()
 
 
 def _f(x: float) -> str:
@@ -117,11 +119,34 @@ def _names(type_id: int, info: TraceInfo) -> bool:
     return bool(info.values.get(type_id)) and (et is None or et.kind != "static")
 
 
-def height(level: str, info: TraceInfo | None, extra: int = 40) -> int:
-    rows = (info.rows.get(level) if info is not None else None) or 0
+def shown_rows(w: Window, info: TraceInfo | None) -> int:
+    """The rows ``w`` shows in the trace of ``info`` (0: not known)."""
+    rows = (info.rows.get(w.level) if info is not None else None) or 0
+    if rows and w.rows and w.level == "thread" and info is not None and info.tasks:
+        rows = sum(row_kind(lab) in w.rows for labels in info.tasks for lab in labels)
+    return rows
+
+
+def height(w: Window, info: TraceInfo | None, extra: int = 40) -> int:
+    rows = shown_rows(w, info)
     if not rows:
         return SHIPPED_HEIGHT
     return max(MIN_HEIGHT, min(MAX_HEIGHT, rows * ROW_PX + extra))
+
+
+def row_selection(w: Window, info: TraceInfo | None) -> list[str]:
+    """``window_object thread`` lines (as Paraver saves a selection: 0-based application and task, one
+    1/0 per thread of the task) for the tasks where ``w.rows`` leaves rows out; none without the
+    trace's rows, or when every row is shown."""
+    if not w.rows or info is None or not info.tasks or w.level != "thread":
+        return []
+    out = []
+    for task, labels in enumerate(info.tasks):
+        shown = [row_kind(lab) in w.rows for lab in labels]
+        if not all(shown):
+            flags = ", ".join("1" if x else "0" for x in shown)
+            out.append(f"window_object thread {{ 0, {task}, {len(shown)}, {{ {flags} }} }}")
+    return out
 
 
 def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[str]:
@@ -140,7 +165,7 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
         "window_position_x 0",
         f"window_position_y {30 * (number - 1)}",
         f"window_width {WIDTH}",
-        f"window_height {height(w.level, info)}",
+        f"window_height {height(w, info)}",
         f"window_comm_lines_enabled {'true' if w.comm_lines else 'false'}",
         "window_flags_enabled false",
         "window_noncolor_mode true",
@@ -171,6 +196,7 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
         f"window_scale_relative {FULL_SCALE}",
         f"window_end_time_relative {FULL_SCALE}",
         "window_object appl { 1, { All } }",
+        *row_selection(w, info),
         f"window_begin_time_relative {ZERO}",
         f"window_open {'true' if w.open else 'false'}",
         "window_drawmode draw_maximum",
@@ -223,11 +249,11 @@ def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None
     one that shows its rows (the .row's objects of the level) and columns (the values the control
     window can show, or the rows again for a communication matrix) without scrolling."""
     control = windows[h.control - 1]
-    rows = (info.rows.get(control.level) if info is not None else None) or 0
+    rows = shown_rows(control, info)
     if not rows:
         return WIDTH, SHIPPED_HEIGHT
-    if h.statistic in COMM_STATISTICS:
-        columns = rows
+    if h.statistic in COMM_STATISTICS:  # a column per partner: any row of the level
+        columns = (info.rows.get(control.level) if info is not None else None) or rows
     else:
         values = window_values(control, info)
         columns = len(values) if values is not None else 0
@@ -256,7 +282,8 @@ def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None
         f"Analyzer2D.Accumulator: {control.level.capitalize() if comm else 'Semantic'}",
         f"Analyzer2D.Statistic: {h.statistic}",
         "Analyzer2D.CalculateAll: True",
-        f"Analyzer2D.HideCols: {'False' if comm else 'True'}",  # (a matrix keeps its thread x thread square)
+        # (a matrix keeps its thread x thread square, unless its rows are a selection)
+        f"Analyzer2D.HideCols: {(not comm) if h.hide_cols is None else h.hide_cols}",
         "Analyzer2D.HorizVert: Horizontal",
         "Analyzer2D.Color: True",
         "Analyzer2D.SemanticColor: False",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Collection
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from nsys2prv.paraver.trace_views import (
     COLLECTIVES_TABLE,
     METRIC_FAMILIES,
     fit,
+    host_views_left_out,
     needs,
     nvtx_domains,
     pcf_types,
@@ -40,6 +42,7 @@ __all__ = [
     "COLLECTIVES_TABLE",
     "METRIC_FAMILIES",
     "VIEWS",
+    "host_views_left_out",
     "install_views",
     "needs",
     "nvtx_domains",
@@ -79,20 +82,25 @@ def _copy_tree(src, dest: Path, out: list[Path]) -> None:
 
 
 def install_views(
-    dest: Path, pcf: Path | None = None, present: set[str] | None = None, written: set[int] | None = None
+    dest: Path,
+    pcf: Path | None = None,
+    present: set[str] | None = None,
+    written: set[int] | None = None,
+    left_out: Collection[str] = (),
 ) -> list[Path]:
     """Put the shipped views into ``dest`` (given ``present``, the trace's data: only those that show
     something, ``selected``) and, given a trace's .pcf, its own views: with a .pcf every view is
     rendered for that trace (value ranges and colours from its .pcf, sizes from its .row), else the
     shipped files are copied.  ``written``: the types the trace's records use, where known: the views of
     the trace filter on those only (the .pcf also declares the host POP views' types, ``POP_HOST_TYPES``,
-    which a trace may hold no record of: wxparaver would ask about them)."""
+    which a trace may hold no record of: wxparaver would ask about them).  ``left_out``: paths of views
+    not to install (``host_views_left_out``: host POP views that cannot reproduce OUT.pop.json)."""
     dest.mkdir(parents=True, exist_ok=True)
     out: list[Path] = []
     if pcf is None and present is None:
         _copy_tree(shipped_dir(), dest, out)
         return out
-    chosen = set(selected(present))
+    chosen = set(selected(present)) - set(left_out)
     views: list[View] = [v for v in VIEWS if v.path in chosen]
     if pcf is None:
         src = shipped_dir()

@@ -38,6 +38,7 @@ import numpy as np
 from nsys2prv.core.names import is_names
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.labels import ValueLabels
+from nsys2prv.paraver.pcf import LISTED_AS_USED
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import (
     CommBatch,
@@ -82,6 +83,8 @@ class ChunkMeta:
     # by write_chunk, required by the merge)
     sigs: list[tuple[tuple[int, ...], tuple[bool, ...]]] = field(default_factory=list)
     fields: np.ndarray | None = None  # the tail position of every STRIDE-th record
+    values: dict[int, set[int]] = field(default_factory=dict)  # the values of the types whose .pcf
+    # lists only the values used (pcf.LISTED_AS_USED)
 
     def __setstate__(self, state: dict) -> None:
         # unpickled (a worker's result): one string per distinct name, however many reports (the
@@ -134,6 +137,7 @@ def write_chunk(
     labels = ValueLabels(types)
     labels.collect(out.events)
     used = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
+    values = values_used(out.events, LISTED_AS_USED)
     missing = used - set(types)
     if missing:
         raise AssertionError(f"event types without a definition: {sorted(missing)}")
@@ -208,7 +212,25 @@ def write_chunk(
         time[::STRIDE].copy(),
         sorted(table, key=lambda sig: table[sig]),
         offs[:nrec:STRIDE].copy(),
+        values,
     )
+
+
+def values_used(batches: list[EventBatch], listed: frozenset[int]) -> dict[int, set[int]]:
+    """Type -> the values the events of ``batches`` give it, for the types in ``listed``."""
+    out: dict[int, set[int]] = {}
+    for b in batches:
+        for t, v in b.pairs:
+            if is_names(v) or not len(b):
+                continue
+            if np.ndim(t) == 0:
+                if int(t) in listed:
+                    out.setdefault(int(t), set()).update(np.unique(np.asarray(v)).tolist())
+                continue
+            t = np.asarray(t)
+            for u in np.unique(t[np.isin(t, list(listed))]).tolist():
+                out.setdefault(int(u), set()).update(np.unique(np.asarray(v)[t == u]).tolist())
+    return out
 
 
 def _event_sig(b: EventBatch, table: dict):

@@ -18,6 +18,10 @@ from nsys2prv.paraver.views_shipped import POP_HOST_VIEWS, VIEWS
 # are declared in every .pcf, even with no record of them.
 POP_HOST_TYPES = frozenset(t for v in VIEWS if v.path in POP_HOST_VIEWS for w in v.windows for t in w.types)
 
+# Static types whose .pcf lists only the values the trace uses, as Extrae's .pcf lists only the MPI
+# calls a trace made: the MPI call types (220 values; a histogram of them opened 1600 px wide).
+LISTED_AS_USED = frozenset(R.MPI_TYPES)
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 PCF_MAX = 2**31 - 1
 
@@ -40,10 +44,12 @@ def _states_block() -> str:
     return "\n".join(lines) + "\n\n\n" + "\n".join(colors) + "\n\n\n"
 
 
-def _type_values(t: EventType, labels: ValueLabels) -> dict[int, str] | None:
+def _type_values(t: EventType, labels: ValueLabels, used: dict[int, set[int]]) -> dict[int, str] | None:
     if t.kind == "numeric":
         return None
     values = dict(t.values)
+    if t.id in LISTED_AS_USED:
+        values = {v: lab for v, lab in values.items() if v in used.get(t.id, ()) or v == R.END_VALUE}
     values.setdefault(R.END_VALUE, R.END_LABEL)
     values.update(labels.labels(t.id))
     return values
@@ -61,7 +67,9 @@ def declared_types(types: dict[int, EventType], written: set[int]) -> dict[int, 
     return {i: t for i, t in known.items() if i in keep}
 
 
-def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
+def render_pcf(types: dict[int, EventType], labels: ValueLabels, used: dict[int, set[int]] | None = None) -> str:
+    """``used``: the values the trace's records give the types of ``LISTED_AS_USED`` (their only values listed)."""
+    used = used or {}
     parts = [
         extrae_mpi.PCF_DEFAULT_OPTIONS,
         extrae_mpi.PCF_DEFAULT_SEMANTIC,
@@ -76,10 +84,10 @@ def render_pcf(types: dict[int, EventType], labels: ValueLabels) -> str:
         block = [t] if not t.group else sorted((u for u in types.values() if u.group == t.group), key=lambda u: u.id)
         done.update(u.id for u in block)
         lines = ["EVENT_TYPE"] + [f"{u.gradient} {u.id} {clean_label(u.label)}" for u in block]
-        values = _type_values(t, labels)
+        values = _type_values(t, labels, used)
         if t.group and values is not None:  # shared list: the union of the group's values (static types)
             for u in block[1:]:
-                values.update(_type_values(u, labels) or {})
+                values.update(_type_values(u, labels, used) or {})
         if values:
             lines.append("VALUES")
             lines += [f"{v} {clean_label(lab)}" for v, lab in sorted(values.items()) if 0 <= v <= PCF_MAX]

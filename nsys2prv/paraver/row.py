@@ -1,5 +1,6 @@
-"""The .row: names of CPUs, nodes, the application, tasks and threads; a trace whose thread states
-follow the scheduler says so in a comment line after the blocks (``scheduler_rule``).
+"""The .row: names of CPUs, nodes, the application, tasks and threads; after the blocks, comment lines:
+the host and GPU id of each GPU number when they differ (``gpu_lines``: a run over several hosts), and
+whether the thread states follow the scheduler (``scheduler_rule``).
 
 Paraver's reader (paraver-kernel utils/traceparser/rowfileparser.cpp, RowFileParser) skips a line
 starting with '#' outside a block; BasicAnalysis reads the first line (modelfactors.py: the CPU
@@ -23,6 +24,17 @@ def scheduler_rule() -> str:
     )
 
 
+def gpu_lines(model: Model) -> list[str]:
+    """When the run's GPU numbers (``CUDA-D<n>``, ``Metrics GPU<n>``) are not the hosts' GPU ids (a run
+    over several hosts), one comment line per GPU: its number, host and id (OUT.pop.json's
+    ``host:GPU<id>``)."""
+    numbers = model.gpu_numbers
+    if all(n == g for (_, g), n in numbers.items()):
+        return []
+    by_number = sorted(numbers.items(), key=lambda item: item[1])
+    return [f"# nsys2prv: GPU {n} = {clean_label(h)} GPU {g}" for (h, g), n in by_number]
+
+
 def render_row(model: Model, app_name: str = "nsys2prv", scheduler: bool = False) -> str:
     """``scheduler``: the trace's states follow the scheduler (its .pcf has registry.EXECUTING_CPU)."""
     by_cpu = sorted((t.cpu, t.name) for t in model.threads)
@@ -35,4 +47,5 @@ def render_row(model: Model, app_name: str = "nsys2prv", scheduler: bool = False
         ("THREAD", [clean_label(model.threads[g].name) for t in model.tasks for g in t.threads]),
     ]
     text = "\n".join(f"LEVEL {lvl} SIZE {len(names)}\n" + "\n".join(names) + "\n" for lvl, names in blocks)
-    return text + ("\n" + scheduler_rule() + "\n" if scheduler else "")
+    comments = gpu_lines(model) + ([scheduler_rule()] if scheduler else [])
+    return text + "".join("\n" + line for line in comments) + ("\n" if comments else "")

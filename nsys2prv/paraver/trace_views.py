@@ -4,6 +4,7 @@ its .pcf, what a view needs to show something, and what a rendered-for-a-trace v
 
 from __future__ import annotations
 
+import gzip
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from nsys2prv.paraver.cfg_model import (
     nvtx_windows,
 )
 from nsys2prv.paraver.cfg_render import TraceInfo
-from nsys2prv.paraver.views_shipped import VIEWS
+from nsys2prv.paraver.views_shipped import STATE_ROWS, VIEWS
 
 # GPU metric families: a metric belongs to a family when its name matches (Nsight Systems names vary
 # with the GPU and the version, e.g. "SM Active" / "SMs Active [Throughput %]").
@@ -133,7 +134,7 @@ Thread state of this trace, whose CPU threads have the scheduler's data (SCHED_E
 on a CPU, {R.STATES[R.OFF_CPU_STATE]} when descheduled outside MPI and CUDA synchronisation calls (inside them:
 the call's state); a thread without scheduling data is Running from its first to its last event.
 Window 2: the CPU each thread runs on (type {R.EXECUTING_CPU.id}, CPU number + 1; 0 off CPU).""",
-                (Window("States"), events("Executing CPU", R.EXECUTING_CPU.id, open=False)),
+                (Window("States", rows=STATE_ROWS), events("Executing CPU", R.EXECUTING_CPU.id, open=False)),
                 summary="States from the scheduler: where threads wait off CPU, and on which CPU they run.",
             )
         )
@@ -189,12 +190,40 @@ def row_counts(row_text: str) -> dict[str, int]:
     return out
 
 
+_HEADER_TASKS = re.compile(r"_ns:\d+\([^)]*\):1:\d+\(([\d:,]*)\)")
+
+
+def task_rows(header: str, row_text: str) -> tuple[tuple[str, ...], ...]:
+    """Per task, its threads' labels: the thread counts of the .prv header's application
+    (``T(th1:node1,...)``), the labels of the .row's THREAD block; () when they do not agree."""
+    m = _HEADER_TASKS.search(header.splitlines()[0] if header else "")
+    block = re.search(r"^LEVEL THREAD SIZE (\d+)\n", row_text, re.M)
+    if not m or not block:
+        return ()
+    counts = [int(x.split(":")[0]) for x in m.group(1).split(",") if x]
+    labels = row_text[block.end() :].splitlines()[: int(block.group(1))]
+    if sum(counts) != len(labels):
+        return ()
+    starts = [sum(counts[:i]) for i in range(len(counts))]
+    return tuple(tuple(labels[a : a + n]) for a, n in zip(starts, counts))
+
+
+def _first_line(prv: Path) -> str:
+    for p, opener in ((prv, open), (prv.with_name(prv.name + ".gz"), gzip.open)):
+        if p.exists():
+            with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+                return fh.readline()
+    return ""
+
+
 def trace_info(pcf: Path) -> TraceInfo:
-    """What views rendered for the trace of ``pcf`` know of it (its .row beside it, if any)."""
+    """What views rendered for the trace of ``pcf`` know of it (its .row and .prv beside it, if any)."""
     row = pcf.with_suffix(".row")
+    row_text = row.read_text(encoding="utf-8", errors="replace") if row.exists() else ""
     return TraceInfo(
         pcf_values(pcf.read_text(encoding="utf-8", errors="replace")),
-        row_counts(row.read_text(encoding="utf-8", errors="replace")) if row.exists() else {},
+        row_counts(row_text),
+        task_rows(_first_line(pcf.with_suffix(".prv")), row_text),
     )
 
 
@@ -253,3 +282,34 @@ def selected(present: set[str] | None) -> list[str]:
     """Paths of the shipped views worth installing for a trace whose data are ``present`` (summary
     count names with records; None: every view): a CPU-only trace gets no kernel, NCCL or device view."""
     return [v.path for v in VIEWS if present is None or (n := needs(v)) is None or n & present]
+
+
+# The host POP views and the calls their numbers depend on (summary count names): OUT.pop.json's host
+# tree counts the time in CUDA API and MPI calls whatever -t translates, a view only what the trace holds.
+HOST_INPUTS = {
+    "analysis/host_useful.cfg": ("cuda_api", "mpi"),
+    "analysis/host_cuda_api.cfg": ("cuda_api",),
+    "analysis/host_mpi.cfg": ("mpi",),
+}
+POP_HOST_TIMES = {"cuda_api": ("offload_time_ns", "CUDA API"), "mpi": ("mpi_time_ns", "MPI")}
+
+
+def host_views_left_out(present: set[str], pop_host: dict) -> dict[str, str]:
+    """The host POP views that cannot reproduce OUT.pop.json on a trace whose data are ``present``
+    (summary count names with records) -> why: POP counted time in calls the trace does not hold (-t
+    left them out; e.g. an MPI rank converted with -t nvtx, whose useful time would include its MPI
+    calls)."""
+    missing = {}
+    for kind, (key, what) in POP_HOST_TIMES.items():
+        per = {p: int(t) for p, t in (pop_host.get(key) or {}).items()}
+        if sum(per.values()) > 0 and kind not in present:
+            most = max(per, key=lambda p: per[p])
+            missing[kind] = (
+                f"OUT.pop.json counts {sum(per.values()):,} ns in {what} calls ({most}: {per[most]:,} ns), "
+                f"the trace holds no {what} call (-t)"
+            )
+    return {
+        path: "; ".join(missing[k] for k in kinds if k in missing)
+        for path, kinds in HOST_INPUTS.items()
+        if any(k in missing for k in kinds)
+    }

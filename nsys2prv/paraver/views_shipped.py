@@ -24,6 +24,7 @@ from nsys2prv.paraver.cfg_model import (
     NS,
     NVTX_DEFAULT,
     NVTX_INDEX1,
+    Histogram,
     View,
     Window,
     events,
@@ -33,14 +34,19 @@ from nsys2prv.paraver.cfg_model import (
     transfer_windows,
 )
 
+# The rows of a states view: CPU threads and GPU streams (a GPU's metric row carries no state: Paraver
+# would draw it Idle over the whole run).
+STATE_ROWS = ("cpu", "stream")
+
 VIEWS: tuple[View, ...] = (
     # basics/ ----------------------------------------------------------------------------------
     View(
         "basics/states.cfg",
         """
 Thread state: CPU threads Running / Synchronization (CUDA *Synchronize) / MPI states (Extrae's);
-GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.""",
-        (Window("States"),),
+GPU streams Running (compute kernel) / Group Communication (NCCL kernel) / Memory transfer / Idle.
+Rendered for a trace (nsys2prv --cfgs), it leaves out the 'Metrics GPU<n>' rows, which carry no state.""",
+        (Window("States", rows=STATE_ROWS),),
         summary="State of every CPU thread and GPU stream; look for streams mostly Idle and CPU threads "
         "stuck in Synchronization or MPI.",
     ),
@@ -315,9 +321,10 @@ total time in microseconds. {DOMAIN_NOTE}""",
         "analysis/launch_matrix.cfg",
         f"""
 Communication matrix thread x thread: number of launch links (tags {', '.join(map(str, LAUNCH_TAGS))}),
-from the CPU thread that made the call to the stream that ran the work.""",
-        (Window("Launches", tags=LAUNCH_TAGS, open=False),),
-        (time_per_value("Launches per thread and stream", statistic="#Sends"),),
+from the CPU thread that made the call to the stream that ran the work. Rendered for a trace (nsys2prv
+--cfgs), its rows are the CPU threads and its columns the streams (no cell for the receiving side).""",
+        (Window("Launches", tags=LAUNCH_TAGS, open=False, rows=("cpu",)),),
+        (Histogram("Launches per thread and stream", 1, 1, "#Sends", hide_cols=True),),
         summary="Which CPU thread feeds which stream, and how many launches each.",
     ),
     View(

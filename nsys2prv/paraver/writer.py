@@ -79,6 +79,7 @@ def write_files(
     types: dict[int, EventType],
     labels: ValueLabels,
     communicators: dict[int, tuple[int, ...]] | None = None,
+    used: dict[int, set[int]] | None = None,
 ) -> list[Path]:
     """OUT.prv(.gz) (header, then ``body(fh)`` writes the records), OUT.pcf and OUT.row, atomically."""
     base.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +100,7 @@ def write_files(
             with open(temps[0], "wb", buffering=1 << 20) as fh:
                 fh.write(render_header(model, end_ns, epoch_ns, communicators).encode())
                 body(fh)
-        temps[1].write_text(render_pcf(types, labels), encoding="utf-8")
+        temps[1].write_text(render_pcf(types, labels, used), encoding="utf-8")
         temps[2].write_text(render_row(model, scheduler=EXECUTING_CPU.id in types), encoding="utf-8")
         for tmp, target in zip(temps, targets):
             os.replace(tmp, target)
@@ -167,8 +168,12 @@ def write_merged(
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
     written = {t for c in chunks for sig_types, _ in c.sigs for t in sig_types}  # types with records
+    used: dict[int, set[int]] = {}  # the values of the types whose .pcf lists those only
+    for c in chunks:
+        for t, vs in c.values.items():
+            used.setdefault(t, set()).update(vs)
     targets = write_files(
-        base, compress, model, end_ns, epoch_ns, body, declared_types(types, written), labels, communicators
+        base, compress, model, end_ns, epoch_ns, body, declared_types(types, written), labels, communicators, used
     )
     m = stats[0]
     return WriteStats(m.states, m.events, m.comms, end_ns, targets, frozenset(written))

@@ -20,7 +20,7 @@ from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
 from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
-from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, install_views
+from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices
@@ -200,20 +200,27 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             pre.stop()
         stop_early()  # (the command line's compiler, where this conversion did not take it)
         shutil.rmtree(work, ignore_errors=True)
+    view_notes = []
     if cfg.cfgs is not None:
+        present = {k for k, c in counts.counts.items() if c.records}
+        left_out = host_views_left_out(present, pop.get("host") or {})
         views = install_views(
             cfg.cfgs,
             cfg.output.with_name(cfg.output.name + ".pcf"),
-            present={k for k, c in counts.counts.items() if c.records}
+            present=present
             | ({COLLECTIVE_SIZES} if any(i.table_counts.get(COLLECTIVES_TABLE) for i in run.infos) else set()),
             written=set(stats.types),
+            left_out=left_out,
         )
         stats.files.append(Path(f"{outputs.cfgs}/ ({len(views)} views)"))
+        for why in dict.fromkeys(left_out.values()):  # (one note per reason)
+            paths = ", ".join(p for p, w in left_out.items() if w == why)
+            view_notes.append(f"--cfgs: {paths} not written, their numbers would not be OUT.pop.json's: {why}")
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
     summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
-    summary.notes += outputs.notes
+    summary.notes += outputs.notes + view_notes
     evicted = _bound_cache(cfg, run, work)
     if evicted:
         summary.notes.append(evicted)

@@ -14,7 +14,7 @@ from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
-from nsys2prv.paraver.format import _format_compact, _format_compact_np
+from nsys2prv.paraver.format import _format_compact, _format_compact_np, _num
 
 
 def both(monkeypatch, f):
@@ -92,6 +92,18 @@ def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
     assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
     lines = bytes(bufs[0][:k1]).decode().splitlines()
     assert len(lines) == n and {ln[0] for ln in lines} == {"1", "2", "3"}
+
+
+def test_the_number_writer_writes_every_digit_count_as_decimal_text():
+    # every boundary of the digit count (two digits are written at a time), negatives, zero, int64's largest
+    p = 10 ** np.arange(19, dtype=np.int64)
+    edges = np.concatenate([p - 1, p, p + 1, -p, -(p - 1), [0, np.iinfo(np.int64).max, -np.iinfo(np.int64).max]])
+    vals = np.concatenate([edges, np.random.default_rng(7).integers(-(2**62), 2**62, 5000)]).astype(np.int64)
+    buf = np.zeros(21, np.uint8)
+    num = getattr(_num, "py_func", _num)  # (the compiled one: through the formatter test above)
+    assert [bytes(buf[: num(buf, 0, v)]).decode() for v in vals] == [str(v) for v in vals]
+    for v in vals[:60]:
+        assert bytes(buf[: _num(buf, 0, v)]).decode() == str(v)
 
 
 def _outputs(out: Path) -> dict:

@@ -85,27 +85,38 @@ def _format_compact_np(
     return _text(vals, _ends(counts), buf)
 
 
+_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)  # "00" ... "99"
+
+
 @njit(cache=True)
 def _num(buf, pos, v):
-    """Write integer ``v`` at ``buf[pos:]`` (digits counted first, then written from the last one:
-    no scratch array -- twice as fast as collecting them in one); return the position after it."""
+    """Write integer ``v`` at ``buf[pos:]`` (digits counted first, then written from the last ones,
+    two at a time from ``_PAIRS``: half the divisions, no scratch array); return the position after it."""
     if v < 0:
         buf[pos] = 45  # '-'
         pos += 1
         v = -v
     nd = 1
     x = v
-    while x >= 10:
-        x //= 10
+    while x >= 100:
+        x //= 100
+        nd += 2
+    if x >= 10:
         nd += 1
     end = pos + nd
-    i = end - 1
-    while True:
-        buf[i] = 48 + v % 10
-        v //= 10
-        i -= 1
-        if v == 0:
-            break
+    i = end
+    while v >= 100:
+        q = v // 100
+        r = 2 * (v - 100 * q)
+        i -= 2
+        buf[i] = _PAIRS[r]
+        buf[i + 1] = _PAIRS[r + 1]
+        v = q
+    if v >= 10:
+        buf[i - 2] = _PAIRS[2 * v]
+        buf[i - 1] = _PAIRS[2 * v + 1]
+    else:
+        buf[i - 1] = 48 + v
     return end
 
 

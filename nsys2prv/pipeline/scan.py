@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import process_lifetimes
+from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
@@ -223,28 +225,54 @@ def _read_batched(
 ):
     """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited and added to
     the cache, the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
-    reader = K.BY_NAME[kind].reader
     total: list = []
 
     def frames():
-        for lo, hi in ranges:
-            report.window = (reader.tables[0], lo, hi)
-            try:
-                res = read_kind(report, kind, devmap)
-            finally:
-                report.window = None
-            if res is None:
-                return
-            df, res.table = res.table, None
-            if total:
-                total[0].absorb(res)
-            else:
-                total.append(res)
-            visit(kind, df)
-            yield df
+        with closing(_batch_results(report, kind, ranges, devmap)) as batches:
+            for res in batches:
+                if res is None:
+                    return
+                df, res.table = res.table, None
+                if total:
+                    total[0].absorb(res)
+                else:
+                    total.append(res)
+                visit(kind, df)
+                yield df
 
     cache.store_batches(kind, frames(), lambda: tally_of(total[0]))
     return total[0] if total else None
+
+
+def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
+    """``read_kind`` over each rowid range, in order: the first on ``report`` (its probes are the
+    report's), the next ones read one batch ahead in a thread on a second connection to the export
+    while the caller visits and stores the batch before (SQLite and the Arrow driver run without
+    the GIL: one large report reads on two cores, as several reports do)."""
+    table = K.BY_NAME[kind].reader.tables[0]
+
+    def one(rep: Report, lo: int, hi: int) -> ReadResult | None:
+        rep.window = (table, lo, hi)
+        try:
+            return read_kind(rep, kind, devmap)
+        finally:
+            rep.window = None
+
+    yield one(report, *ranges[0])
+    if len(ranges) < 2:
+        return
+    other = Report(report.path, report.index, source=report.source)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        ahead = pool.submit(one, other, *ranges[1])
+        for lo, hi in ranges[2:]:
+            res = ahead.result()
+            ahead = pool.submit(one, other, lo, hi)
+            yield res
+        yield ahead.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batch being read ends first)
+        other.close()
 
 
 class _Facts:

@@ -10,6 +10,7 @@ occurrence, the readers' tallies (``Scan``, cached too: a warm start reads no ta
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -244,11 +245,14 @@ def _read_batched(
     return total[0] if total else None
 
 
+READ_AHEAD = 2  # batches of a large table read at once in threads (each on its own connection)
+
+
 def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
     """``read_kind`` over each rowid range, in order: the first on ``report`` (its probes are the
-    report's), the next ones read one batch ahead in a thread on a second connection to the export
-    while the caller visits and stores the batch before (SQLite and the Arrow driver run without
-    the GIL: one large report reads on two cores, as several reports do)."""
+    report's), the next ones read READ_AHEAD at a time in threads, each on a connection of its own
+    to the export, while the caller visits and stores the batch before (SQLite and the Arrow driver
+    run without the GIL: one large report reads on every core, as several reports do)."""
     table = K.BY_NAME[kind].reader.tables[0]
 
     def one(rep: Report, lo: int, hi: int) -> ReadResult | None:
@@ -261,18 +265,22 @@ def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], dev
     yield one(report, *ranges[0])
     if len(ranges) < 2:
         return
-    other = Report(report.path, report.index, source=report.source)
-    pool = ThreadPoolExecutor(max_workers=1)
+    # batch k is read on others[k % READ_AHEAD]: submitted once batch k - READ_AHEAD, its last user, is taken
+    others = [Report(report.path, report.index, source=report.source) for _ in range(min(READ_AHEAD, len(ranges) - 1))]
+    pool = ThreadPoolExecutor(max_workers=len(others))
     try:
-        ahead = pool.submit(one, other, *ranges[1])
-        for lo, hi in ranges[2:]:
-            res = ahead.result()
-            ahead = pool.submit(one, other, lo, hi)
+        pending = deque(pool.submit(one, others[k % len(others)], *ranges[k]) for k in range(1, 1 + len(others)))
+        k = 1 + len(others)
+        while pending:
+            res = pending.popleft().result()
+            if k < len(ranges):
+                pending.append(pool.submit(one, others[k % len(others)], *ranges[k]))
+                k += 1
             yield res
-        yield ahead.result()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batch being read ends first)
-        other.close()
+        pool.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batches being read end first)
+        for rep in others:
+            rep.close()
 
 
 class _Facts:

@@ -94,6 +94,49 @@ def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
     assert len(lines) == n and {ln[0] for ln in lines} == {"1", "2", "3"}
 
 
+def test_the_number_writer_writes_every_digit_count_as_decimal_text():
+    # every boundary of the digit count (two digits are written at a time), negatives, zero, int64's
+    # largest: as event values (one type:value pair a record), through the formatter, Python and compiled
+    p = 10 ** np.arange(19, dtype=np.int64)
+    edges = np.concatenate([p - 1, p, p + 1, -p, -(p - 1), [0, np.iinfo(np.int64).max, -np.iinfo(np.int64).max]])
+    vals = np.concatenate([edges, np.random.default_rng(7).integers(-(2**62), 2**62, 5000)]).astype(np.int64)
+    n = len(vals)
+    one = np.ones(1, np.int64)
+    width, first, rbase, types, dyn = (
+        np.array([2, 6, 1]),
+        np.zeros(3, np.int64),
+        np.zeros(3, np.int64),
+        one,
+        np.zeros(1, bool),
+    )
+    sig = np.full(n, 2, np.int32)
+    thread, time = np.zeros(n, np.int32), np.arange(n, dtype=np.int64)
+    args = (
+        thread,
+        time,
+        sig,
+        vals,
+        np.arange(n),
+        np.arange(n),
+        0,
+        n,
+        one,
+        one,
+        one,
+        width,
+        first,
+        rbase,
+        types,
+        dyn,
+        one,
+    )
+    expected = "".join(f"2:1:1:1:1:{t}:1:{v}\n" for t, v in enumerate(vals.tolist()))
+    for fn in (_format_compact.py_func, _format_compact.compiled):
+        buf = np.zeros(n * 64, np.uint8)
+        k = fn(*args, buf, fields_per_record(width))
+        assert bytes(buf[:k]).decode() == expected
+
+
 def _outputs(out: Path) -> dict:
     return {ext: Path(f"{out}.{ext}").read_bytes() for ext in ("prv", "pcf", "row")}
 

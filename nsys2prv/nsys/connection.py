@@ -83,6 +83,12 @@ def _EXACT(typ) -> bool:
     return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
 
 
+def _own(values: np.ndarray) -> np.ndarray:
+    """``values`` as a writable array of their own: the driver's batches (1,024 rows each) are
+    already concatenated into a new array; a single batch is Arrow's read-only memory: copied."""
+    return values if values.flags.writeable else values.copy()
+
+
 class AdbcReader:
     """A read-only ADBC SQLite connection (low-level API: the DB-API module would import
     pyarrow.dataset)."""
@@ -124,15 +130,15 @@ class AdbcReader:
                 cols[name] = pd.array([None] * len(col), dtype="Int64")
             elif pa.types.is_int64(typ):
                 if col.null_count:
-                    values = col.fill_null(0).to_numpy()
+                    values = _own(col.fill_null(0).to_numpy())
                     cols[name] = pd.arrays.IntegerArray(values, col.is_null().to_numpy(zero_copy_only=False))
                 else:
-                    cols[name] = col.to_numpy()
+                    cols[name] = _own(col.to_numpy())
             elif pa.types.is_float64(typ):
-                cols[name] = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                cols[name] = _own(col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False))
             else:
                 return None
-        return pd.DataFrame(cols)
+        return pd.DataFrame(cols, copy=False)  # (the columns as they are: not copied into one block)
 
     def close(self) -> None:
         try:

@@ -100,6 +100,7 @@ class Report:
         self._adbc: AdbcReader | Literal[False] | None = None  # the optional ADBC reader (see _adbc_query);
         #                                                          False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
+        self._counts: dict[str, int] = {}  # table -> rows (``count`` without a condition: a full scan)
         # what the readers asked of each table: columns found missing, and tables some probe accepted
         self.missing_columns: dict[str, set[str]] = {}
         self.probed_ok: set[str] = set()
@@ -160,10 +161,17 @@ class Report:
         }
 
     def count(self, table: str, where: str = "") -> int:
+        """Rows of ``table`` (matching ``where``); a whole table's count is found once (the export is
+        read-only: stage A's metadata, batching and tallies ask for the same tables)."""
         if table not in self.tables:
             return 0
+        if not where and table in self._counts:
+            return self._counts[table]
         sql = f'SELECT count(*) FROM "{table}"' + (f" WHERE {where}" if where else "")
-        return int(self.rows(sql)[0][0])
+        n = int(self.rows(sql)[0][0])
+        if not where:
+            self._counts[table] = n
+        return n
 
     def col_or_null(self, table: str, col: str, alias: str | None = None, prefix: str = "", warn: bool = False) -> str:
         """``col`` when the table has it, else ``NULL`` (always aliased to ``alias or col``); ``warn``:
@@ -216,8 +224,9 @@ class Report:
 
     def rowid_range(self, table: str) -> tuple[int, int] | None:
         """The smallest and largest rowid of a table (None: empty, or a table without rowids)."""
-        try:
-            lo, hi = self.rows(f'SELECT min(rowid), max(rowid) FROM "{table}"')[0]
+        try:  # (apart: SQLite finds a lone min() or max() of the rowid in the b-tree, both together by a scan)
+            lo = self.rows(f'SELECT min(rowid) FROM "{table}"')[0][0]
+            hi = self.rows(f'SELECT max(rowid) FROM "{table}"')[0][0]
         except sqlite3.DatabaseError:
             return None
         return None if lo is None else (int(lo), int(hi))

@@ -72,12 +72,17 @@ def _spans(report, table: str, idc: str, has_end: bool, bounds: tuple[int, int] 
     where = f"""typeof("{idc}") = 'integer' AND typeof(start) IN ('integer', 'real')"""
     if bounds is not None:
         where += f" AND start BETWEEN {bounds[0]} AND {bounds[1]} AND {end} BETWEEN {bounds[0]} AND {bounds[1]}"
-    sql = (
-        f'SELECT ("{idc}" >> {PID_SHIFT}) & {ID_MASK} AS pid, min(start), max({end}) FROM "{table}" '
-        f"WHERE {where} GROUP BY pid"
-    )
+    key = f'("{idc}" >> {PID_SHIFT}) & {ID_MASK}'
+    # one process in the table (the usual case): its span by one scan; GROUP BY sorts every row first
+    first, last, lo, hi = report.rows(
+        f'SELECT min({key}), max({key}), min(start), max({end}) FROM "{table}" WHERE {where}'
+    )[0]
+    if first is not None and first == last:
+        groups = [(first, lo, hi)]
+    else:
+        groups = report.rows(f'SELECT {key} AS pid, min(start), max({end}) FROM "{table}" WHERE {where} GROUP BY pid')
     out = []
-    for pid, lo, hi in report.rows(sql):
+    for pid, lo, hi in groups:
         if pid and lo is not None and hi is not None:
             out.append((int(pid), int(lo), max(int(hi), int(lo))))
     return out

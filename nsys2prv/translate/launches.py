@@ -32,11 +32,14 @@ class Launches:
 def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
     """One int64 per (k1, k2) pair, equal exactly when both are equal."""
     c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
-    c1 = c1.astype(np.int64)
+    c1 = c1.astype(np.int64, copy=False)
     lo = int(k2.min()) if len(k2) else 0
     span = (int(k2.max()) - lo + 1) if len(k2) else 1
-    if len(u1) * span < (1 << 62):
-        return c1 * span + (k2 - lo)
+    if len(u1) * span < (1 << 62):  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
+        c1 *= span
+        c1 += k2
+        c1 -= lo
+        return c1
     return np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)[1].ravel()
 
 
@@ -56,10 +59,13 @@ def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.
     id (a negative id: none), ``acts`` kind -> (gpid, corr) of its activities."""
     call_corr = np.asarray(call_corr, np.int64)
     calls = np.flatnonzero(call_corr >= 0)
-    k1 = [process_key(np.asarray(call_tid, np.int64)[calls])] + [np.asarray(g, np.int64) for g, _ in acts.values()]
-    k2 = [call_corr[calls]] + [np.asarray(c, np.int64) for _, c in acts.values()]
-    codes = pair_codes(np.concatenate(k1), np.concatenate(k2))
-    cut = np.cumsum([len(k) for k in k1])
+    cut = np.cumsum([len(calls)] + [len(g) for g, _ in acts.values()])
+    k1 = np.concatenate(
+        [process_key(np.asarray(call_tid, np.int64)[calls])] + [np.asarray(g, np.int64) for g, _ in acts.values()]
+    )
+    k2 = np.concatenate([call_corr[calls]] + [np.asarray(c, np.int64) for _, c in acts.values()])
+    codes = pair_codes(k1, k2)
+    del k1, k2
     call_codes = codes[: cut[0]]
     order = np.argsort(call_codes, kind="stable")
     srt = call_codes[order]

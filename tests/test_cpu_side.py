@@ -647,7 +647,7 @@ def test_on_cpu_partials_in_files_measured_a_batch_of_reports_at_a_time(tmp_path
     got = on_cpu.gather([joined, files[2], files[3]], proc_index, life)
     assert got.covered.tolist() == [True, True, False]
     mem = on_cpu.gather([in_memory, arrays[2], arrays[3]], proc_index, life)
-    for batch_rows in (1, 4, 1 << 21):
+    for batch_rows in (1, 4, 1 << 18):
         monkeypatch.setattr(on_cpu.Intervals, "BATCH_ROWS", batch_rows)
         for g in (got, mem):
             per = on_cpu.durations(g, 3, lo, hi, per_window=True)

@@ -104,7 +104,7 @@ class Intervals:
     life: tuple  # (lo, hi) arrays per host process
     covered: np.ndarray
 
-    BATCH_ROWS = 1 << 21  # intervals measured at a time (about 64 MB of them)
+    BATCH_ROWS = 1 << 18  # intervals measured at a time (8 MB of them; the sweep takes about 5 times that)
 
     def cut(self, part) -> tuple:
         """One report's intervals (process, start, end, class), each cut to its process's lifetime,

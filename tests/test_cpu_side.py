@@ -657,3 +657,40 @@ def test_on_cpu_partials_in_files_measured_a_batch_of_reports_at_a_time(tmp_path
         tuple(np.concatenate(x) for x in zip(*[b for b in got.batches()])) + (np.ones(3, bool),), 3, lo, hi, False
     )
     assert whole.tolist() == [[80, 70, 230]] and want_per[0][2] + want_per[1][2] == 230
+
+
+def test_on_cpu_partials_reach_the_reduction_as_files(tmp_path, monkeypatch):
+    """The main process holds each report's scheduling intervals as the name of the file its worker
+    left in the work directory (``on_cpu.Spill``), not as the intervals (issue 40: ~140 KB per rank
+    of a CloverLeaf 2024.5 export); the metrics are those of the intervals (``test_pop_useful_time_on_cpu``)."""
+    from nsysgen import NsysBuilder
+
+    from nsys2prv.metrics import on_cpu
+
+    paths = []
+    for r, host in enumerate(("node1", "node2")):
+        b = NsysBuilder(tmp_path / f"rank{r}.sqlite", schema="3.22", host=host, env={"PMI_RANK": str(r)})
+        pid = 4242
+        b.process(pid, "./app")
+        b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
+        b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+        for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (4_500, 1, False)):
+            b.sched(pid, pid, t, cpu, sched_in)
+        for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
+            b.sched(pid, pid, t, cpu, sched_in)
+        paths.append(b.save())
+    seen = []
+    real = on_cpu.gather
+
+    def spy(parts, *args):
+        seen.extend(
+            (type(p).__name__, p.rows, [Path(x).name for x in p.paths], Path(p.paths[0]).exists()) for p in parts
+        )
+        return real(parts, *args)
+
+    monkeypatch.setattr(on_cpu, "gather", spy)
+    convert_valid(["-m", *paths], tmp_path / "t")
+    # per report: 3 off-CPU intervals, 2 calls and the main thread's mark (on_cpu.SEEN), in its file
+    assert seen == [("Spill", 6, [f"r{r}.chunk.cpu.npy"], True) for r in (0, 1)]
+    host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
+    assert host["on_cpu"]["off_cpu_outside_calls_ns"] == {"Rank 0": 2_500, "Rank 1": 2_500}

@@ -684,13 +684,19 @@ def test_on_cpu_partials_reach_the_reduction_as_files(tmp_path, monkeypatch):
 
     def spy(parts, *args):
         seen.extend(
-            (type(p).__name__, p.rows, [Path(x).name for x in p.paths], Path(p.paths[0]).exists()) for p in parts
+            (
+                type(p).__name__,
+                p.rows,
+                [(Path(x).name.split(".")[0], x.endswith(".cpu.npy")) for x in p.paths],
+                Path(p.paths[0]).exists(),
+            )
+            for p in parts
         )
         return real(parts, *args)
 
     monkeypatch.setattr(on_cpu, "gather", spy)
     convert_valid(["-m", *paths], tmp_path / "t")
     # per report: 3 off-CPU intervals, 2 calls and the main thread's mark (on_cpu.SEEN), in its file
-    assert seen == [("Spill", 6, [f"r{r}.chunk.cpu.npy"], True) for r in (0, 1)]
+    assert seen == [("Spill", 6, [(f"r{r}", True)], True) for r in (0, 1)]
     host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
     assert host["on_cpu"]["off_cpu_outside_calls_ns"] == {"Rank 0": 2_500, "Rank 1": 2_500}

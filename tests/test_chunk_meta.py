@@ -26,3 +26,22 @@ def test_unpickled_chunk_metas_share_equal_names_and_keep_the_rest():
     assert got[1].names[1] == (63000007, ["fn1"])
     assert (got[0].path, got[0].records, got[0].end, got[0].types_used) == ("r0.chunk", 10, 99, {1})
     assert got[0].index.tolist() == [0, 1, 2, 3] and got[1].index is None
+
+
+def test_unpickled_chunk_metas_share_equal_lists_of_names_and_their_values(tmp_path):
+    """The reports' equal lists of a type's names are one list in the main process, and the merge's
+    table of values holds them once (``merge.sig_tables``): chunks 0 and 2 share theirs, chunk 1 not."""
+    from nsys2prv.paraver.merge import sig_tables
+
+    sent = [_meta(r) for r in range(3)]
+    sent[2].names[1] = (63000007, ["fn0"])
+    got = [pickle.loads(pickle.dumps(m)) for m in sent]
+    assert got[0].names[0][1] is got[1].names[0][1] is got[2].names[0][1]
+    assert got[0].names[1][1] is got[2].names[1][1] and got[1].names[1][1] is not got[0].names[1][1]
+    assert got[1].names[1][1] == ["fn1"]
+    for g in got:
+        g.sigs = [((63000006, 63000007), (True, True))]
+    shared = np.arange(301, dtype=np.int64)
+    _, tables = sig_tables(got, [shared, np.arange(301, 602, dtype=np.int64), shared], ())
+    assert tables.rbase.tolist() == [0, 0, 0, 301, 0]  # (states, communications, one event signature per chunk)
+    assert tables.remap.tolist() == list(range(602))

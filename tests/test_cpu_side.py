@@ -631,3 +631,92 @@ def test_many_samples_script_makes_whole_copies_of_the_fixture(tmp_path, asked, 
         assert a.execute(count).fetchone()[0] == 1_496
         assert b.execute(count).fetchone()[0] == made
         assert b.execute("SELECT count(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0] == made
+
+
+def test_on_cpu_partials_in_files_measured_a_batch_of_reports_at_a_time(tmp_path, monkeypatch):
+    """The reports' partials as their workers leave them (``on_cpu.spill``: a file each, the main
+    process holding only its name; a report's time slices joined in slice order), measured a batch
+    of reports at a time: the same durations as the intervals in memory, one sweep over the run."""
+    from nsys2prv.metrics import on_cpu
+
+    # report 0 (tasks 0, 1) in two time slices, report 1 (task 2) whole, report 2 (task 3: not a host process)
+    slice0 = (
+        np.array([0, 0, 1]),
+        np.array([on_cpu.OFF, on_cpu.SEEN, on_cpu.SEEN]),
+        np.array([0, 0, 0]),
+        np.array([100, 0, 0]),
+    )
+    slice1 = (
+        np.array([0, 1, 1]),
+        np.array([on_cpu.CALL, on_cpu.OFF, on_cpu.CALL]),
+        np.array([50, 120, 150]),
+        np.array([70, 200, 160]),
+    )
+    rep1 = (np.array([2, 2]), np.array([on_cpu.OFF, on_cpu.OFF]), np.array([10, 300]), np.array([40, 900]))
+    rep2 = (np.array([3, 3]), np.array([on_cpu.SEEN, on_cpu.OFF]), np.array([0, 0]), np.array([0, 50]))
+    proc_index = np.array([0, 1, 2, -1, -1], np.int64)
+    life = (np.array([0, 0, 0]), np.array([1_000, 1_000, 500]))
+    arrays = [tuple(np.asarray(a, np.int64) for a in p) for p in (slice0, slice1, rep1, rep2)]
+    files = [on_cpu.spill(p, str(tmp_path / f"p{i}.cpu.npy")) for i, p in enumerate(arrays)]
+    assert [f.rows for f in files] == [3, 3, 2, 2] and all(Path(f.paths[0]).exists() for f in files)
+    joined = on_cpu.join([files[0], None, files[1]])
+    assert joined.paths == [files[0].paths[0], files[1].paths[0]] and joined.rows == 6
+    in_memory = on_cpu.join([arrays[0], arrays[1]])
+    lo, hi = np.array([0, 100], np.int64), np.array([100, 1_000], np.int64)
+    want_per = [[80, 0, 30], [0, 70, 200]]  # (process 2: no scheduling data seen, yet its intervals count)
+    got = on_cpu.gather([joined, files[2], files[3]], proc_index, life)
+    assert got.covered.tolist() == [True, True, False]
+    mem = on_cpu.gather([in_memory, arrays[2], arrays[3]], proc_index, life)
+    for batch_rows in (1, 4, 1 << 18):
+        monkeypatch.setattr(on_cpu.Intervals, "BATCH_ROWS", batch_rows)
+        for g in (got, mem):
+            per = on_cpu.durations(g, 3, lo, hi, per_window=True)
+            assert per.tolist() == [[80, 0, on_cpu.NO_DATA], [0, 70, on_cpu.NO_DATA]]
+            assert on_cpu.durations(g, 3, lo, hi, per_window=False).tolist() == [[80, 70, on_cpu.NO_DATA]]
+    whole = on_cpu.durations(
+        tuple(np.concatenate(x) for x in zip(*[b for b in got.batches()])) + (np.ones(3, bool),), 3, lo, hi, False
+    )
+    assert whole.tolist() == [[80, 70, 230]] and want_per[0][2] + want_per[1][2] == 230
+
+
+def test_on_cpu_partials_reach_the_reduction_as_files(tmp_path, monkeypatch):
+    """The main process holds each report's scheduling intervals as the name of the file its worker
+    left in the work directory (``on_cpu.Spill``), not as the intervals (issue 40: ~140 KB per rank
+    of a CloverLeaf 2024.5 export); the metrics are those of the intervals (``test_pop_useful_time_on_cpu``)."""
+    from nsysgen import NsysBuilder
+
+    from nsys2prv.metrics import on_cpu
+
+    paths = []
+    for r, host in enumerate(("node1", "node2")):
+        b = NsysBuilder(tmp_path / f"rank{r}.sqlite", schema="3.22", host=host, env={"PMI_RANK": str(r)})
+        pid = 4242
+        b.process(pid, "./app")
+        b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
+        b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
+        for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (4_500, 1, False)):
+            b.sched(pid, pid, t, cpu, sched_in)
+        for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
+            b.sched(pid, pid, t, cpu, sched_in)
+        paths.append(b.save())
+    seen = []
+    real = on_cpu.gather
+
+    def spy(parts, *args):
+        seen.extend(
+            (
+                type(p).__name__,
+                p.rows,
+                [(Path(x).name.split(".")[0], x.endswith(".cpu.npy")) for x in p.paths],
+                Path(p.paths[0]).exists(),
+            )
+            for p in parts
+        )
+        return real(parts, *args)
+
+    monkeypatch.setattr(on_cpu, "gather", spy)
+    convert_valid(["-m", *paths], tmp_path / "t")
+    # per report: 3 off-CPU intervals, 2 calls and the main thread's mark (on_cpu.SEEN), in its file
+    assert seen == [("Spill", 6, [(f"r{r}", True)], True) for r in (0, 1)]
+    host = json.loads((tmp_path / "t.pop.json").read_text())["host"]
+    assert host["on_cpu"]["off_cpu_outside_calls_ns"] == {"Rank 0": 2_500, "Rank 1": 2_500}

@@ -10,11 +10,17 @@ call's already (MPI or offload), so it is not counted twice.  A process whose ma
 scheduling data (a report without it, beside others with it) keeps its useful time whole and the block
 names it.  Sources: docs/pop-metrics.md.
 
-The hooks: ``partial`` (per report or time slice, from ``pop.collect_partial``), ``gather`` (the run's,
-in ``pop.combine``), ``durations`` and ``tree`` (per window, in ``pop.evaluate``).
+The hooks: ``partial`` (per report or time slice, from ``pop.collect_partial``; ``spill``: left in the
+run's work directory by the worker, so that the main process holds a file name per report, not its
+intervals), ``gather`` (the run's, in ``pop.combine``), ``durations`` and ``tree`` (per window, in
+``pop.evaluate``).  ``durations`` reads the reports' files a batch of reports at a time: a process's
+intervals are all in its report, and the sweep measures each process on its own, so the batches'
+measures add up to those of one sweep over the run.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,40 +61,118 @@ def partial(tabs: dict, tasks_of, at, unions) -> tuple | None:
     return unions([task[ok], cls[ok]], s[ok], e[ok])
 
 
-def gather(parts: list[tuple | None], proc_index: np.ndarray, life: tuple) -> tuple | None:
-    """The run's intervals (process, start, end, class), each cut to its process's lifetime ``life``
-    (lo, hi arrays per host process), and per host process whether its main thread has scheduling data;
-    None when no report had scheduling data."""
+@dataclass
+class Spill:
+    """A report's ``partial`` as its worker leaves it in the run's work directory: .npy files (its
+    time slices', in slice order) of (4, n) int64 rows task, class, start, end."""
+
+    paths: list[str]
+    rows: int
+
+    def load(self) -> tuple:
+        data = [np.load(p, allow_pickle=False) for p in self.paths]
+        return tuple(np.concatenate([d[i] for d in data]) for i in range(4))
+
+
+def spill(unions: tuple | None, path: str | None) -> Spill | tuple | None:
+    """``partial``'s result written to ``path`` (None: kept as it is, or nothing to write)."""
+    if unions is None or path is None:
+        return unions
+    np.save(path, np.stack(unions))
+    return Spill([path], len(unions[0]))
+
+
+def join(parts: list) -> Spill | tuple | None:
+    """The time slices' partials of one report, side by side in slice order."""
     got = [p for p in parts if p is not None]
     if not got:
         return None
-    task, cls, s, e = (np.concatenate(x) for x in zip(*got))
-    pi = proc_index[task]
-    ok = pi >= 0
-    pi, cls, s, e = pi[ok], cls[ok], s[ok], e[ok]
+    if all(isinstance(p, Spill) for p in got):
+        return Spill([path for p in got for path in p.paths], sum(p.rows for p in got))
+    loaded = [p.load() if isinstance(p, Spill) else p for p in got]
+    return tuple(np.concatenate(x) for x in zip(*loaded))
+
+
+@dataclass
+class Intervals:
+    """The run's intervals for ``durations``: the reports' partials (a ``Spill`` or in memory), read
+    a batch of reports at a time (``batches``), and per host process whether its main thread has
+    scheduling data (``covered``)."""
+
+    parts: list
+    proc_index: np.ndarray  # task -> host process index (-1: not a host process)
+    life: tuple  # (lo, hi) arrays per host process
+    covered: np.ndarray
+
+    BATCH_ROWS = 1 << 18  # intervals measured at a time (8 MB of them; the sweep takes about 5 times that)
+
+    def cut(self, part) -> tuple:
+        """One report's intervals (process, start, end, class), each cut to its process's lifetime,
+        and the processes whose main thread has scheduling data."""
+        task, cls, s, e = part.load() if isinstance(part, Spill) else part
+        pi = self.proc_index[task]
+        ok = pi >= 0
+        pi, cls, s, e = pi[ok], cls[ok], s[ok], e[ok]
+        seen = pi[cls == SEEN]
+        pi, cls, s, e = (x[cls != SEEN] for x in (pi, cls, s, e))
+        lo, hi = self.life
+        s, e = np.maximum(s, lo[pi]), np.minimum(e, hi[pi])
+        keep = e > s
+        return (pi[keep], s[keep], e[keep], cls[keep]), seen
+
+    def batches(self):
+        """(process, start, end, class) arrays of a batch of reports at a time, in report order."""
+        batch: list = []
+        rows = 0
+        for part in self.parts:
+            batch.append(self.cut(part)[0])
+            rows += len(batch[-1][0])
+            if rows >= self.BATCH_ROWS:
+                yield tuple(np.concatenate(x) for x in zip(*batch))
+                batch, rows = [], 0
+        if batch or not self.parts:
+            z = np.zeros(0, np.int64)
+            yield tuple(np.concatenate(x) for x in zip(*batch)) if batch else (z, z, z, z)
+
+
+def gather(parts: list, proc_index: np.ndarray, life: tuple) -> Intervals | None:
+    """The run's intervals (process, start, end, class), each to be cut to its process's lifetime
+    ``life`` (lo, hi arrays per host process), and per host process whether its main thread has
+    scheduling data; None when no report had scheduling data."""
+    got = [p for p in parts if p is not None]
+    if not got:
+        return None
     lo, hi = (np.asarray(x, np.int64) for x in life)
-    covered = np.zeros(len(lo), bool)
-    covered[pi[cls == SEEN]] = True
-    pi, cls, s, e = (x[cls != SEEN] for x in (pi, cls, s, e))
-    s, e = np.maximum(s, lo[pi]), np.minimum(e, hi[pi])
-    keep = e > s
-    return pi[keep], s[keep], e[keep], cls[keep], covered
+    out = Intervals(got, proc_index, (lo, hi), np.zeros(len(lo), bool))
+    for part in got:  # (a report at a time: only the processes seen are kept)
+        out.covered[out.cut(part)[1]] = True
+    return out
 
 
-def durations(intervals: tuple, n_procs: int, lo, hi, per_window: bool) -> np.ndarray:
+def durations(intervals, n_procs: int, lo, hi, per_window: bool) -> np.ndarray:
     """(windows or 1, H): each process's off-CPU time outside its calls inside the windows (``NO_DATA``
-    for a process whose main thread has no scheduling data: ``intervals``' fifth array, all if absent)."""
-    group, s, e, c = intervals[:4]
+    for a process whose main thread has no scheduling data: ``covered`` of an ``Intervals``, or the
+    fifth array of a tuple (process, start, end, class[, covered]); all have it if absent)."""
+    covered: np.ndarray | None
+    if isinstance(intervals, Intervals):
+        batches = [_durations(b, n_procs, lo, hi, per_window) for b in intervals.batches()]
+        out, covered = np.sum(batches, axis=0), intervals.covered
+    else:
+        out = _durations(intervals[:4], n_procs, lo, hi, per_window)
+        covered = intervals[4] if len(intervals) > 4 else None
+    if covered is not None:
+        out[:, ~np.asarray(covered, bool)] = NO_DATA
+    return out
+
+
+def _durations(intervals: tuple, n_procs: int, lo, hi, per_window: bool) -> np.ndarray:
+    group, s, e, c = intervals
     row, win, cs, ce = clip_to_windows(s, e, lo, hi)
     g = group[row]
     if per_window:
         d = mask_durations(win * n_procs + g, cs, ce, c[row], n_procs * len(lo), 2)
-        out = d.reshape(len(lo), n_procs, 4)[:, :, _OFF_ONLY]
-    else:
-        out = mask_durations(g, cs, ce, c[row], n_procs, 2)[None, :, _OFF_ONLY]
-    if len(intervals) > 4:
-        out[:, ~np.asarray(intervals[4], bool)] = NO_DATA
-    return out
+        return d.reshape(len(lo), n_procs, 4)[:, :, _OFF_ONLY]
+    return mask_durations(g, cs, ce, c[row], n_procs, 2)[None, :, _OFF_ONLY]
 
 
 def tree(host: dict, off_outside: np.ndarray, T: int) -> dict | None:
@@ -122,4 +206,4 @@ DEFINITION = (
 )
 
 
-__all__ = ["DEFINITION", "KINDS", "durations", "gather", "partial", "tree"]
+__all__ = ["DEFINITION", "KINDS", "Intervals", "Spill", "durations", "gather", "join", "partial", "spill", "tree"]

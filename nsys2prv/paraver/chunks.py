@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import sys
+import weakref
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
@@ -87,14 +88,37 @@ class ChunkMeta:
     # lists only the values used (pcf.LISTED_AS_USED)
 
     def __setstate__(self, state: dict) -> None:
-        # unpickled (a worker's result): one string per distinct name, however many reports (the
-        # main process holds every report's meta until the merge; ranks share most names)
-        state["names"] = [(t, [sys.intern(n) if type(n) is str else n for n in ns]) for t, ns in state["names"]]
+        # unpickled (a worker's result): one string per distinct name and one list per distinct list
+        # of a type's names, however many reports (the main process holds every report's meta until
+        # the merge; ranks share most names)
+        state["names"] = [(t, _shared_names(t, ns)) for t, ns in state["names"]]
         self.__dict__.update(state)
 
     def widths(self) -> np.ndarray:
         """Tail fields of a record of each local signature."""
         return np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in self.sigs], np.int64)
+
+
+class _Names(list):
+    """A type's names of a chunk's meta as unpickled, the same object for every chunk with the same
+    names (``_shared_names``)."""
+
+    __slots__ = ("__weakref__",)
+
+
+_SHARED: weakref.WeakValueDictionary[tuple, _Names] = weakref.WeakValueDictionary()  # while a chunk holds one
+
+
+def _shared_names(t: int, names: list) -> list:
+    """``names`` of type ``t``, interned, as the one list of this process with exactly these names."""
+    key = (t, tuple(sys.intern(n) if type(n) is str else n for n in names))
+    try:
+        got = _SHARED.get(key)
+        if got is None:
+            got = _SHARED[key] = _Names(key[1])
+    except TypeError:  # (an unhashable name: not shared)
+        return list(key[1])
+    return got
 
 
 def _tofile(a: np.ndarray, fh, path) -> None:

@@ -7,6 +7,8 @@ fixed value).  Value 0 is always the type's "end" value.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -61,7 +63,7 @@ class ValueLabels:
                     self.names[t] = union
 
     @classmethod
-    def from_names(cls, types: dict[int, EventType], names: dict[int, list]) -> "ValueLabels":
+    def from_names(cls, types: dict[int, EventType], names: Mapping[int, Iterable]) -> "ValueLabels":
         """Numbering from the names of every dynamic type (type id -> names seen, any order, repeats ok)."""
         labels = cls(types)
         for t in sorted(names):

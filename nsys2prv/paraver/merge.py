@@ -204,22 +204,28 @@ def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -
     ``sig_base[i] + s``.  Returns sig_base and the formatter's tables: ``objs`` (cpu, task,
     thread-in-task per global thread), then per global signature its tail width, first entry in
     the type/dynamic lists and the chunk's first position in ``remap``, the type ids, the dynamic
-    flags, and ``remap`` (every chunk's local name code -> the trace's value, one after another)."""
+    flags, and ``remap`` (every chunk's local name code -> the trace's value, one after another;
+    chunks given the same array of values share its place)."""
     width, first, rbase = [STATE_WIDTH, COMM_WIDTH], [0, 0], [0, 0]
     types: list[int] = []
     dyn: list[bool] = []
     sig_base = np.zeros(len(chunks), np.int32)
     at = 0
+    place: dict[int, int] = {}  # id of a values array -> its first position in remap
+    distinct = []
     for i, (c, v) in enumerate(zip(chunks, values)):
         sig_base[i] = len(width) - EVENT_SIG0
+        if id(v) not in place:
+            place[id(v)] = at
+            distinct.append(v)
+            at += len(v)
         for t, d in c.sigs:
             width.append(len(t))
             first.append(len(types))
-            rbase.append(at)
+            rbase.append(place[id(v)])
             types += t
             dyn += d
-        at += len(v)
-    remap = np.concatenate(values).astype(np.int64) if values else np.zeros(0, np.int64)
+    remap = np.concatenate(distinct).astype(np.int64) if distinct else np.zeros(0, np.int64)
     cpu, task, thr = objs or (np.zeros(0, np.int64),) * 3
     arr = lambda x, d=np.int64: np.array(x, d) if len(x) else np.zeros(0, d)
     return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)

@@ -132,20 +132,34 @@ def write_merged(
     ``fork_every_part`` (many ranks, ``work_dir`` given): every part is merged in a forked process,
     none here (nor is the formatter's kernel loaded here)."""
 
-    names: dict[int, list] = {}
+    # (chunks unpickled in this process share the lists of names they have in common: each list, and
+    # the values of each combination of lists, is taken once; the merge's table holds each once too)
+    names: dict[int, set] = {}
+    seen: set[int] = set()
     for c in chunks:
         for t, ns in c.names:
-            names.setdefault(t, []).extend(ns)
+            if id(ns) not in seen:
+                seen.add(id(ns))
+                names.setdefault(t, set()).update(ns)
+    del seen
     missing = set().union(*[c.types_used for c in chunks]) - set(types) if chunks else set()
     if missing:
         raise AssertionError(f"event types without a definition: {sorted(missing)}")
     labels = ValueLabels.from_names(types, names)
-    values = [
-        np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64)
-        if c.names
-        else np.zeros(0, np.int64)
-        for c in chunks
-    ]
+    del names
+    by_lists: dict[tuple, np.ndarray] = {}
+
+    def values_of(c) -> np.ndarray:
+        key = tuple(id(ns) for _, ns in c.names)
+        if key not in by_lists:
+            by_lists[key] = (
+                np.concatenate([labels.value_of(t, ns) for t, ns in c.names]).astype(np.int64)
+                if c.names
+                else np.zeros(0, np.int64)
+            )
+        return by_lists[key]
+
+    values = [values_of(c) for c in chunks]
     end_ns = max([min_end, *(c.end for c in chunks)])
     stats = []
 

@@ -46,7 +46,7 @@ class PopInputs:
     # None: every process alive over the whole window
     life: tuple | None = None
     replay: Replay | None = None  # the ideal-network replay of the host processes (MPI runs)
-    on_cpu: tuple | None = None  # (process, start, end, cls, covered): metrics.on_cpu.gather (scheduling data only)
+    on_cpu: on_cpu.Intervals | tuple | None = None  # metrics.on_cpu.gather (scheduling data only)
     steady: tuple | None = None  # (end of the last MPI_Init, start of the first MPI_Finalize), aligned
 
 

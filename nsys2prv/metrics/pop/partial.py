@@ -108,7 +108,9 @@ class PopPartial:
     nvtx: pd.DataFrame
     host_pre: tuple | None = None  # (tasks, mask durations (k, 4)): trace window only
     mpi_calls: pd.DataFrame | None = None  # (task, thread, start, end, name, root, comm), aligned: for the replay
-    on_cpu: tuple | None = None  # (task, cls, start, end) unions: metrics.on_cpu (scheduling data only)
+    # (task, cls, start, end) unions: metrics.on_cpu (scheduling data only), in a file of the run's work
+    # directory when the partial was given one (``on_cpu.Spill``)
+    on_cpu: on_cpu.Spill | tuple | None = None
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:
@@ -163,7 +165,8 @@ def collect_partial(
     gives each row's task; ``ctx.clock``, ``ctx.comms`` as translators have them; ``names``:
     NVTX range names kept, None = all; ``whole_run``: no --region/--iterations window will be
     measured, the host calls are reduced here unless the report traced MPI (the steady-state
-    window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity)).
+    window); ``spill``: the .npy file the GPU intervals go to (None: ``tabs`` has no GPU activity), its
+    name ending in .cpu.npy instead that of the scheduling data's intervals (``on_cpu.spill``)).
     A GPU is an activity's ``gpu`` column (stage A's GPU id of the process's CUDA ordinal,
     ``pipeline.report.read_kind``), so that ranks each given one GPU as ordinal 0 do not share it.
 
@@ -259,7 +262,10 @@ def collect_partial(
                 "name": rng["name"].to_numpy(),
             }
         )
-    cpu = on_cpu.partial(measured, lambda ids: _tasks_of(ctx, ids), clock.apply, _unions)
+    cpu = on_cpu.spill(
+        on_cpu.partial(measured, lambda ids: _tasks_of(ctx, ids), clock.apply, _unions),
+        None if spill is None else spill.removesuffix(".pop.npy") + ".cpu.npy",
+    )
     return PopPartial(
         task_spans({k: tabs.get(k) for k in KINDS}, ctx),
         dev,
@@ -284,7 +290,6 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
     by side, the ranges and calls in slice order."""
     hpre = [p.host_pre for p in parts if p.host_pre is not None]
     calls = [p.mpi_calls for p in parts if p.mpi_calls is not None]
-    cpu = [p.on_cpu for p in parts if p.on_cpu is not None]
     return PopPartial(
         _cat([p.spans for p in parts], 3),  # (each slice's spans: ``task_lifetimes`` takes the extremes)
         [sp for p in parts for sp in p.dev],
@@ -293,5 +298,5 @@ def join_slices(parts: list[PopPartial]) -> PopPartial:
         pd.concat([p.nvtx for p in parts], ignore_index=True),
         (np.concatenate([h[0] for h in hpre]), np.concatenate([h[1] for h in hpre])) if hpre else None,
         pd.concat(calls, ignore_index=True) if calls else None,
-        _cat(cpu, 4) if cpu else None,
+        on_cpu.join([p.on_cpu for p in parts]),
     )

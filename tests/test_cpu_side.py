@@ -432,13 +432,9 @@ def test_cuda_api_call_stacks_as_callers(tmp_path):
     assert summary["categories"]["cuda_api"]["translated_rows"] == 3
 
 
-def test_pop_useful_time_on_cpu(tmp_path):
-    """OUT.pop.json's host.on_cpu: useful time minus the main thread's off-CPU time outside its calls,
-    within its lifetime (metrics/on_cpu.py); another thread's off-CPU time does not count."""
-    from nsysgen import NsysBuilder
-
-    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
-    pid, other = 4242, 4243
+def _on_and_off_cpu(b, pid: int) -> None:
+    """Process ``pid`` (main thread) with two CUDA API calls, [1000, 3000] and [6000, 7000], on CPU
+    [500, 2000], [4000, 4500], [5000, 6500] and [8000, 9000]."""
     b.process(pid, "./app")
     b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
     b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
@@ -446,6 +442,16 @@ def test_pop_useful_time_on_cpu(tmp_path):
         b.sched(pid, pid, t, cpu, sched_in)
     for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
         b.sched(pid, pid, t, cpu, sched_in)
+
+
+def test_pop_useful_time_on_cpu(tmp_path):
+    """OUT.pop.json's host.on_cpu: useful time minus the main thread's off-CPU time outside its calls,
+    within its lifetime (metrics/on_cpu.py); another thread's off-CPU time does not count."""
+    from nsysgen import NsysBuilder
+
+    b = NsysBuilder(tmp_path / "r.sqlite", schema="3.22", host="node1")
+    pid, other = 4242, 4243
+    _on_and_off_cpu(b, pid)
     for t, sched_in in ((2_500, True), (3_000, False), (5_000, True)):
         b.sched(pid, other, t, 1, sched_in)
     out = tmp_path / "t"
@@ -690,14 +696,7 @@ def test_on_cpu_partials_reach_the_reduction_as_files(tmp_path, monkeypatch):
     paths = []
     for r, host in enumerate(("node1", "node2")):
         b = NsysBuilder(tmp_path / f"rank{r}.sqlite", schema="3.22", host=host, env={"PMI_RANK": str(r)})
-        pid = 4242
-        b.process(pid, "./app")
-        b.cuda_api(pid, pid, "cudaMalloc_v3020", 1_000, 3_000, 1)
-        b.cuda_api(pid, pid, "cudaFree_v3020", 6_000, 7_000, 2)
-        for t, cpu, sched_in in ((500, 0, True), (2_000, 0, False), (4_000, 1, True), (4_500, 1, False)):
-            b.sched(pid, pid, t, cpu, sched_in)
-        for t, cpu, sched_in in ((5_000, 0, True), (6_500, 0, False), (8_000, 0, True), (9_000, 0, False)):
-            b.sched(pid, pid, t, cpu, sched_in)
+        _on_and_off_cpu(b, 4242)
         paths.append(b.save())
     seen = []
     real = on_cpu.gather

@@ -142,6 +142,23 @@ def test_a_nonblocking_collective_completes_when_its_last_member_entered_it():
     assert rep.final.tolist() == [78, 92] and rep.elapsed == 92 and rep.unresolved == 0
 
 
+def test_a_message_not_found_marks_no_call_as_a_receives_completion():
+    # The mirror of the run above (r1 enters first), and a message whose send and receive are both
+    # missing from the calls.  Its receive is "not found" (-1), which must mark no call as completing a
+    # receive: r1's MPI_Wait, the last call of all, still waits for the MPI_Iallreduce.
+    # r0: 40 -> 40; +14 -> Wait 54 -> 54; +40 of life -> 94
+    # r1: 10 -> 10; +19 -> Wait 29, waits for r0's entry at 40 -> 40; +40 of life -> 80
+    c = calls(
+        (0, 40, 41, "MPI_Iallreduce"),
+        (0, 55, 60, "MPI_Wait"),
+        (1, 10, 11, "MPI_Iallreduce"),
+        (1, 30, 60, "MPI_Wait"),
+    )
+    rep = replay(c, life((0, 100), (0, 100)), msgs((0, 999, 1, 777)))
+    assert "1 message(s) not found among the calls" in " ".join(rep.notes)
+    assert rep.done.tolist() == [40, 54, 10, 40] and rep.final.tolist() == [94, 80] and rep.elapsed == 94
+
+
 def test_a_nonblocking_reduce_is_waited_for_by_every_member_root_or_not():
     # unlike a blocking MPI_Reduce (only its root waits), the MPI_Wait of an MPI_Ireduce waits on every
     # member for the last one to enter: what Dimemas 5.5 does with prv2dim's records (measured on a hand-made

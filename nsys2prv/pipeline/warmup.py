@@ -20,6 +20,7 @@ BENCHMARKS.md ("First run") has what each part gains.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import multiprocessing as mp
 import os
@@ -35,19 +36,26 @@ from nsys2prv.core.workers import init_worker
 _done = False
 
 
+# the modules defining nsys2prv's kernels (each has ``warmup_probes``), and those defining the PRECOMPILED
+# ones (their sources' stamps name the cache's "ready" mark; no pandas: ``metrics.replay`` imports it)
+KERNEL_MODULES = (
+    "nsys2prv.core.intervals",
+    "nsys2prv.metrics.measures",
+    "nsys2prv.metrics.replay",
+    "nsys2prv.paraver.format",
+)
+PRECOMPILED_MODULES = ("nsys2prv.core.intervals", "nsys2prv.metrics.measures", "nsys2prv.paraver.format")
+
+
+def _probes_of(modules: tuple[str, ...]) -> list[tuple]:
+    """The kernels of ``modules`` with arguments of the types the conversion calls them with (one
+    element each); imports those modules (here, not at the top: importing them loads numba)."""
+    return [probe for m in modules for probe in importlib.import_module(m).warmup_probes()]
+
+
 def _probes():
     """Every kernel with arguments of the types the conversion calls it with (one element each)."""
-    # here, not at the top: importing these loads numba (warm_numba blocks its BLAS probe first)
-    from nsys2prv.core import intervals
-    from nsys2prv.metrics import measures, replay
-    from nsys2prv.paraver import format as paraver_format
-
-    return [
-        *intervals.warmup_probes(),
-        *measures.warmup_probes(),
-        *replay.warmup_probes(),
-        *paraver_format.warmup_probes(),
-    ]
+    return _probes_of(KERNEL_MODULES)  # (warm_numba blocks numba's BLAS probe first)
 
 
 def warm_numba(skip_blas_probe: bool = False, say=None, load: bool = True) -> None:
@@ -85,9 +93,6 @@ def expect_rows(rows: int) -> None:
 # every conversion of a large input runs these (states, POP sweeps, the .prv's text), in this order
 PRECOMPILED = ("_paint", "_sweep", "_format_compact")
 PRECOMPILE_FROM_BYTES = 4 << 20  # the largest input from which they are compiled in the background
-# the modules defining them (their sources' stamps name the cache's "ready" mark)
-PRECOMPILED_SOURCES = ("core/intervals.py", "metrics/measures.py", "paraver/format.py")
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 _early: Precompile | None = None  # started by the command line (``start_early``), taken by ``precompile``
 
@@ -95,13 +100,7 @@ _early: Precompile | None = None  # started by the command line (``start_early``
 def _precompiled_probes() -> list[tuple]:
     """The PRECOMPILED kernels with their probes, in that order; imports only their modules (numba,
     no pandas: the background compiler starts before the command line has loaded anything heavy)."""
-    # here, not at the top: importing these loads numba (where the caller needs it: --help never does)
-    from nsys2prv.core import intervals
-    from nsys2prv.metrics import measures
-    from nsys2prv.paraver import format as paraver_format
-
-    probes = [*intervals.warmup_probes(), *measures.warmup_probes(), *paraver_format.warmup_probes()]
-    by_name = {k.__name__: (k, args) for k, args in probes}
+    by_name = {k.__name__: (k, args) for k, args in _probes_of(PRECOMPILED_MODULES)}
     return [by_name[n] for n in PRECOMPILED]
 
 
@@ -165,7 +164,7 @@ def _ready_name() -> str:
     where it is called, as without the mark)."""
     numba = importlib.util.find_spec("numba")
     key = [sys.version, os.uname().nodename, os.environ.get("NUMBA_CACHE_DIR", "")]
-    sources = [str(PACKAGE_DIR / m) for m in PRECOMPILED_SOURCES]
+    sources = [(spec.origin or m) if (spec := importlib.util.find_spec(m)) else m for m in PRECOMPILED_MODULES]
     for f in [numba.origin if numba is not None and numba.origin else "", *sources]:
         try:
             st = os.stat(f)

@@ -170,6 +170,15 @@ def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
 
 
+# the cache files of the PRECOMPILED kernels (and the helper ``_paint`` calls)
+PRECOMPILED_FILES = sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+
+
+def _cached_kernels(cache: Path) -> list[str]:
+    """The kernels compiled into the numba cache under ``cache`` (XDG_CACHE_HOME), by file name."""
+    return sorted(p.name.split("-")[0] for p in cache.glob("nsys2prv/numba/*/*.nbi"))
+
+
 def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     cache = tmp_path / "cache"
     ranks = " ".join(str(p) for p in sorted(MPI4.glob("rank*.sqlite")))
@@ -181,7 +190,7 @@ def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert "compiling" not in res.stderr
-    assert not list(cache.glob("nsys2prv/numba/*/*.nbi"))
+    assert _cached_kernels(cache) == []
 
     big = (
         "import numpy as np; from nsys2prv.core.intervals import _depth_sorted, nesting_depth; "
@@ -192,7 +201,7 @@ def test_a_small_run_compiles_nothing_and_a_large_input_compiles_once(tmp_path):
     first = _run(big, cache)
     assert first.returncode == 0, first.stderr
     assert "compiling _depth_sorted" in first.stdout and "compiled True 0" in first.stdout
-    assert [p.name.split("-")[0] for p in cache.glob("nsys2prv/numba/*/*.nbi")] == ["intervals._depth_sorted"]
+    assert _cached_kernels(cache) == ["intervals._depth_sorted"]
     again = _run(big.replace("n = 200_000", "n = 10"), cache)  # small, but cached: compiled code
     assert again.returncode == 0, again.stderr
     assert "compiling" not in again.stdout and "compiled True 0" in again.stdout
@@ -227,28 +236,7 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
         "child gone True compiled here []",
         "again None",
     ]
-    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
-
-
-def test_a_conversion_precompiles_in_the_background_with_the_same_outputs(monkeypatch, tmp_path):
-    """The conversion's use of ``precompile`` (its size threshold lowered to 0 for the small real
-    ranks; one reading worker of two cores leaves one idle): the three kernels land in the empty cache, and
-    the outputs are those of Python kernels."""
-    ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
-    args = ["-q", "-j", "1", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
-    code = (
-        "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
-        "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
-        f"main({args!r}, standalone_mode=False)"
-    )
-    res = _run(code, tmp_path / "cache")
-    assert res.returncode == 0, res.stderr
-    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
-    monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
-    convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
-    assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")
+    assert _cached_kernels(tmp_path / "cache") == PRECOMPILED_FILES
 
 
 def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_the_cache_ready(tmp_path):
@@ -281,8 +269,7 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
         "writable by others False",
         "a link False",
     ]
-    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+    assert _cached_kernels(tmp_path / "cache") == PRECOMPILED_FILES
 
 
 def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
@@ -305,12 +292,14 @@ def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
     assert "this file is given twice" in res.stderr, res.stderr
 
 
-def test_a_conversion_takes_the_command_lines_compiler_on_busy_cores(monkeypatch, tmp_path):
-    """Two reading workers on two cores: ``precompile`` starts no compiler of its own, but takes the
-    command line's (started before the readers); the outputs are those of Python kernels, the cache
-    holds the three kernels and is marked ready."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_conversion_takes_the_command_lines_compiler_with_the_same_outputs(monkeypatch, tmp_path, jobs):
+    """The command line starts the compiler (``start_early``; the size threshold lowered to 0 for the
+    small real ranks) and the conversion's ``precompile`` takes it over, whether a reading worker
+    leaves one of the two cores idle (-j 1) or both are busy (-j 2): the cache holds the three kernels
+    and is marked ready, none is left registered, and the outputs are those of Python kernels."""
     ranks = [str(p) for p in sorted(MPI4.glob("rank*.sqlite"))]
-    args = ["-q", "-j", "2", "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
+    args = ["-q", "-j", str(jobs), "-t", "mpi,nvtx,osrt", "-m", *ranks, str(tmp_path / "pre" / "t")]
     code = (
         "import nsys2prv.pipeline.warmup as w; w.PRECOMPILE_FROM_BYTES = 0; "
         "import nsys2prv.pipeline.conversion as c; c.default_jobs = lambda: 2; from nsys2prv.cli import main; "
@@ -319,8 +308,7 @@ def test_a_conversion_takes_the_command_lines_compiler_on_busy_cores(monkeypatch
     res = _run(code, tmp_path / "cache")
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == ["ready True None"]
-    names = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").glob("nsys2prv/numba/*/*.nbi"))
-    assert names == sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+    assert _cached_kernels(tmp_path / "cache") == PRECOMPILED_FILES
     monkeypatch.setenv("NSYS2PRV_KERNELS", "python")
     convert(["-t", "mpi,nvtx,osrt", "-m", *ranks, tmp_path / "py" / "t"])
     assert _outputs(tmp_path / "pre" / "t") == _outputs(tmp_path / "py" / "t")

@@ -160,8 +160,7 @@ def write_chunk(
 
     labels = ValueLabels(types)
     labels.collect(out.events)
-    used = {int(t) for b in out.events for t, _ in b.pairs for t in np.unique(np.asarray(t))}
-    values = values_used(out.events, LISTED_AS_USED)
+    used, values = types_and_values(out.events, LISTED_AS_USED)
     missing = used - set(types)
     if missing:
         raise AssertionError(f"event types without a definition: {sorted(missing)}")
@@ -240,21 +239,21 @@ def write_chunk(
     )
 
 
-def values_used(batches: list[EventBatch], listed: frozenset[int]) -> dict[int, set[int]]:
-    """Type -> the values the events of ``batches`` give it, for the types in ``listed``."""
-    out: dict[int, set[int]] = {}
+def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple[set[int], dict[int, set[int]]]:
+    """The event types of ``batches``, and for those in ``listed``, type -> the values the events give
+    it (one pass: each pair's types found once)."""
+    used: set[int] = set()
+    values: dict[int, set[int]] = {}
     for b in batches:
         for t, v in b.pairs:
+            types = np.unique(np.asarray(t))
+            used.update(types.tolist())
             if is_names(v) or not len(b):
                 continue
-            if np.ndim(t) == 0:
-                if int(t) in listed:
-                    out.setdefault(int(t), set()).update(np.unique(np.asarray(v)).tolist())
-                continue
-            t = np.asarray(t)
-            for u in np.unique(t[np.isin(t, list(listed))]).tolist():
-                out.setdefault(int(u), set()).update(np.unique(np.asarray(v)[t == u]).tolist())
-    return out
+            for u in types[np.isin(types, list(listed))].tolist():
+                mine = np.asarray(v) if np.ndim(t) == 0 else np.asarray(v)[np.asarray(t) == u]
+                values.setdefault(int(u), set()).update(np.unique(mine).tolist())
+    return used, values
 
 
 def _event_sig(b: EventBatch, table: dict):

@@ -27,7 +27,7 @@ the message); tag = MPI tag.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -91,34 +91,10 @@ class Messages:
         return self.cut(keep, outside=int((~keep).sum()))
 
     def cut(self, keep: np.ndarray, outside: int = 0) -> "Messages":
-        """Only the messages ``keep`` says (``outside`` more counted as outside the -f window)."""
-        cut = {
-            f: getattr(self, f)[keep]
-            for f in (
-                "send_report",
-                "recv_report",
-                "send_thread",
-                "recv_thread",
-                "log_send",
-                "phys_send",
-                "log_recv",
-                "phys_recv",
-                "size",
-                "tag",
-                "recv_start",
-                "synchronous",
-                "send_gtid",
-                "recv_gtid",
-            )
-        }
-        return Messages(
-            **cut,
-            halves=self.halves,
-            unmatched_sends=self.unmatched_sends,
-            unmatched_recvs=self.unmatched_recvs,
-            outside_window=self.outside_window + outside,
-            wildcards=self.wildcards,
-        )
+        """Only the messages ``keep`` says (every per-message array; ``outside`` more counted as outside
+        the -f window)."""
+        arrays = {f.name: v[keep] for f in fields(self) if isinstance(v := getattr(self, f.name), np.ndarray)}
+        return replace(self, **arrays, outside_window=self.outside_window + outside)
 
 
 def _halves(r: int, raw: RawMpi, model: Model, comms: Communicators) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import json
 import os
 import struct
@@ -28,7 +29,8 @@ class CacheDamage(ValueError):
 
 
 # --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
-MAGIC = b"nsys2prv-cache 1\n"
+MAGIC = b"nsys2prv-cache 2\n"  # 2: plain dicts as two columns ("map")
+_PLAIN = frozenset((bool, int, float, str, type(None)))  # what JSON holds as it is
 
 
 def to_ipc(df: pd.DataFrame) -> bytes:
@@ -64,6 +66,8 @@ def encode(obj) -> bytes:
         if isinstance(o, (list, tuple, set, frozenset)):
             return {"$": type(o).__name__, "v": [enc(x) for x in o]}
         if isinstance(o, dict):
+            if _plain(o) and _plain(o.values()):  # (a host's process names: thousands, one JSON array each)
+                return {"$": "map", "k": list(o), "v": list(o.values())}
             return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
             return {
@@ -120,7 +124,6 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
         raise CacheDamage("empty")
     tree, blobs = json.loads(chunks[0]), chunks[1:]
     allowed = {c.__name__: c for c in (expect, *classes) if dataclasses.is_dataclass(c)}
-    hints: dict[type, dict] = {}
 
     def dec(t):
         if t is None or isinstance(t, (bool, int, float, str)):
@@ -129,7 +132,17 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
             raise CacheDamage("unexpected JSON value")
         tag = t["$"]
         if tag in _SEQ:
-            return _SEQ[tag](dec(x) for x in t["v"])
+            items = t["v"]
+            if not isinstance(items, list):
+                raise CacheDamage("not a sequence")
+            return _SEQ[tag](items if _plain(items) else (dec(x) for x in items))
+        if tag == "map":
+            keys, values = t["k"], t["v"]
+            if not (isinstance(keys, list) and isinstance(values, list) and len(keys) == len(values)):
+                raise CacheDamage("a map of other lengths")
+            if not (_plain(keys) and _plain(values)):
+                raise CacheDamage("a map of other than plain values")
+            return dict(zip(keys, values))
         if tag == "dict":
             return {dec(k): dec(v) for k, v in t["v"]}
         if tag == "np":
@@ -147,13 +160,11 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
             values = t["v"]
             if not isinstance(values, dict) or set(values) != set(fields):
                 raise CacheDamage(f"{cls.__name__} with other fields")
-            if cls not in hints:
-                module = sys.modules[cls.__module__].__dict__
-                hints[cls] = typing.get_type_hints(cls, globalns=module, localns=dict(allowed))
+            hints = _hints(cls, tuple(allowed.values()))
             kw = {}
             for name, raw in values.items():
                 v = dec(raw)
-                if not _conforms(v, hints[cls].get(name, typing.Any)):
+                if not _conforms(v, hints.get(name, typing.Any)):
                     raise CacheDamage(f"{cls.__name__}.{name} is a {type(v).__name__}")
                 kw[name] = v
             return cls(**kw)
@@ -163,6 +174,37 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
     if not isinstance(obj, expect):
         raise CacheDamage(f"a {type(obj).__name__}, not a {expect.__name__}")
     return obj
+
+
+@functools.lru_cache(maxsize=64)
+def _hints(cls: type, allowed: tuple[type, ...]) -> dict:
+    """The type hints of the dataclass ``cls``, its annotations' names resolved in its module and among
+    ``allowed`` (evaluated once per class: the same for every file)."""
+    module = sys.modules[cls.__module__].__dict__
+    return typing.get_type_hints(cls, globalns=module, localns={c.__name__: c for c in allowed})
+
+
+def _plain(xs) -> bool:
+    """Every element of ``xs`` a JSON scalar (checked per distinct type, not per element in Python)."""
+    return set(map(type, xs)) <= _PLAIN
+
+
+def _type_conforms(t: type, hint: type) -> bool:
+    """A value of exactly the type ``t`` fits the class ``hint`` (``_conforms`` of a plain class)."""
+    if hint is float:
+        return issubclass(t, (int, float, np.integer, np.floating)) and not issubclass(t, bool)
+    if hint is int:
+        return issubclass(t, (int, np.integer))
+    return issubclass(t, hint)
+
+
+def _all_conform(xs, hint) -> bool:
+    """Every element of ``xs`` fits ``hint``: of a plain class, decided once per distinct type."""
+    if hint is typing.Any or hint is object:
+        return True
+    if typing.get_origin(hint) is None and isinstance(hint, type):
+        return all(_type_conforms(t, hint) for t in set(map(type, xs)))
+    return all(_conforms(x, hint) for x in xs)
 
 
 def _conforms(v, hint) -> bool:
@@ -189,13 +231,13 @@ def _conforms(v, hint) -> bool:
     if not args:
         return True
     if origin is dict and isinstance(v, dict):
-        return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
+        return _all_conform(v.keys(), args[0]) and _all_conform(v.values(), args[1])
     if origin is tuple and isinstance(v, tuple):
         if len(args) == 2 and args[1] is Ellipsis:
-            return all(_conforms(x, args[0]) for x in v)
+            return _all_conform(v, args[0])
         return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
     if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
-        return all(_conforms(x, args[0]) for x in v)
+        return _all_conform(v, args[0])
     return True
 
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 ROW_GROUP = 1 << 17  # rows per Parquet row group: what a slice of a large report reads at least
@@ -239,6 +240,58 @@ def _conforms(v, hint) -> bool:
     if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
         return _all_conform(v, args[0])
     return True
+
+
+def _categorical(name: str, col: pa.ChunkedArray, seen: list):
+    """A dictionary column of strings (one chunk) as a pandas Categorical, as ``to_pandas`` makes it,
+    without pandas hashing its categories again for each column (a third of reading a table back; the
+    columns of one table often share one dictionary: ``seen``, (dictionary, dtype) pairs, keeps those
+    made). Arrow checks them instead -- unique, no null, every code in range: ``CacheDamage``
+    otherwise; None: a column of another form (``to_pandas`` reads it)."""
+    if col.num_chunks != 1 or not pa.types.is_string(col.type.value_type):
+        return None
+    chunk = col.chunk(0)
+    values, indices = chunk.dictionary, chunk.indices
+    dtype = next((d for v, d in seen if v.equals(values)), None)
+    if dtype is None:
+        if values.null_count:
+            raise CacheDamage(f"column {name}: categories cannot be null")
+        if len(pc.unique(values)) != len(values):
+            raise CacheDamage(f"column {name}: categories not unique")
+        categories = pd.Index(values.to_pandas())
+        fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)  # (pandas' own, for known-valid categories)
+        dtype = fast(categories, col.type.ordered) if fast else pd.CategoricalDtype(categories, col.type.ordered)
+        seen.append((values, dtype))
+    codes = (indices.fill_null(-1) if indices.null_count else indices).to_numpy(zero_copy_only=False)
+    if len(codes) and (codes.max() >= len(values) or codes.min() < (-1 if indices.null_count else 0)):
+        raise CacheDamage(f"column {name}: a code out of range")
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+def frame_of(table: pa.Table) -> pd.DataFrame:
+    """A table of the cache as a DataFrame, as ``table.to_pandas()`` makes it (a test compares them):
+    numbers and booleans without nulls as writable numpy arrays, dictionary-coded text as Categoricals
+    (``_categorical``: ``CacheDamage`` for a dictionary pandas would refuse, or with a code past its
+    end); a table with any other column is left to ``to_pandas``."""
+    cols: dict = {}
+    seen: list = []
+    for name, col in zip(table.column_names, table.columns):
+        typ = col.type
+        if pa.types.is_dictionary(typ):
+            cols[name] = _categorical(name, col, seen)
+            if cols[name] is None:
+                break
+        elif col.null_count == 0 and (
+            pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
+        ):
+            values = col.to_numpy()
+            cols[name] = values if values.flags.writeable else values.copy()
+        else:
+            break
+    else:
+        if len(cols) == table.num_columns > 0:  # (a name twice: one key of cols)
+            return pd.DataFrame(cols, copy=False)
+    return table.to_pandas(use_threads=False)
 
 
 def system_pool() -> None:

@@ -58,6 +58,8 @@ def test_other_columns_are_left_to_to_pandas(tmp_path):
         pd.DataFrame({"a": pd.Series([], dtype=np.int64)}),  # no rows
     ]
     tables = [pa.Table.from_pandas(df, preserve_index=False) for df in cases]
+    indexed = pd.DataFrame({"a": [1, 2]}, index=pd.RangeIndex(5, 7))
+    tables += [pa.Table.from_pandas(indexed), pa.Table.from_pandas(indexed.set_index("a"))]  # (an index kept)
     tables.append(pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["a", "a"]))  # a name twice
     for table in tables:
         got = _same(table)

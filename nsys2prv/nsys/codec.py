@@ -275,6 +275,8 @@ def frame_of(table: pa.Table) -> pd.DataFrame:
     end); a table with any other column is left to ``to_pandas``."""
     cols: dict = {}
     seen: list = []
+    if (table.schema.pandas_metadata or {}).get("index_columns"):  # (an index stored: to_pandas restores it)
+        return table.to_pandas(use_threads=False)
     for name, col in zip(table.column_names, table.columns):
         typ = col.type
         if pa.types.is_dictionary(typ):

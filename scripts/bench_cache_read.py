@@ -44,7 +44,10 @@ def main() -> int:
     system_pool()
     root = Path(args.cache_dir) / "tables"
     entries = [entry_dir(root, Path(r)) for r in args.reports]
-    kinds = tuple(json.loads((entries[0] / "kinds.json").read_text())["kinds"])
+    manifest = entries[0] / "kinds.json"
+    if not manifest.is_file():
+        raise SystemExit(f"{args.reports[0]}: no entry in {root} for this code: convert with --cache-dir first")
+    kinds = tuple(json.loads(manifest.read_text())["kinds"])
     srcs = [Source(i, ReportFile(r, str(root), None, False), Reading(kinds=kinds)) for i, r in enumerate(args.reports)]
     for s in srcs:
         load(s)

@@ -56,6 +56,13 @@ def test_other_columns_are_left_to_to_pandas(tmp_path):
         pd.DataFrame({"a": ["x", "y"], "b": [1, 2]}),  # text not dictionary-coded
         pd.DataFrame({"a": pd.Categorical([1, 2]), "b": [1, 2]}),  # a dictionary of numbers
         pd.DataFrame({"a": pd.Series([], dtype=np.int64)}),  # no rows
+        pd.DataFrame(  # extension types without a null: stored as plain Arrow types, made again by to_pandas
+            {
+                "a": pd.array([1, 2], dtype="Int64"),
+                "b": pd.array([True, False], dtype="boolean"),
+                "c": pd.array([1.0, 2.0], dtype="Float64"),
+            }
+        ),
     ]
     tables = [pa.Table.from_pandas(df, preserve_index=False) for df in cases]
     indexed = pd.DataFrame({"a": [1, 2]}, index=pd.RangeIndex(5, 7))

@@ -265,7 +265,10 @@ def _categorical(name: str, col: pa.ChunkedArray, seen: list):
     codes = (indices.fill_null(-1) if indices.null_count else indices).to_numpy(zero_copy_only=False)
     if len(codes) and (codes.max() >= len(values) or codes.min() < (-1 if indices.null_count else 0)):
         raise CacheDamage(f"column {name}: a code out of range")
-    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # (checked above)
+    except TypeError:  # pandas < 2.1: no ``validate``
+        return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
 def frame_of(table: pa.Table) -> pd.DataFrame:
@@ -275,11 +278,15 @@ def frame_of(table: pa.Table) -> pd.DataFrame:
     end); a table with any other column is left to ``to_pandas``."""
     cols: dict = {}
     seen: list = []
-    if (table.schema.pandas_metadata or {}).get("index_columns"):  # (an index stored: to_pandas restores it)
+    meta = table.schema.pandas_metadata
+    if meta is not None and meta.get("index_columns"):  # (an index stored: to_pandas restores it)
         return table.to_pandas(use_threads=False)
+    # the pandas dtype each column had, where the table came from pandas (an Int64 or boolean without
+    # nulls is stored as int64 or bool: to_pandas makes the extension type again)
+    kept = {c.get("field_name"): (c.get("pandas_type"), c.get("numpy_type")) for c in meta["columns"]} if meta else {}
     for name, col in zip(table.column_names, table.columns):
-        typ = col.type
-        if pa.types.is_dictionary(typ):
+        typ, was = col.type, kept.get(name)
+        if pa.types.is_dictionary(typ) and (meta is None or (was is not None and was[0] == "categorical")):
             cols[name] = _categorical(name, col, seen)
             if cols[name] is None:
                 break
@@ -287,6 +294,8 @@ def frame_of(table: pa.Table) -> pd.DataFrame:
             pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
         ):
             values = col.to_numpy()
+            if meta is not None and (was is None or was[1] != str(values.dtype)):
+                break
             cols[name] = values if values.flags.writeable else values.copy()
         else:
             break

@@ -272,6 +272,28 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
     assert _cached_kernels(tmp_path / "cache") == PRECOMPILED_FILES
 
 
+def test_the_ready_mark_is_named_by_the_kernels_files_without_importing_them(monkeypatch):
+    """``warmup._ready_name`` (every large run asks it): numba's and the PRECOMPILED modules' files, by
+    the modules' names (the files ``find_spec`` finds), stated without importing numba or pandas."""
+    import importlib.util
+
+    from nsys2prv.pipeline import warmup as w
+
+    code = "import sys; from nsys2prv.pipeline import warmup as w; w._ready_name(); "
+    code += "print(sorted(m for m in ('numba', 'numpy', 'pandas', 'nsys2prv.metrics') if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "[]\n"
+    stated = []
+    real = os.stat
+    monkeypatch.setattr(w.os, "stat", lambda f, *a, **k: stated.append(f) or real(f, *a, **k))
+    name = w._ready_name()
+    spec = importlib.util.find_spec("numba")
+    assert spec is not None
+    origins = [spec.origin, *(importlib.util.find_spec(m).origin for m in w.PRECOMPILED_MODULES)]  # type: ignore[union-attr]
+    assert stated == origins and name == w._ready_name() and name.startswith("ready-") and len(name) == 38
+
+
 def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
     """An input given twice: the command line has started the compiler (a large input) and ends with
     its one-line error; the compiler's process is gone and none is left registered."""

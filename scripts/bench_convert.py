@@ -164,12 +164,16 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
     if stages:
         res["stages"], cpu_main = {}, 0.0
         for line in (err or "").splitlines():
-            m = re.search(r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB, cpu ([0-9.]+) s\)", line)
+            m = re.search(
+                r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB(?:, cpu ([0-9.]+) s)?\)", line
+            )
             if m:  # seconds, the main process's RSS after the stage and its peak during it (MB), its CPU s
-                cpu_main, before = float(m[5]), cpu_main
-                res["stages"][m[1]] = [float(m[2]), float(m[3]), float(m[4]), round(cpu_main - before, 3)]
-                if len(res["stages"]) == 1:  # the interpreter, imports, command line and numba's start-up
-                    res["cpu_s_to_stage_a"] = cpu_main
+                res["stages"][m[1]] = [float(m[2]), float(m[3]), float(m[4])]
+                if m[5] is not None:  # (an older nsys2prv's lines have none)
+                    cpu_main, prev = float(m[5]), cpu_main
+                    res["stages"][m[1]].append(round(cpu_main - prev, 3))
+                    if len(res["stages"]) == 1:  # the interpreter, imports, command line and numba's start-up
+                        res["cpu_s_to_stage_a"] = cpu_main
     return res
 
 

@@ -294,6 +294,34 @@ def test_the_ready_mark_is_named_by_the_kernels_files_without_importing_them(mon
     assert stated == origins and name == w._ready_name() and name.startswith("ready-") and len(name) == 38
 
 
+def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_them_has_them(tmp_path):
+    """``jit._skip_refresh``: loading a cached kernel initialises numba's runtime only, not every
+    lowering numba has (``numba.np.linalg`` stands for them: numba's ``refresh`` imports it), and
+    compiles nothing; the loaded code computes (exact POP masks); a compilation afterwards
+    registers the lowerings itself."""
+    cache = tmp_path / "cache"
+    compile_ = "from nsys2prv.pipeline import warmup as w; [k.compiled(*a) for k, a in w._precompiled_probes()]"
+    assert _run(compile_, cache).returncode == 0
+    code = (
+        "import sys, numpy as np; from nsys2prv.pipeline import warmup as w; w.warm_numba(skip_blas_probe=True); "
+        "ks = {k.__name__: k for k, _ in w._precompiled_probes()}; "
+        "print('loaded', sorted(n for n, k in ks.items() if k.compiled.signatures), "
+        "sum(sum(k.compiled.stats.cache_misses.values()) for k in ks.values()), 'numba.np.linalg' in sys.modules); "
+        "from nsys2prv.metrics.measures import mask_durations; "
+        "a = lambda *v: np.array(v, np.int64); "
+        "print('masks', mask_durations(a(0, 0, 0), a(0, 2, 10), a(5, 6, 12), a(0, 1, 0), 1, 2).tolist()); "
+        "import numba; f = numba.njit(lambda a: np.linalg.norm(a)); "
+        "print('compiled', f(np.ones(4)), 'numba.np.linalg' in sys.modules)"
+    )
+    res = _run(code, cache)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "loaded ['_format_compact', '_paint', '_sweep'] 0 False",
+        "masks [[4, 4, 1, 3]]",  # (between the intervals 4; class 0 alone 2 + 2, class 1 alone 1, both 3)
+        "compiled 2.0 True",
+    ]
+
+
 def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
     """An input given twice: the command line has started the compiler (a large input) and ends with
     its one-line error; the compiler's process is gone and none is left registered."""

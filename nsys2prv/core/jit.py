@@ -22,11 +22,18 @@ import os
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
+
+rtsys: Any
+try:
+    from numba.core.runtime import rtsys
+except ImportError:  # (numba moved it: ``_skip_refresh`` keeps numba's own way)
+    rtsys = None
 
 from nsys2prv.core.environment import environment
 from nsys2prv.core.paths import user_cache_dir
@@ -131,11 +138,16 @@ class Kernel:
     def _in_cache(self, sig) -> bool:
         try:
             cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
-            # no index: nothing cached (and numba's compiler is not started just to look)
-            index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-            return (index is None or os.path.exists(index)) and cache.load_overload(
-                sig, self.compiled.targetctx
-            ) is not None
+            _skip_refresh(cache)
+            cache_file: Any = getattr(cache, "_cache_file", None)
+            index = getattr(cache_file, "_index_path", None)
+            if index is not None and not os.path.exists(index):
+                return False  # no index: nothing cached (and numba's compiler is not started just to look)
+            if index is not None and hasattr(cache, "_index_key") and hasattr(cache_file, "_load_index"):
+                # the index names it (its object code is loaded once, by ``compile``, not also here)
+                codegen = self.compiled.targetctx.codegen()  # type: ignore[attr-defined]  # (the CPU target's)
+                return cache._index_key(sig, codegen) in cache_file._load_index()
+            return cache.load_overload(sig, self.compiled.targetctx) is not None
         except Exception:  # numba's private cache API changed: compile when needed
             return False
 
@@ -148,6 +160,33 @@ class Kernel:
         if self._python is None:
             self._python = _interpreted(self.py_func)
         return self._python(*args)
+
+
+def _skip_refresh(cache) -> None:
+    """This kernel's numba cache loads without ``refresh``ing the target context: numba's
+    ``Cache.load_overload`` refreshes it first, which imports and registers every lowering numba has
+    (0.07-0.1 s of CPU in each process: most of loading its first kernel), when cached object code
+    needs only numba's runtime (NRT, initialised here).  A compilation refreshes the context itself
+    (numba's ``CompilerBase``), as does a lowering not yet registered (``BaseContext.get_function``).
+    Where numba's private names differ, its own way is kept."""
+    load = getattr(cache, "_load_overload", None)
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    if load is None or guard is None or rtsys is None or "load_overload" in vars(cache):
+        return
+
+    def load_overload(sig, target_context):
+        rtsys.initialize(target_context)
+        try:
+            with guard():
+                return load(sig, target_context)
+            return None  # (the guard swallowed an error reading the cache: as numba's own, not there)
+        except Exception:  # (code needing more than NRT, e.g. a symbol a lowering module adds): numba's way
+            target_context.refresh()
+            with guard():
+                return load(sig, target_context)
+            return None
+
+    cache.load_overload = load_overload
 
 
 def _interpreted(fn):

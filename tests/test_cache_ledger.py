@@ -234,3 +234,29 @@ def test_a_group_of_another_user_or_a_link_is_neither_counted_nor_removed(cache,
     assert (elsewhere / ENTRY / "kernels.parquet").stat().st_size == 64 * 1024
     assert (foreign / ENTRY / "kernels.parquet").stat().st_size == 64 * 1024
     assert _ledger(cache)["parts"] == {}
+
+
+def test_the_ledger_is_read_and_written_under_its_lock(cache, measured):
+    """A conversion waits for the one keeping the cap (``flock``): it reads what that one wrote, and
+    writes after it (a part that is no longer in the cache, in what that one wrote, is dropped)."""
+    import fcntl
+    import threading
+
+    S.enforce(cache, HUGE, [], [])
+    before = _ledger(cache)
+    fd = os.open(cache / S.LEDGER, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    measured.clear()
+    done: list = []
+    other = threading.Thread(target=lambda: done.append(S.enforce(cache, HUGE, [], [])))
+    other.start()
+    other.join(0.5)  # (it waits for the lock: without one it would be done, and its ledger overwritten below)
+    ours = {**before, "scanned": before["scanned"] - 10, "parts": {**before["parts"], "g/gone-00000000000000ee": 7}}
+    data = json.dumps(ours).encode()
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    other.join()
+    assert done == [None] and measured == []
+    assert _ledger(cache) == {**before, "scanned": before["scanned"] - 10}

@@ -410,8 +410,6 @@ PRIVATE_REACHES = {
     ("nsys2prv/core/jit.py", "caching._CacheLocator"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "self.compiled._cache"): "numba has no public way to ask its cache",
-    ("nsys2prv/core/jit.py", "cache._index_key"): "numba has no public way to ask its cache",
-    ("nsys2prv/core/jit.py", "cache_file._load_index"): "numba has no public way to ask its cache",
     ("nsys2prv/nsys/connection.py", "pa.RecordBatchReader._import_from_c"): "pyarrow's C data interface entry",
 }
 

@@ -296,15 +296,19 @@ def test_the_ready_mark_is_named_by_the_kernels_files_without_importing_them(mon
 
 def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_them_has_them(tmp_path):
     """``jit._skip_refresh``: loading a cached kernel initialises numba's runtime only, not every
-    lowering numba has (``numba.np.linalg`` stands for them: numba's ``refresh`` imports it), and
-    compiles nothing; the loaded code computes (exact POP masks); a compilation afterwards
+    lowering numba has (``numba.np.linalg`` stands for them: numba's ``refresh`` imports it), reads
+    each kernel's code once and compiles nothing; the loaded code computes (exact POP masks); a compilation afterwards
     registers the lowerings itself."""
     cache = tmp_path / "cache"
     compile_ = "from nsys2prv.pipeline import warmup as w; [k.compiled(*a) for k, a in w._precompiled_probes()]"
     assert _run(compile_, cache).returncode == 0
     code = (
-        "import sys, numpy as np; from nsys2prv.pipeline import warmup as w; w.warm_numba(skip_blas_probe=True); "
+        "import sys, collections, numpy as np; from numba.core import caching; n = collections.Counter(); "
+        "real = caching.Cache._load_overload; "
+        "caching.Cache._load_overload = lambda c, sig, ctx: n.update([c._name]) or real(c, sig, ctx); "
+        "from nsys2prv.pipeline import warmup as w; w.warm_numba(skip_blas_probe=True); "
         "ks = {k.__name__: k for k, _ in w._precompiled_probes()}; "
+        "print('read once', sorted(set(n.values())), sorted(c.split()[1] for c in n)); "
         "print('loaded', sorted(n for n, k in ks.items() if k.compiled.signatures), "
         "sum(sum(k.compiled.stats.cache_misses.values()) for k in ks.values()), 'numba.np.linalg' in sys.modules); "
         "from nsys2prv.metrics.measures import mask_durations; "
@@ -316,6 +320,7 @@ def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_th
     res = _run(code, cache)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
+        "read once [1] ['_format_compact', '_paint', '_sweep']",  # (each cached kernel's code read once)
         "loaded ['_format_compact', '_paint', '_sweep'] 0 False",
         "masks [[4, 4, 1, 3]]",  # (between the intervals 4; class 0 alone 2 + 2, class 1 alone 1, both 3)
         "compiled 2.0 True",

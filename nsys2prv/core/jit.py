@@ -139,15 +139,11 @@ class Kernel:
         try:
             cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
             _skip_refresh(cache)
-            cache_file: Any = getattr(cache, "_cache_file", None)
-            index = getattr(cache_file, "_index_path", None)
-            if index is not None and not os.path.exists(index):
-                return False  # no index: nothing cached (and numba's compiler is not started just to look)
-            if index is not None and hasattr(cache, "_index_key") and hasattr(cache_file, "_load_index"):
-                # the index names it (its object code is loaded once, by ``compile``, not also here)
-                codegen = self.compiled.targetctx.codegen()  # type: ignore[attr-defined]  # (the CPU target's)
-                return cache._index_key(sig, codegen) in cache_file._load_index()
-            return cache.load_overload(sig, self.compiled.targetctx) is not None
+            # no index: nothing cached (and numba's compiler is not started just to look)
+            index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+            return (index is None or os.path.exists(index)) and cache.load_overload(
+                sig, self.compiled.targetctx, keep=True
+            ) is not None
         except Exception:  # numba's private cache API changed: compile when needed
             return False
 
@@ -163,28 +159,35 @@ class Kernel:
 
 
 def _skip_refresh(cache) -> None:
-    """This kernel's numba cache loads without ``refresh``ing the target context: numba's
-    ``Cache.load_overload`` refreshes it first, which imports and registers every lowering numba has
-    (0.07-0.1 s of CPU in each process: most of loading its first kernel), when cached object code
-    needs only numba's runtime (NRT, initialised here).  A compilation refreshes the context itself
-    (numba's ``CompilerBase``), as does a lowering not yet registered (``BaseContext.get_function``).
-    Where numba's private names differ, its own way is kept."""
+    """This kernel's numba cache loads without ``refresh``ing the target context, and each overload
+    once: numba's ``Cache.load_overload`` refreshes the context first, which imports and registers
+    every lowering numba has (0.07-0.1 s of CPU in each process: most of loading its first kernel),
+    when cached object code needs only numba's runtime (NRT, initialised here); a compilation
+    refreshes the context itself (numba's ``CompilerBase``), as does a lowering not yet registered
+    (``BaseContext.get_function``).  What ``Kernel._in_cache`` loaded (``keep``) is what the
+    dispatcher's ``compile`` then takes, instead of loading it again.  Where numba's private names
+    differ, its own way is kept."""
     load = getattr(cache, "_load_overload", None)
     guard = getattr(cache, "_guard_against_spurious_io_errors", None)
     if load is None or guard is None or rtsys is None or "load_overload" in vars(cache):
         return
+    kept: dict = {}
 
-    def load_overload(sig, target_context):
+    def load_overload(sig, target_context, keep: bool = False):
+        if sig in kept:
+            return kept.pop(sig)
         rtsys.initialize(target_context)
+        cres = None  # (when the guard swallows an error reading the cache: as numba's own, not there)
         try:
             with guard():
-                return load(sig, target_context)
-            return None  # (the guard swallowed an error reading the cache: as numba's own, not there)
+                cres = load(sig, target_context)
         except Exception:  # (code needing more than NRT, e.g. a symbol a lowering module adds): numba's way
             target_context.refresh()
             with guard():
-                return load(sig, target_context)
-            return None
+                cres = load(sig, target_context)
+        if keep and cres is not None:
+            kept[sig] = cres
+        return cres
 
     cache.load_overload = load_overload
 

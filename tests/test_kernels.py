@@ -327,6 +327,53 @@ def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_th
     ]
 
 
+def test_a_cached_load_needing_more_than_numbas_runtime_takes_numbas_way_and_a_kept_load_is_taken_once(monkeypatch):
+    """``jit._skip_refresh`` on a stand-in for numba's cache: a load that fails without the lowerings
+    refreshes the context and loads again; an error the guard swallows is "not there"; what a check
+    loaded (``keep``) is returned once, to the next load of that signature, without reading again."""
+    from contextlib import contextmanager
+
+    from nsys2prv.core import jit
+
+    calls: list = []
+
+    class Context:
+        def refresh(self):
+            calls.append("refresh")
+
+    class Cache:
+        fail = ["symbol"]
+
+        @contextmanager
+        def _guard_against_spurious_io_errors(self):
+            try:
+                yield
+            except OSError:
+                calls.append("swallowed")
+
+        def _load_overload(self, sig, ctx):
+            calls.append(f"read {sig}")
+            if self.fail:
+                what = self.fail.pop(0)
+                if what == "symbol":
+                    raise RuntimeError("Symbols not found: _numba_hashsecret")
+                raise OSError(what)
+            return f"cres {sig}"
+
+    monkeypatch.setattr(jit, "rtsys", type("Runtime", (), {"initialize": lambda self, ctx: calls.append("nrt")})())
+    cache, ctx = Cache(), Context()
+    jit._skip_refresh(cache)
+    assert cache.load_overload("a", ctx) == "cres a"
+    assert calls == ["nrt", "read a", "refresh", "read a"]
+    calls.clear()
+    cache.fail = ["EIO"]
+    assert cache.load_overload("b", ctx) is None and calls == ["nrt", "read b", "swallowed"]
+    calls.clear()
+    assert cache.load_overload("c", ctx, keep=True) == "cres c" and cache.load_overload("c", ctx) == "cres c"
+    assert cache.load_overload("c", ctx) == "cres c"
+    assert calls == ["nrt", "read c", "nrt", "read c"]  # (the kept one taken once, then read again)
+
+
 def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
     """An input given twice: the command line has started the compiler (a large input) and ends with
     its one-line error; the compiler's process is gone and none is left registered."""

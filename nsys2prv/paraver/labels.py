@@ -84,13 +84,15 @@ class ValueLabels:
         if not is_names(values):
             return values.astype(np.int64, copy=False)
         v = Names.of(values)
-        if np.ndim(types) == 0:
-            groups = [(int(types), slice(None))]
-        else:
-            types = np.asarray(types, np.int64)
-            groups = [(int(t), types == t) for t in np.unique(types)]
+        if np.ndim(types) == 0:  # (one type: the dictionary's values looked up at once)
+            positions = self._positions(int(types), v.names)
+            if (positions < 0).any() and (positions[v.codes] < 0).any():
+                raise AssertionError(f"name not collected for event type {int(types)}")
+            return (positions + self.base[int(types)])[v.codes]
+        types = np.asarray(types, np.int64)
         out = np.zeros(len(v), np.int64)
-        for t, sel in groups:
+        for t in np.unique(types).tolist():
+            sel = types == t
             pos = self._positions(t, v.names)[v.codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")

@@ -45,21 +45,23 @@ def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np
     local[threads] = np.arange(n)
     first = np.full(n, np.iinfo(np.int64).max, np.int64)
     last = np.full(n, -1, np.int64)
-    batches = [b for b in out.events if len(b)]
-    if not batches:
-        return first, last
-    # every event's thread (its position in ``threads``, -1: another report's) grouped by a stable
-    # sort (a radix sort on 16 bits), then each group's min and max at once (``ufunc.at`` is 10x slower)
-    at = np.concatenate([local[b.thread] for b in batches])
-    time = np.concatenate([b.time for b in batches])
-    by = np.argsort(at.astype(np.int16) if n < (1 << 15) else at, kind="stable")
-    at, time = at[by], time[by]
-    mine = int(np.searchsorted(at, 0))
-    at, time = at[mine:], time[mine:]
-    if len(at):
-        group = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
-        first[at[group]] = np.minimum.reduceat(time, group)
-        last[at[group]] = np.maximum.reduceat(time, group)
+    small = n < (1 << 15)
+    for b in out.events:  # (a batch at a time: no copy of every event's time)
+        if not len(b):
+            continue
+        # the batch's events grouped by thread (its position in ``threads``, -1: another report's) by
+        # a stable sort (a radix sort on 16 bits), then each group's min and max at once (``ufunc.at``
+        # took 10 times as long)
+        at = local[b.thread]
+        by = np.argsort(at.astype(np.int16) if small else at, kind="stable")
+        at, time = at[by], b.time[by]
+        mine = int(np.searchsorted(at, 0))
+        at, time = at[mine:], time[mine:]
+        if len(at):
+            group = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
+            g = at[group]
+            first[g] = np.minimum(first[g], np.minimum.reduceat(time, group))
+            last[g] = np.maximum(last[g], np.maximum.reduceat(time, group))
     return first, last
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import MPI4, ROOT, convert
 
-from nsys2prv.core.intervals import by_keys, innermost_enclosing, nesting_depth, overlap_lanes, paint_states
+from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
 from nsys2prv.paraver.format import _format_compact, _format_compact_np, fields_per_record
 
@@ -333,36 +333,3 @@ def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(se
         got = overlap_lanes(g, starts, ends)
         assert (got == want).all()
     assert not overlap_lanes(g, s, e).any() and overlap_lanes(g, s, e + (np.arange(n) == n // 2) * 1_000).any()
-
-
-def test_by_keys_is_lexsort_by_keys_then_time():
-    rng = np.random.default_rng(7)
-    for n, highs in ((0, (3,)), (1, (3, 2)), (1000, (3,)), (5000, (4, 9, 2)), (300, (400, 400))):
-        keys = [rng.integers(0, h, n) for h in highs]  # (400 x 400: past 16 bits, lexsort itself)
-        time = rng.integers(0, 40, n)  # (many ties: both stable)
-        assert by_keys(keys, time).tolist() == np.lexsort((time, *reversed(keys))).tolist()
-    keys, time = [np.array([2, -1, 2, 0])], np.array([5, 1, 4, 4])
-    assert by_keys(keys, time).tolist() == [1, 3, 2, 0]
-
-
-def test_event_spans_first_and_last_event_of_each_thread():
-    from types import SimpleNamespace
-
-    from nsys2prv.translate import event_spans
-    from nsys2prv.translate.records import EventBatch, Translation
-
-    rng = np.random.default_rng(3)
-    out = Translation()
-    for n in (50, 0, 7, 200):
-        thread, time = rng.integers(0, 9, n), rng.integers(-5, 1000, n)
-        out.events.append(EventBatch(time, thread, np.zeros(n, np.int64), [(1, np.zeros(n, np.int64))]))
-    model = SimpleNamespace(threads=[None] * 9)
-    threads = np.array([1, 2, 5, 8, 0])  # (3, 4, 6, 7: another report's)
-    first, last = event_spans(out, model, threads)
-    thread = np.concatenate([b.thread for b in out.events])
-    time = np.concatenate([b.time for b in out.events])
-    for i, t in enumerate(threads):
-        mine = time[thread == t]
-        assert (first[i], last[i]) == ((mine.min(), mine.max()) if len(mine) else (np.iinfo(np.int64).max, -1))
-    first, last = event_spans(Translation(), model, threads)  # no event: none
-    assert first.tolist() == [np.iinfo(np.int64).max] * 5 and last.tolist() == [-1] * 5

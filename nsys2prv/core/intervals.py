@@ -5,7 +5,6 @@
   of one lane never overlap (GPU activities that overlap on one stream get extra rows).
 - ``paint_states``: per lane (thread), a piecewise-constant timeline from prioritised
   intervals; where none is active the lane's default state holds.
-- ``by_keys``: ``np.lexsort`` by small keys then a time, as two stable sorts (one a radix sort).
 """
 
 from __future__ import annotations
@@ -15,22 +14,6 @@ import numpy as np
 from nsys2prv.core.jit import kernel, njit
 
 _BIG = np.iinfo(np.int64).max
-
-
-def by_keys(keys: list[np.ndarray], time: np.ndarray) -> np.ndarray:
-    """``np.lexsort((time, *reversed(keys)))``: the rows by key tuple, then time.  Keys of small
-    non-negative values (lanes, tasks, GPU ids, classes) make one 16-bit key, sorted by a radix sort
-    after the times (both sorts stable: the same order, a few times faster); others: ``lexsort``."""
-    combined = np.zeros(len(time), np.int64)
-    span = 1
-    for k in keys:
-        lo, hi = (int(k.min()), int(k.max())) if len(k) else (0, 0)
-        if lo < 0 or span * (hi + 1) >= 1 << 15:
-            return np.lexsort((time, *reversed(keys)))
-        combined = combined * (hi + 1) + k
-        span *= hi + 1
-    by_time = np.argsort(time, kind="stable")
-    return by_time[np.argsort(combined.astype(np.int16)[by_time], kind="stable")]
 
 
 @kernel(interpret_below=100_000)
@@ -189,10 +172,10 @@ def paint_states(
     keep = end > start
     lane, start, end = lane[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
     state, prio = state[keep].astype(np.int64), prio[keep].astype(np.int64)
-    order = by_keys([lane], start)
+    order = np.lexsort((start, lane))
     lane, start, end, state, prio = lane[order], start[order], end[order], state[order], prio[order]
     offsets = np.searchsorted(lane, np.arange(len(default) + 1)).astype(np.int64)
-    ends_order = by_keys([lane], end).astype(np.int64)  # per lane by end; ties keep start order
+    ends_order = np.lexsort((end, lane)).astype(np.int64)  # per lane by end; ties keep start order
     cap = 2 * len(start) + len(default) + 1
     out = [np.empty(cap, np.int64) for _ in range(4)]
     active = np.empty(max(int(np.diff(offsets).max(initial=0)), 1), np.int64)

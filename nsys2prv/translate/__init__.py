@@ -40,28 +40,16 @@ def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np
     """First and last event time of each of the global threads ``threads`` (int64 max and -1 where a
     thread has none): arrays of those threads only (a report's chunk paints its own threads, and nothing
     here may cost the run's thread count per report)."""
-    n = len(threads)
     local = np.full(len(model.threads), -1, np.int64)
-    local[threads] = np.arange(n)
-    first = np.full(n, np.iinfo(np.int64).max, np.int64)
-    last = np.full(n, -1, np.int64)
-    small = n < (1 << 15)
-    for b in out.events:  # (a batch at a time: no copy of every event's time)
-        if not len(b):
-            continue
-        # the batch's events grouped by thread (its position in ``threads``, -1: another report's) by
-        # a stable sort (a radix sort on 16 bits), then each group's min and max at once (``ufunc.at``
-        # took 10 times as long)
-        at = local[b.thread]
-        by = np.argsort(at.astype(np.int16) if small else at, kind="stable")
-        at, time = at[by], b.time[by]
-        mine = int(np.searchsorted(at, 0))
-        at, time = at[mine:], time[mine:]
-        if len(at):
-            group = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
-            g = at[group]
-            first[g] = np.minimum(first[g], np.minimum.reduceat(time, group))
-            last[g] = np.maximum(last[g], np.maximum.reduceat(time, group))
+    local[threads] = np.arange(len(threads))
+    first = np.full(len(threads), np.iinfo(np.int64).max, np.int64)
+    last = np.full(len(threads), -1, np.int64)
+    for b in out.events:
+        if len(b):
+            at = local[b.thread]
+            mine = at >= 0
+            np.minimum.at(first, at[mine], b.time[mine])
+            np.maximum.at(last, at[mine], b.time[mine])
     return first, last
 
 

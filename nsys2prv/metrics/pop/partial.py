@@ -12,7 +12,6 @@ import pandas as pd
 
 from nsys2prv.core import columns as C
 from nsys2prv.core.columns import Frame
-from nsys2prv.core.intervals import by_keys
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.measures import (
     mask_durations,
@@ -126,7 +125,7 @@ def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple
     if len(start) == 0:
         z = np.zeros(0, np.int64)
         return (*[z] * len(keys), z, z)
-    order = by_keys(keys, start)
+    order = np.lexsort((start, *reversed(keys)))
     ks = [k[order] for k in keys]
     s, e = start[order], end[order]
     change = np.zeros(len(s), bool)

@@ -23,7 +23,7 @@ from pathlib import Path
 import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
-from conftest import CLOVERLEAF, MPI4, convert, need
+from conftest import CLOVERLEAF, MPI4, convert, convert_valid, need
 from gpu_cluster import gpu_cluster_reports
 from paraver_validator import validate_trace
 from test_cfgs import SHIPPED, build
@@ -189,10 +189,17 @@ BA_STREAM = re.compile(r"^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$")
 BA_GPU_ROW = re.compile(r"^Metrics GPU(\d+)\s*$")
 
 
+def assert_row_names_unique(threads: list[str]) -> None:
+    """Every row's label is unique in the trace (issue 36): an analyst tells every row apart by name."""
+    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
+    assert repeated == {}
+
+
 def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
     """Stream rows name their GPU (the number of the GPU's ``Metrics GPU<n>`` row: one numbering over the
-    run, GPU ids being per host) and host, in the forms BasicAnalysis reads; a label repeats only for an
-    overlap lane of a stream (right after it); the .row's comments give each number's host and GPU id."""
+    run, GPU ids being per host), host and, on a GPU several processes share, rank, in the forms
+    BasicAnalysis reads; an overlap lane of a stream (right after it) adds its number, so every label
+    is unique; the .row's comments give each number's host and GPU id."""
     base = O.convert("gpu-shared", tmp_path)
     trace = validate_trace(str(base))
     tasks, threads = trace.row["TASK"], trace.row["THREAD"]
@@ -203,7 +210,7 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
         host = host_of_task[task]
         if label.startswith("CUDA-"):
             m = BA_STREAM.match(label)
-            assert m and m.group(3) == host, label
+            assert m and m.group(3).startswith(f"{host}-rank{task}"), label
             streams.add((host, int(m.group(1)[1:])))
         elif label.startswith("Metrics"):
             gpu_row = BA_GPU_ROW.match(label)
@@ -212,12 +219,26 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
         else:
             assert label.startswith(f"Rank {task} ") and not BA_STREAM.match(label), label
     assert streams == gpus == {("node000", 0), ("node001", 1)}
-    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
-    assert repeated == {"CUDA-D0.S10-node000": 2}
-    lane = threads.index("CUDA-D0.S10-node000")
-    assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream
+    assert_row_names_unique(threads)
+    lane = threads.index("CUDA-D0.S10-node000-rank3")
+    assert threads[lane + 1] == "CUDA-D0.S10-node000-rank3-overlap1"  # the overlap lane, right after its stream
     comments = [line for line in Path(f"{base}.row").read_text().splitlines() if line.startswith("#")]
     assert comments == ["# nsys2prv: GPU 0 = node000 GPU 0", "# nsys2prv: GPU 1 = node001 GPU 0"]
+
+
+def test_streams_of_processes_sharing_a_gpu_name_their_rank(tmp_path):
+    """Every rank of a host on one GPU and one stream id (each process's default stream): the stream rows
+    say whose they are (the rank after the host), so no two rows share a label, and BasicAnalysis's
+    pattern still reads each as a stream of GPU <n>."""
+    from test_view_semantics import shared_gpu_rank
+
+    reports = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r, stream=7) for r in range(8)]
+    threads = convert_valid(["-m", *reports], tmp_path / "shared")[0].row["THREAD"]
+    assert_row_names_unique(threads)
+    streams = [t for t in threads if t.startswith("CUDA")]
+    want = [f"CUDA-D{r // 4}.S7-node00{r // 4}-rank{r}" for r in range(8)]
+    assert streams == [*want[:4], f"{want[3]}-overlap1", *want[4:]]  # (rank 3's copy overlaps its kernel)
+    assert [BA_STREAM.match(t).group(1) for t in streams] == ["D0"] * 5 + ["D1"] * 4  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="module")

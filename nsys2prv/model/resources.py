@@ -11,10 +11,8 @@ Labels follow the forms BSC BasicAnalysis's nsys2prv path reads: streams ``CUDA-
 (its pattern ``^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$`` reads the suffix as the node), where
 ``<gpu>`` is the GPU's number in the run (``run_gpu_numbers``: GPU ids are per host), that of the
 ``Metrics GPU<gpu>`` rows (``^Metrics GPU\d+\s*$``, so they carry nothing else); CPU threads
-``Rank 0 main (1234)``.  Every row's label is unique in the trace: on a GPU several processes use, a
-stream's label adds whose it is (``CUDA-D7.S7-node1-rank3``), and an overlap lane its number
-(``CUDA-D0.S7-node1-overlap1``); BasicAnalysis then reads ``node1-rank3`` as the node (one device per
-process and GPU there, one per lane: see docs/paraver-views.md).
+``Rank 0 main (1234)``.  Every label is unique: on a shared GPU a stream's adds its rank (``-rank3``), an
+overlap lane its number (``-overlap1``), which BasicAnalysis reads as part of the node (docs/paraver-views.md).
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -488,32 +486,25 @@ def run_gpu_numbers(tasks: list[Task], nodes: list[str], owners: dict[int, dict[
 
 
 def sharer_words(tasks: list[Task]) -> dict[tuple[int, int], str]:
-    """(task, GPU id) -> the word that tells its stream rows from those of the other processes on the GPU
-    (``rank3``; ``pid4242`` when ranks are missing or repeat among them; ``task2`` when pids repeat too),
-    for the GPUs several processes use; a GPU one process uses is not in it."""
+    """(task, GPU id) -> what tells its streams from the other processes' on a GPU several use: ``rank3``
+    (``pid4242`` when ranks are missing or repeat among them, ``task2`` when pids repeat too)."""
     users: dict[tuple[str, int], list[int]] = {}
     for ti, task in enumerate(tasks):
         for g in task.gpus:
             users.setdefault((task.host, g), []).append(ti)
     out: dict[tuple[int, int], str] = {}
-    for (_, g), tis in users.items():
-        if len(tis) < 2:
-            continue
-        ranks = [tasks[ti].rank for ti in tis]
-        pids = [tasks[ti].pid for ti in tis]
-        for ti, r, p in zip(tis, ranks, pids, strict=True):
-            if None not in ranks and len(set(ranks)) == len(ranks):
-                out[(ti, g)] = f"rank{r}"
-            else:
-                out[(ti, g)] = f"pid{p}" if len(set(pids)) == len(pids) else f"task{ti + 1}"
+    for (_, g), tis in ((k, v) for k, v in users.items() if len(v) > 1):
+        for word in ("rank", "pid", "task"):
+            ids = [getattr(tasks[ti], word) if word != "task" else ti + 1 for ti in tis]
+            if None not in ids and len(set(ids)) == len(ids):
+                break
+        out.update({(ti, g): f"{word}{i}" for ti, i in zip(tis, ids, strict=True)})
     return out
 
 
 def stream_label(gpu: int, stream: int, host: str, whose: str = "", lane: int = 0) -> str:
-    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU's number (as its ``Metrics GPU<gpu>`` row), the stream and
-    the host; then, so that every row's label is unique in the trace, ``-<whose>`` (``rank3``: on a GPU
-    several processes use, ``sharer_words``) and ``-overlap<lane>`` (an overlap lane's row).  One word
-    (no whitespace), so BasicAnalysis's pattern still reads the row as a stream (its suffix as the node)."""
+    """``CUDA-D<gpu>.S<stream>-<host>`` (the GPU's number, as its ``Metrics GPU<gpu>`` row), then ``-<whose>``
+    (``sharer_words``) and ``-overlap<lane>``: unique, one word (BasicAnalysis's pattern reads a stream)."""
     word = re.sub(r"\s+", "_", host.strip())
     parts = [w for w in (word, whose, f"overlap{lane}" if lane else "") if w]
     return f"CUDA-D{gpu}.S{stream}" + "".join(f"-{w}" for w in parts)

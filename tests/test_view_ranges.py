@@ -410,6 +410,9 @@ def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name)
             if a.statistic in ("#Sends", "Bytes sent"):  # a column per thread
                 names = [lab for task in task_rows(header, row_text) for lab in task]
                 assert len(names) == n
+                if a.hide_cols and control.rows:  # (the launch matrix: CPU rows, the other rows' columns)
+                    shown = _selected_rows(base, control)
+                    names = [lab for lab in names if lab not in shown]
             elif control.kind == "single" and control.compose["compose_thread"] in ("As Is", "Stacked Val"):
                 # the names of the values (types may share values) but 0, which Paraver leaves out
                 assert set().union(*(labels.get(t, {}) for t in control.types)) == set().union(

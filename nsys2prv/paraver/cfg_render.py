@@ -304,6 +304,8 @@ def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None
     if h.statistic in COMM_STATISTICS:  # a column per partner: any row of the level
         columns = (info.rows.get(control.level) if info is not None else None) or rows
         names = [lab for task in info.tasks for lab in task] if info is not None and labels else None
+        if names is not None and h.hide_cols and control.rows:  # (the launch matrix: CPU rows, stream columns)
+            names = [lab for lab in names if row_kind(lab) not in control.rows]
     else:
         names = column_labels(control, info)
         values = window_values(control, info)

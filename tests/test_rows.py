@@ -76,9 +76,9 @@ def overlap(tmp_path_factory):
 
 def test_overlapping_kernels_get_extra_rows_of_their_stream(overlap):
     tr, s = overlap
-    # the overlap rows carry their stream's label (BasicAnalysis counts them into device D0 of the host)
+    # the overlap rows carry their stream's label and their lane's number: every row name is unique
     s7, s9 = "CUDA-D0.S7-gpunode", "CUDA-D0.S9-gpunode"
-    assert tr.row["THREAD"] == ["Process 6000 main (6000)", s7, s7, s7, s9]
+    assert tr.row["THREAD"] == ["Process 6000 main (6000)", s7, f"{s7}-overlap1", f"{s7}-overlap2", s9]
     S7, S7_2, S7_3, S9 = 2, 3, 4, 5
     k = intervals(tr, KERNEL)
     assert sorted(zip(k["label"], k["thread"], k["start"], k["end"])) == [

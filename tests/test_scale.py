@@ -99,7 +99,7 @@ def test_streaming_merge_equals_the_reference_writer(cases, tmp_path):
                 ("GPU activity rows", r"^2:.*:63000090:[1-9]"),
                 ("NCCL kernels", r"^1:(\d+:){6}13$"),  # state Group Communication
                 ("MPI messages", r"^3:"),
-                ("overlap lanes", r"^(CUDA-D0\.S7-\S+)\n\1$"),
+                ("overlap lanes", r"^(CUDA-D0\.S7-\S+)\n\1-overlap1$"),
             )
             if re.search(mark, text, re.M)
         }

@@ -23,7 +23,7 @@ from pathlib import Path
 import oracle_cases as O
 import pytest
 from cfg_parser import parse_cfg
-from conftest import CLOVERLEAF, MPI4, convert, need
+from conftest import CLOVERLEAF, MPI4, convert, convert_valid, need
 from gpu_cluster import gpu_cluster_reports
 from paraver_validator import validate_trace
 from test_cfgs import SHIPPED, build
@@ -31,8 +31,18 @@ from test_cfgs import SHIPPED, build
 from nsys2prv.core import registry as R
 from nsys2prv.paraver import palette
 from nsys2prv.paraver.cfg_model import COLLECTIVE, LAUNCH_TAGS
-from nsys2prv.paraver.cfg_render import TABLE_COL_PX, TABLE_MAX_WIDTH, TABLE_ROW_PX
-from nsys2prv.paraver.trace_views import COLLECTIVE_SIZES, pcf_types, pcf_values, row_counts, selected
+from nsys2prv.paraver.cfg_render import TABLE_CHROME_PX, TABLE_MAX_WIDTH, TABLE_ROW_PX
+from nsys2prv.paraver.text_width import text_px
+from nsys2prv.paraver.trace_views import (
+    COLLECTIVE_SIZES,
+    pcf_types,
+    pcf_value_names,
+    pcf_values,
+    row_counts,
+    selected,
+    task_rows,
+    trace_info,
+)
 
 ROW_PX = 16
 
@@ -189,10 +199,17 @@ BA_STREAM = re.compile(r"^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$")
 BA_GPU_ROW = re.compile(r"^Metrics GPU(\d+)\s*$")
 
 
+def assert_row_names_unique(threads: list[str]) -> None:
+    """Every row's label is unique in the trace (issue 36): an analyst tells every row apart by name."""
+    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
+    assert repeated == {}
+
+
 def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
     """Stream rows name their GPU (the number of the GPU's ``Metrics GPU<n>`` row: one numbering over the
-    run, GPU ids being per host) and host, in the forms BasicAnalysis reads; a label repeats only for an
-    overlap lane of a stream (right after it); the .row's comments give each number's host and GPU id."""
+    run, GPU ids being per host), host and, on a GPU several processes share, rank, in the forms
+    BasicAnalysis reads; an overlap lane of a stream (right after it) adds its number, so every label
+    is unique; the .row's comments give each number's host and GPU id."""
     base = O.convert("gpu-shared", tmp_path)
     trace = validate_trace(str(base))
     tasks, threads = trace.row["TASK"], trace.row["THREAD"]
@@ -203,7 +220,7 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
         host = host_of_task[task]
         if label.startswith("CUDA-"):
             m = BA_STREAM.match(label)
-            assert m and m.group(3) == host, label
+            assert m and m.group(3).startswith(f"{host}-rank{task}"), label
             streams.add((host, int(m.group(1)[1:])))
         elif label.startswith("Metrics"):
             gpu_row = BA_GPU_ROW.match(label)
@@ -212,12 +229,26 @@ def test_rows_on_8_ranks_over_2_hosts_name_their_host_and_gpu(tmp_path):
         else:
             assert label.startswith(f"Rank {task} ") and not BA_STREAM.match(label), label
     assert streams == gpus == {("node000", 0), ("node001", 1)}
-    repeated = {lab: n for lab in set(threads) if (n := threads.count(lab)) > 1}
-    assert repeated == {"CUDA-D0.S10-node000": 2}
-    lane = threads.index("CUDA-D0.S10-node000")
-    assert threads[lane + 1] == threads[lane]  # the overlap lane, right after its stream
+    assert_row_names_unique(threads)
+    lane = threads.index("CUDA-D0.S10-node000-rank3")
+    assert threads[lane + 1] == "CUDA-D0.S10-node000-rank3-overlap1"  # the overlap lane, right after its stream
     comments = [line for line in Path(f"{base}.row").read_text().splitlines() if line.startswith("#")]
     assert comments == ["# nsys2prv: GPU 0 = node000 GPU 0", "# nsys2prv: GPU 1 = node001 GPU 0"]
+
+
+def test_streams_of_processes_sharing_a_gpu_name_their_rank(tmp_path):
+    """Every rank of a host on one GPU and one stream id (each process's default stream): the stream rows
+    say whose they are (the rank after the host), so no two rows share a label, and BasicAnalysis's
+    pattern still reads each as a stream of GPU <n>."""
+    from test_view_semantics import shared_gpu_rank
+
+    reports = [shared_gpu_rank(tmp_path / f"rank{r}.sqlite", r, stream=7) for r in range(8)]
+    threads = convert_valid(["-m", *reports], tmp_path / "shared")[0].row["THREAD"]
+    assert_row_names_unique(threads)
+    streams = [t for t in threads if t.startswith("CUDA")]
+    want = [f"CUDA-D{r // 4}.S7-node00{r // 4}-rank{r}" for r in range(8)]
+    assert streams == [*want[:4], f"{want[3]}-overlap1", *want[4:]]  # (rank 3's copy overlaps its kernel)
+    assert [BA_STREAM.match(t).group(1) for t in streams] == ["D0"] * 5 + ["D1"] * 4  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="module")
@@ -360,12 +391,15 @@ def test_message_matrix_counts_mpi_messages_only():
 
 @pytest.mark.parametrize("name", ["mpi4", "gpu"])
 def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name):
-    """A table of N rows and M columns: N rows of the table's row height, M columns of its column
-    width (M: the values the control window can show, from the .pcf; a matrix: the rows again), up to
-    the largest window."""
+    """A table of N rows and M columns: N rows of the table's row height, M columns at least as wide as
+    wxparaver draws their labels (the names of the values the control window can show, from the .pcf;
+    a matrix: the rows' labels), up to the largest window."""
     base, views, _ = traces[name]
-    rows = row_counts(Path(f"{base}.row").read_text())
+    row_text = Path(f"{base}.row").read_text()
+    rows = row_counts(row_text)
     values = pcf_values(Path(f"{base}.pcf").read_text())
+    labels = pcf_value_names(Path(f"{base}.pcf").read_text())
+    header = Path(f"{base}.prv").open().readline()
     checked = 0
     for p in views.rglob("*.cfg"):
         cfg = parse_cfg(p.read_text(), str(p))
@@ -373,15 +407,60 @@ def test_histograms_rendered_for_a_trace_show_every_row_and_column(traces, name)
             control = cfg.windows[a.control - 1]
             n = rows[control.level]
             assert a.height >= min(1000, n * TABLE_ROW_PX), f"{p.name} {a.name!r}: {a.height} px for {n} rows"
-            if a.statistic in ("#Sends", "Bytes sent"):
-                columns = n
+            if a.statistic in ("#Sends", "Bytes sent"):  # a column per thread
+                names = [lab for task in task_rows(header, row_text) for lab in task]
+                assert len(names) == n
+                if a.hide_cols and control.rows:  # (the launch matrix: CPU rows, the other rows' columns)
+                    shown = _selected_rows(base, control)
+                    names = [lab for lab in names if lab not in shown]
             elif control.kind == "single" and control.compose["compose_thread"] in ("As Is", "Stacked Val"):
-                columns = len(set().union(*(values.get(t, ()) for t in control.types)))  # (types may share values)
+                # the names of the values (types may share values) but 0, which Paraver leaves out
+                assert set().union(*(labels.get(t, {}) for t in control.types)) == set().union(
+                    *(values.get(t, ()) for t in control.types)
+                )
+                names = [name for v, name in set().union(*(labels[t].items() for t in control.types)) if v != 0]
             else:
                 continue
-            assert a.width >= min(TABLE_MAX_WIDTH, columns * TABLE_COL_PX), f"{p.name} {a.name!r}: {a.width} px"
+            least = TABLE_CHROME_PX + sum(text_px(lab, bold=True) for lab in names)  # every column label drawn
+            assert min(TABLE_MAX_WIDTH, least) <= a.width <= TABLE_MAX_WIDTH, f"{p.name} {a.name!r}: {a.width} px"
             checked += 1
     assert checked >= 2, checked
+
+
+def test_table_texts_are_sized_as_wxparaver_draws_them():
+    """text_px bounds what wxparaver 4.11.4 draws (measured on the Quick start's MPI time table under
+    Xvfb: a column's width, padding and grid line included), by at most 10 px: the labels' bold font,
+    the cells' numbers, a row label."""
+    measured = {
+        ("MPI_Isend", True): 86,
+        ("MPI_Irecv", True): 83,
+        ("MPI_Barrier", True): 99,
+        ("MPI_Allreduce", True): 117,
+        ("MPI_Sendrecv", True): 116,
+        ("2,596,602.23 us", False): 113,
+        ("Rank 0 worker (25223)", True): 175,
+    }
+    assert {k: 0 <= text_px(*k) - px <= 10 for k, px in measured.items()} == dict.fromkeys(measured, True)
+
+
+def test_mpi_histogram_of_the_quick_start_is_as_wide_as_its_columns(traces):
+    """The Quick start's MPI time table: 10 columns (the calls; Outside MPI, value 0, is left out) and
+    16 rows; it opened 1560 px wide (120 px a listed value, 0 included) for 1,225 px of table and border
+    in wxparaver.  Sized from its labels and the longest time a row can hold (the trace's 1.24 s,
+    "1,242,079.71 us"), it opens 1371 px wide."""
+    base, views, _ = traces["mpi4"]
+    info = trace_info(Path(f"{base}.pcf"))
+    assert info.duration_ns == 1_242_079_711
+    cfg = parse_cfg((views / "analysis" / "mpi_time.cfg").read_text(), "mpi_time")
+    (hist,) = cfg.analyzers
+    names = {v: n for t in cfg.windows[hist.control - 1].types for v, n in info.names[t].items()}
+    labels = [names[v] for v in sorted(names) if v]
+    assert len(labels) == 10 and "Outside MPI" not in labels
+    number = text_px("1,242,079.71 us", bold=False)
+    columns = [max(text_px(lab, bold=True), number) for lab in labels]
+    row_label = max(text_px(lab, bold=True) for task in info.tasks for lab in task)
+    assert (row_label, number, sum(columns)) == (184, 113, 1139)
+    assert hist.width == TABLE_CHROME_PX + row_label + sum(columns) == 1371
 
 
 def test_os_runtime_calls_of_a_trace_get_distinct_colours(traces):
@@ -410,7 +489,7 @@ def test_the_pcf_lists_the_mpi_calls_the_trace_holds_and_histograms_fit_them(tra
     assert held == {0, 3, 4, 6, 7, 8, 9, 10, 31, 32, 41}
     assert {t: listed[t] for t in R.MPI_TYPES} == dict.fromkeys(R.MPI_TYPES, frozenset(held))
     (hist,) = parse_cfg((views / "analysis" / "mpi_time.cfg").read_text(), "mpi_time").analyzers
-    assert hist.width == 240 + 11 * TABLE_COL_PX == 1560
+    assert hist.width == 1371  # (test_mpi_histogram_of_the_quick_start_is_as_wide_as_its_columns)
     (win,) = parse_cfg((views / "views" / "mpi_calls.cfg").read_text(), "mpi_calls").windows
     assert win.maximum_y == 41.0
 

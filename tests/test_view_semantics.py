@@ -134,10 +134,12 @@ def test_views_reproduce_pop_json_on_generated_gpu_ranks(tmp_path, per_host):
         assert want["device useful_time_ns"] == {}
 
 
-def shared_gpu_rank(path: Path, r: int, gpus: int = 1) -> str:
+def shared_gpu_rank(path: Path, r: int, gpus: int = 1, stream: int | None = None) -> str:
     """Rank r of 8, 4 per host sharing its ``gpus`` GPUs (0, or 0 and 1: ranks 0-1 and 2-3 of the host),
     each rank's kernels 7 us after the previous rank's (so the per-GPU union differs from every
-    process's own)."""
+    process's own); on stream 7 + r % 4, or ``stream`` (every rank's: the default stream of each
+    process)."""
+    sid = 7 + r % 4 if stream is None else stream
     b = NsysBuilder(
         path, host=f"node{r // 4:03d}", session_start_ns=1_700_000_000_000_000_000, env={"PMI_RANK": str(r)}
     )
@@ -149,12 +151,12 @@ def shared_gpu_rank(path: Path, r: int, gpus: int = 1) -> str:
     for step in range(3):
         b.cuda_api(pid, pid, "cudaLaunchKernel_v7000", t + 1_000, t + 3_000, 2 * step + 1)
         s = t + 4_000 + (r % 4) * 7_000
-        b.kernel(pid, r % 4 * gpus // 4, 7 + r % 4, s, s + 20_000, 2 * step + 1, "saxpy")
+        b.kernel(pid, r % 4 * gpus // 4, sid, s, s + 20_000, 2 * step + 1, "saxpy")
         b.cuda_api(pid, pid, "cudaMemcpy_v3020", t + 41_000, t + 50_000, 2 * step + 2)
         b.memcpy(
             pid,
             r % 4 * gpus // 4,
-            7 + r % 4,
+            sid,
             t + 42_000 + r * 500,
             t + 48_000 + r * 500,
             2 * step + 2,

@@ -1,7 +1,7 @@
 r"""The Paraver resource model: node = host, task = profiled process (rank), threads =
 the process's CPU threads that have events, then one thread per GPU stream -- and one more per
-overlap lane of a stream whose activities overlap (a second ``CUDA-D0.S7`` row right after the
-first, as Nsight Systems draws them), then one row per GPU the process is the first to use
+overlap lane of a stream whose activities overlap (a ``CUDA-D0.S7-<host>-overlap1`` row right after
+the first, as Nsight Systems draws them), then one row per GPU the process is the first to use
 (``Metrics GPU3``: the GPU's sampled metrics, if any).  When processes and GPUs are not one to one
 (a GPU shared by ranks, a rank using several GPUs), every GPU of a host has such a row, in the first
 task using it: it carries the GPU's activity over all its streams and processes (GPU_ACTIVITY), the
@@ -11,8 +11,8 @@ Labels follow the forms BSC BasicAnalysis's nsys2prv path reads: streams ``CUDA-
 (its pattern ``^(?:CUDA|HIP)-(D\d+)\.S(\d+)(?:-(\S+))?\s*$`` reads the suffix as the node), where
 ``<gpu>`` is the GPU's number in the run (``run_gpu_numbers``: GPU ids are per host), that of the
 ``Metrics GPU<gpu>`` rows (``^Metrics GPU\d+\s*$``, so they carry nothing else); CPU threads
-``Rank 0 main (1234)``.  A stream label cannot carry a rank (BasicAnalysis would read it as part of the
-node): the task level, the CPU threads just above and the .row's task labels say whose stream it is.
+``Rank 0 main (1234)``.  Every label is unique: on a shared GPU a stream's adds its rank (``-rank3``), an
+overlap lane its number (``-overlap1``), which BasicAnalysis reads as part of the node (docs/paraver-views.md).
 
 Every thread also gets its own CPU on its node, so CPU-level views show one row per
 thread; node i declares as many CPUs as its tasks have threads.
@@ -428,6 +428,7 @@ def build_model(
         owners.setdefault(ti, {}).setdefault(d, tasks[ti].report)
     model.gpu_numbers = run_gpu_numbers(tasks, nodes, owners)
     number = model.gpu_numbers
+    whose = sharer_words(tasks)
     for ti, task in enumerate(tasks):
         ident = identities[task.report]
         tids = sorted(cpu_keys[task.report].get(task.pid, ()), key=lambda t: (t != task.pid, t))
@@ -445,7 +446,8 @@ def build_model(
             gpu_index.setdefault(task.report, ([], []))
             gpu_index[task.report][0].append((task.pid, d, s, ln))
             gpu_index[task.report][1].append(len(threads))
-            label = stream_label(number[(task.host, task_gpu_of[ti].get(d, d))], s, task.host)
+            gpu_id = task_gpu_of[ti].get(d, d)
+            label = stream_label(number[(task.host, gpu_id)], s, task.host, whose.get((ti, gpu_id), ""), ln)
             threads.append(Thread(ti, "gpu", ("gpu", d, s, ln), label))  # overlap lanes too
         for g in sorted(owners.get(ti, {})):
             task.threads.append(len(threads))
@@ -483,11 +485,29 @@ def run_gpu_numbers(tasks: list[Task], nodes: list[str], owners: dict[int, dict[
     return out
 
 
-def stream_label(gpu: int, stream: int, host: str) -> str:
-    """``CUDA-D<gpu>.S<stream>-<host>``: the GPU's number (as its ``Metrics GPU<gpu>`` row), the stream and
-    the host (BasicAnalysis reads the suffix as the node: one word)."""
+def sharer_words(tasks: list[Task]) -> dict[tuple[int, int], str]:
+    """(task, GPU id) -> what tells its streams from the other processes' on a GPU several use: ``rank3``
+    (``pid4242`` when ranks are missing or repeat among them, ``task2`` when pids repeat too)."""
+    users: dict[tuple[str, int], list[int]] = {}
+    for ti, task in enumerate(tasks):
+        for g in task.gpus:
+            users.setdefault((task.host, g), []).append(ti)
+    out: dict[tuple[int, int], str] = {}
+    for (_, g), tis in ((k, v) for k, v in users.items() if len(v) > 1):
+        for word in ("rank", "pid", "task"):
+            ids = [getattr(tasks[ti], word) if word != "task" else ti + 1 for ti in tis]
+            if None not in ids and len(set(ids)) == len(ids):
+                break
+        out.update({(ti, g): f"{word}{i}" for ti, i in zip(tis, ids, strict=True)})
+    return out
+
+
+def stream_label(gpu: int, stream: int, host: str, whose: str = "", lane: int = 0) -> str:
+    """``CUDA-D<gpu>.S<stream>-<host>`` (the GPU's number, as its ``Metrics GPU<gpu>`` row), then ``-<whose>``
+    (``sharer_words``) and ``-overlap<lane>``: unique, one word (BasicAnalysis's pattern reads a stream)."""
     word = re.sub(r"\s+", "_", host.strip())
-    return f"CUDA-D{gpu}.S{stream}" + (f"-{word}" if word else "")
+    parts = [w for w in (word, whose, f"overlap{lane}" if lane else "") if w]
+    return f"CUDA-D{gpu}.S{stream}" + "".join(f"-{w}" for w in parts)
 
 
 def metric_label(gpu: int) -> str:

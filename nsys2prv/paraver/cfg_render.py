@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from nsys2prv.core import registry as R
 from nsys2prv.model.resources import row_kind
 from nsys2prv.paraver import palette
-from nsys2prv.paraver.cfg_model import COMM_STATISTICS, Histogram, View, Window
+from nsys2prv.paraver.cfg_model import COMM_STATISTICS, US, Histogram, View, Window
+from nsys2prv.paraver.text_width import text_px
 
 FULL_SCALE = "1.000000000000"
 ZERO = "0.000000000000"
@@ -37,18 +38,26 @@ WIDTH, SHIPPED_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 800, 400, 115, 1000
 # window's toolbar and header above them and its 7 statistics rows (Total .. Avg/Max) below; a view
 # rendered for a trace opens with every row and column in sight, up to the maximum size.
 TABLE_ROW_PX, TABLE_COL_PX, TABLE_LABEL_PX, TABLE_EXTRA_PX = 24, 120, 240, 300
-TABLE_MAX_WIDTH, TABLE_MIN_WIDTH = 1600, 400
+TABLE_MAX_WIDTH, TABLE_MIN_WIDTH = 1600, 690  # (the least: wxparaver's histogram toolbar, every button)
+# ... sized from its texts (text_width.text_px): the window's border left of the table and its vertical
+# scroll bar and border right of it; the statistics rows' labels; the statistics whose cells are times.
+TABLE_CHROME_PX = 48
+STATISTICS_ROWS = ("Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max")
+TIME_STATISTICS = frozenset({"Time", "Average Burst Time"})
 STATE_FUNCTIONS = frozenset({"State As Is"})
 
 
 @dataclass(frozen=True)
 class TraceInfo:
     """What a view rendered for one trace knows of it: the values of each event type its .pcf lists
-    and the number of rows per level (thread, task, node); per task, its threads' row labels."""
+    (and their names), the number of rows per level (thread, task, node); per task, its threads' row
+    labels; the trace's duration."""
 
     values: dict[int, frozenset[int]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     tasks: tuple[tuple[str, ...], ...] = ()
+    names: dict[int, dict[int, str]] = field(default_factory=dict)  # type -> {value: its .pcf name}
+    duration_ns: int = 0  # the trace's (its .prv header's; 0: not known)
 
 
 def _f(x: float) -> str:
@@ -244,32 +253,81 @@ def _window(w: Window, number: int, units: str, info: TraceInfo | None) -> list[
     return lines + [""]
 
 
-def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> tuple[int, int]:
+def column_labels(w: Window, info: TraceInfo | None) -> list[str] | None:
+    """The column labels of a histogram whose control window is ``w``: one per value it can show but 0
+    (Paraver leaves value 0 out of a histogram), named as the .pcf (or the registry) names it; a window
+    of 0 and 1 (inside a call, Sign): the column "1"; None: not known here."""
+    if w.maximum_y == 1.0 and not w.gradient:
+        return ["1"]
+    if w.compose_thread not in ("As Is", "Stacked Val") or w.top != "As Is":
+        return None
+    values = window_values(w, info)
+    if values is None:
+        return None
+    names: dict[int, str] = dict(R.STATES) if not w.types else {}
+    for t in w.types:
+        et = R.BY_ID.get(t)
+        names |= (info.names.get(t) if info is not None else None) or (et.values if et is not None else {})
+    return [names.get(v) or str(v) for v in sorted(values) if v != 0]
+
+
+def row_labels(w: Window, info: TraceInfo | None) -> list[str]:
+    """The labels of the rows a thread-level window shows (none: not known here)."""
+    if info is None or w.level != "thread":
+        return []
+    return [lab for labels in info.tasks for lab in labels if not w.rows or row_kind(lab) in w.rows]
+
+
+def number_text(h: Histogram, units: str, info: TraceInfo | None) -> str:
+    """The widest number a cell of ``h`` is taken to hold, as wxparaver writes it (two decimals; ns times
+    are whole but their Average and StDev): a time, the trace's duration -- what a row, and the Average,
+    Maximum, Minimum and StDev rows, can hold at most (the Total row can hold more: a column whose total
+    is longer than the run is drawn wider, the others' slack makes up for it); a count or a size (not
+    bounded here), eight digits."""
+    if h.statistic in TIME_STATISTICS and info is not None and info.duration_ns:
+        most = info.duration_ns / (1000 if units == US else 1)
+        return f"{most:,.2f} {'us' if units == US else 'ns'}"
+    return "99,999,999.00"
+
+
+def table_size(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None, units: str = US) -> tuple[int, int]:
     """(width, height) of a histogram's window: the shipped size, or for a view rendered for a trace
     one that shows its rows (the .row's objects of the level) and columns (the values the control
-    window can show, or the rows again for a communication matrix) without scrolling."""
+    window can show, or the rows again for a communication matrix) without scrolling: as wide as
+    wxparaver draws its row labels and every column (its label or its widest number,
+    ``text_width.text_px``), when the trace says what they are; else 120 px a column."""
     control = windows[h.control - 1]
     rows = shown_rows(control, info)
     if not rows:
         return WIDTH, SHIPPED_HEIGHT
+    labels = row_labels(control, info)
     if h.statistic in COMM_STATISTICS:  # a column per partner: any row of the level
         columns = (info.rows.get(control.level) if info is not None else None) or rows
+        names = [lab for task in info.tasks for lab in task] if info is not None and labels else None
+        if names is not None and h.hide_cols and control.rows:  # (the launch matrix: CPU rows, stream columns)
+            names = [lab for lab in names if row_kind(lab) not in control.rows]
     else:
+        names = column_labels(control, info)
         values = window_values(control, info)
-        columns = len(values) if values is not None else 0
-    width = TABLE_LABEL_PX + columns * TABLE_COL_PX if columns else WIDTH
+        columns = len(names) if names is not None else len(values) if values is not None else 0
+    if names is not None and labels:
+        number = text_px(number_text(h, units, info), bold=False)
+        label_px = max(text_px(lab, bold=True) for lab in [*labels, *STATISTICS_ROWS])
+        width = TABLE_CHROME_PX + label_px + sum(max(text_px(n, bold=True), number) for n in names)
+    else:
+        width = TABLE_LABEL_PX + columns * TABLE_COL_PX if columns else WIDTH
     return (
         max(TABLE_MIN_WIDTH, min(TABLE_MAX_WIDTH, width)),
         max(MIN_HEIGHT, min(MAX_HEIGHT, rows * TABLE_ROW_PX + TABLE_EXTRA_PX)),
     )
 
 
-def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None) -> list[str]:
+def _histogram(h: Histogram, windows: tuple[Window, ...], info: TraceInfo | None, units: str) -> list[str]:
     """A histogram that opens as a table of numbers (Zoom disabled), sized to its rows and columns,
     empty columns hidden but in a communication matrix."""
     comm = h.statistic in COMM_STATISTICS
     control = windows[h.control - 1]
-    width, tall = table_size(h, windows, info)
+    width, tall = table_size(h, windows, info, units)
     return [
         "< NEW ANALYZER2D >",
         f"Analyzer2D.Name: {h.name}",
@@ -317,5 +375,5 @@ def render(view: View, info: TraceInfo | None = None) -> str:
     for i, w in enumerate(view.windows, 1):
         lines += _window(w, i, view.units, info)
     for h in view.histograms:
-        lines += _histogram(h, view.windows, info)
+        lines += _histogram(h, view.windows, info, view.units)
     return "\n".join(lines) + "\n"

@@ -160,26 +160,31 @@ so this view was generated for this trace (nsys2prv --cfgs).""",
     return tuple(views)
 
 
-def pcf_values(pcf_text: str) -> dict[int, frozenset[int]]:
-    """Event type id -> the values its .pcf block lists (the types of one block share them)."""
-    out: dict[int, frozenset[int]] = {}
+def pcf_value_names(pcf_text: str) -> dict[int, dict[int, str]]:
+    """Event type id -> {value: name} its .pcf block lists (the types of one block share them)."""
+    out: dict[int, dict[int, str]] = {}
     block: list[int] = []
-    values: set[int] = set()
+    values: dict[int, str] = {}
     section = ""
     for line in [*pcf_text.splitlines(), "EVENT_TYPE"]:
         s = line.strip()
         if s == "EVENT_TYPE":
-            out.update((t, frozenset(values)) for t in block)
-            block, values, section = [], set(), "types"
+            out.update((t, values) for t in block)
+            block, values, section = [], {}, "types"
         elif s == "VALUES" and section == "types":
             section = "values"
         elif not s:
             section = ""
         elif section == "types" and (m := _PCF_TYPE.match(line)):
             block.append(int(m.group(1)))
-        elif section == "values" and (v := s.split(maxsplit=1)[0]).lstrip("-").isdigit():
-            values.add(int(v))
+        elif section == "values" and (v := s.split(maxsplit=1))[0].lstrip("-").isdigit():
+            values[int(v[0])] = v[1] if len(v) > 1 else ""
     return out
+
+
+def pcf_values(pcf_text: str) -> dict[int, frozenset[int]]:
+    """Event type id -> the values its .pcf block lists (the types of one block share them)."""
+    return {t: frozenset(names) for t, names in pcf_value_names(pcf_text).items()}
 
 
 def row_counts(row_text: str) -> dict[str, int]:
@@ -191,6 +196,13 @@ def row_counts(row_text: str) -> dict[str, int]:
 
 
 _HEADER_TASKS = re.compile(r"_ns:\d+\([^)]*\):1:\d+\(([\d:,]*)\)")
+_HEADER_DURATION = re.compile(r"^#Paraver \([^)]*\):(\d+)(?:_ns)?:")
+
+
+def trace_duration(header: str) -> int:
+    """The trace's duration (ns) from its .prv header (0: not known)."""
+    m = _HEADER_DURATION.match(header)
+    return int(m.group(1)) if m else 0
 
 
 def task_rows(header: str, row_text: str) -> tuple[tuple[str, ...], ...]:
@@ -220,10 +232,14 @@ def trace_info(pcf: Path) -> TraceInfo:
     """What views rendered for the trace of ``pcf`` know of it (its .row and .prv beside it, if any)."""
     row = pcf.with_suffix(".row")
     row_text = row.read_text(encoding="utf-8", errors="replace") if row.exists() else ""
+    names = pcf_value_names(pcf.read_text(encoding="utf-8", errors="replace"))
+    header = _first_line(pcf.with_suffix(".prv"))
     return TraceInfo(
-        pcf_values(pcf.read_text(encoding="utf-8", errors="replace")),
+        {t: frozenset(v) for t, v in names.items()},
         row_counts(row_text),
-        task_rows(_first_line(pcf.with_suffix(".prv")), row_text),
+        task_rows(header, row_text),
+        names,
+        trace_duration(header),
     )
 
 

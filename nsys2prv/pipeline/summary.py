@@ -27,7 +27,7 @@ class Summary:
     threads: int
     streams: int
     metric_rows: int
-    overlap_rows: int  # extra rows of streams whose activities overlap (same CUDA-Dd.Ss label)
+    overlap_rows: int  # extra rows of streams whose activities overlap (CUDA-Dd.Ss-<host>-overlap<n>)
     records: dict[str, int]
     categories: dict[str, dict]
     tables: list[dict]  # every non-metadata table of every report: rows and their fate

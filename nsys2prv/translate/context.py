@@ -21,7 +21,7 @@ GpuRows = TypeVar("GpuRows", bound="Frame[C.Stream]")
 
 OVERLAP_NOTE = (
     "starts before an earlier activity of its stream ends: drawn on an extra row of the stream "
-    "(a second CUDA-Dd.Ss row right after the first)"
+    "(CUDA-Dd.Ss-<host>-overlap<n>, right after the stream's row)"
 )
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, on_cpu, pop
@@ -163,48 +164,80 @@ def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
     return [LOW, *(int(c) for c in cuts), HIGH]
 
 
-def _read(g: Groups, columns: list[str] | None, wanted) -> tuple[pd.DataFrame, np.ndarray]:
+class Decoded:
+    """The row groups one slice job has decoded, by table and group: its own rows, those running at
+    its start, its launch calls and the ranges around them mostly lie in the same groups, read and
+    decompressed once (dropped with the job)."""
+
+    def __init__(self) -> None:
+        self.got: dict[tuple[tuple[str, str, str], int], pa.Table] = {}
+
+    def groups(self, g: Groups, idx: np.ndarray) -> list[pa.Table]:
+        missing = [int(i) for i in idx if (g.where, int(i)) not in self.got]
+        if missing:
+            with _parquet(g.where) as pf:
+                for i in missing:
+                    self.got[(g.where, i)] = pf.read_row_group(i, use_threads=False)
+        return [self.got[(g.where, int(i))] for i in idx]
+
+
+def _read(g: Groups, columns: list[str] | None, wanted, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """Rows (and their positions in the table) of the row groups ``wanted`` selects (a boolean per
-    group), filtered by ``keep(df) -> mask`` in ``wanted``'s second item."""
+    group), filtered by ``keep(start, end, first row) -> mask`` in ``wanted``'s second item: each group cut
+    as Arrow and only its rows kept converted (as the group's own table: its categories)."""
     select, keep = wanted
     idx = np.flatnonzero(select)
+    if memo is None:
+        memo = Decoded()
     frames, pos = [], []
-    with _parquet(g.where) as pf:
-        for i in idx:
-            df = pf.read_row_group(int(i), columns=columns, use_threads=False).to_pandas(use_threads=False)
-            m = keep(df)
-            frames.append(df[m])
-            pos.append(g.first[i] + np.flatnonzero(m))
-        if not frames:
+    for i, t in zip(idx, memo.groups(g, idx)):
+        m = keep(t.column("start").to_numpy(), t.column("end").to_numpy(), g.first[i])
+        at = np.flatnonzero(m)
+        part = t if len(at) == len(m) else t.take(at)
+        frames.append(
+            part.to_pandas(use_threads=False) if columns is None else part.select(columns).to_pandas(use_threads=False)
+        )
+        pos.append(g.first[i] + at)
+    if not frames:
+        with _parquet(g.where) as pf:
             empty = pf.schema_arrow.empty_table().to_pandas()
-            return (empty[columns] if columns else empty), np.zeros(0, np.int64)
+        return (empty[columns] if columns else empty), np.zeros(0, np.int64)
     return pd.concat(frames, ignore_index=True), np.concatenate(pos).astype(np.int64)
 
 
-def owned(g: Groups, lo: int, hi: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+def owned(g: Groups, lo: int, hi: int, columns=None, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows whose start is in [lo, hi), in table order, and their positions."""
     sel = (g.max_start >= lo) & (g.min_start < hi)
-    return _read(g, columns, (sel, lambda df: ((df["start"] >= lo) & (df["start"] < hi)).to_numpy()))
+    return _read(g, columns, (sel, lambda s, e, _: (s >= lo) & (s < hi)), memo)
 
 
-def running_at(g: Groups, t: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+def running_at(g: Groups, t: int, columns=None, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows that start before ``t`` and end after it."""
     sel = (g.min_start < t) & (g.max_end > t)
-    return _read(g, columns, (sel, lambda df: ((df["start"] < t) & (df["end"] > t)).to_numpy()))
+    return _read(g, columns, (sel, lambda s, e, _: (s < t) & (e > t)), memo)
 
 
-def overlapping(g: Groups, t0: int, t1: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
+def overlapping(
+    g: Groups, t0: int, t1: int, columns=None, memo: Decoded | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows with start <= t1 and end >= t0 (those that contain an instant of [t0, t1])."""
     sel = (g.min_start <= t1) & (g.max_end >= t0)
-    return _read(g, columns, (sel, lambda df: ((df["start"] <= t1) & (df["end"] >= t0)).to_numpy()))
+    return _read(g, columns, (sel, lambda s, e, _: (s <= t1) & (e >= t0)), memo)
 
 
-def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame:
+def at_positions(g: Groups, positions: np.ndarray, columns=None, memo: Decoded | None = None) -> pd.DataFrame:
     """The rows at sorted unique ``positions``, in that order."""
     grp = np.searchsorted(g.first, positions, "right") - 1
     sel = np.zeros(len(g.rows), bool)
     sel[grp] = True
-    df, pos = _read(g, columns, (sel, lambda d: np.ones(len(d), bool)))
+
+    def keep(s, e, first):  # (the group's rows among ``positions``)
+        m = np.zeros(len(s), bool)
+        a, b = np.searchsorted(positions, [first, first + len(s)])
+        m[positions[a:b] - first] = True
+        return m
+
+    df, pos = _read(g, columns, (sel, keep), memo)
     return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
@@ -287,7 +320,7 @@ def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
     return cache.table(kind) if cache.has(kind) else None
 
 
-def _read_slice(sj: SliceJob) -> stages.Held:
+def _read_slice(sj: SliceJob, memo: Decoded) -> stages.Held:
     """A slice's rows (those starting in it, ``owned``), the GPU activities with their stored lanes,
     and their positions in their tables."""
     plan, k = sj.plan, sj.k
@@ -296,21 +329,23 @@ def _read_slice(sj: SliceJob) -> stages.Held:
     kinds = report.default_kinds(sj.job.src)
     lanes = _stored_lanes(plan, cache)
     got = {
-        kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
+        kind: rows
+        for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi, memo=memo)).items()
+        if rows is not None
     }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
     tables, untranslated = stages.split_tables(sj.job, every)
     return stages.Held(tables, untranslated, positions={kind: got[kind][1] for kind in tables if kind in got})
 
 
-def _running(sj: SliceJob) -> dict[str, pd.DataFrame]:
+def _running(sj: SliceJob, memo: Decoded) -> dict[str, pd.DataFrame]:
     """The rows still running at the slice's start (read once: their states, their POP time in the
     slice), clipped to the -f window."""
     plan, k, job = sj.plan, sj.k, sj.job
     if k == 0:
         return {}
     lanes = _stored_lanes(plan, report.table_cache(job.src))
-    rows = _rows(plan, lanes, report.default_kinds(job.src), lambda g: running_at(g, plan.borders[k]))
+    rows = _rows(plan, lanes, report.default_kinds(job.src), lambda g: running_at(g, plan.borders[k], memo=memo))
     running = {kind: t[0] for kind, t in rows.items() if t is not None}
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
@@ -326,7 +361,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     job, plan, k = sj.job, sj.plan, sj.k
     r = job.src.index
     one = plan.slices == 1  # (what only a whole report can do: on this condition)
-    held = stages.read_whole(job) if one else _read_slice(sj)
+    memo = Decoded()  # (a slice of several: the row groups it decoded)
+    held = stages.read_whole(job) if one else _read_slice(sj, memo)
     tables, positions, launches = held.tables, held.positions, held.launches
     out = Translation()
     kept = stages.clip_job(job, tables, held.untranslated, out)
@@ -334,7 +370,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         positions = {kind: positions[kind][kept[kind]] for kind in positions}
     if kept is not None and launches is not None:  # (a call clipped away leaves its activities none)
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
-    running = _running(sj)
+    running = _running(sj, memo)
     pop_tables = stages.pop_share(tables, held.untranslated)
     partial = _window_partial(job, model, plan, k, pop_tables, running)
     held.untranslated = {}
@@ -350,8 +386,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         del held, tables, calls, ctx, launches
         res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
     else:
-        _links(ctx, out, plan, k, job.src, positions or {}, tables, job.clip)
-        del held, tables, ctx
+        _links(ctx, out, plan, k, positions or {}, tables, job.clip, memo)
+        del held, tables, ctx, memo
         res.states, res.first, res.last = _save_states(job, model, out, running)
         del running
         none = StateIntervals(*(np.zeros(0, np.int64),) * 5)
@@ -415,8 +451,22 @@ def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict
     )
 
 
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    """The sorted distinct rows >= 0 of ``rows`` (``np.unique`` without its sort: a slice's launch
+    calls lie close together in their table, marked in a bitmap of their range)."""
+    rows = rows[rows >= 0]
+    if not len(rows):
+        return rows.astype(np.int64)
+    lo, hi = int(rows.min()), int(rows.max())
+    if hi - lo > 8 * len(rows):  # (spread out: sorting costs less than the bitmap)
+        return np.unique(rows).astype(np.int64)
+    seen = np.zeros(hi - lo + 1, bool)
+    seen[rows - lo] = True
+    return np.flatnonzero(seen) + lo
+
+
 def _links(
-    ctx: Context, out: Translation, plan: Plan, k: int, src: report.Source, positions: dict, tables: dict, clip
+    ctx: Context, out: Translation, plan: Plan, k: int, positions: dict, tables: dict, clip, memo: Decoded
 ) -> None:
     """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
     the NVTX ranges around those calls, then the declared links on just those rows."""
@@ -424,9 +474,7 @@ def _links(
     rows = {
         kind: np.load(plan.launches[kind], mmap_mode="r")[positions[kind]] for kind in acts if kind in plan.launches
     }
-    need = list(rows.values())
-    calls_pos = np.unique(np.concatenate(need)) if need else np.zeros(0, np.int64)
-    calls_pos = calls_pos[calls_pos >= 0]
+    calls_pos = _unique_rows(np.concatenate(list(rows.values())) if rows else np.zeros(0, np.int64))
     # the activities' calls, by their row among the slice's calls
     launches = Launches(
         {kind: np.where(r >= 0, np.searchsorted(calls_pos, r), -1).astype(np.int64) for kind, r in rows.items()},
@@ -435,7 +483,7 @@ def _links(
     link_tables = dict(acts)
     calls = None
     if "cuda_api" in plan.groups and (len(calls_pos) or "cuda_api" in tables):
-        calls = at_positions(plan.groups["cuda_api"], calls_pos)
+        calls = at_positions(plan.groups["cuda_api"], calls_pos, memo=memo)
         if clip is not None and "cuda_api" in tables:  # (as the whole report: untranslated calls unclipped)
             one = {"cuda_api": calls}
             kept = stages.clip(one, clip[0], clip[1], Translation())["cuda_api"]
@@ -448,7 +496,7 @@ def _links(
             t0, t1 = int(calls["start"].min()), int(calls["start"].max())
             for kind in ("nvtx", "nccl"):
                 if kind in tables and kind in plan.groups:
-                    rng = overlapping(plan.groups[kind], t0, t1)[0]
+                    rng = overlapping(plan.groups[kind], t0, t1, memo=memo)[0]
                     if clip is not None:
                         one = {kind: rng}
                         stages.clip(one, clip[0], clip[1], Translation())

@@ -183,26 +183,36 @@ class Decoded:
 
 def _read(g: Groups, columns: list[str] | None, wanted, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """Rows (and their positions in the table) of the row groups ``wanted`` selects (a boolean per
-    group), filtered by ``keep(start, end, first row) -> mask`` in ``wanted``'s second item: each group cut
-    as Arrow and only its rows kept converted (as the group's own table: its categories)."""
+    group), filtered by ``keep(start, end, first row) -> mask`` in ``wanted``'s second item: each
+    group cut as Arrow (a run of rows: a view), the parts converted to pandas once."""
     select, keep = wanted
     idx = np.flatnonzero(select)
     if memo is None:
         memo = Decoded()
-    frames, pos = [], []
+    parts, pos = [], []
     for i, t in zip(idx, memo.groups(g, idx)):
-        m = keep(t.column("start").to_numpy(), t.column("end").to_numpy(), g.first[i])
-        at = np.flatnonzero(m)
-        part = t if len(at) == len(m) else t.take(at)
-        frames.append(
-            part.to_pandas(use_threads=False) if columns is None else part.select(columns).to_pandas(use_threads=False)
-        )
+        at = np.flatnonzero(keep(t.column("start").to_numpy(), t.column("end").to_numpy(), g.first[i]))
+        run = len(at) == 0 or int(at[-1]) - int(at[0]) + 1 == len(at)
+        part = t.slice(int(at[0]) if len(at) else 0, len(at)) if run else t.take(at)
+        parts.append(part if columns is None else part.select(columns))
         pos.append(g.first[i] + at)
-    if not frames:
+    if not parts:
         with _parquet(g.where) as pf:
             empty = pf.schema_arrow.empty_table().to_pandas()
         return (empty[columns] if columns else empty), np.zeros(0, np.int64)
-    return pd.concat(frames, ignore_index=True), np.concatenate(pos).astype(np.int64)
+    return _frame(parts), np.concatenate(pos).astype(np.int64)
+
+
+def _frame(parts: list[pa.Table]) -> pd.DataFrame:
+    """The parts (of one table's row groups) as one DataFrame, as converting each group and
+    concatenating them makes it: in one conversion where every group has the same categories
+    (Arrow would unify others; pandas makes such a column text)."""
+    coded = [j for j, f in enumerate(parts[0].schema) if pa.types.is_dictionary(f.type)]
+    chunks = [[c for p in parts for c in p.column(j).chunks] for j in coded]
+    same = all(c.dictionary.equals(cs[0].dictionary) for cs in chunks for c in cs[1:])
+    if same:
+        return pa.concat_tables(parts).to_pandas(use_threads=False)
+    return pd.concat([p.to_pandas(use_threads=False) for p in parts], ignore_index=True)
 
 
 def owned(g: Groups, lo: int, hi: int, columns=None, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
@@ -437,12 +447,16 @@ def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict
             stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
         )
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    window = dict(tables)
+
+    def measured(t: pd.DataFrame) -> pd.DataFrame:  # (the columns measured: fewer to copy and clip)
+        return t[[c for c in t.columns if c in pop.CUT_COLUMNS]]
+
+    window = {x: measured(t) for x, t in tables.items() if x in pop.KINDS + on_cpu.KINDS}
     window.update(
         {
-            x: pd.concat([window[x], rows], ignore_index=True)
+            x: pd.concat([window[x], measured(rows)], ignore_index=True)
             for x, rows in running.items()
-            if x in pop.KINDS + on_cpu.KINDS and x in window and len(rows)
+            if x in window and len(rows)
         }
     )
     stages.clip(window, lo, hi, Translation())

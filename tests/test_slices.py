@@ -13,7 +13,7 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
 from nsys2prv.nsys.cache import TableCache
-from nsys2prv.pipeline import convert, lanes, scan, slices
+from nsys2prv.pipeline import convert, lanes, row_groups, scan, slices
 
 PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000  # one iteration every microsecond
@@ -166,7 +166,7 @@ def _held_spy(sj, models):
     """``translate_slice``, writing the rows its slice holds to the file TEST_SLICE_HELD_LOG names (it
     runs in a worker, which gets it by name: a function of this module)."""
     g, (lo, hi) = sj.plan.groups, sj.plan.borders[sj.k : sj.k + 2]
-    n = sum(len(slices.owned(x, lo, hi)[1]) + len(slices.running_at(x, lo)[1]) for x in g.values())
+    n = sum(len(row_groups.owned(x, lo, hi)[1]) + len(row_groups.running_at(x, lo)[1]) for x in g.values())
     with open(os.environ["TEST_SLICE_HELD_LOG"], "a") as fh:
         fh.write(f"{n}\n")
     return _TRANSLATE_SLICE(sj, models)
@@ -340,9 +340,9 @@ def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, m
     def direct(where):
         yield pq.ParquetFile(where[0])
 
-    monkeypatch.setattr(slices, "_parquet", direct)
+    monkeypatch.setattr(row_groups, "_parquet", direct)
     with direct((str(path),)) as pf:
-        got = slices._scan_groups((str(path), "", ""), pf, 1)
+        got = row_groups.scan_groups((str(path), "", ""), pf, 1)
         assert got is not None
         g = got[0]
         groups = [pf.read_row_group(i).to_pandas() for i in range(pf.metadata.num_row_groups)]
@@ -352,19 +352,19 @@ def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, m
         pos = np.concatenate([g.first[i] + np.flatnonzero(keep(df).to_numpy()) for i, df in enumerate(groups)])
         return pd.concat(parts, ignore_index=True), pos
 
-    memo = slices.Decoded()
+    memo = row_groups.Decoded()
     for (df, pos), (want, want_pos) in [
-        (slices.owned(g, 20, 61, memo=memo), expect(lambda d: (d["start"] >= 20) & (d["start"] < 61))),
-        (slices.running_at(g, 62, memo=memo), expect(lambda d: (d["start"] < 62) & (d["end"] > 62))),
+        (row_groups.owned(g, 20, 61, memo=memo), expect(lambda d: (d["start"] >= 20) & (d["start"] < 61))),
+        (row_groups.running_at(g, 62, memo=memo), expect(lambda d: (d["start"] < 62) & (d["end"] > 62))),
     ]:
         pd.testing.assert_frame_equal(df, want, check_exact=True)
         assert pos.tolist() == want_pos.tolist()
-    assert slices.owned(g, 20, 61)[1].tolist() == [2, 3, 4, 5, 6]
-    assert slices.running_at(g, 62)[1].tolist() == [0, 6]  # (one row of each of two groups: scattered)
-    name = slices.owned(g, 0, 100)[0]["name"]
+    assert row_groups.owned(g, 20, 61)[1].tolist() == [2, 3, 4, 5, 6]
+    assert row_groups.running_at(g, 62)[1].tolist() == [0, 6]  # (one row of each of two groups: scattered)
+    name = row_groups.owned(g, 0, 100)[0]["name"]
     assert isinstance(name.dtype, pd.CategoricalDtype) == same_names
     assert name.astype(str).tolist() == ["a", "b", "a", "b", other[0], other[1], other[1], other[0], "a", "b"]
-    rows = slices.at_positions(g, np.array([1, 3, 5, 8]), memo=memo)
+    rows = row_groups.at_positions(g, np.array([1, 3, 5, 8]), memo=memo)
     assert rows["start"].tolist() == [10, 30, 50, 80]
     assert rows["name"].astype(str).tolist() == ["b", "b", other[1], "a"]
     assert len(memo.got) == 3  # (each group decoded once for all the reads above)

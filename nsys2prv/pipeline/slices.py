@@ -35,13 +35,11 @@ pop``) and read again a damaged cache; ``plan`` gives such a report one slice.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from nsys2prv.core.memory import release
 from nsys2prv.metrics import gpu_attribution, on_cpu, pop
@@ -50,6 +48,7 @@ from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
 from nsys2prv.pipeline import report, stages
 from nsys2prv.pipeline.lanes import lane_tag, launch_kinds, launch_tag
+from nsys2prv.pipeline.row_groups import Decoded, Groups, at_positions, overlapping, owned, running_at, scan_groups
 from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
@@ -57,18 +56,6 @@ from nsys2prv.translate.launches import ACTIVITIES, Launches, restrict
 from nsys2prv.translate.records import StateIntervals, Translation
 
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-
-
-@dataclass
-class Groups:
-    """The row groups of one cached table: rows, first row, and the range of starts and ends."""
-
-    where: tuple[str, str, str]  # the table cache's root, the SQLite export, the kind
-    rows: np.ndarray
-    first: np.ndarray
-    min_start: np.ndarray
-    max_start: np.ndarray
-    max_end: np.ndarray
 
 
 @dataclass
@@ -127,32 +114,6 @@ class PaintJob:
 
 # ---------------------------------------------------------------------------------------------------
 # plan
-@contextmanager
-def _parquet(where: tuple[str, str, str]):
-    """The cached Parquet file of a kind (``TableCache.parquet_file``: never through a link)."""
-    root, source, kind = where
-    with TableCache(Path(root), Path(source)).parquet_file(kind) as pf:
-        if pf is None:
-            raise CacheDamage(f"{kind}: no longer in the table cache")
-        yield pf
-
-
-def _scan_groups(where, pf, step: int) -> tuple[Groups, np.ndarray] | None:
-    if not {"start", "end"} <= set(pf.schema_arrow.names):
-        return None
-    n = pf.metadata.num_row_groups
-    rows = np.array([pf.metadata.row_group(i).num_rows for i in range(n)], np.int64)
-    lo, hi, top = (np.zeros(n, np.int64) for _ in range(3))
-    sample = []
-    for i in range(n):
-        t = pf.read_row_group(i, columns=["start", "end"], use_threads=False)
-        s, e = t.column("start").to_numpy(), t.column("end").to_numpy()
-        lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
-        sample.append(np.sort(s)[::step])
-    first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-    return Groups(where, rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
-
-
 def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
     """Slice borders at quantiles of the start sample: about ``slice_rows`` rows a slice.  With a -f
     window, every inner border lies inside it (no clipped start can equal a border's time)."""
@@ -162,93 +123,6 @@ def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
     if clip is not None:
         cuts = cuts[(cuts > clip[0]) & (cuts < clip[1])]
     return [LOW, *(int(c) for c in cuts), HIGH]
-
-
-class Decoded:
-    """The row groups one slice job has decoded, by table and group: its own rows, those running at
-    its start, its launch calls and the ranges around them mostly lie in the same groups, read and
-    decompressed once (dropped with the job)."""
-
-    def __init__(self) -> None:
-        self.got: dict[tuple[tuple[str, str, str], int], pa.Table] = {}
-
-    def groups(self, g: Groups, idx: np.ndarray) -> list[pa.Table]:
-        missing = [int(i) for i in idx if (g.where, int(i)) not in self.got]
-        if missing:
-            with _parquet(g.where) as pf:
-                for i in missing:
-                    self.got[(g.where, i)] = pf.read_row_group(i, use_threads=False)
-        return [self.got[(g.where, int(i))] for i in idx]
-
-
-def _read(g: Groups, columns: list[str] | None, wanted, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
-    """Rows (and their positions in the table) of the row groups ``wanted`` selects (a boolean per
-    group), filtered by ``keep(start, end, first row) -> mask`` in ``wanted``'s second item: each
-    group cut as Arrow (a run of rows: a view), the parts converted to pandas once."""
-    select, keep = wanted
-    idx = np.flatnonzero(select)
-    if memo is None:
-        memo = Decoded()
-    parts, pos = [], []
-    for i, t in zip(idx, memo.groups(g, idx)):
-        at = np.flatnonzero(keep(t.column("start").to_numpy(), t.column("end").to_numpy(), g.first[i]))
-        run = len(at) == 0 or int(at[-1]) - int(at[0]) + 1 == len(at)
-        part = t.slice(int(at[0]) if len(at) else 0, len(at)) if run else t.take(at)
-        parts.append(part if columns is None else part.select(columns))
-        pos.append(g.first[i] + at)
-    if not parts:
-        with _parquet(g.where) as pf:
-            empty = pf.schema_arrow.empty_table().to_pandas()
-        return (empty[columns] if columns else empty), np.zeros(0, np.int64)
-    return _frame(parts), np.concatenate(pos).astype(np.int64)
-
-
-def _frame(parts: list[pa.Table]) -> pd.DataFrame:
-    """The parts (of one table's row groups) as one DataFrame, as converting each group and
-    concatenating them makes it: in one conversion where every group has the same categories
-    (Arrow would unify others; pandas makes such a column text)."""
-    coded = [j for j, f in enumerate(parts[0].schema) if pa.types.is_dictionary(f.type)]
-    chunks = [[c for p in parts for c in p.column(j).chunks] for j in coded]
-    same = all(c.dictionary.equals(cs[0].dictionary) for cs in chunks for c in cs[1:])
-    if same:
-        return pa.concat_tables(parts).to_pandas(use_threads=False)
-    return pd.concat([p.to_pandas(use_threads=False) for p in parts], ignore_index=True)
-
-
-def owned(g: Groups, lo: int, hi: int, columns=None, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows whose start is in [lo, hi), in table order, and their positions."""
-    sel = (g.max_start >= lo) & (g.min_start < hi)
-    return _read(g, columns, (sel, lambda s, e, _: (s >= lo) & (s < hi)), memo)
-
-
-def running_at(g: Groups, t: int, columns=None, memo: Decoded | None = None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows that start before ``t`` and end after it."""
-    sel = (g.min_start < t) & (g.max_end > t)
-    return _read(g, columns, (sel, lambda s, e, _: (s < t) & (e > t)), memo)
-
-
-def overlapping(
-    g: Groups, t0: int, t1: int, columns=None, memo: Decoded | None = None
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows with start <= t1 and end >= t0 (those that contain an instant of [t0, t1])."""
-    sel = (g.min_start <= t1) & (g.max_end >= t0)
-    return _read(g, columns, (sel, lambda s, e, _: (s <= t1) & (e >= t0)), memo)
-
-
-def at_positions(g: Groups, positions: np.ndarray, columns=None, memo: Decoded | None = None) -> pd.DataFrame:
-    """The rows at sorted unique ``positions``, in that order."""
-    grp = np.searchsorted(g.first, positions, "right") - 1
-    sel = np.zeros(len(g.rows), bool)
-    sel[grp] = True
-
-    def keep(s, e, first):  # (the group's rows among ``positions``)
-        m = np.zeros(len(s), bool)
-        a, b = np.searchsorted(positions, [first, first + len(s)])
-        m[positions[a:b] - first] = True
-        return m
-
-    df, pos = _read(g, columns, (sel, keep), memo)
-    return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
@@ -267,7 +141,7 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
                 got = (
                     None
                     if pf is None
-                    else _scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
+                    else scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
                 )
             if pf is not None and got is None:
                 return whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
 from nsys2prv.nsys.cache import TableCache
-from nsys2prv.pipeline import convert, lanes, scan, slices
+from nsys2prv.pipeline import convert, lanes, row_groups, scan, slices
 
 PID, MAIN, WORKER = 4200, 4201, 4202
 STEP = 1_000  # one iteration every microsecond
@@ -165,7 +166,7 @@ def _held_spy(sj, models):
     """``translate_slice``, writing the rows its slice holds to the file TEST_SLICE_HELD_LOG names (it
     runs in a worker, which gets it by name: a function of this module)."""
     g, (lo, hi) = sj.plan.groups, sj.plan.borders[sj.k : sj.k + 2]
-    n = sum(len(slices.owned(x, lo, hi)[1]) + len(slices.running_at(x, lo)[1]) for x in g.values())
+    n = sum(len(row_groups.owned(x, lo, hi)[1]) + len(row_groups.running_at(x, lo)[1]) for x in g.values())
     with open(os.environ["TEST_SLICE_HELD_LOG"], "a") as fh:
         fh.write(f"{n}\n")
     return _TRANSLATE_SLICE(sj, models)
@@ -296,3 +297,74 @@ def test_stage_c_reads_the_launch_calls_stage_a_stored(report, tmp_path, monkeyp
     files[0].unlink()
     assert _convert(src, tmp_path / "c", 10**9) == first and derived == [1]
     assert _convert(src, tmp_path / "d", 500) == first and plans[-1].slices == 1 and derived == [1, 1]
+
+
+def _groups_file(path: Path, groups: list[tuple[list[int], list[int], list[str]]]) -> None:
+    """A Parquet file of one row group per (starts, ends, names), each group's names a categorical of
+    its own categories (as the table cache writes batches)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    for s, e, names in groups:
+        df = pd.DataFrame({"start": s, "end": e, "name": pd.Categorical(names)})
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    assert writer is not None
+    writer.close()
+
+
+@pytest.mark.parametrize("same_names", [True, False])
+def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, monkeypatch, same_names):
+    """``owned``/``running_at``/``at_positions`` (Arrow cuts, one conversion) give the frame of
+    converting each row group to pandas, filtering it and concatenating the parts: a run of rows or
+    scattered rows, groups of equal categories (kept categorical) or of other ones (then text)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    other = ["a", "b"] if same_names else ["c", "d"]
+    _groups_file(
+        path,
+        [
+            ([0, 10, 20, 30], [100, 15, 25, 35], ["a", "b", "a", "b"]),
+            ([40, 50, 60, 70], [45, 55, 200, 75], [other[0], other[1], other[1], other[0]]),
+            ([80, 90], [85, 95], ["a", "b"]),
+        ],
+    )
+
+    @contextmanager
+    def direct(where):
+        yield pq.ParquetFile(where[0])
+
+    monkeypatch.setattr(row_groups, "_parquet", direct)
+    with direct((str(path),)) as pf:
+        got = row_groups.scan_groups((str(path), "", ""), pf, 1)
+        assert got is not None
+        g = got[0]
+        groups = [pf.read_row_group(i).to_pandas() for i in range(pf.metadata.num_row_groups)]
+
+    def expect(keep):
+        parts = [df[keep(df)] for df in groups]
+        pos = np.concatenate([g.first[i] + np.flatnonzero(keep(df).to_numpy()) for i, df in enumerate(groups)])
+        return pd.concat(parts, ignore_index=True), pos
+
+    memo = row_groups.Decoded()
+    for (df, pos), (want, want_pos) in [
+        (row_groups.owned(g, 20, 61, memo=memo), expect(lambda d: (d["start"] >= 20) & (d["start"] < 61))),
+        (row_groups.running_at(g, 62, memo=memo), expect(lambda d: (d["start"] < 62) & (d["end"] > 62))),
+    ]:
+        pd.testing.assert_frame_equal(df, want, check_exact=True)
+        assert pos.tolist() == want_pos.tolist()
+    assert row_groups.owned(g, 20, 61)[1].tolist() == [2, 3, 4, 5, 6]
+    assert row_groups.running_at(g, 62)[1].tolist() == [0, 6]  # (one row of each of two groups: scattered)
+    name = row_groups.owned(g, 0, 100)[0]["name"]
+    assert isinstance(name.dtype, pd.CategoricalDtype) == same_names
+    assert name.astype(str).tolist() == ["a", "b", "a", "b", other[0], other[1], other[1], other[0], "a", "b"]
+    rows = row_groups.at_positions(g, np.array([1, 3, 5, 8]), memo=memo)
+    assert rows["start"].tolist() == [10, 30, 50, 80]
+    assert rows["name"].astype(str).tolist() == ["b", "b", other[1], "a"]
+    assert len(memo.got) == 3  # (each group decoded once for all the reads above)

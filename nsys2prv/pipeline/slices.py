@@ -35,7 +35,6 @@ pop``) and read again a damaged cache; ``plan`` gives such a report one slice.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -49,6 +48,7 @@ from nsys2prv.nsys.cache import CacheDamage, TableCache
 from nsys2prv.paraver.chunks import ChunkMeta, write_chunk
 from nsys2prv.pipeline import report, stages
 from nsys2prv.pipeline.lanes import lane_tag, launch_kinds, launch_tag
+from nsys2prv.pipeline.row_groups import Decoded, Groups, at_positions, overlapping, owned, running_at, scan_groups
 from nsys2prv.pipeline.stages import RankJob, RankResult
 from nsys2prv.translate import event_spans, paint_spans
 from nsys2prv.translate.context import Context
@@ -56,18 +56,6 @@ from nsys2prv.translate.launches import ACTIVITIES, Launches, restrict
 from nsys2prv.translate.records import StateIntervals, Translation
 
 LOW, HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-
-
-@dataclass
-class Groups:
-    """The row groups of one cached table: rows, first row, and the range of starts and ends."""
-
-    where: tuple[str, str, str]  # the table cache's root, the SQLite export, the kind
-    rows: np.ndarray
-    first: np.ndarray
-    min_start: np.ndarray
-    max_start: np.ndarray
-    max_end: np.ndarray
 
 
 @dataclass
@@ -126,32 +114,6 @@ class PaintJob:
 
 # ---------------------------------------------------------------------------------------------------
 # plan
-@contextmanager
-def _parquet(where: tuple[str, str, str]):
-    """The cached Parquet file of a kind (``TableCache.parquet_file``: never through a link)."""
-    root, source, kind = where
-    with TableCache(Path(root), Path(source)).parquet_file(kind) as pf:
-        if pf is None:
-            raise CacheDamage(f"{kind}: no longer in the table cache")
-        yield pf
-
-
-def _scan_groups(where, pf, step: int) -> tuple[Groups, np.ndarray] | None:
-    if not {"start", "end"} <= set(pf.schema_arrow.names):
-        return None
-    n = pf.metadata.num_row_groups
-    rows = np.array([pf.metadata.row_group(i).num_rows for i in range(n)], np.int64)
-    lo, hi, top = (np.zeros(n, np.int64) for _ in range(3))
-    sample = []
-    for i in range(n):
-        t = pf.read_row_group(i, columns=["start", "end"], use_threads=False)
-        s, e = t.column("start").to_numpy(), t.column("end").to_numpy()
-        lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
-        sample.append(np.sort(s)[::step])
-    first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-    return Groups(where, rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
-
-
 def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
     """Slice borders at quantiles of the start sample: about ``slice_rows`` rows a slice.  With a -f
     window, every inner border lies inside it (no clipped start can equal a border's time)."""
@@ -161,51 +123,6 @@ def _borders(sample: np.ndarray, rows: int, slice_rows: int, clip) -> list[int]:
     if clip is not None:
         cuts = cuts[(cuts > clip[0]) & (cuts < clip[1])]
     return [LOW, *(int(c) for c in cuts), HIGH]
-
-
-def _read(g: Groups, columns: list[str] | None, wanted) -> tuple[pd.DataFrame, np.ndarray]:
-    """Rows (and their positions in the table) of the row groups ``wanted`` selects (a boolean per
-    group), filtered by ``keep(df) -> mask`` in ``wanted``'s second item."""
-    select, keep = wanted
-    idx = np.flatnonzero(select)
-    frames, pos = [], []
-    with _parquet(g.where) as pf:
-        for i in idx:
-            df = pf.read_row_group(int(i), columns=columns, use_threads=False).to_pandas(use_threads=False)
-            m = keep(df)
-            frames.append(df[m])
-            pos.append(g.first[i] + np.flatnonzero(m))
-        if not frames:
-            empty = pf.schema_arrow.empty_table().to_pandas()
-            return (empty[columns] if columns else empty), np.zeros(0, np.int64)
-    return pd.concat(frames, ignore_index=True), np.concatenate(pos).astype(np.int64)
-
-
-def owned(g: Groups, lo: int, hi: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows whose start is in [lo, hi), in table order, and their positions."""
-    sel = (g.max_start >= lo) & (g.min_start < hi)
-    return _read(g, columns, (sel, lambda df: ((df["start"] >= lo) & (df["start"] < hi)).to_numpy()))
-
-
-def running_at(g: Groups, t: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows that start before ``t`` and end after it."""
-    sel = (g.min_start < t) & (g.max_end > t)
-    return _read(g, columns, (sel, lambda df: ((df["start"] < t) & (df["end"] > t)).to_numpy()))
-
-
-def overlapping(g: Groups, t0: int, t1: int, columns=None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows with start <= t1 and end >= t0 (those that contain an instant of [t0, t1])."""
-    sel = (g.min_start <= t1) & (g.max_end >= t0)
-    return _read(g, columns, (sel, lambda df: ((df["start"] <= t1) & (df["end"] >= t0)).to_numpy()))
-
-
-def at_positions(g: Groups, positions: np.ndarray, columns=None) -> pd.DataFrame:
-    """The rows at sorted unique ``positions``, in that order."""
-    grp = np.searchsorted(g.first, positions, "right") - 1
-    sel = np.zeros(len(g.rows), bool)
-    sel[grp] = True
-    df, pos = _read(g, columns, (sel, lambda d: np.ones(len(d), bool)))
-    return df.iloc[np.searchsorted(pos, positions)].reset_index(drop=True)
 
 
 def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
@@ -224,7 +141,7 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
                 got = (
                     None
                     if pf is None
-                    else _scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
+                    else scan_groups((src.file.cache_root, str(sqlite), k), pf, max(1, slice_rows // 64))
                 )
             if pf is not None and got is None:
                 return whole
@@ -287,7 +204,7 @@ def _empty_table(cache: TableCache, kind: str) -> pd.DataFrame | None:
     return cache.table(kind) if cache.has(kind) else None
 
 
-def _read_slice(sj: SliceJob) -> stages.Held:
+def _read_slice(sj: SliceJob, memo: Decoded) -> stages.Held:
     """A slice's rows (those starting in it, ``owned``), the GPU activities with their stored lanes,
     and their positions in their tables."""
     plan, k = sj.plan, sj.k
@@ -296,21 +213,23 @@ def _read_slice(sj: SliceJob) -> stages.Held:
     kinds = report.default_kinds(sj.job.src)
     lanes = _stored_lanes(plan, cache)
     got = {
-        kind: rows for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi)).items() if rows is not None
+        kind: rows
+        for kind, rows in _rows(plan, lanes, kinds, lambda g: owned(g, lo, hi, memo=memo)).items()
+        if rows is not None
     }
     every = {kind: got[kind][0] if kind in got else _empty_table(cache, kind) for kind in kinds}
     tables, untranslated = stages.split_tables(sj.job, every)
     return stages.Held(tables, untranslated, positions={kind: got[kind][1] for kind in tables if kind in got})
 
 
-def _running(sj: SliceJob) -> dict[str, pd.DataFrame]:
+def _running(sj: SliceJob, memo: Decoded) -> dict[str, pd.DataFrame]:
     """The rows still running at the slice's start (read once: their states, their POP time in the
     slice), clipped to the -f window."""
     plan, k, job = sj.plan, sj.k, sj.job
     if k == 0:
         return {}
     lanes = _stored_lanes(plan, report.table_cache(job.src))
-    rows = _rows(plan, lanes, report.default_kinds(job.src), lambda g: running_at(g, plan.borders[k]))
+    rows = _rows(plan, lanes, report.default_kinds(job.src), lambda g: running_at(g, plan.borders[k], memo=memo))
     running = {kind: t[0] for kind, t in rows.items() if t is not None}
     if job.clip is not None:
         stages.clip(running, job.clip[0], job.clip[1], Translation())
@@ -326,7 +245,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     job, plan, k = sj.job, sj.plan, sj.k
     r = job.src.index
     one = plan.slices == 1  # (what only a whole report can do: on this condition)
-    held = stages.read_whole(job) if one else _read_slice(sj)
+    memo = Decoded()  # (a slice of several: the row groups it decoded)
+    held = stages.read_whole(job) if one else _read_slice(sj, memo)
     tables, positions, launches = held.tables, held.positions, held.launches
     out = Translation()
     kept = stages.clip_job(job, tables, held.untranslated, out)
@@ -334,7 +254,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         positions = {kind: positions[kind][kept[kind]] for kind in positions}
     if kept is not None and launches is not None:  # (a call clipped away leaves its activities none)
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
-    running = _running(sj)
+    running = _running(sj, memo)
     pop_tables = stages.pop_share(tables, held.untranslated)
     partial = _window_partial(job, model, plan, k, pop_tables, running)
     held.untranslated = {}
@@ -350,8 +270,8 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         del held, tables, calls, ctx, launches
         res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True)
     else:
-        _links(ctx, out, plan, k, job.src, positions or {}, tables, job.clip)
-        del held, tables, ctx
+        _links(ctx, out, plan, k, positions or {}, tables, job.clip, memo)
+        del held, tables, ctx, memo
         res.states, res.first, res.last = _save_states(job, model, out, running)
         del running
         none = StateIntervals(*(np.zeros(0, np.int64),) * 5)
@@ -401,12 +321,16 @@ def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict
             stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
         )
     lo, hi = plan.borders[k], plan.borders[k + 1]
-    window = dict(tables)
+
+    def measured(t: pd.DataFrame) -> pd.DataFrame:  # (the columns measured: fewer to copy and clip)
+        return t[[c for c in t.columns if c in pop.CUT_COLUMNS]]
+
+    window = {x: measured(t) for x, t in tables.items() if x in pop.KINDS + on_cpu.KINDS}
     window.update(
         {
-            x: pd.concat([window[x], rows], ignore_index=True)
+            x: pd.concat([window[x], measured(rows)], ignore_index=True)
             for x, rows in running.items()
-            if x in pop.KINDS + on_cpu.KINDS and x in window and len(rows)
+            if x in window and len(rows)
         }
     )
     stages.clip(window, lo, hi, Translation())
@@ -415,8 +339,22 @@ def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict
     )
 
 
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    """The sorted distinct rows >= 0 of ``rows`` (``np.unique`` without its sort: a slice's launch
+    calls lie close together in their table, marked in a bitmap of their range)."""
+    rows = rows[rows >= 0]
+    if not len(rows):
+        return rows.astype(np.int64)
+    lo, hi = int(rows.min()), int(rows.max())
+    if hi - lo > 8 * len(rows):  # (spread out: sorting costs less than the bitmap)
+        return np.unique(rows).astype(np.int64)
+    seen = np.zeros(hi - lo + 1, bool)
+    seen[rows - lo] = True
+    return np.flatnonzero(seen) + lo
+
+
 def _links(
-    ctx: Context, out: Translation, plan: Plan, k: int, src: report.Source, positions: dict, tables: dict, clip
+    ctx: Context, out: Translation, plan: Plan, k: int, positions: dict, tables: dict, clip, memo: Decoded
 ) -> None:
     """The links of the slice's GPU activities: each activity's launch call (wherever it starts) and
     the NVTX ranges around those calls, then the declared links on just those rows."""
@@ -424,9 +362,7 @@ def _links(
     rows = {
         kind: np.load(plan.launches[kind], mmap_mode="r")[positions[kind]] for kind in acts if kind in plan.launches
     }
-    need = list(rows.values())
-    calls_pos = np.unique(np.concatenate(need)) if need else np.zeros(0, np.int64)
-    calls_pos = calls_pos[calls_pos >= 0]
+    calls_pos = _unique_rows(np.concatenate(list(rows.values())) if rows else np.zeros(0, np.int64))
     # the activities' calls, by their row among the slice's calls
     launches = Launches(
         {kind: np.where(r >= 0, np.searchsorted(calls_pos, r), -1).astype(np.int64) for kind, r in rows.items()},
@@ -435,7 +371,7 @@ def _links(
     link_tables = dict(acts)
     calls = None
     if "cuda_api" in plan.groups and (len(calls_pos) or "cuda_api" in tables):
-        calls = at_positions(plan.groups["cuda_api"], calls_pos)
+        calls = at_positions(plan.groups["cuda_api"], calls_pos, memo=memo)
         if clip is not None and "cuda_api" in tables:  # (as the whole report: untranslated calls unclipped)
             one = {"cuda_api": calls}
             kept = stages.clip(one, clip[0], clip[1], Translation())["cuda_api"]
@@ -448,7 +384,7 @@ def _links(
             t0, t1 = int(calls["start"].min()), int(calls["start"].max())
             for kind in ("nvtx", "nccl"):
                 if kind in tables and kind in plan.groups:
-                    rng = overlapping(plan.groups[kind], t0, t1)[0]
+                    rng = overlapping(plan.groups[kind], t0, t1, memo=memo)[0]
                     if clip is not None:
                         one = {kind: rng}
                         stages.clip(one, clip[0], clip[1], Translation())

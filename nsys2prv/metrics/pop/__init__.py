@@ -17,6 +17,7 @@ from nsys2prv.metrics.pop.inputs import INIT_CALLS, PopInputs, combine, run_wind
 from nsys2prv.metrics.pop.partial import (
     ALL_KINDS,
     CUDA_API,
+    CUT_COLUMNS,
     KERNEL,
     KINDS,
     MEMOP,
@@ -48,6 +49,7 @@ from nsys2prv.metrics.pop.windows import (
 
 __all__ = [
     "ALL_KINDS",
+    "CUT_COLUMNS",
     "CUDA_API",
     "INIT_CALLS",
     "KERNEL",

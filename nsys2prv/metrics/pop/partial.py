@@ -25,6 +25,8 @@ from nsys2prv.translate.context import Context
 KINDS = ("kernels", "memcpy", "memset", "cuda_api", "mpi")
 REGION_KINDS = ("nvtx",)
 ALL_KINDS = KINDS + REGION_KINDS + on_cpu.KINDS  # (on_cpu.KINDS: the scheduling data, whatever -t too)
+# the columns ``collect_partial`` (and ``on_cpu.partial``) read of the intervals it measures (``cut``)
+CUT_COLUMNS = ("start", "end", "tid", "gpid", "gpu", "nccl", "sched_in")
 
 # device interval classes (bits of the sweep masks)
 KERNEL, MEMOP, NCCL = 0, 1, 2

@@ -1,7 +1,8 @@
 """Stage D of the records: the reports' sorted chunks (``paraver/chunks.py``) merged in bounded rounds
 into the .prv body -- from every report take the records up to the smallest of the reports' window
-maxima, sort that small set, close the final state of every thread at the trace's END, format
-(numbering local name codes with the trace's values: ``format.write_compact``) and write -- so
+maxima, merge those sorted runs, closing the final state of every thread at the trace's END, and
+format them (numbering local name codes with the trace's values) in one pass (``format.write_compact``:
+one kernel, BUFFER bytes of text per call) -- so
 memory is O(reports x window), not O(events); ``merge_split``: the body in time parts, in parallel."""
 
 from __future__ import annotations
@@ -17,19 +18,16 @@ from tqdm import tqdm
 from nsys2prv.core.workers import forked
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import (
-    COMM_SIG,
     COMM_WIDTH,
     EVENT_SIG0,
     HEADER,
-    OPEN_END,
     SECTIONS,
-    STATE_SIG,
     STATE_WIDTH,
     STRIDE,
     ChunkMeta,
 )
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import Tables, expect_records, write_compact
+from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
 
 ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
 
@@ -122,7 +120,6 @@ def merge(
     end_ns: int,
     fh,
     budget: int = 1 << 16,
-    write=None,
     progress=False,
     t_lo: int | None = None,
     t_hi: int | None = None,
@@ -142,10 +139,10 @@ def merge(
     keep_open = _open_files_for(len(chunks))
     sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
-    if write is None:  # the formatter runs round by round: it is compiled by the total (core/jit.py)
-        expect_records(sum(r.stop - r.first for r in readers))
+    # the formatter runs round by round: it is compiled by the total (core/jit.py)
+    expect_records(sum(r.stop - r.first for r in readers))
     try:
-        return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
+        return _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables)
     finally:
         for r in readers:
             r.close()
@@ -231,12 +228,13 @@ def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -
     return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
 
 
-def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables) -> MergeStats:
+def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> MergeStats:
     cur = np.array([r.first for r in readers], np.int64)
     stop = np.array([r.stop for r in readers], np.int64)
     limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
     top = np.iinfo(np.int64).max if t_hi is None else t_hi
-    stats = MergeStats()
+    counts = np.zeros(3, np.int64)  # states, communications and events written
+    buf = text_buffer(tables)
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
@@ -247,7 +245,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         floor = int(head[active].min())
         if lim <= floor:  # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, threads, sigs, tails = [], [], [], [], []
+        times, keys, threads, sigs, tails, bases = [], [], [], [], [], []
         for i in active:
             if head[i] >= lim:
                 continue
@@ -263,44 +261,37 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
             head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
             if hi == lo:
                 continue
-            t = win[: hi - lo]
             k_, th, sg, tail = r.take(lo, hi)
-            if sig_base[i]:
-                sg[sg >= EVENT_SIG0] += sig_base[i]
-            times.append(t)
+            times.append(win[: hi - lo])
             keys.append(k_)
             threads.append(th)
             sigs.append(sg)
             tails.append(tail)
+            bases.append(sig_base[i])
             cur[i] = hi
         if not times:
             continue
-        time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
-        tail, thread = np.concatenate(tails), np.concatenate(threads)
+        sizes = np.array([0] + [len(t) for t in times], np.int64)
+        fields = np.array([0] + [len(t) for t in tails[:-1]], np.int64)
+        cat = np.concatenate
+        runs = Runs(
+            cat(times),
+            cat(keys),
+            cat(threads),
+            cat(sigs),
+            cat(tails),
+            np.cumsum(sizes),
+            np.cumsum(fields),
+            np.array(bases, np.int64),
+        )
         del times, keys, sigs, tails, threads  # (the pieces would live through the write)
-        w = tables.width[sig]
-        offs = np.cumsum(w) - w  # each record's first tail field
-        del w
-        st = np.flatnonzero(sig == STATE_SIG)
-        opn = st[tail[offs[st]] == OPEN_END]  # a thread's final state: closed at END
-        tail[offs[opn]] = end_ns
-        perm = np.lexsort((key, time)).astype(np.int64)
-        late = opn[time[opn] >= end_ns]  # a final state starting at END: not written
-        if len(late):
-            dropped = np.zeros(len(time), bool)
-            dropped[late] = True
-            perm = perm[~dropped[perm]]
-        kinds = np.bincount(np.minimum(sig[perm], EVENT_SIG0), minlength=3)
-        stats.states += int(kinds[STATE_SIG])
-        stats.comms += int(kinds[COMM_SIG])
-        stats.events += int(kinds[EVENT_SIG0])
-        write(fh, thread, time, sig, tail, offs, perm, tables)
+        write_compact(fh, runs, tables, end_ns, counts, buf)
         if bar is not None:
-            bar.update(len(time))
-        del time, key, sig, tail, thread, offs, perm
+            bar.update(len(runs.time))
+        del runs
     if progress is True and bar is not None:
         bar.close()
-    return stats
+    return MergeStats(int(counts[0]), int(counts[2]), int(counts[1]))
 
 
 def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:

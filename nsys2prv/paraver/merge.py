@@ -32,6 +32,52 @@ from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, w
 ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
 
 
+class _Round:
+    """A merge round's records, read straight into arrays reused (and grown) from round to round:
+    no array per read, no concatenation."""
+
+    def __init__(self, records: int):
+        self.time = np.empty(records, np.int64)
+        self.key = np.empty(records, np.int64)
+        self.thread = np.empty(records, np.int32)
+        self.sig = np.empty(records, np.int32)
+        self.tail = np.empty(3 * records, np.int64)  # (grown when records have more fields)
+        self.records = self.fields = 0  # filled so far
+        self.start: list[int] = []
+        self.fstart: list[int] = []
+        self.sbase: list[int] = []
+
+    def reserve(self, records: int, fields: int) -> None:
+        """Room for ``records`` and ``fields`` more (arrays grown by half at least, contents kept)."""
+        for names, used, more in (
+            (("time", "key", "thread", "sig"), self.records, records),
+            (("tail",), self.fields, fields),
+        ):
+            for name in names:
+                a = getattr(self, name)
+                if used + more > len(a):
+                    b = np.empty(max(used + more, len(a) + len(a) // 2), a.dtype)
+                    b[:used] = a[:used]
+                    setattr(self, name, b)
+
+    def runs(self) -> Runs:
+        n, f = self.records, self.fields
+        return Runs(
+            self.time[:n],
+            self.key[:n],
+            self.thread[:n],
+            self.sig[:n],
+            self.tail[:f],
+            np.array([*self.start, n], np.int64),
+            np.array(self.fstart, np.int64),
+            np.array(self.sbase, np.int64),
+        )
+
+    def clear(self) -> None:
+        self.records = self.fields = 0
+        self.start, self.fstart, self.sbase = [], [], []
+
+
 class _Reader:
     """Sections of one chunk file, read by slices through one open handle (or reopened per read
     when there are more chunks than allowed open files)."""
@@ -66,21 +112,40 @@ class _Reader:
         return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
 
     def read(self, what: str, lo: int, hi: int) -> np.ndarray:
-        base, dtype = self.where[what]
-        if self.fh is not None:
-            self.fh.seek(base + lo * dtype.itemsize)
-            return np.fromfile(self.fh, dtype, hi - lo)
-        with open(self.path, "rb") as fh:
-            fh.seek(base + lo * dtype.itemsize)
-            return np.fromfile(fh, dtype, hi - lo)
+        out = np.empty(hi - lo, self.where[what][1])
+        self.read_into(what, lo, out)
+        return out
 
-    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader."""
-        sig = self.read("sig", lo, hi)
+    def read_into(self, what: str, lo: int, out: np.ndarray) -> None:
+        """Elements lo, lo + 1, ... of a section into ``out`` (all of it: a short file is an error)."""
+        base, dtype = self.where[what]
+        view, at = out.data.cast("B"), base + lo * dtype.itemsize
+        fh = self.fh if self.fh is not None else open(self.path, "rb", buffering=0)
+        try:
+            got = 0
+            while got < len(view):
+                fh.seek(at + got)
+                n = fh.readinto(view[got:])
+                if not n:
+                    raise OSError(f"{self.path}: chunk file shorter than its records (truncated)")
+                got += n
+        finally:
+            if fh is not self.fh:
+                fh.close()
+
+    def take_into(self, lo: int, hi: int, into: _Round) -> None:
+        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader, as the
+        round's next run (its times are already in place: ``_merge``)."""
+        at, n = into.records, hi - lo
+        sig = into.sig[at : at + n]
+        self.read_into("sig", lo, sig)
+        self.read_into("key", lo, into.key[at : at + n])
+        self.read_into("thread", lo, into.thread[at : at + n])
         nf = int(self.widths[sig].sum())
-        tail = self.read("tail", self.field, self.field + nf)
+        into.reserve(0, nf)
+        self.read_into("tail", self.field, into.tail[into.fields : into.fields + nf])
         self.field += nf
-        return self.read("key", lo, hi), self.read("thread", lo, hi), sig, tail
+        into.records, into.fields = at + n, into.fields + nf
 
     def close(self) -> None:
         if self.fh is not None:
@@ -235,6 +300,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
     top = np.iinfo(np.int64).max if t_hi is None else t_hi
     counts = np.zeros(3, np.int64)  # states, communications and events written
     buf = text_buffer(tables)
+    rnd = _Round(max(budget, ROUND_PER_CHUNK * len(readers)) + (STRIDE + 1) * len(readers))
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
@@ -245,7 +311,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
         floor = int(head[active].min())
         if lim <= floor:  # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, threads, sigs, tails, bases = [], [], [], [], [], []
+        rnd.clear()
         for i in active:
             if head[i] >= lim:
                 continue
@@ -256,35 +322,22 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
             if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
                 head[i] = r.read("time", lo, lo + 1)[0]
                 continue
-            win = r.read("time", lo, min(int(stop[i]), ub + 1))
+            at, n = rnd.records, min(int(stop[i]), ub + 1) - lo
+            rnd.reserve(n, 0)
+            win = rnd.time[at : at + n]
+            r.read_into("time", lo, win)
             hi = lo + int(np.searchsorted(win[: ub - lo], lim, "left"))
             head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
             if hi == lo:
                 continue
-            k_, th, sg, tail = r.take(lo, hi)
-            times.append(win[: hi - lo])
-            keys.append(k_)
-            threads.append(th)
-            sigs.append(sg)
-            tails.append(tail)
-            bases.append(sig_base[i])
+            rnd.start.append(at)
+            rnd.fstart.append(rnd.fields)
+            rnd.sbase.append(int(sig_base[i]))
+            r.take_into(lo, hi, rnd)
             cur[i] = hi
-        if not times:
+        if not rnd.records:
             continue
-        sizes = np.array([0] + [len(t) for t in times], np.int64)
-        fields = np.array([0] + [len(t) for t in tails[:-1]], np.int64)
-        cat = np.concatenate
-        runs = Runs(
-            cat(times),
-            cat(keys),
-            cat(threads),
-            cat(sigs),
-            cat(tails),
-            np.cumsum(sizes),
-            np.cumsum(fields),
-            np.array(bases, np.int64),
-        )
-        del times, keys, sigs, tails, threads  # (the pieces would live through the write)
+        runs = rnd.runs()
         write_compact(fh, runs, tables, end_ns, counts, buf)
         if bar is not None:
             bar.update(len(runs.time))

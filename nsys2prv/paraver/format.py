@@ -324,12 +324,8 @@ def _format_compact(
                 buf[pos] = 45  # '-'
                 pos += 1
                 v = -v
-            nd = 1  # (digits counted first, then written from the last ones, two at a time from
-            x = v  # ``_PAIRS``: half the divisions, no scratch digits)
-            while x >= 100:
-                x //= 100
-                nd += 2
-            if x >= 10:
+            nd = 1  # (digits counted first, by comparisons, then written from the last ones, two
+            while nd < 19 and v >= _POW10[nd - 1]:  # at a time from ``_PAIRS``: half the divisions)
                 nd += 1
             end = pos + nd
             i = end

@@ -221,61 +221,58 @@ def _format_compact(
     function, no helpers, no allocation (numba compiles it in about half the time of a kernel
     calling helpers per field)."""
     m = 0
-    for a in range(len(cur)):  # the heap: runs with records left, least first
+    for a in range(len(cur)):  # the heap: runs with records left (made a heap by the first sifts)
         if cur[a] < run[a + 1]:
-            ta = time[cur[a]]
-            ka = key[cur[a]]
-            i = m
+            heap[m] = a
             m += 1
-            while i > 0:
-                p = (i - 1) >> 1
-                b = heap[p]
-                tb = time[cur[b]]
-                kb = key[cur[b]]
-                if tb < ta or (tb == ta and (kb < ka or (kb == ka and b < a))):
-                    break
-                heap[i] = b
-                i = p
-            heap[i] = a
+    j = m // 2  # positions j - 1 ... 0 sifted down first (heapify), then position 0 after each record
     pos = 0
     room = len(buf) - 21 * len(vals) - 1  # (a value: up to 20 characters and its separator)
-    while m > 0 and pos <= room:
-        a = heap[0]
-        r = cur[a]
-        o = fcur[a]
-        s = sig[r]
-        if s >= 2:
-            s += sbase[a]
-        cur[a] = r + 1
-        fcur[a] = o + width[s]
-        if r + 1 == run[a + 1]:  # the run is done: the heap's last run takes its place
-            m -= 1
-            a = heap[m]
-        if m > 0:  # the top run sinks to its place
+    while True:
+        if j > 0:
+            j -= 1
+            i = j
+            a = heap[j]
+            r = -1
+        else:
+            if m == 0 or pos > room:
+                break
+            i = 0
+            a = heap[0]  # the least run: its next record is written
+            r = cur[a]
+            o = fcur[a]
+            s = sig[r]
+            if s >= 2:
+                s += sbase[a]
+            cur[a] = r + 1
+            fcur[a] = o + width[s]
+            if r + 1 == run[a + 1]:  # the run is done: the heap's last run takes its place
+                m -= 1
+                a = heap[m]
+        if m > 0:  # run a sinks from position i to its place
             ta = time[cur[a]]
             ka = key[cur[a]]
-            i = 0
             while True:
                 c = 2 * i + 1
                 if c >= m:
                     break
                 b = heap[c]
-                if c + 1 < m:
-                    b2 = heap[c + 1]
-                    t1 = time[cur[b]]
-                    t2 = time[cur[b2]]
-                    if t2 < t1 or (
-                        t2 == t1 and (key[cur[b2]] < key[cur[b]] or (key[cur[b2]] == key[cur[b]] and b2 < b))
-                    ):
-                        c += 1
-                        b = b2
                 tb = time[cur[b]]
                 kb = key[cur[b]]
+                if c + 1 < m:
+                    b2 = heap[c + 1]
+                    t2 = time[cur[b2]]
+                    k2 = key[cur[b2]]
+                    if t2 < tb or (t2 == tb and (k2 < kb or (k2 == kb and b2 < b))):
+                        c += 1
+                        b, tb, kb = b2, t2, k2
                 if ta < tb or (ta == tb and (ka < kb or (ka == kb and a < b))):
                     break
                 heap[i] = b
                 i = c
             heap[i] = a
+        if r < 0:
+            continue
         kr = 1 if s == 0 else (3 if s == 1 else 2)
         g = thread[r]
         vals[0] = kr

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time a conversion and measure its peak memory.
 
-Usage: bench_convert.py [--runs N] [--stages] [--pss] [--first-run] OUT -- NSYS2PRV-ARGS...
+Usage: bench_convert.py [--runs N] [--stages] [--pss] [--first-run] [--no-bytecode] OUT -- NSYS2PRV-ARGS...
 Example:
   python scripts/make_bench_inputs.py CUDA_EXPORT.sqlite /tmp/bench8 --ranks 8 --repeat 15
   python scripts/bench_convert.py --runs 3 /tmp/bench8/out -- -m /tmp/bench8/rank*.sqlite            # warm cache
@@ -20,8 +20,16 @@ Prints one JSON line per run (and the best of the runs last):
   every 10 ms (shared pages of forked workers counted once). Reading smaps_rollup walks the page
   tables under the process's memory lock and slowed the 8-rank conversion by 0.2-0.4 s, so it is
   off unless asked for: time without it, measure memory with it;
-- with --stages, per stage of the main process: [seconds, RSS after, peak RSS during] (MB), as the
-  conversion reports them (NSYS2PRV_TIMING).
+- with --stages, per stage of the main process: [seconds, RSS after, peak RSS during (MB), CPU
+  seconds], as the conversion reports them (NSYS2PRV_TIMING); cpu_s_to_stage_a: the main process's CPU
+  seconds up to stage A (the interpreter, the imports, the command line and numba's start-up: the
+  figure to hold against ``bench_floor.py``'s import_cpu_s).
+
+Bytecode: the conversions read their modules' bytecode from a private ``PYTHONPYCACHEPREFIX``
+(``PYTHONDONTWRITEBYTECODE`` unset), warmed once by a conversion with the same arguments whose
+figures are not printed -- what an installed nsys2prv runs (``bench_bytecode.py``); each line says so
+("bytecode"). ``--no-bytecode``: with the environment as it is (on a machine that sets
+``PYTHONDONTWRITEBYTECODE=1``, every run compiles nsys2prv's modules: 0.15 s of CPU more).
 
 --first-run: the first run after install against a cold repeat.  Each of the N rounds gives the
 conversion a fresh, empty cache directory (``XDG_CACHE_HOME``: no compiled kernel, no table cache;
@@ -43,6 +51,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from bench_bytecode import bytecode
 
 
 def _children(pid: int) -> list[int]:
@@ -91,13 +101,20 @@ def _tree_pss(root: int, hwm: list | None = None, pss: bool = True, each: dict |
     return total
 
 
+def _command(out: str, args: list[str]) -> list[str]:
+    return [sys.executable, "-m", "nsys2prv", "-q", *args, out]
+
+
+def _safe_path() -> dict[str, str]:
+    # the checkout PYTHONPATH names, not one in the current directory (``python -m`` puts the
+    # current directory first on sys.path; Python 3.11+ leaves it out with PYTHONSAFEPATH)
+    return {"PYTHONSAFEPATH": "1"} if os.environ.get("PYTHONPATH") else {}
+
+
 def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict:
-    cmd = [sys.executable, "-m", "nsys2prv", "-q", *args, out]
+    cmd = _command(out, args)
     env = dict(os.environ, NSYS2PRV_TIMING="1") if stages else dict(os.environ)
-    if env.get("PYTHONPATH"):
-        # the checkout PYTHONPATH names, not one in the current directory (``python -m`` puts the
-        # current directory first on sys.path; Python 3.11+ leaves it out with PYTHONSAFEPATH)
-        env["PYTHONSAFEPATH"] = "1"
+    env.update(_safe_path())
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     before = r0.ru_maxrss
     t0 = time.perf_counter()
@@ -145,15 +162,22 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
         (round(kb / 1024) for kb in each.values()), reverse=True
     )
     if stages:
-        res["stages"] = {}
+        res["stages"], cpu_main = {}, 0.0
         for line in (err or "").splitlines():
-            m = re.search(r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB\)", line)
-            if m:  # seconds, the main process's RSS after the stage and its peak during it (MB)
+            m = re.search(
+                r"timing: (.*) ([0-9.]+) s \(rss ([0-9.]+) MB, peak ([0-9.]+) MB(?:, cpu ([0-9.]+) s)?\)", line
+            )
+            if m:  # seconds, the main process's RSS after the stage and its peak during it (MB), its CPU s
                 res["stages"][m[1]] = [float(m[2]), float(m[3]), float(m[4])]
+                if m[5] is not None:  # (an older nsys2prv's lines have none)
+                    cpu_main, prev = float(m[5]), cpu_main
+                    res["stages"][m[1]].append(round(cpu_main - prev, 3))
+                    if len(res["stages"]) == 1:  # the interpreter, imports, command line and numba's start-up
+                        res["cpu_s_to_stage_a"] = cpu_main
     return res
 
 
-def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool) -> None:
+def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool, how: str) -> None:
     """``--first-run``: per round a fresh cache, a first run and a cold repeat (module doc)."""
     args = args if "--no-cache" in args else ["--no-cache", *args]
     saved = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
@@ -164,7 +188,7 @@ def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool) 
             with tempfile.TemporaryDirectory(prefix="bench-first-run-") as cache:
                 os.environ["XDG_CACHE_HOME"] = cache
                 for kind in ("first", "cold"):
-                    res = {"run": kind, **run_once(out, args, stages, pss)}
+                    res = {"run": kind, **run_once(out, args, stages, pss), "bytecode": how}
                     print(json.dumps(res), flush=True)
                     if kind not in best or res["wall_s"] < best[kind]["wall_s"]:
                         best[kind] = res
@@ -184,6 +208,7 @@ def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool) 
         "cold_cpu_s": cold["cpu_s"],
         "first_over_cold_cpu": round(first["cpu_s"] / cold["cpu_s"], 3),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "bytecode": how,
     }
     print(json.dumps(ratio))
 
@@ -193,7 +218,7 @@ def main() -> None:
         sys.exit(__doc__)
     sep = sys.argv.index("--")
     opts, args = sys.argv[1:sep], sys.argv[sep + 1 :]
-    runs, stages, pss, first_run = 1, False, False, False
+    runs, stages, pss, first_run, compiled = 1, False, False, False, True
     while opts and opts[0].startswith("--"):
         o = opts.pop(0)
         if o == "--runs":
@@ -204,12 +229,18 @@ def main() -> None:
             pss = True
         elif o == "--first-run":
             first_run = True
+        elif o == "--no-bytecode":
+            compiled = False
         else:
             sys.exit(f"unknown option {o}\n{__doc__}")
     out = opts[0]
-    if first_run:
-        return first_runs(out, args, runs, stages, pss)
-    results = [run_once(out, args, stages, pss) for _ in range(runs)]
+    with tempfile.TemporaryDirectory(prefix="bench-warm-") as scratch:
+        # the warming run: for --first-run, in a cache of its own (the rounds' first runs find none)
+        warm_env = {**_safe_path(), **({"XDG_CACHE_HOME": scratch} if first_run else {})}
+        with bytecode(compiled, _command(out, args), warm_env) as how:
+            if first_run:
+                return first_runs(out, args, runs, stages, pss, how)
+            results = [{**run_once(out, args, stages, pss), "bytecode": how} for _ in range(runs)]
     for r in results:
         print(json.dumps(r))
     if runs > 1:

@@ -2,12 +2,14 @@
 """The floor a conversion is measured against: what reading the same rows and writing the same bytes
 cost on this machine, without any translation.
 
-Usage: bench_floor.py OUT.prv REPORT.sqlite...
+Usage: bench_floor.py [--no-bytecode] OUT.prv REPORT.sqlite...
 
 Prints one JSON line:
 - import_s: a fresh interpreter importing the stack a conversion loads (pandas, pyarrow with Parquet, numba,
   the ADBC SQLite driver; named here, not through ``nsys2prv.pipeline``, whose imports are lazy) -- paid by
-  every run;
+  every run; import_cpu_s its CPU seconds (user + system); like ``bench_convert.py``'s conversions, from a
+  private ``PYTHONPYCACHEPREFIX`` warmed once by the same import (``bench_bytecode.py``; "bytecode" says
+  which; ``--no-bytecode``: the environment as it is);
 - read_s: every row of the event tables nsys2prv reads (and StringIds) as Arrow tables through the ADBC
   SQLite driver, one report after the other (``read_s_per_core``: divided by the cores, the reads of a
   conversion run in parallel);
@@ -19,10 +21,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from bench_bytecode import bytecode
 
 TABLES = (
     "CUPTI_ACTIVITY_KIND_RUNTIME",
@@ -76,12 +81,18 @@ STACK = "import pandas, pyarrow, pyarrow.parquet, numba, adbc_driver_sqlite.dbap
 
 
 def main() -> None:
-    if len(sys.argv) < 3:
+    argv = sys.argv[1:]
+    compiled = not (argv and argv[0] == "--no-bytecode")
+    argv = argv if compiled else argv[1:]
+    if len(argv) < 2:
         sys.exit(__doc__)
-    prv, reports = Path(sys.argv[1]), sys.argv[2:]
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", STACK], check=True)
-    import_s = time.perf_counter() - t
+    prv, reports = Path(argv[0]), argv[1:]
+    importing = [sys.executable, "-c", STACK]
+    with bytecode(compiled, importing) as how:
+        r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+        subprocess.run(importing, check=True)
+        import_s, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+    import_cpu_s = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     read_s, rows = read_all(reports)
     write_s, size = write_bytes(prv)
     cores = len(os.sched_getaffinity(0))
@@ -92,10 +103,12 @@ def main() -> None:
                 "rows": rows,
                 "bytes": size,
                 "import_s": round(import_s, 3),
+                "import_cpu_s": round(import_cpu_s, 3),
                 "read_s": round(read_s, 3),
                 "read_s_per_core": round(read_s / cores, 3),
                 "write_s": round(write_s, 3),
                 "cores": cores,
+                "bytecode": how,
             }
         )
     )

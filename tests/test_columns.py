@@ -176,3 +176,35 @@ def test_the_kernels_reader_flags_nccl_kernels_once(tmp_path):
         "nccl_like_copy": True,
         "stencil": False,
     }
+
+
+@pytest.mark.parametrize("dtype", ["str", "string", object])
+def test_names_of_shares_an_equal_dictionary_and_numbers_it_once(dtype):
+    # the levels of a call stack: categoricals over the same names share one dictionary, and the
+    # types of one group ("sampled") look its names up once
+    cats = pd.Index(["f", "main", "g", None][:3], dtype=dtype)
+    lvl0 = pd.Series(pd.Categorical(["main", "f", None, "g"], categories=cats))
+    lvl1 = pd.Series(pd.Categorical(["f", None, "g", "g"], categories=cats))
+    other = pd.Series(pd.Categorical(["f", "h"], categories=["f", "h"]))
+    a = Names.of(lvl0)
+    b = Names.of(lvl1, share=a)
+    c = Names.of(other, share=a)
+    assert a.to_numpy().tolist() == ["main", "f", "nan", "g"] and b.to_numpy().tolist() == ["f", "nan", "g", "g"]
+    assert b.names is a.names and c.names is not a.names and c.to_numpy().tolist() == ["f", "h"]
+    t0, t1 = R.SAMPLED[0].id, R.SAMPLED[1].id
+    batches = [
+        EventBatch(np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64), [(t, v)]) for t, v in ((t0, a), (t1, b))
+    ]
+    labels = ValueLabels(dict(R.BY_ID))
+    labels.collect(batches)
+    assert list(labels.names[t0]) == ["f", "g", "main", "nan"] and labels.names[t1] is labels.names[t0]
+    assert labels.encode(t0, a).tolist() == [3, 1, 4, 2] and labels.encode(t1, b).tolist() == [1, 4, 2, 2]
+    assert len(labels._pos) == 1  # one lookup for both types
+
+
+def test_names_of_arrow_strings_with_missing_values_as_str_gives_them():
+    for col, missing in (
+        (pd.Series(["b", None, "a"], dtype="string[pyarrow]"), "<NA>"),
+        (pd.Series(["b", None], dtype="str"), "nan"),
+    ):
+        assert Names.of(col).to_numpy().tolist() == [str(x) for x in col.tolist()] == ["b", missing, "a"][: len(col)]

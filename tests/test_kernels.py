@@ -313,6 +313,108 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
     assert _cached_kernels(tmp_path / "cache") == PRECOMPILED_FILES
 
 
+def test_the_ready_mark_is_named_by_the_kernels_files_without_importing_them(monkeypatch):
+    """``warmup._ready_name`` (every large run asks it): numba's and the PRECOMPILED modules' files, by
+    the modules' names (the files ``find_spec`` finds), stated without importing numba or pandas."""
+    import importlib.util
+
+    from nsys2prv.pipeline import warmup as w
+
+    code = "import sys; from nsys2prv.pipeline import warmup as w; w._ready_name(); "
+    code += "print(sorted(m for m in ('numba', 'numpy', 'pandas', 'nsys2prv.metrics') if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "[]\n"
+    stated = []
+    real = os.stat
+    monkeypatch.setattr(w.os, "stat", lambda f, *a, **k: stated.append(f) or real(f, *a, **k))
+    name = w._ready_name()
+    spec = importlib.util.find_spec("numba")
+    assert spec is not None
+    origins = [spec.origin, *(importlib.util.find_spec(m).origin for m in w.PRECOMPILED_MODULES)]  # type: ignore[union-attr]
+    assert stated == origins and name == w._ready_name() and name.startswith("ready-") and len(name) == 38
+
+
+def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_them_has_them(tmp_path):
+    """``jit._skip_refresh``: loading a cached kernel initialises numba's runtime only, not every
+    lowering numba has (``numba.np.linalg`` stands for them: numba's ``refresh`` imports it), reads
+    each kernel's code once and compiles nothing; the loaded code computes (exact POP masks); a compilation afterwards
+    registers the lowerings itself."""
+    cache = tmp_path / "cache"
+    compile_ = "from nsys2prv.pipeline import warmup as w; [k.compiled(*a) for k, a in w._precompiled_probes()]"
+    assert _run(compile_, cache).returncode == 0
+    code = (
+        "import sys, collections, numpy as np; from numba.core import caching; n = collections.Counter(); "
+        "real = caching.Cache._load_overload; "
+        "caching.Cache._load_overload = lambda c, sig, ctx: n.update([c._name]) or real(c, sig, ctx); "
+        "from nsys2prv.pipeline import warmup as w; w.warm_numba(skip_blas_probe=True); "
+        "ks = {k.__name__: k for k, _ in w._precompiled_probes()}; "
+        "print('read once', sorted(set(n.values())), sorted(c.split()[1] for c in n)); "
+        "print('loaded', sorted(n for n, k in ks.items() if k.compiled.signatures), "
+        "sum(sum(k.compiled.stats.cache_misses.values()) for k in ks.values()), 'numba.np.linalg' in sys.modules); "
+        "from nsys2prv.metrics.measures import mask_durations; "
+        "a = lambda *v: np.array(v, np.int64); "
+        "print('masks', mask_durations(a(0, 0, 0), a(0, 2, 10), a(5, 6, 12), a(0, 1, 0), 1, 2).tolist()); "
+        "import numba; f = numba.njit(lambda a: np.linalg.norm(a)); "
+        "print('compiled', f(np.ones(4)), 'numba.np.linalg' in sys.modules)"
+    )
+    res = _run(code, cache)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "read once [1] ['_format_compact', '_paint', '_sweep']",  # (each cached kernel's code read once)
+        "loaded ['_format_compact', '_paint', '_sweep'] 0 False",
+        "masks [[4, 4, 1, 3]]",  # (between the intervals 4; class 0 alone 2 + 2, class 1 alone 1, both 3)
+        "compiled 2.0 True",
+    ]
+
+
+def test_a_cached_load_needing_more_than_numbas_runtime_takes_numbas_way_and_a_kept_load_is_taken_once(monkeypatch):
+    """``jit._skip_refresh`` on a stand-in for numba's cache: a load that fails without the lowerings
+    refreshes the context and loads again; an error the guard swallows is "not there"; what a check
+    loaded (``keep``) is returned once, to the next load of that signature, without reading again."""
+    from contextlib import contextmanager
+
+    from nsys2prv.core import jit
+
+    calls: list = []
+
+    class Context:
+        def refresh(self):
+            calls.append("refresh")
+
+    class Cache:
+        fail = ["symbol"]
+
+        @contextmanager
+        def _guard_against_spurious_io_errors(self):
+            try:
+                yield
+            except OSError:
+                calls.append("swallowed")
+
+        def _load_overload(self, sig, ctx):
+            calls.append(f"read {sig}")
+            if self.fail:
+                what = self.fail.pop(0)
+                if what == "symbol":
+                    raise RuntimeError("Symbols not found: _numba_hashsecret")
+                raise OSError(what)
+            return f"cres {sig}"
+
+    monkeypatch.setattr(jit, "rtsys", type("Runtime", (), {"initialize": lambda self, ctx: calls.append("nrt")})())
+    cache, ctx = Cache(), Context()
+    jit._skip_refresh(cache)
+    assert cache.load_overload("a", ctx) == "cres a"
+    assert calls == ["nrt", "read a", "refresh", "read a"]
+    calls.clear()
+    cache.fail = ["EIO"]
+    assert cache.load_overload("b", ctx) is None and calls == ["nrt", "read b", "swallowed"]
+    calls.clear()
+    assert cache.load_overload("c", ctx, keep=True) == "cres c" and cache.load_overload("c", ctx) == "cres c"
+    assert cache.load_overload("c", ctx) == "cres c"
+    assert calls == ["nrt", "read c", "nrt", "read c"]  # (the kept one taken once, then read again)
+
+
 def test_a_command_that_fails_before_converting_stops_its_compiler(tmp_path):
     """An input given twice: the command line has started the compiler (a large input) and ends with
     its one-line error; the compiler's process is gone and none is left registered."""

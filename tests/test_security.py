@@ -324,6 +324,67 @@ def test_6_fields_of_the_wrong_type_are_refused():
         C.decode(C.encode(info), Identity, (ReportInfo,))
 
 
+def _retree(data: bytes, edit) -> bytes:
+    """``data`` (an ``encode``d object) with its JSON tree changed by ``edit(tree)``, the blobs kept."""
+    from nsys2prv.nsys.codec import MAGIC
+
+    start = len(MAGIC) + 8
+    n = int.from_bytes(data[len(MAGIC) : start], "little")
+    tree = json.loads(data[start : start + n])
+    edit(tree)
+    head = json.dumps(tree).encode()
+    return MAGIC + len(head).to_bytes(8, "little") + head + data[start + n :]
+
+
+def test_6_plain_dicts_are_two_columns_and_a_tampered_one_is_refused():
+    from nsys2prv.nsys.identity import Identity
+
+    ident = Identity("h", {7: "a", 9: "b"}, {3: "t"}, {7: 0})
+    data = C.encode(ident)
+    seen: list = []
+    _retree(data, lambda t: seen.append(t["v"]["process_names"]))
+    assert seen == [{"$": "map", "k": [7, 9], "v": ["a", "b"]}]
+    back = C.decode(data, Identity)
+    assert back == ident and type(back.process_names) is dict
+
+    def names(edit):
+        return _retree(data, lambda t: edit(t["v"]["process_names"]))
+
+    cases = {
+        "a map of other lengths": lambda m: m["v"].pop(),
+        "a map of other than plain values": lambda m: m["v"].__setitem__(0, ["a"]),
+        "Identity.process_names is a dict": lambda m: m["k"].__setitem__(1, "9"),
+    }
+    for why, edit in cases.items():
+        with pytest.raises(C.CacheDamage, match=why):
+            C.decode(names(edit), Identity)
+    with pytest.raises(C.CacheDamage, match="Identity.thread_names is a dict"):
+        C.decode(_retree(data, lambda t: t["v"]["thread_names"]["v"].__setitem__(0, 3.5)), Identity)
+    with pytest.raises(C.CacheDamage, match="not a sequence"):
+        C.decode(_retree(C.encode([1, 2]), lambda t: t.__setitem__("v", {"1": 2})), list)
+    assert C.decode(C.encode({1: (2, 3)}), dict) == {1: (2, 3)}  # (not plain: pairs, as before)
+    assert C.decode(_retree(data, lambda t: None), Identity) == ident
+
+
+def test_6_a_tampered_map_in_the_cache_is_a_miss_and_read_again(ranks, tmp_path, cached):
+    cache, entries, ref = cached
+    for e in entries:
+        meta = e / "meta.n2p"
+        meta.write_bytes(_retree(meta.read_bytes(), lambda t: t["v"]["table_counts"]["v"].__setitem__(0, "many")))
+        for p in e.glob("scan-*"):
+            p.unlink()  # (else a warm run reads no metadata)
+    notes = _warnings(_rerun(ranks, cache, tmp_path / "o", ref))
+    assert (
+        notes
+        == [
+            "its table cache entry had an unusable meta.n2p (ReportInfo.table_counts is a dict); not used,"
+            " rebuilt from the report"
+        ]
+        * 2
+    )
+    assert _warnings(_rerun(ranks, cache, tmp_path / "o2", ref)) == []
+
+
 def test_15_a_parquet_of_another_kind_is_a_miss(ranks, tmp_path, cached):
     cache, entries, ref = cached
     for e in entries:

@@ -22,11 +22,18 @@ import os
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
+
+rtsys: Any
+try:
+    from numba.core.runtime import rtsys
+except ImportError:  # (numba moved it: ``_skip_refresh`` keeps numba's own way)
+    rtsys = None
 
 from nsys2prv.core.environment import environment
 from nsys2prv.core.paths import user_cache_dir
@@ -131,10 +138,11 @@ class Kernel:
     def _in_cache(self, sig) -> bool:
         try:
             cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
+            _skip_refresh(cache)
             # no index: nothing cached (and numba's compiler is not started just to look)
             index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
             return (index is None or os.path.exists(index)) and cache.load_overload(
-                sig, self.compiled.targetctx
+                sig, self.compiled.targetctx, keep=True
             ) is not None
         except Exception:  # numba's private cache API changed: compile when needed
             return False
@@ -148,6 +156,40 @@ class Kernel:
         if self._python is None:
             self._python = _interpreted(self.py_func)
         return self._python(*args)
+
+
+def _skip_refresh(cache) -> None:
+    """This kernel's numba cache loads without ``refresh``ing the target context, and each overload
+    once: numba's ``Cache.load_overload`` refreshes the context first, which imports and registers
+    every lowering numba has (0.07-0.1 s of CPU in each process: most of loading its first kernel),
+    when cached object code needs only numba's runtime (NRT, initialised here); a compilation
+    refreshes the context itself (numba's ``CompilerBase``), as does a lowering not yet registered
+    (``BaseContext.get_function``).  What ``Kernel._in_cache`` loaded (``keep``) is what the
+    dispatcher's ``compile`` then takes, instead of loading it again.  Where numba's private names
+    differ, its own way is kept."""
+    load = getattr(cache, "_load_overload", None)
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    if load is None or guard is None or rtsys is None or "load_overload" in vars(cache):
+        return
+    kept: dict = {}
+
+    def load_overload(sig, target_context, keep: bool = False):
+        if sig in kept:
+            return kept.pop(sig)
+        rtsys.initialize(target_context)
+        cres = None  # (when the guard swallows an error reading the cache: as numba's own, not there)
+        try:
+            with guard():
+                cres = load(sig, target_context)
+        except Exception:  # (code needing more than NRT, e.g. a symbol a lowering module adds): numba's way
+            target_context.refresh()
+            with guard():
+                cres = load(sig, target_context)
+        if keep and cres is not None:
+            kept[sig] = cres
+        return cres
+
+    cache.load_overload = load_overload
 
 
 def _interpreted(fn):

@@ -25,22 +25,26 @@ class Names:
         self.codes, self.names = codes, names
 
     @classmethod
-    def of(cls, col) -> "Names":
-        """The names of ``col`` (a Series, Index, array or list; a ``Names`` as it is)."""
+    def of(cls, col, share: "Names | None" = None) -> "Names":
+        """The names of ``col`` (a Series, Index, array or list; a ``Names`` as it is); ``share``:
+        names of another column, whose dictionary this one takes when both have the same (the
+        writer then numbers it once: the levels of a call stack share their categories)."""
         if isinstance(col, Names):
             return col
         if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype):  # codes as they are
             cat = pd.Categorical(col)
             codes = cat.codes.astype(np.int64)
-            names = np.array([str(u) for u in cat.categories], dtype=object)
+            names = _strings(cat.categories)
             if (codes < 0).any():  # missing: "nan", as str()
                 names = np.append(names, str(np.nan))
                 codes[codes < 0] = len(names) - 1
+            if share is not None and len(share.names) == len(names) and np.array_equal(share.names, names):
+                names = share.names
             return cls(codes, names)
         if not isinstance(col, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
             col = np.asarray(col, dtype=object)
         codes, uniq = pd.factorize(col, use_na_sentinel=False)  # arrow-backed str: in C++
-        return cls(np.asarray(codes, np.int64), np.array([str(u) for u in uniq], dtype=object))
+        return cls(np.asarray(codes, np.int64), _strings(uniq))
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -54,6 +58,19 @@ class Names:
 
     def to_numpy(self) -> np.ndarray:
         return self.names[self.codes]
+
+
+def _strings(values) -> np.ndarray:
+    """``str`` of each of ``values`` (distinct values: categories, uniques) as an object array; a
+    column of strings converted at once, its missing values (if any) as ``str`` of the value that
+    stands for them."""
+    if isinstance(values.dtype, pd.StringDtype):
+        out = values.to_numpy(dtype=object)
+        missing = np.flatnonzero(pd.isna(out))
+        if len(missing):
+            out[missing] = [str(values[i]) for i in missing]
+        return out
+    return np.array([str(u) for u in values], dtype=object)
 
 
 def is_names(values) -> bool:

@@ -48,6 +48,7 @@ from nsys2prv.nsys.codec import (
     arrow_source,
     decode,
     encode,
+    frame_of,
     from_ipc,
     system_pool,
     to_ipc,
@@ -240,7 +241,7 @@ class TableCache:
                 assert pf is not None  # (the kind has rows: checked above)
                 # one file, one process: without the dataset layer and Arrow's thread pool (faster for
                 # small tables; a worker converts one report at a time anyway)
-                return pf.read(columns=columns, use_threads=False).to_pandas(use_threads=False)
+                return frame_of(pf.read(columns=columns, use_threads=False))
         df = from_ipc(self._read(f"{kind}{EMPTY}"))
         if list(df.columns) != want["columns"]:
             raise CacheDamage(f"{kind}{EMPTY} has the columns of another table")

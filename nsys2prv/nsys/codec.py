@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import json
 import os
 import struct
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 ROW_GROUP = 1 << 17  # rows per Parquet row group: what a slice of a large report reads at least
@@ -28,7 +30,8 @@ class CacheDamage(ValueError):
 
 
 # --- objects as JSON + Arrow IPC (no pickle) ---------------------------------------------------------
-MAGIC = b"nsys2prv-cache 1\n"
+MAGIC = b"nsys2prv-cache 2\n"  # 2: plain dicts as two columns ("map")
+_PLAIN = frozenset((bool, int, float, str, type(None)))  # what JSON holds as it is
 
 
 def to_ipc(df: pd.DataFrame) -> bytes:
@@ -64,6 +67,8 @@ def encode(obj) -> bytes:
         if isinstance(o, (list, tuple, set, frozenset)):
             return {"$": type(o).__name__, "v": [enc(x) for x in o]}
         if isinstance(o, dict):
+            if _plain(o) and _plain(o.values()):  # (a host's process names: thousands, one JSON array each)
+                return {"$": "map", "k": list(o), "v": list(o.values())}
             return {"$": "dict", "v": [[enc(k), enc(v)] for k, v in o.items()]}
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
             return {
@@ -120,7 +125,6 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
         raise CacheDamage("empty")
     tree, blobs = json.loads(chunks[0]), chunks[1:]
     allowed = {c.__name__: c for c in (expect, *classes) if dataclasses.is_dataclass(c)}
-    hints: dict[type, dict] = {}
 
     def dec(t):
         if t is None or isinstance(t, (bool, int, float, str)):
@@ -129,7 +133,17 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
             raise CacheDamage("unexpected JSON value")
         tag = t["$"]
         if tag in _SEQ:
-            return _SEQ[tag](dec(x) for x in t["v"])
+            items = t["v"]
+            if not isinstance(items, list):
+                raise CacheDamage("not a sequence")
+            return _SEQ[tag](items if _plain(items) else (dec(x) for x in items))
+        if tag == "map":
+            keys, values = t["k"], t["v"]
+            if not (isinstance(keys, list) and isinstance(values, list) and len(keys) == len(values)):
+                raise CacheDamage("a map of other lengths")
+            if not (_plain(keys) and _plain(values)):
+                raise CacheDamage("a map of other than plain values")
+            return dict(zip(keys, values))
         if tag == "dict":
             return {dec(k): dec(v) for k, v in t["v"]}
         if tag == "np":
@@ -147,13 +161,11 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
             values = t["v"]
             if not isinstance(values, dict) or set(values) != set(fields):
                 raise CacheDamage(f"{cls.__name__} with other fields")
-            if cls not in hints:
-                module = sys.modules[cls.__module__].__dict__
-                hints[cls] = typing.get_type_hints(cls, globalns=module, localns=dict(allowed))
+            hints = _hints(cls, tuple(allowed.values()))
             kw = {}
             for name, raw in values.items():
                 v = dec(raw)
-                if not _conforms(v, hints[cls].get(name, typing.Any)):
+                if not _conforms(v, hints.get(name, typing.Any)):
                     raise CacheDamage(f"{cls.__name__}.{name} is a {type(v).__name__}")
                 kw[name] = v
             return cls(**kw)
@@ -163,6 +175,37 @@ def _decode(data: bytes, expect: type, classes: tuple[type, ...]):
     if not isinstance(obj, expect):
         raise CacheDamage(f"a {type(obj).__name__}, not a {expect.__name__}")
     return obj
+
+
+@functools.lru_cache(maxsize=64)
+def _hints(cls: type, allowed: tuple[type, ...]) -> dict:
+    """The type hints of the dataclass ``cls``, its annotations' names resolved in its module and among
+    ``allowed`` (evaluated once per class: the same for every file)."""
+    module = sys.modules[cls.__module__].__dict__
+    return typing.get_type_hints(cls, globalns=module, localns={c.__name__: c for c in allowed})
+
+
+def _plain(xs) -> bool:
+    """Every element of ``xs`` a JSON scalar (checked per distinct type, not per element in Python)."""
+    return set(map(type, xs)) <= _PLAIN
+
+
+def _type_conforms(t: type, hint: type) -> bool:
+    """A value of exactly the type ``t`` fits the class ``hint`` (``_conforms`` of a plain class)."""
+    if hint is float:
+        return issubclass(t, (int, float, np.integer, np.floating)) and not issubclass(t, bool)
+    if hint is int:
+        return issubclass(t, (int, np.integer))
+    return issubclass(t, hint)
+
+
+def _all_conform(xs, hint) -> bool:
+    """Every element of ``xs`` fits ``hint``: of a plain class, decided once per distinct type."""
+    if hint is typing.Any or hint is object:
+        return True
+    if typing.get_origin(hint) is None and isinstance(hint, type):
+        return all(_type_conforms(t, hint) for t in set(map(type, xs)))
+    return all(_conforms(x, hint) for x in xs)
 
 
 def _conforms(v, hint) -> bool:
@@ -189,14 +232,77 @@ def _conforms(v, hint) -> bool:
     if not args:
         return True
     if origin is dict and isinstance(v, dict):
-        return all(_conforms(k, args[0]) and _conforms(x, args[1]) for k, x in v.items())
+        return _all_conform(v.keys(), args[0]) and _all_conform(v.values(), args[1])
     if origin is tuple and isinstance(v, tuple):
         if len(args) == 2 and args[1] is Ellipsis:
-            return all(_conforms(x, args[0]) for x in v)
+            return _all_conform(v, args[0])
         return len(v) == len(args) and all(_conforms(x, a) for x, a in zip(v, args))
     if origin in (list, set, frozenset) and isinstance(v, (list, set, frozenset)):
-        return all(_conforms(x, args[0]) for x in v)
+        return _all_conform(v, args[0])
     return True
+
+
+def _categorical(name: str, col: pa.ChunkedArray, seen: list):
+    """A dictionary column of strings (one chunk) as a pandas Categorical, as ``to_pandas`` makes it,
+    without pandas hashing its categories again for each column (a third of reading a table back; the
+    columns of one table often share one dictionary: ``seen``, (dictionary, dtype) pairs, keeps those
+    made). Arrow checks them instead -- unique, no null, every code in range: ``CacheDamage``
+    otherwise; None: a column of another form (``to_pandas`` reads it)."""
+    if col.num_chunks != 1 or not pa.types.is_string(col.type.value_type):
+        return None
+    chunk = col.chunk(0)
+    values, indices = chunk.dictionary, chunk.indices
+    dtype = next((d for v, d in seen if v.equals(values)), None)
+    if dtype is None:
+        if values.null_count:
+            raise CacheDamage(f"column {name}: categories cannot be null")
+        if len(pc.unique(values)) != len(values):
+            raise CacheDamage(f"column {name}: categories not unique")
+        categories = pd.Index(values.to_pandas())
+        fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)  # (pandas' own, for known-valid categories)
+        dtype = fast(categories, col.type.ordered) if fast else pd.CategoricalDtype(categories, col.type.ordered)
+        seen.append((values, dtype))
+    codes = (indices.fill_null(-1) if indices.null_count else indices).to_numpy(zero_copy_only=False)
+    if len(codes) and (codes.max() >= len(values) or codes.min() < (-1 if indices.null_count else 0)):
+        raise CacheDamage(f"column {name}: a code out of range")
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # (checked above)
+    except TypeError:  # pandas < 2.1: no ``validate``
+        return pd.Categorical.from_codes(codes, dtype=dtype)
+
+
+def frame_of(table: pa.Table) -> pd.DataFrame:
+    """A table of the cache as a DataFrame, as ``table.to_pandas()`` makes it (a test compares them):
+    numbers and booleans without nulls as writable numpy arrays, dictionary-coded text as Categoricals
+    (``_categorical``: ``CacheDamage`` for a dictionary pandas would refuse, or with a code past its
+    end); a table with any other column is left to ``to_pandas``."""
+    cols: dict = {}
+    seen: list = []
+    meta = table.schema.pandas_metadata
+    if meta is not None and meta.get("index_columns"):  # (an index stored: to_pandas restores it)
+        return table.to_pandas(use_threads=False)
+    # the pandas dtype each column had, where the table came from pandas (an Int64 or boolean without
+    # nulls is stored as int64 or bool: to_pandas makes the extension type again)
+    kept = {c.get("field_name"): (c.get("pandas_type"), c.get("numpy_type")) for c in meta["columns"]} if meta else {}
+    for name, col in zip(table.column_names, table.columns):
+        typ, was = col.type, kept.get(name)
+        if pa.types.is_dictionary(typ) and (meta is None or (was is not None and was[0] == "categorical")):
+            cols[name] = _categorical(name, col, seen)
+            if cols[name] is None:
+                break
+        elif col.null_count == 0 and (
+            pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ)
+        ):
+            values = col.to_numpy()
+            if meta is not None and (was is None or was[1] != str(values.dtype)):
+                break
+            cols[name] = values if values.flags.writeable else values.copy()
+        else:
+            break
+    else:
+        if len(cols) == table.num_columns > 0:  # (a name twice: one key of cols)
+            return pd.DataFrame(cols, copy=False)
+    return table.to_pandas(use_threads=False)
 
 
 def system_pool() -> None:

@@ -189,7 +189,6 @@ def write_chunk(
         + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
         + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms]
     )
-    widths = [STATE_WIDTH] + [len(b.pairs) for b in batches] + [COMM_WIDTH] * len(comms)
     sizes = [len(t) for t in times]
     starts = np.cumsum([0] + sizes)  # each source's first record (input order)
     time = np.concatenate(times).astype(np.int64, copy=False)
@@ -201,10 +200,9 @@ def write_chunk(
         np.int32
     )[perm]
     sig = np.concatenate([np.broadcast_to(np.asarray(g, np.int32), (n,)) for g, n in zip(sigs, sizes)])[perm]
-    lens = np.repeat(np.asarray(widths, np.int64), sizes)
-    offs = np.zeros(len(time) + 1, np.int64)
-    np.cumsum(lens[perm], out=offs[1:])
-    del lens
+    event_sigs = sorted(table, key=lambda s: table[s])  # (types, dynamic flags) of signature EVENT_SIG0 + i
+    offs = np.zeros(len(time) + 1, np.int64)  # each record's first tail field: its signature's width
+    np.cumsum(np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in event_sigs], np.int64)[sig], out=offs[1:])
     nrec, nfields = len(time), int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
@@ -233,7 +231,7 @@ def write_chunk(
         names,
         used,
         time[::STRIDE].copy(),
-        sorted(table, key=lambda sig: table[sig]),
+        event_sigs,
         offs[:nrec:STRIDE].copy(),
         values,
     )

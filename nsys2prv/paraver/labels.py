@@ -37,7 +37,7 @@ class ValueLabels:
         self.types = types
         self.names: dict[int, pd.Index] = {}  # type id -> sorted names (value = position + base)
         self.base: dict[int, int] = {}
-        self._pos: dict = {}  # (type, id of a Names dictionary) -> (it, positions)
+        self._pos: dict = {}  # (id of a type's names, id of a Names dictionary) -> (them, positions)
 
     def collect(self, batches: list[EventBatch]) -> None:
         seen: dict[int, set] = {}
@@ -84,13 +84,15 @@ class ValueLabels:
         if not is_names(values):
             return values.astype(np.int64, copy=False)
         v = Names.of(values)
-        if np.ndim(types) == 0:
-            groups = [(int(types), slice(None))]
-        else:
-            types = np.asarray(types, np.int64)
-            groups = [(int(t), types == t) for t in np.unique(types)]
+        if np.ndim(types) == 0:  # (one type: the dictionary's values looked up at once)
+            positions = self._positions(int(types), v.names)
+            if (positions < 0).any() and (positions[v.codes] < 0).any():
+                raise AssertionError(f"name not collected for event type {int(types)}")
+            return (positions + self.base[int(types)])[v.codes]
+        types = np.asarray(types, np.int64)
         out = np.zeros(len(v), np.int64)
-        for t, sel in groups:
+        for t in np.unique(types).tolist():
+            sel = types == t
             pos = self._positions(t, v.names)[v.codes[sel]]
             if (pos < 0).any():
                 raise AssertionError(f"name not collected for event type {t}")
@@ -100,11 +102,12 @@ class ValueLabels:
     def _positions(self, t: int, names: np.ndarray) -> np.ndarray:
         """Position of each of ``names`` among type ``t``'s sorted names (-1: absent), once per
         dictionary: the batches of a translator share one (begin and end records, row subsets)."""
-        key = (t, id(names))
+        numbered = self.names[t]  # (the types of a group share it: ``share_groups``)
+        key = (id(numbered), id(names))
         hit = self._pos.get(key)
-        if hit is None or hit[0] is not names:
-            hit = self._pos[key] = (names, self.names[t].get_indexer(names))  # (names kept: its id stays its own)
-        return hit[1]
+        if hit is None or hit[0] is not names or hit[1] is not numbered:
+            hit = self._pos[key] = (names, numbered, numbered.get_indexer(names))  # (both kept: their ids stay theirs)
+        return hit[2]
 
     def labels(self, type_id: int) -> dict[int, str]:
         names = self.names.get(type_id)

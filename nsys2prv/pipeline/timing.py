@@ -1,4 +1,6 @@
-"""Stage times and memory on stderr (``NSYS2PRV_TIMING``): the benchmark script reads them."""
+"""Stage times and memory on stderr (``NSYS2PRV_TIMING``): the benchmark script reads them.  Each line
+also gives this process's CPU seconds so far (``time.process_time``; at the first stage's end: the
+interpreter, the imports, the command line and numba's start-up)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class Timer:
             t = self.now()
             self.err.write(
                 f"nsys2prv timing: {stage} {t - self.t:.3f} s (rss {_rss_mb():.0f} MB, "
-                f"peak {_rss_mb('VmHWM'):.0f} MB)\n"
+                f"peak {_rss_mb('VmHWM'):.0f} MB, cpu {time.process_time():.3f} s)\n"
             )
             _reset_peak()
             self.t = t

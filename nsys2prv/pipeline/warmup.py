@@ -34,6 +34,7 @@ from nsys2prv.core.paths import distrust, user_cache_dir
 from nsys2prv.core.workers import init_worker
 
 _done = False
+_PACKAGE = Path(__file__).resolve().parent.parent  # nsys2prv/
 
 
 # the modules defining nsys2prv's kernels (each has ``warmup_probes``), and those defining the PRECOMPILED
@@ -162,9 +163,10 @@ def _ready_name() -> str:
     """The name of the mark saying that the cache holds every PRECOMPILED kernel for this machine,
     Python, numba and these kernels' sources (a hint: a kernel missing all the same is compiled
     where it is called, as without the mark)."""
-    numba = importlib.util.find_spec("numba")
+    numba = importlib.util.find_spec("numba")  # (a top-level package: found, not imported)
     key = [sys.version, os.uname().nodename, os.environ.get("NUMBA_CACHE_DIR", "")]
-    sources = [(spec.origin or m) if (spec := importlib.util.find_spec(m)) else m for m in PRECOMPILED_MODULES]
+    # the modules' files by their names (find_spec would import their packages: pandas, numba)
+    sources = [str(_PACKAGE.joinpath(*m.split(".")[1:]).with_suffix(".py")) for m in PRECOMPILED_MODULES]
     for f in [numba.origin if numba is not None and numba.origin else "", *sources]:
         try:
             st = os.stat(f)

@@ -42,8 +42,9 @@ class Context:
         """Rows whose thread is in the model, and their global thread ids."""
         threads = self.model.cpu_threads(self.report, df["tid"].to_numpy(np.int64))
         keep = threads >= 0
-        count.drop("on an Nsight Systems internal thread ([NSys*])", int((~keep).sum()))
-        return df[keep], threads[keep]
+        dropped = len(keep) - int(keep.sum())
+        count.drop("on an Nsight Systems internal thread ([NSys*])", dropped)
+        return (df[keep], threads[keep]) if dropped else (df, threads)  # (every row: no copy)
 
     def on_gpu(self, df: GpuRows, count: CategoryCount, activity: bool = False) -> tuple[GpuRows, np.ndarray]:
         """Rows whose stream (and overlap lane) is in the model, and their global thread ids;
@@ -57,10 +58,11 @@ class Context:
             lane,
         )
         keep = threads >= 0
-        count.drop("stream not in the resource model", int((~keep).sum()))
+        dropped = len(keep) - int(keep.sum())
+        count.drop("stream not in the resource model", dropped)
         if activity and lane is not None:
             count.note(OVERLAP_NOTE, int((lane[keep] > 0).sum()))
-        return df[keep], threads[keep]
+        return (df[keep], threads[keep]) if dropped else (df, threads)  # (every row: no copy)
 
     def times(self, col: pd.Series) -> np.ndarray:
         return self.clock.apply(col.to_numpy(np.int64))

@@ -44,12 +44,14 @@ def samples(df: Frame[C.Samples], ctx: Context, out: Translation) -> int:
     df, threads = ctx.on_cpu(df, count)
     time = ctx.times(df["start"])
     levels = [(R.SAMPLED[k].id, c) for k, c in enumerate(LEVEL_COLUMNS)] + [(R.SAMPLED_KERNEL.id, KERNEL_COLUMN)]
+    shared = None  # the levels' dictionary (``Names.of``: one for every level with the same)
     for etype, col in levels:
         if (level := optional(df, col)) is None:
             continue
         sel = level.notna().to_numpy()
         if sel.any():
-            names = Names.of(level)[sel]
+            shared = Names.of(level, share=shared)
+            names = shared[sel]
             order = np.full(int(sel.sum()), PUNCTUAL_ORDER, np.int64)
             out.events.append(EventBatch(time[sel], threads[sel], order, [(etype, names)]))
     return len(df)

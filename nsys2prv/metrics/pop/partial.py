@@ -37,8 +37,12 @@ MPI, CUDA_API = 0, 1
 def _tasks_of(ctx: Context, ids) -> np.ndarray:
     """POP's task of each row's process (``Model.pop``; -1: unknown), mapping only the unique pids."""
     pids = pid_of(np.asarray(ids, np.int64))
+    if not len(pids):
+        return np.zeros(0, np.int64)
+    if pids.min() == pids.max():  # (one process: most reports)
+        return np.repeat(ctx.model.pop.task_of(ctx.report, pids[:1]), len(pids))
     uniq, inv = np.unique(pids, return_inverse=True)
-    return ctx.model.pop.task_of(ctx.report, uniq)[inv] if len(pids) else np.zeros(0, np.int64)
+    return ctx.model.pop.task_of(ctx.report, uniq)[inv]
 
 
 def aligned_lifetimes(lifetimes: list[dict | None], clocks: list[Clock], clips: list) -> list[dict]:
@@ -74,6 +78,9 @@ def task_spans(tabs: dict, ctx: Context) -> tuple:
         return z, z, z
     task, start, end = np.concatenate(t), np.concatenate(s), np.concatenate(e)
     ok = task >= 0
+    if ok.all() and len(task) and task.min() == task.max():  # (one task: most reports)
+        lo, hi = np.array([start.min()], np.int64), np.array([end.max()], np.int64)
+        return task[:1].copy(), ctx.clock.apply(lo), ctx.clock.apply(hi)
     tasks, g = np.unique(task[ok], return_inverse=True)
     lo = np.full(len(tasks), np.iinfo(np.int64).max, np.int64)
     hi = np.full(len(tasks), np.iinfo(np.int64).min, np.int64)

@@ -1,0 +1,94 @@
+"""The table cache reads its tables back as ``to_pandas`` would make them (``codec.frame_of``), with
+Arrow checking the dictionaries pandas then trusts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from nsys2prv.nsys.codec import CacheDamage, frame_of
+
+
+def _same(table: pa.Table) -> pd.DataFrame:
+    want, got = table.to_pandas(use_threads=False), frame_of(table)
+    pd.testing.assert_frame_equal(got, want, check_exact=True, check_categorical=True)
+    for i in range(want.shape[1]):
+        w, g = want.iloc[:, i], got.iloc[:, i]
+        if isinstance(w.dtype, pd.CategoricalDtype):
+            assert g.cat.categories.dtype == w.cat.categories.dtype and g.cat.codes.dtype == w.cat.codes.dtype
+    return got
+
+
+def _round_trip(df: pd.DataFrame, tmp_path) -> pa.Table:
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "t.parquet", compression="lz4")
+    return pq.ParquetFile(tmp_path / "t.parquet").read(use_threads=False)
+
+
+def test_a_cached_table_reads_back_as_to_pandas_makes_it(tmp_path):
+    names = pd.Categorical(["b", "a", None, "b"], categories=["a", "b", "zz"])
+    df = pd.DataFrame(
+        {
+            "start": np.array([5, 1, 2, 3], np.int64),
+            "lane": np.array([0, 1, 0, 2], np.uint8),
+            "share": [0.5, 1.0, np.nan, 2.0],
+            "nccl": [True, False, False, True],
+            "fn0": names,
+            "fn1": pd.Categorical(["a", "a", "b", None], categories=["a", "b", "zz"]),  # (the same dictionary)
+            "kernel": pd.Categorical(["k", "k", "k", "k"]),
+        }
+    )
+    table = _round_trip(df, tmp_path)
+    got = _same(table)
+    assert got["fn0"].cat.categories.tolist() == ["a", "b", "zz"] and got["fn0"].cat.codes.tolist() == [1, 0, -1, 1]
+    assert got["fn0"].dtype == got["fn1"].dtype and got["kernel"].tolist() == ["k"] * 4
+    assert got["start"].tolist() == [5, 1, 2, 3] and got["lane"].dtype == np.uint8
+    got.loc[1, "start"] = 7  # (writable: stage C may change a column in place)
+    assert table.column("start").to_pylist() == [5, 1, 2, 3]
+    assert got._mgr.nblocks == len(df.columns)  # (the fast path: a block per column, as read)
+
+
+def test_other_columns_are_left_to_to_pandas(tmp_path):
+    cases = [
+        pd.DataFrame({"a": pd.array([1, None], dtype="Int64"), "b": [1, 2]}),  # a null in an integer column
+        pd.DataFrame({"a": ["x", "y"], "b": [1, 2]}),  # text not dictionary-coded
+        pd.DataFrame({"a": pd.Categorical([1, 2]), "b": [1, 2]}),  # a dictionary of numbers
+        pd.DataFrame({"a": pd.Series([], dtype=np.int64)}),  # no rows
+        pd.DataFrame(  # extension types without a null: stored as plain Arrow types, made again by to_pandas
+            {
+                "a": pd.array([1, 2], dtype="Int64"),
+                "b": pd.array([True, False], dtype="boolean"),
+                "c": pd.array([1.0, 2.0], dtype="Float64"),
+            }
+        ),
+    ]
+    tables = [pa.Table.from_pandas(df, preserve_index=False) for df in cases]
+    indexed = pd.DataFrame({"a": [1, 2]}, index=pd.RangeIndex(5, 7))
+    tables += [pa.Table.from_pandas(indexed), pa.Table.from_pandas(indexed.set_index("a"))]  # (an index kept)
+    tables.append(pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["a", "a"]))  # a name twice
+    for table in tables:
+        got = _same(table)
+        assert got.shape == (table.num_rows, table.num_columns)
+    assert frame_of(pa.table({})).shape == (0, 0)
+
+
+def test_a_dictionary_pandas_would_refuse_is_damage():
+    def table(codes, values):
+        return pa.table({"fn": pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), values, safe=False)})
+
+    twice = table([0, 1, 2], pa.array(["a", "b", "a"]))  # (a tampered file: the same category twice)
+    with pytest.raises(ValueError, match="unique"):
+        twice.to_pandas()
+    with pytest.raises(CacheDamage, match="column fn: categories not unique"):
+        frame_of(twice)
+    nulls = table([0, 1], pa.array(["a", None]))
+    with pytest.raises(ValueError, match="cannot be null"):
+        nulls.to_pandas()
+    with pytest.raises(CacheDamage, match="column fn: categories cannot be null"):
+        frame_of(nulls)
+    for codes in ([0, 5], [0, -2], [-1, 0]):  # (past the dictionary; a negative code that is not a null)
+        with pytest.raises(CacheDamage, match="column fn: a code out of range"):
+            frame_of(table(codes, pa.array(["a", "b"])))
+    assert frame_of(table([1, None], pa.array(["a", "b"])))["fn"].tolist() == ["b", np.nan]

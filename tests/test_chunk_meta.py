@@ -3,7 +3,9 @@ every report are held until the merge, so equal names are one string however man
 
 from __future__ import annotations
 
+import os
 import pickle
+import re
 
 import numpy as np
 
@@ -45,3 +47,34 @@ def test_unpickled_chunk_metas_share_equal_lists_of_names_and_their_values(tmp_p
     _, tables = sig_tables(got, [shared, np.arange(301, 602, dtype=np.int64), shared], ())
     assert tables.rbase.tolist() == [0, 0, 0, 301, 0]  # (states, communications, one event signature per chunk)
     assert tables.remap.tolist() == list(range(602))
+
+
+def test_a_chunk_file_shorter_than_its_records_is_an_error_naming_it(tmp_path):
+    """The merge reads every section whole: a truncated chunk file is not read short silently."""
+    import io
+
+    import pytest
+    from chunk_files import save_chunk
+
+    from nsys2prv.paraver.chunks import EVENT_SIG0
+    from nsys2prv.paraver.merge import merge
+
+    n = 300
+    path = tmp_path / "c0.chunk"
+    meta = save_chunk(
+        str(path),
+        np.arange(n),
+        np.zeros(n),
+        np.zeros(n),
+        np.full(n, EVENT_SIG0),
+        np.arange(n),
+        events=n,
+        sigs=[((1,), (False,))],
+    )
+    objs = (np.ones(1, np.int64),) * 3
+    fh = io.BytesIO()
+    merge([meta], [np.zeros(0, np.int64)], n, fh, objs=objs)
+    assert fh.getvalue().decode().splitlines()[-1] == f"2:1:1:1:1:{n - 1}:1:{n - 1}"  # whole, it is read
+    os.truncate(path, os.path.getsize(path) - 8)  # the last tail field gone
+    with pytest.raises(OSError, match=f"{re.escape(str(path))}: chunk file shorter than its records"):
+        merge([meta], [np.zeros(0, np.int64)], n, io.BytesIO(), objs=objs)

@@ -3,6 +3,7 @@ whole conversions; small runs compile nothing, a large input compiles its kernel
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
-from nsys2prv.paraver.format import _format_compact, _format_compact_np, fields_per_record
+from nsys2prv.paraver import chunks
+from nsys2prv.paraver.format import COMM_SIG, EVENT_SIG0, OPEN_END, STATE_SIG, Runs, Tables, write_compact
 
 
 def both(monkeypatch, f):
@@ -58,43 +60,93 @@ def test_interval_kernels_give_the_same_in_python_and_compiled(monkeypatch, seed
     assert np.array_equal(a, b) and a.max() > 10
 
 
+def _runs(rng, n_runs, n_thr, width, first, dyn, end_ns):
+    """Random sorted runs of compact records (states, some final; communications; events of three
+    signatures, run a's shifted by ``sbase[a]``), with ties in (time, key) within and across runs."""
+    pieces, fields = [], 0
+    start, fstart, sbase = [0], [], []
+    for a in range(n_runs):
+        n = 0 if a == 2 else int(rng.integers(400, 900))  # (an empty run too)
+        sig = rng.integers(0, 4, n).astype(np.int32)  # event signatures 2, 3: 2, 3 or 3, 4 globally
+        base = int(a % 2)
+        g = sig + np.where(sig >= 2, base, 0)
+        time = rng.integers(0, 300, n)  # dense: ties across and within runs
+        key = rng.integers(0, 3, n)
+        order = np.lexsort((key, time))
+        time, key, sig, g = time[order], key[order], sig[order], g[order]
+        w = width[g]
+        offs = np.cumsum(w) - w
+        tail = rng.integers(-(10**12), 10**12, int(w.sum()))
+        st = np.flatnonzero(g == 0)
+        final = st[rng.random(len(st)) < 0.3]
+        tail[offs[final]] = OPEN_END  # some start at or after END: not written
+        cm = np.flatnonzero(g == 1)
+        tail[offs[cm] + 1] = rng.integers(0, n_thr, len(cm))  # the receiving thread
+        for s in (3, 4):
+            at = np.flatnonzero(g == s)
+            for f in range(width[s]):
+                if dyn[first[s] + f]:
+                    tail[offs[at] + f] = rng.integers(0, 4, len(at))  # local name codes
+        pieces.append((time, key, rng.integers(0, n_thr, n).astype(np.int32), sig, tail))
+        start.append(start[-1] + n)
+        fstart.append(fields)
+        sbase.append(base)
+        fields += len(tail)
+    cols = [np.concatenate(c) for c in zip(*pieces)]
+    return Runs(*cols, np.array(start), np.array(fstart), np.array(sbase))
+
+
+def test_chunk_signature_constants_are_the_formatters():
+    assert (STATE_SIG, COMM_SIG, EVENT_SIG0, OPEN_END) == (
+        chunks.STATE_SIG,
+        chunks.COMM_SIG,
+        chunks.EVENT_SIG0,
+        chunks.OPEN_END,
+    )
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_the_record_formatter_and_its_numpy_twin_write_the_same_bytes(seed):
+def test_the_merging_formatter_and_its_numpy_twin_write_the_same_bytes(monkeypatch, seed):
     rng = np.random.default_rng(seed)
-    n = 4000
-    perm = rng.permutation(n)
-    # compact records: states (sig 0), communications (sig 1), events of 3 signatures
-    n_thr, n_sig = 7, 5
-    cpu, task, thr = (rng.integers(1, 100, n_thr) for _ in range(3))
+    n_thr, end_ns = 7, 250
     width = np.array([2, 6, 1, 3, 2])
     first = np.array([0, 0, 0, 1, 4])
-    rbase = np.array([0, 0, 0, 5, 9])
-    types = rng.integers(60000000, 90000000, 6)
     dyn = np.array([False, True, False, True, False, False])
-    remap = rng.integers(0, 10**6, 40)
-    sig = rng.integers(0, n_sig, n).astype(np.int32)
-    w = width[sig]
-    toffs = np.cumsum(w) - w
-    tail = rng.integers(0, 10**12, int(w.sum()))
-    comm = np.flatnonzero(sig == 1)
-    tail[toffs[comm] + 1] = rng.integers(0, n_thr, len(comm))  # the receiving thread
-    for s in (3, 4):
-        for f in range(width[s]):
-            at = np.flatnonzero(sig == s)
-            if dyn[first[s] + f]:
-                tail[toffs[at] + f] = rng.integers(0, 4, len(at))  # local name codes
-    thread = rng.integers(0, n_thr, n).astype(np.int32)
-    time = np.sort(rng.integers(0, 10**13, n))
-    args = (thread, time, sig, tail, toffs, perm, 0, n, cpu, task, thr, width, first, rbase, types, dyn, remap)
-    bufs = [np.zeros(n * 200, np.uint8) for _ in range(2)]
-    k1 = _format_compact.compiled(*args, bufs[0], fields_per_record(width))
-    k2 = _format_compact_np(*args, bufs[1])
-    assert k1 == k2 and bytes(bufs[0][:k1]) == bytes(bufs[1][:k2])
-    lines = bytes(bufs[0][:k1]).decode().splitlines()
-    assert len(lines) == n and {ln[0] for ln in lines} == {"1", "2", "3"}
+    tables = Tables(
+        *(rng.integers(1, 100, n_thr) for _ in range(3)),
+        width,
+        first,
+        np.array([0, 0, 0, 5, 9]),
+        rng.integers(60000000, 90000000, 6),
+        dyn,
+        rng.integers(0, 10**6, 40),
+    )
+    runs = _runs(rng, 6, n_thr, width, first, dyn, end_ns)
+
+    def write():
+        fh, counts = io.BytesIO(), np.zeros(3, np.int64)
+        write_compact(fh, runs, tables, end_ns, counts, np.empty(2000, np.uint8))  # a few records per call
+        return fh.getvalue(), counts.tolist()
+
+    (text, counts), compiled = both(monkeypatch, write)
+    assert compiled == (text, counts)
+    # the global order: a stable lexsort of the runs one after another, late final states left out
+    g = runs.sig + np.where(runs.sig >= 2, np.repeat(runs.sbase, np.diff(runs.start)), 0)
+    order = np.lexsort((runs.key, runs.time))
+    w = width[g]
+    offs = np.cumsum(w) - w
+    late = (g == 0) & (runs.tail[offs] == OPEN_END) & (runs.time >= end_ns)
+    kept = order[~late[order]]
+    lines = text.decode().splitlines()
+    assert [int(x.split(":")[5]) for x in lines] == runs.time[kept].tolist()
+    assert [x[0] for x in lines] == [{0: "1", 1: "3"}.get(int(s), "2") for s in g[kept]]
+    assert counts == [int((g[kept] == 0).sum()), int((g[kept] == 1).sum()), int((g[kept] >= 2).sum())]
+    final = [x for x, k in zip(lines, kept) if g[k] == 0 and runs.tail[offs[k]] == OPEN_END]
+    assert final and all(x.split(":")[6] == str(end_ns) for x in final)  # closed at END
+    assert late.any() and len(lines) == len(g) - int(late.sum()) > 1500
 
 
-def test_the_number_writer_writes_every_digit_count_as_decimal_text():
+def test_the_number_writer_writes_every_digit_count_as_decimal_text(monkeypatch):
     # every boundary of the digit count (two digits are written at a time), negatives, zero, int64's
     # largest: as event values (one type:value pair a record), through the formatter, Python and compiled
     p = 10 ** np.arange(19, dtype=np.int64)
@@ -102,39 +154,28 @@ def test_the_number_writer_writes_every_digit_count_as_decimal_text():
     vals = np.concatenate([edges, np.random.default_rng(7).integers(-(2**62), 2**62, 5000)]).astype(np.int64)
     n = len(vals)
     one = np.ones(1, np.int64)
-    width, first, rbase, types, dyn = (
-        np.array([2, 6, 1]),
-        np.zeros(3, np.int64),
-        np.zeros(3, np.int64),
-        one,
-        np.zeros(1, bool),
+    tables = Tables(
+        one, one, one, np.array([2, 6, 1]), np.zeros(3, np.int64), np.zeros(3, np.int64), one, np.zeros(1, bool), one
     )
-    sig = np.full(n, 2, np.int32)
-    thread, time = np.zeros(n, np.int32), np.arange(n, dtype=np.int64)
-    args = (
-        thread,
-        time,
-        sig,
+    z = np.zeros(1, np.int64)
+    runs = Runs(
+        np.arange(n, dtype=np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int32),
+        np.full(n, 2, np.int32),
         vals,
-        np.arange(n),
-        np.arange(n),
-        0,
-        n,
-        one,
-        one,
-        one,
-        width,
-        first,
-        rbase,
-        types,
-        dyn,
-        one,
+        np.array([0, n]),
+        z,
+        z,
     )
     expected = "".join(f"2:1:1:1:1:{t}:1:{v}\n" for t, v in enumerate(vals.tolist()))
-    for fn in (_format_compact.py_func, _format_compact.compiled):
-        buf = np.zeros(n * 64, np.uint8)
-        k = fn(*args, buf, fields_per_record(width))
-        assert bytes(buf[:k]).decode() == expected
+
+    def write():
+        fh = io.BytesIO()
+        write_compact(fh, runs, tables, 0, np.zeros(3, np.int64))
+        return fh.getvalue().decode()
+
+    assert both(monkeypatch, write) == [expected, expected]
 
 
 def _outputs(out: Path) -> dict:

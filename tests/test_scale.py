@@ -372,6 +372,8 @@ def _synthetic_chunks(tmp_path, n_chunks: int, seed: int):
 def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     """Index-driven rounds over 60 chunks of very different densities and sizes, with small and
     large budgets and split into time parts, give exactly the global (time, key) order."""
+    import io
+
     import numpy as np
 
     from nsys2prv.paraver.merge import merge, split_times
@@ -379,22 +381,20 @@ def test_merge_of_many_chunks_is_the_global_order(tmp_path, seed):
     metas, expected = _synthetic_chunks(tmp_path, 60, seed)
     values = [np.zeros(0, np.int64)] * len(metas)
 
-    def collect(out):
-        def write(fh, thread, time, sig, tail, offs, perm, tables):
-            out.append(tail[offs[perm]])
+    objs = (np.zeros(1, np.int64),) * 3  # every record on thread 0: cpu, task, thread 0
 
-        return write
+    def merged(**kw):
+        """The merge's text; each record's value, its id in ``expected``."""
+        fh = io.BytesIO()
+        merge(metas, values, 0, fh, objs=objs, **kw)
+        return np.array([int(line.rsplit(b":", 1)[1]) for line in fh.getvalue().splitlines()], np.int64)
 
     for budget in (1, 700, 1 << 16, 1 << 22):
-        got = []
-        merge(metas, values, 0, None, budget, write=collect(got))
-        assert np.array_equal(np.concatenate(got) if got else np.zeros(0, np.int64), expected), budget
+        assert np.array_equal(merged(budget=budget), expected), budget
     cuts = split_times(metas, 4)
     assert len(cuts) >= 2
     bounds = [None, *cuts, None]
-    got = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        merge(metas, values, 0, None, 5000, write=collect(got), t_lo=lo, t_hi=hi)
+    got = [merged(budget=5000, t_lo=lo, t_hi=hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
     assert np.array_equal(np.concatenate(got), expected)
 
 
@@ -406,7 +406,11 @@ def test_the_formatter_writes_any_int64_like_python():
 
     import numpy as np
 
-    from nsys2prv.paraver.format import Tables, write_compact
+    from nsys2prv.paraver.format import Runs, Tables, write_compact
+
+    def one_run(time, sig, tail, thread):
+        z = np.zeros(1, np.int64)
+        return Runs(time, np.zeros(len(time), np.int64), thread, sig, tail, np.array([0, len(time)]), z, z)
 
     vals = [0, 7, -7, 10, -10, 99, 100, 2**31, -(2**31), 2**63 - 1, -(2**63 - 1)] + [10**k for k in range(19)]
     flat, n = np.array(vals, np.int64), len(vals)
@@ -422,17 +426,9 @@ def test_the_formatter_writes_any_int64_like_python():
         remap=np.array([0]),
     )
     fh = io.BytesIO()
-    write_compact(
-        fh,
-        np.zeros(n, np.int32),
-        flat,
-        np.full(n, 2, np.int32),
-        flat,
-        np.arange(n, dtype=np.int64),
-        np.arange(n, dtype=np.int64)[::-1].copy(),
-        one,
-    )
-    assert fh.getvalue().decode().splitlines() == [f"2:3:1:1:1:{v}:300:{v}" for v in reversed(vals)]
+    srt = np.sort(flat)  # one run, sorted by time
+    write_compact(fh, one_run(srt, np.full(n, 2, np.int32), srt, np.zeros(n, np.int32)), one, 0, np.zeros(3, np.int64))
+    assert fh.getvalue().decode().splitlines() == [f"2:3:1:1:1:{v}:300:{v}" for v in sorted(vals)]
 
     cpu, task, thr = np.array([3, 4]), np.array([1, 2]), np.array([1, 1])
     thread, time, sig = np.array([0, 1, 0], np.int32), np.array([5, 6, 7]), np.array([0, 2, 1], np.int32)
@@ -449,7 +445,9 @@ def test_the_formatter_writes_any_int64_like_python():
         remap=np.array([0, 70, 71]),
     )
     fh = io.BytesIO()
-    write_compact(fh, thread, time, sig, tail, np.array([0, 2, 4]), np.array([0, 1, 2]), tables)
+    counts = np.zeros(3, np.int64)
+    write_compact(fh, one_run(time, sig, tail, thread), tables, 100, counts)
+    assert counts.tolist() == [1, 1, 1]  # states, communications, events
     assert fh.getvalue().decode().splitlines() == [
         "1:3:1:1:1:5:9:2",
         "2:4:1:2:1:6:300:-4:301:71",

@@ -19,6 +19,11 @@ LIMIT = 200_000
 
 _POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
 
+# chunks.py's record signatures and a final state's end, here without importing it (it imports pandas; this
+# module is loaded before: pipeline/warmup.py); tests/test_kernels.py checks they are chunks.py's
+STATE_SIG, COMM_SIG, EVENT_SIG0, OPEN_END = 0, 1, 2, -1
+BUFFER = 1 << 22  # bytes of text formatted per kernel call
+
 
 def _text(vals: np.ndarray, last: np.ndarray, buf: np.ndarray) -> int:
     """``vals`` as decimal text into ``buf``, each followed by '\\n' where ``last`` else ':'; the
@@ -51,17 +56,59 @@ def _ends(counts: np.ndarray) -> np.ndarray:
 
 
 def _format_compact_np(
-    thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase, types, dyn, remap, buf, vals=None
+    time,
+    key,
+    thread,
+    sig,
+    tail,
+    run,
+    sbase,
+    cur,
+    fcur,
+    heap,
+    end_ns,
+    counts,
+    cpu,
+    task,
+    thr,
+    width,
+    first,
+    rbase,
+    types,
+    dyn,
+    remap,
+    buf,
+    vals,
 ):
-    """``_format_compact`` in numpy: the values of every record laid out in one array, then ``_text``
-    (``vals``, the kernel's scratch, is not used)."""
-    r = perm[lo:hi]
-    g, s, o = thread[r], sig[r].astype(np.int64), offs[r]
+    """``_format_compact`` in numpy: the records left ordered by one stable lexsort, as many as surely
+    fit in ``buf`` taken, their values laid out in one array, then ``_text`` (``heap`` is not used)."""
+    left = run[1:] - cur
+    owner = np.repeat(np.arange(len(cur)), left)
+    before = np.cumsum(left) - left
+    rec = np.arange(len(owner)) - np.repeat(before - cur, left)  # run by run, in order: a stable sort's ties
+    s = sig[rec].astype(np.int64)
+    s[s >= EVENT_SIG0] += sbase[owner[s >= EVENT_SIG0]]
+    w = width[s].astype(np.int64)
+    per_run = np.zeros(len(cur), np.int64)
+    np.add.at(per_run, owner, w)
+    offs = np.cumsum(w) - w - np.repeat(np.cumsum(per_run) - per_run - fcur, left)
+    take = np.lexsort((key[rec], time[rec]))[: max(1, len(buf) // (21 * len(vals) + 1))]
+    np.add.at(cur, owner[take], 1)
+    np.add.at(fcur, owner[take], w[take])
+    r, s, o = rec[take], s[take], offs[take]
+    opn = (s == STATE_SIG) & (tail[o] == OPEN_END)  # a thread's final state: closed at END ...
+    keep = ~opn | (time[r] < end_ns)  # ... unless it starts there: not written
+    if opn.any():
+        tail = tail.copy()
+        tail[o[opn & keep]] = end_ns
+    r, s, o = r[keep], s[keep], o[keep]
+    counts += np.bincount(np.minimum(s, EVENT_SIG0), minlength=3)  # states, communications, events
+    g = thread[r]
     kr = np.where(s == 0, 1, np.where(s == 1, 3, 2))
     w = width[s].astype(np.int64)
-    counts = 6 + np.where(kr == 2, 2 * w, np.where(kr == 3, w + 3, w))
-    base = np.cumsum(counts) - counts
-    vals = np.empty(int(counts.sum()), np.int64)
+    nvals = 6 + np.where(kr == 2, 2 * w, np.where(kr == 3, w + 3, w))
+    base = np.cumsum(nvals) - nvals
+    vals = np.empty(int(nvals.sum()), np.int64)
     for k, v in enumerate((kr, cpu[g], 1, task[g], thr[g], time[r])):
         vals[base + k] = v
     ev, st, cm = kr == 2, kr == 1, kr == 3
@@ -83,7 +130,7 @@ def _format_compact_np(
                 vals[base[e] + 7 + k] = v
         else:
             vals[base[e] + 6 + f + (3 if f > 1 else 0)] = tail[o[e] + f]
-    return _text(vals, _ends(counts), buf)
+    return _text(vals, _ends(nvals), buf)
 
 
 def expect_records(n: int, load: bool = True) -> None:
@@ -97,29 +144,18 @@ def expect_records(n: int, load: bool = True) -> None:
 
 
 def probe_compact() -> tuple:
-    """Arguments of one tiny valid ``_format_compact`` call, of the types the writers pass (chunk
-    threads and signatures int32, the rest int64, value flags bool)."""
+    """Arguments of one tiny valid ``_format_compact`` call (one state record), of the types the
+    writers pass (chunk threads and signatures int32, the rest int64, value flags bool)."""
     z, z32, b = np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1, np.bool_)
+    i64 = lambda *x: np.array(x, np.int64)  # noqa: E731
     return (
-        z32,
-        z,
-        z32,
-        np.array([0, 0]),
-        z,
-        z,
-        0,
-        1,
-        z,
-        z,
-        z,
-        np.array([2]),
-        z,
-        z,
-        z,
-        b,
-        z,
-        np.empty(256, np.uint8),
-        np.empty(10, np.int64),
+        *(i64(0), i64(0), z32, z32.copy(), i64(0, 0)),  # time, key, thread, sig, tail
+        *(i64(0, 1), i64(0), i64(0), i64(0), i64(0)),  # run, sbase, cur, fcur, heap
+        1,  # end_ns
+        np.zeros(3, np.int64),  # counts
+        *(z, z, z, i64(2, 6), i64(0, 0), i64(0, 0), z, b, z),  # the Tables
+        np.empty(512, np.uint8),
+        np.empty(12, np.int64),
     )
 
 
@@ -143,22 +179,102 @@ class Tables(NamedTuple):
 _PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)  # "00" ... "99"
 
 
-@kernel(interpret_below=LIMIT, size=lambda a: len(a[5]), python=_format_compact_np)
+@kernel(interpret_below=LIMIT, size=lambda a: len(a[0]), python=_format_compact_np)
 def _format_compact(
-    thread, time, sig, tail, offs, perm, lo, hi, cpu, task, thr, width, first, rbase, types, dyn, remap, buf, vals
+    time,
+    key,
+    thread,
+    sig,
+    tail,
+    run,
+    sbase,
+    cur,
+    fcur,
+    heap,
+    end_ns,
+    counts,
+    cpu,
+    task,
+    thr,
+    width,
+    first,
+    rbase,
+    types,
+    dyn,
+    remap,
+    buf,
+    vals,
 ):
-    """Records of chunks (see chunks.py): kind:cpu:1:task:thread:time, then per signature the
-    tail: a state's end and state; a communication's fields with the receiving thread expanded to
-    cpu:1:task:thread; an event's type:value pairs (local name codes numbered through ``remap``).
-    Each record's values are laid out in ``vals`` (scratch, ``fields_per_record``), then written by
-    the one digit loop: one function, no helpers, no allocation (numba compiles it in about half
-    the time of a kernel calling helpers per field)."""
+    """Merge and format sorted runs of chunk records (see chunks.py): run a is records
+    [run[a], run[a+1]) in (time, key) order, ``cur[a]`` its next record and ``fcur[a]`` that
+    record's first tail field; its event signatures are ``sbase[a]`` + theirs.  The next record is
+    the least (time, key, run) of the runs' next ones (a binary heap of runs in ``heap``, built per
+    call): the order of a stable lexsort of the runs one after another.  Records are written while
+    ``buf`` has room for the longest; ``cur``, ``fcur`` and ``counts`` (states, communications and
+    events written) are updated; returns the bytes written.
+
+    A record is kind:cpu:1:task:thread:time, then per signature the tail: a state's end and state
+    (a final state, end OPEN_END, ends at ``end_ns``; one starting there is not written); a
+    communication's fields with the receiving thread expanded to cpu:1:task:thread; an event's
+    type:value pairs (local name codes numbered through ``remap``).  Each record's values are laid
+    out in ``vals`` (scratch, ``fields_per_record``), then written by the one digit loop: one
+    function, no helpers, no allocation (numba compiles it in about half the time of a kernel
+    calling helpers per field)."""
+    m = 0
+    for a in range(len(cur)):  # the heap: runs with records left (made a heap by the first sifts)
+        if cur[a] < run[a + 1]:
+            heap[m] = a
+            m += 1
+    j = m // 2  # positions j - 1 ... 0 sifted down first (heapify), then position 0 after each record
     pos = 0
-    for k in range(lo, hi):
-        r = perm[k]
-        g = thread[r]
-        s = sig[r]
+    room = len(buf) - 21 * len(vals) - 1  # (a value: up to 20 characters and its separator)
+    while True:
+        if j > 0:
+            j -= 1
+            i = j
+            a = heap[j]
+            r = -1
+        else:
+            if m == 0 or pos > room:
+                break
+            i = 0
+            a = heap[0]  # the least run: its next record is written
+            r = cur[a]
+            o = fcur[a]
+            s = sig[r]
+            if s >= 2:
+                s += sbase[a]
+            cur[a] = r + 1
+            fcur[a] = o + width[s]
+            if r + 1 == run[a + 1]:  # the run is done: the heap's last run takes its place
+                m -= 1
+                a = heap[m]
+        if m > 0:  # run a sinks from position i to its place
+            ta = time[cur[a]]
+            ka = key[cur[a]]
+            while True:
+                c = 2 * i + 1
+                if c >= m:
+                    break
+                b = heap[c]
+                tb = time[cur[b]]
+                kb = key[cur[b]]
+                if c + 1 < m:
+                    b2 = heap[c + 1]
+                    t2 = time[cur[b2]]
+                    k2 = key[cur[b2]]
+                    if t2 < tb or (t2 == tb and (k2 < kb or (k2 == kb and b2 < b))):
+                        c += 1
+                        b, tb, kb = b2, t2, k2
+                if ta < tb or (ta == tb and (ka < kb or (ka == kb and a < b))):
+                    break
+                heap[i] = b
+                i = c
+            heap[i] = a
+        if r < 0:
+            continue
         kr = 1 if s == 0 else (3 if s == 1 else 2)
+        g = thread[r]
         vals[0] = kr
         vals[1] = cpu[g]
         vals[2] = 1  # appl 1
@@ -166,7 +282,6 @@ def _format_compact(
         vals[4] = thr[g]
         vals[5] = time[r]
         nv = 6
-        o = offs[r]
         if kr == 2:
             q = first[s]
             for f in range(width[s]):
@@ -176,10 +291,21 @@ def _format_compact(
                 vals[nv] = types[q + f]
                 vals[nv + 1] = v
                 nv += 2
+            counts[2] += 1
+        elif kr == 1:
+            v = tail[o]
+            if v == -1:  # OPEN_END: a thread's final state
+                if time[r] >= end_ns:
+                    continue
+                v = end_ns
+            vals[6] = v
+            vals[7] = tail[o + 1]
+            nv = 8
+            counts[0] += 1
         else:
             for f in range(width[s]):
                 v = tail[o + f]
-                if kr == 3 and f == 1:  # the receiving thread: cpu:1:task:thread
+                if f == 1:  # the receiving thread: cpu:1:task:thread
                     vals[nv] = cpu[v]
                     vals[nv + 1] = 1
                     vals[nv + 2] = task[v]
@@ -188,18 +314,15 @@ def _format_compact(
                 else:
                     vals[nv] = v
                     nv += 1
+            counts[1] += 1
         for f in range(nv):  # each value in decimal, then ':' (the record's last: '\n')
             v = vals[f]
             if v < 0:
                 buf[pos] = 45  # '-'
                 pos += 1
                 v = -v
-            nd = 1  # (digits counted first, then written from the last ones, two at a time from
-            x = v  # ``_PAIRS``: half the divisions, no scratch digits)
-            while x >= 100:
-                x //= 100
-                nd += 2
-            if x >= 10:
+            nd = 1  # (digits counted first, by comparisons, then written from the last ones, two
+            while nd < 19 and v >= _POW10[nd - 1]:  # at a time from ``_PAIRS``: half the divisions)
                 nd += 1
             end = pos + nd
             i = end
@@ -226,16 +349,55 @@ def fields_per_record(width: np.ndarray) -> np.ndarray:
     return np.empty(6 + max(2 * int(width.max(initial=0)), int(width.max(initial=0)) + 3), np.int64)
 
 
-def write_compact(fh, thread, time, sig, tail, offs, perm, tables: Tables, chunk: int = 1 << 15) -> None:
-    """Write chunk records ``perm[i]`` in order, ``chunk`` records at a time (the text buffer is
-    sized for the longest fields: ~7 MB for 32k records)."""
+class Runs(NamedTuple):
+    """A merge round's records: sorted runs (one per chunk) one after another.  Run a is records
+    [start[a], start[a+1]); its tail fields start at ``fstart[a]``; its event signatures are
+    ``sbase[a]`` + the chunk's (every array int64 but ``thread`` and ``sig``, int32)."""
+
+    time: np.ndarray
+    key: np.ndarray
+    thread: np.ndarray
+    sig: np.ndarray
+    tail: np.ndarray
+    start: np.ndarray
+    fstart: np.ndarray
+    sbase: np.ndarray
+
+
+def text_buffer(tables: Tables) -> np.ndarray:
+    """The text buffer of ``write_compact`` (BUFFER bytes, or room for a few of the longest records)."""
+    return np.empty(max(BUFFER, 4 * (21 * len(fields_per_record(tables.width)) + 1)), np.uint8)
+
+
+def write_compact(
+    fh, runs: Runs, tables: Tables, end_ns: int, counts: np.ndarray, buf: np.ndarray | None = None
+) -> None:
+    """Write the records of ``runs`` merged into their global order, BUFFER bytes of text at a time
+    (``buf``: from ``text_buffer``); ``counts`` += the states, communications and events written."""
     vals = fields_per_record(tables.width)
-    for lo in range(0, len(perm), chunk):
-        hi = min(lo + chunk, len(perm))
-        s = sig[perm[lo:hi]]
-        fields = 6 * (hi - lo) + 2 * int(tables.width[s].sum()) + 3 * int((s == 1).sum())
-        buf = np.empty(fields * 21 + (hi - lo), np.uint8)  # a field: up to 20 characters and ':'
-        n = _format_compact(thread, time, sig, tail, offs, perm, lo, hi, *tables, buf, vals)
+    buf = text_buffer(tables) if buf is None else buf
+    stop = runs.start[1:]
+    cur, fcur = runs.start[:-1].copy(), runs.fstart.copy()
+    heap = np.empty(len(cur), np.int64)
+    r = runs
+    while (cur < stop).any():
+        n = _format_compact(
+            r.time,
+            r.key,
+            r.thread,
+            r.sig,
+            r.tail,
+            r.start,
+            r.sbase,
+            cur,
+            fcur,
+            heap,
+            end_ns,
+            counts,
+            *tables,
+            buf,
+            vals,
+        )
         fh.write(buf[:n].data)
 
 

@@ -1,7 +1,8 @@
 """Stage D of the records: the reports' sorted chunks (``paraver/chunks.py``) merged in bounded rounds
 into the .prv body -- from every report take the records up to the smallest of the reports' window
-maxima, sort that small set, close the final state of every thread at the trace's END, format
-(numbering local name codes with the trace's values: ``format.write_compact``) and write -- so
+maxima, merge those sorted runs, closing the final state of every thread at the trace's END, and
+format them (numbering local name codes with the trace's values) in one pass (``format.write_compact``:
+one kernel, BUFFER bytes of text per call) -- so
 memory is O(reports x window), not O(events); ``merge_split``: the body in time parts, in parallel."""
 
 from __future__ import annotations
@@ -17,21 +18,64 @@ from tqdm import tqdm
 from nsys2prv.core.workers import forked
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import (
-    COMM_SIG,
     COMM_WIDTH,
     EVENT_SIG0,
     HEADER,
-    OPEN_END,
     SECTIONS,
-    STATE_SIG,
     STATE_WIDTH,
     STRIDE,
     ChunkMeta,
 )
 from nsys2prv.paraver.fields import Fields
-from nsys2prv.paraver.format import Tables, expect_records, write_compact
+from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
 
 ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
+
+
+class _Round:
+    """A merge round's records, read straight into arrays reused (and grown) from round to round:
+    no array per read, no concatenation."""
+
+    def __init__(self, records: int):
+        self.time = np.empty(records, np.int64)
+        self.key = np.empty(records, np.int64)
+        self.thread = np.empty(records, np.int32)
+        self.sig = np.empty(records, np.int32)
+        self.tail = np.empty(3 * records, np.int64)  # (grown when records have more fields)
+        self.records = self.fields = 0  # filled so far
+        self.start: list[int] = []
+        self.fstart: list[int] = []
+        self.sbase: list[int] = []
+
+    def reserve(self, records: int, fields: int) -> None:
+        """Room for ``records`` and ``fields`` more (arrays grown by half at least, contents kept)."""
+        for names, used, more in (
+            (("time", "key", "thread", "sig"), self.records, records),
+            (("tail",), self.fields, fields),
+        ):
+            for name in names:
+                a = getattr(self, name)
+                if used + more > len(a):
+                    b = np.empty(max(used + more, len(a) + len(a) // 2), a.dtype)
+                    b[:used] = a[:used]
+                    setattr(self, name, b)
+
+    def runs(self) -> Runs:
+        n, f = self.records, self.fields
+        return Runs(
+            self.time[:n],
+            self.key[:n],
+            self.thread[:n],
+            self.sig[:n],
+            self.tail[:f],
+            np.array([*self.start, n], np.int64),
+            np.array(self.fstart, np.int64),
+            np.array(self.sbase, np.int64),
+        )
+
+    def clear(self) -> None:
+        self.records = self.fields = 0
+        self.start, self.fstart, self.sbase = [], [], []
 
 
 class _Reader:
@@ -68,21 +112,40 @@ class _Reader:
         return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
 
     def read(self, what: str, lo: int, hi: int) -> np.ndarray:
-        base, dtype = self.where[what]
-        if self.fh is not None:
-            self.fh.seek(base + lo * dtype.itemsize)
-            return np.fromfile(self.fh, dtype, hi - lo)
-        with open(self.path, "rb") as fh:
-            fh.seek(base + lo * dtype.itemsize)
-            return np.fromfile(fh, dtype, hi - lo)
+        out = np.empty(hi - lo, self.where[what][1])
+        self.read_into(what, lo, out)
+        return out
 
-    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader."""
-        sig = self.read("sig", lo, hi)
+    def read_into(self, what: str, lo: int, out: np.ndarray) -> None:
+        """Elements lo, lo + 1, ... of a section into ``out`` (all of it: a short file is an error)."""
+        base, dtype = self.where[what]
+        view, at = out.data.cast("B"), base + lo * dtype.itemsize
+        fh = self.fh if self.fh is not None else open(self.path, "rb", buffering=0)
+        try:
+            got = 0
+            while got < len(view):
+                fh.seek(at + got)
+                n = fh.readinto(view[got:])
+                if not n:
+                    raise OSError(f"{self.path}: chunk file shorter than its records (truncated)")
+                got += n
+        finally:
+            if fh is not self.fh:
+                fh.close()
+
+    def take_into(self, lo: int, hi: int, into: _Round) -> None:
+        """Key, thread, signature and tail of records [lo, hi), the next ones of this reader, as the
+        round's next run (its times are already in place: ``_merge``)."""
+        at, n = into.records, hi - lo
+        sig = into.sig[at : at + n]
+        self.read_into("sig", lo, sig)
+        self.read_into("key", lo, into.key[at : at + n])
+        self.read_into("thread", lo, into.thread[at : at + n])
         nf = int(self.widths[sig].sum())
-        tail = self.read("tail", self.field, self.field + nf)
+        into.reserve(0, nf)
+        self.read_into("tail", self.field, into.tail[into.fields : into.fields + nf])
         self.field += nf
-        return self.read("key", lo, hi), self.read("thread", lo, hi), sig, tail
+        into.records, into.fields = at + n, into.fields + nf
 
     def close(self) -> None:
         if self.fh is not None:
@@ -122,7 +185,6 @@ def merge(
     end_ns: int,
     fh,
     budget: int = 1 << 16,
-    write=None,
     progress=False,
     t_lo: int | None = None,
     t_hi: int | None = None,
@@ -142,10 +204,10 @@ def merge(
     keep_open = _open_files_for(len(chunks))
     sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, t_lo, t_hi, keep_open) for c in chunks]
-    if write is None:  # the formatter runs round by round: it is compiled by the total (core/jit.py)
-        expect_records(sum(r.stop - r.first for r in readers))
+    # the formatter runs round by round: it is compiled by the total (core/jit.py)
+    expect_records(sum(r.stop - r.first for r in readers))
     try:
-        return _merge(readers, sig_base, end_ns, fh, budget, write or write_compact, progress, t_hi, tables)
+        return _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables)
     finally:
         for r in readers:
             r.close()
@@ -231,12 +293,14 @@ def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -
     return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
 
 
-def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables) -> MergeStats:
+def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> MergeStats:
     cur = np.array([r.first for r in readers], np.int64)
     stop = np.array([r.stop for r in readers], np.int64)
     limits = _Limits(readers, max(budget, ROUND_PER_CHUNK * len(readers)))
     top = np.iinfo(np.int64).max if t_hi is None else t_hi
-    stats = MergeStats()
+    counts = np.zeros(3, np.int64)  # states, communications and events written
+    buf = text_buffer(tables)
+    rnd = _Round(max(budget, ROUND_PER_CHUNK * len(readers)) + (STRIDE + 1) * len(readers))
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
@@ -247,7 +311,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
         floor = int(head[active].min())
         if lim <= floor:  # (many records of one time) at least every record of the first time
             lim = floor + 1
-        times, keys, threads, sigs, tails = [], [], [], [], []
+        rnd.clear()
         for i in active:
             if head[i] >= lim:
                 continue
@@ -258,49 +322,29 @@ def _merge(readers, sig_base, end_ns, fh, budget, write, progress, t_hi, tables)
             if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
                 head[i] = r.read("time", lo, lo + 1)[0]
                 continue
-            win = r.read("time", lo, min(int(stop[i]), ub + 1))
+            at, n = rnd.records, min(int(stop[i]), ub + 1) - lo
+            rnd.reserve(n, 0)
+            win = rnd.time[at : at + n]
+            r.read_into("time", lo, win)
             hi = lo + int(np.searchsorted(win[: ub - lo], lim, "left"))
             head[i] = win[hi - lo] if hi - lo < len(win) else np.iinfo(np.int64).max
             if hi == lo:
                 continue
-            t = win[: hi - lo]
-            k_, th, sg, tail = r.take(lo, hi)
-            if sig_base[i]:
-                sg[sg >= EVENT_SIG0] += sig_base[i]
-            times.append(t)
-            keys.append(k_)
-            threads.append(th)
-            sigs.append(sg)
-            tails.append(tail)
+            rnd.start.append(at)
+            rnd.fstart.append(rnd.fields)
+            rnd.sbase.append(int(sig_base[i]))
+            r.take_into(lo, hi, rnd)
             cur[i] = hi
-        if not times:
+        if not rnd.records:
             continue
-        time, key, sig = np.concatenate(times), np.concatenate(keys), np.concatenate(sigs)
-        tail, thread = np.concatenate(tails), np.concatenate(threads)
-        del times, keys, sigs, tails, threads  # (the pieces would live through the write)
-        w = tables.width[sig]
-        offs = np.cumsum(w) - w  # each record's first tail field
-        del w
-        st = np.flatnonzero(sig == STATE_SIG)
-        opn = st[tail[offs[st]] == OPEN_END]  # a thread's final state: closed at END
-        tail[offs[opn]] = end_ns
-        perm = np.lexsort((key, time)).astype(np.int64)
-        late = opn[time[opn] >= end_ns]  # a final state starting at END: not written
-        if len(late):
-            dropped = np.zeros(len(time), bool)
-            dropped[late] = True
-            perm = perm[~dropped[perm]]
-        kinds = np.bincount(np.minimum(sig[perm], EVENT_SIG0), minlength=3)
-        stats.states += int(kinds[STATE_SIG])
-        stats.comms += int(kinds[COMM_SIG])
-        stats.events += int(kinds[EVENT_SIG0])
-        write(fh, thread, time, sig, tail, offs, perm, tables)
+        runs = rnd.runs()
+        write_compact(fh, runs, tables, end_ns, counts, buf)
         if bar is not None:
-            bar.update(len(time))
-        del time, key, sig, tail, thread, offs, perm
+            bar.update(len(runs.time))
+        del runs
     if progress is True and bar is not None:
         bar.close()
-    return stats
+    return MergeStats(int(counts[0]), int(counts[2]), int(counts[1]))
 
 
 def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:

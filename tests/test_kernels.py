@@ -15,8 +15,7 @@ from conftest import MPI4, ROOT, convert
 
 from nsys2prv.core.intervals import innermost_enclosing, nesting_depth, overlap_lanes, paint_states
 from nsys2prv.metrics.measures import mask_durations
-from nsys2prv.paraver import chunks
-from nsys2prv.paraver.format import COMM_SIG, EVENT_SIG0, OPEN_END, STATE_SIG, Runs, Tables, write_compact
+from nsys2prv.paraver.format import OPEN_END, Runs, Tables, write_compact
 
 
 def both(monkeypatch, f):
@@ -94,15 +93,6 @@ def _runs(rng, n_runs, n_thr, width, first, dyn, end_ns):
         fields += len(tail)
     cols = [np.concatenate(c) for c in zip(*pieces)]
     return Runs(*cols, np.array(start), np.array(fstart), np.array(sbase))
-
-
-def test_chunk_signature_constants_are_the_formatters():
-    assert (STATE_SIG, COMM_SIG, EVENT_SIG0, OPEN_END) == (
-        chunks.STATE_SIG,
-        chunks.COMM_SIG,
-        chunks.EVENT_SIG0,
-        chunks.OPEN_END,
-    )
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -38,6 +38,7 @@ import numpy as np
 
 from nsys2prv.core.names import is_names
 from nsys2prv.model.resources import Model
+from nsys2prv.paraver.format import COMM_SIG, EVENT_SIG0, OPEN_END, STATE_SIG  # the formatter's, defined once
 from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import LISTED_AS_USED
 from nsys2prv.translate import paint, trace_end
@@ -50,9 +51,7 @@ from nsys2prv.translate.records import (
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
-STATE_SIG, COMM_SIG, EVENT_SIG0 = 0, 1, 2  # record signatures (see above)
 STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
-OPEN_END = -1  # a state's end: the thread's final state (closed at END in the merge)
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record

@@ -19,8 +19,8 @@ LIMIT = 200_000
 
 _POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
 
-# chunks.py's record signatures and a final state's end, here without importing it (it imports pandas; this
-# module is loaded before: pipeline/warmup.py); tests/test_kernels.py checks they are chunks.py's
+# the record signatures of chunk files and a final state's end (defined here, where the compiled merge reads
+# them; chunks.py, which writes them, imports them: this module must load without pandas, pipeline/warmup.py)
 STATE_SIG, COMM_SIG, EVENT_SIG0, OPEN_END = 0, 1, 2, -1
 BUFFER = 1 << 22  # bytes of text formatted per kernel call
 

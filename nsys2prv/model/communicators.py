@@ -17,6 +17,7 @@ of their first creation.  These are the communicator ids of the trace (Extrae's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,7 +90,7 @@ def _keys(comms: pd.DataFrame) -> list[tuple]:
     return keys
 
 
-def build_communicators(raws: list[RawMpi | None], model: Model) -> Communicators:
+def build_communicators(raws: Sequence[RawMpi | None], model: Model) -> Communicators:
     """The run's communicators from every report's MPI_COMMUNICATORS rows (none: world only).  Ids and
     world ranks come from the rows alone; members are ``model``'s tasks (the trace's)."""
     task_of_rank = {t.rank: i for i, t in enumerate(model.tasks) if t.rank is not None}

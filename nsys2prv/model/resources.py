@@ -29,6 +29,7 @@ processes and ``task_of(report, pids)``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -350,13 +351,13 @@ def _keys_of(tabs: dict[str, pd.DataFrame], r: int, ident: Identity, hidden: dic
 
 
 def build_model(
-    keys: list[dict[str, pd.DataFrame]],
+    keys: Sequence[dict[str, pd.DataFrame]],
     identities: list[Identity],
     force: bool = False,
     sources: list[str] | None = None,
-    devmaps: list[pd.DataFrame] | None = None,
+    devmaps: Sequence[pd.DataFrame] | None = None,
     gpu_rows: bool = False,
-    pop_keys: list[dict[str, pd.DataFrame]] | None = None,
+    pop_keys: Sequence[dict[str, pd.DataFrame]] | None = None,
 ) -> Model:
     """Tasks, threads and nodes from every report's model keys: ``{"cpu": tid, "gpu": gpid/device/stream
     (/lane), "metric": gpu}`` frames of unique keys (``pipeline.scan.model_keys``).  ``gpu_rows``: give

@@ -21,7 +21,7 @@ from nsys2prv.nsys.identity import check_same_job
 from nsys2prv.pipeline import report, scan
 from nsys2prv.pipeline.parallel import Executor
 from nsys2prv.pipeline.report import Reading, ReportFile, ReportInfo, Source
-from nsys2prv.pipeline.scan import Scan
+from nsys2prv.pipeline.scan import Scan, StageBInput
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
@@ -80,13 +80,13 @@ def align_run(
     messages, clocks."""
     sources = [i.source for i in infos]
     notes = check_same_job([i.identity for i in infos], sources, cfg.force)
-    raws = [s.p2p for s in scans]
+    raws = StageBInput(scans, "p2p")
     comms = build_communicators(raws, model)
     messages = match_messages(raws, model, session_offsets(infos)[0], comms)
     m = messages
     p2p = P2P.of(m.send_report, m.recv_report, m.log_send, m.phys_send, m.recv_start, m.phys_recv, m.synchronous)
     # (align reads the facts a ReportInfo shares with a Report: its annotation names Report)
-    alignment = fit_alignment(cfg.align, infos, [s.sync for s in scans], model, p2p, cfg.force, comms)
+    alignment = fit_alignment(cfg.align, infos, StageBInput(scans, "sync"), model, p2p, cfg.force, comms)
     alignment.notes[:0] = notes
     return alignment, messages, comms
 
@@ -142,7 +142,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     ]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
-    scans = ex.map(scan.scan_report, sources, cfg.filter_nvtx, desc="read")
+    scans = ex.map(scan.scan_for_stage_b, sources, cfg.filter_nvtx, desc="read")
     infos = [s.info for s in scans]
     report.name_unknown_hosts(infos)
     tick("A: read/scan")
@@ -160,13 +160,13 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
 
     # -- B: global: model, alignment, window ---------------------------------------------------------
     model = build_model(
-        [s.keys for s in scans],
+        StageBInput(scans, "keys"),
         [i.identity for i in infos],
         force=cfg.force,
         sources=[i.source for i in infos],
-        devmaps=[i.devmap for i in infos],
+        devmaps=StageBInput(scans, scan.DEVMAP),
         gpu_rows=True,
-        pop_keys=[s.pop_keys for s in scans],
+        pop_keys=StageBInput(scans, "pop_keys"),
     )
     alignment, messages, comms = align_run(cfg, infos, scans, model)
     clocks = list(alignment.clocks)
@@ -200,7 +200,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     for task in model.tasks:
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
     for s in scans:  # the model and the alignment are built: their inputs (per report) go
-        s.keys = s.pop_keys = s.sync = s.p2p = None
+        s.drop_stage_b_inputs()
     release()  # (before the workers fork: they start from a trimmed heap)
     return Prepared(
         sources,

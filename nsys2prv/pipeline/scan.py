@@ -9,8 +9,10 @@ occurrence, the readers' tallies (``Scan``, cached too: a warm start reads no ta
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -61,6 +63,61 @@ class Scan:
     window: tuple[int, int] | None  # first occurrence of the -f range (raw times)
     sync: dict = field(default_factory=dict)  # align.syncpoints.sync_tables: rows the alignment uses
     p2p: RawMpi | None = None  # mpi.read_p2p: raw point-to-point, wait and communicator rows
+    packed: dict[str, bytes] = field(default_factory=dict)  # STAGE_B_INPUTS pickled (``pack``)
+
+    def pack(self) -> Scan:
+        """Stage B's inputs (STAGE_B_INPUTS and the report's device map: pandas frames, a few KB of
+        Python objects each once unpickled) pickled into one bytes object each, read back one report
+        at a time by ``StageBInput``.  The main process receives every report's scan before stage B:
+        unpickled, these frames were ~25 KB of small objects per report, interleaved with the scans
+        it keeps; stage B dropped them, and the memory stayed with the process (partly used arenas).
+        The main process's ``info.devmap`` is then an empty frame (no later stage reads it)."""
+        packed = {name: pickle.dumps(getattr(self, name), pickle.HIGHEST_PROTOCOL) for name in STAGE_B_INPUTS}
+        packed[DEVMAP] = pickle.dumps(self.info.devmap, pickle.HIGHEST_PROTOCOL)
+        self.drop_stage_b_inputs()
+        self.packed = packed
+        self.info.devmap = _NO_DEVMAP
+        return self
+
+    def drop_stage_b_inputs(self) -> None:
+        for name in STAGE_B_INPUTS:
+            setattr(self, name, None)
+        self.packed = {}
+
+
+STAGE_B_INPUTS = ("keys", "pop_keys", "sync", "p2p")  # per report, read only by stage B
+DEVMAP = "devmap"  # ``StageBInput``'s name of ``info.devmap``
+_NO_DEVMAP = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})  # (one, shared)
+
+
+class StageBInput(Sequence):
+    """One of STAGE_B_INPUTS over every report, each report's unpickled when it is read (the last
+    one read kept): stage B holds one report's frames at a time, not every report's."""
+
+    def __init__(self, scans: list[Scan], name: str) -> None:
+        self.scans, self.name = scans, name
+        self._last: tuple[int, object] | None = None
+
+    def __len__(self) -> int:
+        return len(self.scans)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]
+        if self._last is None or self._last[0] != i:
+            s = self.scans[i]
+            blob = s.packed.get(self.name)
+            if blob is not None:
+                self._last = (i, pickle.loads(blob))
+            else:
+                self._last = (i, s.info.devmap if self.name == DEVMAP else getattr(s, self.name))
+        return self._last[1]
+
+
+def scan_for_stage_b(src: Source, filter_nvtx: str | None = None) -> Scan:
+    """``scan_report``, with stage B's inputs packed for the trip to the main process (``Scan.pack``)."""
+    return scan_report(src, filter_nvtx).pack()
 
 
 MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.METRIC: ["gpu"]}

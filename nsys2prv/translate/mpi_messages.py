@@ -27,6 +27,7 @@ the message); tag = MPI tag.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -253,7 +254,7 @@ def _wildcard_matches(left: pd.DataFrame, wild: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def match_messages(raw: list[RawMpi | None], model: Model, session: list[int], comms: Communicators) -> Messages:
+def match_messages(raw: Sequence[RawMpi | None], model: Model, session: list[int], comms: Communicators) -> Messages:
     """raw[r]: report r's raw MPI rows (mpi.read_p2p), or None; session[r]: the report's session offset
     (align.session_offsets); comms: the run's communicators (the peers are ranks in them).  Specific
     receives match by MPI's non-overtaking rule (the k-th send A->B with tag t, the k-th receive on B from

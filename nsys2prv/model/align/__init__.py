@@ -73,7 +73,7 @@ def parse_method(spec: str | None) -> tuple[str, str | None]:
 
 
 def _sync_rows(
-    method: str, marker: str | None, tables: list[dict], model: Model, comms: Communicators | None = None
+    method: str, marker: str | None, tables: Sequence[dict], model: Model, comms: Communicators | None = None
 ) -> tuple[pd.DataFrame, list]:
     if marker is not None:  # method "marker" (parse_method gives a name with it only)
         return syncpoints.marker_rows(tables, model, marker), ["marker"]
@@ -91,7 +91,7 @@ def _sync_rows(
 def align(
     spec: str | None,
     reports: Sequence[ReportTimes],
-    tables: list[dict],
+    tables: Sequence[dict],
     model: Model,
     p2p: P2P | None = None,
     force: bool = False,
@@ -205,7 +205,7 @@ def _fit(
 
 
 def causality(
-    tables: list[dict],
+    tables: Sequence[dict],
     model: Model,
     res: FitResult,
     p2p: P2P,

@@ -28,6 +28,7 @@ only estimates).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,7 +98,7 @@ def _frame(report: int, df: pd.DataFrame, id_col: str, keep: np.ndarray, name, e
     )
 
 
-def mpi_rows(tables: list[dict], model: Model, comms: Communicators | None = None) -> pd.DataFrame:
+def mpi_rows(tables: Sequence[dict], model: Model, comms: Communicators | None = None) -> pd.DataFrame:
     """The synchronising and bounding MPI calls; a collective on a communicator other than the world
     (``comms``) is named with it (``mpi:MPI_Allreduce@comm2``: its members synchronise, no one else)."""
     frames = []
@@ -131,7 +132,7 @@ def mpi_scopes(rows: pd.DataFrame, comms: Communicators | None) -> dict[str, tup
     return out
 
 
-def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
+def nccl_rows(tables: Sequence[dict], model: Model) -> pd.DataFrame:
     """The NCCL kernels of ``sync_tables``' per-report tables (their "kernels" rows are NCCL kernels only)."""
     frames = []
     for r, tabs in enumerate(tables):
@@ -153,7 +154,7 @@ def nccl_rows(tables: list[dict], model: Model) -> pd.DataFrame:
     return _rows(frames, model)
 
 
-def marker_rows(tables: list[dict], model: Model, marker: str) -> pd.DataFrame:
+def marker_rows(tables: Sequence[dict], model: Model, marker: str) -> pd.DataFrame:
     frames = []
     for r, tabs in enumerate(tables):
         df = tabs.get("nvtx")

@@ -5,7 +5,7 @@ Each rank is a copy of SOURCE in which:
 - the CUDA activity (API calls, kernels, memcpy, memset, OS runtime) is repeated
   REPEAT times back to back (times shifted by the activity span, correlation ids
   made unique);
-- pids/tids are made distinct per rank (pid + 1000 * rank);
+- pids/tids are made distinct per rank (pid and tid + 1000 * rank: a main thread keeps tid == pid);
 - ranks are grouped 4 per host (Hostname = benchnodeK);
 - the rank is written to the captured environment (PMI_RANK, SLURM_PROCID,
   OMPI_COMM_WORLD_RANK);
@@ -39,6 +39,7 @@ TIME_TABLES = (
     "NVTX_EVENTS",
 )
 ID_COLUMNS = ("globalTid", "globalPid", "endGlobalTid")
+TID_COLUMNS = ("globalTid", "endGlobalTid")  # (globalPid: TID bits 0)
 RANK_VARS = ("PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")
 
 
@@ -101,12 +102,19 @@ def make_rank(source: Path, out: Path, rank: int, repeat: float, ranks_per_host:
                 + (where.replace(" WHERE", " AND") if where else "")
                 + (f" AND start < {cut}" if cut is not None else "")
             )
-    # distinct pids/tids per rank
+    # distinct pids/tids per rank: the PID bits (47..24) and, in thread ids, the TID bits (23..0) move by
+    # the same 1000 * rank, so that a process's main thread keeps tid == pid as in a real report (the
+    # metrics' host.on_cpu and the views read the main thread's scheduling data)
     shift = (1000 * rank) << 24
     for t in tables(con):
         for c in ID_COLUMNS:
             if c in columns(con, t):
-                con.execute(f'UPDATE "{t}" SET "{c}" = "{c}" + {shift} WHERE "{c}" IS NOT NULL AND "{c}" != 0')
+                tid = (
+                    f" + CASE WHEN (\"{c}\" & {0xFFFFFF}) != 0 THEN {1000 * rank} ELSE 0 END"
+                    if c in TID_COLUMNS
+                    else ""
+                )
+                con.execute(f'UPDATE "{t}" SET "{c}" = "{c}" + {shift}{tid} WHERE "{c}" IS NOT NULL AND "{c}" != 0')
     if "PROCESSES" in have:
         con.execute(f"UPDATE PROCESSES SET pid = pid + {1000 * rank}")
     if "TARGET_INFO_SYSTEM_ENV" in have:

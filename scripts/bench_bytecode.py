@@ -29,17 +29,26 @@ def bytecode(on: bool, warm: list[str], env: dict | None = None) -> Iterator[str
     if not on:
         yield AS_IS
         return
-    saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
     prefix = tempfile.mkdtemp(prefix="bench-pycache-")
     try:
-        os.environ["PYTHONPYCACHEPREFIX"] = prefix
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        subprocess.run(warm, check=True, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
-        yield PRIVATE
+        with environ_restored("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE"):
+            os.environ["PYTHONPYCACHEPREFIX"] = prefix
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+            subprocess.run(warm, check=True, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+            yield PRIVATE
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+@contextmanager
+def environ_restored(*names: str) -> Iterator[None]:
+    """Within: change the variables ``names`` of ``os.environ`` at will; after: each as it was (or unset)."""
+    saved = {k: os.environ.get(k) for k in names}
+    try:
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        shutil.rmtree(prefix, ignore_errors=True)

@@ -52,7 +52,7 @@ import tempfile
 import threading
 import time
 
-from bench_bytecode import bytecode
+from bench_bytecode import bytecode, environ_restored
 
 
 def _children(pid: int) -> list[int]:
@@ -180,9 +180,8 @@ def run_once(out: str, args: list[str], stages: bool, pss: bool = False) -> dict
 def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool, how: str) -> None:
     """``--first-run``: per round a fresh cache, a first run and a cold repeat (module doc)."""
     args = args if "--no-cache" in args else ["--no-cache", *args]
-    saved = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
     best: dict[str, dict] = {}
-    try:
+    with environ_restored("XDG_CACHE_HOME", "NUMBA_CACHE_DIR"):
         os.environ.pop("NUMBA_CACHE_DIR", None)
         for _ in range(rounds):
             with tempfile.TemporaryDirectory(prefix="bench-first-run-") as cache:
@@ -192,12 +191,6 @@ def first_runs(out: str, args: list[str], rounds: int, stages: bool, pss: bool, 
                     print(json.dumps(res), flush=True)
                     if kind not in best or res["wall_s"] < best[kind]["wall_s"]:
                         best[kind] = res
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     first, cold = best["first"], best["cold"]
     ratio = {
         "best_of": rounds,

@@ -219,9 +219,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
 
     pop_paths, pop_notes, pop_text = write_pop(pop, cfg.output, stats.end_ns)
 
+    evicted = _bound_cache(cfg, run, work)  # (first: the summary says what the cache holds after it)
     summary = build_summary(cfg, infos, model, counts, stats, run.alignment, clocks, dropped)
     summary.notes += outputs.notes + view_notes
-    evicted = _bound_cache(cfg, run, work)
     if evicted:
         summary.notes.append(evicted)
     summary.outputs += pop_paths

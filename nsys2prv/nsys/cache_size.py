@@ -162,7 +162,7 @@ def _units(cache_fd: int, cache_dir: Path) -> tuple[dict[str, _Unit], int | None
             continue
         key = f"{m.group(1)}-{entry_hash(os.path.join(base, name))}" if m.group(2) == "sqlite" else name
         u = units.setdefault(key, _Unit())
-        u.export, u.export_size, u.used = name, st.st_blocks * 512, max(u.used, st.st_mtime)
+        u.export, u.export_size, u.used = name, _blocks(st), max(u.used, st.st_mtime)
     tables_fd = _tables(cache_fd)
     if tables_fd is None:
         return units, None
@@ -246,7 +246,7 @@ def _reconcile(cache_fd: int, known: dict[str, int], groups: set[str], exports: 
             if key in known and name not in exports:
                 parts[key] = known[key]
             elif (st := _export(cache_fd, name)) is not None:
-                parts[key] = st.st_blocks * 512
+                parts[key] = _blocks(st)
     tables_fd = _tables(cache_fd)
     if tables_fd is None:
         return parts

@@ -125,13 +125,11 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end, o_lane,
                     n_active += 1
                     i += 1
                 new = default[lane]
-                if n_active > 0:
-                    best = active[0]
+                if n_active > 0:  # the highest priority, then the latest start, then the last index:
+                    best = active[0]  # (a lane's intervals are in (start, index) order: the last index)
                     for a in range(1, n_active):
                         c = active[a]
-                        if prio[c] > prio[best] or (
-                            prio[c] == prio[best] and (start[c] > start[best] or (start[c] == start[best] and c > best))
-                        ):
+                        if prio[c] > prio[best] or (prio[c] == prio[best] and c > best):
                             best = c
                     new = state[best]
                 if new == cur or t <= seg_begin:  # (a change at the segment's start: no segment yet)

@@ -110,15 +110,18 @@ def _keep_call_types() -> None:
     """Once: numba's ``BaseFunction.get_call_type`` answers from ``_call_types`` inside ``compiling``
     (the same function type, typing context, argument types and compiler flags: the same templates
     tried in the same order, the same answer); outside it, and for keyword arguments, numba's own.
-    A resolution that fails raises, as numba's, and is not kept."""
-    numba_own = functions.BaseFunction.get_call_type
-    if getattr(numba_own, "nsys2prv_keeps", False):
+    A resolution that fails raises, as numba's, and is not kept.  Where numba's names differ (another
+    version), numba's own is left alone."""
+    base = getattr(functions, "BaseFunction", None)
+    numba_own = getattr(base, "get_call_type", None)
+    flags_now = getattr(getattr(targetconfig, "ConfigStack", None), "top_or_none", None)
+    if base is None or numba_own is None or flags_now is None or getattr(numba_own, "nsys2prv_keeps", False):
         return
 
-    def get_call_type(self, context, args, kws):
-        if _depth == 0 or kws:
-            return numba_own(self, context, args, kws)
-        flags = targetconfig.ConfigStack.top_or_none()
+    def get_call_type(self, context, args, kws, *more, **named):
+        if _depth == 0 or kws or more or named:
+            return numba_own(self, context, args, kws, *more, **named)
+        flags = flags_now()
         key = (self, context, tuple(args), id(flags))
         try:
             return _call_types[key]
@@ -132,7 +135,7 @@ def _keep_call_types() -> None:
         return sig
 
     get_call_type.nsys2prv_keeps = True  # type: ignore[attr-defined]
-    functions.BaseFunction.get_call_type = get_call_type  # type: ignore[method-assign]
+    base.get_call_type = get_call_type
 
 
 class Kernel:

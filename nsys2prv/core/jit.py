@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 import types
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,6 +80,7 @@ def _install() -> None:
 _install()
 
 _depth = 0  # nesting of ``compiling``
+_lock = threading.Lock()
 _gc_was_enabled = True
 _call_types: dict = {}  # (function type, typing context, argument types, flags' id) -> signature
 _flags_alive: list = []  # (the flags whose ids are in _call_types' keys, alive while they are)
@@ -90,20 +92,22 @@ def compiling():
     numba resolves for a function type (an operator, ``len``, ``np.int64``, ...) and argument types
     is kept until the outermost ``compiling`` ends, and the garbage collector is off until then."""
     global _depth, _gc_was_enabled
-    _keep_call_types()
-    if _depth == 0:
-        _gc_was_enabled = gc.isenabled()
-        gc.disable()
-    _depth += 1
+    with _lock:  # (threads: the outermost of them all restores)
+        _keep_call_types()
+        if _depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        _depth -= 1
-        if _depth == 0:
-            _call_types.clear()
-            _flags_alive.clear()
-            if _gc_was_enabled:
-                gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _call_types.clear()
+                _flags_alive.clear()
+                if _gc_was_enabled:
+                    gc.enable()
 
 
 def _keep_call_types() -> None:

@@ -201,8 +201,8 @@ def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
 
 
-# the cache files of the PRECOMPILED kernels (and the helper ``_paint`` calls)
-PRECOMPILED_FILES = sorted(["intervals._paint", "intervals._emit", "measures._sweep", "format._format_compact"])
+# the cache files of the PRECOMPILED kernels
+PRECOMPILED_FILES = sorted(["intervals._paint", "measures._sweep", "format._format_compact"])
 
 
 def _cached_kernels(cache: Path) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.core.jit import kernel, njit
+from nsys2prv.core.jit import kernel
 
 _BIG = np.iinfo(np.int64).max
 
@@ -89,26 +89,14 @@ def overlap_lanes(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64), order.astype(np.int64))
 
 
-@njit(cache=True)
-def _emit(o_lane, o_begin, o_end, o_state, k, lane, begin, end, state):
-    """Append segment [begin, end) (merged into the previous one when it continues it); new count."""
-    if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == state and o_end[k - 1] == begin:
-        o_end[k - 1] = end
-        return k
-    o_lane[k] = lane
-    o_begin[k] = begin
-    o_end[k] = end
-    o_state[k] = state
-    return k + 1
-
-
 @kernel(interpret_below=10_000, size=lambda a: max(len(a[0]), len(a[1]), len(a[6])))
 def _paint(offsets, start, end, ends_order, state, prio, default, t_end, o_lane, o_begin, o_end, o_state, active):
     """Writes the segments into ``o_*`` (2 * intervals + lanes + 1 each) and returns their count;
     ``active``: scratch, as long as the longest lane (allocated by the caller: numba compiles the
-    kernel 0.15 s faster)."""
+    kernel 0.15 s faster).  Each lane's segments are written at one place, its last one (up to
+    ``t_end``) by a final pass of the lane's loop: no helper (numba compiles one function less)."""
     n_lanes = len(offsets) - 1
-    k = np.int64(0)  # (not the literal 0: _emit is then compiled for one signature, not two)
+    k = 0
     for lane in range(n_lanes):
         lo = offsets[lane]
         hi = offsets[lane + 1]
@@ -118,39 +106,52 @@ def _paint(offsets, start, end, ends_order, state, prio, default, t_end, o_lane,
         seg_begin = np.int64(0)
         i = lo
         j = 0
-        while i < hi or j < m:
-            ti = start[i] if i < hi else _BIG
-            tj = end[ends_order[lo + j]] if j < m else _BIG
-            t = ti if ti < tj else tj
-            while j < m and end[ends_order[lo + j]] == t:
-                victim = ends_order[lo + j]
-                for a in range(n_active):
-                    if active[a] == victim:
-                        active[a] = active[n_active - 1]
-                        n_active -= 1
-                        break
-                j += 1
-            while i < hi and start[i] == t:
-                active[n_active] = i
-                n_active += 1
-                i += 1
-            new = default[lane]
-            if n_active > 0:
-                best = active[0]
-                for a in range(1, n_active):
-                    c = active[a]
-                    if prio[c] > prio[best] or (
-                        prio[c] == prio[best] and (start[c] > start[best] or (start[c] == start[best] and c > best))
-                    ):
-                        best = c
-                new = state[best]
-            if new != cur:
-                if t > seg_begin:
-                    k = _emit(o_lane, o_begin, o_end, o_state, k, lane, seg_begin, t, cur)
-                    seg_begin = t
-                cur = new
-        if t_end > seg_begin:
-            k = _emit(o_lane, o_begin, o_end, o_state, k, lane, seg_begin, t_end, cur)
+        last = False
+        while not last:
+            if i < hi or j < m:
+                ti = start[i] if i < hi else _BIG
+                tj = end[ends_order[lo + j]] if j < m else _BIG
+                t = ti if ti < tj else tj
+                while j < m and end[ends_order[lo + j]] == t:
+                    victim = ends_order[lo + j]
+                    for a in range(n_active):
+                        if active[a] == victim:
+                            active[a] = active[n_active - 1]
+                            n_active -= 1
+                            break
+                    j += 1
+                while i < hi and start[i] == t:
+                    active[n_active] = i
+                    n_active += 1
+                    i += 1
+                new = default[lane]
+                if n_active > 0:  # the highest priority, then the latest start, then the last index:
+                    best = active[0]  # (a lane's intervals are in (start, index) order: the last index)
+                    for a in range(1, n_active):
+                        c = active[a]
+                        if prio[c] > prio[best] or (prio[c] == prio[best] and c > best):
+                            best = c
+                    new = state[best]
+                if new == cur or t <= seg_begin:  # (a change at the segment's start: no segment yet)
+                    cur = new
+                    continue
+            else:  # the lane's last segment, up to t_end
+                last = True
+                if t_end <= seg_begin:
+                    break
+                t = t_end
+                new = cur
+            # the segment [seg_begin, t) in state cur, merged into the one before when it continues it
+            if k > 0 and o_lane[k - 1] == lane and o_state[k - 1] == cur and o_end[k - 1] == seg_begin:
+                o_end[k - 1] = t
+            else:
+                o_lane[k] = lane
+                o_begin[k] = seg_begin
+                o_end[k] = t
+                o_state[k] = cur
+                k += 1
+            seg_begin = t
+            cur = new
     return k
 
 

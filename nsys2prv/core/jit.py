@@ -14,20 +14,32 @@ nor in the cache and its input is small (fewer elements in its largest array tha
 ``interpret_below``); a larger input compiles it, once, into the cache, and from then on every call
 of every run takes the compiled code.  ``NSYS2PRV_KERNELS=python`` or ``=compiled`` forces one form
 (the tests compare them).
+
+A kernel compiles inside ``compiling``, which makes numba's compiler cheaper without changing what
+it makes (the same LLVM IR and machine code, byte for byte): numba types each operation of a
+kernel anew (``a + b`` on two int64 tries every template of ``+`` until one fits, building an error
+message for each that does not), so the types of an operation are kept for its next occurrences in
+the same compilation; and the garbage collector waits until the compilation has ended (numba's
+compiler makes many objects, none of them garbage for long).  Both cut the CPU of compiling the
+kernels a first run needs by about a quarter (BENCHMARKS.md, "Issue 40, third stop").
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+import threading
 import types
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numba import njit
-from numba.core import caching
+from numba.core import caching, targetconfig
 from numba.core.registry import CPUDispatcher
+from numba.core.types import functions
 
 rtsys: Any
 try:
@@ -67,6 +79,68 @@ def _install() -> None:
 
 _install()
 
+_depth = 0  # nesting of ``compiling``
+_lock = threading.Lock()
+_gc_was_enabled = True
+_call_types: dict = {}  # (function type, typing context, argument types, flags' id) -> signature
+_flags_alive: list = []  # (the flags whose ids are in _call_types' keys, alive while they are)
+
+
+@contextmanager
+def compiling():
+    """numba's compiler made cheaper while nsys2prv compiles a kernel (module doc): the signature
+    numba resolves for a function type (an operator, ``len``, ``np.int64``, ...) and argument types
+    is kept until the outermost ``compiling`` ends, and the garbage collector is off until then."""
+    global _depth, _gc_was_enabled
+    with _lock:  # (threads: the outermost of them all restores)
+        _keep_call_types()
+        if _depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _call_types.clear()
+                _flags_alive.clear()
+                if _gc_was_enabled:
+                    gc.enable()
+
+
+def _keep_call_types() -> None:
+    """Once: numba's ``BaseFunction.get_call_type`` answers from ``_call_types`` inside ``compiling``
+    (the same function type, typing context, argument types and compiler flags: the same templates
+    tried in the same order, the same answer); outside it, and for keyword arguments, numba's own.
+    A resolution that fails raises, as numba's, and is not kept.  Where numba's names differ (another
+    version), numba's own is left alone."""
+    base = getattr(functions, "BaseFunction", None)
+    numba_own = getattr(base, "get_call_type", None)
+    flags_now = getattr(getattr(targetconfig, "ConfigStack", None), "top_or_none", None)
+    if base is None or numba_own is None or flags_now is None or getattr(numba_own, "nsys2prv_keeps", False):
+        return
+
+    def get_call_type(self, context, args, kws, *more, **named):
+        if _depth == 0 or kws or more or named:
+            return numba_own(self, context, args, kws, *more, **named)
+        flags = flags_now()
+        key = (self, context, tuple(args), id(flags))
+        try:
+            return _call_types[key]
+        except KeyError:
+            pass
+        except TypeError:  # (an argument type that cannot be hashed: numba's own)
+            return numba_own(self, context, args, kws)
+        sig = numba_own(self, context, args, kws)
+        _flags_alive.append(flags)
+        _call_types[key] = sig
+        return sig
+
+    get_call_type.nsys2prv_keeps = True  # type: ignore[attr-defined]
+    base.get_call_type = get_call_type
+
 
 class Kernel:
     """A cached numba kernel that runs interpreted on small inputs until it is compiled (module doc)."""
@@ -102,7 +176,15 @@ class Kernel:
                         f"nsys2prv: compiling {self.__name__} for this machine (first run only; "
                         f"cached in {user_cache_dir() / 'numba'}) ..."
                     )
+        if not self.compiled.signatures:
+            return self.compile(*args)
         return self.compiled(*args)
+
+    def compile(self, *args):
+        """Compile this kernel for ``args``' types (into the cache; loaded from it when it is there)
+        inside ``compiling``, and run it on ``args``."""
+        with compiling():
+            return self.compiled(*args)
 
     def plan(self, size: int) -> None:
         """The caller is about to run ``size`` elements through this kernel in several calls: each
@@ -223,4 +305,4 @@ def kernels() -> list[Kernel]:
     ]
 
 
-__all__ = ["njit", "kernel", "Kernel", "kernels"]
+__all__ = ["njit", "kernel", "Kernel", "kernels", "compiling"]

@@ -148,7 +148,7 @@ def _compile(names: list[str], send, parent: int) -> None:
         probes, done = _precompiled_probes(), 0
         for i, (k, args) in enumerate(probes):
             if k.__name__ in names and not k.load(*args):
-                k.compiled(*args)  # compiles (into the cache) and runs the one-element probe
+                k.compile(*args)  # compiles (into the cache) and runs the one-element probe
             done += k.in_cache(*args)
             if done == len(probes) and i == len(probes) - 1:
                 _mark_ready()  # (before the last name: the main process may end this one when it has it)

@@ -20,7 +20,6 @@ from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
 from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
-from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices
@@ -202,6 +201,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         shutil.rmtree(work, ignore_errors=True)
     view_notes = []
     if cfg.cfgs is not None:
+        # (here: the views' renderer is loaded by the runs that write them)
+        from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
+
         present = {k for k, c in counts.counts.items() if c.records}
         left_out = host_views_left_out(present, pop.get("host") or {})
         views = install_views(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import MPI4, convert
 
+from nsys2prv.nsys.cache_names import tables_root
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.lifetimes import process_lifetimes
 from nsys2prv.pipeline import early, scan
@@ -37,9 +38,9 @@ def _no_early_left():
     assert mp.active_children() == []
 
 
-def _scanned(paths: list) -> None:
+def _scanned(paths: list, tables: Path | None = None) -> None:
     """``start``, then ``take`` once the process has gone through every report (it ends then)."""
-    early.start(paths)
+    early.start(paths, tables)
     assert early._proc is not None
     early._proc.join(60)
     early.take()
@@ -101,7 +102,7 @@ def test_a_report_the_early_process_cannot_read_is_stage_as_error(tmp_path, monk
         said = []
         for run in ("early", "none"):
             if run == "none":
-                monkeypatch.setattr(early, "start", lambda inputs: None)
+                monkeypatch.setattr(early, "start", lambda inputs, tables: None)
             code, text = convert(["--no-cache", "-m", *inputs, tmp_path / run / "t"], expect_ok=False)
             said.append((code, text))
             assert early._proc is None and mp.active_children() == []
@@ -118,23 +119,36 @@ def test_a_conversion_with_the_early_lifetimes_writes_the_same_outputs(tmp_path,
     calls = []
     start = early.start
 
-    def started(inputs):  # (in-process the imports are done: waited for here, as a command's imports do)
-        calls.append(len(inputs))
-        start(inputs)
+    def started(inputs, tables):  # (in-process the imports are done: waited for here, as a command's are)
+        calls.append((len(inputs), tables))
+        start(inputs, tables)
         early._proc.join(60)
 
     monkeypatch.setattr(early, "start", started)
     convert([*args, tmp_path / "early" / "t"])
-    assert calls == [4] and early._proc is None and len(early._found) == 4
-    monkeypatch.setattr(early, "start", lambda inputs: None)
+    assert calls == [(4, None)] and early._proc is None and len(early._found) == 4
+    monkeypatch.setattr(early, "start", lambda inputs, tables: None)
     early._found.clear()
     convert([*args, tmp_path / "none" / "t"])
     assert _outputs(tmp_path / "early" / "t") == _outputs(tmp_path / "none" / "t")
 
 
-def test_no_early_process_with_the_table_cache_or_dask(tmp_path, monkeypatch):
+def test_with_the_table_cache_only_the_reports_without_an_entry(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
     calls = []
-    monkeypatch.setattr(early, "start", lambda inputs: calls.append(inputs))
-    convert(["--cache-dir", tmp_path / "cache", "-m", *RANKS, tmp_path / "cached"])
+    start = early.start
+    monkeypatch.setattr(early, "start", lambda inputs, tables: calls.append(tables) or start(inputs, tables))
+    convert(["--cache-dir", cache, "-m", *RANKS[:2], tmp_path / "cached"])  # entries for ranks 0 and 1
+    assert calls == [tables_root(cache)]
+    _scanned(RANKS, tables_root(cache))
+    assert sorted(early._found) == sorted(str(p.resolve()) for p in RANKS[2:])
+    assert [early.lifetimes(p) for p in RANKS] == [None, None, *LIFETIMES[2:]]
+    early.start(RANKS[:2], tables_root(cache))  # every report cached (a warm run): nothing forked
+    assert early._proc is None and early._found == {}
+
+
+def test_no_early_process_with_dask(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(early, "start", lambda inputs, tables: calls.append(inputs))
     code, _ = convert(["--no-cache", "--dask", str(tmp_path / "no-scheduler"), "-m", *RANKS, tmp_path / "d"], False)
     assert calls == [] and code == 2

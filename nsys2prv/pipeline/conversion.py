@@ -18,6 +18,7 @@ from nsys2prv.core.memory import release
 from nsys2prv.core.workers import in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
+from nsys2prv.nsys.cache_names import tables_root
 from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
 from nsys2prv.paraver.chunks import write_chunk
@@ -59,7 +60,7 @@ def _stderr(text: str) -> None:
 
 
 def _cache_root(cfg: Config, work: Path) -> Path:
-    return (cfg.cache_dir or default_cache_dir()) / "tables" if cfg.table_cache else work / "tables"
+    return tables_root(cfg.cache_dir) if cfg.table_cache else work / "tables"
 
 
 def _rank_jobs(

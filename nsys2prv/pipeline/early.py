@@ -12,9 +12,9 @@ the same file, so the results are those stage A finds itself.  A report the earl
 (not an export, damaged, a query past its bound) is left to stage A, which says what is wrong with it
 as before; the process is ended on every path (``stop``) and dies with the command (``init_worker``).
 
-Only where every report is read for sure (``--no-cache``: no cached table or scan to load instead),
-reports are local (not ``--dask``), processes fork (Linux) and the inputs are SQLite files (a
-``.nsys-rep`` is exported in stage A first).
+Only for reports the table cache has no entry of (any report with ``--no-cache``: a cached one loads
+its lifetimes with its metadata), local reports (not ``--dask``), where processes fork (Linux), and
+SQLite inputs (a ``.nsys-rep`` is exported in stage A first).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from nsys2prv.core.workers import init_worker
+from nsys2prv.nsys.cache_names import report_dir
 
 _proc = None  # the forked process and the reading end of its pipe (``start``)
 _recv = None
@@ -36,21 +37,36 @@ def _identity(path: str) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def start(inputs: list) -> None:
-    """Fork the early process for ``inputs`` (the SQLite ones); nothing where it does not apply."""
+def start(inputs: list, tables: Path | None) -> None:
+    """Fork the early process for ``inputs`` (the SQLite ones); nothing where it does not apply.
+    ``tables``: the table cache's root (``cache_names.tables_root``), where a report with an entry
+    (of any version) is left alone: its lifetimes are likely cached; None: no table cache."""
     global _proc, _recv
     stop()
     _found.clear()
-    paths = [str(Path(p).resolve()) for p in inputs if Path(p).suffix == ".sqlite"]
+    paths = []
+    for p in inputs:
+        try:
+            path = Path(p).resolve()
+            if path.suffix == ".sqlite" and (tables is None or not os.path.lexists(report_dir(tables, path))):
+                paths.append(str(path))  # (a report with an entry: stage A likely reads no table of it)
+        except (OSError, RuntimeError):  # (a link loop: stage A says what is wrong with it)
+            continue
     if not paths or not sys.platform.startswith("linux"):  # (elsewhere workers are spawned, not forked)
         return
     import numpy  # noqa: F401 - the lifetimes' ids import it: here it is inherited (this process imports it anyway)
 
     ctx = mp.get_context("fork")
     _recv, send = ctx.Pipe(duplex=False)
-    _proc = ctx.Process(target=_scan, args=(paths, send, os.getpid()), daemon=True)
-    _proc.start()
-    send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
+    try:
+        _proc = ctx.Process(target=_scan, args=(paths, send, os.getpid()), daemon=True)
+        _proc.start()
+    except OSError:  # (no process to spare: stage A finds the lifetimes itself)
+        _proc = None
+        _recv.close()
+        _recv = None
+    finally:
+        send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
 
 
 def _scan(paths: list[str], send, parent: int) -> None:
@@ -105,10 +121,9 @@ def stop() -> None:
 
 def lifetimes(sqlite: Path) -> dict[int, tuple[int, int]] | None:
     """The lifetimes the early process found in ``sqlite``, when the file is still the one it read."""
-    got = _found.get(str(Path(sqlite).resolve()))
-    if got is None:
-        return None
     try:
-        return got[1] if _identity(str(Path(sqlite).resolve())) == got[0] else None
-    except OSError:
+        path = str(Path(sqlite).resolve())
+        got = _found.get(path)
+        return got[1] if got is not None and _identity(path) == got[0] else None
+    except (OSError, RuntimeError):
         return None

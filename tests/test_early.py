@@ -147,6 +147,12 @@ def test_with_the_table_cache_only_the_reports_without_an_entry(tmp_path, monkey
     assert early._proc is None and early._found == {}
 
 
+def test_only_the_first_reports(monkeypatch):
+    monkeypatch.setattr(early, "MAX_REPORTS", 3)
+    _scanned(RANKS)
+    assert [early.lifetimes(p) for p in RANKS] == [*LIFETIMES[:3], None]
+
+
 def test_no_early_process_with_dask(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(early, "start", lambda inputs, tables: calls.append(inputs))

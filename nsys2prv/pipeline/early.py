@@ -37,6 +37,10 @@ def _identity(path: str) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+MAX_REPORTS = 64  # the first reports only: the imports leave time for 20-30 (thousands of ranks: no
+#                  path of the others resolved or looked up in the cache here, on the main process's time)
+
+
 def start(inputs: list, tables: Path | None) -> None:
     """Fork the early process for ``inputs`` (the SQLite ones); nothing where it does not apply.
     ``tables``: the table cache's root (``cache_names.tables_root``), where a report with an entry
@@ -45,7 +49,7 @@ def start(inputs: list, tables: Path | None) -> None:
     stop()
     _found.clear()
     paths = []
-    for p in inputs:
+    for p in inputs[:MAX_REPORTS]:
         try:
             path = Path(p).resolve()
             if path.suffix == ".sqlite" and (tables is None or not os.path.lexists(report_dir(tables, path))):

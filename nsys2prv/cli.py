@@ -241,10 +241,14 @@ def main(
     """Translate Nsight Systems reports (INPUT... = .sqlite exports or .nsys-rep) into the
     Paraver trace OUT.prv, OUT.pcf, OUT.row (OUT is the last argument)."""
     # here, not at the top: --help and --version answer without loading pandas and numba
+    from nsys2prv.nsys.cache_names import tables_root
+    from nsys2prv.pipeline import early
     from nsys2prv.pipeline.warmup import start_early, stop_early
 
     if dask is None and len(paths) >= 2:
         start_early(list(paths[:-1]))  # (first: it compiles while the rest is imported)
+        early.start(list(paths[:-1]), None if no_cache else tables_root(cache_dir))  # (the lifetimes, likewise)
+    # the rest, once the early processes run
     from nsys2prv.metrics.pop import region_names
     from nsys2prv.model.align import parse_method
     from nsys2prv.nsys.cache_size import parse_size
@@ -291,6 +295,7 @@ def main(
         summary = _handle_errors(debug, run)
     finally:
         stop_early()  # (a conversion stops the compiler it took; this one where it never started)
+        early.stop()  # (stage A ends it; this one where the conversion stopped before)
     if not quiet:
         try:
             print_summary(summary, time.perf_counter() - t0)

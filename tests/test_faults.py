@@ -179,6 +179,35 @@ def test_a_signal_stops_everything_and_keeps_the_previous_outputs(tmp_path, sig,
     assert digest(out) == before and leftovers(tmp_path) == []
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_while_the_command_starts_stops_its_early_process(tmp_path, sig, code):
+    """The command's first child (``pipeline/early.py``: the reports' lifetimes while the main process
+    imports) is stopped with it: one line, no output, no process left."""
+    out = tmp_path / f"early{int(sig)}"
+    proc = subprocess.Popen(
+        _command(out), stderr=subprocess.PIPE, text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    )
+    deadline = time.monotonic() + 10
+    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert _children(proc.pid), "no early process started"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert err.strip().splitlines() == [f"nsys2prv: stopped by {sig.name}; nothing written (earlier outputs are kept)"]
+    assert _wait_gone(str(out)) == []
+    assert not Path(f"{out}.prv").exists() and leftovers(tmp_path) == []
+
+
 @pytest.mark.faults  # the slow tier: python3 -m pytest -m faults
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_a_killed_parent_and_the_next_run_cleans_up(tmp_path):

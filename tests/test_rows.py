@@ -22,8 +22,8 @@ from trace_tools import intervals
 
 from nsys2prv import kinds as K
 from nsys2prv.cli import main
-from nsys2prv.nsys.database import NO_METADATA
 from nsys2prv.nsys.readers.nccl import NCCL_BY_NAME
+from nsys2prv.nsys.schema import NO_METADATA
 from nsys2prv.translate.context import OVERLAP_NOTE
 from nsys2prv.translate.cuda import MIGRATION
 

@@ -20,8 +20,8 @@ from conftest import convert, convert_valid
 from test_schema_versions import build_rank
 
 from nsys2prv.nsys import cache as C
-from nsys2prv.nsys import connection
 from nsys2prv.nsys import database as D
+from nsys2prv.nsys import schema
 from nsys2prv.pipeline import outputs as O
 
 tiny_fs = test_security.tiny_fs  # the fixture: a tiny tmpfs
@@ -309,12 +309,12 @@ def test_5_a_conversion_with_an_endless_view_skips_it_and_says_so(ranks, tmp_pat
 
 
 def test_5_every_query_is_bounded(ranks, monkeypatch):
-    monkeypatch.setattr(connection.Bound, "MIN_STEPS", 10**6)
-    monkeypatch.setattr(connection.Bound, "STEPS_PER_BYTE", 0)
+    monkeypatch.setattr(schema.Bound, "MIN_STEPS", 10**6)
+    monkeypatch.setattr(schema.Bound, "STEPS_PER_BYTE", 0)
     rep = D.Report(ranks[0])
     try:
         assert rep.rows("SELECT count(*) FROM StringIds")[0][0] > 0  # an ordinary query: well within
-        with pytest.raises(D.UserError) as err:
+        with pytest.raises(schema.UserError) as err:
             rep.rows(
                 "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 100000000) SELECT max(n) FROM c"
             )

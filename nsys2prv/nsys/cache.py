@@ -26,7 +26,6 @@ cannot be used is a cache miss: rebuilt from the report, and said (``TableCache.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -43,6 +42,7 @@ import pyarrow.parquet as pq
 from nsys2prv import __version__
 from nsys2prv.core.paths import distrust
 from nsys2prv.core.versions import code_version
+from nsys2prv.nsys.cache_names import entry_hash, report_dir
 from nsys2prv.nsys.codec import (
     CacheDamage,
     arrow_source,
@@ -76,11 +76,7 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-entry_hash = _hash  # public name: 16 hex digits of SHA-256, for names of cache entries and files
+_hash = entry_hash  # (``cache_names``: 16 hex digits of SHA-256, for names of cache entries and files)
 
 
 def entry_dir(root: Path, source: Path) -> Path:
@@ -91,7 +87,7 @@ def entry_dir(root: Path, source: Path) -> Path:
     # the file's identity, not only its size and mtime (which ``cp -p`` or ``rsync -t`` keep for another
     # content): a file written again has a new ctime, a file put in its place a new inode
     ident = f"{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}|{TABLES_VERSION}|{__version__}"
-    return root / f"{src.stem}-{_hash(str(src))}" / _hash(ident)
+    return report_dir(root, src) / _hash(ident)
 
 
 # --- files below CACHE_DIR: never through a link ---------------------------------------------------------

@@ -1,22 +1,11 @@
-"""The read-only connections to an export: sqlite3 opened read-only and every query bounded
-(``Bound``), the ADBC driver's reader (``AdbcReader``), and typed columns from SQLite rows
-(``sql_column``)."""
+"""The ADBC driver's reader of an export (``AdbcReader``) and typed columns from SQLite rows
+(``sql_column``); the sqlite3 connection, read-only and every query bounded: ``schema.py``."""
 
 from __future__ import annotations
-
-import sqlite3
-import stat
-from pathlib import Path
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-
-from nsys2prv.core.errors import UserError
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
 
 TEXT = {str, bytes}
 NUMBER = {int, float}
@@ -145,88 +134,3 @@ class AdbcReader:
             self._conn.close()
         finally:
             self._db.close()
-
-
-class Bound:
-    """A bound on every sqlite3 query of a connection: SQLite's progress handler, called every
-    ``EVERY`` virtual machine steps, interrupts a query past ``STEPS_PER_BYTE`` steps per byte of the
-    file (at least ``MIN_STEPS``) -- far more than any scan, sort or indexed join of the file needs,
-    and a bound on what a crafted export (a recursive query behind a name) could make it run.  The
-    ADBC reader (``AdbcReader``) runs the readers' queries over the export's tables only (views are
-    never read: ``Report._probe_tables``), whose work the file's size bounds."""
-
-    EVERY = 10_000
-    STEPS_PER_BYTE = 1000
-    MIN_STEPS = 10**10
-
-    def __init__(self, conn: sqlite3.Connection, path: Path):
-        try:
-            size = path.stat().st_size
-        except OSError:
-            size = 0
-        self.steps = max(self.MIN_STEPS, self.STEPS_PER_BYTE * size)
-        self.start()
-        conn.set_progress_handler(self._tick, self.EVERY)
-
-    def start(self) -> None:
-        self._left, self.exceeded = self.steps // self.EVERY, False
-
-    def _tick(self) -> int:
-        self._left -= 1
-        if self._left < 0:
-            self.exceeded = True
-            return 1  # interrupt the query
-        return 0
-
-
-def open_readonly(path: Path) -> tuple[sqlite3.Connection, str]:
-    """A read-only connection to an export, and its URI (``_read_only_uri``)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UserError("file not found", str(path)) from None
-    except OSError as exc:
-        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UserError("is a directory, not a report", str(path))
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read below forever
-        raise UserError("not a regular file (a FIFO, socket or device): give the export itself", str(path))
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
-    except OSError as exc:
-        raise UserError(f"cannot open ({exc.strerror})", str(path)) from None
-    if header[:16] != SQLITE_MAGIC:
-        raise UserError("not an SQLite file (expected an nsys .sqlite export or a .nsys-rep)", str(path))
-    uri = _read_only_uri(path, header)
-    try:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.text_factory = str  # (Report._fetch: invalid UTF-8 switches to decode_text)
-        conn.execute("PRAGMA query_only = ON")
-    except sqlite3.DatabaseError as exc:
-        raise UserError(f"cannot open SQLite database ({exc})", str(path)) from None
-    return conn, uri
-
-
-def _read_only_uri(path: Path, header: bytes) -> str:
-    """The read-only URI of an export.  A WAL-mode database (header bytes 18-19 = 2) would need its
-    ``-shm`` and ``-wal`` files, created beside it (or refused on read-only media): without a WAL file
-    holding data it is opened ``immutable`` -- no locks, no side files."""
-    uri = "file:" + _uri_path(path.resolve()) + "?mode=ro"
-    if len(header) >= 20 and header[18] == 2 and header[19] == 2:
-        wal = Path(f"{path.resolve()}-wal")
-        try:
-            has_wal = wal.stat().st_size > 0
-        except OSError:
-            has_wal = False
-        if not has_wal:
-            uri += "&immutable=1"
-    return uri
-
-
-def decode_text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
-
-
-def _uri_path(path: Path) -> str:
-    return quote(str(path))

@@ -20,38 +20,15 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.environment import environment
-from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.connection import (
     NUMBER,
     NUMERIC_COLUMNS,
     TEXT,
     AdbcReader,
-    Bound,
-    decode_text,
-    open_readonly,
     sql_column,
 )
+from nsys2prv.nsys.schema import Export
 
-# Tables that only an Nsight Systems export has; one of them must exist -- or, in a lazy export
-# made by ``nsys stats`` (2021-2022: no export metadata, no session start), StringIds and one of
-# the event tables (NSYS_EVENT_TABLES, NSYS_EVENT_PREFIX).
-NSYS_MARKER_TABLES = ("TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
-NSYS_EVENT_TABLES = (
-    "NVTX_EVENTS",
-    "OSRT_API",
-    "MPI_P2P_EVENTS",
-    "MPI_COLLECTIVES_EVENTS",
-    "MPI_OTHER_EVENTS",
-    "MPI_START_WAIT_EVENTS",
-    "CUDA_GRAPH_EVENTS",
-    "GPU_METRICS",
-    "GENERIC_EVENTS",
-)
-NSYS_EVENT_PREFIX = "CUPTI_ACTIVITY_KIND_"
-NO_METADATA = (
-    "no export metadata and no session start time (a lazy export made by nsys stats?): "
-    "read as it is; schema and Nsight Systems version unknown"
-)
 # The host, in order: TARGET_INFO_SYSTEM_ENV 'Hostname'; META_DATA_CAPTURE 'DEVICE_DISPLAY_NAME' (the
 # only name of a Windows capture); the captured environment's host variables.  Placeholders name no host.
 HOST_ENV_VARS = ("SLURMD_NODENAME", "HOSTNAME", "COMPUTERNAME")
@@ -65,38 +42,14 @@ def strip_version_suffix(name: str) -> str:
     return _VERSION_SUFFIX.sub("", name)
 
 
-class Report:
-    """One report (one SQLite export): schema probe, metadata and typed queries."""
+class Report(Export):
+    """One report (one SQLite export): schema probe (``Export``), metadata and typed queries."""
 
     opened = 0  # SQLite files opened by this process (the table cache's tests count them)
 
     def __init__(self, path: str | os.PathLike, index: int = 0, source: str | None = None):
         Report.opened += 1
-        self.path = Path(path)
-        self.index = index
-        # The file the user named (a .nsys-rep is exported to a cached .sqlite).
-        self.source = source or str(path)
-        self._conn, self._uri = open_readonly(self.path)  # (the URI: the ADBC reader opens the same)
-        self._bound = Bound(self._conn, self.path)
-        self.notes: list[str] = []  # what the conversion should say about this export
-        try:
-            self.tables = self._probe_tables()
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise UserError(f"not a readable SQLite database ({exc})", str(self.path)) from None
-        if not any(t in self.tables for t in NSYS_MARKER_TABLES):
-            if "StringIds" in self.tables and any(
-                t in NSYS_EVENT_TABLES or t.startswith(NSYS_EVENT_PREFIX) for t in self.tables
-            ):
-                self.notes.append(NO_METADATA)
-            else:
-                self._conn.close()
-                raise UserError(
-                    "SQLite file is not an Nsight Systems export (none of the tables "
-                    f"{', '.join(NSYS_MARKER_TABLES)}, nor StringIds with event tables)",
-                    str(self.path),
-                )
-        self._columns: dict[str, list[str]] = {}
+        super().__init__(path, index, source)
         self._adbc: AdbcReader | Literal[False] | None = None  # the optional ADBC reader (see _adbc_query);
         #                                                          False once unusable
         self.cache: dict = {}  # per-report memo for loaders shared by several readers
@@ -109,37 +62,6 @@ class Report:
         # in a numeric column, reason -> rows; and optional columns found missing, table -> columns
         self.type_drops: dict[str, int] | None = None
         self.optional_missing: dict[str, list[str]] = {}
-
-    # -- probing ---------------------------------------------------------
-    def _probe_tables(self) -> set[str]:
-        """The export's tables.  Only objects of type 'table' are read: nsys writes no view, and a view
-        (which could name a table the readers ask for and be any query, an endless recursive one
-        too) is said in ``notes`` and skipped; so is a virtual table (a module's code behind a name)."""
-        rows = self._conn.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table','view')").fetchall()
-        virtual = {n for t, n, sql in rows if t == "table" and str(sql or "").lstrip()[:14].upper() == "CREATE VIRTUAL"}
-        for what, names in (
-            ("view(s)", sorted(str(n) for t, n, _ in rows if t == "view")),
-            ("virtual table(s)", sorted(str(n) for n in virtual)),
-        ):
-            if names:
-                self.notes.append(
-                    f"{len(names)} {what} in the export not read (only tables are): "
-                    + ", ".join(names[:4])
-                    + (" ..." if len(names) > 4 else "")
-                )
-        return {n for t, n, _ in rows if t == "table" and n not in virtual}
-
-    def base_tables(self) -> list[str]:
-        """The export's tables (not its views), sorted."""
-        return sorted(r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table'"))
-
-    def columns(self, table: str) -> list[str]:
-        if table not in self.tables:
-            return []
-        if table not in self._columns:
-            rows = self.rows(f'PRAGMA table_info("{table}")')
-            self._columns[table] = [r[1] for r in rows]
-        return self._columns[table]
 
     def has(self, table: str, *cols: str) -> bool:
         have = self.columns(table)
@@ -182,35 +104,6 @@ class Report:
         if warn and col not in self.optional_missing.setdefault(table, []):
             self.optional_missing[table].append(col)
         return f"NULL AS {alias}"
-
-    # -- queries ---------------------------------------------------------
-    def _fetch(self, sql: str, params: tuple = ()):
-        """(cursor description, rows).  Text is decoded by sqlite3 itself (C); the first text that
-        is not valid UTF-8 switches the connection to a decoder that replaces bad bytes, and the
-        query is run again.  Every query is bounded (``Bound``): one that runs past it is an error."""
-        self._bound.start()
-        try:
-            try:
-                cur = self._conn.execute(sql, params)
-                return cur.description, cur.fetchall()
-            except sqlite3.OperationalError as exc:
-                if self._conn.text_factory is not str or "decode" not in str(exc):
-                    raise
-                self._conn.text_factory = decode_text
-                cur = self._conn.execute(sql, params)
-                return cur.description, cur.fetchall()
-        except sqlite3.DatabaseError as exc:
-            if self._bound.exceeded:
-                raise UserError(
-                    f"a query ran past its bound of {self._bound.steps} SQLite steps (an export made to hang "
-                    "its reader?): not converted",
-                    self.source,
-                ) from None
-            raise UserError(f"cannot read the export ({exc})", self.source) from None
-
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """The rows of ``sql`` as Python tuples (small metadata tables: no DataFrame)."""
-        return self._fetch(sql, params)[1]
 
     @contextmanager
     def counting_type_drops(self) -> Iterator[dict[str, int]]:
@@ -445,7 +338,7 @@ class Report:
         if self._adbc:
             self._adbc.close()
             self._adbc = None
-        self._conn.close()
+        super().close()
 
     def __repr__(self) -> str:
         return f"Report({self.source!r}, schema={self.schema_version})"

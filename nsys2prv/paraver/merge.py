@@ -13,7 +13,6 @@ import shutil
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from nsys2prv.core.workers import forked
 from nsys2prv.model.resources import Model
@@ -304,6 +303,8 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
     head = np.full(len(readers), np.iinfo(np.int64).min, np.int64)  # a lower bound of the next time
     bar = None if progress is False else progress
     if progress is True:
+        from tqdm import tqdm  # (here: a run without progress bars does not load it)
+
         bar = tqdm(total=int((stop - cur).sum()), desc="write", unit="record", unit_scale=True, leave=False)
     while (cur < stop).any():
         active = np.flatnonzero(cur < stop)
@@ -406,6 +407,8 @@ def merge_split(
     paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
     bar = None
     if progress:
+        from tqdm import tqdm  # (here: a run without progress bars does not load it)
+
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
     # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe

@@ -18,9 +18,9 @@ from nsys2prv.core.memory import release
 from nsys2prv.core.workers import in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
+from nsys2prv.nsys.cache_names import tables_root
 from nsys2prv.nsys.cache_size import cache_max, enforce
 from nsys2prv.nsys.export import default_cache_dir
-from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
 from nsys2prv.paraver.chunks import write_chunk
 from nsys2prv.paraver.writer import write_merged
 from nsys2prv.pipeline import slices
@@ -60,7 +60,7 @@ def _stderr(text: str) -> None:
 
 
 def _cache_root(cfg: Config, work: Path) -> Path:
-    return (cfg.cache_dir or default_cache_dir()) / "tables" if cfg.table_cache else work / "tables"
+    return tables_root(cfg.cache_dir) if cfg.table_cache else work / "tables"
 
 
 def _rank_jobs(
@@ -202,6 +202,9 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         shutil.rmtree(work, ignore_errors=True)
     view_notes = []
     if cfg.cfgs is not None:
+        # (here: the views' renderer is loaded by the runs that write them)
+        from nsys2prv.paraver.cfgs import COLLECTIVE_SIZES, COLLECTIVES_TABLE, host_views_left_out, install_views
+
         present = {k for k, c in counts.counts.items() if c.records}
         left_out = host_views_left_out(present, pop.get("host") or {})
         views = install_views(

@@ -21,8 +21,6 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.workers import being_traced, init_worker
@@ -45,6 +43,8 @@ def _bar(total: int, desc: str, show: bool):
     """A progress bar (tqdm, on stderr) for a stage over several reports, or None."""
     if not show or total < 2:
         return None
+    from tqdm import tqdm  # (here: a run without progress bars does not load it)
+
     return tqdm(total=total, desc=desc, unit="report", leave=False)
 
 

@@ -18,7 +18,7 @@ from nsys2prv.model.align.clock import Clock
 from nsys2prv.model.communicators import Communicators, build_communicators
 from nsys2prv.model.resources import Model, build_model
 from nsys2prv.nsys.identity import check_same_job
-from nsys2prv.pipeline import report, scan
+from nsys2prv.pipeline import early, report, scan
 from nsys2prv.pipeline.parallel import Executor
 from nsys2prv.pipeline.report import Reading, ReportFile, ReportInfo, Source
 from nsys2prv.pipeline.scan import Scan, StageBInput
@@ -142,6 +142,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     ]
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
+    early.take()  # (the command line's early lifetimes, before the workers fork: they inherit them)
     scans = ex.map(scan.scan_for_stage_b, sources, cfg.filter_nvtx, desc="read")
     infos = [s.info for s in scans]
     report.name_unknown_hosts(infos)

@@ -33,6 +33,7 @@ from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import process_lifetimes
 from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
+from nsys2prv.pipeline import early
 from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
     CACHE_DAMAGE,
@@ -187,7 +188,13 @@ def _beside_said(res: Scan, src: Source) -> Scan:
 
 def _lifetimes_beside(sqlite: Path, src: Source) -> Future:
     """``process_lifetimes`` on a connection of its own in a thread: SQLite's aggregation over every
-    table (a full scan of each) runs while this thread reads the tables (both release the GIL)."""
+    table (a full scan of each) runs while this thread reads the tables (both release the GIL); found
+    already where the command line's early process scanned the report (``early.lifetimes``)."""
+    known = early.lifetimes(sqlite)
+    if known is not None:
+        done: Future = Future()
+        done.set_result(known)
+        return done
 
     def run():
         report = Report(sqlite, src.index, source=str(src.file.input))

@@ -905,6 +905,24 @@ def test_property_windows_add_up(dev_rows, wins):
     assert ((ce - cs) <= (hi[win] - lo[win])).all() and (cs >= lo[win]).all() and (ce <= hi[win]).all()
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(-50, 50), st.integers(0, 20)), min_size=1, max_size=40),
+    st.sampled_from([1, 10**9, 10**17]),
+)
+def test_group_time_order_is_lexsorts(rows, scale):
+    """mask_durations' sweep order: one stable sort of a (group, time) key where it fits int64, else
+    lexsort (times 10**17 apart over 4 groups do not fit) -- the same permutation either way."""
+    from nsys2prv.metrics.measures import _group_time_order
+
+    g = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1] for r in rows], np.int64) * scale
+    t2 = np.concatenate([s, s + np.array([r[2] for r in rows], np.int64)])
+    want = np.lexsort((t2, np.concatenate([g, g])))
+    assert (_group_time_order(g, t2, 4) == want).all()
+    assert (_group_time_order(g, t2, int(g.max()) + 1) == want).all()
+
+
 def test_devices_are_measured_one_gpu_at_a_time(tmp_path):
     """Every report's GPU intervals go to a file (spill_devices); the main process reads one GPU's --
     all reports' rows of one (node, GPU id) -- at a time (gather_devices, measure_devices) and gets

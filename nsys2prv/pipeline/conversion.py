@@ -171,15 +171,22 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         # the rest of POP beside the merge: in this process while the merge's forked parts run (its own
         # part the smaller for it); with many reports (no heavy step here) in a forked process of its own
         got: dict = {}
+
+        def rest() -> None:
+            got["pop"] = pop_metrics(cfg, run, parts, None, measured)
+
         beside_merge: AbstractContextManager[list] = (
             forked([(pop_metrics, (cfg, run, parts, None, measured))]) if fork_heavy else nullcontext([])
         )
         with beside_merge as pops:
             if fork_heavy:
                 parts.clear()  # (the forked reduction has its own)
+            elif pre is not None and "_format_compact" in pre.pending:
+                rest()  # (a first run: while the merge's kernel compiles)
             release()  # (the merge starts from a trimmed heap)
             if pre is not None:
                 pre.wait("_format_compact")
+            here = not fork_heavy and not got  # (the rest of POP still to do, in this process)
             stats = write_merged(
                 chunks,
                 model,
@@ -194,8 +201,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                 communicators=communicator_members(model, run.comms) if has_mpi else None,
                 min_end=run.timeline.run_end or 0,
                 fork_every_part=fork_heavy,
-                beside=None if fork_heavy else lambda: got.update(pop=pop_metrics(cfg, run, parts, None, measured)),
-                beside_records=0 if fork_heavy else rest_rows(parts),
+                beside=rest if here else None,
+                beside_records=rest_rows(parts) if here else 0,
             )
             pop = pops[0].result() if pops else got["pop"]  # (its error, if any, raised here: outputs staged)
         if cfg.wants("gpu_metrics"):

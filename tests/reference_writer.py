@@ -249,7 +249,11 @@ def reference_writer():
     def whole_reports(ex, jobs, rows, model, slice_rows):
         return real_translate_all(ex, jobs, rows, model, 1 << 62)
 
-    def merge_in_memory(chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, **__):
+    def merge_in_memory(
+        chunks, model, types, base, epoch_ns, compress=False, *_, communicators=None, min_end=0, beside=None, **__
+    ):
+        if beside is not None:  # (write_merged's contract: the caller's work done beside the merge, once)
+            beside()
         written.append(
             write_in_memory(
                 [made.pop(c.path) for c in chunks], model, types, base, epoch_ns, compress, communicators, min_end

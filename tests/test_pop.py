@@ -679,6 +679,37 @@ def test_region_errors_write_nothing(regions, tmp_path, args, message):
     assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
 
 
+@pytest.mark.parametrize("many", [False, True])
+def test_pop_beside_the_merge_gives_the_same_metrics_and_errors(regions, tmp_path, monkeypatch, many):
+    """After the GPUs (what the merge needs of POP), the rest of the reduction runs while the merge's
+    forked parts run: in this process, whose own part is the smaller by the reduction's rows, or with
+    many reports in a forked process of its own.  The same OUT.pop.json as when it runs before a merge
+    that is not split (-j 1), and a POP error is the same one-line error, nothing written."""
+    import nsys2prv.pipeline.conversion as P
+    from nsys2prv.paraver import merge as M
+    from nsys2prv.paraver import writer as W
+
+    args = ["-q", "-m", *regions, "--region", "init", "--iterations", "step"]
+    run_cli([*args, "-j", "1", tmp_path / "one" / "r"])
+    real, asked = M.split_times, []
+    monkeypatch.setattr(M, "split_times", lambda c, p, first_less=0: asked.append(first_less) or real(c, p, first_less))
+    monkeypatch.setattr(W, "MIN_SPLIT", 1)
+    monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 2 if many else 10**9)
+    run_cli([*args, "-j", "2", tmp_path / "two" / "r"])
+    # the rows left after the GPUs: host call unions 4 + 3 (rank 0: 3 MPI calls and a CUDA API call,
+    # rank 1: 3 MPI calls), the kept NVTX ranges 4 + 4 and the MPI calls 3 + 3 (no scheduling data);
+    # many reports: every part forked, none here, nothing taken off
+    assert asked == [0 if many else 21]
+    one, two = pop_json(tmp_path / "one" / "r"), pop_json(tmp_path / "two" / "r")
+    assert one == two
+    res = run_cli([*args[:-4], "--region", "nope", "-j", "2", tmp_path / "bad" / "r"], ok=False)
+    assert res.exit_code == 2 and res.output.strip().splitlines() == [
+        "nsys2prv: error: NVTX range 'nope' (--region) not found in any report (push/pop or start/end ranges "
+        "of any domain but MPI/NCCL)"
+    ]
+    assert not (tmp_path / "bad").exists() or not list((tmp_path / "bad").iterdir())
+
+
 # ---------------------------------------------------------------------------------------------------
 # Scalability: reference = the worked example (2 GPUs, sum U = 12 s, T = 10 s, host useful 11.5 s);
 # run B = 4 ranks on 4 GPUs, one 3.3 s kernel each, T = 6 s (sum U = 13.2 s, Device PE = 0.55), host
@@ -903,6 +934,24 @@ def test_property_windows_add_up(dev_rows, wins):
     agg = mask_durations(g[row], cs, ce, c[row], 3, 3)
     assert (per.sum(axis=0)[:, 1:] == agg[:, 1:]).all()
     assert ((ce - cs) <= (hi[win] - lo[win])).all() and (cs >= lo[win]).all() and (ce <= hi[win]).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(-50, 50), st.integers(0, 20)), min_size=1, max_size=40),
+    st.sampled_from([1, 10**9, 10**17]),
+)
+def test_group_time_order_is_lexsorts(rows, scale):
+    """mask_durations' sweep order: one stable sort of a (group, time) key where it fits int64, else
+    lexsort (times 10**17 apart over 4 groups do not fit) -- the same permutation either way."""
+    from nsys2prv.metrics.measures import _group_time_order
+
+    g = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1] for r in rows], np.int64) * scale
+    t2 = np.concatenate([s, s + np.array([r[2] for r in rows], np.int64)])
+    want = np.lexsort((t2, np.concatenate([g, g])))
+    assert (_group_time_order(g, t2, 4) == want).all()
+    assert (_group_time_order(g, t2, int(g.max()) + 1) == want).all()
 
 
 def test_devices_are_measured_one_gpu_at_a_time(tmp_path):

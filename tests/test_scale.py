@@ -154,6 +154,14 @@ def test_split_points_keep_equal_times_together(tmp_path):
     spread = [chunk(tmp_path / "c", range(0, 300_000, 3)), chunk(tmp_path / "d", range(1, 300_000, 3))]
     cuts = split_times(spread, 3)  # (the chunks' indexes: every 64th time)
     assert len(cuts) == 2 and 95_000 <= cuts[0] <= 105_000 and 195_000 <= cuts[1] <= 205_000
+    # the first part's process has other work worth a quarter of the 200,000 records (the rest of POP):
+    # its part is (1 + 1/4) / parts - 1/4 of them, the others share the rest; at least 1/4 of a share
+    (cut,) = split_times(spread, 2, first_less=50_000)
+    assert 110_000 <= cut <= 115_000  # 0.375 of the times
+    cuts = split_times(spread, 3, first_less=50_000)
+    assert len(cuts) == 2 and 47_500 <= cuts[0] <= 52_500 and 172_500 <= cuts[1] <= 177_500  # 1/6, 7/12
+    (cut,) = split_times(spread, 2, first_less=10**6)
+    assert 35_000 <= cut <= 40_000  # 1/8: a quarter of an equal share
     skewed = [chunk(tmp_path / "e", [0] * 90_000 + list(range(1, 10_001)))]
     assert split_times(skewed, 2) == []  # the median is the first time: no useful cut
 

@@ -54,19 +54,18 @@ def activity_events(
     order = np.lexsort((rank, t, r))
     r = r[order]
     t = t[order]
-    rank = rank[order]
-    u = np.concatenate([z8, useful, -useful, z8])[order].cumsum(dtype=np.int64) > 0
-    m = np.concatenate([z8, 1 - useful, useful - 1, z8])[order].cumsum(dtype=np.int64) > 0
-    del order, useful
+    # the state after each step as a small code (0 idle, 1 data movement, 2 useful, 3 outside the run),
+    # its value only for the steps kept (fewer and smaller temporaries: a GPU's steps are many)
+    code = (np.concatenate([z8, 1 - useful, useful - 1, z8])[order].cumsum(dtype=np.int32) > 0).view(np.int8)
+    code[np.concatenate([z8, useful, -useful, z8])[order].cumsum(dtype=np.int32) > 0] = 2
+    code[rank[order] == 2] = 3
+    del order, useful, rank
     # (each row's steps sum to 0: no reset needed between rows)
-    value = np.where(u, R.GPU_USEFUL, np.where(m, R.GPU_DATA_MOVEMENT, R.GPU_IDLE))
-    del u, m
-    value[rank == 2] = R.END_VALUE
-    del rank
     last = np.ones(len(r), bool)  # the state after every step at one (row, time)
     last[:-1] = (r[1:] != r[:-1]) | (t[1:] != t[:-1])
-    r, t, value = r[last], t[last], value[last]
+    r, t, code = r[last], t[last], code[last]
     changed = np.ones(len(r), bool)  # only where the row's value changes
-    changed[1:] = (r[1:] != r[:-1]) | (value[1:] != value[:-1])
-    r, t, value = r[changed], t[changed], value[changed]
+    changed[1:] = (r[1:] != r[:-1]) | (code[1:] != code[:-1])
+    r, t = r[changed], t[changed]
+    value = np.array([R.GPU_IDLE, R.GPU_DATA_MOVEMENT, R.GPU_USEFUL, R.END_VALUE], np.int64)[code[changed]]
     return EventBatch(t, r, np.full(len(t), PUNCTUAL_ORDER, np.int64), [(R.GPU_ACTIVITY.id, value)])

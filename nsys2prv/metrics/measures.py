@@ -61,13 +61,27 @@ def mask_durations(group, start, end, cls, n_groups: int, n_cls: int) -> np.ndar
     if n == 0 or n_groups == 0:
         return np.zeros((n_groups, 1 << n_cls), np.int64)
     t2 = np.concatenate([start, end])  # point i < n: a start (+1), i >= n: the end of i - n (-1)
-    if n_groups == 1:  # (one GPU at a time: no group key to sort by)
-        order = np.argsort(t2, kind="stable")
-    else:
-        order = np.lexsort((t2, np.concatenate([group, group])))
+    order = _group_time_order(group, t2, n_groups)
     out = np.zeros((n_groups, 1 << n_cls), np.int64)
     _sweep(order.astype(np.int64, copy=False), group, t2, cls, out, np.zeros(n_cls, np.int64))
     return out
+
+
+def _group_time_order(group: np.ndarray, t2: np.ndarray, n_groups: int) -> np.ndarray:
+    """The points ``t2`` (starts, then ends) in (group, time) order, ties in point order: what
+    ``np.lexsort((t2, group twice))`` gives.  Where group and time fit one int64 key (groups times
+    the time span below 2**62), a stable sort of that key: the points come mostly sorted already
+    (each part's intervals in time order), which a stable sort runs through ~10x faster than lexsort."""
+    if n_groups == 1:  # (one GPU at a time: no group key to sort by)
+        return np.argsort(t2, kind="stable")
+    t_min = int(t2.min())
+    span = int(t2.max()) - t_min + 1
+    g_lo, g_hi = int(group.min()), int(group.max())
+    if g_lo < 0 or g_hi >= n_groups or n_groups * span >= 1 << 62:
+        return np.lexsort((t2, np.concatenate([group, group])))
+    key = t2 - t_min
+    key += np.concatenate([group, group]) * span
+    return np.argsort(key, kind="stable")
 
 
 def union(start, end) -> tuple[np.ndarray, np.ndarray]:

@@ -348,13 +348,22 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
     return MergeStats(int(counts[0]), int(counts[2]), int(counts[1]))
 
 
-def split_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
+def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
-    size (records of one time always fall in one part, so each part is a plain merge)."""
+    size (records of one time always fall in one part, so each part is a plain merge); ``first_less``:
+    the first part's process has other work worth that many records, its part is that much smaller
+    (the work shared by all parts; the first part at least a quarter of an equal share)."""
     allt = np.sort(np.concatenate([c.index for c in chunks])) if chunks else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []
-    cuts = np.unique(allt[(np.arange(1, parts) * len(allt)) // parts])
+    n = len(allt)
+    if first_less <= 0:
+        at = (np.arange(1, parts) * n) // parts
+    else:
+        extra = first_less / max(1, sum(c.records for c in chunks))  # (in the records' unit: 1 = all)
+        first = max((1 + extra) / parts - extra, 1 / (4 * parts))
+        at = (n * (first + np.arange(parts - 1) * (1 - first) / (parts - 1))).astype(np.int64)
+    cuts = np.unique(allt[at])
     return [int(t) for t in cuts if t > allt[0]]
 
 
@@ -393,14 +402,20 @@ def merge_split(
     progress: bool = False,
     objs: tuple = (),
     here: bool = True,
+    beside=None,
+    beside_records: int = 0,
 ) -> MergeStats:
     """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
     into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
     bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
-    False: every part runs in a forked process (this one keeps no merge buffers: many ranks)."""
+    False: every part runs in a forked process (this one keeps no merge buffers: many ranks).
+    ``beside()``: this process's other work, done while the forked parts run (its own part is smaller
+    by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut."""
 
-    cuts = split_times(chunks, parts)
+    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
     if not cuts and here:
+        if beside is not None:
+            beside()
         return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
     bounds = [None, *cuts, None]
     away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
@@ -432,6 +447,8 @@ def merge_split(
             if here
             else MergeStats()
         )
+        if beside is not None:
+            beside()
         results = [f.result() for f in futures]
     for m in [first, *results]:
         stats.states += m.states

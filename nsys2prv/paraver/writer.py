@@ -125,12 +125,16 @@ def write_merged(
     communicators: dict[int, tuple[int, ...]] | None = None,
     min_end: int = 0,
     fork_every_part: bool = False,
+    beside=None,
+    beside_records: int = 0,
 ) -> WriteStats:
     """The trace from per-report sorted chunks (``paraver/chunks.py``): value numbering over every
     report's names, END = the latest record of any report (at least ``min_end``), then a streaming k-way merge (cut by
     time into ``parts`` processes when there are at least MIN_SPLIT records per part).
     ``fork_every_part`` (many ranks, ``work_dir`` given): every part is merged in a forked process,
-    none here (nor is the formatter's kernel loaded here)."""
+    none here (nor is the formatter's kernel loaded here).  ``beside()``: work of this process done
+    while the merge's forked parts run (after its own part, which is smaller by ``beside_records``,
+    the work's estimated cost in records), or before a merge that is not split; always called once."""
 
     # (chunks unpickled in this process share the lists of names they have in common: each list, and
     # the values of each combination of lists, is taken once; the merge's table holds each once too)
@@ -175,10 +179,23 @@ def write_merged(
         if parts > 1 or fork_every_part:
             stats.append(
                 merge_split(
-                    chunks, values, end_ns, fh, budget, parts, work_dir, progress, objs, here=not fork_every_part
+                    chunks,
+                    values,
+                    end_ns,
+                    fh,
+                    budget,
+                    parts,
+                    work_dir,
+                    progress,
+                    objs,
+                    here=not fork_every_part,
+                    beside=beside,
+                    beside_records=beside_records,
                 )
             )
         else:
+            if beside is not None:
+                beside()
             stats.append(merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs))
 
     written = {t for c in chunks for sig_types, _ in c.sigs for t in sig_types}  # types with records

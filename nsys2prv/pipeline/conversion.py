@@ -8,6 +8,7 @@ import json
 import shutil
 import sys
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from nsys2prv import kinds as K
@@ -15,7 +16,7 @@ from nsys2prv.config import Config
 from nsys2prv.core import registry as R
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
-from nsys2prv.core.workers import in_fork
+from nsys2prv.core.workers import forked, in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
 from nsys2prv.nsys.cache import entry_dir
 from nsys2prv.nsys.cache_names import tables_root
@@ -27,7 +28,7 @@ from nsys2prv.pipeline import slices
 from nsys2prv.pipeline.gpu_rows import GpuRows
 from nsys2prv.pipeline.outputs import OutputSet, check_not_an_input, write_error_cause
 from nsys2prv.pipeline.parallel import Executor, Local, can_fork, default_jobs, executor
-from nsys2prv.pipeline.pop_run import pop_metrics
+from nsys2prv.pipeline.pop_run import measure_devices, pop_metrics, rest_rows
 from nsys2prv.pipeline.prepare import Prepared, prepare
 from nsys2prv.pipeline.report import sqlite_of
 from nsys2prv.pipeline.stages import PopShare, RankJob, TraceSpec
@@ -151,41 +152,59 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         has_mpi = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         message_chunk = _mpi_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts, has_mpi)
 
-        # -- D: reductions and the merge ----------------------------------------------------------------
+        # -- D: the GPU activity rows (POP's device reduction), then the merge; the rest of POP beside it
         parts = [r.pop for r in results]
         for r in results:
             r.pop = None  # the reports' partials: only in ``parts`` until combined
         activity_rows = GpuRows(model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None
-        pop, activity_chunks = (
-            in_fork(_pop_and_rows, cfg, run, parts, activity_rows)
+        measured, activity_chunks = (
+            in_fork(_devices_and_rows, cfg, run, parts, activity_rows)
             if fork_heavy
-            else _pop_and_rows(cfg, run, parts, activity_rows)
+            else _devices_and_rows(cfg, run, parts, activity_rows)
         )
-        del parts
-        release()  # (the merge starts from a trimmed heap)
         tick("POP")
-        if pre is not None:
-            pre.wait("_format_compact")
         chunks = (
             [c for r in results for c in (r.chunk if isinstance(r.chunk, list) else [r.chunk])]
             + ([message_chunk] if message_chunk is not None else [])
             + activity_chunks
         )
-        stats = write_merged(
-            chunks,
-            model,
-            types,
-            cfg.output,
-            run.timeline.origin_epoch,
-            cfg.compress,
-            cfg.merge_round_records,
-            progress=cfg.show_progress,
-            parts=merge_parts(cfg),
-            work_dir=work,
-            communicators=communicator_members(model, run.comms) if has_mpi else None,
-            min_end=run.timeline.run_end or 0,
-            fork_every_part=fork_heavy,
+        # the rest of POP beside the merge: in this process while the merge's forked parts run (its own
+        # part the smaller for it); with many reports (no heavy step here) in a forked process of its own
+        got: dict = {}
+
+        def rest() -> None:
+            got["pop"] = pop_metrics(cfg, run, parts, None, measured)
+
+        beside_merge: AbstractContextManager[list] = (
+            forked([(pop_metrics, (cfg, run, parts, None, measured))]) if fork_heavy else nullcontext([])
         )
+        with beside_merge as pops:
+            if fork_heavy:
+                parts.clear()  # (the forked reduction has its own)
+            elif pre is not None and "_format_compact" in pre.pending:
+                rest()  # (a first run: while the merge's kernel compiles)
+            release()  # (the merge starts from a trimmed heap)
+            if pre is not None:
+                pre.wait("_format_compact")
+            here = not fork_heavy and not got  # (the rest of POP still to do, in this process)
+            stats = write_merged(
+                chunks,
+                model,
+                types,
+                cfg.output,
+                run.timeline.origin_epoch,
+                cfg.compress,
+                cfg.merge_round_records,
+                progress=cfg.show_progress,
+                parts=merge_parts(cfg),
+                work_dir=work,
+                communicators=communicator_members(model, run.comms) if has_mpi else None,
+                min_end=run.timeline.run_end or 0,
+                fork_every_part=fork_heavy,
+                beside=rest if here else None,
+                beside_records=rest_rows(parts) if here else 0,
+            )
+            pop = pops[0].result() if pops else got["pop"]  # (its error, if any, raised here: outputs staged)
         if cfg.wants("gpu_metrics"):
             attributed = gpu_attribution.combine([r.attribution for r in results], sorted(set(metric_names)))
             if attributed is not None:
@@ -291,10 +310,11 @@ def forks_heavy_steps(cfg: Config, ex: Executor) -> bool:
     return cfg.dask is None and can_fork() and isinstance(ex, Local) and len(cfg.inputs) >= FORK_HEAVY_FROM_REPORTS
 
 
-def _pop_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple[dict, list]:
-    """POP's result and the GPU activity rows' chunks, made from the same reduction."""
-    pop = pop_metrics(cfg, run, parts, rows)
-    return pop, (rows.finish() if rows is not None else [])
+def _devices_and_rows(cfg: Config, run, parts: list, rows: GpuRows | None) -> tuple:
+    """POP's devices measured over the run and the GPU activity rows' chunks, made from the same
+    reduction (the rest of POP: ``pop_metrics`` with them)."""
+    measured = measure_devices(cfg, run, parts, rows)
+    return measured, (rows.finish() if rows is not None else [])
 
 
 def merge_parts(cfg: Config) -> int:

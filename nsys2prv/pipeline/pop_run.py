@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.config import Config
+from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics import pop as popm
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.pipeline.gpu_rows import GpuRows
@@ -47,10 +48,38 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
     )
 
 
-def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:
-    """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals)."""
+def measure_devices(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> popm.RunDevices:
+    """The first part of the reduction: the run's window and its GPUs measured over it, ``rows``
+    given each GPU's intervals (the GPU activity rows: what stage D's merge needs of POP)."""
+    popm.check_nccl_as(cfg.nccl_as)
+    return popm.measure_run(parts, run.model.pop, run.timeline.lifetimes, rows)
+
+
+def rest_rows(parts: list) -> int:
+    """The size of the reduction after ``measure_devices`` (host and scheduling intervals, MPI calls,
+    NVTX ranges), in rows: about what merging as many trace records costs (``write_merged``'s
+    beside_records)."""
+    n = 0
+    for p in parts:
+        cpu = p.on_cpu
+        n += cpu.rows if isinstance(cpu, on_cpu.Spill) else len(cpu[0]) if cpu is not None else 0
+        n += len(p.host[0]) + len(p.nvtx) + (len(p.mpi_calls) if p.mpi_calls is not None else 0)
+    return n
+
+
+def pop_metrics(
+    cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None, measured: popm.RunDevices | None = None
+) -> dict:
+    """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals;
+    ``measured``: ``measure_devices``'s result when it ran first)."""
     inputs = popm.combine(
-        parts, run.model.pop, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
+        parts,
+        run.model.pop,
+        cfg.nccl_as,
+        run.timeline.lifetimes,
+        _pop_messages(run),
+        on_devices=rows,
+        measured=measured,
     )
     parts.clear()
     res = popm.compute(

@@ -13,7 +13,16 @@ run's GPUs, measured a GPU at a time), ``inputs`` (the run's inputs from the par
 """
 
 from nsys2prv.metrics.pop.devices import DeviceIntervals, gather_devices, measure_devices, measure_scopes
-from nsys2prv.metrics.pop.inputs import INIT_CALLS, PopInputs, combine, run_window, task_lifetimes
+from nsys2prv.metrics.pop.inputs import (
+    INIT_CALLS,
+    PopInputs,
+    RunDevices,
+    check_nccl_as,
+    combine,
+    measure_run,
+    run_window,
+    task_lifetimes,
+)
 from nsys2prv.metrics.pop.partial import (
     ALL_KINDS,
     CUDA_API,
@@ -67,7 +76,9 @@ __all__ = [
     "DeviceSpill",
     "PopInputs",
     "PopPartial",
+    "RunDevices",
     "aligned_lifetimes",
+    "check_nccl_as",
     "collect_partial",
     "combine",
     "compute",
@@ -78,6 +89,7 @@ __all__ = [
     "host_tree",
     "join_slices",
     "measure_devices",
+    "measure_run",
     "measure_scopes",
     "occurrence_windows",
     "region_names",

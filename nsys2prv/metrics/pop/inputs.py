@@ -80,6 +80,43 @@ def run_window(lo: np.ndarray, hi: np.ndarray, lifetimes: list[dict] | None) -> 
     return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
 
 
+@dataclass
+class RunDevices:
+    """The first part of ``combine``: the tasks' lifetimes, the run's window and its GPUs measured over
+    it (``measure_run``) -- all the GPU activity rows need, so that the rest of the reduction can run
+    beside the merge."""
+
+    life: tuple[np.ndarray, np.ndarray]  # per task: aligned first and last activity (``task_lifetimes``)
+    t0: int
+    t1: int
+    devices: list[dict]
+    notes: list[str]
+    dev: DeviceIntervals
+    dev_run: np.ndarray  # (D, 8) mask durations over [t0, t1]
+    first_kernel: np.ndarray
+    first_nccl: np.ndarray
+
+
+def check_nccl_as(nccl_as: str) -> None:
+    if nccl_as not in NCCL_AS:
+        raise UserError(f"--nccl-as must be one of {', '.join(NCCL_AS)} (got '{nccl_as}')")
+
+
+def measure_run(
+    parts: list[PopPartial], model: Processes, lifetimes: list[dict] | None = None, on_devices=None
+) -> RunDevices:
+    """The run's window and its GPUs -- key (node index, GPU id) -- measured over it a GPU at a time;
+    ``on_devices(t0, t1)``: returns a callback given each GPU's intervals, (task, GPU id, class,
+    start, end) arrays, a GPU at a time (the GPU activity rows)."""
+    life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
+    t0, t1 = run_window(life_lo, life_hi, lifetimes)
+    devices, notes, dev = gather_devices(parts, model)
+    dev_run, first_k, first_n = measure_devices(
+        dev, [t0], [t1], on_gpu=None if on_devices is None else on_devices(t0, t1)
+    )
+    return RunDevices((life_lo, life_hi), t0, t1, devices, notes, dev, dev_run[0], first_k, first_n)
+
+
 def combine(
     parts: list[PopPartial],
     model: Processes,
@@ -87,22 +124,17 @@ def combine(
     lifetimes: list[dict] | None = None,
     messages: pd.DataFrame | None = None,
     on_devices=None,
+    measured: RunDevices | None = None,
 ) -> PopInputs:
     """The run's PopInputs from the reports' partial results (a cheap reduction).  ``model``: the POP
     processes (``Model.pop``: those with rows of the POP kinds, whatever -t); ``lifetimes``: per report, pid ->
-    aligned (first, last) activity (``aligned_lifetimes``); ``on_devices(t0, t1)``: returns a callback
-    given each GPU's intervals, (task, GPU id, class, start, end) arrays, a GPU at a time (the GPU
-    activity rows)."""
-    if nccl_as not in NCCL_AS:
-        raise UserError(f"--nccl-as must be one of {', '.join(NCCL_AS)} (got '{nccl_as}')")
-    life_lo, life_hi = task_lifetimes(parts, model, lifetimes)
-    t0, t1 = run_window(life_lo, life_hi, lifetimes)
-
-    # -- devices: key = (node index, GPU id), measured over the run a GPU at a time ------------------
-    devices, notes, dev = gather_devices(parts, model)
-    dev_run, first_k, first_n = measure_devices(
-        dev, [t0], [t1], on_gpu=None if on_devices is None else on_devices(t0, t1)
-    )
+    aligned (first, last) activity (``aligned_lifetimes``); ``on_devices``: as ``measure_run``'s;
+    ``measured``: ``measure_run``'s result of the same parts, when it ran first (then ``on_devices``
+    is not used)."""
+    check_nccl_as(nccl_as)
+    m = measured if measured is not None else measure_run(parts, model, lifetimes, on_devices)
+    (life_lo, life_hi), t0, t1 = m.life, m.t0, m.t1
+    devices, notes, dev = m.devices, list(m.notes), m.dev
 
     # -- host intervals: processes owning GPU streams ----------------------------------------------------
     gpu_tasks = [i for i, t in enumerate(model.tasks) if t.pop_gpu]
@@ -164,9 +196,9 @@ def combine(
         excluded,
         [p.nvtx for p in parts],
         notes,
-        dev_run[0],
-        first_k,
-        first_n,
+        m.dev_run,
+        m.first_kernel,
+        m.first_nccl,
         host_pre,
         (counted_lo, counted_hi),
     )

@@ -59,14 +59,26 @@ LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
 
 
-def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
-    order = np.asarray(order, np.int64)
-    x = np.asarray(x, np.int64)
-    if len(order) and (order.min() < 0 or order.max() >= ORDER_LIMIT):
-        raise AssertionError("event order outside the sort key's range")
-    if x.size and (x.min() < 0 or x.max() >= X_LIMIT):
-        raise AssertionError("thread or report index outside the sort key's range")
-    return (np.int64(kind) << KIND_SHIFT) | (order << ORDER_SHIFT) | x
+def _sort_key_into(out: np.ndarray, kind: int, order, x) -> None:
+    """The sort key ``kind << KIND_SHIFT | order << ORDER_SHIFT | x`` of some records, written into
+    ``out`` (``order``, ``x``: int64 arrays as long as it, or one int each)."""
+    order = order if np.ndim(order) == 0 else np.asarray(order, np.int64)
+    x = x if np.ndim(x) == 0 else np.asarray(x, np.int64)
+    for a, limit, what in ((order, ORDER_LIMIT, "event order"), (x, X_LIMIT, "thread or report index")):
+        if np.size(a) and (np.min(a) < 0 or np.max(a) >= limit):
+            raise AssertionError(f"{what} outside the sort key's range")
+    const = np.int64(kind) << KIND_SHIFT  # (with the parts that are one int)
+    const |= np.int64(order) << ORDER_SHIFT if np.ndim(order) == 0 else 0
+    const |= np.int64(x) if np.ndim(x) == 0 else 0
+    if np.ndim(order):
+        np.left_shift(order, ORDER_SHIFT, out=out)
+        if np.ndim(x):
+            out |= x
+        out |= const
+    elif np.ndim(x):
+        np.bitwise_or(x, const, out=out)
+    else:
+        out[:] = const
 
 
 @dataclass
@@ -182,27 +194,29 @@ def write_chunk(
         EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs]) for b in batches
     ]  # name columns numbered once, not per slice
     sources = [states, *batches, *comms]
-    times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
-    keys = (
-        [sort_key(1, np.zeros(n_states, np.int64), states.thread)]
-        + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
-        + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms]
-    )
-    sizes = [len(t) for t in times]
+    sizes = [n_states] + [len(b) for b in batches] + [len(c) for c in comms]
     starts = np.cumsum([0] + sizes)  # each source's first record (input order)
-    time = np.concatenate(times).astype(np.int64, copy=False)
-    key = np.concatenate(keys).astype(np.int64, copy=False)
-    del times, keys
+    nrec = int(starts[-1])
+    # each column written once, source by source, into its array (no concatenation, no cast copy)
+    time, key = np.empty(nrec, np.int64), np.empty(nrec, np.int64)
+    thread, sig = np.empty(nrec, np.int32), np.empty(nrec, np.int32)
+    for i, (src, a, b) in enumerate(zip(sources, starts[:-1], starts[1:])):
+        if i == 0:
+            time[a:b], thread[a:b] = src.start, src.thread
+            _sort_key_into(key[a:b], 1, 0, src.thread)
+        elif i <= len(batches):
+            time[a:b], thread[a:b] = src.time, src.thread
+            _sort_key_into(key[a:b], 2, src.order, report)
+        else:
+            time[a:b], thread[a:b] = src.log_send, src.send_thread
+            _sort_key_into(key[a:b], 3, 0, report)
+        sig[a:b] = sigs[i]
     perm = np.lexsort((key, time))
-    time, key = time[perm], key[perm]
-    thread = np.concatenate([states.thread] + [b.thread for b in batches] + [c.send_thread for c in comms]).astype(
-        np.int32
-    )[perm]
-    sig = np.concatenate([np.broadcast_to(np.asarray(g, np.int32), (n,)) for g, n in zip(sigs, sizes)])[perm]
+    time, key, thread, sig = time[perm], key[perm], thread[perm], sig[perm]
     event_sigs = sorted(table, key=lambda s: table[s])  # (types, dynamic flags) of signature EVENT_SIG0 + i
     offs = np.zeros(len(time) + 1, np.int64)  # each record's first tail field: its signature's width
     np.cumsum(np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in event_sigs], np.int64)[sig], out=offs[1:])
-    nrec, nfields = len(time), int(offs[-1])
+    nfields = int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = nrec, nfields

@@ -29,6 +29,7 @@ report order] (``tests/reference_writer.py``), so both write identical bytes.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record
+IOV_MAX = 1024  # buffers a writev takes (POSIX's least)
 LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
 
@@ -132,17 +134,24 @@ def _shared_names(t: int, names: list) -> list:
     return got
 
 
-def _tofile(a: np.ndarray, fh, path) -> None:
-    """``a.tofile(fh)``; numpy reports a short write (a full disk, a file size limit) as an OSError
-    without errno or path: give it both."""
-    try:
-        a.tofile(fh)
-    except OSError as exc:
-        if exc.errno is not None:
-            raise
-        raise OSError(
-            errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
-        ) from None
+def _write(fd: int, arrays: list[np.ndarray], path) -> None:
+    """``arrays`` (C-contiguous) written one after the other with one ``writev`` (again for the rest
+    of a short write); a failed write names ``path``, and one that makes no progress is reported as a
+    full disk."""
+    views = [memoryview(a).cast("B") for a in arrays if a.nbytes]
+    while views:
+        try:
+            n = os.writev(fd, views[:IOV_MAX])
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if n == 0:
+            raise OSError(
+                errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
+            )
+        while views and n >= len(views[0]):
+            n -= len(views.pop(0))
+        if n:
+            views[0] = views[0][n:]
 
 
 def write_chunk(
@@ -220,17 +229,21 @@ def write_chunk(
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = nrec, nfields
-    with open(path, "wb") as fh:
-        for a in (hdr, time, key, thread, sig):
-            _tofile(a, fh, path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        head = [hdr, time, key, thread, sig]  # (written with the first slice's fields: one writev)
         del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
                 for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
-                    flat[dst + j] = col
-            _tofile(flat, fh, path)
+                    flat[dst if j == 0 else dst + j] = col
+            _write(fd, [*head, flat], path)
+            head = []
+        _write(fd, head, path)  # (left only if _slices yielded no slice: the header still written)
+    finally:
+        os.close(fd)
     del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
@@ -257,13 +270,15 @@ def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple
     values: dict[int, set[int]] = {}
     for b in batches:
         for t, v in b.pairs:
-            types = np.unique(np.asarray(t))
-            used.update(types.tolist())
+            one = np.ndim(t) == 0  # (most pairs: one type on every row, no array to look into)
+            types = [int(t)] if one else np.unique(np.asarray(t)).tolist()
+            used.update(types)
             if is_names(v) or not len(b):
                 continue
-            for u in types[np.isin(types, list(listed))].tolist():
-                mine = np.asarray(v) if np.ndim(t) == 0 else np.asarray(v)[np.asarray(t) == u]
-                values.setdefault(int(u), set()).update(np.unique(mine).tolist())
+            for u in types:
+                if u in listed:
+                    mine = np.asarray(v) if one else np.asarray(v)[np.asarray(t) == u]
+                    values.setdefault(u, set()).update(np.unique(mine).tolist())
     return used, values
 
 

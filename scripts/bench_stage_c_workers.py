@@ -23,7 +23,10 @@ import sys
 import tempfile
 
 CHILD = r"""
-import json, os, resource, sys
+import sys
+if sys.path and sys.path[0] == "":  # (-c puts the working directory first: PYTHONPATH says which nsys2prv)
+    del sys.path[0]
+import json, os, resource
 from nsys2prv.pipeline import slices
 log = os.environ["NSYS2PRV_STAGE_C_LOG"]
 inner = slices.translate_slice

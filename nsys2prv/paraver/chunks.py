@@ -138,7 +138,7 @@ def _write(fd: int, arrays: list[np.ndarray], path) -> None:
     """``arrays`` (C-contiguous) written one after the other with one ``writev`` (again for the rest
     of a short write); a failed write names ``path``, and one that makes no progress is reported as a
     full disk."""
-    views = [memoryview(a).cast("B") for a in arrays if a.nbytes]
+    views = [a.data.cast("B") for a in arrays if a.nbytes]
     while views:
         try:
             n = os.writev(fd, views[:IOV_MAX])
@@ -209,17 +209,16 @@ def write_chunk(
     # each column written once, source by source, into its array (no concatenation, no cast copy)
     time, key = np.empty(nrec, np.int64), np.empty(nrec, np.int64)
     thread, sig = np.empty(nrec, np.int32), np.empty(nrec, np.int32)
-    for i, (src, a, b) in enumerate(zip(sources, starts[:-1], starts[1:])):
-        if i == 0:
-            time[a:b], thread[a:b] = src.start, src.thread
-            _sort_key_into(key[a:b], 1, 0, src.thread)
-        elif i <= len(batches):
-            time[a:b], thread[a:b] = src.time, src.thread
-            _sort_key_into(key[a:b], 2, src.order, report)
-        else:
-            time[a:b], thread[a:b] = src.log_send, src.send_thread
-            _sort_key_into(key[a:b], 3, 0, report)
-        sig[a:b] = sigs[i]
+    columns: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | int, np.ndarray | int]] = (  # each source's
+        # time, thread and sort key (kind, order, x)
+        [(states.start, states.thread, 1, 0, states.thread)]
+        + [(b.time, b.thread, 2, b.order, report) for b in batches]
+        + [(c.log_send, c.send_thread, 3, 0, report) for c in comms]
+    )
+    for (at, th, kind, order, x), g, a, b in zip(columns, sigs, starts[:-1], starts[1:]):
+        time[a:b], thread[a:b], sig[a:b] = at, th, g
+        _sort_key_into(key[a:b], kind, order, x)
+    del columns
     perm = np.lexsort((key, time))
     time, key, thread, sig = time[perm], key[perm], thread[perm], sig[perm]
     event_sigs = sorted(table, key=lambda s: table[s])  # (types, dynamic flags) of signature EVENT_SIG0 + i
@@ -231,7 +230,7 @@ def write_chunk(
     hdr[:2] = nrec, nfields
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
-        head = [hdr, time, key, thread, sig]  # (written with the first slice's fields: one writev)
+        head: list[np.ndarray] = [hdr, time, key, thread, sig]  # (written with the first slice's fields: one writev)
         del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])

@@ -47,7 +47,7 @@ def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np
     for b in out.events:
         if len(b):
             # a batch's rows come in runs of one thread (most batches: one run): each run's first and
-            # last time, then those per thread (``ufunc.at`` over every row cost 12 ms a report)
+            # last time, then those per thread (``ufunc.at`` over the runs, not over every row)
             at = local[b.thread]
             head = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1])))
             at, lo, hi = at[head], np.minimum.reduceat(b.time, head), np.maximum.reduceat(b.time, head)

@@ -29,6 +29,7 @@ report order] (``tests/reference_writer.py``), so both write identical bytes.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -55,18 +56,31 @@ STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record
+IOV_MAX = 1024  # buffers a writev takes (POSIX's least)
 LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
 
 
-def sort_key(kind: int, order: np.ndarray, x) -> np.ndarray:
-    order = np.asarray(order, np.int64)
-    x = np.asarray(x, np.int64)
-    if len(order) and (order.min() < 0 or order.max() >= ORDER_LIMIT):
-        raise AssertionError("event order outside the sort key's range")
-    if x.size and (x.min() < 0 or x.max() >= X_LIMIT):
-        raise AssertionError("thread or report index outside the sort key's range")
-    return (np.int64(kind) << KIND_SHIFT) | (order << ORDER_SHIFT) | x
+def _sort_key_into(out: np.ndarray, kind: int, order, x) -> None:
+    """The sort key ``kind << KIND_SHIFT | order << ORDER_SHIFT | x`` of some records, written into
+    ``out`` (``order``, ``x``: int64 arrays as long as it, or one int each)."""
+    order = order if np.ndim(order) == 0 else np.asarray(order, np.int64)
+    x = x if np.ndim(x) == 0 else np.asarray(x, np.int64)
+    for a, limit, what in ((order, ORDER_LIMIT, "event order"), (x, X_LIMIT, "thread or report index")):
+        if np.size(a) and (np.min(a) < 0 or np.max(a) >= limit):
+            raise AssertionError(f"{what} outside the sort key's range")
+    const = np.int64(kind) << KIND_SHIFT  # (with the parts that are one int)
+    const |= np.int64(order) << ORDER_SHIFT if np.ndim(order) == 0 else 0
+    const |= np.int64(x) if np.ndim(x) == 0 else 0
+    if np.ndim(order):
+        np.left_shift(order, ORDER_SHIFT, out=out)
+        if np.ndim(x):
+            out |= x
+        out |= const
+    elif np.ndim(x):
+        np.bitwise_or(x, const, out=out)
+    else:
+        out[:] = const
 
 
 @dataclass
@@ -120,17 +134,24 @@ def _shared_names(t: int, names: list) -> list:
     return got
 
 
-def _tofile(a: np.ndarray, fh, path) -> None:
-    """``a.tofile(fh)``; numpy reports a short write (a full disk, a file size limit) as an OSError
-    without errno or path: give it both."""
-    try:
-        a.tofile(fh)
-    except OSError as exc:
-        if exc.errno is not None:
-            raise
-        raise OSError(
-            errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
-        ) from None
+def _write(fd: int, arrays: list[np.ndarray], path) -> None:
+    """``arrays`` (C-contiguous) written one after the other with one ``writev`` (again for the rest
+    of a short write); a failed write names ``path``, and one that makes no progress is reported as a
+    full disk."""
+    views = [a.data.cast("B") for a in arrays if a.nbytes]
+    while views:
+        try:
+            n = os.writev(fd, views[:IOV_MAX])
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if n == 0:
+            raise OSError(
+                errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
+            )
+        while views and n >= len(views[0]):
+            n -= len(views.pop(0))
+        if n:
+            views[0] = views[0][n:]
 
 
 def write_chunk(
@@ -182,41 +203,46 @@ def write_chunk(
         EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs]) for b in batches
     ]  # name columns numbered once, not per slice
     sources = [states, *batches, *comms]
-    times = [states.start] + [b.time for b in batches] + [c.log_send for c in comms]
-    keys = (
-        [sort_key(1, np.zeros(n_states, np.int64), states.thread)]
-        + [sort_key(2, b.order, np.full(len(b), report)) for b in batches]
-        + [sort_key(3, np.zeros(len(c), np.int64), np.full(len(c), report)) for c in comms]
-    )
-    sizes = [len(t) for t in times]
+    sizes = [n_states] + [len(b) for b in batches] + [len(c) for c in comms]
     starts = np.cumsum([0] + sizes)  # each source's first record (input order)
-    time = np.concatenate(times).astype(np.int64, copy=False)
-    key = np.concatenate(keys).astype(np.int64, copy=False)
-    del times, keys
+    nrec = int(starts[-1])
+    # each column written once, source by source, into its array (no concatenation, no cast copy)
+    time, key = np.empty(nrec, np.int64), np.empty(nrec, np.int64)
+    thread, sig = np.empty(nrec, np.int32), np.empty(nrec, np.int32)
+    columns: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | int, np.ndarray | int]] = (  # each source's
+        # time, thread and sort key (kind, order, x)
+        [(states.start, states.thread, 1, 0, states.thread)]
+        + [(b.time, b.thread, 2, b.order, report) for b in batches]
+        + [(c.log_send, c.send_thread, 3, 0, report) for c in comms]
+    )
+    for (at, th, kind, order, x), g, a, b in zip(columns, sigs, starts[:-1], starts[1:]):
+        time[a:b], thread[a:b], sig[a:b] = at, th, g
+        _sort_key_into(key[a:b], kind, order, x)
+    del columns
     perm = np.lexsort((key, time))
-    time, key = time[perm], key[perm]
-    thread = np.concatenate([states.thread] + [b.thread for b in batches] + [c.send_thread for c in comms]).astype(
-        np.int32
-    )[perm]
-    sig = np.concatenate([np.broadcast_to(np.asarray(g, np.int32), (n,)) for g, n in zip(sigs, sizes)])[perm]
+    time, key, thread, sig = time[perm], key[perm], thread[perm], sig[perm]
     event_sigs = sorted(table, key=lambda s: table[s])  # (types, dynamic flags) of signature EVENT_SIG0 + i
     offs = np.zeros(len(time) + 1, np.int64)  # each record's first tail field: its signature's width
     np.cumsum(np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in event_sigs], np.int64)[sig], out=offs[1:])
-    nrec, nfields = len(time), int(offs[-1])
+    nfields = int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = nrec, nfields
-    with open(path, "wb") as fh:
-        for a in (hdr, time, key, thread, sig):
-            _tofile(a, fh, path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        head: list[np.ndarray] = [hdr, time, key, thread, sig]  # (written with the first slice's fields: one writev)
         del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
                 for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
-                    flat[dst + j] = col
-            _tofile(flat, fh, path)
+                    flat[dst if j == 0 else dst + j] = col
+            _write(fd, [*head, flat], path)
+            head = []
+        _write(fd, head, path)  # (left only if _slices yielded no slice: the header still written)
+    finally:
+        os.close(fd)
     del perm, sources, batches, comms
     if consume:
         out.events, out.states, out.comms = [], [], []
@@ -243,13 +269,15 @@ def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple
     values: dict[int, set[int]] = {}
     for b in batches:
         for t, v in b.pairs:
-            types = np.unique(np.asarray(t))
-            used.update(types.tolist())
+            one = np.ndim(t) == 0  # (most pairs: one type on every row, no array to look into)
+            types = [int(t)] if one else np.unique(np.asarray(t)).tolist()
+            used.update(types)
             if is_names(v) or not len(b):
                 continue
-            for u in types[np.isin(types, list(listed))].tolist():
-                mine = np.asarray(v) if np.ndim(t) == 0 else np.asarray(v)[np.asarray(t) == u]
-                values.setdefault(int(u), set()).update(np.unique(mine).tolist())
+            for u in types:
+                if u in listed:
+                    mine = np.asarray(v) if one else np.asarray(v)[np.asarray(t) == u]
+                    values.setdefault(u, set()).update(np.unique(mine).tolist())
     return used, values
 
 

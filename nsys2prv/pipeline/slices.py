@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsys2prv.core.memory import release
+from nsys2prv.core.memory import keep_heap, release
 from nsys2prv.metrics import gpu_attribution, on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
@@ -244,6 +244,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     the POP partial is computed."""
     job, plan, k = sj.job, sj.plan, sj.k
     r = job.src.index
+    keep = keep_heap()  # (a worker: the pages this job touches serve its next one)
     one = plan.slices == 1  # (what only a whole report can do: on this condition)
     memo = Decoded()  # (a slice of several: the row groups it decoded)
     held = stages.read_whole(job) if one else _read_slice(sj, memo)
@@ -277,7 +278,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         none = StateIntervals(*(np.zeros(0, np.int64),) * 5)
         res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True, painted=(none, LOW, LOW))
     del out
-    release()  # the next job of this worker starts from a trimmed heap
+    release(keep)  # the next job of this worker starts from a trimmed heap, or one of at most ``keep`` free
     return res
 
 

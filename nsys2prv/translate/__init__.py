@@ -46,10 +46,14 @@ def event_spans(out: Translation, model: Model, threads: np.ndarray) -> tuple[np
     last = np.full(len(threads), -1, np.int64)
     for b in out.events:
         if len(b):
+            # a batch's rows come in runs of one thread (most batches: one run): each run's first and
+            # last time, then those per thread (``ufunc.at`` over the runs, not over every row)
             at = local[b.thread]
+            head = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1])))
+            at, lo, hi = at[head], np.minimum.reduceat(b.time, head), np.maximum.reduceat(b.time, head)
             mine = at >= 0
-            np.minimum.at(first, at[mine], b.time[mine])
-            np.maximum.at(last, at[mine], b.time[mine])
+            np.minimum.at(first, at[mine], lo[mine])
+            np.maximum.at(last, at[mine], hi[mine])
     return first, last
 
 

@@ -126,8 +126,21 @@ MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.MET
 
 def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     if "lane" in cols and "lane" not in df:
-        return df[[c for c in cols if c != "lane"]].assign(lane=np.zeros(len(df), np.int64))
-    return df[cols]
+        return _runs(df[[c for c in cols if c != "lane"]]).assign(lane=lambda k: np.zeros(len(k), np.int64))
+    return _runs(df[cols])
+
+
+def _runs(keys: pd.DataFrame) -> pd.DataFrame:
+    """``keys`` less each row equal to the one before it: ``drop_duplicates`` then keeps the same rows
+    in the same order, hashing a few rows instead of every one (a table's keys come in long runs)."""
+    cols = [keys[c].to_numpy() for c in keys.columns]
+    if len(keys) < 2 or not all(isinstance(a, np.ndarray) and a.dtype.kind in "iub" for a in cols):
+        return keys
+    new = np.zeros(len(keys), bool)
+    new[0] = True
+    for a in cols:
+        new[1:] |= a[1:] != a[:-1]
+    return keys[new]
 
 
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -92,3 +92,46 @@ def test_a_dictionary_pandas_would_refuse_is_damage():
         with pytest.raises(CacheDamage, match="column fn: a code out of range"):
             frame_of(table(codes, pa.array(["a", "b"])))
     assert frame_of(table([1, None], pa.array(["a", "b"])))["fn"].tolist() == ["b", np.nan]
+
+
+def test_the_cache_delta_encodes_its_integers_and_reads_them_back_exactly(tmp_path):
+    """``codec._write`` / ``write_batches``: integer columns DELTA_BINARY_PACKED (then LZ4), text by
+    its dictionary, other columns plain; every value back as written (the int64 extremes, whose steps
+    overflow, and NULLs too)."""
+    from nsys2prv.nsys.codec import write_batches, write_parquet
+
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    df = pd.DataFrame(
+        {
+            "start": np.array([10, 12, big, small, 15, -1], np.int64),
+            "corr": pd.array([1, None, 3, 4, None, 6], dtype="Int64"),
+            "lane": np.array([0, 1, 0, 2, 1, 0], np.int32),
+            "nccl": [True, False, False, True, True, False],
+            "share": [0.5, 1.0, np.nan, 2.0, 0.0, 1.5],
+            "name": pd.Categorical(["k", "k", "m", "k", "m", "k"]),
+        }
+    )
+    for i, write in enumerate(
+        (
+            lambda fh: write_parquet(pa.Table.from_pandas(df, preserve_index=False), fh),
+            lambda fh: write_batches([df.iloc[:4], df.iloc[4:]], fh),
+        )
+    ):
+        path = tmp_path / f"t{i}.parquet"
+        with open(path, "wb") as fh:
+            write(fh)
+        pf = pq.ParquetFile(path)
+        encodings = {
+            pf.metadata.row_group(0).column(j).path_in_schema: set(pf.metadata.row_group(0).column(j).encodings)
+            for j in range(pf.metadata.num_columns)
+        }
+        assert all("DELTA_BINARY_PACKED" in encodings[c] for c in ("start", "corr", "lane"))
+        assert "DELTA_BINARY_PACKED" not in encodings["nccl"] | encodings["share"] | encodings["name"]
+        assert "RLE_DICTIONARY" in encodings["name"]
+        codecs = {pf.metadata.row_group(0).column(j).compression for j in range(pf.metadata.num_columns)}
+        assert len(codecs) == 1 and codecs <= {"LZ4", "LZ4_RAW"}  # (Arrow's name of "lz4" by version)
+        back = pf.read(use_threads=False).to_pandas()
+        assert back["start"].tolist() == df["start"].tolist() and back["lane"].tolist() == df["lane"].tolist()
+        assert back["corr"].isna().tolist() == df["corr"].isna().tolist()
+        assert back["corr"].dropna().astype(np.int64).tolist() == [1, 3, 4, 6]
+        assert back["name"].astype(str).tolist() == df["name"].astype(str).tolist()

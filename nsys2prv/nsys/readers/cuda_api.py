@@ -8,6 +8,8 @@ corr (correlationId); where the report has call stacks (CUDA_CALLCHAINS:
 
 from __future__ import annotations
 
+import pandas as pd
+
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import (
     Reader,
@@ -32,6 +34,8 @@ def read(report: Report) -> ReadResult | None:
         f"{report.col_or_null(TABLE, 'callchainId', 'chain')} FROM {TABLE}"
     )
     res = ReadResult(table=df, source_rows=len(df))
+    if pd.api.types.is_integer_dtype(df["tid"].dtype):
+        res.as_exported = (TABLE, "globalTid", "tid")
     df = interval_frame(df, res)
     to_int64(df, "tid")
     to_int64(df, "corr", fill=-1)
@@ -42,4 +46,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader((TABLE, CHAINS), read)
+READER = Reader((TABLE, CHAINS), read, as_exported=True)

@@ -63,5 +63,5 @@ def read_api(report: Report) -> ReadResult | None:
     return res
 
 
-EXEC_READER = Reader((TRACE,), read_exec)
+EXEC_READER = Reader((TRACE,), read_exec, as_exported=True)
 API_READER = Reader((EVENTS, NODES), read_api)

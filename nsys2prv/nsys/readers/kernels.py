@@ -68,4 +68,4 @@ def read(report: Report) -> ReadResult | None:
     return res
 
 
-READER = Reader((TABLE,), read)
+READER = Reader((TABLE,), read, as_exported=True)

@@ -46,5 +46,5 @@ def read_memset(report: Report) -> ReadResult | None:
     return _read(report, MEMSET, {"value": "value", "mem_kind": "memKind"})
 
 
-MEMCPY_READER = Reader((MEMCPY,), read_memcpy)
-MEMSET_READER = Reader((MEMSET,), read_memset)
+MEMCPY_READER = Reader((MEMCPY,), read_memcpy, as_exported=True)
+MEMSET_READER = Reader((MEMSET,), read_memset, as_exported=True)

@@ -148,11 +148,13 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
             counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
         dropped = _dropped_by_report(run.scans, results)
+        for r in results:
+            r.counts, r.warnings = {}, []  # (absorbed: until the merge the main process keeps their chunks)
         has_mpi = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         message_chunk = _mpi_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts, has_mpi)
 
         # -- D: reductions and the merge ----------------------------------------------------------------
-        parts = [r.pop for r in results]
+        parts = [r.pop for r in results]  # (each packed: unpacked by the reduction, in its fork from 64 reports)
         for r in results:
             r.pop = None  # the reports' partials: only in ``parts`` until combined
         activity_rows = GpuRows(model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None

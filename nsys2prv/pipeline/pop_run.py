@@ -48,11 +48,14 @@ def _pop_messages(run: Prepared) -> pd.DataFrame | None:
 
 
 def pop_metrics(cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None) -> dict:
-    """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals)."""
-    inputs = popm.combine(
-        parts, run.model.pop, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
-    )
+    """OUT.pop.json's content from the reports' partial results (``parts``: each packed, ``Packed``;
+    ``rows``: given each GPU's intervals)."""
+    partials = [p.unpack() for p in parts]
     parts.clear()
+    inputs = popm.combine(
+        partials, run.model.pop, cfg.nccl_as, run.timeline.lifetimes, _pop_messages(run), on_devices=rows
+    )
+    del partials
     res = popm.compute(
         inputs,
         region=cfg.region,

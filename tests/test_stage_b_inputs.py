@@ -126,6 +126,10 @@ def test_prepare_drops_stage_b_inputs_after_stage_b(reports, tmp_path):
     run = prepare(_cfg(reports, tmp_path), Serial(), tmp_path / "cache")
     assert [(s.packed, s.keys, s.pop_keys, s.sync, s.p2p) for s in run.scans] == [({}, None, None, None, None)] * 2
     assert [len(s.info.devmap) for s in run.scans] == [0, 0]
+    # the readers' tallies: counted (each kind's source rows) and, per report, the rows dropped kept
+    assert [s.tallies for s in run.scans] == [{}, {}]
+    assert (run.counts.counts["kernels"].source_rows, run.counts.counts["mpi"].source_rows) == (4, 6)
+    assert run.read_dropped == [{"cuda_api": 0, "kernels": 0, "mpi": 0}] * 2
     # stage B read them: the model's GPUs (the device maps), the matched message pair (the raw p2p rows)
     assert [t.gpus for t in run.model.tasks] == [(0,), (1,)]
     assert len(run.messages) == 2

@@ -54,7 +54,7 @@ from nsys2prv.translate.launches import match
 @dataclass
 class Scan:
     info: ReportInfo
-    tallies: dict[str, dict]  # read tallies of the translated kinds (declaration order)
+    tallies: dict[str, dict]  # read tallies of the translated kinds (declaration order; counted and emptied by stage B)
     keys: dict[str, pd.DataFrame]  # the resource model's keys, per side (``model_keys``)
     pop_keys: dict[str, pd.DataFrame]  # the same over the POP kinds, whatever -t (metrics.pop.KINDS)
     domains: list[str]

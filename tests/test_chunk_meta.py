@@ -49,6 +49,22 @@ def test_unpickled_chunk_metas_share_equal_lists_of_names_and_their_values(tmp_p
     assert tables.remap.tolist() == list(range(602))
 
 
+def test_unpickled_chunk_metas_share_equal_sets_of_types_and_signatures():
+    """The types used and the event signatures of every report's chunk are held until the merge too:
+    equal ones (most reports of a run) are one object, read as before (a set, a list of signatures)."""
+    sent = [_meta(r) for r in range(3)]
+    for m, extra in zip(sent, (0, 0, 7)):
+        m.types_used = {1, 63000006, extra}
+        m.sigs = [((63000006,), (True,)), ((63000007, 70 + extra), (True, False))]
+    got = [pickle.loads(pickle.dumps(m)) for m in sent]
+    assert got[0].types_used is got[1].types_used and got[2].types_used is not got[0].types_used
+    assert got[0].sigs is got[1].sigs and got[2].sigs is not got[0].sigs
+    assert [sorted(g.types_used) for g in got] == [[0, 1, 63000006]] * 2 + [[1, 7, 63000006]]
+    assert set().union(*[g.types_used for g in got]) == {0, 1, 7, 63000006}
+    assert got[2].sigs == [((63000006,), (True,)), ((63000007, 77), (True, False))]
+    assert got[0].widths().tolist() == [2, 6, 1, 2]
+
+
 def test_a_chunk_file_shorter_than_its_records_is_an_error_naming_it(tmp_path):
     """The merge reads every section whole: a truncated chunk file is not read short silently."""
     import io

@@ -126,6 +126,27 @@ def test_prepare_drops_stage_b_inputs_after_stage_b(reports, tmp_path):
     run = prepare(_cfg(reports, tmp_path), Serial(), tmp_path / "cache")
     assert [(s.packed, s.keys, s.pop_keys, s.sync, s.p2p) for s in run.scans] == [({}, None, None, None, None)] * 2
     assert [len(s.info.devmap) for s in run.scans] == [0, 0]
+    # the readers' tallies: counted (each kind's source rows) and, per report, the rows dropped kept
+    assert [s.tallies for s in run.scans] == [{}, {}]
+    assert (run.counts.counts["kernels"].source_rows, run.counts.counts["mpi"].source_rows) == (4, 6)
+    assert run.read_dropped == [{"cuda_api": 0, "kernels": 0, "mpi": 0}] * 2
     # stage B read them: the model's GPUs (the device maps), the matched message pair (the raw p2p rows)
     assert [t.gpus for t in run.model.tasks] == [(0,), (1,)]
     assert len(run.messages) == 2
+
+
+def test_the_trip_to_the_main_process_shares_the_empty_device_map_and_the_names(reports, tmp_path):
+    """A packed scan as the main process receives it (pickled by the worker): its report's device map is
+    the one shared ``report.NO_DEVMAP`` (not an empty frame of its own per report), and the names most
+    reports repeat (tables, warnings, thread and process names) are one string each."""
+    sources = _sources(_cfg(reports, tmp_path), tmp_path)
+    got = [pickle.loads(pickle.dumps(scan.scan_for_stage_b(s))) for s in sources]
+    assert [s.info.devmap is report.NO_DEVMAP for s in got] == [True, True]
+    a, b = got[0].info, got[1].info
+    assert a.identity.process_names == {6000: "./app"} and b.identity.process_names == {6001: "./app"}
+    assert a.identity.process_names[6000] is b.identity.process_names[6001]
+    assert sorted(a.table_counts) == sorted(b.table_counts) and len(a.table_counts) >= 3
+    assert all(x is y for x, y in zip(sorted(a.table_counts), sorted(b.table_counts)))
+    # a report's own device map (a scan not packed, or stage A's cache) survives the trip as it is
+    plain = pickle.loads(pickle.dumps(scan.scan_report(sources[1])))
+    assert plain.info.devmap is not report.NO_DEVMAP and plain.info.devmap["device"].tolist() == [1]

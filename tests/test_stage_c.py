@@ -172,6 +172,25 @@ def test_the_model_gives_the_task_of_each_report_and_pid():
     assert [t.pid for t in mixed.pop.tasks] == [100, 102, 101, 103] and mixed.pop.nodes == ["h", "g"]
 
 
+def test_the_models_thread_tables_hold_every_report_apart():
+    """``Model.index_threads``: one table per side over every report ((report, key) -> global thread),
+    not one per report; a key is found in its report only, and a report without keys finds none."""
+    model = Model(["h"], [], [], {})
+    model.index_threads(
+        {0: ([11, 12], [0, 1]), 2: ([11], [5])},
+        {0: ([(7, 0, 13, 0), (7, 0, 13, 1)], [2, 3]), 2: ([(7, 0, 13, 0)], [6])},
+        {2: ([0], [7])},
+    )
+    assert model.cpu_threads(0, [12, 11, 13]).tolist() == [1, 0, -1]
+    assert model.cpu_threads(2, [11, 12]).tolist() == [5, -1] and model.cpu_threads(1, [11]).tolist() == [-1]
+    gpid = [(7 << 24) + (1 << 48)] * 3
+    assert model.gpu_threads(0, gpid, [0, 0, 0], [13, 13, 14], [1, 0, 0]).tolist() == [3, 2, -1]
+    assert model.gpu_threads(2, gpid[:2], [0, 0], [13, 13]).tolist() == [6, 6]  # (lane 0 by default)
+    assert model.gpu_threads(1, gpid[:1], [0], [13]).tolist() == [-1]
+    assert model.metric_threads(2, [0, 1]).tolist() == [7, -1] and model.metric_threads(0, [0]).tolist() == [-1]
+    assert model.cpu_threads(0, []).tolist() == [] and Model(["h"], [], [], {}).metric_threads(0, [0]).tolist() == [-1]
+
+
 def test_a_slices_pop_partial_measures_the_cut_rows_and_owns_its_rows():
     """``collect_partial`` once per slice: the intervals measured are ``cut`` (running in the slice,
     cut to it), the tasks' first and last rows, the ranges and the MPI calls are the slice's own."""

@@ -42,7 +42,7 @@ from nsys2prv.nsys.identity import INTERNAL_THREAD, NVTX_RANK_SOURCE, RANK_THREA
 from nsys2prv.nsys.ids import pid_of, tid_of
 
 
-@dataclass
+@dataclass(slots=True)  # (one per thread and process of the run, held to the end: no __dict__ each)
 class Thread:
     task: int  # 0-based task index
     kind: str  # "cpu" | "gpu" | "metric"
@@ -52,7 +52,7 @@ class Thread:
     local: int = 0  # 1-based thread number inside its task
 
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     report: int
     pid: int
@@ -166,9 +166,11 @@ class Model:
     # every process, in the one order (rank, then report and pid): the trace's tasks and those only
     # POP has (none given: the tasks)
     processes: list[Task] = field(default_factory=list)
-    _cpu_index: dict[int, pd.Series] = field(default_factory=dict)
-    _gpu_index: dict[int, KeyTable] = field(default_factory=dict)
-    _metric_index: dict[int, pd.Series] = field(default_factory=dict)
+    # (report, key) -> global thread, over every report (``index_threads``): CPU thread ids, GPU streams'
+    # (pid, device, stream, lane), metric rows' GPU ids
+    _cpu_index: KeyTable = field(default_factory=lambda: KeyTable([], []))
+    _gpu_index: KeyTable = field(default_factory=lambda: KeyTable([], []))
+    _metric_index: KeyTable = field(default_factory=lambda: KeyTable([], []))
 
     def __post_init__(self) -> None:
         if not self.processes:
@@ -256,42 +258,38 @@ class Model:
 
     def cpu_threads(self, report: int, gtid) -> np.ndarray:
         """Global thread index of each globalTid of a report (-1: hidden or unknown)."""
-        idx = self._cpu_index.get(report)
-        tids = tid_of(np.asarray(gtid, dtype=np.int64))
-        if idx is None:
-            return np.full(len(tids), -1, np.int64)
-        pos = idx.index.get_indexer(tids)
-        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+        return _lookup(self._cpu_index, report, tid_of(np.asarray(gtid, dtype=np.int64)))
 
     def gpu_threads(self, report: int, gpid, device, stream, lane=None) -> np.ndarray:
         """Global thread index of each GPU activity's stream row (``lane``: its overlap lane, default
         0; -1: not in the model)."""
-        idx = self._gpu_index.get(report)
-        if idx is None:
-            return np.full(len(gpid), -1, np.int64)
         lane = np.zeros(len(gpid), np.int64) if lane is None else np.asarray(lane, np.int64)
-        return idx.lookup(
-            pid_of(np.asarray(gpid, np.int64)), np.asarray(device, np.int64), np.asarray(stream, np.int64), lane
-        )
+        pid = pid_of(np.asarray(gpid, np.int64))
+        return _lookup(self._gpu_index, report, pid, np.asarray(device, np.int64), np.asarray(stream, np.int64), lane)
 
     def metric_threads(self, report: int, gpu) -> np.ndarray:
         """Global thread index of the metric row of each GPU id of a report (-1: none)."""
-        idx = self._metric_index.get(report)
-        gpu = np.asarray(gpu, np.int64)
-        if idx is None:
-            return np.full(len(gpu), -1, np.int64)
-        pos = idx.index.get_indexer(gpu)
-        return np.where(pos >= 0, idx.to_numpy()[pos], -1)
+        return _lookup(self._metric_index, report, np.asarray(gpu, np.int64))
 
     def index_threads(
         self, cpu: dict[int, tuple[list, list]], gpu: dict[int, tuple[list, list]], metric: dict[int, tuple[list, list]]
     ) -> None:
         """Per report, (keys, global threads) of its CPU threads (tid), GPU stream rows ((pid, device,
         stream, lane)) and metric rows (GPU id): the tables ``cpu_threads``, ``gpu_threads`` and
-        ``metric_threads`` look in (``build_model`` calls this once, when every thread is known)."""
-        self._cpu_index = {r: _index(keys, gids) for r, (keys, gids) in cpu.items()}
-        self._gpu_index = {r: KeyTable(keys, gids) for r, (keys, gids) in gpu.items()}
-        self._metric_index = {r: _index(keys, gids) for r, (keys, gids) in metric.items()}
+        ``metric_threads`` look in (``build_model`` calls this once, when every thread is known): one
+        table each over every report (per report, a table's Python objects were ~6 KB a report)."""
+        self._cpu_index, self._gpu_index, self._metric_index = (_run_table(x) for x in (cpu, gpu, metric))
+
+
+def _run_table(per_report: dict[int, tuple[list, list]]) -> KeyTable:
+    """(report, *key) -> global thread over every report's (keys, global threads)."""
+    keys = [(r, *(k if isinstance(k, tuple) else (k,))) for r, (ks, _) in per_report.items() for k in ks]
+    return KeyTable(keys, [g for _, gids in per_report.values() for g in gids])
+
+
+def _lookup(table: KeyTable, report: int, *cols: np.ndarray) -> np.ndarray:
+    """``table``'s value of each row's key (``cols``) in report ``report`` (-1: none)."""
+    return table.lookup(np.full(len(cols[0]), report, np.int64), *cols)
 
 
 def _metric_owners(mine: list[int], task_gpus: list[set[int]], gpus) -> dict[int, int]:
@@ -526,12 +524,6 @@ ROW_KINDS = {
 def row_kind(label: str) -> str:
     """ "stream", "metric" or "cpu": the kind of a thread row, by its label."""
     return next((kind for kind, pattern in ROW_KINDS.items() if pattern.match(label)), "cpu")
-
-
-def _index(keys: list[int], gids: list[int]) -> pd.Series:
-    """keys -> global threads (from int64 arrays: a Series built from lists with dtype int64 makes pandas
-    check the cast under a warnings filter, ~3 ms each -- per report, twice)."""
-    return pd.Series(np.asarray(gids, np.int64), index=pd.Index(np.asarray(keys, np.int64)))
 
 
 def _file_ranks(tasks: list[Task], sources: list[str]) -> dict[int, int] | None:

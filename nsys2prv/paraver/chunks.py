@@ -105,6 +105,9 @@ class ChunkMeta:
         # of a type's names, however many reports (the main process holds every report's meta until
         # the merge; ranks share most names)
         state["names"] = [(t, _shared_names(t, ns)) for t, ns in state["names"]]
+        # (and one set of the types used and one list of signatures per distinct one: read only)
+        state["types_used"] = _shared(_Types(state["types_used"]))
+        state["sigs"] = _shared(_Sigs(state["sigs"]))
         self.__dict__.update(state)
 
     def widths(self) -> np.ndarray:
@@ -119,7 +122,29 @@ class _Names(list):
     __slots__ = ("__weakref__",)
 
 
+class _Types(frozenset):
+    """A chunk's meta's types used as unpickled, one object per distinct set (``_shared``)."""
+
+    __slots__ = ()
+
+
+class _Sigs(list):
+    """A chunk's meta's signatures as unpickled, one object per distinct list (``_shared``)."""
+
+    __slots__ = ("__weakref__",)
+
+
 _SHARED: weakref.WeakValueDictionary[tuple, _Names] = weakref.WeakValueDictionary()  # while a chunk holds one
+_SHARED_META: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # _Types and _Sigs, the same
+
+
+def _shared(value: _Types | _Sigs):
+    """``value``, as the one equal object of this process while a chunk holds one."""
+    key = (type(value), frozenset(value) if isinstance(value, frozenset) else tuple(value))  # (a copy: not the value)
+    got = _SHARED_META.get(key)
+    if got is None:
+        got = _SHARED_META[key] = value
+    return got
 
 
 def _shared_names(t: int, names: list) -> list:

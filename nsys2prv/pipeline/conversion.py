@@ -41,12 +41,10 @@ from nsys2prv.translate.mpi_messages import translate_messages
 from nsys2prv.translate.records import Translation
 
 
-def _dropped_by_report(scans: list, results: list) -> list[dict[str, int]]:
-    """Per report, the rows of each kind its reader or translators dropped (the tables' fates)."""
-    dropped: list[dict[str, int]] = [{} for _ in scans]
-    for i, s in enumerate(scans):
-        for kind, tally in s.tallies.items():
-            dropped[i][kind] = dropped[i].get(kind, 0) + sum(tally["dropped"].values())
+def _dropped_by_report(read: list[dict[str, int]], results: list) -> list[dict[str, int]]:
+    """Per report, the rows of each kind its reader (``read``: ``Prepared.read_dropped``) or
+    translators dropped (the tables' fates)."""
+    dropped: list[dict[str, int]] = [dict(d) for d in read]
     for r in results:
         for name, c in r.counts.items():
             kind = K.KIND_OF_COUNT.get(name)
@@ -148,12 +146,14 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         for r in results:
             counts.absorb(r.counts)
             infos[r.index].capture_warnings = [*infos[r.index].capture_warnings, *r.warnings]
-        dropped = _dropped_by_report(run.scans, results)
+        dropped = _dropped_by_report(run.read_dropped, results)
+        for r in results:
+            r.counts, r.warnings = {}, []  # (absorbed: until the merge the main process keeps their chunks)
         has_mpi = "mpi" in counts.counts and counts.counts["mpi"].translated_rows > 0
         message_chunk = _mpi_chunk(cfg, run.messages, clocks, model, types, work, len(run.sources), counts, has_mpi)
 
         # -- D: the GPU activity rows (POP's device reduction), then the merge; the rest of POP beside it
-        parts = [r.pop for r in results]
+        parts = [r.pop for r in results]  # (each packed: unpacked by each step of the reduction where it runs)
         for r in results:
             r.pop = None  # the reports' partials: only in ``parts`` until combined
         activity_rows = GpuRows(model, types, cfg.nccl_as, work, len(run.sources) + 1) if model.device_rows else None

@@ -52,7 +52,7 @@ def measure_devices(cfg: Config, run: Prepared, parts: list, rows: GpuRows | Non
     """The first part of the reduction: the run's window and its GPUs measured over it, ``rows``
     given each GPU's intervals (the GPU activity rows: what stage D's merge needs of POP)."""
     popm.check_nccl_as(cfg.nccl_as)
-    return popm.measure_run(parts, run.model.pop, run.timeline.lifetimes, rows)
+    return popm.measure_run([p.unpack() for p in parts], run.model.pop, run.timeline.lifetimes, rows)
 
 
 def rest_rows(parts: list) -> int:
@@ -60,7 +60,8 @@ def rest_rows(parts: list) -> int:
     NVTX ranges), in rows: about what merging as many trace records costs (``write_merged``'s
     beside_records)."""
     n = 0
-    for p in parts:
+    for packed in parts:
+        p = packed.unpack()
         cpu = p.on_cpu
         n += cpu.rows if isinstance(cpu, on_cpu.Spill) else len(cpu[0]) if cpu is not None else 0
         n += len(p.host[0]) + len(p.nvtx) + (len(p.mpi_calls) if p.mpi_calls is not None else 0)
@@ -70,10 +71,13 @@ def rest_rows(parts: list) -> int:
 def pop_metrics(
     cfg: Config, run: Prepared, parts: list, rows: GpuRows | None = None, measured: popm.RunDevices | None = None
 ) -> dict:
-    """OUT.pop.json's content from the reports' partial results (``rows``: given each GPU's intervals;
-    ``measured``: ``measure_devices``'s result when it ran first)."""
+    """OUT.pop.json's content from the reports' partial results (``parts``: each packed, ``Packed``, as
+    for ``measure_devices`` and ``rest_rows``: each unpacks them where it runs; ``rows``: given each GPU's
+    intervals; ``measured``: ``measure_devices``'s result when it ran first)."""
+    partials = [p.unpack() for p in parts]
+    parts.clear()
     inputs = popm.combine(
-        parts,
+        partials,
         run.model.pop,
         cfg.nccl_as,
         run.timeline.lifetimes,
@@ -81,7 +85,7 @@ def pop_metrics(
         on_devices=rows,
         measured=measured,
     )
-    parts.clear()
+    del partials
     res = popm.compute(
         inputs,
         region=cfg.region,

@@ -3,7 +3,7 @@ model, the clock alignment and the run's timeline (-f window, origin, lifetimes)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nsys2prv import kinds as K
@@ -115,6 +115,8 @@ class Prepared:
     messages: Messages  # matched MPI point-to-point messages (inside the -f window)
     timeline: Timeline
     comms: Communicators  # the MPI communicators across the reports (ids, members in the trace's tasks)
+    # per report, the rows of each kind its readers dropped (its scan's tallies, counted in ``counts``)
+    read_dropped: list[dict[str, int]] = field(default_factory=list)
 
     @property
     def infos(self) -> list[ReportInfo]:
@@ -148,6 +150,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     report.name_unknown_hosts(infos)
     tick("A: read/scan")
     out = Translation()
+    read_dropped: list[dict[str, int]] = []
     for s in scans:
         for kind, tally in s.tallies.items():
             c = out.count(kind)
@@ -156,6 +159,8 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
                 c.drop(why, n)
             for why, n in tally["notes"].items():
                 c.note(why, n)
+        read_dropped.append({kind: sum(tally["dropped"].values()) for kind, tally in s.tallies.items()})
+        s.tallies = {}  # (counted: ~2.4 KB a report of small dicts)
     if not any(s.rows for s in scans):
         raise UserError(no_events_message(infos, kinds), ", ".join(str(p) for p in cfg.inputs))
 
@@ -212,4 +217,5 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         messages,
         Timeline(clocks, clips, origin_epoch, lifetimes, run_end),
         comms,
+        read_dropped,
     )

@@ -4,6 +4,7 @@ of each GPU activity) and the kinds stage C reads, from the table cache (``load`
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,9 +68,36 @@ class ReportInfo:
     def count(self, table: str) -> int:
         return self.table_counts.get(table, 0)
 
+    # Pickled (a worker's result to the main process, which keeps every report's): the empty device
+    # map of a report whose map went with its stage-B inputs (``scan.Scan.pack``) unpickled as the one
+    # shared NO_DEVMAP (a frame of its own: 3.6 KB a report), and the strings most reports repeat
+    # (tables, warnings, thread and process names) as one string each.
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if self.devmap is NO_DEVMAP:
+            state["devmap"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state["devmap"] is None:
+            state["devmap"] = NO_DEVMAP
+        state["table_counts"] = {_intern(t): n for t, n in state["table_counts"].items()}
+        state["capture_warnings"] = [_intern(w) for w in state["capture_warnings"]]
+        ident = state["identity"]
+        for names in ("process_names", "thread_names"):
+            setattr(ident, names, {k: _intern(n) for k, n in getattr(ident, names).items()})
+        self.__dict__.update(state)
+
     def fates(self, kinds: tuple[str, ...], dropped: dict[str, int] | None = None) -> list[dict]:
         """Every listed table of the report with the fate of its rows (``kinds.table_fates``)."""
         return K.table_fates(self.table_counts, self.nvtx_classes, kinds, dropped)
+
+
+NO_DEVMAP = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})  # (one, shared)
+
+
+def _intern(text):
+    return sys.intern(text) if type(text) is str else text
 
 
 def report_info(report, lifetimes: bool = True) -> ReportInfo:

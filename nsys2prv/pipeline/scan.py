@@ -37,6 +37,7 @@ from nsys2prv.pipeline import early
 from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
     CACHE_DAMAGE,
+    NO_DEVMAP,
     ReportInfo,
     Source,
     count_all_unreadable,
@@ -54,7 +55,7 @@ from nsys2prv.translate.launches import match
 @dataclass
 class Scan:
     info: ReportInfo
-    tallies: dict[str, dict]  # read tallies of the translated kinds (declaration order)
+    tallies: dict[str, dict]  # read tallies of the translated kinds (declaration order; counted and emptied by stage B)
     keys: dict[str, pd.DataFrame]  # the resource model's keys, per side (``model_keys``)
     pop_keys: dict[str, pd.DataFrame]  # the same over the POP kinds, whatever -t (metrics.pop.KINDS)
     domains: list[str]
@@ -72,12 +73,13 @@ class Scan:
         at a time by ``StageBInput``.  The main process receives every report's scan before stage B:
         unpickled, these frames were ~25 KB of small objects per report, interleaved with the scans
         it keeps; stage B dropped them, and the memory stayed with the process (partly used arenas).
-        The main process's ``info.devmap`` is then an empty frame (no later stage reads it)."""
+        The main process's ``info.devmap`` is then ``report.NO_DEVMAP``, an empty frame (no later
+        stage reads it; one frame for every report: ``ReportInfo.__setstate__``)."""
         packed = {name: pickle.dumps(getattr(self, name), pickle.HIGHEST_PROTOCOL) for name in STAGE_B_INPUTS}
         packed[DEVMAP] = pickle.dumps(self.info.devmap, pickle.HIGHEST_PROTOCOL)
         self.drop_stage_b_inputs()
         self.packed = packed
-        self.info.devmap = _NO_DEVMAP
+        self.info.devmap = NO_DEVMAP
         return self
 
     def drop_stage_b_inputs(self) -> None:
@@ -88,7 +90,6 @@ class Scan:
 
 STAGE_B_INPUTS = ("keys", "pop_keys", "sync", "p2p")  # per report, read only by stage B
 DEVMAP = "devmap"  # ``StageBInput``'s name of ``info.devmap``
-_NO_DEVMAP = pd.DataFrame({c: np.zeros(0, np.int64) for c in ("pid", "device", "gpu")})  # (one, shared)
 
 
 class StageBInput(Sequence):

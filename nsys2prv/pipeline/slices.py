@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.core.memory import keep_heap, release
+from nsys2prv.core.packed import Packed
 from nsys2prv.metrics import gpu_attribution, on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
@@ -91,7 +92,7 @@ class SliceResult:
     index: int
     k: int
     counts: dict
-    pop: pop.PopPartial  # the slice's POP partial (_window_partial)
+    pop: Packed[pop.PopPartial]  # the slice's POP partial (_window_partial), packed for the main process
     chunk: ChunkMeta | None  # (None: ``pop.only``)
     attribution: pd.DataFrame | None = None  # one slice: its GPU metrics attribution partial
     warnings: list = field(default_factory=list)  # one slice: about the report (a damaged cache)
@@ -257,7 +258,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     running = _running(sj, memo)
     pop_tables = stages.pop_share(tables, held.untranslated)
-    partial = _window_partial(job, model, plan, k, pop_tables, running)
+    partial = Packed(_window_partial(job, model, plan, k, pop_tables, running))
     held.untranslated = {}
     del pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
@@ -512,5 +513,9 @@ def _join(job: RankJob, parts: list[SliceResult]) -> RankResult:
     for r in parts:
         out.absorb(r.counts)
     return RankResult(
-        job.src.index, out.counts, pop.join_slices([r.pop for r in parts]), None, chunk=[r.chunk for r in parts]
+        job.src.index,
+        out.counts,
+        Packed(pop.join_slices([r.pop.unpack() for r in parts])),
+        None,
+        chunk=[r.chunk for r in parts],
     )

@@ -89,7 +89,7 @@ def job_context(
 class RankResult:
     index: int
     counts: dict  # kind -> CategoryCount (clip drops + translation)
-    pop: object  # metrics.pop.PopPartial
+    pop: object  # metrics.pop.PopPartial, packed (core.packed.Packed: unpacked by the POP reduction)
     attribution: pd.DataFrame | None
     chunk: object = None  # paraver.chunks.ChunkMeta
     warnings: list = field(default_factory=list)  # about the report, found in this stage (a damaged cache)

@@ -124,11 +124,14 @@ def test_the_merge_reads_a_chunks_index_from_its_file_and_the_meta_holds_no_arra
     assert (nf, got.trailer, got.entries()) == (500, 64 + 24 * 300 + 8 * 500, 5)
     assert chunk_index(got).tolist() == [0, 128, 256, 384, 512]
     r = _Reader(got, t_lo=260)  # record 130: 44 records of 1 tail field and 86 of 2 before it
-    assert (r.index.tolist(), r.first, r.stop, r.field) == ([0, 128, 256, 384, 512], 130, n, 216)
+    assert (r.index.tolist(), r.k0, r.first, r.stop, r.field) == ([256, 384, 512], 2, 130, n, 216)
+    r.close()
+    r = _Reader(got, t_lo=2, t_hi=260)  # (a part of a split merge keeps its index entries only)
+    assert (r.index.tolist(), r.k0, r.first, r.stop) == ([0, 128, 256], 0, 1, 130)
     r.close()
     with open(got.path, "r+b") as fh:  # the file's index is what the merge uses: a changed entry moves
         fh.seek(got.trailer + 2 * 8)  # the search (entry 2 says record 128 is at time 1000)
         np.array([1000], np.int64).tofile(fh)
     r = _Reader(got, t_lo=260)
-    assert (r.index.tolist()[2], r.first) == (1000, 128)
+    assert (r.index.tolist(), r.first) == ([1000, 384, 512], 128)
     r.close()

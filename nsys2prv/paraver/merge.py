@@ -127,6 +127,11 @@ class _Reader:
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
+        # kept: the index entries of those records only (a part of a split merge: its share), entry
+        # k0 first (the others would not move a round's limit nor what a round reads: _Limits, _merge)
+        self.k0 = self.first // STRIDE
+        if self.k0 or self.stop < self.n:
+            self.index = self.index[self.k0 : max(self.k0, -(-self.stop // STRIDE))].copy()
         k = self.first // STRIDE  # the tail position of record ``first``
         self.field = (
             int(self.read("fields", k, k + 1)[0]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
@@ -243,7 +248,9 @@ class _Limits:
         times = np.concatenate(idx) if idx else np.zeros(0, np.int64)
         sizes = [len(x) for x in idx]
         owner = np.repeat(np.arange(len(idx)), sizes)
-        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]), sizes).astype(np.int64)
+        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]) - [r.k0 for r in readers], sizes).astype(
+            np.int64
+        )
         order = np.argsort(times, kind="stable")
         # nth: the entry's place in its chunk
         self.times, self.owner, self.nth = times[order], owner[order], nth[order]
@@ -336,7 +343,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
                 continue
             r = readers[i]
             lo = int(cur[i])
-            k = int(np.searchsorted(r.index, lim, "left"))
+            k = r.k0 + int(np.searchsorted(r.index, lim, "left"))
             ub = min(int(stop[i]), k * STRIDE)
             if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
                 head[i] = r.read("time", lo, lo + 1)[0]

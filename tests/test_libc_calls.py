@@ -1,5 +1,5 @@
-"""libc's calls found in the process's own symbols (``ctypes.CDLL(None)``, no ``find_library``
-subprocess): a worker's death signal armed (``core/workers.py``), glibc's ``malloc_trim`` (``core/memory.py``)."""
+"""libc's calls: a worker's death signal armed through the process's own symbols (``ctypes.CDLL(None)``,
+no ``find_library`` subprocess: ``core/workers.py``), glibc's ``malloc_trim`` found (``core/memory.py``)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ in a process that has loaded pandas and numba.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 from typing import Callable
 
 _probed = False
@@ -22,9 +23,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
     if not _probed:
         _probed = True
         try:
-            # the process's own symbols (dlopen(NULL)), libc's among them: ``find_library("c")`` runs
-            # ldconfig in a subprocess (~1.5 ms of CPU, in every worker)
-            libc = ctypes.CDLL(None)
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             trim = libc.malloc_trim
             trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
             _trim = trim

@@ -15,6 +15,7 @@ import click
 
 from nsys2prv import __version__
 from nsys2prv.config import ALIASES, CATEGORIES, OPT_IN, Config, parse_categories
+from nsys2prv.core import collector
 from nsys2prv.core.choices import NCCL_AS, NCCL_AS_DEFAULT
 from nsys2prv.core.errors import Interrupted, UserError, catch_signals
 from nsys2prv.core.workers import being_traced
@@ -256,6 +257,7 @@ def main(
     from nsys2prv.pipeline import convert
     from nsys2prv.pipeline.summary import print_summary
 
+    collector.release()  # (the imports are done: launch held the garbage collector off for them)
     t0 = time.perf_counter()
 
     def run():
@@ -382,6 +384,7 @@ def pop_main(runs, scaling, labels, output, nccl_as, region, iterations, warmup,
         from nsys2prv.metrics.scaling import scaling as compute_scaling
         from nsys2prv.pipeline.runs import load_run
 
+        collector.release()  # (the imports are done, as in ``main``)
         if len(runs) > 1 and not scaling:
             raise UserError("give --scaling strong or --scaling weak with several runs (state it in papers)")
         names = [l.strip() for l in labels.split(",")] if labels else None

@@ -36,6 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from nsys2prv.core.numba_import import import_numba
+
+import_numba()  # (first: numba's start-up without SciPy and PyYAML)
+
 from numba import njit
 from numba.core import caching, targetconfig
 from numba.core.registry import CPUDispatcher

@@ -15,7 +15,6 @@ faulted in again by the next job, and on a virtual machine the faults cost as mu
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import multiprocessing
 from typing import Any, Callable
 
@@ -52,7 +51,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     if not _probed:
         _probed = True
         try:
-            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            # the process's own symbols (dlopen(NULL)), libc's among them: ``find_library("c")`` runs
+            # ldconfig in a subprocess (as ``workers.init_worker``)
+            _libc = ctypes.CDLL(None)
             trim = _libc.malloc_trim
             trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
             _trim = trim

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import multiprocessing as mp
 import os
 import signal
@@ -41,7 +40,7 @@ def init_worker(parent: int | None = None) -> None:
     armed = False
     if sys.platform.startswith("linux"):
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = ctypes.CDLL(None, use_errno=True)  # (the process's own symbols, libc's among them: ``memory``)
             armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
         except (OSError, AttributeError):
             armed = False

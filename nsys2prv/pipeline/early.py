@@ -24,6 +24,7 @@ import os
 import sys
 from pathlib import Path
 
+from nsys2prv.core import collector
 from nsys2prv.core.workers import init_worker
 from nsys2prv.nsys.cache_names import report_dir
 
@@ -75,6 +76,7 @@ def start(inputs: list, tables: Path | None) -> None:
 
 def _scan(paths: list[str], send, parent: int) -> None:
     init_worker(parent)  # (dies with the command, leaves it the signals)
+    collector.release()  # (forked while the command imports: the collector on, as in a worker)
     from nsys2prv.nsys.lifetimes import process_lifetimes
     from nsys2prv.nsys.schema import Export
 

@@ -28,6 +28,7 @@ import stat
 import sys
 from pathlib import Path
 
+from nsys2prv.core import collector
 from nsys2prv.core.dirs import open_dir
 from nsys2prv.core.environment import environment
 from nsys2prv.core.paths import distrust, user_cache_dir
@@ -142,6 +143,7 @@ class Precompile:
 
 def _compile(names: list[str], send, parent: int) -> None:
     init_worker(parent)  # (like the pools' workers: dies with the conversion, leaves it the signals)
+    collector.release()  # (forked while the command imports: the collector on, as in a worker)
     # nsys2prv's kernels never use BLAS: numba's start-up probe for it (importing scipy.linalg) fails fast
     sys.modules.setdefault("scipy.linalg", None)  # type: ignore[arg-type]
     try:

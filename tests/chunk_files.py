@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nsys2prv.paraver.chunks import HEADER, SECTIONS, STRIDE, ChunkMeta
+from nsys2prv.paraver.chunks import HEADER, SECTIONS, STRIDE, ChunkMeta, trailer_offset
 
 
 def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
@@ -15,9 +15,6 @@ def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
     tail = np.asarray(tail, np.int64)
     hdr = np.zeros(HEADER, np.int64)
     hdr[:2] = n, len(tail)
-    with open(path, "wb") as fh:
-        for a in (hdr, *cols, tail):
-            a.tofile(fh)
     m = ChunkMeta(
         str(path),
         n,
@@ -27,7 +24,9 @@ def save_chunk(path: str, time, key, thread, sig, tail, **meta) -> ChunkMeta:
         meta.pop("end", int(cols[0].max()) if n else 0),
         **meta,
     )
-    m.index = cols[0][::STRIDE].copy()
-    offs = np.concatenate([[0], np.cumsum(m.widths()[cols[3]])])
-    m.fields = offs[:n:STRIDE].copy()
+    offs = np.concatenate([[0], np.cumsum(m.widths()[cols[3]])]).astype(np.int64)
+    with open(path, "wb") as fh:  # (the trailer: the time and tail position of every STRIDE-th record)
+        for a in (hdr, *cols, tail, cols[0][::STRIDE], offs[:n:STRIDE]):
+            a.tofile(fh)
+    m.trailer = trailer_offset(n, len(tail))
     return m

@@ -20,14 +20,14 @@ def _meta(report: int) -> ChunkMeta:
 
 def test_unpickled_chunk_metas_share_equal_names_and_keep_the_rest():
     sent = [_meta(r) for r in range(3)]
-    sent[0].index = np.arange(4, dtype=np.int64)
+    sent[0].trailer = 64 + 24 * 10 + 8 * 20
     assert sent[0].names[0][1][5] is not sent[1].names[0][1][5]
     got = [pickle.loads(pickle.dumps(m)) for m in sent]
     assert [g.names for g in got] == [m.names for m in sent]
     assert all(a is b for a, b in zip(got[0].names[0][1], got[2].names[0][1]))  # one string per name
     assert got[1].names[1] == (63000007, ["fn1"])
     assert (got[0].path, got[0].records, got[0].end, got[0].types_used) == ("r0.chunk", 10, 99, {1})
-    assert got[0].index.tolist() == [0, 1, 2, 3] and got[1].index is None
+    assert (got[0].trailer, got[1].trailer) == (464, -1)
 
 
 def test_unpickled_chunk_metas_share_equal_lists_of_names_and_their_values(tmp_path):
@@ -91,6 +91,47 @@ def test_a_chunk_file_shorter_than_its_records_is_an_error_naming_it(tmp_path):
     fh = io.BytesIO()
     merge([meta], [np.zeros(0, np.int64)], n, fh, objs=objs)
     assert fh.getvalue().decode().splitlines()[-1] == f"2:1:1:1:1:{n - 1}:1:{n - 1}"  # whole, it is read
-    os.truncate(path, os.path.getsize(path) - 8)  # the last tail field gone
+    os.truncate(path, os.path.getsize(path) - 8)  # the trailer's last entry gone
     with pytest.raises(OSError, match=f"{re.escape(str(path))}: chunk file shorter than its records"):
         merge([meta], [np.zeros(0, np.int64)], n, io.BytesIO(), objs=objs)
+    os.truncate(path, meta.trailer - 8)  # the trailer and the last tail field gone
+    with pytest.raises(OSError, match=f"{re.escape(str(path))}: chunk file shorter than its records"):
+        merge([meta], [np.zeros(0, np.int64)], n, io.BytesIO(), objs=objs)
+
+
+def test_the_merge_reads_a_chunks_index_from_its_file_and_the_meta_holds_no_array(tmp_path):
+    """The time and first tail field of every STRIDE-th record are the chunk file's trailer, not arrays
+    of the meta the main process holds: the merge's readers (and split_times) read them from the file."""
+    from chunk_files import save_chunk
+
+    from nsys2prv.paraver.chunks import EVENT_SIG0, STATE_SIG
+    from nsys2prv.paraver.merge import _Reader, chunk_index
+
+    n = 300
+    sig = np.where(np.arange(n) % 3 == 0, EVENT_SIG0, STATE_SIG)  # widths 1 and 2
+    nf = int(np.where(sig == EVENT_SIG0, 1, 2).sum())
+    meta = save_chunk(
+        str(tmp_path / "c0.chunk"),
+        2 * np.arange(n),
+        np.zeros(n),
+        np.zeros(n),
+        sig,
+        np.arange(nf),
+        sigs=[((1,), (False,))],
+    )
+    got = pickle.loads(pickle.dumps(meta))
+    assert [k for k, v in vars(got).items() if isinstance(v, np.ndarray)] == []
+    assert (nf, got.trailer, got.entries()) == (500, 64 + 24 * 300 + 8 * 500, 5)
+    assert chunk_index(got).tolist() == [0, 128, 256, 384, 512]
+    r = _Reader(got, t_lo=260)  # record 130: 44 records of 1 tail field and 86 of 2 before it
+    assert (r.index.tolist(), r.k0, r.first, r.stop, r.field) == ([256, 384, 512], 2, 130, n, 216)
+    r.close()
+    r = _Reader(got, t_lo=2, t_hi=260)  # (a part of a split merge keeps its index entries only)
+    assert (r.index.tolist(), r.k0, r.first, r.stop) == ([0, 128, 256], 0, 1, 130)
+    r.close()
+    with open(got.path, "r+b") as fh:  # the file's index is what the merge uses: a changed entry moves
+        fh.seek(got.trailer + 2 * 8)  # the search (entry 2 says record 128 is at time 1000)
+        np.array([1000], np.int64).tofile(fh)
+    r = _Reader(got, t_lo=260)
+    assert (r.index.tolist(), r.first) == ([1000, 384, 512], 128)
+    r.close()

@@ -512,3 +512,27 @@ def test_many_reports_run_the_heavy_steps_outside_the_main_process(tmp_path, mon
     assert seen == [False, True]
     same_outputs(usual, forked)
     validate_trace(str(forked))
+
+
+def test_the_main_process_holds_the_chunks_indexes_in_their_files_only(tmp_path, monkeypatch):
+    """Every chunk's meta reaching the merge holds no per-record array; its file's trailer is the time
+    of every STRIDE-th record of the file's time section (exact), which the merge reads."""
+    import numpy as np
+
+    from nsys2prv.paraver.chunks import HEADER, STRIDE
+    from nsys2prv.paraver.merge import chunk_index
+
+    ranks = [gpu_rank(tmp_path / f"rank{r}.sqlite", r, 8) for r in range(2)]
+    seen, real = [], P.write_merged
+
+    def spy(chunks, *a, **k):
+        for c in chunks:
+            seen.append(([n for n, v in vars(c).items() if isinstance(v, np.ndarray)], c.records))
+            times = np.fromfile(c.path, np.int64, count=c.records, offset=HEADER * 8)
+            assert chunk_index(c).tolist() == times[::STRIDE].tolist()
+        return real(chunks, *a, **k)
+
+    monkeypatch.setattr(P, "write_merged", spy)
+    run(["-m", *ranks], tmp_path / "out")
+    assert len(seen) >= 3 and all(arrays == [] for arrays, _ in seen)
+    assert sum(n for _, n in seen) > STRIDE

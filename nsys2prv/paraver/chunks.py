@@ -5,6 +5,10 @@ out as compact records, dynamic names encoded with report-local codes, sorted by
 key and written to one binary file:
 
     header (8 int64) | time[n] int64 | key[n] int64 | thread[n] int32 | sig[n] int32 | tail[...] int64
+    | index[m] int64 | fields[m] int64
+
+(m = ceil(n / STRIDE): the time and the first tail field of every STRIDE-th record, the merge's map
+of the file; ``ChunkMeta.trailer`` is where they start: the main process holds no per-record array.)
 
 A record is its time, sort key, global thread, signature and tail.  The signature says what the
 tail holds: 0 a state (end, state; end -1: the thread's final state, closed at the trace's END),
@@ -93,12 +97,11 @@ class ChunkMeta:
     end: int  # the report's own trace end (max time of its records)
     names: list[tuple[int, list[str]]] = field(default_factory=list)  # local code space, in order
     types_used: set[int] = field(default_factory=set)
-    index: np.ndarray | None = None  # time of every STRIDE-th record (the merge's map; set
-    # by write_chunk, required by the merge)
     sigs: list[tuple[tuple[int, ...], tuple[bool, ...]]] = field(default_factory=list)
-    fields: np.ndarray | None = None  # the tail position of every STRIDE-th record
     values: dict[int, set[int]] = field(default_factory=dict)  # the values of the types whose .pcf
     # lists only the values used (pcf.LISTED_AS_USED)
+    trailer: int = -1  # byte offset in the file of the index (the time of every STRIDE-th record),
+    # followed by the tail position of every STRIDE-th record (set by write_chunk, required by the merge)
 
     def __setstate__(self, state: dict) -> None:
         # unpickled (a worker's result): one string per distinct name and one list per distinct list
@@ -109,6 +112,10 @@ class ChunkMeta:
         state["types_used"] = _shared(_Types(state["types_used"]))
         state["sigs"] = _shared(_Sigs(state["sigs"]))
         self.__dict__.update(state)
+
+    def entries(self) -> int:
+        """Entries of the index (and of the tail positions) in the file's trailer."""
+        return -(-self.records // STRIDE)
 
     def widths(self) -> np.ndarray:
         """Tail fields of a record of each local signature."""
@@ -265,7 +272,8 @@ def write_chunk(
                     flat[dst if j == 0 else dst + j] = col
             _write(fd, [*head, flat], path)
             head = []
-        _write(fd, head, path)  # (left only if _slices yielded no slice: the header still written)
+        # (head: left only if _slices yielded no slice, the header still written) and the trailer
+        _write(fd, [*head, np.ascontiguousarray(time[::STRIDE]), np.ascontiguousarray(offs[:nrec:STRIDE])], path)
     finally:
         os.close(fd)
     del perm, sources, batches, comms
@@ -280,11 +288,15 @@ def write_chunk(
         end,
         names,
         used,
-        time[::STRIDE].copy(),
         event_sigs,
-        offs[:nrec:STRIDE].copy(),
         values,
+        trailer_offset(nrec, nfields),
     )
+
+
+def trailer_offset(records: int, fields: int) -> int:
+    """Where a chunk file of ``records`` records and ``fields`` tail fields has its trailer (the index)."""
+    return HEADER * 8 + records * sum(np.dtype(d).itemsize for _, d in SECTIONS) + 8 * fields
 
 
 def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple[set[int], dict[int, set[int]]]:

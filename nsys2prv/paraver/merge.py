@@ -24,6 +24,7 @@ from nsys2prv.paraver.chunks import (
     STATE_WIDTH,
     STRIDE,
     ChunkMeta,
+    trailer_offset,
 )
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
@@ -77,6 +78,24 @@ class _Round:
         self.start, self.fstart, self.sbase = [], [], []
 
 
+def _read_at(path: str, at: int, out: np.ndarray, fh=None) -> None:
+    """``out`` filled from byte ``at`` of the chunk file ``path`` (through ``fh`` if open): all of it, a
+    short file is an error naming it."""
+    view = out.data.cast("B")
+    f = fh if fh is not None else open(path, "rb", buffering=0)
+    try:
+        got = 0
+        while got < len(view):
+            f.seek(at + got)
+            n = f.readinto(view[got:])
+            if not n:
+                raise OSError(f"{path}: chunk file shorter than its records (truncated)")
+            got += n
+    finally:
+        if f is not fh:
+            f.close()
+
+
 class _Reader:
     """Sections of one chunk file, read by slices through one open handle (or reopened per read
     when there are more chunks than allowed open files)."""
@@ -91,15 +110,31 @@ class _Reader:
             self.where[name] = (at, np.dtype(dtype))
             at += np.dtype(dtype).itemsize * self.n
         self.where["tail"] = (at, np.dtype(np.int64))
-        assert meta.index is not None and meta.fields is not None  # (set by write_chunk)
-        self.index: np.ndarray = meta.index
+        assert meta.trailer >= 0  # (set by write_chunk)
+        if meta.trailer != trailer_offset(self.n, self.nfields):
+            raise OSError(f"{self.path}: chunk file damaged (its header does not match its records)")
+        m = meta.entries()  # the trailer: the index, then every STRIDE-th record's tail position
+        size = os.fstat(self.fh.fileno()).st_size if self.fh is not None else os.stat(self.path).st_size
+        if size != meta.trailer + 16 * m:
+            raise OSError(
+                f"{self.path}: chunk file "
+                + ("shorter than its records (truncated)" if size < meta.trailer + 16 * m else "damaged (too long)")
+            )
+        self.where["index"] = (meta.trailer, np.dtype(np.int64))
+        self.where["fields"] = (meta.trailer + 8 * m, np.dtype(np.int64))
+        self.index: np.ndarray = self.read("index", 0, m)
         self.widths = meta.widths()
         # the records with t_lo <= time < t_hi
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
+        # kept: the index entries of those records only (a part of a split merge: its share), entry
+        # k0 first (the others would not move a round's limit nor what a round reads: _Limits, _merge)
+        self.k0 = self.first // STRIDE
+        if self.k0 or self.stop < self.n:
+            self.index = self.index[self.k0 : max(self.k0, -(-self.stop // STRIDE))].copy()
         k = self.first // STRIDE  # the tail position of record ``first``
         self.field = (
-            int(meta.fields[k]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
+            int(self.read("fields", k, k + 1)[0]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
             if self.first < self.n
             else self.nfields
         )
@@ -118,19 +153,7 @@ class _Reader:
     def read_into(self, what: str, lo: int, out: np.ndarray) -> None:
         """Elements lo, lo + 1, ... of a section into ``out`` (all of it: a short file is an error)."""
         base, dtype = self.where[what]
-        view, at = out.data.cast("B"), base + lo * dtype.itemsize
-        fh = self.fh if self.fh is not None else open(self.path, "rb", buffering=0)
-        try:
-            got = 0
-            while got < len(view):
-                fh.seek(at + got)
-                n = fh.readinto(view[got:])
-                if not n:
-                    raise OSError(f"{self.path}: chunk file shorter than its records (truncated)")
-                got += n
-        finally:
-            if fh is not self.fh:
-                fh.close()
+        _read_at(self.path, base + lo * dtype.itemsize, out, self.fh)
 
     def take_into(self, lo: int, hi: int, into: _Round) -> None:
         """Key, thread, signature and tail of records [lo, hi), the next ones of this reader, as the
@@ -225,7 +248,9 @@ class _Limits:
         times = np.concatenate(idx) if idx else np.zeros(0, np.int64)
         sizes = [len(x) for x in idx]
         owner = np.repeat(np.arange(len(idx)), sizes)
-        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]), sizes).astype(np.int64)
+        nth = np.arange(len(times)) - np.repeat(np.cumsum([0] + sizes[:-1]) - [r.k0 for r in readers], sizes).astype(
+            np.int64
+        )
         order = np.argsort(times, kind="stable")
         # nth: the entry's place in its chunk
         self.times, self.owner, self.nth = times[order], owner[order], nth[order]
@@ -318,7 +343,7 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
                 continue
             r = readers[i]
             lo = int(cur[i])
-            k = int(np.searchsorted(r.index, lim, "left"))
+            k = r.k0 + int(np.searchsorted(r.index, lim, "left"))
             ub = min(int(stop[i]), k * STRIDE)
             if ub <= lo:  # record ``lo`` is already at or after LIM: learn its time
                 head[i] = r.read("time", lo, lo + 1)[0]
@@ -348,12 +373,20 @@ def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> Mer
     return MergeStats(int(counts[0]), int(counts[2]), int(counts[1]))
 
 
+def chunk_index(meta: ChunkMeta) -> np.ndarray:
+    """The time of every STRIDE-th record of a chunk, read from its file's trailer (a short file is an
+    error naming it)."""
+    out = np.empty(meta.entries(), np.int64)
+    _read_at(meta.path, meta.trailer, out)
+    return out
+
+
 def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
     size (records of one time always fall in one part, so each part is a plain merge); ``first_less``:
     the first part's process has other work worth that many records, its part is that much smaller
     (the work shared by all parts; the first part at least a quarter of an equal share)."""
-    allt = np.sort(np.concatenate([c.index for c in chunks])) if chunks else np.zeros(0, np.int64)
+    allt = np.sort(np.concatenate([chunk_index(c) for c in chunks])) if chunks else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []
     n = len(allt)
@@ -426,8 +459,9 @@ def merge_split(
 
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     stats = MergeStats()
-    # the chunks' indexes and name tables reach the processes by fork, not pickled through a pipe
-    # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent)
+    # the chunks' metas and name tables reach the processes by fork, not pickled through a pipe
+    # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent); each
+    # process reads the chunks' indexes from their files
     calls = [
         (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
         for p, path in zip(away, paths)

@@ -83,6 +83,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_cpu_side.py",
             "tests/test_security.py::test_16_duplicates_found_alike_in_sorted_and_unsorted_tables",
             "tests/test_security.py::test_16_a_duplicated_row_is_translated_once_and_counted",
+            "tests/test_lifetimes_read.py",
         ],
     ),
 }

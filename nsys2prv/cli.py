@@ -248,7 +248,11 @@ def main(
 
     if dask is None and len(paths) >= 2:
         start_early(list(paths[:-1]))  # (first: it compiles while the rest is imported)
-        early.start(list(paths[:-1]), None if no_cache else tables_root(cache_dir))  # (the lifetimes, likewise)
+        try:
+            chosen = parse_categories(categories)  # (its tables stage A reads anyway: left to it)
+        except UserError:  # (said by the conversion)
+            chosen = None
+        early.start(list(paths[:-1]), None if no_cache else tables_root(cache_dir), chosen)  # (the lifetimes, likewise)
     # the rest, once the early processes run
     from nsys2prv.metrics.pop import region_names
     from nsys2prv.model.align import parse_method

@@ -43,14 +43,47 @@ def activity_tables(report) -> list[tuple[str, str, bool]]:
 
 def table_spans(report, skip=frozenset()) -> dict[str, list[tuple[int, int, int]]]:
     """table -> [(pid, first start, last end)] of the activity tables not in ``skip``, by SQL."""
-    return {t: _spans(report, t, idc, has_end) for t, idc, has_end in activity_tables(report) if t not in skip}
+    return dict(each_table_spans(report, skip))
+
+
+def each_table_spans(report, skip=frozenset()):
+    """(table, [(pid, first start, last end)]) of each activity table not in ``skip`` in turn, by SQL."""
+    for t, idc, has_end in activity_tables(report):
+        if t not in skip:
+            yield t, _spans(report, t, idc, has_end)
+
+
+# The tables stage A reads whole as exported (``Reader.as_exported``, declared with the readers in
+# ``kinds.py``), giving their spans from the rows it reads (``Covered``): those of the POP kinds, read
+# whatever -t (key None), and those of a -t category's kinds.  Plain data for the command line's early
+# process (``pipeline/early.py``), which scans the other tables only and loads no reader;
+# ``tests/test_early.py`` holds it to ``kinds.py`` and stage A's reading.
+READ_AS_EXPORTED: dict[str | None, tuple[str, ...]] = {
+    None: (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+    ),
+    "graphs": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE",),
+}
+
+
+def read_as_exported(categories) -> frozenset[str]:
+    """The tables stage A reads whole as exported with the -t ``categories`` (``config.parse_categories``;
+    None: those it reads whatever -t)."""
+    return frozenset(
+        t for c, tables in READ_AS_EXPORTED.items() if c is None or c in (categories or ()) for t in tables
+    )
 
 
 def process_lifetimes(report, known: dict | None = None) -> dict[int, tuple[int, int]]:
     """pid -> (first start, last end) over every activity table of ``report`` (pid 0 and NULL ids,
     nsys's own system-wide rows, are left out).  Timestamps more than ABSURD_NS from the median
     first start of the tables (corrupt rows, which the readers drop and count) are left out too.
-    ``known``: the spans of some tables found already (``table_spans``, ``Covered.spans``)."""
+    ``known``: the spans of some tables found already (``table_spans``, ``Covered.spans``, the command
+    line's early process: ``early.spans``); every other table is scanned here.  The one place the
+    spans of a report's tables are combined, wherever each was found."""
     known = known or {}
     found = []
     for table, idc, has_end in activity_tables(report):
@@ -157,4 +190,11 @@ def spans_of(ids: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[tuple[
     return [(pid, lo, max(hi, lo)) for pid, lo, hi in groups if pid]
 
 
-__all__ = ["process_lifetimes", "activity_tables", "table_spans", "Covered"]
+__all__ = [
+    "process_lifetimes",
+    "activity_tables",
+    "table_spans",
+    "each_table_spans",
+    "read_as_exported",
+    "Covered",
+]

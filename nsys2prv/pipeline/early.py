@@ -1,16 +1,22 @@
 """Stage A's SQLite scans started by the command line before the heavy imports: each report's process
-lifetimes (``nsys.lifetimes``: one aggregation over every event table, a quarter of stage A's CPU on a
-cold run) found in a forked process on the core the main process leaves idle while it imports pandas,
-numba and the rest (about 0.6 s), on an ``nsys.schema.Export`` (sqlite3 only).
+lifetimes (``nsys.lifetimes``: one aggregation per event table) found in a forked process on the core
+the main process leaves idle while it imports pandas, numba and the rest (about 0.6 s), on an
+``nsys.schema.Export`` (sqlite3 only).  Only the tables stage A will not read anyway: those it reads
+whole as exported for the selected -t categories (``lifetimes.read_as_exported``: the kernels, copies,
+memsets and CUDA API calls whatever -t, the graph executions with ``graphs``) give their spans from
+the rows stage A reads (``lifetimes.Covered``), and were most of this scan's work.
 
 ``start`` (the command line, once the arguments are parsed) forks the process; it goes through the
-reports in order and sends each one's lifetimes with the identity of the file it read.  ``take``
-(stage A, before its workers fork: they inherit what it took) keeps what arrived and ends the process
-(a report it did not reach is scanned by stage A as before).  ``lifetimes`` (stage A, per report) gives
-a report's lifetimes when the file is still the one that was read, else None: the same function on
-the same file, so the results are those stage A finds itself.  A report the early process cannot read
-(not an export, damaged, a query past its bound) is left to stage A, which says what is wrong with it
-as before; the process is ended on every path (``stop``) and dies with the command (``init_worker``).
+reports in order and sends each table's spans (``lifetimes.each_table_spans``) with the identity of
+the file it read, a few tables at a time (at least every FLUSH_S seconds of work, and at each report's
+end): what it found before stage A stops it is used, a report or a table it did not reach is scanned
+by stage A.  ``take`` (stage A, before its workers fork: they inherit what it took) keeps what arrived
+and ends the process.  ``spans`` (stage A, per report) gives a report's spans found here when the file
+is still the one that was read, else None; stage A combines them with its own (``process_lifetimes``,
+the one combination): the results are those a full scan finds.  A report the early process cannot
+read (not an export, damaged, a query past its bound) is left to stage A, which says what is wrong
+with it as before; the process is ended on every path (``stop``) and dies with the command
+(``init_worker``).
 
 Only for reports the table cache has no entry of (any report with ``--no-cache``: a cached one loads
 its lifetimes with its metadata), local reports (not ``--dask``), where processes fork (Linux), and
@@ -22,6 +28,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
+import time
 from pathlib import Path
 
 from nsys2prv.core import collector
@@ -30,7 +37,8 @@ from nsys2prv.nsys.cache_names import report_dir
 
 _proc = None  # the forked process and the reading end of its pipe (``start``)
 _recv = None
-_found: dict[str, tuple[tuple, dict]] = {}  # resolved path -> (file identity, pid -> (first, last))
+_found: dict[str, tuple[tuple, dict]] = {}  # resolved path -> (file identity, table -> [(pid, first, last)])
+FLUSH_S = 0.02  # the scan's work (CPU s) sent at least this often: what a stop loses
 
 
 def _identity(path: str) -> tuple:
@@ -42,10 +50,12 @@ MAX_REPORTS = 64  # the first reports only: the imports leave time for 20-30 (th
 #                  path of the others resolved or looked up in the cache here, on the main process's time)
 
 
-def start(inputs: list, tables: Path | None) -> None:
+def start(inputs: list, tables: Path | None, categories=None) -> None:
     """Fork the early process for ``inputs`` (the SQLite ones); nothing where it does not apply.
     ``tables``: the table cache's root (``cache_names.tables_root``), where a report with an entry
-    (of any version) is left alone: its lifetimes are likely cached; None: no table cache."""
+    (of any version) is left alone: its lifetimes are likely cached; None: no table cache.
+    ``categories``: the run's -t categories (``config.parse_categories``; None: unknown), whose tables
+    stage A reads as exported are left to it (``lifetimes.read_as_exported``)."""
     global _proc, _recv
     stop()
     _found.clear()
@@ -59,12 +69,14 @@ def start(inputs: list, tables: Path | None) -> None:
             continue
     if not paths or not sys.platform.startswith("linux"):  # (elsewhere workers are spawned, not forked)
         return
-    import numpy  # noqa: F401 - the lifetimes' ids import it: here it is inherited (this process imports it anyway)
+    # numpy: the lifetimes' ids import it; here it is inherited (this process imports it anyway)
+    from nsys2prv.nsys.lifetimes import read_as_exported
 
     ctx = mp.get_context("fork")
     _recv, send = ctx.Pipe(duplex=False)
+    _widen(send)
     try:
-        _proc = ctx.Process(target=_scan, args=(paths, send, os.getpid()), daemon=True)
+        _proc = ctx.Process(target=_scan, args=(paths, read_as_exported(categories), send, os.getpid()), daemon=True)
         _proc.start()
     except OSError:  # (no process to spare: stage A finds the lifetimes itself)
         _proc = None
@@ -74,10 +86,24 @@ def start(inputs: list, tables: Path | None) -> None:
         send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
 
 
-def _scan(paths: list[str], send, parent: int) -> None:
+PIPE_BYTES = 1 << 20  # the pipe's buffer: what the process sends while the command imports (64 reports: ~150 KB)
+
+
+def _widen(conn) -> None:
+    """A pipe buffer of PIPE_BYTES where Linux allows it: the process does not wait for the command to
+    read (which it does only in ``take``)."""
+    try:
+        import fcntl  # (here: POSIX only, and only where the process forks)
+
+        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (OSError, ImportError):  # (above the system's limit: the default buffer)
+        pass
+
+
+def _scan(paths: list[str], skip: frozenset[str], send, parent: int) -> None:
     init_worker(parent)  # (dies with the command, leaves it the signals)
     collector.release()  # (forked while the command imports: the collector on, as in a worker)
-    from nsys2prv.nsys.lifetimes import process_lifetimes
+    from nsys2prv.nsys.lifetimes import each_table_spans
     from nsys2prv.nsys.schema import Export
 
     try:
@@ -86,15 +112,28 @@ def _scan(paths: list[str], send, parent: int) -> None:
                 before = _identity(path)
                 export = Export(path)
                 try:
-                    found = process_lifetimes(export)
+                    found: dict = {}
+                    sent = time.process_time()
+                    for table, spans in each_table_spans(export, skip):
+                        found[table] = spans
+                        if time.process_time() - sent >= FLUSH_S:
+                            found = _send(send, path, before, found)
+                            sent = time.process_time()
+                    _send(send, path, before, found)
                 finally:
                     export.close()
-                if _identity(path) == before:
-                    send.send((path, before, found))
             except Exception:  # noqa: BLE001 - stage A reads this report itself and says what is wrong
                 continue
     finally:
         send.close()
+
+
+def _send(send, path: str, before: tuple, found: dict) -> dict:
+    """``found`` sent when the file is still the one the scan began on; the tables still to send (none)."""
+    if _identity(path) != before:
+        raise OSError("changed while scanned")  # (the report left to stage A)
+    send.send((path, before, found))
+    return {}
 
 
 def take() -> None:
@@ -106,7 +145,9 @@ def take() -> None:
     try:
         while _recv.poll():
             path, ident, found = _recv.recv()
-            _found[path] = (ident, found)
+            got = _found.setdefault(path, (ident, {}))
+            if got[0] == ident:  # (always: the scan of one report sends under one identity)
+                got[1].update(found)
     except (EOFError, OSError):
         pass
     stop()
@@ -125,8 +166,9 @@ def stop() -> None:
         _recv = None
 
 
-def lifetimes(sqlite: Path) -> dict[int, tuple[int, int]] | None:
-    """The lifetimes the early process found in ``sqlite``, when the file is still the one it read."""
+def spans(sqlite: Path) -> dict[str, list[tuple[int, int, int]]] | None:
+    """The spans (table -> [(pid, first start, last end)], ``lifetimes.table_spans``) of the tables the
+    early process scanned in ``sqlite``, when the file is still the one it read."""
     try:
         path = str(Path(sqlite).resolve())
         got = _found.get(path)

@@ -30,7 +30,7 @@ from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
-from nsys2prv.nsys.lifetimes import Covered, process_lifetimes, table_spans
+from nsys2prv.nsys.lifetimes import Covered, activity_tables, process_lifetimes, table_spans
 from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
 from nsys2prv.pipeline import early
@@ -200,10 +200,14 @@ def _beside_said(res: Scan, src: Source) -> Scan:
     return res
 
 
-def _lifetimes_beside(sqlite: Path, src: Source, skip: set[str]) -> Future:
+def _lifetimes_beside(sqlite: Path, src: Source, report: Report, skip: set[str]) -> Future:
     """``table_spans`` (the tables not in ``skip``) on a connection of its own in a thread: SQLite's
     aggregation over each table (a full scan) runs while this thread reads the tables (both release
-    the GIL)."""
+    the GIL); none (no connection) when every table is in ``skip``."""
+    if all(t in skip for t, *_ in activity_tables(report)):
+        done: Future = Future()
+        done.set_result({})
+        return done
 
     def run():
         report = Report(sqlite, src.index, source=str(src.file.input))
@@ -229,17 +233,19 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
     results: dict = {}
-    lifetimes = None
-    found = None  # the lifetimes the command line's early process found (``early.lifetimes``)
+    lifetimes = None  # the spans of the tables scanned beside the reading (None: no lifetimes to find)
+    found: dict = {}  # the spans the command line's early process found (``early.spans``)
     covered = Covered()  # the lifetimes of the tables read here, from their rows (``ReadResult.as_exported``)
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
             if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
-                found = early.lifetimes(sqlite)
+                found = early.spans(sqlite) or {}
                 readers = [K.BY_NAME[k].reader for k in missing]
-                if found is None:  # (the tables stage A reads as exported: from their rows, ``covered``)
-                    lifetimes = _lifetimes_beside(sqlite, src, {r.tables[0] for r in readers if r.as_exported})
+                # the other tables scanned beside (those read as exported: from their rows, ``covered``)
+                lifetimes = _lifetimes_beside(
+                    sqlite, src, report, {r.tables[0] for r in readers if r.as_exported} | set(found)
+                )
             if info is None:
                 info = report_info(report, lifetimes=False)
         assert info is not None
@@ -262,10 +268,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
         fresh: dict[str, dict | None] = {}
-        if found is not None:
-            info.lifetimes = found
-        elif lifetimes is not None and report is not None:  # (a table read unclean: scanned now)
-            info.lifetimes = process_lifetimes(report, {**lifetimes.result(), **covered.spans(report)})
+        if lifetimes is not None and report is not None:  # (a table read unclean: scanned now)
+            info.lifetimes = process_lifetimes(report, {**found, **lifetimes.result(), **covered.spans(report)})
         if report is not None:
             for k, res in count_all_unreadable(report, {k: results[k] for k in missing}).items():
                 tallies[k] = fresh[k] = None if res is None else tally_of(res)

@@ -106,6 +106,7 @@ TESTS_OF = {
         "tests/test_dimemas.py::test_our_ideal_time_equals_the_recorded_dimemas_answer",
         "tests/test_slices.py::test_sliced_conversion_writes_the_whole_reports_bytes",
         "tests/test_cpu_side.py::test_pop_on_cpu_of_an_mpi_rank_sliced_or_whole",
+        "tests/test_pop_packed.py",  # (each partial's rows recorded beside its bytes, whole and sliced)
     ],
     "nsys2prv/metrics/measures.py": ["tests/test_pop.py"],
 }

@@ -16,18 +16,21 @@ T = TypeVar("T")
 
 
 class Packed(Generic[T]):
-    """``obj`` pickled; ``unpack()`` gives a copy of it back (each call a new one)."""
+    """``obj`` pickled; ``unpack()`` gives a copy of it back (each call a new one).  ``size``: a measure
+    of ``obj`` its maker records beside the bytes, read without unpickling them (a POP partial's rows
+    after the device reduction: ``PopPartial.packed``)."""
 
-    __slots__ = ("blob",)
+    __slots__ = ("blob", "size")
 
-    def __init__(self, obj: T) -> None:
+    def __init__(self, obj: T, size: int = 0) -> None:
         self.blob = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        self.size = size
 
     def unpack(self) -> T:
         return pickle.loads(self.blob)
 
-    def __getstate__(self) -> bytes:
-        return self.blob
+    def __getstate__(self) -> tuple[bytes, int]:
+        return self.blob, self.size
 
-    def __setstate__(self, blob: bytes) -> None:
-        self.blob = blob
+    def __setstate__(self, state: tuple[bytes, int]) -> None:
+        self.blob, self.size = state

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from nsys2prv.config import Config
-from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics import pop as popm
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.pipeline.gpu_rows import GpuRows
@@ -58,14 +57,8 @@ def measure_devices(cfg: Config, run: Prepared, parts: list, rows: GpuRows | Non
 def rest_rows(parts: list) -> int:
     """The size of the reduction after ``measure_devices`` (host and scheduling intervals, MPI calls,
     NVTX ranges), in rows: about what merging as many trace records costs (``write_merged``'s
-    beside_records)."""
-    n = 0
-    for packed in parts:
-        p = packed.unpack()
-        cpu = p.on_cpu
-        n += cpu.rows if isinstance(cpu, on_cpu.Spill) else len(cpu[0]) if cpu is not None else 0
-        n += len(p.host[0]) + len(p.nvtx) + (len(p.mpi_calls) if p.mpi_calls is not None else 0)
-    return n
+    beside_records); each partial's recorded beside its bytes (``PopPartial.packed``): none unpacked."""
+    return sum(p.size for p in parts)
 
 
 def pop_metrics(

@@ -258,7 +258,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
         launches = restrict(launches, kept.get("cuda_api"), kept, launches.shared)
     running = _running(sj, memo)
     pop_tables = stages.pop_share(tables, held.untranslated)
-    partial = Packed(_window_partial(job, model, plan, k, pop_tables, running))
+    partial = _window_partial(job, model, plan, k, pop_tables, running).packed()
     held.untranslated = {}
     del pop_tables
     if job.pop.only:  # (no GPU metrics attribution either: ``nsys2prv pop`` writes no OUT.gpu_metrics.csv)
@@ -515,7 +515,7 @@ def _join(job: RankJob, parts: list[SliceResult]) -> RankResult:
     return RankResult(
         job.src.index,
         out.counts,
-        Packed(pop.join_slices([r.pop.unpack() for r in parts])),
+        pop.join_slices([r.pop.unpack() for r in parts]).packed(),
         None,
         chunk=[r.chunk for r in parts],
     )

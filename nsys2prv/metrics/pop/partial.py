@@ -12,6 +12,7 @@ import pandas as pd
 
 from nsys2prv.core import columns as C
 from nsys2prv.core.columns import Frame
+from nsys2prv.core.packed import Packed
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.measures import (
     mask_durations,
@@ -120,6 +121,18 @@ class PopPartial:
     # (task, cls, start, end) unions: metrics.on_cpu (scheduling data only), in a file of the run's work
     # directory when the partial was given one (``on_cpu.Spill``)
     on_cpu: on_cpu.Spill | tuple | None = None
+
+    def rest_rows(self) -> int:
+        """The size of its share of the reduction after the devices are measured (host and scheduling
+        intervals, MPI calls, NVTX ranges), in rows (``pipeline.pop_run.rest_rows``)."""
+        cpu = self.on_cpu
+        n = cpu.rows if isinstance(cpu, on_cpu.Spill) else len(cpu[0]) if cpu is not None else 0
+        return n + len(self.host[0]) + len(self.nvtx) + (len(self.mpi_calls) if self.mpi_calls is not None else 0)
+
+    def packed(self) -> Packed[PopPartial]:
+        """This partial as its pickle (the main process holds it so until the reduction), its
+        ``rest_rows`` recorded beside."""
+        return Packed(self, self.rest_rows())
 
 
 def _unions(keys: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> tuple:

@@ -11,6 +11,7 @@ import multiprocessing as mp
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -278,3 +279,44 @@ def test_a_file_changed_after_the_early_scan_gives_a_full_scans_lifetimes(tmp_pa
     assert want == {**WANT, C: (1000, 5000)}
     got, seen, _ = _stage_a(src, tmp_path / "c", monkeypatch)
     assert got == want and sorted(seen) == sorted(LEFT)
+
+
+def _gated(monkeypatch, gate: Path) -> None:
+    """The early process (forked from here: it inherits the patch) holds before scanning the OS runtime
+    calls until ``gate`` exists."""
+    real = lifetimes._spans
+
+    def held(rep, table, *a):
+        while table == "OSRT_API" and not gate.exists():
+            time.sleep(0.01)
+        return real(rep, table, *a)
+
+    monkeypatch.setattr(lifetimes, "_spans", held)
+
+
+def test_a_lone_report_still_scanned_is_finished_by_the_early_process(tmp_path, monkeypatch):
+    src = _gpu_report(tmp_path / "gpu.sqlite")
+    full = _on(src, process_lifetimes)
+    gate = tmp_path / "go"
+    _gated(monkeypatch, gate)
+    early.start([src], None, parse_categories(None))
+    early.take()  # (stage A starts while the early process is held: it is left running)
+    assert early._proc is not None and early.pending(src)
+    assert set(early.spans(src) or {}) <= {"NVTX_EVENTS"}  # (the tables before the gate, once sent)
+    gate.touch()
+    monkeypatch.undo()
+    # stage A scans none of the early process's tables, nor beside its reading: it takes them at its end
+    got, seen, opened = _stage_a(src, tmp_path / "c", monkeypatch)
+    assert got == full and list(got) == list(full) and seen == [] and opened == 1
+    assert not early.pending(src) and set(early.spans(src) or {}) == LEFT
+
+
+def test_several_reports_still_scanned_are_left_to_stage_a(tmp_path, monkeypatch):
+    srcs = [_gpu_report(tmp_path / f"gpu{i}.sqlite") for i in range(2)]
+    _gated(monkeypatch, tmp_path / "go")
+    early.start(srcs, None, parse_categories(None))
+    early.take()  # (several reports: the process is ended; their stage A workers scan what is missing)
+    assert early._proc is None and not any(early.pending(s) for s in srcs)
+    monkeypatch.undo()
+    got, seen, opened = _stage_a(srcs[0], tmp_path / "c", monkeypatch)
+    assert got == _on(srcs[0], process_lifetimes) and "OSRT_API" in seen and opened == 2

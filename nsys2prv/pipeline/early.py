@@ -11,9 +11,11 @@ reports in order and sends each table's spans (``lifetimes.each_table_spans``) w
 the file it read, a few tables at a time (at least every FLUSH_S seconds of work, and at each report's
 end): what it found before stage A stops it is used, a report or a table it did not reach is scanned
 by stage A.  ``take`` (stage A, before its workers fork: they inherit what it took) keeps what arrived
-and ends the process.  ``spans`` (stage A, per report) gives a report's spans found here when the file
-is still the one that was read, else None; stage A combines them with its own (``process_lifetimes``,
-the one combination): the results are those a full scan finds.  A report the early process cannot
+and ends the process -- but for a lone report still being scanned, whose stage A waits for the rest
+once it has read its tables (``pending``, ``finish``) instead of scanning them again beside.
+``spans`` (stage A, per report) gives a report's spans found here when the file is still the one that
+was read, else None; stage A combines them with its own (``process_lifetimes``, the one
+combination): the results are those a full scan finds.  A report the early process cannot
 read (not an export, damaged, a query past its bound) is left to stage A, which says what is wrong
 with it as before; the process is ended on every path (``stop``) and dies with the command
 (``init_worker``).
@@ -38,6 +40,9 @@ from nsys2prv.nsys.cache_names import report_dir
 _proc = None  # the forked process and the reading end of its pipe (``start``)
 _recv = None
 _found: dict[str, tuple[tuple, dict]] = {}  # resolved path -> (file identity, table -> [(pid, first, last)])
+_paths: list[str] = []  # the reports given to the process (``start``)
+_done: set[str] = set()  # those it has sent every table of
+_waiting: str | None = None  # the lone report it scans on after ``take`` (its stage A: ``finish``)
 FLUSH_S = 0.02  # the scan's work (CPU s) sent at least this often: what a stop loses
 
 
@@ -59,7 +64,9 @@ def start(inputs: list, tables: Path | None, categories=None) -> None:
     global _proc, _recv
     stop()
     _found.clear()
-    paths = []
+    _done.clear()
+    _paths.clear()
+    paths = _paths
     for p in inputs[:MAX_REPORTS]:
         try:
             path = Path(p).resolve()
@@ -117,45 +124,69 @@ def _scan(paths: list[str], skip: frozenset[str], send, parent: int) -> None:
                     for table, spans in each_table_spans(export, skip):
                         found[table] = spans
                         if time.process_time() - sent >= FLUSH_S:
-                            found = _send(send, path, before, found)
+                            found = _send(send, path, before, found, False)
                             sent = time.process_time()
-                    _send(send, path, before, found)
+                    _send(send, path, before, found, True)
                 finally:
                     export.close()
             except Exception:  # noqa: BLE001 - stage A reads this report itself and says what is wrong
+                try:
+                    send.send((path, None, {}, True))  # (its stage A, if it waits for the rest: none)
+                except OSError:  # (the command closed the pipe: it is ending this process)
+                    return
                 continue
     finally:
         send.close()
 
 
-def _send(send, path: str, before: tuple, found: dict) -> dict:
-    """``found`` sent when the file is still the one the scan began on; the tables still to send (none)."""
+def _send(send, path: str, before: tuple, found: dict, done: bool) -> dict:
+    """``found`` sent when the file is still the one the scan began on (``done``: the report's last
+    tables); the tables still to send (none)."""
     if _identity(path) != before:
         raise OSError("changed while scanned")  # (the report left to stage A)
-    send.send((path, before, found))
+    send.send((path, before, found, done))
     return {}
 
 
-def take() -> None:
-    """Keep every report's lifetimes the early process has sent so far, and end it (stage A, before
-    its workers fork)."""
+def _receive(until: str | None = None) -> None:
+    """Keep what the early process has sent (``until``: waiting for that report's last tables, or the
+    end of the pipe: the process ended)."""
     global _recv
     if _recv is None:
         return
     try:
-        while _recv.poll():
-            path, ident, found = _recv.recv()
-            got = _found.setdefault(path, (ident, {}))
-            if got[0] == ident:  # (always: the scan of one report sends under one identity)
-                got[1].update(found)
+        while until is not None or _recv.poll():
+            path, ident, found, done = _recv.recv()
+            if ident is not None:
+                got = _found.setdefault(path, (ident, {}))
+                if got[0] == ident:  # (always: the scan of one report sends under one identity)
+                    got[1].update(found)
+            if done:
+                _done.add(path)
+                if path == until:
+                    return
     except (EOFError, OSError):
-        pass
+        _recv.close()  # (the process ended: nothing more to wait for)
+        _recv = None
+
+
+def take() -> None:
+    """Keep every report's lifetimes the early process has sent so far, and end it (stage A, before
+    its workers fork).  A lone report still being scanned (one 10M-row report: its larger tables take
+    longer than the imports) is left to the process: the stage A of that report (in this process or
+    the one that runs it, which inherits the pipe) takes the rest when its reading is done
+    (``pending``, ``finish``) instead of scanning those tables again beside it."""
+    global _waiting
+    _receive()
+    if _proc is not None and _proc.is_alive() and len(_paths) == 1 and _paths[0] not in _done:
+        _waiting = _paths[0]
+        return
     stop()
 
 
 def stop() -> None:
     """End the early process (still scanning, or after an error or a signal) and wait for it."""
-    global _proc, _recv
+    global _proc, _recv, _waiting
     if _proc is not None:
         if _proc.is_alive():
             _proc.kill()
@@ -164,14 +195,41 @@ def stop() -> None:
     if _recv is not None:
         _recv.close()
         _recv = None
+    _waiting = None
+
+
+def _path(sqlite: Path) -> str | None:
+    try:
+        return str(Path(sqlite).resolve())
+    except (OSError, RuntimeError):
+        return None
 
 
 def spans(sqlite: Path) -> dict[str, list[tuple[int, int, int]]] | None:
     """The spans (table -> [(pid, first start, last end)], ``lifetimes.table_spans``) of the tables the
-    early process scanned in ``sqlite``, when the file is still the one it read."""
+    early process scanned in ``sqlite`` so far, when the file is still the one it read."""
+    path = _path(sqlite)
+    if path is not None and path == _waiting:
+        _receive()
+    got = _found.get(path) if path is not None else None
     try:
-        path = str(Path(sqlite).resolve())
-        got = _found.get(path)
-        return got[1] if got is not None and _identity(path) == got[0] else None
-    except (OSError, RuntimeError):
+        return got[1] if path is not None and got is not None and _identity(path) == got[0] else None
+    except OSError:
         return None
+
+
+def pending(sqlite: Path) -> bool:
+    """Whether the early process is still scanning ``sqlite`` (its tables not in ``spans`` yet are
+    coming: ``finish``)."""
+    path = _path(sqlite)
+    return path is not None and path == _waiting and path not in _done and _recv is not None
+
+
+def finish(sqlite: Path) -> dict[str, list[tuple[int, int, int]]] | None:
+    """``spans`` of ``sqlite`` once the early process has sent its last tables of it (or ended)."""
+    global _waiting
+    path = _path(sqlite)
+    if path is not None and path == _waiting:
+        _receive(until=path)
+        _waiting = None
+    return spans(sqlite)

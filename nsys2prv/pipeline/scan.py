@@ -235,16 +235,19 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     results: dict = {}
     lifetimes = None  # the spans of the tables scanned beside the reading (None: no lifetimes to find)
     found: dict = {}  # the spans the command line's early process found (``early.spans``)
+    later = False  # its scan of this report goes on (``early.pending``)
     covered = Covered()  # the lifetimes of the tables read here, from their rows (``ReadResult.as_exported``)
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
             if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
                 found = early.spans(sqlite) or {}
+                later = early.pending(sqlite)  # (the early process scans on: the rest of them once read)
                 readers = [K.BY_NAME[k].reader for k in missing]
                 # the other tables scanned beside (those read as exported: from their rows, ``covered``)
+                skip = {r.tables[0] for r in readers if r.as_exported} | set(found)
                 lifetimes = _lifetimes_beside(
-                    sqlite, src, report, {r.tables[0] for r in readers if r.as_exported} | set(found)
+                    sqlite, src, report, {t for t, *_ in activity_tables(report)} if later else skip
                 )
             if info is None:
                 info = report_info(report, lifetimes=False)
@@ -269,6 +272,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
         fresh: dict[str, dict | None] = {}
         if lifetimes is not None and report is not None:  # (a table read unclean: scanned now)
+            if later:
+                found = early.finish(sqlite) or {}
             info.lifetimes = process_lifetimes(report, {**found, **lifetimes.result(), **covered.spans(report)})
         if report is not None:
             for k, res in count_all_unreadable(report, {k: results[k] for k in missing}).items():

@@ -271,7 +271,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             del table
         tallies: dict[str, dict | None] = {k: cache.kinds.get(k) for k in kinds if k not in missing}
         fresh: dict[str, dict | None] = {}
-        if lifetimes is not None and report is not None:  # (a table read unclean: scanned now)
+        if lifetimes is not None and report is not None:  # (a table none has, e.g. read unclean: scanned now)
             if later:
                 found = early.finish(sqlite) or {}
             info.lifetimes = process_lifetimes(report, {**found, **lifetimes.result(), **covered.spans(report)})

@@ -31,9 +31,9 @@ from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import Covered, process_lifetimes, table_spans
-from nsys2prv.nsys.readers.base import ReadResult
+from nsys2prv.nsys.readers.base import OPTIONAL_MISSING, ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
-from nsys2prv.pipeline import early
+from nsys2prv.pipeline import early, parallel
 from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
     CACHE_DAMAGE,
@@ -336,42 +336,105 @@ def _read_batched(
 
 
 READ_AHEAD = 1  # batches of a large table read ahead in threads, each on its own connection (2: no faster
-#                on 2 cores, 0.1 GB more)
+#                on 2 cores, 0.1 GB more), where no worker process helps (``parallel.helpers``)
+
+
+def _read_range(report: Report, kind: str, lo: int, hi: int, devmap: pd.DataFrame) -> ReadResult | None:
+    """``read_kind`` of the rows of rowids [lo, hi) of ``kind``'s table."""
+    report.window = (K.BY_NAME[kind].reader.tables[0], lo, hi)
+    try:
+        return read_kind(report, kind, devmap)
+    finally:
+        report.window = None
+
+
+def _read_part(path: Path, index: int, source: str, kind: str, lo: int, hi: int, devmap: pd.DataFrame):
+    """``_read_range`` in a helper process (``parallel.helpers``), on a connection of its own."""
+    report = Report(path, index, source=source)
+    try:
+        return _read_range(report, kind, lo, hi, devmap)
+    finally:
+        report.close()
 
 
 def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
     """``read_kind`` over each rowid range, in order: the first on ``report`` (its probes are the
-    report's), the next ones read READ_AHEAD at a time in threads, each on a connection of its own
-    to the export, while the caller visits and stores the batch before (SQLite and the Arrow driver
-    run without the GIL: one large report reads on every core, as several reports do)."""
-    table = K.BY_NAME[kind].reader.tables[0]
-
-    def one(rep: Report, lo: int, hi: int) -> ReadResult | None:
-        rep.window = (table, lo, hi)
-        try:
-            return read_kind(rep, kind, devmap)
-        finally:
-            rep.window = None
-
-    yield one(report, *ranges[0])
-    if len(ranges) < 2:
+    report's), the next ones read ahead while the caller visits and stores the batch before -- by the
+    idle worker processes when this process runs the only report's stage A (``parallel.helpers``:
+    one report's reading and normalising on every core, as several reports' are; they start on the
+    next ranges while this process reads the first), else READ_AHEAD at a time in threads, each on
+    a connection of its own to the export (SQLite and the Arrow driver run without the GIL)."""
+    helped = parallel.helpers()
+    if helped is None or len(ranges) < 2:
+        yield _read_range(report, kind, *ranges[0], devmap)
+        if len(ranges) > 1:
+            yield from _threads_ahead(report, kind, ranges, devmap)
         return
+    pool = helped.pool
+    rest = _Ahead(
+        lambda k: pool.submit(_read_part, report.path, report.index, report.source, kind, *ranges[k], devmap),
+        len(ranges),
+        helped.workers,
+    )
+    try:
+        yield _read_range(report, kind, *ranges[0], devmap)
+        for res in rest:
+            yield _said_once(res)
+    finally:
+        rest.cancel()
+
+
+def _threads_ahead(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
+    """Batches 1.. of ``ranges`` read READ_AHEAD at a time in threads, each on its own connection."""
     # batch k is read on others[k % READ_AHEAD]: submitted once batch k - READ_AHEAD, its last user, is taken
     others = [Report(report.path, report.index, source=report.source) for _ in range(min(READ_AHEAD, len(ranges) - 1))]
-    pool = ThreadPoolExecutor(max_workers=len(others))
+    threads = ThreadPoolExecutor(max_workers=len(others))
     try:
-        pending = deque(pool.submit(one, others[k % len(others)], *ranges[k]) for k in range(1, 1 + len(others)))
-        k = 1 + len(others)
-        while pending:
-            res = pending.popleft().result()
-            if k < len(ranges):
-                pending.append(pool.submit(one, others[k % len(others)], *ranges[k]))
-                k += 1
-            yield res
+        rest = _Ahead(
+            lambda k: threads.submit(_read_range, others[k % len(others)], kind, *ranges[k], devmap),
+            len(ranges),
+            len(others),
+        )
+        try:
+            for res in rest:
+                yield _said_once(res)
+        finally:
+            rest.cancel()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batches being read end first)
+        threads.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batches being read end first)
         for rep in others:
             rep.close()
+
+
+def _said_once(res: ReadResult | None) -> ReadResult | None:
+    """A batch after the first, read on another connection, less the optional columns its reader found
+    missing: the first batch said them, with the whole table's rows (``readers.base``)."""
+    if res is not None:
+        res.notes = {why: n for why, n in res.notes.items() if OPTIONAL_MISSING not in why}
+    return res
+
+
+class _Ahead:
+    """The results of ``submit(k)`` for k in 1..n-1, in order (iterated), ``ahead`` of them submitted
+    from the start and batch k once batch k - ``ahead`` is taken; ``cancel``: those not started."""
+
+    def __init__(self, submit, n: int, ahead: int):
+        self.submit, self.n = submit, n
+        self.pending = deque(submit(k) for k in range(1, min(1 + ahead, n)))
+        self.k = 1 + len(self.pending)
+
+    def __iter__(self):
+        while self.pending:
+            res = self.pending.popleft().result()
+            if self.k < self.n:
+                self.pending.append(self.submit(self.k))
+                self.k += 1
+            yield res
+
+    def cancel(self) -> None:
+        for f in self.pending:
+            f.cancel()
+        self.pending.clear()
 
 
 class _Facts:

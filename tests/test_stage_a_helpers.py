@@ -143,3 +143,27 @@ def test_an_error_in_a_helpers_part_is_the_one_line_error_naming_the_report(repo
     assert str(err.value) == f"{report}: cannot read the export (database disk image is malformed)"
     assert not list(tmp_path.glob("failed*"))
     assert mp.active_children() == []
+
+
+def test_parts_are_taken_in_order_a_bounded_number_ahead():
+    """``scan._Ahead``: results in submission order, never more than ``ahead`` submitted and not taken;
+    a table stopped early lets its other ranges go (``skip``: the next table's are next), ``cancel``
+    the rest."""
+    from concurrent.futures import Future
+
+    submitted: list[int] = []
+
+    def submit(k):
+        submitted.append(k)
+        f: Future = Future()
+        f.set_result(k * 10)
+        return f
+
+    parts = scan._Ahead(submit, 7, 2)
+    assert submitted == [0, 1]
+    assert next(parts) == 0 and submitted == [0, 1, 2]
+    parts.skip(2)  # (ranges 1 and 2 let go: 3 and 4 submitted meanwhile)
+    assert submitted == [0, 1, 2, 3, 4]
+    assert [next(parts), next(parts)] == [30, 40] and submitted == [0, 1, 2, 3, 4, 5, 6]
+    parts.cancel()
+    assert list(parts) == [] and submitted == [0, 1, 2, 3, 4, 5, 6]

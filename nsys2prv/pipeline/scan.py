@@ -27,6 +27,7 @@ from nsys2prv.metrics import pop
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
@@ -228,6 +229,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
+    plans: dict[str, list[tuple[int, int]] | None] = {}  # missing kind -> its rowid ranges (None: read whole)
+    parts: _Ahead | None = None  # the ranges past each table's first, read by the helpers (``parallel.helpers``)
     results: dict = {}
     lifetimes = None
     found = None  # the lifetimes the command line's early process found (``early.lifetimes``)
@@ -240,13 +243,17 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                 readers = [K.BY_NAME[k].reader for k in missing]
                 if found is None:  # (the tables stage A reads as exported: from their rows, ``covered``)
                     lifetimes = _lifetimes_beside(sqlite, src, {r.tables[0] for r in readers if r.as_exported})
+            plans = {k: _batches(report, k) for k in missing}
+            helped = parallel.helpers()
+            if helped is not None:  # (they read while this process gathers the metadata)
+                parts = _helpers_read(report, helped, plans, device_map(report) if info is None else info.devmap)
             if info is None:
                 info = report_info(report, lifetimes=False)
         assert info is not None
         for k in kinds:
-            ranges = _batches(report, k) if k in missing and report is not None else None
+            ranges = plans.get(k) if report is not None else None
             if ranges and report is not None:
-                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered)
+                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered, parts)
                 continue
             if k in missing and report is not None:
                 res = read_kind(report, k, info.devmap)
@@ -272,6 +279,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
             cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None and t is not None})
     finally:
+        if parts is not None:
+            parts.cancel()
         if report is not None:
             report.close()
     info.source, info.index = str(src.file.input), src.index
@@ -311,14 +320,15 @@ def _read_batched(
     visit,
     devmap: pd.DataFrame,
     covered: Covered,
+    parts: _Ahead | None = None,
 ):
     """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited, added to
     the cache and to ``covered``, the tallies summed (the ReadResult, without its table; None: the
-    reader read nothing)."""
+    reader read nothing); ``parts``: the helpers' results, the ranges past the first among them."""
     total: list = []
 
     def frames():
-        with closing(_batch_results(report, kind, ranges, devmap)) as batches:
+        with closing(_batch_results(report, kind, ranges, devmap, parts)) as batches:
             for res in batches:
                 if res is None:
                     return
@@ -357,42 +367,55 @@ def _read_part(path: Path, index: int, source: str, kind: str, lo: int, hi: int,
         report.close()
 
 
-def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
+def _batch_results(
+    report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame, parts: _Ahead | None = None
+):
     """``read_kind`` over each rowid range, in order: the first on ``report`` (its probes are the
     report's), the next ones read ahead while the caller visits and stores the batch before -- by the
-    idle worker processes when this process runs the only report's stage A (``parallel.helpers``:
-    one report's reading and normalising on every core, as several reports' are; they start on the
-    next ranges while this process reads the first), else READ_AHEAD at a time in threads, each on
-    a connection of its own to the export (SQLite and the Arrow driver run without the GIL)."""
-    helped = parallel.helpers()
-    if helped is None or len(ranges) < 2:
-        yield _read_range(report, kind, *ranges[0], devmap)
-        if len(ranges) > 1:
-            yield from _threads_ahead(report, kind, ranges, devmap)
+    idle worker processes when this process runs the only report's stage A (``parts``, from
+    ``_helpers_read``: one report's reading and normalising on every core, as several reports' are),
+    else READ_AHEAD at a time in threads, each on a connection of its own to the export (SQLite and
+    the Arrow driver run without the GIL)."""
+    yield _read_range(report, kind, *ranges[0], devmap)
+    if len(ranges) < 2:
         return
+    if parts is None:
+        yield from _threads_ahead(report, kind, ranges, devmap)
+        return
+    left = len(ranges) - 1
+    try:
+        while left:
+            left -= 1
+            yield _said_once(next(parts))
+    finally:
+        parts.skip(left)  # (stopped early: this table's other ranges are not the next table's)
+
+
+def _helpers_read(
+    report: Report, helped: parallel.Helpers, plans: dict[str, list[tuple[int, int]] | None], devmap: pd.DataFrame
+) -> _Ahead:
+    """The ranges past the first of every table read in rowid ranges (``plans``, in reading order),
+    given to the helpers, as many at a time as there are (from now on: while this process reads the
+    metadata, each table's first range and the tables read whole, they read the next ranges)."""
+    todo = [(kind, lo, hi) for kind, ranges in plans.items() for lo, hi in (ranges or [])[1:]]
     pool = helped.pool
-    rest = _Ahead(
-        lambda k: pool.submit(_read_part, report.path, report.index, report.source, kind, *ranges[k], devmap),
-        len(ranges),
+    return _Ahead(
+        lambda k: pool.submit(_read_part, report.path, report.index, report.source, *todo[k], devmap),
+        len(todo),
         helped.workers,
     )
-    try:
-        yield _read_range(report, kind, *ranges[0], devmap)
-        for res in rest:
-            yield _said_once(res)
-    finally:
-        rest.cancel()
 
 
 def _threads_ahead(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
     """Batches 1.. of ``ranges`` read READ_AHEAD at a time in threads, each on its own connection."""
-    # batch k is read on others[k % READ_AHEAD]: submitted once batch k - READ_AHEAD, its last user, is taken
+    # later[k] is read on others[k % READ_AHEAD]: submitted once later[k - READ_AHEAD], its last user, is taken
     others = [Report(report.path, report.index, source=report.source) for _ in range(min(READ_AHEAD, len(ranges) - 1))]
     threads = ThreadPoolExecutor(max_workers=len(others))
     try:
+        later = ranges[1:]
         rest = _Ahead(
-            lambda k: threads.submit(_read_range, others[k % len(others)], kind, *ranges[k], devmap),
-            len(ranges),
+            lambda k: threads.submit(_read_range, others[k % len(others)], kind, *later[k], devmap),
+            len(later),
             len(others),
         )
         try:
@@ -415,21 +438,35 @@ def _said_once(res: ReadResult | None) -> ReadResult | None:
 
 
 class _Ahead:
-    """The results of ``submit(k)`` for k in 1..n-1, in order (iterated), ``ahead`` of them submitted
-    from the start and batch k once batch k - ``ahead`` is taken; ``cancel``: those not started."""
+    """The results of ``submit(k)`` for k in 0..n-1, in order (``next``), ``ahead`` of them submitted
+    from the start and k once k - ``ahead`` is taken; ``cancel``: those not started."""
 
     def __init__(self, submit, n: int, ahead: int):
         self.submit, self.n = submit, n
-        self.pending = deque(submit(k) for k in range(1, min(1 + ahead, n)))
-        self.k = 1 + len(self.pending)
+        self.pending = deque(submit(k) for k in range(min(ahead, n)))
+        self.k = len(self.pending)
 
     def __iter__(self):
-        while self.pending:
-            res = self.pending.popleft().result()
+        return self
+
+    def __next__(self):
+        if not self.pending:
+            raise StopIteration
+        res = self.pending.popleft().result()
+        if self.k < self.n:
+            self.pending.append(self.submit(self.k))
+            self.k += 1
+        return res
+
+    def skip(self, n: int) -> None:
+        """The next ``n`` results let go (cancelled when not started)."""
+        for _ in range(n):
+            if not self.pending:
+                return
+            self.pending.popleft().cancel()
             if self.k < self.n:
                 self.pending.append(self.submit(self.k))
                 self.k += 1
-            yield res
 
     def cancel(self) -> None:
         for f in self.pending:

@@ -167,3 +167,22 @@ def test_parts_are_taken_in_order_a_bounded_number_ahead():
     assert [next(parts), next(parts)] == [30, 40] and submitted == [0, 1, 2, 3, 4, 5, 6]
     parts.cancel()
     assert list(parts) == [] and submitted == [0, 1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("helped", [True, False])
+def test_a_missing_optional_column_is_said_once_for_a_table_read_in_parts(report, tmp_path, monkeypatch, helped):
+    """The CUDA calls without correlationId, read in 7 parts (by the helpers, or ahead in threads): the
+    note counts the table's 642 rows once (each part after the first counted them again)."""
+    import sqlite3
+
+    bad = tmp_path / "rank0.sqlite"
+    bad.write_bytes(report.read_bytes())
+    with sqlite3.connect(bad) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_RUNTIME RENAME COLUMN "correlationId" TO "renamed"')
+    monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
+    if not helped:
+        monkeypatch.setattr(parallel, "helpers", lambda: None)
+    _convert(bad, tmp_path / "t", tmp_path / "c", 2)
+    summary = json.loads((tmp_path / "t.summary.json").read_text())
+    why = "CUPTI_ACTIVITY_KIND_RUNTIME lacks optional column(s): correlationId (their values are not written)"
+    assert summary["categories"]["cuda_api"]["notes"] == {why: 642}

@@ -69,12 +69,12 @@ def _entry(cache: Path, src: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
 
 
-def _parts(log: Path) -> list[tuple[str, int, int, int]]:
+def _parts(log: Path) -> list[tuple[str, int | None, int | None, int]]:
+    """(kind, lo, hi, pid) of every part a helper read (lo, hi None: the whole table)."""
     if not log.exists():
         return []
-    return [
-        (k, int(lo), int(hi), int(pid)) for k, lo, hi, pid in (line.split() for line in log.read_text().splitlines())
-    ]
+    lines = (line.split() for line in log.read_text().splitlines())
+    return [(k, None if lo == "None" else int(lo), None if hi == "None" else int(hi), int(p)) for k, lo, hi, p in lines]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -118,6 +118,42 @@ def test_the_idle_workers_read_one_reports_parts_into_the_same_cache(report, tmp
             if isinstance(ta[c].dtype, pd.CategoricalDtype):
                 assert (ta[c].astype(str) == tb[c].astype(str)).all()
     assert a.kinds == b.kinds  # (the tallies: the parts' summed)
+
+
+def test_the_helpers_read_a_large_table_read_whole(report, tmp_path, monkeypatch):
+    """A table read whole of HELPED_WHOLE_ROWS rows or more (here: every one, 1 row) is read by a
+    helper, in reading order; the cache entry and the outputs are those of reading them here."""
+    here = _convert(report, tmp_path / "here", tmp_path / "c-here", 2)
+    monkeypatch.setattr(scan, "HELPED_WHOLE_ROWS", 1)
+    monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
+    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    helped = _convert(report, tmp_path / "helped", tmp_path / "c-helped", 2)
+    parts = _parts(tmp_path / "parts.log")
+    assert sorted(p[:3] for p in parts) == [("cuda_api", None, None), ("kernels", None, None), ("memcpy", None, None)]
+    assert all(p[3] != os.getpid() for p in parts)
+    assert helped == here
+    assert _entry(tmp_path / "c-helped", report) == _entry(tmp_path / "c-here", report)
+
+
+@pytest.mark.parametrize("helped", [True, False])
+def test_a_table_a_helper_cannot_read_is_counted_as_here(report, tmp_path, monkeypatch, helped):
+    """The copies without their streamId column, read whole by a helper (or here): what its reader's
+    probe found is the report's: the 300 rows counted as dropped, naming the column, the same way."""
+    import sqlite3
+
+    bad = tmp_path / "rank0.sqlite"
+    bad.write_bytes(report.read_bytes())
+    with sqlite3.connect(bad) as con:
+        con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY RENAME COLUMN "streamId" TO "renamed"')
+    monkeypatch.setattr(scan, "HELPED_WHOLE_ROWS", 1 if helped else 10**9)
+    monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
+    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    _convert(bad, tmp_path / "t", tmp_path / "c", 2)
+    assert len(_parts(tmp_path / "parts.log")) == (3 if helped else 0)
+    summary = json.loads((tmp_path / "t.summary.json").read_text())
+    memcpy = summary["categories"]["memcpy"]
+    why = "CUPTI_ACTIVITY_KIND_MEMCPY lacks column(s) the reader needs: streamId (not translated)"
+    assert memcpy["source_rows"] == 300 and memcpy["dropped"] == {why: 300}
 
 
 def test_a_warm_run_reads_no_part(report, tmp_path, monkeypatch):

@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -66,12 +65,16 @@ def _with_shared(item, fn, *args):
     return fn(item, *args, _SHARED)
 
 
-@dataclass(frozen=True)
 class Helpers:
-    """The worker processes idle while this process runs a map's only job (``Local.map(helped=True)``)."""
+    """The worker processes idle while this process runs a map's only job (``Local.map(helped=True)``):
+    forked at the first ``pool()`` (all of them: before the job starts a thread)."""
 
-    pool: ProcessPoolExecutor
-    workers: int
+    def __init__(self, local: Local):
+        self._local = local
+        self.workers = local.jobs
+
+    def pool(self) -> ProcessPoolExecutor:
+        return self._local._pool(True)
 
 
 _HELPERS: Helpers | None = None  # set while ``Local.map(helped=True)`` runs its one job here
@@ -82,10 +85,6 @@ def helpers() -> Helpers | None:
     it; an exception in a part is raised by ``result()``), or None: no local pool helps here (a worker
     process, ``Serial``, Dask, spawned workers)."""
     return _HELPERS
-
-
-def _started() -> int:
-    return os.getpid()
 
 
 class Serial:
@@ -127,12 +126,10 @@ class Local:
         return self.pool
 
     def _helped(self, fn, item, args):
-        """``fn(item, *args)`` here, the pool's workers its ``helpers``: forked (all of them, at the
-        pool's first job) before the job starts a thread or opens a file."""
+        """``fn(item, *args)`` here, the pool's workers its ``helpers`` (forked when it first gives
+        them a part, which it does before starting a thread)."""
         global _HELPERS
-        pool = self._pool(True)
-        pool.submit(_started).result()
-        _HELPERS = Helpers(pool, self.jobs)
+        _HELPERS = Helpers(self)
         try:
             return fn(item, *args)
         finally:

@@ -230,7 +230,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
     plans: dict[str, list[tuple[int, int]] | None] = {}  # missing kind -> its rowid ranges (None: read whole)
-    parts: _Ahead | None = None  # the ranges past each table's first, read by the helpers (``parallel.helpers``)
+    parts: _Ahead | None = None  # what the helpers read (``parallel.helpers``, ``_helper_parts``), in order
+    whole: set[str] = set()  # ... the kinds they read whole
     results: dict = {}
     lifetimes = None
     found = None  # the lifetimes the command line's early process found (``early.lifetimes``)
@@ -238,15 +239,18 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
+            plans = {k: _batches(report, k) for k in missing}
+            helped = parallel.helpers()
+            todo = _helper_parts(report, plans) if helped is not None else []
+            if helped is not None and todo:  # (they read while this process gathers the metadata; forked
+                devmap = device_map(report) if info is None else info.devmap  # before the thread below)
+                parts = _helpers_read(report, helped, todo, devmap)
+                whole = {k for k, lo, _ in todo if lo is None}
             if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
                 found = early.lifetimes(sqlite)
                 readers = [K.BY_NAME[k].reader for k in missing]
                 if found is None:  # (the tables stage A reads as exported: from their rows, ``covered``)
                     lifetimes = _lifetimes_beside(sqlite, src, {r.tables[0] for r in readers if r.as_exported})
-            plans = {k: _batches(report, k) for k in missing}
-            helped = parallel.helpers()
-            if helped is not None:  # (they read while this process gathers the metadata)
-                parts = _helpers_read(report, helped, plans, device_map(report) if info is None else info.devmap)
             if info is None:
                 info = report_info(report, lifetimes=False)
         assert info is not None
@@ -256,7 +260,11 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                 results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered, parts)
                 continue
             if k in missing and report is not None:
-                res = read_kind(report, k, info.devmap)
+                res = (
+                    _probed(report, next(parts))
+                    if parts is not None and k in whole
+                    else read_kind(report, k, info.devmap)
+                )
                 table = None
                 if res is not None:
                     table, res.table = res.table, None
@@ -358,13 +366,27 @@ def _read_range(report: Report, kind: str, lo: int, hi: int, devmap: pd.DataFram
         report.window = None
 
 
-def _read_part(path: Path, index: int, source: str, kind: str, lo: int, hi: int, devmap: pd.DataFrame):
-    """``_read_range`` in a helper process (``parallel.helpers``), on a connection of its own."""
+def _read_part(path: Path, index: int, source: str, kind: str, lo: int | None, hi: int | None, devmap: pd.DataFrame):
+    """``_read_range`` (``lo`` None: ``read_kind`` of the whole table) in a helper process
+    (``parallel.helpers``), on a connection of its own; with what its probes found (``_probed``)."""
     report = Report(path, index, source=source)
     try:
-        return _read_range(report, kind, lo, hi, devmap)
+        res = read_kind(report, kind, devmap) if lo is None or hi is None else _read_range(report, kind, lo, hi, devmap)
+        return res, report.missing_columns, report.probed_ok
     finally:
         report.close()
+
+
+def _probed(report: Report, part) -> ReadResult | None:
+    """A helper's whole table, its probes' findings added to ``report``'s (``Report.unreadable``)."""
+    res, missing, ok = part
+    for table, cols in missing.items():
+        report.missing_columns.setdefault(table, set()).update(cols)
+    report.probed_ok.update(ok)
+    return res
+
+
+HELPED_WHOLE_ROWS = BATCH_ROWS // 4  # a table read whole this large is read by a helper (fewer: here)
 
 
 def _batch_results(
@@ -386,24 +408,40 @@ def _batch_results(
     try:
         while left:
             left -= 1
-            yield _said_once(next(parts))
+            yield _said_once(next(parts)[0])
     finally:
         parts.skip(left)  # (stopped early: this table's other ranges are not the next table's)
 
 
+def _helper_parts(
+    report: Report, plans: dict[str, list[tuple[int, int]] | None]
+) -> list[tuple[str, int | None, int | None]]:
+    """What the helpers read of the missing kinds (``plans``, in reading order), as (kind, lo, hi):
+    the rowid ranges past the first of each table read in ranges, and whole (lo, hi None) the tables
+    of a row-by-row reader (``Kind.batched``: tables no other kind reads) of HELPED_WHOLE_ROWS rows
+    or more that are read whole."""
+    todo: list[tuple[str, int | None, int | None]] = []
+    for kind, ranges in plans.items():
+        if ranges:
+            todo += [(kind, lo, hi) for lo, hi in ranges[1:]]
+        elif K.BY_NAME[kind].batched and report.count(K.BY_NAME[kind].reader.tables[0]) >= HELPED_WHOLE_ROWS:
+            todo.append((kind, None, None))
+    return todo
+
+
 def _helpers_read(
-    report: Report, helped: parallel.Helpers, plans: dict[str, list[tuple[int, int]] | None], devmap: pd.DataFrame
+    report: Report, helped: parallel.Helpers, todo: list[tuple[str, int | None, int | None]], devmap: pd.DataFrame
 ) -> _Ahead:
-    """The ranges past the first of every table read in rowid ranges (``plans``, in reading order),
-    given to the helpers, as many at a time as there are (from now on: while this process reads the
-    metadata, each table's first range and the tables read whole, they read the next ranges)."""
-    todo = [(kind, lo, hi) for kind, ranges in plans.items() for lo, hi in (ranges or [])[1:]]
-    pool = helped.pool
-    return _Ahead(
-        lambda k: pool.submit(_read_part, report.path, report.index, report.source, *todo[k], devmap),
-        len(todo),
-        helped.workers,
-    )
+    """``todo`` (``_helper_parts``) given to the helpers, as many at a time as there are, from now on:
+    while this process reads the metadata, each table's first range and the tables read here, they
+    read the next parts."""
+    pool = helped.pool()
+
+    def submit(k: int):
+        kind, lo, hi = todo[k]
+        return pool.submit(_read_part, report.path, report.index, report.source, kind, lo, hi, devmap)
+
+    return _Ahead(submit, len(todo), helped.workers)
 
 
 def _threads_ahead(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):

@@ -432,7 +432,7 @@ def _helper_parts(
 def _helpers_read(
     report: Report, helped: parallel.Helpers, todo: list[tuple[str, int | None, int | None]], devmap: pd.DataFrame
 ) -> _Ahead:
-    """``todo`` (``_helper_parts``) given to the helpers, as many at a time as there are, from now on:
+    """``todo`` (``_helper_parts``) given to the helpers, one more at a time than there are, from now on:
     while this process reads the metadata, each table's first range and the tables read here, they
     read the next parts."""
     pool = helped.pool()
@@ -441,7 +441,7 @@ def _helpers_read(
         kind, lo, hi = todo[k]
         return pool.submit(_read_part, report.path, report.index, report.source, kind, lo, hi, devmap)
 
-    return _Ahead(submit, len(todo), helped.workers)
+    return _Ahead(submit, len(todo), helped.workers + 1)  # (one waiting: a helper done goes on at once)
 
 
 def _threads_ahead(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):

@@ -1,6 +1,6 @@
 """One report's stage A on every core: while the main process runs the only report's stage A, the
 idle worker processes read its large tables' rowid ranges (``parallel.helpers``,
-``scan._batch_results``); the main process visits and stores them in order.  The cached tables are
+``read_ahead.batch_results``); the main process visits and stores them in order.  The cached tables are
 those of one process reading them (byte for byte), the outputs those of reading them whole."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from test_slices import build
 from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
 from nsys2prv.nsys.cache import TableCache
-from nsys2prv.pipeline import convert, parallel, scan
+from nsys2prv.pipeline import convert, parallel, read_ahead, scan
 
 BATCH = 97  # rows a part (forced small)
 # each batched table's rowid ranges past the first (the main process reads the first of each table):
@@ -26,12 +26,12 @@ HELPED = {"cuda_api": 6, "kernels": 3, "memcpy": 3}
 
 _LOG = "N2P_TEST_PARTS_LOG"
 _PARENT = os.getpid()
-_real_read_part = scan._read_part
-_real_read_kind = scan.read_kind
+_real_read_part = read_ahead._read_part
+_real_read_kind = read_ahead.read_kind
 
 
 def _logged_part(path, index, source, kind, lo, hi, devmap):
-    """``scan._read_part``, noting which process read which range (a helper runs it: a forked worker)."""
+    """``read_ahead._read_part``, noting which process read which range (a helper runs it: a forked worker)."""
     with open(os.environ[_LOG], "a") as fh:
         fh.write(f"{kind} {lo} {hi} {os.getpid()}\n")
     return _real_read_part(path, index, source, kind, lo, hi, devmap)
@@ -86,7 +86,7 @@ def test_the_idle_workers_read_one_reports_parts_into_the_same_cache(report, tmp
     whole = _convert(report, tmp_path / "whole", tmp_path / "c-whole", jobs)
     monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
     monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
-    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    monkeypatch.setattr(read_ahead, "_read_part", _logged_part)
     helped = _convert(report, tmp_path / "helped", tmp_path / "c-helped", jobs)
     parts = _parts(tmp_path / "parts.log")
     (tmp_path / "parts.log").unlink()
@@ -124,9 +124,9 @@ def test_the_helpers_read_a_large_table_read_whole(report, tmp_path, monkeypatch
     """A table read whole of HELPED_WHOLE_ROWS rows or more (here: every one, 1 row) is read by a
     helper, in reading order; the cache entry and the outputs are those of reading them here."""
     here = _convert(report, tmp_path / "here", tmp_path / "c-here", 2)
-    monkeypatch.setattr(scan, "HELPED_WHOLE_ROWS", 1)
+    monkeypatch.setattr(read_ahead, "HELPED_WHOLE_ROWS", 1)
     monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
-    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    monkeypatch.setattr(read_ahead, "_read_part", _logged_part)
     helped = _convert(report, tmp_path / "helped", tmp_path / "c-helped", 2)
     parts = _parts(tmp_path / "parts.log")
     assert sorted(p[:3] for p in parts) == [("cuda_api", None, None), ("kernels", None, None), ("memcpy", None, None)]
@@ -145,9 +145,9 @@ def test_a_table_a_helper_cannot_read_is_counted_as_here(report, tmp_path, monke
     bad.write_bytes(report.read_bytes())
     with sqlite3.connect(bad) as con:
         con.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY RENAME COLUMN "streamId" TO "renamed"')
-    monkeypatch.setattr(scan, "HELPED_WHOLE_ROWS", 1 if helped else 10**9)
+    monkeypatch.setattr(read_ahead, "HELPED_WHOLE_ROWS", 1 if helped else 10**9)
     monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
-    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    monkeypatch.setattr(read_ahead, "_read_part", _logged_part)
     _convert(bad, tmp_path / "t", tmp_path / "c", 2)
     assert len(_parts(tmp_path / "parts.log")) == (3 if helped else 0)
     summary = json.loads((tmp_path / "t.summary.json").read_text())
@@ -160,7 +160,7 @@ def test_a_warm_run_reads_no_part(report, tmp_path, monkeypatch):
     """A cached report is not read again: no part goes to the helpers."""
     monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
     monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
-    monkeypatch.setattr(scan, "_read_part", _logged_part)
+    monkeypatch.setattr(read_ahead, "_read_part", _logged_part)
     cold = _convert(report, tmp_path / "cold", tmp_path / "c", 2)
     assert len(_parts(tmp_path / "parts.log")) == sum(HELPED.values())
     (tmp_path / "parts.log").unlink()
@@ -172,7 +172,7 @@ def test_an_error_in_a_helpers_part_is_the_one_line_error_naming_the_report(repo
     """A part failing in a helper process fails the conversion with the reader's one-line error naming
     the report (raised again in the main process), writes no output and leaves no process behind."""
     monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
-    monkeypatch.setattr(scan, "read_kind", _failing_read_kind)
+    monkeypatch.setattr(read_ahead, "read_kind", _failing_read_kind)
     out = tmp_path / "failed"
     with pytest.raises(UserError) as err:
         _convert(report, out, tmp_path / "c", 2)
@@ -182,7 +182,7 @@ def test_an_error_in_a_helpers_part_is_the_one_line_error_naming_the_report(repo
 
 
 def test_parts_are_taken_in_order_a_bounded_number_ahead():
-    """``scan._Ahead``: results in submission order, never more than ``ahead`` submitted and not taken;
+    """``read_ahead.Ahead``: results in submission order, never more than ``ahead`` submitted and not taken;
     a table stopped early lets its other ranges go (``skip``: the next table's are next), ``cancel``
     the rest."""
     from concurrent.futures import Future
@@ -195,7 +195,7 @@ def test_parts_are_taken_in_order_a_bounded_number_ahead():
         f.set_result(k * 10)
         return f
 
-    parts = scan._Ahead(submit, 7, 2)
+    parts = read_ahead.Ahead(submit, 7, 2)
     assert submitted == [0, 1]
     assert next(parts) == 0 and submitted == [0, 1, 2]
     parts.skip(2)  # (ranges 1 and 2 let go: 3 and 4 submitted meanwhile)

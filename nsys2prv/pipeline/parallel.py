@@ -69,12 +69,11 @@ class Helpers:
     """The worker processes idle while this process runs a map's only job (``Local.map(helped=True)``):
     forked at the first ``pool()`` (all of them: before the job starts a thread)."""
 
-    def __init__(self, local: Local):
-        self._local = local
-        self.workers = local.jobs
+    def __init__(self, pool, workers: int):
+        self._start, self.workers = pool, workers
 
     def pool(self) -> ProcessPoolExecutor:
-        return self._local._pool(True)
+        return self._start()
 
 
 _HELPERS: Helpers | None = None  # set while ``Local.map(helped=True)`` runs its one job here
@@ -129,7 +128,7 @@ class Local:
         """``fn(item, *args)`` here, the pool's workers its ``helpers`` (forked when it first gives
         them a part, which it does before starting a thread)."""
         global _HELPERS
-        _HELPERS = Helpers(self)
+        _HELPERS = Helpers(lambda: self._pool(True), self.jobs)
         try:
             return fn(item, *args)
         finally:

@@ -51,7 +51,7 @@ def probed(report: Report, part) -> ReadResult | None:
     return res
 
 
-HELPED_WHOLE_ROWS = 125_000  # a table read whole this large is read by a helper (fewer: here)
+HELPED_WHOLE_ROWS = 125_000  # a table read whole this large (a quarter of a batch) is read by a helper (fewer: here)
 
 
 def batch_results(

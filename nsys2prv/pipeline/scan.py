@@ -228,10 +228,9 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
     plans: dict[str, list[tuple[int, int]] | None] = {}  # missing kind -> its rowid ranges (None: read whole)
-    parts: read_ahead.Ahead | None = (
-        None  # what the helpers read (``parallel.helpers``, ``read_ahead.helper_parts``), in order
-    )
-    whole: set[str] = set()  # ... the kinds they read whole
+    # what the helpers read (``parallel.helpers``, ``read_ahead.helper_parts``), in order; the kinds read whole
+    parts: read_ahead.Ahead | None = None
+    whole: set[str] = set()
     results: dict = {}
     lifetimes = None
     found = None  # the lifetimes the command line's early process found (``early.lifetimes``)

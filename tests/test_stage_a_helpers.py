@@ -222,3 +222,27 @@ def test_a_missing_optional_column_is_said_once_for_a_table_read_in_parts(report
     summary = json.loads((tmp_path / "t.summary.json").read_text())
     why = "CUPTI_ACTIVITY_KIND_RUNTIME lacks optional column(s): correlationId (their values are not written)"
     assert summary["categories"]["cuda_api"]["notes"] == {why: 642}
+
+
+def test_a_signal_while_the_helpers_read_stops_them_all(report, tmp_path, monkeypatch):
+    """A SIGTERM (``Interrupted``, raised in the main thread by the command line's handler) while the
+    helpers read: the conversion stops, writes nothing, and no helper is left."""
+    import signal
+
+    from nsys2prv.core.errors import Interrupted
+
+    taken = []
+
+    def interrupted(res):
+        taken.append(res)
+        if len(taken) == 2:  # (the helpers have parts in hand: one more submitted than there are)
+            raise Interrupted(signal.SIGTERM)
+        return res
+
+    monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
+    monkeypatch.setattr(read_ahead, "_said_once", interrupted)
+    with pytest.raises(Interrupted):
+        _convert(report, tmp_path / "stopped", tmp_path / "c", 2)
+    assert len(taken) == 2
+    assert not list(tmp_path.glob("stopped*"))
+    assert mp.active_children() == []

@@ -357,16 +357,18 @@ def write_batches(frames, fh) -> list[str]:
     ([] and nothing written when there was no frame)."""
     writer = schema = None
     with _arrow_sink(fh) as sink:
-        for df in frames:
-            table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
-            if writer is None:
-                schema = table.schema
-                writer = pq.ParquetWriter(sink, schema, **_options(schema))
-            else:
-                table = table.cast(schema)
-            writer.write_table(table, row_group_size=ROW_GROUP)
-        if writer is not None:
-            writer.close()
+        try:
+            for df in frames:
+                table = _wide_dictionaries(pa.Table.from_pandas(df, preserve_index=False))
+                if writer is None:
+                    schema = table.schema
+                    writer = pq.ParquetWriter(sink, schema, **_options(schema))
+                else:
+                    table = table.cast(schema)
+                writer.write_table(table, row_group_size=ROW_GROUP)
+        finally:  # (a frame that failed to come: the writer closed before its file, the file then removed)
+            if writer is not None:
+                writer.close()
     if schema is None:
         raise _NoRows(fh)
     return list(schema.names)

@@ -65,11 +65,32 @@ def _with_shared(item, fn, *args):
     return fn(item, *args, _SHARED)
 
 
+class Helpers:
+    """The worker processes idle while this process runs a map's only job (``Local.map(helped=True)``):
+    forked at the first ``pool()`` (all of them: before the job starts a thread)."""
+
+    def __init__(self, pool, workers: int):
+        self._start, self.workers = pool, workers
+
+    def pool(self) -> ProcessPoolExecutor:
+        return self._start()
+
+
+_HELPERS: Helpers | None = None  # set while ``Local.map(helped=True)`` runs its one job here
+
+
+def helpers() -> Helpers | None:
+    """The idle workers this process may hand parts of its job to (the futures' results come back in
+    it; an exception in a part is raised by ``result()``), or None: no local pool helps here (a worker
+    process, ``Serial``, Dask, spawned workers)."""
+    return _HELPERS
+
+
 class Serial:
     name = "serial"
     progress = False
 
-    def map(self, fn, items, *args, desc: str = "", shared=None):
+    def map(self, fn, items, *args, desc: str = "", shared=None, helped: bool = False):
         items = list(items)
         bar = _bar(len(items), desc, self.progress)
         extra = (shared,) if shared is not None else ()
@@ -95,7 +116,26 @@ class Local:
         self._workers: list[BaseProcess] = []
         self.name = f"{jobs} local processes"
 
-    def map(self, fn, items, *args, desc: str = "", shared=None):
+    def _pool(self, fork: bool) -> ProcessPoolExecutor:
+        if self.pool is None:
+            ctx = mp.get_context("fork" if fork else "spawn")
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)
+            )
+        return self.pool
+
+    def _helped(self, fn, item, args):
+        """``fn(item, *args)`` here, the pool's workers its ``helpers`` (forked when it first gives
+        them a part, which it does before starting a thread)."""
+        global _HELPERS
+        _HELPERS = Helpers(lambda: self._pool(True), self.jobs)
+        try:
+            return fn(item, *args)
+        finally:
+            _HELPERS = None
+
+    def map(self, fn, items, *args, desc: str = "", shared=None, helped: bool = False):
+        """``helped``: a map of one job runs it here with the pool's workers as its ``helpers``."""
         global _SHARED
         items = list(items)
         fork = can_fork()
@@ -107,14 +147,12 @@ class Local:
                 # thread of the old pool may run while forking)
                 _SHARED = shared
                 fn, args = _with_shared, (fn, *args)
+        if len(items) == 1 and helped and fork and shared is None:
+            return [self._helped(fn, items[0], args)]
         if len(items) <= 1:
             return [fn(it, *args) for it in items]
-        if self.pool is None:
-            ctx = mp.get_context("fork" if fork else "spawn")
-            self.pool = ProcessPoolExecutor(
-                max_workers=self.jobs, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)
-            )
-        futures = [self.pool.submit(fn, it, *args) for it in items]
+        pool = self._pool(fork)
+        futures = [pool.submit(fn, it, *args) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         for f in as_completed(futures):
             f.result()
@@ -170,7 +208,7 @@ class Dask:
 
     progress = False
 
-    def map(self, fn, items, *args, desc: str = "", shared=None):
+    def map(self, fn, items, *args, desc: str = "", shared=None, helped: bool = False):
         if shared is not None:
             args = (*args, self.client.scatter(shared, broadcast=True))
         futures = [self.client.submit(fn, it, *args, pure=False) for it in items]
@@ -189,7 +227,7 @@ class Dask:
             self.client = None
 
 
-Executor = Serial | Local | Dask  # one interface: map(fn, items, *args, desc, shared), close(final=...)
+Executor = Serial | Local | Dask  # one interface: map(fn, items, *args, desc, shared, helped), close(final=...)
 
 
 def executor(jobs: int | None = None, dask: str | None = None, progress: bool = False) -> Executor:

@@ -145,7 +145,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
 
     # -- A: per report, read (or load the cache) -> small metadata -------------------------------
     early.take()  # (the command line's early lifetimes, before the workers fork: they inherit them)
-    scans = ex.map(scan.scan_for_stage_b, sources, cfg.filter_nvtx, desc="read")
+    scans = ex.map(scan.scan_for_stage_b, sources, cfg.filter_nvtx, desc="read", helped=True)
     infos = [s.info for s in scans]
     report.name_unknown_hosts(infos)
     tick("A: read/scan")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
-from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
@@ -27,13 +26,13 @@ from nsys2prv.metrics import pop
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
 from nsys2prv.nsys.database import Report
+from nsys2prv.nsys.devices import device_map
 from nsys2prv.nsys.export import BESIDE, beside_note
 from nsys2prv.nsys.identity import Identity
 from nsys2prv.nsys.ids import pid_of, tid_of
 from nsys2prv.nsys.lifetimes import Covered, activity_tables, process_lifetimes, table_spans
-from nsys2prv.nsys.readers.base import ReadResult
 from nsys2prv.nsys.readers.mpi import RawMpi, read_p2p
-from nsys2prv.pipeline import early
+from nsys2prv.pipeline import early, parallel, read_ahead
 from nsys2prv.pipeline.lanes import LANE_COLUMNS, lane_tag, launch_kinds, launch_tag, stream_lanes, stream_part
 from nsys2prv.pipeline.report import (
     CACHE_DAMAGE,
@@ -232,6 +231,10 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
+    plans: dict[str, list[tuple[int, int]] | None] = {}  # missing kind -> its rowid ranges (None: read whole)
+    # what the helpers read (``parallel.helpers``, ``read_ahead.helper_parts``), in order; the kinds read whole
+    parts: read_ahead.Ahead | None = None
+    whole: set[str] = set()
     results: dict = {}
     lifetimes = None  # the spans of the tables scanned beside the reading (None: no lifetimes to find)
     found: dict = {}  # the spans the command line's early process found (``early.spans``)
@@ -240,6 +243,13 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
+            plans = {k: _batches(report, k) for k in missing}
+            helped = parallel.helpers()
+            todo = read_ahead.helper_parts(report, plans) if helped is not None else []
+            if helped is not None and todo:  # (they read while this process gathers the metadata; forked
+                devmap = device_map(report) if info is None else info.devmap  # before the thread below)
+                parts = read_ahead.helpers_read(report, helped, todo, devmap)
+                whole = {k for k, lo, _ in todo if lo is None}
             if info is None or info.lifetimes is None:  # (also: metadata cached before lifetimes existed)
                 found = early.spans(sqlite) or {}
                 later = early.pending(sqlite)  # (the early process scans on: the rest of them once read)
@@ -253,12 +263,16 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                 info = report_info(report, lifetimes=False)
         assert info is not None
         for k in kinds:
-            ranges = _batches(report, k) if k in missing and report is not None else None
+            ranges = plans.get(k) if report is not None else None
             if ranges and report is not None:
-                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered)
+                results[k] = _read_batched(report, k, ranges, cache, visit, info.devmap, covered, parts)
                 continue
             if k in missing and report is not None:
-                res = read_kind(report, k, info.devmap)
+                res = (
+                    read_ahead.probed(report, next(parts))
+                    if parts is not None and k in whole
+                    else read_kind(report, k, info.devmap)
+                )
                 table = None
                 if res is not None:
                     table, res.table = res.table, None
@@ -281,6 +295,8 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             cache.store(info, {k: (None, t) for k, t in fresh.items() if results[k] is None})
             cache.set_tallies({k: t for k, t in fresh.items() if results[k] is not None and t is not None})
     finally:
+        if parts is not None:
+            parts.cancel()
         if report is not None:
             report.close()
     info.source, info.index = str(src.file.input), src.index
@@ -320,14 +336,15 @@ def _read_batched(
     visit,
     devmap: pd.DataFrame,
     covered: Covered,
+    parts: read_ahead.Ahead | None = None,
 ):
     """``kind``'s table read (``read_kind``) a rowid range at a time: each batch visited, added to
     the cache and to ``covered``, the tallies summed (the ReadResult, without its table; None: the
-    reader read nothing)."""
+    reader read nothing); ``parts``: the helpers' results, the ranges past the first among them."""
     total: list = []
 
     def frames():
-        with closing(_batch_results(report, kind, ranges, devmap)) as batches:
+        with closing(read_ahead.batch_results(report, kind, ranges, devmap, parts)) as batches:
             for res in batches:
                 if res is None:
                     return
@@ -342,45 +359,6 @@ def _read_batched(
 
     cache.store_batches(kind, frames(), lambda: tally_of(total[0]))
     return total[0] if total else None
-
-
-READ_AHEAD = 1  # batches of a large table read ahead in threads, each on its own connection (2: no faster
-#                on 2 cores, 0.1 GB more)
-
-
-def _batch_results(report: Report, kind: str, ranges: list[tuple[int, int]], devmap: pd.DataFrame):
-    """``read_kind`` over each rowid range, in order: the first on ``report`` (its probes are the
-    report's), the next ones read READ_AHEAD at a time in threads, each on a connection of its own
-    to the export, while the caller visits and stores the batch before (SQLite and the Arrow driver
-    run without the GIL: one large report reads on every core, as several reports do)."""
-    table = K.BY_NAME[kind].reader.tables[0]
-
-    def one(rep: Report, lo: int, hi: int) -> ReadResult | None:
-        rep.window = (table, lo, hi)
-        try:
-            return read_kind(rep, kind, devmap)
-        finally:
-            rep.window = None
-
-    yield one(report, *ranges[0])
-    if len(ranges) < 2:
-        return
-    # batch k is read on others[k % READ_AHEAD]: submitted once batch k - READ_AHEAD, its last user, is taken
-    others = [Report(report.path, report.index, source=report.source) for _ in range(min(READ_AHEAD, len(ranges) - 1))]
-    pool = ThreadPoolExecutor(max_workers=len(others))
-    try:
-        pending = deque(pool.submit(one, others[k % len(others)], *ranges[k]) for k in range(1, 1 + len(others)))
-        k = 1 + len(others)
-        while pending:
-            res = pending.popleft().result()
-            if k < len(ranges):
-                pending.append(pool.submit(one, others[k % len(others)], *ranges[k]))
-                k += 1
-            yield res
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # (stopped early: the batches being read end first)
-        for rep in others:
-            rep.close()
 
 
 class _Facts:

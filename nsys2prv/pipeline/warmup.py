@@ -148,6 +148,7 @@ def _compile(names: list[str], send, parent: int) -> None:
     sys.modules.setdefault("scipy.linalg", None)  # type: ignore[arg-type]
     try:
         probes, done = _precompiled_probes(), 0
+        # (here: importing it loads numba, after the BLAS probe is blocked above)
         from nsys2prv.core.jit import lean_lowerings
 
         lean_lowerings()  # (this process compiles these kernels and nothing else)

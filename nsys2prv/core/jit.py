@@ -30,7 +30,7 @@ and nothing else: ``lean_lowerings`` has numba load only the implementations the
 cffi (numba's first compilation otherwise imports some 80 modules of it: random numbers,
 polynomials, typed containers, cffi's C parser); a kernel that does not compile so is compiled
 again with all of numba's (``Kernel.compile``).  Kernels have no C callback wrapper
-(``no_cfunc_wrapper``: nsys2prv calls them from Python only).  The same machine code, 15 % less
+(``no_cfunc_wrapper``: nsys2prv calls them from Python only).  The same machine code, 7-11 % less
 CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
 """
 

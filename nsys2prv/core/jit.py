@@ -30,8 +30,9 @@ and nothing else: ``lean_lowerings`` has numba load only the implementations the
 cffi (numba's first compilation otherwise imports some 80 modules of it: random numbers,
 polynomials, typed containers, cffi's C parser); a kernel that does not compile so is compiled
 again with all of numba's (``Kernel.compile``).  Kernels have no C callback wrapper
-(``no_cfunc_wrapper``: nsys2prv calls them from Python only).  The same machine code, 7-11 % less
-CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
+(``no_cfunc_wrapper``: nsys2prv calls them from Python only) and are compiled without numba's IR
+rewrites (``no_rewrites``: the mode numba itself falls back to when a rewrite fails; other machine
+code, no slower).  In all, 12-17 % less CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
 """
 
 from __future__ import annotations
@@ -220,7 +221,9 @@ def _keep_call_types() -> None:
     base.get_call_type = get_call_type
 
 
-_KERNEL_OPTIONS: dict[str, Any] = {"no_cfunc_wrapper": True}  # (called from Python only: no C callback)
+# kernels: called from Python only (no C callback wrapper); numba's IR rewrites off (numba's own
+# fallback mode: 4-6 % less CPU to compile the three a first run needs, the kernels no slower)
+_KERNEL_OPTIONS: dict[str, Any] = {"no_cfunc_wrapper": True, "no_rewrites": True}
 
 
 class Kernel:

@@ -32,7 +32,7 @@ polynomials, typed containers, cffi's C parser); a kernel that does not compile 
 again with all of numba's (``Kernel.compile``).  Kernels have no C callback wrapper
 (``no_cfunc_wrapper``: nsys2prv calls them from Python only) and are compiled without numba's IR
 rewrites (``no_rewrites``: the mode numba itself falls back to when a rewrite fails; other machine
-code, no slower).  In all, 12-17 % less CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
+code, no slower).  In all, 16-20 % less CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """``core.jit.compiling``: numba's compiler made cheaper for nsys2prv's kernels makes the same code
 (LLVM IR and machine code), keeps what it keeps only while a kernel compiles, and leaves the
-garbage collector as it found it."""
+garbage collector and numba's error messages as it found them; ``lean_lowerings`` (the background
+compiler: fewer of numba's implementations, no cffi) makes the same code too, and a kernel needing
+more compiles all the same."""
 
 from __future__ import annotations
 
@@ -15,19 +17,23 @@ from conftest import ROOT
 
 from nsys2prv.core import jit
 
-# compiles _sweep and _format_compact on their warm-up probes with an empty cache, inside
-# ``compiling`` (Kernel.compile) or with numba alone (the dispatcher), and prints the code's digests
+# compiles the PRECOMPILED kernels on their warm-up probes with an empty cache, inside ``compiling``
+# (Kernel.compile), also with ``lean_lowerings`` (as the background compiler does), or with numba alone
+# (the dispatcher), and prints the code's digests and whether numba's random numbers and cffi were loaded
 _CODE = """
 import hashlib, json, sys
+from nsys2prv.core import jit
 from nsys2prv.pipeline import warmup
+probes = warmup._precompiled_probes()
+if sys.argv[1] == "lean":
+    jit.lean_lowerings()
 out = {}
-for k, args in warmup._precompiled_probes():
-    if k.__name__ == "_paint":
-        continue
-    (k.compile if sys.argv[1] == "cheaper" else k.compiled)(*args)
+for k, args in probes:
+    (k.compiled if sys.argv[1] == "numba" else k.compile)(*args)
     (sig,) = k.compiled.signatures
     digest = lambda text: hashlib.sha256(text.encode()).hexdigest()
     out[k.__name__] = [digest(k.compiled.inspect_llvm(sig)), digest(k.compiled.inspect_asm(sig))]
+out["loaded"] = ["numba.np.random" in sys.modules, sys.modules.get("cffi", 0) is not None]
 print(json.dumps(out))
 """
 
@@ -43,9 +49,46 @@ def _digests(tmp_path, how: str) -> dict:
 
 
 def test_kernels_compiled_inside_compiling_are_the_same_code_as_numbas_own(tmp_path):
-    cheaper, numba_own = _digests(tmp_path, "cheaper"), _digests(tmp_path, "numba")
-    assert sorted(cheaper) == ["_format_compact", "_sweep"]
-    assert cheaper == numba_own
+    cheaper, lean, numba_own = (_digests(tmp_path, how) for how in ("cheaper", "lean", "numba"))
+    assert sorted(cheaper) == ["_format_compact", "_paint", "_sweep", "loaded"]
+    assert cheaper == numba_own and numba_own["loaded"] == [True, True]  # (numba's own: all of it)
+    assert lean.pop("loaded") == [False, False]  # (lean: neither numba's random numbers nor cffi)
+    numba_own.pop("loaded")
+    assert lean == numba_own
+
+
+_SORT_SUM = """
+import numpy as np
+
+def sort_sum(a):
+    return np.sort(a)[0] + a.sum()
+"""
+
+_FALLBACK = """
+import sys
+import numpy as np
+from nsys2prv.core import jit
+from sort_sum import sort_sum
+
+k = jit.Kernel(sort_sum, 0)
+jit.lean_lowerings()
+before = ["numba.np.arraymath" in sys.modules, sys.modules.get("cffi", 0) is None]
+out = k.compile(np.array([3, 1, 2], np.int64))
+print(before, int(out), "numba.np.arraymath" in sys.modules, jit._numba_loads, sys.modules.get("cffi", 0) is None)
+"""
+
+
+def test_a_kernel_needing_more_than_the_lean_lowerings_compiles_with_all_of_numbas(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NSYS2PRV_KERNELS"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    (tmp_path / "sort_sum.py").write_text(_SORT_SUM)
+    res = subprocess.run(
+        [sys.executable, "-c", _FALLBACK], env=env, capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert res.returncode == 0, res.stderr
+    # lean: np.sort's implementation (numba.np.arraymath) not loaded, cffi blocked; then all of numba's
+    assert res.stdout.split("\n")[0] == "[False, True] 7 True None False"
 
 
 def test_compiling_keeps_call_types_only_inside_and_restores_the_collector():
@@ -74,6 +117,7 @@ def test_compiling_keeps_call_types_only_inside_and_restores_the_collector():
 
 def test_a_resolution_that_fails_raises_as_numbas_own_and_is_not_kept():
     from numba import njit
+    from numba.core import errors
     from numba.core.errors import TypingError
 
     def bad(a):
@@ -88,6 +132,7 @@ def test_a_resolution_that_fails_raises_as_numbas_own_and_is_not_kept():
                 njit(bad)(np.arange(3))
         except TypingError as e:
             assert "add" in str(e) or "+" in str(e)
+            assert ("\x1b[" in str(e)) is not inside  # (inside: plain text, without colorama's markup)
         else:
             raise AssertionError("typed an array plus a string")
-    assert jit._call_types == {}
+    assert jit._call_types == {} and "_markup" not in vars(errors.termcolor())

@@ -21,7 +21,18 @@ kernel anew (``a + b`` on two int64 tries every template of ``+`` until one fits
 message for each that does not), so the types of an operation are kept for its next occurrences in
 the same compilation; and the garbage collector waits until the compilation has ended (numba's
 compiler makes many objects, none of them garbage for long).  Both cut the CPU of compiling the
-kernels a first run needs by about a quarter (BENCHMARKS.md, "Issue 40, third stop").
+kernels a first run needs by about a quarter (BENCHMARKS.md, "Issue 40, third stop").  Inside it
+numba's error messages are plain text: numba builds one (highlighted through colorama, which
+costs more than the rest) for every template that does not fit an operation's types.
+
+The background compiler (``pipeline/warmup.py``) compiles the kernels every large conversion runs
+and nothing else: ``lean_lowerings`` has numba load only the implementations they use, without
+cffi (numba's first compilation otherwise imports some 80 modules of it: random numbers,
+polynomials, typed containers, cffi's C parser); a kernel that does not compile so is compiled
+again with all of numba's (``Kernel.compile``).  Kernels have no C callback wrapper
+(``no_cfunc_wrapper``: nsys2prv calls them from Python only) and are compiled without numba's IR
+rewrites (``no_rewrites``: the mode numba itself falls back to when a rewrite fails; other machine
+code, no slower).  In all, 16-20 % less CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ from nsys2prv.core.numba_import import import_numba
 import_numba()  # (first: numba's start-up without SciPy and PyYAML)
 
 from numba import njit
-from numba.core import caching, targetconfig
+from numba.core import caching, cpu, errors, targetconfig
 from numba.core.registry import CPUDispatcher
 from numba.core.types import functions
 
@@ -89,6 +100,12 @@ _lock = threading.Lock()
 _gc_was_enabled = True
 _call_types: dict = {}  # (function type, typing context, argument types, flags' id) -> signature
 _flags_alive: list = []  # (the flags whose ids are in _call_types' keys, alive while they are)
+_numba_loads: Any = None  # numba's own CPUContext.load_additional_registries while ``lean_lowerings`` replaces it
+_cffi_blocked = False
+
+
+def _plain(msg, *_style):
+    return msg
 
 
 @contextmanager
@@ -102,6 +119,7 @@ def compiling():
         if _depth == 0:
             _gc_was_enabled = gc.isenabled()
             gc.disable()
+            _plain_messages(True)
         _depth += 1
     try:
         yield
@@ -111,8 +129,64 @@ def compiling():
             if _depth == 0:
                 _call_types.clear()
                 _flags_alive.clear()
+                _plain_messages(False)
                 if _gc_was_enabled:
                     gc.enable()
+
+
+def _plain_messages(on: bool) -> None:
+    """numba's error messages as plain text (on) or highlighted again (its colour scheme's markup;
+    where numba has none, colorama missing, or names it otherwise: left alone)."""
+    scheme = errors.termcolor()
+    if not hasattr(type(scheme), "_markup"):
+        return
+    if on:
+        setattr(scheme, "_markup", _plain)  # (an attribute of this instance: its class's again when removed)
+    else:
+        vars(scheme).pop("_markup", None)
+
+
+def lean_lowerings() -> None:
+    """For a process compiling nsys2prv's kernels and nothing else (the background compiler):
+    numba's CPU target loads only the implementations of what the kernels do (integers, ranges,
+    tuples, slices, arrays: numba's ``builtins``, ``numbers``, ``rangeobj``, ``slicing``,
+    ``tupleobj``, ``iterators``, ``arrayobj``) instead of all of them, and cffi is not importable
+    (as where it is not installed: no kernel calls a C function through it).  The kernels' code is
+    the same (tests/test_jit_compiling.py); one that needs more is compiled again after
+    ``all_lowerings``.  Where numba's names differ, its own way is kept."""
+    global _numba_loads, _cffi_blocked
+    own = getattr(cpu.CPUContext, "load_additional_registries", None)
+    if _numba_loads is not None or own is None or rtsys is None:
+        return
+
+    def load_additional_registries(self):
+        rtsys.initialize(self)  # (as numba's own, first)
+        # implementations registered by importing their modules (numba's own imports these among others)
+        from numba.cpython import builtins, iterators, numbers, rangeobj, slicing, tupleobj  # noqa: F401
+        from numba.np import arrayobj  # noqa: F401
+
+    _numba_loads = own
+    setattr(cpu.CPUContext, "load_additional_registries", load_additional_registries)
+    if "cffi" not in sys.modules:
+        sys.modules["cffi"] = None  # type: ignore[assignment]  # import's "not importable"
+        _cffi_blocked = True
+
+
+def all_lowerings(context) -> bool:
+    """Undo ``lean_lowerings`` and load the rest of numba's implementations into ``context`` (a
+    target context); False where it was not in effect."""
+    global _numba_loads, _cffi_blocked
+    if _numba_loads is None:
+        return False
+    setattr(cpu.CPUContext, "load_additional_registries", _numba_loads)
+    _numba_loads = None
+    if _cffi_blocked and sys.modules.get("cffi", 0) is None:
+        del sys.modules["cffi"]
+    _cffi_blocked = False
+    with _lock:
+        _call_types.clear()  # (resolved among fewer templates)
+    context.refresh()
+    return True
 
 
 def _keep_call_types() -> None:
@@ -147,6 +221,11 @@ def _keep_call_types() -> None:
     base.get_call_type = get_call_type
 
 
+# kernels: called from Python only (no C callback wrapper); numba's IR rewrites off (numba's own
+# fallback mode: 4-6 % less CPU to compile the three a first run needs, the kernels no slower)
+_KERNEL_OPTIONS: dict[str, Any] = {"no_cfunc_wrapper": True, "no_rewrites": True}
+
+
 class Kernel:
     """A cached numba kernel that runs interpreted on small inputs until it is compiled (module doc)."""
 
@@ -154,7 +233,7 @@ class Kernel:
 
     def __init__(self, fn, interpret_below: int, size=None, python=None):
         self.py_func = fn
-        self.compiled = njit(cache=True)(fn)
+        self.compiled = njit(cache=True, **_KERNEL_OPTIONS)(fn)
         self.interpret_below = interpret_below
         self.size = size
         self.planned = 0
@@ -187,7 +266,16 @@ class Kernel:
 
     def compile(self, *args):
         """Compile this kernel for ``args``' types (into the cache; loaded from it when it is there)
-        inside ``compiling``, and run it on ``args``."""
+        inside ``compiling``, and run it on ``args`` (where it fails with ``lean_lowerings`` in
+        effect: again with all of numba's implementations)."""
+        try:
+            with compiling():
+                return self.compiled(*args)
+        except Exception:
+            if not all_lowerings(self.compiled.targetctx):
+                raise
+        # (numba keeps a compilation's failure for these types: forgotten, it compiles again)
+        getattr(getattr(self.compiled, "_compiler", None), "_failed_cache", {}).clear()
         with compiling():
             return self.compiled(*args)
 
@@ -224,7 +312,7 @@ class Kernel:
 
     def _in_cache(self, sig) -> bool:
         try:
-            cache = self.compiled._cache  # type: ignore[attr-defined]  # numba's private cache (see except)
+            cache = self.compiled._cache  # numba's private cache (see except)
             _skip_refresh(cache)
             # no index: nothing cached (and numba's compiler is not started just to look)
             index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
@@ -310,4 +398,4 @@ def kernels() -> list[Kernel]:
     ]
 
 
-__all__ = ["njit", "kernel", "Kernel", "kernels", "compiling"]
+__all__ = ["njit", "kernel", "Kernel", "kernels", "compiling", "lean_lowerings", "all_lowerings"]

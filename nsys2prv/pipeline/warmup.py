@@ -148,6 +148,10 @@ def _compile(names: list[str], send, parent: int) -> None:
     sys.modules.setdefault("scipy.linalg", None)  # type: ignore[arg-type]
     try:
         probes, done = _precompiled_probes(), 0
+        # (here: importing it loads numba, after the BLAS probe is blocked above)
+        from nsys2prv.core.jit import lean_lowerings
+
+        lean_lowerings()  # (this process compiles these kernels and nothing else)
         for i, (k, args) in enumerate(probes):
             if k.__name__ in names and not k.load(*args):
                 k.compile(*args)  # compiles (into the cache) and runs the one-element probe

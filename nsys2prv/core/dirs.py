@@ -6,6 +6,7 @@ whose removal ``remove_later`` takes off the critical path)."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import shutil
@@ -95,8 +96,6 @@ def exchange(src_fd: int, src: str, dst_fd: int, dst: str) -> bool:
         _renameat2 = False
         if sys.platform.startswith("linux"):
             try:
-                import ctypes
-
                 fn = ctypes.CDLL(None, use_errno=True).renameat2
                 fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
                 fn.restype = ctypes.c_int
@@ -107,8 +106,6 @@ def exchange(src_fd: int, src: str, dst_fd: int, dst: str) -> bool:
         return False
     if _renameat2(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), RENAME_EXCHANGE) == 0:
         return True
-    import ctypes
-
     err = ctypes.get_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False

@@ -19,10 +19,16 @@ def _started_at() -> float:
 def test_every_call_has_started_when_the_block_begins():
     with forked([(_started_at, ()), (_started_at, ())]) as futures:
         entered = time.time()
-        _ = 3**2_000_000  # (a long C call holding the GIL: the pool's threads could not hand a call on)
+        _ = 3**3_000_000  # (a long C call holding the GIL: the pool's threads could not hand a call on)
         held_until = time.time()
         started = [f.result() for f in futures]
-    assert all(s <= entered for s in started), (started, entered, held_until)
+    # started with the block (each call notes its time just after it says it started), not once the
+    # GIL was free again: before half the long call (~0.8 s here) had passed
+    assert held_until - entered > 0.05 and all(s < entered + (held_until - entered) / 2 for s in started), (
+        started,
+        entered,
+        held_until,
+    )
 
 
 def test_an_error_in_a_forked_call_reaches_the_caller():

@@ -501,6 +501,7 @@ class OutputSet:
         if held:
             name = signal.Signals(held[0]).name
             self.close()
+            wait_removed()  # (the command stops: nothing of this run is left behind)
             print(
                 f"nsys2prv: stopped by {name} while the outputs were moved into place: they are complete",
                 file=sys.stderr,

@@ -647,7 +647,7 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
         (tmp_path / name).write_text("old" + name)
     (tmp_path / "t.pop.json").write_text("old")  # not written by the new run: removed
     out = _staged(tmp_path, "new")
-    real, moved = os.replace, []
+    real, moved = O._move, []  # (every move into place: a swap or a rename)
 
     def replace(src, dst, **kw):
         if "dst_dir_fd" in kw:  # a move into place (renameat; not the manifest's)
@@ -660,7 +660,7 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
 
     old_handlers = {s: signal.getsignal(s) for s in O.HELD}
     catch_signals()
-    monkeypatch.setattr(O.os, "replace", replace)
+    monkeypatch.setattr(O, "_move", replace)
     idle = threading.Event()
     other = threading.Thread(target=idle.wait)  # (a process with threads: a signal mask would not do)
     other.start()
@@ -688,14 +688,14 @@ def test_12_a_run_killed_during_the_moves_is_completed_by_the_next_one(tmp_path)
     if pid == 0:  # the run that is killed after one move
         try:
             out = _staged(tmp_path, "new")
-            real = os.replace
+            real = O._move
 
             def replace(src, dst, **kw):
                 real(src, dst, **kw)
                 if "dst_dir_fd" in kw:
                     os.kill(os.getpid(), signal.SIGKILL)
 
-            O.os.replace = replace
+            O._move = replace
             out.commit()
         finally:
             os._exit(1)

@@ -443,7 +443,9 @@ def merge_split(
     bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
     False: every part runs in a forked process (this one keeps no merge buffers: many ranks).
     ``beside()``: this process's other work, done while the forked parts run (its own part is smaller
-    by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut."""
+    by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut.  The
+    parts' files are left in ``work_dir`` (the conversion removes it in a thread: unlinking 58 MB
+    just written took 4 ms of the merge's wall time)."""
 
     cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
     if not cuts and here:
@@ -489,8 +491,7 @@ def merge_split(
         stats.events += m.events
         stats.comms += m.comms
     for m, path in zip(results, paths):
-        _append(path, fh)
-        os.unlink(path)
+        _append(path, fh)  # (the file stays: ``work_dir`` is the caller's, removed off the critical path)
         if bar is not None:
             bar.update(m.states + m.events + m.comms)
     if bar is not None:

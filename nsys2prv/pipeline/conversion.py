@@ -14,6 +14,7 @@ from pathlib import Path
 from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core import registry as R
+from nsys2prv.core.dirs import remove_later, wait_removed
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.core.workers import forked, in_fork
@@ -101,6 +102,7 @@ def convert(cfg: Config, log=print) -> Summary:
         ) from None
     finally:
         outputs.close()
+        wait_removed()  # (the work files and the old outputs swapped out by the commit: gone on return)
     return summary
 
 
@@ -218,7 +220,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         if pre is not None:
             pre.stop()
         stop_early()  # (the command line's compiler, where this conversion did not take it)
-        shutil.rmtree(work, ignore_errors=True)
+        remove_later(work)  # (while stage E runs: freeing the chunks' pages takes the kernel a while)
     view_notes = []
     if cfg.cfgs is not None:
         # (here: the views' renderer is loaded by the runs that write them)

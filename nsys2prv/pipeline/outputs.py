@@ -5,11 +5,14 @@ staging directory beside OUT (``.OUT.out<pid>.<random>``, made with ``mkdtemp``:
 existing name; it also holds the per-report work files) and moved into place only when all of them are
 complete; a failed or interrupted run leaves the previous outputs as they were.  The moves are one step:
 signals wait until they are done, and a manifest written before them lets the next run on OUT complete
-them after a SIGKILL.  The moves are ``renameat`` calls between directory descriptors: every
-subdirectory of ``--cfgs DIR`` is opened (or made) with ``O_NOFOLLOW | O_DIRECTORY``, never through a
-symbolic link someone planted at its name; each destination is checked again just before the moves (a
-directory there: nothing is moved), and a move that still fails half-way keeps the staging directory and
-its manifest, says that the set is mixed, and the next run on OUT completes it.  A lock file
+them after a SIGKILL.  The moves are ``renameat`` calls between directory descriptors (a file already
+at an output's name is swapped with the new one, ``renameat2(RENAME_EXCHANGE)``, and freed with the
+staging directory by a thread: the manifest names the new files' inodes, so that a run completing
+the moves never moves an old file back): every subdirectory of ``--cfgs DIR`` is opened (or made)
+with ``O_NOFOLLOW | O_DIRECTORY``, never through a symbolic link someone planted at its name; each
+destination is checked again just before the moves (a directory there: nothing is moved), and a move
+that still fails half-way keeps the staging directory and its manifest, says that the set is mixed,
+and the next run on OUT completes it.  A lock file
 (``.OUT.lock``, flock) keeps two runs from writing one OUT at once: the second refuses with one line; a
 lock file of another user's (or one others can write) is refused, naming its owner.  Staging directories
 and work files of dead runs are removed by the next run on the same OUT (and said in its notes).
@@ -32,7 +35,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from nsys2prv.core.dirs import descend, open_dir, opened, rel_parts, subdir
+from nsys2prv.core.dirs import descend, exchange, open_dir, opened, rel_parts, remove_later, subdir, wait_removed
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.paths import distrust
 
@@ -185,6 +188,34 @@ def _check_destination(fd: int, name: str, label: str) -> None:
         raise IsADirectoryError(errno.EISDIR, "is a directory: the output would replace it", label)
 
 
+def _move(src: str, dst: str, src_dir_fd: int, dst_dir_fd: int) -> None:
+    """The staged file ``src`` into place at ``dst``.  A file (or link) there is swapped with it
+    (``dirs.exchange``: the name is never absent, and the old file goes into the staging directory,
+    removed off the critical path with it) rather than replaced: replacing a file by ``rename`` makes
+    ext4 write the new file's data out at once and free the old one's blocks within the call
+    (0.03-0.14 s of wall time for a 116 MB trace).  An absent destination (or a system without the
+    swap) is a plain ``rename``; a directory there is never replaced (``IsADirectoryError``)."""
+    try:
+        st = os.lstat(dst, dir_fd=dst_dir_fd)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory: the output would replace it", dst)
+    if st is None or not exchange(src_dir_fd, src, dst_dir_fd, dst):
+        os.replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        return
+    back = os.lstat(src, dir_fd=src_dir_fd)
+    if (back.st_dev, back.st_ino, stat.S_IFMT(back.st_mode)) != (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)):
+        # (replaced between the lstat and the swap; the type too: a number may be reused at once)
+        exchange(src_dir_fd, src, dst_dir_fd, dst)  # (undone: a directory there is never taken)
+        raise OSError(errno.EBUSY, "changed while the output was moved into place", dst)
+
+
+def _inode(fd: int, name: str) -> list[int]:
+    st = os.lstat(name, dir_fd=fd)
+    return [st.st_dev, st.st_ino]
+
+
 def _remove_obsolete(fd: int, names: list[str]) -> None:
     """The files of ``names`` in ``fd`` (regular files only: a link or directory there stays)."""
     for name in names:
@@ -200,6 +231,7 @@ class OutputSet:
         self.notes: list[str] = []
         self._lock: int | None = None  # the held lock file's descriptor
         self._made_stage = False
+        self._committed = False  # every file moved into place: the staging directory holds only what goes
         self._unfinished: list[Path] = []  # dead runs' staging directories whose commit could not be completed
 
     def _set_stage(self, stage: Path) -> None:
@@ -314,6 +346,7 @@ class OutputSet:
             plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
             files, obsolete = list(plan["files"]), list(plan["obsolete"])
             cfgs, cfg_files = plan.get("cfgs"), list(plan.get("cfg_files", []))
+            inodes = dict(plan.get("inodes", {}))
         except (OSError, ValueError, KeyError, TypeError):
             return [], None
         names = {self.out.name + sfx for sfx in SUFFIXES}
@@ -327,8 +360,9 @@ class OutputSet:
                 moves = self._plan_moves(out_fd, stage_fd, files, [c for c in cfg_files if isinstance(c, str)])
                 try:
                     for src_fd, src, dst_fd, dst, label in moves:
-                        if _is_file_at(src_fd, src):
-                            os.replace(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                        # (a file whose inode is not the staged one's: the old output, swapped out)
+                        if _is_file_at(src_fd, src) and inodes.get(label, _inode(src_fd, src)) == _inode(src_fd, src):
+                            _move(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
                             if label in files:
                                 done.append(label)
                     _remove_obsolete(out_fd, obsolete)
@@ -417,7 +451,7 @@ class OutputSet:
             files = sorted(p.name for p in self.stage.iterdir() if p.is_file() and p.name != COMMIT)
             # what an earlier run wrote and this one did not (OUT.prv.gz, ...)
             obsolete = [self.out.name + sfx for sfx in SUFFIXES if self.out.name + sfx not in files]
-            plan = {
+            plan: dict[str, object] = {
                 "files": files,
                 "obsolete": obsolete,
                 "cfgs": str(self.cfgs) if self.cfgs else None,
@@ -426,12 +460,15 @@ class OutputSet:
             with opened(open_dir(self.dir)) as out_fd, opened(subdir(out_fd, self.stage.name)) as stage_fd:
                 moves = self._plan_moves(out_fd, stage_fd, files, cfg_files)
                 try:
+                    # each staged file's inode: a run completing this one's moves (``_complete``) moves
+                    # only those, not the old outputs ``_move`` swapped into their places here
+                    plan["inodes"] = {label: _inode(src_fd, src) for src_fd, src, _, _, label in moves}
                     tmp = self.stage / (COMMIT + ".tmp")
                     tmp.write_text(json.dumps(plan), encoding="utf-8")
                     os.replace(tmp, self.stage / COMMIT)
                     with _signals_held() as held:
                         for src_fd, src, dst_fd, dst, label in moves:
-                            os.replace(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+                            _move(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
                             moved.append(label)
                         _remove_obsolete(out_fd, obsolete)
                         (self.stage / COMMIT).unlink()
@@ -460,9 +497,11 @@ class OutputSet:
             ) from None
         for p in self._unfinished:
             shutil.rmtree(p, ignore_errors=True)  # (an earlier run's mixed set: replaced by this one's)
+        self._committed = True
         if held:
             name = signal.Signals(held[0]).name
             self.close()
+            wait_removed()  # (the command stops: nothing of this run is left behind)
             print(
                 f"nsys2prv: stopped by {name} while the outputs were moved into place: they are complete",
                 file=sys.stderr,
@@ -470,8 +509,14 @@ class OutputSet:
             raise SystemExit(128 + held[0])
 
     def close(self) -> None:
+        """The staging directory removed (after a commit, with the old outputs swapped into it, in
+        ``dirs.remove_later``'s thread: ``dirs.wait_removed`` waits for it), the lock released."""
         if self._made_stage:
-            shutil.rmtree(self.stage, ignore_errors=True)
+            if self._committed:
+                remove_later(self.stage)
+            else:
+                wait_removed()  # (the work files given to it first: then nothing of the stage is left)
+                shutil.rmtree(self.stage, ignore_errors=True)
             self._made_stage = False
         if self._lock is not None:
             try:  # still holding the flock: only our own file (never a link planted since)

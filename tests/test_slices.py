@@ -174,18 +174,30 @@ def _held_spy(sj, models):
 
 def test_a_slice_holds_its_share_whatever_the_reports_size(tmp_path, monkeypatch):
     """Rows a slice job holds (its own, those running at its start, the launch calls of its
-    kernels) stay about the slice size for a report four times as large."""
+    kernels) stay about the slice size for a report four times as large (whose slices are twice
+    ``slice_rows``: ``slices.slice_size``, at least four a worker)."""
     log = tmp_path / "held.txt"
     monkeypatch.setenv("TEST_SLICE_HELD_LOG", str(log))
     monkeypatch.setattr(slices, "translate_slice", _held_spy)
-    most = {}
+    most, size = {}, {400: 1_000, 1600: 2_000}
     for n in (400, 1600):
         log.unlink(missing_ok=True)
         _convert(build(tmp_path / f"r{n}.sqlite", n), tmp_path / f"o{n}", 1_000)
         held = [int(x) for x in log.read_text().split()]
-        assert len(held) >= n // 170  # about 6.5 rows an iteration
+        assert len(held) >= n * 1_000 // (170 * size[n])  # about 6.5 rows an iteration
         most[n] = max(held)
-    assert most[400] <= 1.5 * 1_000 and most[1600] <= 1.5 * 1_000
+    assert most[400] <= 1.5 * size[400] and most[1600] <= 1.5 * size[1600]
+
+
+def test_a_report_of_four_double_slices_a_worker_is_cut_in_double_slices():
+    """Spread over the workers, a report is cut into slices of twice ``slice_rows`` from the size
+    that gives each worker four of them; with more reports than workers, 2.5 x ``slice_rows``."""
+    assert slices.slice_size(6_399_999, 2, 400_000, True) == 400_000
+    assert slices.slice_size(6_400_000, 2, 400_000, True) == 800_000
+    assert slices.slice_size(7_200_000, 2, 400_000, True) == 800_000  # r10m's rows in stage C: 9 slices
+    assert slices.slice_size(3_199_999, 1, 400_000, True) == 400_000
+    assert slices.slice_size(3_200_000, 1, 400_000, True) == 800_000
+    assert slices.slice_size(50_000_000, 2, 400_000, False) == 1_000_000
 
 
 def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, monkeypatch):

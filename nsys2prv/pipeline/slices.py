@@ -451,9 +451,20 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
 
 # ---------------------------------------------------------------------------------------------------
 # the three phases, for every report of a run
-def _plan(item: tuple, slice_rows: int) -> Plan:
-    job, rows = item
-    return plan(job, rows, slice_rows, job.chunk)
+def _plan(item: tuple) -> Plan:
+    job, rows, size = item
+    return plan(job, rows, size, job.chunk)
+
+
+def slice_size(rows: int, workers: int, slice_rows: int, spread: bool) -> int:
+    """Rows a slice of a report of ``rows`` rows is cut into.  Spread over the workers (few reports):
+    ``slice_rows``, or twice that when the report still gives each worker at least four such
+    slices (each slice decodes the row groups at its borders and its rows running at its start,
+    and writes a chunk of its own: a tenth of r10m's stage C CPU is saved with half the slices,
+    each worker 0.14 GB larger).  Otherwise (more reports than workers): 2.5 x ``slice_rows``."""
+    if not spread:
+        return int(2.5 * slice_rows)
+    return 2 * slice_rows if rows >= 4 * max(1, workers) * 2 * slice_rows else slice_rows
 
 
 def whole(job: RankJob) -> SliceJob:
@@ -467,14 +478,18 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
     ``chunk`` a list of chunks.
 
     With fewer reports than twice the workers, a report of more than 2 x ``slice_rows`` rows is cut
-    into slices of ``slice_rows`` (every worker on it); with more, the reports keep the workers busy
+    into slices of ``slice_rows`` (every worker on it; of 2 x ``slice_rows`` when there are still
+    four a worker: ``slice_size``); with more, the reports keep the workers busy
     and only a report too large for a worker's memory (more than 5 x ``slice_rows``) is cut, into
     slices of 2.5 x ``slice_rows`` (slicing costs about a fifth more CPU).  Any other report is one
     slice."""
-    spread = len(jobs) < 2 * (getattr(ex, "jobs", None) or 1)
-    least, size = (2 * slice_rows, slice_rows) if spread else (5 * slice_rows, int(2.5 * slice_rows))
-    big = [(j, n) for j, n in zip(jobs, rows) if not j.pop.only and n > least]
-    plans = dict(zip([j.src.index for j, _ in big], ex.map(_plan, big, size, desc="plan"))) if big else {}
+    workers = getattr(ex, "jobs", None) or 1
+    spread = len(jobs) < 2 * workers
+    least = 2 * slice_rows if spread else 5 * slice_rows
+    big = [
+        (j, n, slice_size(n, workers, slice_rows, spread)) for j, n in zip(jobs, rows) if not j.pop.only and n > least
+    ]
+    plans = dict(zip([j.src.index for j, _, _ in big], ex.map(_plan, big, desc="plan"))) if big else {}
     items: list[SliceJob] = []
     for j in jobs:
         p = plans.get(j.src.index)

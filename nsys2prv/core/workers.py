@@ -120,12 +120,54 @@ def forked(calls: list[tuple]):
 def kill_pool(pool: ProcessPoolExecutor) -> None:
     """Shut ``pool`` down with SIGKILL to each of its processes, and wait until they are gone."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    ends = results_end(pool)  # (before the shutdown, which lets go of them)
+    killed = False
     for p in procs:
         if p.is_alive():
             p.kill()
+            killed = True
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         p.join()
+    if killed:
+        unblock(ends)
+
+
+def results_end(pool: ProcessPoolExecutor) -> tuple | None:
+    """``pool``'s thread in this process and the writing end of its results pipe (for ``unblock``;
+    taken before ``shutdown``, which lets go of both)."""
+    thread = getattr(pool, "_executor_manager_thread", None)
+    queue = getattr(pool, "_result_queue", None)
+    return None if thread is None or queue is None else (thread, queue._writer.fileno())
+
+
+def unblock(ends: tuple | None) -> None:
+    """After SIGKILL to a pool's processes (``ends``: ``results_end``): one killed while writing its
+    result left part of a message in the results pipe, and the pool's thread in this process waits
+    in ``recv`` for the rest
+    -- forever, so the interpreter hung at exit (``concurrent.futures`` joins that thread), e.g. a
+    program whose conversion failed.  A daemon thread writes zero bytes into the pipe until the thread
+    has read past the message (it cannot be unpickled: the pool is marked broken and the thread ends)."""
+    if ends is None:
+        return
+    thread, fd = ends
+    thread.join(0.1)
+    if not thread.is_alive():
+        return
+
+    def feed():
+        zeros = bytes(65536)
+        os.set_blocking(fd, False)  # (the pool is gone: nothing else writes there)
+        while thread.is_alive():
+            if select.select([], [fd], [], 0.05)[1]:
+                try:
+                    os.write(fd, zeros)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return
+
+    threading.Thread(target=feed, name="nsys2prv-unblock", daemon=True).start()
 
 
 def in_fork(fn, *args):

@@ -23,7 +23,7 @@ from typing import Any
 
 from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
-from nsys2prv.core.workers import being_traced, init_worker
+from nsys2prv.core.workers import being_traced, init_worker, results_end, unblock
 
 
 def can_fork() -> bool:
@@ -114,6 +114,7 @@ class Local:
         self.jobs = jobs
         self.pool: ProcessPoolExecutor | None = None
         self._workers: list[BaseProcess] = []
+        self._closed: list = []  # the pools shut down (``results_end``), until ``close(final=True)``
         self.name = f"{jobs} local processes"
 
     def _pool(self, fork: bool) -> ProcessPoolExecutor:
@@ -166,6 +167,7 @@ class Local:
         busy (after an error) or not yet stopped worker behind, holding the output pipes."""
         if self.pool is not None:
             self._workers += list((getattr(self.pool, "_processes", None) or {}).values())
+            self._closed.append(results_end(self.pool))
             self.pool.shutdown(wait=wait and not final, cancel_futures=True)
             # (a worker the pool started while shutting down: ended too)
             self._workers += [
@@ -178,12 +180,17 @@ class Local:
             deadline = time.monotonic() + 0.05
             for p in self._workers:
                 p.join(max(0.0, deadline - time.monotonic()))
+            killed = False
             for p in self._workers:  # still busy (after an error or a signal): SIGKILL -- the workers
                 if p.is_alive():  # ignore SIGTERM, and one still writing would refill the staging
                     p.kill()  # directory the conversion is about to remove
+                    killed = True
             for p in self._workers:
                 p.join()
             self._workers = []
+            for ends in self._closed if killed else ():
+                unblock(ends)  # (one killed while writing its result: the pool's thread waits on)
+            self._closed = []
 
 
 class Dask:

@@ -113,6 +113,33 @@ def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monk
             assert sliced[ext] == text, f"{ext} differs with {plans[-1].slices} slices"
 
 
+def test_a_runs_own_arrow_ipc_cache_converts_as_the_parquet_cache(report, tmp_path, monkeypatch):
+    """``--no-cache``: the run's own table cache is Arrow IPC (``TableCache.ipc``), read whole or by row
+    groups (its record batches, here of 500 rows: several per table) through the one reading path:
+    whole and sliced conversions write the bytes of those from the Parquet cache."""
+    from nsys2prv.nsys import cache, codec
+
+    monkeypatch.setattr(codec, "ROW_GROUP", 500)
+    log = tmp_path / "ipc.log"  # (what each table's writer stored, from whichever process wrote it)
+
+    def spy(table, fh):
+        with open(log, "a") as f:
+            f.write(f"{table.num_rows}\n")
+        codec.write_ipc(table, fh)
+
+    monkeypatch.setattr(cache, "write_ipc", spy)
+    parquet = _convert(report, tmp_path / "p", 10**9, cache_dir=tmp_path / "c")
+    assert not log.exists()
+    plans = _plans(monkeypatch)
+    for rows in (10**9, 300):
+        got = _convert(report, tmp_path / f"i{rows}", rows, table_cache=False, jobs=1)
+        assert got == parquet
+        stored = [int(n) for n in log.read_text().split()]
+        log.unlink()
+        assert len(stored) == 5 and sum(n > 500 for n in stored) == 4  # (each kind, in batches of 500 rows)
+    assert plans[-1] is not None and plans[-1].slices >= 3
+
+
 def test_calls_sharing_a_correlation_id_are_sliced_as_the_whole_report(tmp_path, monkeypatch):
     """Calls sharing a correlation id no longer keep a report whole: the launch calls are matched
     once (``translate.launches``, the first call), the note counted once."""

@@ -137,7 +137,13 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     sources = [
         Source(
             i,
-            ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None, cfg.force_sqlite),
+            ReportFile(
+                str(p),
+                str(cache_root),
+                str(cfg.cache_dir) if cfg.cache_dir else None,
+                cfg.force_sqlite,
+                private=not cfg.table_cache,
+            ),
             reading,
         )
         for i, p in enumerate(cfg.inputs)

@@ -12,7 +12,9 @@ and added. A changed input (size or mtime) gets a new directory and the stale on
 is removed.
 
 The cache lives in ``CACHE_DIR/tables`` (``--cache-dir``, else ``$XDG_CACHE_HOME/nsys2prv``);
-``--no-cache`` uses a private directory next to the output, removed after the conversion.
+``--no-cache`` uses a private directory next to the output, removed after the conversion, whose
+tables are Arrow IPC files (``TableCache.ipc``: read back once, cheaper to write and read than Parquet,
+larger), read through the same ``parquet_file`` interface (``codec.IpcGroups``).
 
 A cache directory may be shared (a group's project directory, scratch): nothing in it is trusted.
 Below ``CACHE_DIR`` every directory and file is opened relative to its parent's descriptor without
@@ -145,7 +147,8 @@ def _remove_entry(pfd: int, name: str) -> None:
 
 class TableCache:
     """One input's cache entry: ``meta`` (an ``encode``-able object), ``kinds`` (kind -> tally dict or
-    None when the report has no such data), one Parquet file per present kind."""
+    None when the report has no such data), one Parquet file per present kind (Arrow IPC in a run's own
+    cache: ``ipc``)."""
 
     def __init__(self, root: Path, source: Path, ipc: bool = False):
         self.dir = entry_dir(root, source)

@@ -59,7 +59,7 @@ def main() -> int:
         best_a = best_c = float("inf")
         for k in range(args.repeat):
             root = work / f"tables{k}"
-            own = {"private": not args.shared} if hasattr(sources[0].file, "private") else {}  # (older code: none)
+            own = {k: not args.shared for k in ("private", "ipc") if hasattr(sources[0].file, k)}  # (older code: none)
             srcs = [
                 dataclasses.replace(s, file=dataclasses.replace(s.file, cache_root=str(root), **own)) for s in sources
             ]

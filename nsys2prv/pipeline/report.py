@@ -144,6 +144,7 @@ class ReportFile:
     force_sqlite: bool
     private: bool = False  # the table cache is this run's own (--no-cache), removed after it: its
     #                        entries are never found again, so what only a later run reads is not stored
+    ipc: bool = False  # ... and its tables are Arrow IPC (``TableCache.ipc``: a run of few reports)
 
 
 @dataclass

@@ -226,7 +226,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     given to ``visit(kind, table or None)`` and let go before the next: stage A holds one table at a
     time, not the report.  Returns the metadata and each kind's tally (None: no such data)."""
     sqlite = sqlite_of(src)
-    cache = TableCache(Path(src.file.cache_root), sqlite, ipc=src.file.private)  # (a run's own: read once)
+    cache = TableCache(Path(src.file.cache_root), sqlite, ipc=src.file.ipc)  # (a run's own: read once)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None

@@ -135,3 +135,56 @@ def test_the_cache_delta_encodes_its_integers_and_reads_them_back_exactly(tmp_pa
         assert back["corr"].isna().tolist() == df["corr"].isna().tolist()
         assert back["corr"].dropna().astype(np.int64).tolist() == [1, 3, 4, 6]
         assert back["name"].astype(str).tolist() == df["name"].astype(str).tolist()
+
+
+def test_a_runs_own_cache_is_arrow_ipc_read_by_row_groups_as_its_parquet(tmp_path, monkeypatch):
+    """``TableCache(ipc=True)`` (a ``--no-cache`` run's own cache) stores a table as an Arrow IPC file
+    of a record batch per ROW_GROUP rows (its manifest says so); ``table`` and ``parquet_file``'s row
+    groups read back exactly what the Parquet cache of the same table gives; a damaged file is
+    ``CacheDamage`` or an Arrow error (stage C's ``CACHE_DAMAGE``), never a wild read."""
+    from nsys2prv.nsys import codec
+    from nsys2prv.nsys.cache import TableCache
+    from nsys2prv.pipeline.report import CACHE_DAMAGE
+
+    monkeypatch.setattr(codec, "ROW_GROUP", 4)
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    df = pd.DataFrame(
+        {
+            "start": np.arange(10, dtype=np.int64) * 7,
+            "lane": np.array([0, 1, 0, 2, 1, 0, 0, 0, 3, 1], np.uint8),
+            "corr": pd.array([1, None, 3, 4, None, 6, 7, 8, 9, 10], dtype="Int64"),
+            "nccl": [True, False] * 5,
+            "name": pd.Categorical(list("kkmkmkkmmk"), categories=["k", "m", "unused"]),
+            "fn1": pd.Categorical(list("kmkmkmkmkm"), categories=["k", "m", "unused"]),
+            "code": pd.Categorical([3, 1, 3, 3, 1, 1, 3, 1, 3, 3]),  # (Parquet gives numbers back plain)
+        }
+    )
+    caches = {ipc: TableCache(tmp_path / f"c{ipc}" / "tables", src, ipc=ipc) for ipc in (False, True)}
+    for c in caches.values():
+        c.store(None, {"kernels": (df, {"source_rows": 10, "dropped": {}, "notes": {}})})
+    files = {ipc: sorted(p.name for p in c.dir.iterdir()) for ipc, c in caches.items()}
+    assert files == {False: ["kernels.parquet", "kinds.json"], True: ["kernels.arrow", "kinds.json"]}
+    fresh = {ipc: TableCache(tmp_path / f"c{ipc}" / "tables", src) for ipc in (False, True)}  # (as stage C)
+    assert fresh[True].kinds["kernels"]["source_rows"] == fresh[False].kinds["kernels"]["source_rows"] == 10
+    assert fresh[True]._schemas["kernels"]["ipc"] is True and "ipc" not in fresh[False]._schemas["kernels"]
+    pd.testing.assert_frame_equal(fresh[True].table("kernels"), fresh[False].table("kernels"), check_exact=True)
+    assert fresh[True].table("kernels")["code"].tolist() == df["code"].tolist()
+    with fresh[True].parquet_file("kernels") as ipc, fresh[False].parquet_file("kernels") as pf:
+        assert ipc.metadata.num_row_groups == pf.metadata.num_row_groups == 3
+        assert [ipc.metadata.row_group(i).num_rows for i in range(3)] == [4, 4, 2]
+        assert ipc.schema_arrow.names == pf.schema_arrow.names
+        for i in range(3):
+            assert ipc.read_row_group(i, columns=["start", "name"]).equals(pf.read_row_group(i, ["start", "name"]))
+            assert ipc.read_row_group(i).schema.equals(pf.read_row_group(i).schema, check_metadata=True)
+            a, b = ipc.read_row_group(i).to_pandas(), pf.read_row_group(i).to_pandas()
+            pd.testing.assert_frame_equal(a, b, check_exact=True)
+    path = caches[True].dir / "kernels.arrow"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64  # (the batches' buffers and their lengths)
+    path.write_bytes(bytes(data))
+    with pytest.raises(CACHE_DAMAGE):
+        TableCache(tmp_path / "cTrue" / "tables", src).table("kernels")
+    path.write_bytes(bytes(data[:100]))
+    with pytest.raises(CACHE_DAMAGE):
+        TableCache(tmp_path / "cTrue" / "tables", src).table("kernels")

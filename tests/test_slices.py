@@ -113,6 +113,60 @@ def test_sliced_conversion_writes_the_whole_reports_bytes(report, tmp_path, monk
             assert sliced[ext] == text, f"{ext} differs with {plans[-1].slices} slices"
 
 
+def test_a_runs_own_arrow_ipc_cache_converts_as_the_parquet_cache(report, tmp_path, monkeypatch):
+    """``--no-cache``: the run's own table cache is Arrow IPC (``TableCache.ipc``), read whole or by row
+    groups (its record batches, here of 500 rows: several per table) through the one reading path:
+    whole and sliced conversions write the bytes of those from the Parquet cache."""
+    from nsys2prv.nsys import cache, codec
+
+    monkeypatch.setattr(codec, "ROW_GROUP", 500)
+    log = tmp_path / "ipc.log"  # (what each table's writer stored, from whichever process wrote it)
+
+    def spy(table, fh):
+        with open(log, "a") as f:
+            f.write(f"{table.num_rows}\n")
+        codec.write_ipc(table, fh)
+
+    monkeypatch.setattr(cache, "write_ipc", spy)
+    parquet = _convert(report, tmp_path / "p", 10**9, cache_dir=tmp_path / "c")
+    assert not log.exists()
+    plans = _plans(monkeypatch)
+    for rows in (10**9, 300):
+        got = _convert(report, tmp_path / f"i{rows}", rows, table_cache=False, jobs=1)
+        assert got == parquet
+        stored = [int(n) for n in log.read_text().split()]
+        log.unlink()
+        assert len(stored) == 5 and sum(n > 500 for n in stored) == 4  # (each kind, in batches of 500 rows)
+    assert plans[-1] is not None and plans[-1].slices >= 3
+
+
+@pytest.mark.parametrize("limit", [3, 4])
+def test_a_run_of_more_reports_than_ipc_reports_keeps_parquet_in_its_own_cache(tmp_path, monkeypatch, limit):
+    """``prepare.IPC_REPORTS``: a ``--no-cache`` run of the 4 mpi4 reports writes its own tables as Arrow
+    IPC when the limit is 4, as Parquet when it is 3 (the staging directory of many reports)."""
+    from nsys2prv.nsys import cache, codec
+    from nsys2prv.pipeline import prepare
+
+    monkeypatch.setattr(prepare, "IPC_REPORTS", limit)
+    log = tmp_path / "written.log"
+
+    def spy(name, real):
+        def write(table, fh):
+            with open(log, "a") as f:
+                f.write(name + "\n")
+            real(table, fh)
+
+        return write
+
+    monkeypatch.setattr(cache, "write_ipc", spy("ipc", codec.write_ipc))
+    monkeypatch.setattr(cache, "write_parquet", spy("parquet", codec.write_parquet))
+    ranks = sorted((Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
+    cfg = Config(inputs=ranks, output=tmp_path / "o", merge=True, show_progress=False, jobs=1, table_cache=False)
+    convert(cfg, log=lambda *a, **k: None)
+    written = set(log.read_text().split())
+    assert written == ({"ipc"} if limit == 4 else {"parquet"})
+
+
 def test_calls_sharing_a_correlation_id_are_sliced_as_the_whole_report(tmp_path, monkeypatch):
     """Calls sharing a correlation id no longer keep a report whole: the launch calls are matched
     once (``translate.launches``, the first call), the note counted once."""

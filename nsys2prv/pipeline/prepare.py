@@ -25,6 +25,11 @@ from nsys2prv.pipeline.scan import Scan, StageBInput
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
+# A --no-cache run of at most this many reports keeps its own table cache in Arrow IPC (``TableCache.ipc``:
+# a third of Parquet's CPU to write, half to read back, 15x its bytes); more reports, Parquet: the staging
+# directory of 1,000 small reports took 1.7 GB as IPC, and there stage A is not the reading's CPU.
+IPC_REPORTS = 64
+
 
 def translated_kinds(cfg: Config) -> tuple[str, ...]:
     return K.kinds_of(cfg.categories)
@@ -137,7 +142,14 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
     sources = [
         Source(
             i,
-            ReportFile(str(p), str(cache_root), str(cfg.cache_dir) if cfg.cache_dir else None, cfg.force_sqlite),
+            ReportFile(
+                str(p),
+                str(cache_root),
+                str(cfg.cache_dir) if cfg.cache_dir else None,
+                cfg.force_sqlite,
+                private=not cfg.table_cache,
+                ipc=not cfg.table_cache and len(cfg.inputs) <= IPC_REPORTS,
+            ),
             reading,
         )
         for i, p in enumerate(cfg.inputs)

@@ -142,6 +142,9 @@ class ReportFile:
     cache_root: str  # directory of the table cache entries
     export_cache: str | None  # --cache-dir for nsys exports
     force_sqlite: bool
+    private: bool = False  # the table cache is this run's own (--no-cache), removed after it: its
+    #                        entries are never found again, so what only a later run reads is not stored
+    ipc: bool = False  # ... and its tables are Arrow IPC (``TableCache.ipc``: a run of few reports)
 
 
 @dataclass

@@ -126,21 +126,23 @@ MODEL_KEYS = {K.CPU: ["tid"], K.GPU: ["gpid", "device", "stream", "lane"], K.MET
 
 def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     if "lane" in cols and "lane" not in df:
-        return _runs(df[[c for c in cols if c != "lane"]]).assign(lane=lambda k: np.zeros(len(k), np.int64))
-    return _runs(df[cols])
+        return _runs(df, [c for c in cols if c != "lane"]).assign(lane=lambda k: np.zeros(len(k), np.int64))
+    return _runs(df, cols)
 
 
-def _runs(keys: pd.DataFrame) -> pd.DataFrame:
-    """``keys`` less each row equal to the one before it: ``drop_duplicates`` then keeps the same rows
-    in the same order, hashing a few rows instead of every one (a table's keys come in long runs)."""
-    cols = [keys[c].to_numpy() for c in keys.columns]
-    if len(keys) < 2 or not all(isinstance(a, np.ndarray) and a.dtype.kind in "iub" for a in cols):
-        return keys
-    new = np.zeros(len(keys), bool)
+def _runs(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """``df[cols]`` less each row equal to the one before it: ``drop_duplicates`` then keeps the same rows
+    in the same order, hashing a few rows instead of every one (a table's keys come in long runs); the
+    columns' arrays compared as they are, and only the rows kept copied."""
+    series = [df[c] for c in cols]
+    if len(df) < 2 or not all(isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub" for s in series):
+        return df[cols]
+    arrays = [s.to_numpy() for s in series]
+    new = np.zeros(len(df), bool)
     new[0] = True
-    for a in cols:
+    for a in arrays:
         new[1:] |= a[1:] != a[:-1]
-    return keys[new]
+    return pd.DataFrame(dict(zip(cols, (a[new] for a in arrays))), copy=False)
 
 
 def model_keys(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -173,7 +175,7 @@ def scan_report(src: Source, filter_nvtx: str | None = None) -> Scan:
     r = src.reading
     tag = entry_hash(repr((r.kinds, r.link_calls, filter_nvtx, r.align_kinds, r.marker, r.p2p, r.pop_kinds)))
     cache = None
-    if not src.file.force_sqlite:
+    if not src.file.force_sqlite and not src.file.private:  # (a run's own cache: no later run reads its scan)
         try:
             cache = table_cache(src)
             res = cache.load_obj(f"scan-{tag}.n2p", Scan, (ReportInfo, Identity, RawMpi))
@@ -227,7 +229,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     given to ``visit(kind, table or None)`` and let go before the next: stage A holds one table at a
     time, not the report.  Returns the metadata and each kind's tally (None: no such data)."""
     sqlite = sqlite_of(src)
-    cache = TableCache(Path(src.file.cache_root), sqlite)
+    cache = TableCache(Path(src.file.cache_root), sqlite, ipc=src.file.ipc)  # (a run's own: read once)
     info = cache.meta(ReportInfo, (Identity,))
     missing = [k for k in kinds if not cache.has(k)]
     report: Report | None = None
@@ -240,6 +242,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
     found: dict = {}  # the spans the command line's early process found (``early.spans``)
     later = False  # its scan of this report goes on (``early.pending``)
     covered = Covered()  # the lifetimes of the tables read here, from their rows (``ReadResult.as_exported``)
+    cache.hold_manifest()  # (the kinds stored one at a time, the manifest written once)
     try:
         if info is None or missing or info.lifetimes is None:
             report = Report(sqlite, src.index, source=str(src.file.input))
@@ -299,6 +302,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             parts.cancel()
         if report is not None:
             report.close()
+        cache.write_held()
     info.source, info.index = str(src.file.input), src.index
     info.capture_warnings = [*info.capture_warnings, *cache.notes]  # unusable cache files
     return info, tallies

@@ -67,7 +67,8 @@ class _Codes:
 
     def of(self, symbol, module, unresolved) -> np.ndarray:
         codes, keys = _keys(symbol, module, unresolved)
-        ids = np.array([self.index.setdefault((int(a), int(b), int(c)), len(self.index)) for a, b, c in keys], np.int64)
+        index = self.index  # (rows as Python ints: ``tolist``, not an int() of each numpy scalar)
+        ids = np.array([index.setdefault((a, b, c), len(index)) for a, b, c in keys.tolist()], np.int64)
         return ids[codes] if len(codes) else np.zeros(0, np.int64)
 
     def keys(self) -> np.ndarray:

@@ -68,3 +68,18 @@ def convert_valid(args: list, out: Path):
 
 
 __all__ = ["CLOVERLEAF", "MPI4", "ROOT", "convert", "convert_valid", "load_trace", "need", "validate_trace"]
+
+
+def outputs_text(out: Path) -> dict[str, str]:
+    """A conversion's trace, POP and summary files as text, the JSON without the keys that name paths
+    (``outputs``, ``label``, ``output``): equal whenever two runs translated the same."""
+    files = {}
+    for ext in (".prv", ".pcf", ".row", ".pop.json", ".summary.json"):
+        text = Path(f"{out}{ext}").read_text()
+        if ext.endswith(".json"):
+            d = json.loads(text)
+            for key in ("outputs", "label", "output"):
+                d.pop(key, None)
+            text = json.dumps(d, sort_keys=True)
+        files[ext] = text
+    return files

@@ -406,6 +406,7 @@ def test_the_gpu_id_use_detector(code, uses):
 PRIVATE_REACHES = {
     ("nsys2prv/cli.py", "os._exit"): "the standard library's documented exit without clean-up",
     ("nsys2prv/core/workers.py", "os._exit"): "the standard library's documented exit without clean-up",
+    ("nsys2prv/core/workers.py", "queue._writer"): "concurrent.futures has no public handle on a pool's results pipe",
     ("nsys2prv/core/jit.py", "caching._SourceFileBackedLocatorMixin"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "caching._CacheLocator"): "numba has no public cache-locator hook",
     ("nsys2prv/core/jit.py", "impl._locator_classes"): "numba has no public cache-locator hook",

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import outputs_text
 from nsysgen import NsysBuilder
 
 from nsys2prv.config import Config, parse_categories
@@ -66,16 +67,7 @@ def _convert(src: Path, out: Path, slice_rows: int, **kw) -> dict:
         Config(inputs=[src], output=out, show_progress=False, jobs=kw.pop("jobs", 1), slice_rows=slice_rows, **kw),
         log=lambda *a, **k: None,
     )
-    files = {}
-    for ext in (".prv", ".pcf", ".row", ".pop.json", ".summary.json"):
-        text = Path(f"{out}{ext}").read_text()
-        if ext.endswith(".json"):
-            d = json.loads(text)
-            for key in ("outputs", "label", "output"):
-                d.pop(key, None)
-            text = json.dumps(d, sort_keys=True)
-        files[ext] = text
-    return files
+    return outputs_text(out)
 
 
 def _plans(monkeypatch) -> list:

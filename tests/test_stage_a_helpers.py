@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import outputs_text
 from test_slices import build
 
 from nsys2prv.config import Config
@@ -51,16 +52,7 @@ def report(tmp_path_factory) -> Path:
 
 def _convert(src: Path, out: Path, cache: Path, jobs: int) -> dict[str, str]:
     convert(Config(inputs=[src], output=out, show_progress=False, jobs=jobs, cache_dir=cache), log=lambda *a, **k: None)
-    files = {}
-    for ext in (".prv", ".pcf", ".row", ".pop.json", ".summary.json"):
-        text = Path(f"{out}{ext}").read_text()
-        if ext.endswith(".json"):
-            d = json.loads(text)
-            for key in ("outputs", "label", "output"):
-                d.pop(key, None)
-            text = json.dumps(d, sort_keys=True)
-        files[ext] = text
-    return files
+    return outputs_text(out)
 
 
 def _entry(cache: Path, src: Path) -> dict[str, bytes]:

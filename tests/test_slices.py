@@ -132,14 +132,16 @@ def test_a_runs_own_arrow_ipc_cache_converts_as_the_parquet_cache(report, tmp_pa
     assert plans[-1] is not None and plans[-1].slices >= 3
 
 
-@pytest.mark.parametrize("limit", [3, 4])
-def test_a_run_of_more_reports_than_ipc_reports_keeps_parquet_in_its_own_cache(tmp_path, monkeypatch, limit):
-    """``prepare.IPC_REPORTS``: a ``--no-cache`` run of the 4 mpi4 reports writes its own tables as Arrow
-    IPC when the limit is 4, as Parquet when it is 3 (the staging directory of many reports)."""
+@pytest.mark.parametrize("spare", [0, -1])
+def test_a_run_larger_than_ipc_bytes_keeps_parquet_in_its_own_cache(tmp_path, monkeypatch, spare):
+    """``prepare.IPC_BYTES``: a ``--no-cache`` run of the 4 mpi4 reports writes its own tables as Arrow
+    IPC when their files take at most the limit, as Parquet when one byte more (a large run's staging
+    directory)."""
     from nsys2prv.nsys import cache, codec
     from nsys2prv.pipeline import prepare
 
-    monkeypatch.setattr(prepare, "IPC_REPORTS", limit)
+    ranks = sorted((Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
+    monkeypatch.setattr(prepare, "IPC_BYTES", sum(p.stat().st_size for p in ranks) + spare)
     log = tmp_path / "written.log"
 
     def spy(name, real):
@@ -152,11 +154,10 @@ def test_a_run_of_more_reports_than_ipc_reports_keeps_parquet_in_its_own_cache(t
 
     monkeypatch.setattr(cache, "write_ipc", spy("ipc", codec.write_ipc))
     monkeypatch.setattr(cache, "write_parquet", spy("parquet", codec.write_parquet))
-    ranks = sorted((Path(__file__).parent / "data" / "mpi4").glob("rank*.sqlite"))
     cfg = Config(inputs=ranks, output=tmp_path / "o", merge=True, show_progress=False, jobs=1, table_cache=False)
     convert(cfg, log=lambda *a, **k: None)
     written = set(log.read_text().split())
-    assert written == ({"ipc"} if limit == 4 else {"parquet"})
+    assert written == ({"ipc"} if spare == 0 else {"parquet"})
 
 
 def test_calls_sharing_a_correlation_id_are_sliced_as_the_whole_report(tmp_path, monkeypatch):

@@ -25,10 +25,24 @@ from nsys2prv.pipeline.scan import Scan, StageBInput
 from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
-# A --no-cache run of at most this many reports keeps its own table cache in Arrow IPC (``TableCache.ipc``:
-# a third of Parquet's CPU to write, half to read back, 15x its bytes); more reports, Parquet: the staging
-# directory of 1,000 small reports took 1.7 GB as IPC, and there stage A is not the reading's CPU.
-IPC_REPORTS = 64
+# A --no-cache run whose reports' files take at most this many bytes keeps its own table cache in Arrow
+# IPC (``TableCache.ipc``: a third of Parquet's CPU to write, half to read back, 15x its bytes: about
+# 1.3x the reports' size); larger runs, Parquet: the staging directory of 1,000 small reports (2.1 GB)
+# took 1.7 GB as IPC, and there stage A is not the reading's CPU -- nor in one 10M-row report's.
+IPC_BYTES = 256 << 20
+
+
+def _own_tables_as_ipc(cfg: Config) -> bool:
+    """A ``--no-cache`` run small enough (IPC_BYTES) for its own tables in Arrow IPC."""
+    if cfg.table_cache:
+        return False
+    total = 0
+    for p in cfg.inputs:
+        try:
+            total += Path(p).stat().st_size
+        except OSError:  # (said by its reader, naming it)
+            return False
+    return total <= IPC_BYTES
 
 
 def translated_kinds(cfg: Config) -> tuple[str, ...]:
@@ -139,6 +153,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         if k not in kinds
     )
     reading = Reading(kinds, calls, **extra, pop_kinds=pop_kinds)
+    ipc = _own_tables_as_ipc(cfg)
     sources = [
         Source(
             i,
@@ -148,7 +163,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
                 str(cfg.cache_dir) if cfg.cache_dir else None,
                 cfg.force_sqlite,
                 private=not cfg.table_cache,
-                ipc=not cfg.table_cache and len(cfg.inputs) <= IPC_REPORTS,
+                ipc=ipc,
             ),
             reading,
         )

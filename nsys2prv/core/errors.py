@@ -25,10 +25,23 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+_CAUGHT: list[int] = []  # the signals caught since ``catch_signals`` (``raise_caught``)
+
+
 def _raise_interrupted(signum, _frame):
+    _CAUGHT.append(signum)
     raise Interrupted(signum)
 
 
 def catch_signals() -> None:
+    _CAUGHT.clear()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)
+
+
+def raise_caught() -> None:
+    """Right after forking a process: a signal that arrived during the fork had its ``Interrupted``
+    raised inside the fork's hooks (logging's ``after_in_parent``), where Python reports an exception
+    and drops it -- the command then ran on to the end and exited 0.  Raised again here."""
+    if _CAUGHT:
+        raise Interrupted(_CAUGHT[0])

@@ -10,8 +10,8 @@ The example traces (converted into OUTDIR/traces with this checkout's nsys2prv w
 with ``--cfgs``, so the views are the per-trace set a user gets):
 
 - ``mpi4``: the README's Quick start (``-t mpi,nvtx,osrt`` on tests/data/mpi4: 4 ranks, 1 host);
-- ``clover``: the CloverLeaf CUDA export (``-t all``; ``--clover PATH``, default
-  ../shared/data/cloverleaf-cuda-nsys2024.5.sqlite; left out with a note where absent);
+- ``clover``: the CloverLeaf CUDA export (``-t all``; ``--clover PATH``: someone else's export, not in
+  the repository; left out with a note where not given or absent);
 - ``gpu8``: a generated 8-rank, 2-host GPU run (tests/gpu_cluster.py);
 - ``nccl2``: a generated 2-GPU NCCL run with MPI (scripts/make_nccl_example.py --mpi);
 - ``gpu-shared``: the tests' oracle case of 8 ranks sharing a GPU per host (tests/oracle_cases.py).
@@ -54,21 +54,21 @@ from wxparaver_driver import (  # noqa: E402
     split_cfg,
 )
 
-CLOVER = ROOT.parent / "shared" / "data" / "cloverleaf-cuda-nsys2024.5.sqlite"  # not ours: never committed
 QUICK_START = ["-t", "mpi,nvtx,osrt", "-m"]  # README's Quick start
 
 
-def make_traces(outdir: Path, only: list[str], clover: Path) -> dict[str, tuple[Path, Path]]:
+def make_traces(outdir: Path, only: list[str], clover: Path | None) -> dict[str, tuple[Path, Path]]:
     """name -> (trace.prv, its views), converting what is not there yet."""
     tdir = outdir / "traces"
     tdir.mkdir(parents=True, exist_ok=True)
     plans: dict[str, list[str]] = {
         "mpi4": [*QUICK_START, *sorted(map(str, (ROOT / "tests/data/mpi4").glob("rank*.sqlite")))]
     }
-    if clover.exists():
+    if clover is not None and clover.exists():
         plans["clover"] = ["-t", "all", str(clover)]
     elif not only or "clover" in only:
-        print(f"render_views: {clover} absent: no CloverLeaf views (give --clover PATH)", file=sys.stderr)
+        said = "not given" if clover is None else f"{clover} absent"
+        print(f"render_views: the CloverLeaf export {said}: no CloverLeaf views (give --clover PATH)", file=sys.stderr)
     if not only or "gpu8" in only:
         gen = tdir / "gpu8-reports"
         reports = sorted(gen.glob("rank*.sqlite")) or gpu_cluster_reports(gen)
@@ -134,7 +134,7 @@ def main() -> None:
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--trace", type=Path, help="one trace (.prv) instead of the examples")
     ap.add_argument("--cfgs", type=Path, help="the views for --trace (default: the shipped nsys2prv/cfgs)")
-    ap.add_argument("--clover", type=Path, default=CLOVER, help="the CloverLeaf export (default: ../shared/data)")
+    ap.add_argument("--clover", type=Path, help="the CloverLeaf CUDA export (without it: no CloverLeaf views)")
     ap.add_argument("--docs", type=Path, help="also write the docs' pictures (DOC_PICTURES) into this directory")
     ap.add_argument(
         "--only", action="append", default=[], help="example trace(s) to render: mpi4, clover, gpu8, nccl2, gpu-shared"

@@ -177,15 +177,16 @@ def _is_file_at(fd: int, name: str) -> bool:
         return False
 
 
-def _check_destination(fd: int, name: str, label: str) -> None:
-    """A move's destination can be replaced: absent, or not a directory (a link there is replaced, not
-    followed); else ``IsADirectoryError`` naming it."""
+def _check_destination(fd: int, name: str, label: str) -> os.stat_result | None:
+    """A move's destination can be replaced: absent (None), or not a directory (its ``lstat``: a link
+    there is replaced, not followed); else ``IsADirectoryError`` naming it."""
     try:
         st = os.lstat(name, dir_fd=fd)
     except FileNotFoundError:
-        return
+        return None
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory: the output would replace it", label)
+    return st
 
 
 def _move(src: str, dst: str, src_dir_fd: int, dst_dir_fd: int) -> None:
@@ -195,12 +196,7 @@ def _move(src: str, dst: str, src_dir_fd: int, dst_dir_fd: int) -> None:
     ext4 write the new file's data out at once and free the old one's blocks within the call
     (0.03-0.14 s of wall time for a 116 MB trace).  An absent destination (or a system without the
     swap) is a plain ``rename``; a directory there is never replaced (``IsADirectoryError``)."""
-    try:
-        st = os.lstat(dst, dir_fd=dst_dir_fd)
-    except FileNotFoundError:
-        st = None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(errno.EISDIR, "is a directory: the output would replace it", dst)
+    st = _check_destination(dst_dir_fd, dst, dst)
     if st is None or not exchange(src_dir_fd, src, dst_dir_fd, dst):
         os.replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
         return

@@ -100,8 +100,9 @@ def _intern(text):
     return sys.intern(text) if type(text) is str else text
 
 
-def report_info(report, lifetimes: bool = True) -> ReportInfo:
-    """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart)."""
+def report_info(report, lifetimes: bool = True, devmap: pd.DataFrame | None = None) -> ReportInfo:
+    """The report's metadata (``lifetimes`` False: without the processes' lifetimes, found apart;
+    ``devmap``: its ``device_map``, when the caller has it already)."""
     counts = {t: n for t in report.base_tables() if not K.is_metadata(t) and (n := report.count(t))}
     nvtx_classes = row_classes(report) if K.NVTX_TABLE in counts else {}
     return ReportInfo(
@@ -115,7 +116,7 @@ def report_info(report, lifetimes: bool = True) -> ReportInfo:
         capture_warnings(report) + _string_warnings(report),
         counts,
         identify(report),
-        device_map(report),
+        device_map(report) if devmap is None else devmap,
         report.source,
         report.index,
         process_lifetimes(report) if lifetimes else None,

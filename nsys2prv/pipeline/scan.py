@@ -249,6 +249,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
             plans = {k: _batches(report, k) for k in missing}
             helped = parallel.helpers()
             todo = read_ahead.helper_parts(report, plans) if helped is not None else []
+            devmap = None  # (the helpers' devices: the metadata's too)
             if helped is not None and todo:  # (they read while this process gathers the metadata; forked
                 devmap = device_map(report) if info is None else info.devmap  # before the thread below)
                 parts = read_ahead.helpers_read(report, helped, todo, devmap)
@@ -263,7 +264,7 @@ def read_each(src: Source, kinds: tuple[str, ...], visit) -> tuple[ReportInfo, d
                     sqlite, src, report, {t for t, *_ in activity_tables(report)} if later else skip
                 )
             if info is None:
-                info = report_info(report, lifetimes=False)
+                info = report_info(report, lifetimes=False, devmap=devmap)
         assert info is not None
         for k in kinds:
             ranges = plans.get(k) if report is not None else None

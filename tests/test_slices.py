@@ -8,6 +8,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import outputs_text
 from nsysgen import NsysBuilder
@@ -204,6 +205,43 @@ def test_rows_crossing_borders_are_translated_once(report, tmp_path, monkeypatch
     assert p.lane_tag is not None and summary["overlap_rows"] >= 1
     lanes = TableCache(Path(where[0]), Path(where[1])).lanes(p.lane_tag)
     assert set(lanes) == {"kernels", "memcpy"} and int((lanes["kernels"] > 0).sum()) >= 1
+
+
+def test_paint_groups_balance_the_threads_state_intervals():
+    """Largest first into the lightest group: 600 -> g0; 406 -> g1; 212 -> g1 (618); 96 -> g0 (696);
+    24 -> g1 (642); 0 -> g1; each group in thread order; one group when one job paints."""
+    groups = slices.paint_groups(np.array([96, 0, 212, 406, 600, 24]), 2)
+    assert [g.tolist() for g in groups] == [[0, 4], [1, 2, 3, 5]]
+    assert [g.tolist() for g in slices.paint_groups(np.array([5, 3]), 1)] == [[0, 1]]
+    assert [g.tolist() for g in slices.paint_groups(np.array([0, 7]), 4)] == [[1], [0]]  # (7 -> g0, 0 -> g1)
+
+
+def test_a_sliced_reports_threads_are_painted_by_every_worker(report, tmp_path, monkeypatch):
+    """The one sliced report of a run on two workers is painted by two jobs, each a group of its threads
+    (``paint_groups`` by their state intervals, which the slices count): the whole report's bytes."""
+    whole = _convert(report, tmp_path / "whole", 10**9, jobs=2)
+    seen, chunks = [], []
+    real_groups, real_all = slices.paint_groups, slices.translate_all
+
+    def groups(sizes, n):
+        seen.append((sizes.copy(), n))
+        return real_groups(sizes, n)
+
+    def translate_all(*a, **k):
+        res = real_all(*a, **k)
+        chunks.extend(Path(c.path).name for r in res for c in r.chunk)
+        return res
+
+    monkeypatch.setattr(slices, "paint_groups", groups)
+    monkeypatch.setattr(slices, "translate_all", translate_all)
+    plans = _plans(monkeypatch)
+    sliced = _convert(report, tmp_path / "sliced", 300, jobs=2)
+    assert sliced == whole
+    ((sizes, n),) = seen
+    k = plans[-1].slices
+    assert n == 2 and k >= 3 and sizes.sum() > 0
+    painted = sorted(c[c.rindex(".p") + 1 :] for c in chunks if ".p" in c)
+    assert painted == sorted(f"p{s}.g{g}" for s in range(k) for g in range(2))
 
 
 _TRANSLATE_SLICE = slices.translate_slice

@@ -35,6 +35,7 @@ pop``) and read again a damaged cache; ``plan`` gives such a report one slice.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -101,6 +102,7 @@ class SliceResult:
     states: str = ""
     first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     last: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per thread: its state intervals
 
 
 @dataclass
@@ -108,9 +110,11 @@ class PaintJob:
     job: RankJob
     plan: Plan
     states: list[str]  # per slice, its states file
-    first: np.ndarray
-    last: np.ndarray
+    first: np.ndarray  # per thread of ``threads``: its first event ...
+    last: np.ndarray  # ... and its last, over the whole report
     end: int  # the report's latest record (its lifetimes included)
+    threads: np.ndarray  # the report's threads this job paints (sorted; ``paint_groups``)
+    group: str = ""  # its chunks' names' suffix (several jobs a report)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -274,7 +278,7 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     else:
         _links(ctx, out, plan, k, positions or {}, tables, job.clip, memo)
         del held, tables, ctx, memo
-        res.states, res.first, res.last = _save_states(job, model, out, running)
+        res.states, res.first, res.last, res.sizes = _save_states(job, model, out, running)
         del running
         none = StateIntervals(*(np.zeros(0, np.int64),) * 5)
         res.chunk = write_chunk(out, model, r, job.trace.types, job.chunk, consume=True, painted=(none, LOW, LOW))
@@ -283,10 +287,12 @@ def translate_slice(sj: SliceJob, model: Model) -> SliceResult:
     return res
 
 
-def _save_states(job: RankJob, model: Model, out: Translation, running: dict) -> tuple[str, np.ndarray, np.ndarray]:
+def _save_states(
+    job: RankJob, model: Model, out: Translation, running: dict
+) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     """A slice of several: the state intervals of its rows (taken from ``out``) and of the rows
     running at its start, to a ``.states.npy`` file for ``paint_report``; and per thread of the
-    report, its first and last event in the slice."""
+    report, its first and last event in the slice and its state intervals (``paint_groups``)."""
     threads = model.report_threads(job.src.index)
     first, last = event_spans(out, model, threads)
     states = out.states
@@ -300,17 +306,16 @@ def _save_states(job: RankJob, model: Model, out: Translation, running: dict) ->
         states = [*states, *before.states]
         del before
     path = f"{job.chunk}.states.npy"
-    np.save(
-        path,
-        np.stack(
-            [
-                np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states] or [np.zeros(0, np.int64)])
-                for f in ("thread", "start", "end", "state", "prio")
-            ]
-        ),
+    arr = np.stack(
+        [
+            np.concatenate([np.asarray(getattr(x, f), np.int64) for x in states] or [np.zeros(0, np.int64)])
+            for f in ("thread", "start", "end", "state", "prio")
+        ]
     )
     out.states = []
-    return path, first, last
+    np.save(path, arr)
+    sizes = np.bincount(np.searchsorted(threads, arr[0]), minlength=len(threads))[: len(threads)]
+    return path, first, last, sizes.astype(np.int64)
 
 
 def _window_partial(job: RankJob, model: Model, plan: Plan, k: int, tables: dict, running: dict):
@@ -404,7 +409,7 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
     """Phase 2: the report's state timeline, slice after slice (one states chunk per slice)."""
     job, plan = pj.job, pj.plan
     r = job.src.index
-    threads = model.report_threads(r)
+    threads = pj.threads
     t_open = pj.end + 1
     carry_state = np.full(len(threads), -1, np.int64)
     carry_begin = np.zeros(len(threads), np.int64)
@@ -413,7 +418,8 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
         lo_t = 0 if k == 0 else int(job.clock.apply_one(plan.borders[k]))
         hi_t = t_open if k == plan.slices - 1 else int(job.clock.apply_one(plan.borders[k + 1]))
         arr = np.load(path)
-        os.remove(path)
+        if not pj.group:  # (the report's only job: else the caller removes the files)
+            os.remove(path)
         if hi_t <= lo_t:  # (no time of the trace in this slice: the carry goes on)
             continue
         s = paint_spans([StateIntervals(*arr)], model, threads, pj.first, pj.last, hi_t)
@@ -443,7 +449,14 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
         thread, start, stop, st = (np.concatenate(x) for x in zip(*parts))
         states = StateIntervals(thread, start, stop, st, np.zeros(len(thread), np.int64))
         chunks.append(
-            write_chunk(Translation(), model, r, job.trace.types, f"{job.chunk}.p{k}", painted=(states, t_open, pj.end))
+            write_chunk(
+                Translation(),
+                model,
+                r,
+                job.trace.types,
+                f"{job.chunk}.p{k}{pj.group}",
+                painted=(states, t_open, pj.end),
+            )
         )
     release()
     return chunks
@@ -501,6 +514,7 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
     for res in ex.map(translate_slice, items, desc="translate", shared=model):
         parts_of.setdefault(res.index, []).append(res)
     results, paints = [], []
+    sliced = sum(p.slices > 1 for p in plans.values())
     for j in jobs:
         parts = sorted(parts_of.pop(j.src.index), key=lambda r: r.k)
         if len(parts) == 1:
@@ -511,15 +525,47 @@ def translate_all(ex, jobs: list[RankJob], rows: list[int], model: Model, slice_
         lives = [life[1] for i in model.report_tasks(j.src.index) if (life := model.tasks[i].life) is not None]
         first = np.minimum.reduce([r.first for r in parts])
         last = np.maximum.reduce([r.last for r in parts])
+        end = max([r.chunk.end for r in parts if r.chunk] + lives)
         p = plans[j.src.index]
-        paints.append(
-            PaintJob(j, p, [r.states for r in parts], first, last, max([r.chunk.end for r in parts if r.chunk] + lives))
-        )
+        threads = model.report_threads(j.src.index)
+        groups = paint_groups(np.add.reduce([r.sizes for r in parts]), max(1, workers // sliced))
+        for g, sel in enumerate(groups):
+            suffix = f".g{g}" if len(groups) > 1 else ""
+            paints.append(PaintJob(j, p, [r.states for r in parts], first[sel], last[sel], end, threads[sel], suffix))
     painted = ex.map(paint_report, paints, desc="paint", shared=model) if paints else []
+    _remove_soon([path for pj in paints if pj.group for path in pj.states])
     by_index = {r.index: r for r in results}
     for pj, chunks in zip(paints, painted):
         by_index[pj.job.src.index].chunk += chunks
     return results
+
+
+def paint_groups(sizes: np.ndarray, n: int) -> list[np.ndarray]:
+    """A sliced report's threads (positions among its threads, ``sizes`` their state intervals) in at
+    most ``n`` groups of about equal intervals, each painted by a job of its own (``paint_report``):
+    a thread's segments depend on its own intervals only, and the merge orders the states of one
+    time by thread whatever chunk holds them, so the trace's bytes are those of one job.  The
+    largest first, each into the group with the fewest so far."""
+    if n <= 1 or len(sizes) <= 1:
+        return [np.arange(len(sizes))]
+    load = np.zeros(min(n, len(sizes)), np.int64)
+    of = np.empty(len(sizes), np.int64)
+    for t in np.argsort(-np.asarray(sizes, np.int64), kind="stable"):
+        g = int(np.argmin(load))
+        of[t] = g
+        load[g] += sizes[t]
+    return [np.flatnonzero(of == g) for g in range(len(load)) if (of == g).any()]
+
+
+def _remove_soon(paths: list[str]) -> None:
+    """``paths`` removed in a thread (freeing a slice's states file took 20 ms of the kernel's time)."""
+
+    def run() -> None:
+        for p in paths:
+            Path(p).unlink(missing_ok=True)
+
+    if paths:
+        threading.Thread(target=run, name="nsys2prv-states", daemon=True).start()
 
 
 def _join(job: RankJob, parts: list[SliceResult]) -> RankResult:

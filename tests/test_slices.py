@@ -511,3 +511,16 @@ def test_a_slices_pop_window_is_its_rows_and_the_running_ones_clipped():
     ]
     pd.testing.assert_frame_equal(slices._cut(own, running.iloc[:0], lo, hi), slices._cut(own, None, lo, hi))
     assert slices._cut(own, None, lo, hi)["end"].tolist() == [100, 180, 200, 199]
+
+
+@pytest.mark.parametrize("step", [1, 7, 500])
+def test_a_row_groups_sample_of_starts_is_every_step_th_sorted_start(step):
+    """``scan_groups``' sample: ``np.sort(starts)[::step]`` on starts in order (taken as they are),
+    a few out of order (partitioned where at most 64 are wanted) and shuffled (sorted)."""
+    ordered = np.arange(0, 3_000, 3, dtype=np.int64)
+    nearly = ordered.copy()
+    nearly[[10, 500]] = nearly[[500, 10]]
+    shuffled = np.random.default_rng(7).permutation(ordered)
+    for s in (ordered, nearly, shuffled, ordered[:1]):
+        got = row_groups._every_sorted(s, step)
+        assert got.tolist() == list(range(0, 3 * len(s), 3 * step)), (len(s), step)

@@ -52,9 +52,19 @@ def scan_groups(where, pf, step: int) -> tuple[Groups, np.ndarray] | None:
         t = pf.read_row_group(i, columns=["start", "end"], use_threads=False)
         s, e = t.column("start").to_numpy(), t.column("end").to_numpy()
         lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
-        sample.append(np.sort(s)[::step])
+        sample.append(_every_sorted(s, step))
     first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
     return Groups(where, rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
+
+
+def _every_sorted(s: np.ndarray, step: int) -> np.ndarray:
+    """``np.sort(s)[::step]`` (the group's sample of starts), sorting only where needed: a group's
+    starts are mostly in order already (then taken as they are), else partitioned at the few
+    positions wanted (a sort of every row group was 0.27 s of r10m's plan, on one core)."""
+    if len(s) < 2 or bool((s[1:] >= s[:-1]).all()):
+        return s[::step].copy()
+    at = np.arange(0, len(s), step)
+    return np.partition(s, at)[at] if len(at) <= 64 else np.sort(s)[::step]
 
 
 class Decoded:

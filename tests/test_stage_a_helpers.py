@@ -38,6 +38,16 @@ def _logged_part(path, index, source, kind, lo, hi, devmap):
     return _real_read_part(path, index, source, kind, lo, hi, devmap)
 
 
+_real_store_launches = scan._Facts.store_launches
+
+
+def _logged_launches(facts, cache, tag):
+    """``_Facts.store_launches``, noting the process that matched and stored the launch calls."""
+    with open(os.environ[_LOG] + ".launches", "a") as fh:
+        fh.write(f"{os.getpid()}\n")
+    return _real_store_launches(facts, cache, tag)
+
+
 def _failing_read_kind(report, kind, devmap):
     """``read_kind``, failing in a helper process on the cuda_api table's last range."""
     if os.getpid() != _PARENT and kind == "cuda_api" and report.window and report.window[1] >= 5 * BATCH:
@@ -79,11 +89,18 @@ def test_the_idle_workers_read_one_reports_parts_into_the_same_cache(report, tmp
     monkeypatch.setattr(scan, "BATCH_ROWS", BATCH)
     monkeypatch.setenv(_LOG, str(tmp_path / "parts.log"))
     monkeypatch.setattr(read_ahead, "_read_part", _logged_part)
+    monkeypatch.setattr(scan._Facts, "store_launches", _logged_launches)
     helped = _convert(report, tmp_path / "helped", tmp_path / "c-helped", jobs)
     parts = _parts(tmp_path / "parts.log")
     (tmp_path / "parts.log").unlink()
+    stored = (tmp_path / "parts.log.launches").read_text().split()
+    (tmp_path / "parts.log.launches").unlink()
     monkeypatch.setattr(parallel, "helpers", lambda: None)
     alone = _convert(report, tmp_path / "alone", tmp_path / "c-alone", jobs)
+
+    # the launch calls matched once: with helpers in a forked process (beside the lanes), else here
+    assert len(stored) == 1 and int(stored[0]) != os.getpid()
+    assert (tmp_path / "parts.log.launches").read_text().split() == [str(os.getpid())]
 
     assert _parts(tmp_path / "parts.log") == []  # (without helpers: read ahead in threads)
     counts = {k: sum(p[0] == k for p in parts) for k in HELPED}
@@ -97,6 +114,7 @@ def test_the_idle_workers_read_one_reports_parts_into_the_same_cache(report, tmp
     entry, one = _entry(tmp_path / "c-helped", report), _entry(tmp_path / "c-alone", report)
     assert entry == one
     assert {f"{k}.parquet" for k in HELPED} <= set(entry)
+    assert sum(name.startswith("launches-") for name in entry) == 1  # (the forked process's, the same bytes)
     a, b = TableCache(tmp_path / "c-whole" / "tables", report), TableCache(tmp_path / "c-helped" / "tables", report)
     assert sorted(a.kinds) == sorted(b.kinds)
     for kind in a.kinds:

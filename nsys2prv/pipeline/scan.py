@@ -13,7 +13,7 @@ import pickle
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import pandas as pd
 
 from nsys2prv import kinds as K
 from nsys2prv.core.memory import release
+from nsys2prv.core.workers import forked
 from nsys2prv.metrics import pop
 from nsys2prv.model.align.syncpoints import sync_tables
 from nsys2prv.nsys.cache import CACHE_NOTE, TableCache, entry_hash
@@ -473,8 +474,8 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
     tallies = {k: tally for k, tally in got.items() if k in src.reading.kinds and (k in facts.present or tally)}
     sync = {k: facts.sync[k] for k in ("mpi", "kernels", "nvtx") if k in facts.sync}  # (sync_tables' order)
     release()  # (what the reading threads freed, before the whole report's lanes and launch calls)
-    keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
-    facts.store_launches(table_cache(src), launch_tag(src))
+    with _launches_beside(facts, table_cache(src), launch_tag(src)):
+        keys, pop_keys = facts.model_keys(table_cache(src), lane_tag(src))
     _trim_identity(info, [keys, pop_keys])
     return Scan(
         info,
@@ -489,6 +490,23 @@ def _scan(src: Source, filter_nvtx: str | None) -> Scan:
         sync,
         _read_p2p(src) if src.reading.p2p else None,
     )
+
+
+@contextmanager
+def _launches_beside(facts: _Facts, cache: TableCache, tag: str):
+    """``facts.store_launches`` after the block -- or, the only report's stage A (this process, the
+    workers its helpers: one core idle), in a forked process while the block numbers the overlap
+    lanes: it inherits the calls and activities (no copy through a pipe) and stores the launch
+    calls in the table cache, where stage C finds them (nothing comes back)."""
+    links = facts.links
+    if parallel.helpers() is None or "cuda_api" not in links or not any(k in links for k in facts.launched):
+        yield
+        facts.store_launches(cache, tag)
+        return
+    with forked([(facts.store_launches, (cache, tag))]) as (stored,):
+        facts.links = {}  # (the forked process has them)
+        yield
+        stored.result()
 
 
 def _trim_identity(info: ReportInfo, key_sets: list[dict[str, pd.DataFrame]]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from nsys2prv.metrics import pop
 from nsys2prv.model.align.clock import Clock
@@ -151,6 +152,30 @@ def test_the_first_call_of_a_shared_correlation_id_is_the_launch():
     # no call with a correlation id (an export without the column): no activity has a launch call
     none = match(tid, np.full(4, -1), {"kernels": (gpid, np.array([5, 6, 7, -1]))})
     assert none.shared == 0 and none.rows["kernels"].tolist() == [-1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+@pytest.mark.parametrize("without_id", [False, True])
+def test_each_activitys_launch_is_the_first_call_of_its_process_and_id(processes, without_id):
+    """``match`` against the rule read literally (each activity: the first call of the same process and
+    correlation id, -1 none), on one process (its codes without hashing) and on three, with calls
+    without an id (negative: dropped before matching) or none."""
+    rng = np.random.default_rng(processes + 10 * without_id)
+    pids = (1 << 48) + (rng.integers(1, processes + 1, 2_000) << 24)
+    tid = pids + rng.integers(1, 4, 2_000)
+    corr = rng.integers(-3 if without_id else 0, 400, 2_000)
+    acts = {
+        "kernels": ((1 << 48) + (rng.integers(1, processes + 1, 700) << 24), rng.integers(-1, 420, 700)),
+        "memcpy": ((1 << 48) + (rng.integers(1, processes + 1, 90) << 24), rng.integers(0, 420, 90)),
+    }
+    got = match(tid, corr, acts)
+    first: dict = {}
+    for i, (t, c) in enumerate(zip(tid.tolist(), corr.tolist())):
+        if c >= 0:
+            first.setdefault((t >> 24, c), i)
+    for kind, (gpid, ids) in acts.items():
+        assert got.rows[kind].tolist() == [first.get((g >> 24, c), -1) for g, c in zip(gpid.tolist(), ids.tolist())]
+    assert got.shared == int((corr >= 0).sum()) - len(first)
 
 
 def test_the_model_gives_the_task_of_each_report_and_pid():

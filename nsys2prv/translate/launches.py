@@ -31,11 +31,14 @@ class Launches:
 
 def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
     """One int64 per (k1, k2) pair, equal exactly when both are equal."""
-    c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
-    c1 = c1.astype(np.int64, copy=False)
+    if len(k1) and k1.min() == k1.max():  # one process (a report's usual case): nothing to hash
+        c1, distinct = np.zeros(len(k1), np.int64), 1
+    else:
+        c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
+        c1, distinct = c1.astype(np.int64, copy=False), len(u1)
     lo = int(k2.min()) if len(k2) else 0
     span = (int(k2.max()) - lo + 1) if len(k2) else 1
-    if len(u1) * span < (1 << 62):  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
+    if distinct * span < (1 << 62):  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
         c1 *= span
         c1 += k2
         c1 -= lo
@@ -57,13 +60,13 @@ def first_match(left: np.ndarray, right: np.ndarray, order: np.ndarray | None = 
 def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Launches:
     """The launch call of every activity: ``call_tid``/``call_corr`` the calls' thread and correlation
     id (a negative id: none), ``acts`` kind -> (gpid, corr) of its activities."""
-    call_corr = np.asarray(call_corr, np.int64)
+    call_corr, call_tid = np.asarray(call_corr, np.int64), np.asarray(call_tid, np.int64)
     calls = np.flatnonzero(call_corr >= 0)
+    if len(calls) < len(call_corr):  # (every call has an id, as a rule: no copy then)
+        call_tid, call_corr = call_tid[calls], call_corr[calls]
     cut = np.cumsum([len(calls)] + [len(g) for g, _ in acts.values()])
-    k1 = np.concatenate(
-        [process_key(np.asarray(call_tid, np.int64)[calls])] + [np.asarray(g, np.int64) for g, _ in acts.values()]
-    )
-    k2 = np.concatenate([call_corr[calls]] + [np.asarray(c, np.int64) for _, c in acts.values()])
+    k1 = np.concatenate([process_key(call_tid)] + [np.asarray(g, np.int64) for g, _ in acts.values()])
+    k2 = np.concatenate([call_corr] + [np.asarray(c, np.int64) for _, c in acts.values()])
     codes = pair_codes(k1, k2)
     del k1, k2
     call_codes = codes[: cut[0]]

@@ -210,7 +210,7 @@ def test_a_conversion_over_its_previous_outputs(ranks, tmp_path):
     validate_trace(str(out))
 
 
-def test_remove_later_removes_in_order_and_wait_removed_waits(tmp_path):
+def test_remove_later_removes_every_tree_and_wait_removed_waits(tmp_path):
     trees = []
     for i in range(3):
         d = tmp_path / f"d{i}"
@@ -225,4 +225,29 @@ def test_remove_later_removes_in_order_and_wait_removed_waits(tmp_path):
         dirs.remove_later(d)
     dirs.wait_removed()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["victim"] and (victim / "keep").read_text() == "keep"
-    assert dirs._thread is None and dirs._pending == []
+    assert dirs._removing == []
+
+
+def test_nested_trees_are_removed_each_in_its_thread_whatever_the_order(tmp_path):
+    """A conversion gives its run's tables (work/tables), then its work files (stage/work), then the
+    staging directory holding the earlier outputs: each freed in a thread of its own, the outer tree
+    its own files first, then what the inner ones' threads leave; the order reversed too."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("keep")
+    for case, order in (("a", ("work/tables", "work", "")), ("b", ("", "work", "work/tables"))):
+        stage = tmp_path / case
+        (stage / "work" / "tables" / "r0").mkdir(parents=True)
+        (stage / "work" / "tables" / "r0" / "t.arrow").write_bytes(b"t" * 300_000)
+        (stage / "work" / "r0.chunk").write_bytes(b"c" * 300_000)
+        (stage / "out.prv").write_bytes(b"p" * 300_000)  # (an earlier output swapped out)
+        (stage / "old").mkdir()
+        (stage / "old" / "x.cfg").write_text("x")
+        (stage / "link").symlink_to(victim)  # (removed as a link: never followed)
+        (stage / "work" / "link").symlink_to(victim)
+        for rel in order:
+            dirs.remove_later(stage / rel if rel else stage)
+        dirs.wait_removed()
+        assert not stage.exists(), case
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim"] and (victim / "keep").read_text() == "keep"
+    assert dirs._removing == []

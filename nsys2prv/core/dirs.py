@@ -113,25 +113,45 @@ def exchange(src_fd: int, src: str, dst_fd: int, dst: str) -> bool:
 
 
 _lock = threading.Lock()
-_pending: list[str] = []  # the trees ``remove_later`` was given, in order
-_thread: threading.Thread | None = None  # removing them; it ends when none is left
+_removing: list[tuple[str, threading.Thread]] = []  # the trees ``remove_later`` was given, each its thread
 
 
-def _remove_pending() -> None:
-    global _thread
-    while True:
+def _inside(path: str) -> list[threading.Thread]:
+    """The threads removing trees inside ``path`` (under ``_lock``)."""
+    return [t for q, t in _removing if q.startswith(path + os.sep)]
+
+
+def _remove(path: str, inner: list[str]) -> None:
+    """``path`` removed: first its entries but those holding the trees other threads remove
+    (``inner``), at the same time as them; then, once they are done, the rest."""
+    skip = {os.path.relpath(q, path).split(os.sep)[0] for q in inner}
+    try:
+        names = [n for n in os.listdir(path) if n not in skip] if skip else []
+    except OSError:
+        names = []
+    for name in names:
+        entry = os.path.join(path, name)
+        try:
+            if stat.S_ISDIR(os.lstat(entry).st_mode):
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                os.unlink(entry)
+        except OSError:
+            pass
+    for _ in range(2):  # (again if a tree inside it was given after it: once its thread is done)
         with _lock:
-            if not _pending:
-                _thread = None
-                return
-            path = _pending.pop(0)
+            others = _inside(path)
+        for t in others:
+            t.join()
         shutil.rmtree(path, ignore_errors=True)  # (never through a link: rmtree refuses them)
+        if not os.path.lexists(path):
+            return
 
 
 def _forked() -> None:
-    global _lock, _thread
-    _lock, _thread = threading.Lock(), None  # (a forked child has no such thread, maybe a held lock)
-    _pending.clear()
+    global _lock
+    _lock = threading.Lock()  # (a forked child has none of the threads, maybe a held lock)
+    _removing.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -139,19 +159,28 @@ if hasattr(os, "register_at_fork"):
 
 
 def remove_later(path: str | os.PathLike) -> None:
-    """Remove the tree ``path`` (this process's own: a private directory) in a thread, after those
-    given before it (``wait_removed`` waits for them all; so does the interpreter's exit).  Freeing a
-    large file's pages and blocks takes the kernel 0.03-0.1 s of wall time, more while others write
-    to the disk: not on the run's critical path."""
-    global _thread
+    """Remove the tree ``path`` (this process's own: a private directory) in a thread of its own, at
+    the same time as those given before it (``wait_removed`` waits for them all; so does the
+    interpreter's exit); a tree holding one given before removes the rest of itself, then what that
+    one leaves.  Freeing a large file's pages and blocks takes the kernel 0.03-0.1 s of wall time,
+    more while others write to the disk: not on the run's critical path, and on both cores at a
+    conversion's end (the work files, and the earlier outputs swapped out, each in its thread)."""
+    p = os.path.abspath(os.fspath(path))
     with _lock:
-        _pending.append(os.fspath(path))
-        if _thread is None:
-            _thread = threading.Thread(target=_remove_pending, name="nsys2prv-remove")
-            _thread.start()
+        inner = [q for q, _ in _removing if q.startswith(p + os.sep)]
+        t = threading.Thread(target=_remove, args=(p, inner), name="nsys2prv-remove")
+        _removing.append((p, t))
+        t.start()
 
 
 def wait_removed() -> None:
     """Until every tree given to ``remove_later`` is gone."""
-    while (t := _thread) is not None:
+    while True:
+        with _lock:
+            if not _removing:
+                return
+            _, t = _removing[0]
         t.join()
+        with _lock:
+            if _removing and _removing[0][1] is t:
+                _removing.pop(0)

@@ -144,6 +144,8 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
         tick("B: model/align")
         results = slices.translate_all(ex, jobs, [s.rows for s in run.scans], model, cfg.slice_rows)
         ex.close()  # the workers' memory is not needed by the merge
+        if not cfg.table_cache:
+            remove_later(_cache_root(cfg, work))  # (the run's own tables, read by nothing now: freed beside POP)
         tick("C: translate/sort")
         for r in results:
             counts.absorb(r.counts)

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
 def _threads_after_blas(env: dict) -> tuple[int, str | None]:
     code = (
         "import os; from nsys2prv.launch import one_blas_thread; one_blas_thread(); "
@@ -34,5 +35,3 @@ def test_the_command_imports_numpy_with_one_blas_thread_and_leaves_the_environme
     assert _threads_after_blas(env) == (1, None)  # one thread, and the children see no such variable
     env["OPENBLAS_NUM_THREADS"] = "2"  # the user's choice is kept: numpy's own thread and OpenBLAS's one
     assert _threads_after_blas(env) == (2, "2")
-
-

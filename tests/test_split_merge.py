@@ -5,9 +5,6 @@ file holds exactly the unsplit merge's bytes after the header, whichever process
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -159,30 +156,3 @@ def test_parts_are_cut_for_equal_work_with_the_measuring(tmp_path):
     (cut,) = split_times(spread, 2, first_less=10**6, measure=0.25)  # part 0: a quarter of a share
     assert 37_400 <= cut <= 37_600
     assert split_times(spread, 2, first_less=30_000) == split_times(spread, 2, first_less=30_000, measure=0.0)
-
-
-def test_a_first_run_does_not_wait_for_the_measuring_kernel(tmp_path):
-    """With an empty numba cache a large merge's parts are not measured (the background compiler may
-    still be at it): ``part_bytes_ready`` says no, and the parts' files are appended; a small one
-    measures with the numpy twin; once the kernel is in the cache, it is loaded and used."""
-    code = (
-        "from nsys2prv.paraver import format as F; "
-        "print(F.part_bytes_ready(10**6), F.part_bytes_ready(10**6, load=False), F.part_bytes_ready(1000)); "
-        "F._part_bytes.compile(*F.probe_part_bytes()); "
-        "print(F.part_bytes_ready(10**6, load=False))"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NSYS2PRV_KERNELS")}
-    env["XDG_CACHE_HOME"] = str(tmp_path)
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.splitlines() == ["False False True", "True"]
-
-
-def test_the_parts_files_when_the_kernel_is_not_ready(chunks, tmp_path, monkeypatch):
-    metas, values, objs = chunks
-    monkeypatch.setattr(S, "part_bytes_ready", lambda n, load=True: False)
-    with open(tmp_path / "out.prv", "wb") as fh:
-        fh.write(HEADER)
-        S.merge_split(metas, values, END, fh, 700, 3, tmp_path, objs=objs)
-    assert (tmp_path / "out.prv").read_bytes() == HEADER + _merged(chunks)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.prv", "part1.prv", "part2.prv"]

@@ -11,7 +11,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nsys2prv.core.environment import environment
 from nsys2prv.core.jit import kernel
 
 # records written by one writer: the numpy twin (2-3 times slower) formats fewer until the kernel is compiled
@@ -149,16 +148,6 @@ def expect_part_bytes(n: int, load: bool = True) -> None:
     _part_bytes.plan(n)
     if load and n >= _part_bytes.interpret_below:
         _part_bytes(*probe_part_bytes())
-
-
-def part_bytes_ready(n: int, load: bool = True) -> bool:
-    """Whether ``part_bytes_of`` measures ``n`` records without compiling first: compiled, or in the
-    cache (loaded here when ``load``: processes forked after inherit it), or so few that its numpy
-    twin does (or a form forced by NSYS2PRV_KERNELS).  A first run does not wait for its compiler."""
-    if environment().kernels is not None or n < _part_bytes.interpret_below:
-        return True
-    args = probe_part_bytes()
-    return _part_bytes.load(*args) if load else _part_bytes.in_cache(*args)
 
 
 def part_bytes_of(time, thread, sig, tail, sbase: int, end_ns: int, plen, tlen, tables: Tables) -> int:

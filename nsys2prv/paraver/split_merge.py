@@ -9,9 +9,7 @@ at once), passes its own start on, and formats its part with ``os.pwrite`` at th
 descriptor it inherited (the .prv's temporary file, opened by ``writer.write_files``: nothing is
 opened again by name).  The last part is measured by no one; part 0 starts after the header.  Every
 measured length is checked against the bytes its part wrote.  A trace written through a stream
-that cannot be written at an offset (``-z``: gzip), or a first run whose measuring kernel is not
-compiled yet (``format.part_bytes_ready``: the run does not wait for the background compiler), keeps
-the parts' own files appended in order."""
+that cannot be written at an offset (``-z``: gzip) keeps the parts' own files appended in order."""
 
 from __future__ import annotations
 
@@ -24,13 +22,7 @@ import numpy as np
 
 from nsys2prv.core.workers import forked
 from nsys2prv.paraver.chunks import ChunkMeta
-from nsys2prv.paraver.format import (
-    expect_part_bytes,
-    object_text_bytes,
-    part_bytes_of,
-    part_bytes_ready,
-    type_text_bytes,
-)
+from nsys2prv.paraver.format import expect_part_bytes, object_text_bytes, part_bytes_of, type_text_bytes
 from nsys2prv.paraver.merge import Blocks, MergeStats, merge, sig_tables, split_times
 
 BLOCK = 1 << 18  # records of a chunk measured at a time
@@ -138,8 +130,7 @@ def merge_split(
     by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut.  A
     stream's part files are left in ``work_dir`` (the conversion removes it in a thread)."""
 
-    # (a stream, or a first run whose measuring kernel is still being compiled: the parts' files)
-    fd = _plain_fd(fh) if part_bytes_ready(sum(c.records for c in chunks), load=here) else None
+    fd = _plain_fd(fh)
     first_less = beside_records if here and beside is not None else 0
     cuts = split_times(chunks, parts, first_less, MEASURE if fd is not None else 0.0)
     if not cuts and here:
@@ -164,6 +155,7 @@ def merge_split(
             fh.flush()  # (the header: on the file before the parts are written after it)
             base = fh.tell()
             pipes = {p: os.pipe() for p in range(1, len(bounds) - 2)}  # part p's start, to part p + 1
+            expect_part_bytes(sum(c.records for c in chunks), load=here)
             calls = [(_merge_at, (chunks, values, end_ns, budget, bounds, p, fd, base, pipes, objs)) for p in away]
         else:
             paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]

@@ -692,7 +692,7 @@ def test_pop_beside_the_merge_gives_the_same_metrics_and_errors(regions, tmp_pat
     args = ["-q", "-m", *regions, "--region", "init", "--iterations", "step"]
     run_cli([*args, "-j", "1", tmp_path / "one" / "r"])
     real, asked = M.split_times, []
-    monkeypatch.setattr(M, "split_times", lambda c, p, less=0, m=0.0: asked.append(less) or real(c, p, less, m))
+    monkeypatch.setattr(M, "split_times", lambda c, p, first_less=0: asked.append(first_less) or real(c, p, first_less))
     monkeypatch.setattr(W, "MIN_SPLIT", 1)
     monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 2 if many else 10**9)
     run_cli([*args, "-j", "2", tmp_path / "two" / "r"])

@@ -140,19 +140,3 @@ def test_a_split_conversion_writes_the_unsplit_bytes(tmp_path, monkeypatch):
     split = convert("3", tmp_path / "split" / "t")
     assert split == one
     assert len(fds) == 1 and fds[0] is not None  # (one split merge, its parts written at their offsets)
-
-
-def test_parts_are_cut_for_equal_work_with_the_measuring(tmp_path):
-    """Part p's process (p > 0) first measures part p - 1 (``MEASURE`` of formatting it): the parts are
-    cut so that every process has the same work, part 0's process also its other work (first_less)."""
-    n = 300_000
-    spread = [save_chunk(str(tmp_path / "c"), np.arange(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(2 * n))]
-    (cut,) = split_times(spread, 2, measure=0.25)  # n0 = 0.25 n0 + n1: n0 = 1 / 1.75 = 0.5714
-    assert 171_000 <= cut <= 172_000
-    (cut,) = split_times(spread, 2, first_less=30_000, measure=0.25)  # n0 + 0.1 = 0.25 n0 + (1 - n0)
-    assert 154_000 <= cut <= 155_000  # 0.9 / 1.75 = 0.5143
-    cuts = split_times(spread, 3, measure=0.25)  # n0 = W, n1 = 0.75 W, n2 = W - 0.1875 W: W = 1 / 2.5625
-    assert 117_000 <= cuts[0] <= 117_200 and 204_700 <= cuts[1] <= 205_000
-    (cut,) = split_times(spread, 2, first_less=10**6, measure=0.25)  # part 0: a quarter of a share
-    assert 37_400 <= cut <= 37_600
-    assert split_times(spread, 2, first_less=30_000) == split_times(spread, 2, first_less=30_000, measure=0.0)

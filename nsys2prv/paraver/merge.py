@@ -414,44 +414,20 @@ def chunk_index(meta: ChunkMeta) -> np.ndarray:
     return out
 
 
-def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0, measure: float = 0.0) -> list[int]:
+def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
     size (records of one time always fall in one part, so each part is a plain merge); ``first_less``:
     the first part's process has other work worth that many records, its part is that much smaller
-    (the work shared by all parts; the first part at least a quarter of an equal share); ``measure``:
-    each part's process but the first's also measures the part before its own, at that fraction of
-    formatting it (``split_merge``: the parts' work made equal, ``_shares``)."""
+    (the work shared by all parts; the first part at least a quarter of an equal share)."""
     allt = np.sort(np.concatenate([chunk_index(c) for c in chunks])) if chunks else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []
     n = len(allt)
-    extra = first_less / max(1, sum(c.records for c in chunks)) if first_less > 0 else 0.0  # (1 = all)
-    if measure > 0:
-        at = (n * _shares(parts, extra, measure)).astype(np.int64)
-    elif first_less <= 0:
+    if first_less <= 0:
         at = (np.arange(1, parts) * n) // parts
     else:
+        extra = first_less / max(1, sum(c.records for c in chunks))  # (in the records' unit: 1 = all)
         first = max((1 + extra) / parts - extra, 1 / (4 * parts))
         at = (n * (first + np.arange(parts - 1) * (1 - first) / (parts - 1))).astype(np.int64)
-    cuts = np.unique(allt[np.minimum(at, n - 1)])
+    cuts = np.unique(allt[at])
     return [int(t) for t in cuts if t > allt[0]]
-
-
-def _shares(parts: int, extra: float, measure: float) -> np.ndarray:
-    """Where the parts end (fractions of the records, all but the last) when part 0's process also has
-    ``extra`` to do and part p's (p > 0) measures part p - 1 at ``measure`` x its cost: every process
-    the same work W (n0 + extra = W, m x n(p-1) + n(p) = W: each n(p) is linear in W; part 0 at least a
-    quarter of an equal share)."""
-
-    def solve(a0: float, c0: float) -> list[float]:
-        a, c = [a0], [c0]  # n(p) = a(p) x W + c(p)
-        for _ in range(parts - 1):
-            a.append(1 - measure * a[-1])
-            c.append(-measure * c[-1])
-        w = (1 - sum(c)) / sum(a)
-        return [x * w + y for x, y in zip(a, c)]
-
-    n = solve(1.0, -extra)
-    if n[0] < 1 / (4 * parts):
-        n = solve(0.0, 1 / (4 * parts))
-    return np.cumsum(n)[:-1]

@@ -26,7 +26,6 @@ from nsys2prv.paraver.format import expect_part_bytes, object_text_bytes, part_b
 from nsys2prv.paraver.merge import Blocks, MergeStats, merge, sig_tables, split_times
 
 BLOCK = 1 << 18  # records of a chunk measured at a time
-MEASURE = 0.25  # measuring a part costs about this fraction of formatting it (r10m: 0.5 s against 2.1 + 0.3 s)
 
 
 def part_bytes(chunks: list[ChunkMeta], values, end_ns: int, objs: tuple, t_lo, t_hi) -> int:
@@ -130,15 +129,14 @@ def merge_split(
     by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut.  A
     stream's part files are left in ``work_dir`` (the conversion removes it in a thread)."""
 
-    fd = _plain_fd(fh)
-    first_less = beside_records if here and beside is not None else 0
-    cuts = split_times(chunks, parts, first_less, MEASURE if fd is not None else 0.0)
+    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
     if not cuts and here:
         if beside is not None:
             beside()
         return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
     bounds = [None, *cuts, None]
     away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
+    fd = _plain_fd(fh)
     bar = None
     if progress:
         from tqdm import tqdm  # (here: a run without progress bars does not load it)

@@ -32,8 +32,6 @@ def _chunk(path: Path, seed: int, n: int):
     rng = np.random.default_rng(seed)
     time = np.sort(rng.integers(0, END, n))
     time[-1] = END  # (a final state starting at END: dropped)
-    if n < 10:
-        time[:-1] -= 10**6  # (negative times: each counted as it comes, not by the sorted times' search)
     key = np.sort(rng.integers(0, 1 << 20, n))
     order = np.lexsort((key, time))
     time, key = time[order], key[order]

@@ -410,26 +410,19 @@ def _part_bytes(time, thread, sig, tail, sbase, end_ns, plen, width, first, rbas
     """The bytes ``_format_compact`` writes for these records, whatever their order: a chunk's
     records in a row, ``tail`` their fields from the first one's (event signatures ``sbase`` +
     theirs); ``plen``: ``object_text_bytes``, ``tlen``: per type entry, its id's characters and ':'.
-    What a split merge's part adds to the .prv, known before it is formatted (``split_merge.py``).
-    The times of a chunk are sorted: their digits are counted by binary searches, not per record."""
+    What a split merge's part adds to the .prv, known before it is formatted (``paraver/part_bytes.py``)."""
     total = 0
-    sorted_times = len(time) > 0 and time[0] >= 0
-    if sorted_times:  # (a chunk's times, sorted: their digits counted by 18 binary searches)
-        total = len(time)
-        for k in range(18):
-            total += len(time) - np.searchsorted(time, _POW10[k])
     o = 0
     for r in range(len(time)):
         s = sig[r]
         if s >= 2:
             s += sbase
         w = width[s]
-        n = 3 + plen[thread[r]]  # kind, ':', the object, then the time's ':'
+        n = 3 + plen[thread[r]]  # kind, ':', the object, then the time and ':'
+        v = time[r]
         drop = False
-        for f in range(0 if sorted_times else -1, w):  # (f = -1: the time, when not counted above)
-            if f < 0:
-                v = time[r]
-            else:
+        for f in range(-1, w):  # (f = -1: the time)
+            if f >= 0:
                 v = tail[o + f]
                 if s == 0 and f == 0 and v == -1:  # OPEN_END: a thread's final state
                     if time[r] >= end_ns:
@@ -448,18 +441,16 @@ def _part_bytes(time, thread, sig, tail, sbase, end_ns, plen, width, first, rbas
                 n += 1
                 v = -v
             nd = 1  # (as ``_format_compact`` counts them)
+            if v >= 100_000_000:
+                nd = 9
+                if v >= 10_000_000_000_000_000:
+                    nd = 17
             while nd < 19 and v >= _POW10[nd - 1]:
                 nd += 1
             n += nd
         o += w
         if not drop:
             total += n
-        elif sorted_times:  # (its time's digits were counted above)
-            v = time[r]
-            nd = 1
-            while nd < 19 and v >= _POW10[nd - 1]:
-                nd += 1
-            total -= nd
     return total
 
 

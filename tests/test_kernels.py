@@ -202,7 +202,7 @@ def _run(code: str, cache: Path) -> subprocess.CompletedProcess:
 
 
 # the cache files of the PRECOMPILED kernels
-PRECOMPILED_FILES = sorted(["intervals._paint", "measures._sweep", "format._format_compact", "format._part_bytes"])
+PRECOMPILED_FILES = sorted(["intervals._paint", "measures._sweep", "format._format_compact"])
 
 
 def _cached_kernels(cache: Path) -> list[str]:
@@ -261,11 +261,9 @@ def test_a_large_first_run_compiles_its_kernels_in_a_forked_process_and_loads_th
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[:2] == ["small None", "busy None"]
-    assert lines[2].startswith(
-        "nsys2prv: compiling _paint, _sweep, _format_compact, _part_bytes for this machine while the"
-    )
+    assert lines[2].startswith("nsys2prv: compiling _paint, _sweep, _format_compact for this machine while the")
     assert lines[3:] == [
-        "loaded [True, True, True, True] [True, True, True, True]",
+        "loaded [True, True, True] [True, True, True]",
         "child gone True compiled here []",
         "again None",
     ]
@@ -296,7 +294,7 @@ def test_the_command_line_starts_the_compiler_before_pandas_and_numba_and_marks_
     assert res.stdout.splitlines() == [
         "missing input None",
         "started True False True",
-        "order ['_paint', '_sweep', '_format_compact', '_part_bytes'] 0",
+        "order ['_paint', '_sweep', '_format_compact'] 0",
         "ready True True",
         "again None",
         "writable by others False",
@@ -353,8 +351,8 @@ def test_cached_kernels_load_without_numbas_lowerings_and_a_compilation_after_th
     res = _run(code, cache)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
-        "read once [1] ['_format_compact', '_paint', '_part_bytes', '_sweep']",  # (each cached kernel's code read once)
-        "loaded ['_format_compact', '_paint', '_part_bytes', '_sweep'] 0 False",
+        "read once [1] ['_format_compact', '_paint', '_sweep']",  # (each cached kernel's code read once)
+        "loaded ['_format_compact', '_paint', '_sweep'] 0 False",
         "masks [[4, 4, 1, 3]]",  # (between the intervals 4; class 0 alone 2 + 2, class 1 alone 1, both 3)
         "compiled 2.0 True",
     ]

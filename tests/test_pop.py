@@ -686,7 +686,7 @@ def test_pop_beside_the_merge_gives_the_same_metrics_and_errors(regions, tmp_pat
     many reports in a forked process of its own.  The same OUT.pop.json as when it runs before a merge
     that is not split (-j 1), and a POP error is the same one-line error, nothing written."""
     import nsys2prv.pipeline.conversion as P
-    from nsys2prv.paraver import split_merge as M
+    from nsys2prv.paraver import merge as M
     from nsys2prv.paraver import writer as W
 
     args = ["-q", "-m", *regions, "--region", "init", "--iterations", "step"]

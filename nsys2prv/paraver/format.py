@@ -143,26 +143,6 @@ def expect_records(n: int, load: bool = True) -> None:
         _format_compact(*probe_compact())
 
 
-def expect_part_bytes(n: int, load: bool = True) -> None:
-    """``part_bytes_of`` is about to measure ``n`` records in several calls (``expect_records``)."""
-    _part_bytes.plan(n)
-    if load and n >= _part_bytes.interpret_below:
-        _part_bytes(*probe_part_bytes())
-
-
-def part_bytes_of(time, thread, sig, tail, sbase: int, end_ns: int, plen, tlen, tables: Tables) -> int:
-    """The bytes ``write_compact`` writes for a chunk's records (``_part_bytes``)."""
-    t = tables
-    return int(
-        _part_bytes(time, thread, sig, tail, sbase, end_ns, plen, t.width, t.first, t.rbase, tlen, t.dyn, t.remap)
-    )
-
-
-def type_text_bytes(types: np.ndarray) -> np.ndarray:
-    """Per event type entry, the bytes of its id and ':'."""
-    return (_digits_np(types) + 1).astype(np.int64)
-
-
 def probe_compact() -> tuple:
     """Arguments of one tiny valid ``_format_compact`` call (one state record), of the types the
     writers pass (chunk threads and signatures int32, the rest int64, value flags bool)."""
@@ -364,96 +344,6 @@ def _format_compact(
     return pos
 
 
-def _digits_np(v: np.ndarray) -> np.ndarray:
-    """Characters of each value of ``v`` in decimal (its '-' included)."""
-    return np.searchsorted(_POW10, np.abs(v), side="right") + 1 + (v < 0)
-
-
-def object_text_bytes(cpu: np.ndarray, task: np.ndarray, thr: np.ndarray) -> np.ndarray:
-    """Per global thread, the bytes of its ``cpu:1:task:thread:`` (a record's object, and a
-    communication's receiver)."""
-    return (_digits_np(cpu) + _digits_np(task) + _digits_np(thr) + 5).astype(np.int64)
-
-
-def _part_bytes_np(time, thread, sig, tail, sbase, end_ns, plen, width, first, rbase, tlen, dyn, remap):
-    """``_part_bytes`` in numpy (each field's characters in one vectorised step)."""
-    s = sig.astype(np.int64)
-    s[s >= EVENT_SIG0] += sbase
-    w = width[s]
-    start = np.cumsum(w) - w
-    keep = np.ones(len(s), bool)
-    st = np.flatnonzero(s == STATE_SIG)
-    opn = st[tail[start[st]] == OPEN_END]  # a thread's final state: closed at END, or not written
-    keep[opn[time[opn] >= end_ns]] = False
-    fs = np.repeat(s, w)
-    f = np.arange(len(fs)) - np.repeat(start, w)  # each field's place in its record
-    v = tail[: len(fs)].copy()
-    v[start[opn]] = end_ns
-    ev = fs >= EVENT_SIG0
-    q = first[fs[ev]] + f[ev]
-    d = dyn[q]
-    ve = v[ev]
-    ve[d] = remap[rbase[fs[ev]][d] + ve[d]]
-    v[ev] = ve
-    n = _digits_np(v) + 1
-    n[ev] += tlen[q]
-    peer = (fs == COMM_SIG) & (f == 1)  # the receiving thread: cpu:1:task:thread
-    n[peer] = plen[v[peer]]
-    per = np.zeros(len(s), np.int64)
-    np.add.at(per, np.repeat(np.arange(len(s)), w), n)
-    per += 2 + plen[thread] + _digits_np(time) + 1
-    return int(per[keep].sum())
-
-
-@kernel(interpret_below=LIMIT, size=lambda a: len(a[0]), python=_part_bytes_np)
-def _part_bytes(time, thread, sig, tail, sbase, end_ns, plen, width, first, rbase, tlen, dyn, remap):
-    """The bytes ``_format_compact`` writes for these records, whatever their order: a chunk's
-    records in a row, ``tail`` their fields from the first one's (event signatures ``sbase`` +
-    theirs); ``plen``: ``object_text_bytes``, ``tlen``: per type entry, its id's characters and ':'.
-    What a split merge's part adds to the .prv, known before it is formatted (``paraver/part_bytes.py``)."""
-    total = 0
-    o = 0
-    for r in range(len(time)):
-        s = sig[r]
-        if s >= 2:
-            s += sbase
-        w = width[s]
-        n = 3 + plen[thread[r]]  # kind, ':', the object, then the time and ':'
-        v = time[r]
-        drop = False
-        for f in range(-1, w):  # (f = -1: the time)
-            if f >= 0:
-                v = tail[o + f]
-                if s == 0 and f == 0 and v == -1:  # OPEN_END: a thread's final state
-                    if time[r] >= end_ns:
-                        drop = True
-                    v = end_ns
-                elif s == 1 and f == 1:  # the receiving thread: cpu:1:task:thread
-                    n += plen[v]
-                    continue
-                elif s >= 2:
-                    q = first[s] + f
-                    if dyn[q]:
-                        v = remap[rbase[s] + v]
-                    n += tlen[q]
-                n += 1  # its ':' (or '\n')
-            if v < 0:
-                n += 1
-                v = -v
-            nd = 1  # (as ``_format_compact`` counts them)
-            if v >= 100_000_000:
-                nd = 9
-                if v >= 10_000_000_000_000_000:
-                    nd = 17
-            while nd < 19 and v >= _POW10[nd - 1]:
-                nd += 1
-            n += nd
-        o += w
-        if not drop:
-            total += n
-    return total
-
-
 def fields_per_record(width: np.ndarray) -> np.ndarray:
     """Scratch for ``_format_compact``: room for the values of its longest record."""
     return np.empty(6 + max(2 * int(width.max(initial=0)), int(width.max(initial=0)) + 3), np.int64)
@@ -514,25 +404,4 @@ def write_compact(
 def warmup_probes() -> list[tuple]:
     """Every kernel of this module with arguments of the types the conversion calls it with (one
     element each): what ``pipeline.warmup`` loads (or compiles) before worker processes fork."""
-    return [(_format_compact, probe_compact()), (_part_bytes, probe_part_bytes())]
-
-
-def probe_part_bytes() -> tuple:
-    """Arguments of one tiny valid ``_part_bytes`` call (one state record), of the types ``part_bytes``
-    passes."""
-    z, z32, i64 = np.zeros(1, np.int64), np.zeros(1, np.int32), lambda *x: np.array(x, np.int64)  # noqa: E731
-    return (
-        i64(0),
-        z32,
-        z32.copy(),
-        i64(0, 0),
-        0,
-        1,
-        i64(8),
-        i64(2, 6),
-        i64(0, 0),
-        i64(0, 0),
-        z,
-        np.zeros(1, np.bool_),
-        z,
-    )
+    return [(_format_compact, probe_compact())]

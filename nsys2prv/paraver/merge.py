@@ -3,16 +3,18 @@ into the .prv body -- from every report take the records up to the smallest of t
 maxima, merge those sorted runs, closing the final state of every thread at the trace's END, and
 format them (numbering local name codes with the trace's values) in one pass (``format.write_compact``:
 one kernel, BUFFER bytes of text per call) -- so
-memory is O(reports x window), not O(events); ``split_merge.merge_split``: the body in time parts, in
-parallel."""
+memory is O(reports x window), not O(events); ``merge_split``: the body in time parts, in parallel."""
 
 from __future__ import annotations
 
+import io
 import os
+import shutil
 from dataclasses import dataclass
 
 import numpy as np
 
+from nsys2prv.core.workers import forked
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import (
     COMM_WIDTH,
@@ -171,41 +173,6 @@ class _Reader:
         if self.fh is not None:
             self.fh.close()
             self.fh = None
-
-
-class Blocks:
-    """The records of a chunk with t_lo <= time < t_hi, ``block`` at a time, in arrays reused from block to
-    block (and from chunk to chunk: ``of``): (time, thread, signature, tail) of each block, one file open
-    at a time."""
-
-    def __init__(self, block: int):
-        self.block = block
-        self.time, self.thread, self.sig = np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int32)
-        self.tail = np.empty(0, np.int64)
-
-    def of(self, meta: ChunkMeta, t_lo: int | None, t_hi: int | None):
-        r = _Reader(meta, t_lo, t_hi)
-        try:
-            for lo in range(r.first, r.stop, self.block):
-                n = min(r.stop, lo + self.block) - lo
-                if len(self.time) < n:
-                    self.time, self.thread, self.sig = (
-                        np.empty(n, np.int64),
-                        np.empty(n, np.int32),
-                        np.empty(n, np.int32),
-                    )
-                time, thread, sig = self.time[:n], self.thread[:n], self.sig[:n]
-                r.read_into("time", lo, time)
-                r.read_into("thread", lo, thread)
-                r.read_into("sig", lo, sig)
-                nf = int(r.widths[sig].sum())
-                if len(self.tail) < nf:
-                    self.tail = np.empty(nf, np.int64)
-                r.read_into("tail", r.field, self.tail[:nf])
-                r.field += nf
-                yield time, thread, sig, self.tail[:nf]
-        finally:
-            r.close()
 
 
 def _open_files_for(n: int) -> bool:
@@ -431,3 +398,102 @@ def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> lis
         at = (n * (first + np.arange(parts - 1) * (1 - first) / (parts - 1))).astype(np.int64)
     cuts = np.unique(allt[at])
     return [int(t) for t in cuts if t > allt[0]]
+
+
+def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs) -> MergeStats:
+    """One part of a split merge, in a forked process: its records into a file of their own."""
+    with open(path, "wb", buffering=1 << 20) as fh:
+        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
+
+
+def _append(path: str, fh) -> None:
+    """The file ``path`` appended to ``fh``: by the kernel (``os.sendfile``: no copy through this
+    process) where ``fh`` is a plain file, else read and written."""
+    with open(path, "rb") as src:
+        done = 0
+        out = fh.fileno() if isinstance(fh, io.BufferedWriter) else None
+        if out is not None and hasattr(os, "sendfile"):
+            fh.flush()  # (the bytes before it first; the descriptor's offset then moves with what is sent)
+            size = os.fstat(src.fileno()).st_size
+            try:
+                while done < size and (n := os.sendfile(out, src.fileno(), done, size - done)):
+                    done += n
+            except OSError:
+                pass  # (not supported here: the rest is copied)
+        src.seek(done)
+        shutil.copyfileobj(src, fh, 1 << 22)
+
+
+def merge_split(
+    chunks: list[ChunkMeta],
+    values: list[np.ndarray],
+    end_ns: int,
+    fh,
+    budget: int,
+    parts: int,
+    work_dir,
+    progress: bool = False,
+    objs: tuple = (),
+    here: bool = True,
+    beside=None,
+    beside_records: int = 0,
+) -> MergeStats:
+    """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
+    into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
+    bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
+    False: every part runs in a forked process (this one keeps no merge buffers: many ranks).
+    ``beside()``: this process's other work, done while the forked parts run (its own part is smaller
+    by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut.  The
+    parts' files are left in ``work_dir`` (the conversion removes it in a thread: unlinking 58 MB
+    just written took 4 ms of the merge's wall time)."""
+
+    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
+    if not cuts and here:
+        if beside is not None:
+            beside()
+        return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
+    bounds = [None, *cuts, None]
+    away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
+    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
+    bar = None
+    if progress:
+        from tqdm import tqdm  # (here: a run without progress bars does not load it)
+
+        bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
+    stats = MergeStats()
+    # the chunks' metas and name tables reach the processes by fork, not pickled through a pipe
+    # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent); each
+    # process reads the chunks' indexes from their files
+    calls = [
+        (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
+        for p, path in zip(away, paths)
+    ]
+    with forked(calls) as futures:
+        first = (
+            merge(
+                chunks,
+                values,
+                end_ns,
+                fh,
+                budget,
+                progress=bar if bar is not None else False,
+                t_hi=bounds[1],
+                objs=objs,
+            )
+            if here
+            else MergeStats()
+        )
+        if beside is not None:
+            beside()
+        results = [f.result() for f in futures]
+    for m in [first, *results]:
+        stats.states += m.states
+        stats.events += m.events
+        stats.comms += m.comms
+    for m, path in zip(results, paths):
+        _append(path, fh)  # (the file stays: ``work_dir`` is the caller's, removed off the critical path)
+        if bar is not None:
+            bar.update(m.states + m.events + m.comms)
+    if bar is not None:
+        bar.close()
+    return stats

@@ -21,10 +21,9 @@ from nsys2prv.model.resources import Model
 from nsys2prv.paraver.format import expect_records
 from nsys2prv.paraver.header import render_header
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.paraver.merge import merge, object_columns
+from nsys2prv.paraver.merge import merge, merge_split, object_columns
 from nsys2prv.paraver.pcf import declared_types, render_pcf
 from nsys2prv.paraver.row import render_row
-from nsys2prv.paraver.split_merge import merge_split
 
 MIN_SPLIT = 250_000  # records per part below which a split merge costs more than it saves
 

@@ -187,7 +187,7 @@ def _convert(cfg: Config, outputs: OutputSet) -> Summary:
                 rest()  # (a first run: while the merge's kernel compiles)
             release()  # (the merge starts from a trimmed heap)
             if pre is not None:
-                pre.wait("_format_compact", "_part_bytes")
+                pre.wait("_format_compact")
             here = not fork_heavy and not got  # (the rest of POP still to do, in this process)
             stats = write_merged(
                 chunks,

@@ -93,9 +93,8 @@ def expect_rows(rows: int) -> None:
             k(*args)
 
 
-# every conversion of a large input runs these (states, POP sweeps, the .prv's text, its split parts'
-# lengths), in this order
-PRECOMPILED = ("_paint", "_sweep", "_format_compact", "_part_bytes")
+# every conversion of a large input runs these (states, POP sweeps, the .prv's text), in this order
+PRECOMPILED = ("_paint", "_sweep", "_format_compact")
 PRECOMPILE_FROM_BYTES = 4 << 20  # the largest input from which they are compiled in the background
 
 _early: Precompile | None = None  # started by the command line (``start_early``), taken by ``precompile``

@@ -7,15 +7,18 @@ asks glibc to return free pages (``malloc_trim``, cheap); elsewhere it does noth
 ``gc.collect()``: the arrays are freed by reference counting, and a full collection is costly
 in a process that has loaded pandas and numba.
 
-A worker process of stage C may keep some of it instead (``keep_heap``): every page given back is
-faulted in again by the next job, and on a virtual machine the faults cost as much CPU as the work
-(the 8-rank benchmark's stage C: 80k faults, half its CPU, in system time).
+A worker process of stage C may keep it instead (``keep_heap``): every page given back is faulted
+in again by the next job, and on a virtual machine the faults cost as much CPU as the work (the
+8-rank benchmark's stage C: 80k faults, half its CPU, in system time).  What bounds a kept heap is
+the worker's resident size, not glibc's count of free bytes: that count includes free chunks whose
+pages are no longer resident (a 10M-row report's slices: 340-530 MB "free" in a worker of 490 MB).
 """
 
 from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 from typing import Any, Callable
 
 _probed = False
@@ -24,26 +27,9 @@ _libc: Any = None
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 KEPT_ARRAYS = 32 << 20  # arrays up to this size come from the heap (glibc's own largest dynamic threshold)
-KEPT_FREE = 256 << 20  # free heap a worker keeps for its next job (more: given back)
-_kept = 0  # this process's KEPT_FREE once ``keep_heap`` set it up (0: not, or not glibc)
-
-
-class _Mallinfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena",
-            "ordblks",
-            "smblks",
-            "hblks",
-            "hblkhd",
-            "usmblks",
-            "fsmblks",
-            "uordblks",
-            "fordblks",
-            "keepcost",
-        )
-    ]
+KEPT_RESIDENT = 768 << 20  # a worker keeps its free heap for its next job while it is resident in at
+# most this much memory (more: given back; issue 40's bound on any process is 1 GB)
+_kept = 0  # this process's KEPT_RESIDENT once ``keep_heap`` set it up (0: not, or not glibc)
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -62,41 +48,41 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return _trim
 
 
-def _free_heap() -> int | None:
-    """Bytes of free memory glibc holds (``mallinfo2().fordblks``; None: unknown)."""
+def _resident() -> int | None:
+    """This process's resident size in bytes (``/proc/self/statm``; None: unknown)."""
     try:
-        info = _libc.mallinfo2
-    except AttributeError:  # (glibc < 2.33)
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
         return None
-    info.restype = _Mallinfo2
-    return int(info().fordblks)
 
 
 def keep_heap() -> int:
     """In a worker process (not the main one), once: arrays up to ``KEPT_ARRAYS`` from the heap and
-    freed memory kept (no automatic trim below ``KEPT_FREE``), so that its next job reuses the pages
-    this one touched.  Returns the free heap to keep between jobs (``release(keep)``; 0: nothing kept
-    -- the main process, or no glibc)."""
+    freed memory kept (no automatic trim below ``KEPT_RESIDENT``), so that its next job reuses the
+    pages this one touched.  Returns the resident size up to which the free heap is kept between
+    jobs (``release(keep)``; 0: nothing kept -- the main process, or no glibc)."""
     global _kept
-    if _kept or multiprocessing.parent_process() is None or _malloc_trim() is None or _free_heap() is None:
+    if _kept or multiprocessing.parent_process() is None or _malloc_trim() is None or _resident() is None:
         return _kept
     try:
         mallopt = _libc.mallopt
         mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        if mallopt(M_MMAP_THRESHOLD, KEPT_ARRAYS) and mallopt(M_TRIM_THRESHOLD, KEPT_FREE):
-            _kept = KEPT_FREE
+        if mallopt(M_MMAP_THRESHOLD, KEPT_ARRAYS) and mallopt(M_TRIM_THRESHOLD, KEPT_RESIDENT):
+            _kept = KEPT_RESIDENT
     except AttributeError:
         pass
     return _kept
 
 
 def release(keep: int = 0) -> None:
-    """Give free memory back to the system; ``keep``: unless glibc holds at most that much free."""
+    """Give free memory back to the system; ``keep``: unless this process is resident in at most that
+    many bytes (its free heap then serves its next job)."""
     trim = _malloc_trim()
     if trim is None:
         return
     if keep:
-        free = _free_heap()
-        if free is not None and free <= keep:
+        resident = _resident()
+        if resident is not None and resident <= keep:
             return
     trim(0)

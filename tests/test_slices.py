@@ -456,6 +456,26 @@ def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, m
     assert len(memo.got) == 3  # (each group decoded once for all the reads above)
 
 
+@pytest.mark.parametrize("step", [1, 3, 7, 64, 1000])
+def test_a_groups_start_sample_is_every_step_th_sorted_start(tmp_path, step):
+    """``scan_groups``' sample of each group's starts (the slice borders' quantiles): the values of ranks
+    0, step, 2 x step, ... -- by partition where they are few (PARTITION_KTH), by a sort otherwise."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(step)
+    starts = [rng.integers(0, 10**6, n) for n in (1, 700, 5000)]
+    starts[1][::5] = 42  # (ties)
+    path = tmp_path / "t.parquet"
+    _groups_file(path, [(list(s), list(s + 1), ["a"] * len(s)) for s in starts])
+    got = row_groups.scan_groups((str(path), "", ""), pq.ParquetFile(path), step)
+    assert got is not None
+    want = np.concatenate([np.sort(s)[::step] for s in starts])
+    assert got[1].tolist() == want.tolist()
+    assert len(want) == sum(len(range(0, len(s), step)) for s in starts)
+    assert (len(range(0, 5000, step)) > row_groups.PARTITION_KTH) == (step < 20)  # (both ways taken)
+
+
 def test_a_slices_pop_window_is_its_rows_and_the_running_ones_clipped():
     """``slices._cut``: the measured columns of a slice's own rows and of those running at its start,
     cut to the slice -- exactly what ``stages.clip`` makes of them concatenated (every row kept)."""

@@ -52,9 +52,19 @@ def scan_groups(where, pf, step: int) -> tuple[Groups, np.ndarray] | None:
         t = pf.read_row_group(i, columns=["start", "end"], use_threads=False)
         s, e = t.column("start").to_numpy(), t.column("end").to_numpy()
         lo[i], hi[i], top[i] = s.min(), s.max(), e.max()
-        sample.append(np.sort(s)[::step])
+        sample.append(_every(s, step))
     first = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
     return Groups(where, rows, first, lo, hi, top), np.concatenate(sample) if sample else np.zeros(0, np.int64)
+
+
+PARTITION_KTH = 256  # a group's sample of at most this many values is found by partition, not a sort
+
+
+def _every(s: np.ndarray, step: int) -> np.ndarray:
+    """``np.sort(s)[::step]``: the values of ranks 0, step, 2 x step, ... of ``s`` -- by ``np.partition``
+    at those ranks where they are few (a 10M-row report's groups: 0.03 s against 0.29 s of sorting)."""
+    kth = np.arange(0, len(s), step)
+    return np.partition(s, kth)[kth] if len(kth) <= PARTITION_KTH else np.sort(s)[::step]
 
 
 class Decoded:

@@ -242,3 +242,21 @@ def test_a_runs_own_cache_stores_a_large_table_in_batches_as_arrow_ipc(tmp_path,
             assert list(a["name"].cat.categories) == ["k", "m", "unused", "z", "q"]
             assert a["name"].astype(object).tolist() == b["name"].astype(object).tolist()
             assert a["start"].tolist() == b["start"].tolist() and a["corr"].tolist() == b["corr"].tolist()
+
+
+def test_an_ipc_row_group_checks_the_columns_it_reads(tmp_path):
+    """``IpcGroups`` checks in full the columns a read asks for (a name code past its dictionary's end:
+    an Arrow error, never a wild read) and leaves the others untouched (the slice plan reads only the
+    starts and ends of every group)."""
+    from nsys2prv.nsys.codec import IpcGroups
+
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 5, 1], pa.int32()), pa.array(["a", "b"]), safe=False)
+    batch = pa.record_batch([pa.array([1, 2, 3], pa.int64()), bad], names=["start", "name"])
+    with pa.OSFile(str(tmp_path / "t.arrow"), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as w:
+        w.write_batch(batch)
+    groups = IpcGroups(pa.memory_map(str(tmp_path / "t.arrow")))
+    assert groups.read_row_group(0, columns=["start"]).column("start").to_pylist() == [1, 2, 3]
+    assert groups.read(columns=["start"]).num_rows == 3
+    for read in (lambda: groups.read_row_group(0), lambda: groups.read_row_group(0, ["name"]), groups.read):
+        with pytest.raises(pa.ArrowInvalid):
+            read()

@@ -188,3 +188,75 @@ def test_a_runs_own_cache_is_arrow_ipc_read_by_row_groups_as_its_parquet(tmp_pat
     path.write_bytes(bytes(data[:100]))
     with pytest.raises(CACHE_DAMAGE):
         TableCache(tmp_path / "cTrue" / "tables", src).table("kernels")
+
+
+def test_a_runs_own_cache_stores_a_large_table_in_batches_as_arrow_ipc(tmp_path, monkeypatch):
+    """``TableCache(ipc=True).store_batches`` (a large table of a ``--no-cache`` run, read a batch at a
+    time) writes one Arrow IPC file, a record batch per ROW_GROUP rows of each frame as Parquet makes
+    its row groups; the frames' own text dictionaries (other values, other orders, unused ones) are
+    laid over one dictionary that grows with them, so every row group reads back with it and with the
+    values the Parquet cache of the same frames gives."""
+    from nsys2prv.nsys import codec
+    from nsys2prv.nsys.cache import TableCache
+
+    monkeypatch.setattr(codec, "ROW_GROUP", 4)
+    src = tmp_path / "r.sqlite"
+    src.write_bytes(b"x")
+    names = [list("kkmkmk"), list("zmmkz"), list("mmmm"), list("qkz")]
+    cats = [["k", "m", "unused"], ["z", "m", "k"], ["m"], ["q", "k", "z"]]
+    frames = [
+        pd.DataFrame(
+            {
+                "start": np.arange(len(n), dtype=np.int64) + 10 * i,
+                "corr": pd.array([None if (j + i) % 3 == 0 else j for j in range(len(n))], dtype="Int64"),
+                "name": pd.Categorical(n, categories=c),
+                "code": pd.Categorical([7] * len(n)),  # (not text: decoded, as Parquet gives it back)
+            }
+        )
+        for i, (n, c) in enumerate(zip(names, cats))
+    ]
+    frames[1].loc[2, "name"] = None  # (a missing name stays missing)
+    tally = {"source_rows": 18, "dropped": {}, "notes": {}}
+    caches = {ipc: TableCache(tmp_path / f"c{ipc}" / "tables", src, ipc=ipc) for ipc in (False, True)}
+    for c in caches.values():
+        c.store_batches("cuda_api", iter(frames), lambda: tally)
+    files = {ipc: sorted(p.name for p in c.dir.iterdir()) for ipc, c in caches.items()}
+    assert files == {False: ["cuda_api.parquet", "kinds.json"], True: ["cuda_api.arrow", "kinds.json"]}
+    fresh = {ipc: TableCache(tmp_path / f"c{ipc}" / "tables", src) for ipc in (False, True)}
+    assert fresh[True].kinds["cuda_api"]["source_rows"] == 18
+    assert fresh[True]._schemas["cuda_api"] == {"columns": ["start", "corr", "name", "code"], "ipc": True}
+    whole = {ipc: c.table("cuda_api") for ipc, c in fresh.items()}
+    assert list(whole[True]["name"].cat.categories) == ["k", "m", "unused", "z", "q"]
+    for col in ("start", "corr", "code"):
+        assert whole[True][col].tolist() == whole[False][col].tolist()
+    want = [x for n in names for x in n]
+    want[6 + 2] = None
+    assert whole[True]["name"].astype(object).where(whole[True]["name"].notna(), None).tolist() == want
+    assert whole[False]["name"].astype(object).where(whole[False]["name"].notna(), None).tolist() == want
+    with fresh[True].parquet_file("cuda_api") as ipc, fresh[False].parquet_file("cuda_api") as pf:
+        rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+        assert rows == [4, 2, 4, 1, 4, 3]
+        assert [ipc.metadata.row_group(i).num_rows for i in range(ipc.metadata.num_row_groups)] == rows
+        for i in range(len(rows)):
+            a, b = ipc.read_row_group(i).to_pandas(), pf.read_row_group(i).to_pandas()
+            assert list(a["name"].cat.categories) == ["k", "m", "unused", "z", "q"]
+            assert a["name"].astype(object).tolist() == b["name"].astype(object).tolist()
+            assert a["start"].tolist() == b["start"].tolist() and a["corr"].tolist() == b["corr"].tolist()
+
+
+def test_an_ipc_row_group_checks_the_columns_it_reads(tmp_path):
+    """``IpcGroups`` checks in full the columns a read asks for (a name code past its dictionary's end:
+    an Arrow error, never a wild read) and leaves the others untouched (the slice plan reads only the
+    starts and ends of every group)."""
+    from nsys2prv.nsys.codec import IpcGroups
+
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 5, 1], pa.int32()), pa.array(["a", "b"]), safe=False)
+    batch = pa.record_batch([pa.array([1, 2, 3], pa.int64()), bad], names=["start", "name"])
+    with pa.OSFile(str(tmp_path / "t.arrow"), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as w:
+        w.write_batch(batch)
+    groups = IpcGroups(pa.memory_map(str(tmp_path / "t.arrow")))
+    assert groups.read_row_group(0, columns=["start"]).column("start").to_pylist() == [1, 2, 3]
+    assert groups.read(columns=["start"]).num_rows == 3
+    for read in (lambda: groups.read_row_group(0), lambda: groups.read_row_group(0, ["name"]), groups.read):
+        with pytest.raises(pa.ArrowInvalid):
+            read()

@@ -302,6 +302,33 @@ def test_a_large_table_read_in_batches_caches_the_same_rows(report, tmp_path, mo
     assert (a["name"].astype(str).to_numpy() == b["name"].astype(str).to_numpy()).all()
 
 
+def test_a_runs_own_ipc_cache_of_tables_read_in_batches_converts_as_the_parquet_cache(report, tmp_path, monkeypatch):
+    """``--no-cache``: a large table read in batches goes into the run's own cache as Arrow IPC too
+    (``codec.write_ipc_batches``: its batches' names over one dictionary); whole and sliced
+    conversions write the bytes of the conversion from the Parquet cache."""
+    from nsys2prv.nsys import cache, codec
+
+    monkeypatch.setattr(codec, "ROW_GROUP", 500)
+    parquet = _convert(report, tmp_path / "p", 10**9, cache_dir=tmp_path / "c")
+    monkeypatch.setattr(scan, "BATCH_ROWS", 97)
+    log = tmp_path / "ipc.log"  # (the tables written in batches, from whichever process wrote them)
+
+    def spy(frames, fh):
+        names = codec.write_ipc_batches(frames, fh)
+        with open(log, "a") as f:
+            f.write(f"{names[0]}\n")
+        return names
+
+    monkeypatch.setattr(cache, "write_ipc_batches", spy)
+    plans = _plans(monkeypatch)
+    for rows in (10**9, 300):
+        got = _convert(report, tmp_path / f"i{rows}", rows, table_cache=False, jobs=1)
+        assert got == parquet
+        assert len(log.read_text().split()) == 3  # (the CUDA calls, kernels, copies: more than 2 x 97 rows)
+        log.unlink()
+    assert plans[-1] is not None and plans[-1].slices >= 3
+
+
 def test_stage_a_reads_and_visits_each_kind_once(tmp_path):
     """MPI is both a POP kind and an alignment kind of ``-t nvtx`` on a multi-rank run: stage A reads
     and reduces it once (twice doubled the alignment's sync points: 14 instead of 7)."""
@@ -465,6 +492,26 @@ def test_a_slices_rows_are_those_of_each_row_group_converted_and_cut(tmp_path, m
     assert rows["start"].tolist() == [10, 30, 50, 80]
     assert rows["name"].astype(str).tolist() == ["b", "b", other[1], "a"]
     assert len(memo.got) == 3  # (each group decoded once for all the reads above)
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 64, 1000])
+def test_a_groups_start_sample_is_every_step_th_sorted_start(tmp_path, step):
+    """``scan_groups``' sample of each group's starts (the slice borders' quantiles): the values of ranks
+    0, step, 2 x step, ... of each group, read from a Parquet file (random starts: partitioned where
+    few are wanted, sorted otherwise)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(step)
+    starts = [rng.integers(0, 10**6, n) for n in (1, 700, 5000)]
+    starts[1][::5] = 42  # (ties)
+    path = tmp_path / "t.parquet"
+    _groups_file(path, [(list(s), list(s + 1), ["a"] * len(s)) for s in starts])
+    got = row_groups.scan_groups((str(path), "", ""), pq.ParquetFile(path), step)
+    assert got is not None
+    want = np.concatenate([np.sort(s)[::step] for s in starts])
+    assert got[1].tolist() == want.tolist()
+    assert len(want) == sum(len(range(0, len(s), step)) for s in starts)
 
 
 def test_a_slices_pop_window_is_its_rows_and_the_running_ones_clipped():

@@ -59,6 +59,7 @@ from nsys2prv.nsys.codec import (
     to_ipc,
     write_batches,
     write_ipc,
+    write_ipc_batches,
     write_parquet,
 )
 
@@ -528,9 +529,13 @@ class TableCache:
             if self.prepare():
                 with self._open() as dfd:
                     names: list[str] = []
-                    self._replace(dfd, f"{kind}.parquet", lambda fh: names.extend(write_batches(frames, fh)))
+                    name, write = (
+                        (f"{kind}{IPC}", write_ipc_batches) if self.ipc else (f"{kind}.parquet", write_batches)
+                    )
+                    self._replace(dfd, name, lambda fh: names.extend(write(frames, fh)))
                     if names:
-                        self._update_manifest(dfd, {kind: tally()}, {kind: {"columns": names}})
+                        schema = {"columns": names, "ipc": True} if self.ipc else {"columns": names}
+                        self._update_manifest(dfd, {kind: tally()}, {kind: schema})
         except (OSError, pa.ArrowException, TypeError, ValueError) as exc:
             self._unwritten(exc)  # a full or read-only cache (or a batch Parquet cannot hold): not cached
         for _ in frames:

@@ -414,6 +414,56 @@ def write_ipc(table: pa.Table, fh) -> None:
         w.write_table(table, max_chunksize=ROW_GROUP)
 
 
+def write_ipc_batches(frames, fh) -> list[str]:
+    """The frames as one Arrow IPC file (``write_ipc``'s, a record batch per ROW_GROUP rows at most, as
+    ``write_batches`` makes its row groups) into ``fh``; its column names ([] and nothing written when
+    there was no frame). Each frame's text dictionaries are laid over one growing dictionary per
+    column (an IPC file holds one, its growth written as deltas): every batch reads back with it."""
+    writer = schema = None
+    grown: dict[int, pa.Array] = {}
+    with _arrow_sink(fh) as sink:
+        try:
+            for df in frames:
+                table = _wide_dictionaries(_as_parquet_reads(table_of(df)))
+                if writer is None:
+                    schema = table.schema
+                    options = pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)
+                    writer = pa.ipc.new_file(sink, schema, options=options)
+                else:
+                    table = table.cast(schema)
+                writer.write_table(_onto(table, grown), max_chunksize=ROW_GROUP)
+        finally:  # (a frame that failed to come: the writer closed before its file, the file then removed)
+            if writer is not None:
+                writer.close()
+    if schema is None:
+        raise _NoRows(fh)
+    return list(schema.names)
+
+
+def _onto(table: pa.Table, grown: dict[int, pa.Array]) -> pa.Table:
+    """``table`` with each dictionary column's codes onto ``grown``'s dictionary of that column (its
+    new values appended to it, in their order)."""
+    cols = list(table.columns)
+    for j, f in enumerate(table.schema):
+        if not pa.types.is_dictionary(f.type):
+            continue
+        col = cols[j].combine_chunks() if cols[j].num_chunks != 1 else cols[j].chunk(0)
+        have = grown.get(j)
+        if have is None or col.dictionary.equals(have):
+            grown[j] = col.dictionary if have is None else have
+            cols[j] = col
+            continue
+        at = pc.index_in(col.dictionary, value_set=have)
+        new = pc.is_null(at)
+        fresh = col.dictionary.filter(new)
+        where = pc.fill_null(at, -1).to_numpy().astype(np.int32)
+        where[where < 0] = len(have) + np.arange(len(fresh))
+        have = grown[j] = pa.concat_arrays([have, fresh]) if len(fresh) else have
+        codes = pc.take(pa.array(where), col.indices)
+        cols[j] = pa.DictionaryArray.from_arrays(codes, have)
+    return pa.Table.from_arrays(cols, schema=table.schema)
+
+
 def _as_parquet_reads(table: pa.Table) -> pa.Table:
     """``table`` with the types a Parquet round trip gives it back (the cache's readers see one table
     whatever its file): a dictionary of text with ``string`` values (pandas' ``large_string`` ones
@@ -443,26 +493,32 @@ class _Groups:
 class IpcGroups:
     """An Arrow IPC file of ``write_ipc`` read as the cache's readers read a ``pq.ParquetFile``
     (``schema_arrow``, ``metadata``'s row groups, ``read``, ``read_row_group``): its record batches are
-    the row groups, so a table has one reading path whatever its file; each batch is checked in full
-    as it is read (``CacheDamage``/``ArrowInvalid`` for a damaged one, never a wild read)."""
+    the row groups, so a table has one reading path whatever its file; each batch's columns read are
+    checked in full as they are read (``CacheDamage``/``ArrowInvalid`` for a damaged one, never a wild
+    read), those not read are not touched (a 10M-row report's slice plan reads the starts and ends of
+    every group: not the file's other 0.4 GB into the main process's memory)."""
 
     def __init__(self, source):
         self._file = pa.ipc.open_file(source)
         self.schema_arrow = self._file.schema
         self.metadata = _Groups([self._file.get_batch(i).num_rows for i in range(self._file.num_record_batches)])
 
-    def _batch(self, i: int) -> pa.RecordBatch:
+    def _batch(self, i: int, columns: list[str] | None) -> pa.RecordBatch:
         batch = self._file.get_batch(i)
+        if columns is not None:
+            batch = batch.select(columns)
         batch.validate(full=True)
         return batch
 
     def read_row_group(self, i: int, columns: list[str] | None = None, use_threads: bool = False) -> pa.Table:
-        table = pa.Table.from_batches([self._batch(i)], self.schema_arrow)
-        return table if columns is None else table.select(columns)
+        return pa.Table.from_batches([self._batch(i, columns)])
 
     def read(self, columns: list[str] | None = None, use_threads: bool = False) -> pa.Table:
-        table = pa.Table.from_batches([self._batch(i) for i in range(self.metadata.num_row_groups)], self.schema_arrow)
-        return table if columns is None else table.select(columns)
+        batches = [self._batch(i, columns) for i in range(self.metadata.num_row_groups)]
+        if batches:
+            return pa.Table.from_batches(batches)
+        empty = self.schema_arrow.empty_table()
+        return empty if columns is None else empty.select(columns)
 
 
 def write_parquet(table, fh) -> None:

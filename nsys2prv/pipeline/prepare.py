@@ -26,10 +26,12 @@ from nsys2prv.translate.mpi_messages import Messages, match_messages
 from nsys2prv.translate.records import Translation
 
 # A --no-cache run whose reports' files take at most this many bytes keeps its own table cache in Arrow
-# IPC (``TableCache.ipc``: a third of Parquet's CPU to write, half to read back, 15x its bytes: about
-# 1.3x the reports' size); larger runs, Parquet: the staging directory of 1,000 small reports (2.1 GB)
-# took 1.7 GB as IPC, and there stage A is not the reading's CPU -- nor in one 10M-row report's.
-IPC_BYTES = 256 << 20
+# IPC (``TableCache.ipc``: a third of Parquet's CPU to write, a tenth to decode, about 1.2-1.3x the
+# reports' size on disk), its large tables too (``codec.write_ipc_batches``); larger runs, Parquet: the
+# staging directory of 1,000 small reports (2.1 GB) would take 1.7 GB as IPC. One 10M-row report (468
+# MB) staged as IPC (543 MB, 15 MB as Parquet) spends about 0.8 CPU s less: its slices decode their row
+# groups again and again (BENCHMARKS.md, "Issue 40, fifth stop: one large report's tables").
+IPC_BYTES = 1 << 30
 
 
 def _own_tables_as_ipc(cfg: Config) -> bool:

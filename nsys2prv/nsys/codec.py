@@ -362,17 +362,30 @@ class _NoRows(ValueError):
 def write_batches(frames, fh) -> list[str]:
     """The frames as one Parquet file (a row group a batch at most) into ``fh``; its column names
     ([] and nothing written when there was no frame)."""
+
+    def opened(sink, schema):
+        writer = pq.ParquetWriter(sink, schema, **_options(schema))
+        return writer, lambda table: writer.write_table(table, row_group_size=ROW_GROUP)
+
+    return _write_frames(frames, fh, table_of, opened)
+
+
+def _write_frames(frames, fh, arrow, opened) -> list[str]:
+    """The frames, each made a table by ``arrow`` (its dictionaries widened, then cast to the first
+    one's schema), written into ``fh`` by the writer ``opened(sink, schema)`` gives with its write
+    call; the column names ([] and nothing written when there was no frame)."""
     writer = schema = None
+    write: collections.abc.Callable[[pa.Table], None] = lambda table: None  # (set with the writer)
     with _arrow_sink(fh) as sink:
         try:
             for df in frames:
-                table = _wide_dictionaries(table_of(df))
+                table = _wide_dictionaries(arrow(df))
                 if writer is None:
                     schema = table.schema
-                    writer = pq.ParquetWriter(sink, schema, **_options(schema))
+                    writer, write = opened(sink, schema)
                 else:
                     table = table.cast(schema)
-                writer.write_table(table, row_group_size=ROW_GROUP)
+                write(table)
         finally:  # (a frame that failed to come: the writer closed before its file, the file then removed)
             if writer is not None:
                 writer.close()
@@ -419,25 +432,13 @@ def write_ipc_batches(frames, fh) -> list[str]:
     ``write_batches`` makes its row groups) into ``fh``; its column names ([] and nothing written when
     there was no frame). Each frame's text dictionaries are laid over one growing dictionary per
     column (an IPC file holds one, its growth written as deltas): every batch reads back with it."""
-    writer = schema = None
     grown: dict[int, pa.Array] = {}
-    with _arrow_sink(fh) as sink:
-        try:
-            for df in frames:
-                table = _wide_dictionaries(_as_parquet_reads(table_of(df)))
-                if writer is None:
-                    schema = table.schema
-                    options = pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)
-                    writer = pa.ipc.new_file(sink, schema, options=options)
-                else:
-                    table = table.cast(schema)
-                writer.write_table(_onto(table, grown), max_chunksize=ROW_GROUP)
-        finally:  # (a frame that failed to come: the writer closed before its file, the file then removed)
-            if writer is not None:
-                writer.close()
-    if schema is None:
-        raise _NoRows(fh)
-    return list(schema.names)
+
+    def opened(sink, schema):
+        writer = pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True))
+        return writer, lambda table: writer.write_table(_onto(table, grown), max_chunksize=ROW_GROUP)
+
+    return _write_frames(frames, fh, lambda df: _as_parquet_reads(table_of(df)), opened)
 
 
 def _onto(table: pa.Table, grown: dict[int, pa.Array]) -> pa.Table:

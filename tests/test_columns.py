@@ -7,7 +7,7 @@ import pytest
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names, is_names, per_name
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.translate.launches import first_match, pair_codes
+from nsys2prv.translate.launches import first_match, first_of, pair_codes
 from nsys2prv.translate.records import EventBatch
 
 
@@ -63,20 +63,50 @@ def test_labels_with_per_row_types():
 def test_pair_codes_equal_exactly_for_equal_pairs():
     k1 = np.array([5, 5, 7, 7, 5], np.int64) << 40
     k2 = np.array([1, 2, 1, 2, 1], np.int64)
-    c = pair_codes(k1, k2)
+    c, size = pair_codes(k1, k2)
     assert c[0] == c[4] and len(set(c[:4].tolist())) == 4
-    # a k2 range too wide for one int64 code: the pairs are numbered instead
+    assert size == 4 and c.min() >= 0 and c.max() < size  # (2 processes x ids 1..2: by arithmetic)
+    # a k2 range too wide for few codes a pair: the distinct pairs are numbered instead
     k2w = np.array([-(1 << 62), 1 << 62, -(1 << 62), 0, -(1 << 62)], np.int64)
-    cw = pair_codes(k1, k2w)
+    cw, sw = pair_codes(k1, k2w)
     assert cw[0] == cw[4] and cw[0] != cw[2] and len(set(cw[:4].tolist())) == 4
+    assert sw == 4 and sorted(set(cw.tolist())) == [0, 1, 2, 3]
+    assert pair_codes(np.zeros(0, np.int64), np.zeros(0, np.int64))[1] == 0
 
 
 def test_first_match_takes_the_first_equal_code():
     right = np.array([4, 9, 4, 1], np.int64)
     left = np.array([4, 1, 2, 9, 10, 0], np.int64)
     assert first_match(left, right).tolist() == [0, 3, -1, 1, -1, -1]
+    assert first_match(left, right, 11).tolist() == [0, 3, -1, 1, -1, -1]
     assert first_match(left, np.zeros(0, np.int64)).tolist() == [-1] * 6
     assert first_match(np.zeros(0, np.int64), right).tolist() == []
+    assert first_of(right, 10).tolist() == [4, 3, 4, 4, 0, 4, 4, 4, 4, 1]  # (4: not there)
+
+
+@pytest.mark.parametrize("procs,spread", [(1, 1), (3, 1), (1, 1 << 40), (2, 7)])
+def test_match_links_the_first_call_of_each_process_and_id(procs, spread):
+    """``match`` against a dictionary of (process, id) -> first call: dense ids, several processes,
+    ids too sparse for arithmetic codes; ids shared by calls (the first linked, the rest counted)."""
+    from nsys2prv.nsys.ids import process_key
+    from nsys2prv.translate.launches import match
+
+    rng = np.random.default_rng(procs * 7 + spread % 97)
+    n = 5000
+    pids = rng.integers(1, procs + 1, n).astype(np.int64)
+    tid = (pids << 24) | rng.integers(1, 4, n)
+    corr = rng.integers(0, 3000, n).astype(np.int64) * spread
+    corr[rng.random(n) < 0.05] = -1  # calls without an id
+    first: dict[tuple[int, int], int] = {}
+    for i, (k, c) in enumerate(zip(process_key(tid).tolist(), corr.tolist())):
+        if c >= 0:
+            first.setdefault((k, c), i)
+    gp = process_key((rng.integers(1, procs + 1, 4000).astype(np.int64) << 24) | 1)
+    gc = rng.integers(-1, 3200, 4000).astype(np.int64) * spread
+    got = match(tid, corr, {"kernels": (gp, gc), "memcpy": (gp[:0], gc[:0])})
+    assert got.rows["kernels"].tolist() == [first.get((k, c), -1) for k, c in zip(gp.tolist(), gc.tolist())]
+    assert got.rows["memcpy"].tolist() == []
+    assert got.shared == int((corr >= 0).sum()) - len(first)
 
 
 @pytest.mark.parametrize("wide", [False, True])

@@ -21,7 +21,7 @@ from nsys2prv.translate.launches import Launches, match, restrict
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
 STAGE_C = ("pipeline/stages.py", "pipeline/slices.py")
-MATCHING = {"first_match", "pair_codes", "match", "of_tables", "restrict"}  # translate/launches.py's
+MATCHING = {"first_match", "first_of", "pair_codes", "match", "of_tables", "restrict"}  # translate/launches.py's
 CLIPPING = {"in_window", "clip"}  # pipeline/stages.py's
 
 

@@ -29,32 +29,55 @@ class Launches:
         return np.full(n, -1, np.int64) if got is None else np.asarray(got, np.int64)
 
 
-def pair_codes(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
-    """One int64 per (k1, k2) pair, equal exactly when both are equal."""
-    if len(k1) and k1.min() == k1.max():  # one process (a report's usual case): nothing to hash
-        c1, distinct = np.zeros(len(k1), np.int64), 1
+DENSE = 2  # pairs numbered by arithmetic while their code range is at most this many codes a pair (+ SLACK)
+SLACK = 1 << 20
+
+
+def pair_codes(k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, int]:
+    """One code in [0, size) per (k1, k2) pair, equal exactly when both are equal; and ``size``, at most
+    ``DENSE`` codes a pair (+ ``SLACK``): by arithmetic where the values' ranges allow (the usual case:
+    one process, correlation ids counted from 1), else the distinct pairs numbered (sorted)."""
+    n = len(k1)
+    if not n:
+        return np.zeros(0, np.int64), 0
+    if k1.min() == k1.max():  # one process (a report's usual case): nothing to hash
+        c1, distinct = np.zeros(n, np.int64), 1
     else:
         c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
         c1, distinct = c1.astype(np.int64, copy=False), len(u1)
-    lo = int(k2.min()) if len(k2) else 0
-    span = (int(k2.max()) - lo + 1) if len(k2) else 1
-    if distinct * span < (1 << 62):  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
+    lo, hi = int(k2.min()), int(k2.max())
+    span = hi - lo + 1
+    if distinct * span <= DENSE * n + SLACK:  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
         c1 *= span
         c1 += k2
         c1 -= lo
-        return c1
-    return np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)[1].ravel()
+        return c1, distinct * span
+    uniq, codes = np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)
+    return codes.ravel().astype(np.int64, copy=False), len(uniq)
 
 
-def first_match(left: np.ndarray, right: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none);
-    ``order``: ``right``'s stable argsort, when known."""
-    if order is None:
-        order = np.argsort(right, kind="stable")
-    srt = right[order]
-    pos = np.minimum(np.searchsorted(srt, left), max(len(srt) - 1, 0))
-    hit = (srt[pos] == left) if len(srt) else np.zeros(len(left), bool)
-    return np.where(hit, order[pos] if len(srt) else -1, -1)
+def first_of(codes: np.ndarray, size: int) -> np.ndarray:
+    """Per code in [0, size), the position of its first occurrence in ``codes`` (``len(codes)``: none);
+    int32 positions where they fit (the table is indexed, not sorted: no argsort of the codes)."""
+    kind = np.int32 if len(codes) < np.iinfo(np.int32).max else np.int64
+    first = np.full(size, len(codes), kind)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=kind))
+    return first
+
+
+def first_match(
+    left: np.ndarray, right: np.ndarray, size: int | None = None, first: np.ndarray | None = None
+) -> np.ndarray:
+    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none); codes
+    in [0, ``size``) (None: up to the largest); ``first``: ``first_of(right, size)``, when known."""
+    if not len(right) or not len(left):
+        return np.full(len(left), -1, np.int64)
+    if first is None:
+        top = max(int(left.max()), int(right.max())) + 1
+        first = first_of(right, top if size is None else size)
+    hit = first[left].astype(np.int64)
+    hit[hit == len(right)] = -1
+    return hit
 
 
 def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Launches:
@@ -67,14 +90,13 @@ def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.
     cut = np.cumsum([len(calls)] + [len(g) for g, _ in acts.values()])
     k1 = np.concatenate([process_key(call_tid)] + [np.asarray(g, np.int64) for g, _ in acts.values()])
     k2 = np.concatenate([call_corr] + [np.asarray(c, np.int64) for _, c in acts.values()])
-    codes = pair_codes(k1, k2)
+    codes, size = pair_codes(k1, k2)
     del k1, k2
     call_codes = codes[: cut[0]]
-    order = np.argsort(call_codes, kind="stable")
-    srt = call_codes[order]
-    out = Launches(shared=int((srt[1:] == srt[:-1]).sum()))
+    first = first_of(call_codes, size)
+    out = Launches(shared=len(call_codes) - int(np.count_nonzero(first < len(call_codes))))
     for kind, lo, hi in zip(acts, cut[:-1], cut[1:]):
-        hit = first_match(codes[lo:hi], call_codes, order)
+        hit = first_match(codes[lo:hi], call_codes, size, first)
         out.rows[kind] = np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
     return out
 

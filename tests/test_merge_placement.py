@@ -1,94 +1,78 @@
-"""Issue 40 (the cold run's margin): a split merge's forked parts are placed into the .prv by their own
-processes (``paraver.placement``).  The split merge's bytes against one merge, with 2 and 3 parts and
+"""Issue 40 (CPU per row): a relayed merge's blocks are written into the .prv by the processes that
+formatted them, at offsets passed on in a ring (``paraver.placement``): no part file copied in
+afterwards.  The relayed merge's bytes against one merge, through the real merge on generated chunks
+(many blocks, 1-3 processes, an empty block, a failed process); whole conversions split 2-3 ways and
 gzip: tests/test_scale.py::test_merge_split_by_time_over_processes_is_one_merge."""
 
 from __future__ import annotations
 
-import errno
+import io
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from nsys2prv.paraver import placement
-from nsys2prv.paraver.placement import Chain, copy_at, plain_file
+from nsys2prv.paraver import merge as M
+from nsys2prv.paraver.placement import Ring, plain_file, write_at
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _parts(tmp_path: Path) -> list[tuple[Path, bytes]]:
-    out = []
-    for i, body in enumerate([b"1:part one\n" * 1000, b"2:part two\n" * 7 + b"tail", b"3:x\n" * 30_001]):
-        path = tmp_path / f"part{i + 1}.prv"
-        path.write_bytes(body)
-        out.append((path, body))
-    return out
-
-
-def test_each_part_lands_after_the_one_before_and_the_offset_stays(tmp_path):
-    head = b"#Paraver header\n1:main part\n"
+def test_each_block_lands_after_the_one_before_and_the_offset_stays(tmp_path):
+    head = b"#Paraver header\n"
+    blocks = [b"1:block zero\n" * 1000, b"", b"2:block two\n" * 7, b"3:x\n" * 30_001, b"4:last\n"]
     out = tmp_path / "out.prv"
-    parts = _parts(tmp_path)
     with open(out, "wb", buffering=1 << 20) as fh:
         assert plain_file(fh)
         fh.write(head)
         fh.flush()
-        chain = Chain(fh.fileno(), len(parts))
+        ring = Ring(fh.fileno(), 2)
         try:
-            chain.start(fh.tell())
-            # (in a conversion each slot's process places its part; here one after the other)
-            sizes = [slot.place(str(path)) for slot, (path, _) in zip(chain.slots, parts)]
+            ring.start(fh.tell())
+            # (in a conversion each process takes its blocks in turn; here one after the other)
+            for b, text in enumerate(blocks):
+                p = b % 2
+                at = ring.receive(p)
+                ring.send(p, at + len(text))
+                write_at(ring.out, memoryview(text), at)
+            end = ring.receive(len(blocks) % 2)  # (the last block's end, sent on to the next process)
         finally:
-            chain.close()
-        assert sizes == [len(b) for _, b in parts]
+            ring.close()
+        assert end == len(head) + sum(map(len, blocks))
         assert os.lseek(fh.fileno(), 0, os.SEEK_CUR) == len(head)  # (the shared file offset not moved)
-        fh.seek(len(head) + sum(sizes))
+        fh.seek(end)
         fh.write(b"after\n")
-    assert out.read_bytes() == head + b"".join(b for _, b in parts) + b"after\n"
-    assert not any(path.exists() for path, _ in parts)  # (each removed by the process that placed it)
+    assert out.read_bytes() == head + b"".join(blocks) + b"after\n"
 
 
-def test_a_part_waits_for_its_offset_and_fails_when_it_never_comes(tmp_path):
-    (path, _), *_ = _parts(tmp_path)
+def test_a_block_waits_for_its_offset_and_fails_when_it_never_comes(tmp_path):
     with open(tmp_path / "out.prv", "wb") as fh:
-        chain = Chain(fh.fileno(), 2)
-        slot = chain.slots[0]
-        os.close(chain.pipes[0][1])  # (the sender gone without a word)
-        chain.pipes[0] = (chain.pipes[0][0], os.open(os.devnull, os.O_WRONLY))
+        ring = Ring(fh.fileno(), 2)
+        os.close(ring.pipes[1][1])  # (the sender gone without a word)
+        ring.pipes[1] = (ring.pipes[1][0], os.open(os.devnull, os.O_WRONLY))
         try:
             with pytest.raises(EOFError, match="offset never came"):
-                slot.place(str(path))
+                ring.receive(1)
         finally:
-            chain.close()
-    assert path.exists()  # (nothing placed, nothing removed)
+            ring.close()
 
 
-def test_copy_falls_back_to_reads_and_writes_where_the_kernel_cannot(tmp_path, monkeypatch):
-    src = tmp_path / "src"
-    data = bytes(range(256)) * 40_000  # (10 MB: more than one fallback block)
-    src.write_bytes(data)
-    calls = []
+def test_write_at_goes_on_after_a_short_write(tmp_path, monkeypatch):
+    real, calls = os.pwrite, []
 
-    def partial_then_refuse(fd_in, fd_out, count, offset_src, offset_dst):
-        calls.append(count)
-        if len(calls) == 1:
-            return os.pwrite(fd_out, os.pread(fd_in, 1000, offset_src), offset_dst)  # (1000 bytes copied)
-        raise OSError(errno.EXDEV, "cross-device")
+    def short(fd, data, at):
+        calls.append(len(data))
+        return real(fd, bytes(data)[:1000], at)  # (at most 1000 bytes a call)
 
-    monkeypatch.setattr(os, "copy_file_range", partial_then_refuse)
+    monkeypatch.setattr(os, "pwrite", short)
     out = tmp_path / "out"
     out.write_bytes(b"0123456789")
-    with open(src, "rb") as s, open(out, "r+b") as o:
-        copy_at(s.fileno(), o.fileno(), 7, len(data))
-    assert calls == [len(data), len(data) - 1000]
+    data = bytes(range(256)) * 10
+    with open(out, "r+b") as fh:
+        write_at(fh.fileno(), memoryview(data), 7)
+    assert calls == [2560, 1560, 560]
     assert out.read_bytes() == b"0123456" + data
-
-    def broken(*_):
-        raise OSError(errno.EIO, "I/O error")
-
-    monkeypatch.setattr(os, "copy_file_range", broken)
-    with open(src, "rb") as s, open(out, "r+b") as o, pytest.raises(OSError, match="I/O error"):
-        copy_at(s.fileno(), o.fileno(), 0, len(data))  # (a real error is not hidden by the fallback)
 
 
 def test_gzip_and_pipes_are_not_plain_files(tmp_path):
@@ -100,29 +84,74 @@ def test_gzip_and_pipes_are_not_plain_files(tmp_path):
     with os.fdopen(w, "wb") as fh:
         assert not plain_file(fh)
     os.close(r)
-    assert placement.COPY_BLOCK == 1 << 22
 
 
-def test_the_placing_parts_take_fewer_records(tmp_path):
-    import numpy as np
-    from chunk_files import save_chunk
+def _chunks(tmp_path, seed=3):
+    from test_scale import _synthetic_chunks
 
-    from nsys2prv.paraver.merge import split_times
+    metas, expected = _synthetic_chunks(tmp_path, 40, seed)
+    return metas, expected, [np.zeros(0, np.int64)] * len(metas), (np.zeros(1, np.int64),) * 3
 
-    def chunk(path, times):
-        n = len(times)
-        return save_chunk(
-            str(path), np.asarray(times, np.int64), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(2 * n), states=n
-        )
 
-    spread = [chunk(tmp_path / "c", range(0, 300_000, 3)), chunk(tmp_path / "d", range(1, 300_000, 3))]
-    # the first part's process has other work worth 50,000 of the 200,000 records and the other part's
-    # process places its bytes at a quarter of a record's merge each: (1.25 - 0.25) / 2.25 = 0.444 of
-    # the records are the first part's (0.375 without the placing: test_scale)
-    (cut,) = split_times(spread, 2, first_less=50_000, placed=0.25)
-    assert 130_000 <= cut <= 136_000
-    # placing alone: 1.25 / 2.25 = 0.556; three parts: 1.25 / 3.25 = 0.385, the others 0.308 each
-    (cut,) = split_times(spread, 2, placed=0.25)
-    assert 164_000 <= cut <= 170_000
-    a, b = split_times(spread, 3, placed=0.25)
-    assert 112_000 <= a <= 119_000 and 204_000 <= b <= 211_000
+def _one_merge(metas, values, objs) -> bytes:
+    fh = io.BytesIO()
+    M.merge(metas, values, 0, fh, 1 << 16, objs=objs)
+    return fh.getvalue()
+
+
+@pytest.mark.parametrize("parts,block", [(2, 64), (3, 200), (1, 500), (2, 10**9)])
+def test_the_relayed_merge_writes_the_bytes_of_one_merge(tmp_path, monkeypatch, parts, block):
+    """Blocks of a few records (64: dozens of blocks) or one block, taken in turn by 1-3 forked
+    processes, with this process's other work beside them: the bytes of one merge, after the header,
+    and the file offset after them."""
+    metas, expected, values, objs = _chunks(tmp_path)
+    one = _one_merge(metas, values, objs)
+    assert len(one.splitlines()) == len(expected) > 1000
+    monkeypatch.setattr(M, "BLOCK_RECORDS", block)
+    cuts = M.block_times(metas, parts)
+    assert (len(cuts) > 10) if block == 64 else True
+    beside = []
+    out = tmp_path / "out.prv"
+    with open(out, "wb", buffering=1 << 20) as fh:
+        fh.write(b"#head\n")
+        stats = M.merge_split(metas, values, 0, fh, 700, parts, tmp_path, objs=objs, beside=lambda: beside.append(1))
+        fh.write(b"#tail\n")
+    assert out.read_bytes() == b"#head\n" + one + b"#tail\n"
+    assert beside == [1] and stats.events == len(expected)
+
+
+def test_an_empty_block_and_every_process_forked(tmp_path):
+    """A block after the last record (nothing to write: the offset passed on as it came) and a run
+    whose process keeps no merge buffers (``here`` False): still the bytes of one merge."""
+    metas, expected, values, objs = _chunks(tmp_path, seed=5)
+    one = _one_merge(metas, values, objs)
+    last = max(int(M.chunk_index(c)[-1]) for c in metas if c.records)
+    cuts = [*M.block_times(metas, 2), last + 10**9]
+    out = tmp_path / "out.prv"
+    with open(out, "wb") as fh:
+        stats, size = M._relayed(metas, values, 0, fh, 500, 3, cuts, None, objs, None)
+        fh.write(b"#tail\n")
+    assert out.read_bytes() == one + b"#tail\n" and size == len(one) and stats.events == len(expected)
+    with open(out, "wb") as fh:
+        M.merge_split(metas, values, 0, fh, 500, 1, tmp_path, objs=objs, here=False)
+    assert out.read_bytes() == one
+
+
+def test_a_failed_process_fails_the_merge_without_waiting_forever(tmp_path, monkeypatch):
+    """The second process fails on its first block: the first, waiting for that block's end, is
+    stopped and the merge raises the failure (the caller then writes nothing: no partial output)."""
+    metas, _, values, objs = _chunks(tmp_path, seed=7)
+    real = M._merge
+    calls = []
+
+    def second_fails(readers, *a):
+        calls.append(1)
+        if os.getpid() != parent and len(calls) == 1 and any(r.first > 0 for r in readers):
+            raise OSError("chunk file damaged (for the test)")
+        return real(readers, *a)
+
+    parent = os.getpid()
+    monkeypatch.setattr(M, "_merge", second_fails)
+    monkeypatch.setattr(M, "BLOCK_RECORDS", 100)
+    with open(tmp_path / "out.prv", "wb") as fh, pytest.raises(OSError, match="for the test"):
+        M.merge_split(metas, values, 0, fh, 700, 2, tmp_path, objs=objs)

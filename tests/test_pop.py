@@ -682,9 +682,10 @@ def test_region_errors_write_nothing(regions, tmp_path, args, message):
 @pytest.mark.parametrize("many", [False, True])
 def test_pop_beside_the_merge_gives_the_same_metrics_and_errors(regions, tmp_path, monkeypatch, many):
     """After the GPUs (what the merge needs of POP), the rest of the reduction runs while the merge's
-    forked parts run: in this process, whose own part is the smaller by the reduction's rows, or with
-    many reports in a forked process of its own.  The same OUT.pop.json as when it runs before a merge
-    that is not split (-j 1), and a POP error is the same one-line error, nothing written."""
+    forked processes run (relayed blocks: this process formats none, so nothing is taken off a part
+    of its own), or with many reports in a forked process of its own.  The same OUT.pop.json as when
+    it runs before a merge that is not split (-j 1), and a POP error is the same one-line error,
+    nothing written."""
     import nsys2prv.pipeline.conversion as P
     from nsys2prv.paraver import merge as M
     from nsys2prv.paraver import writer as W
@@ -695,15 +696,13 @@ def test_pop_beside_the_merge_gives_the_same_metrics_and_errors(regions, tmp_pat
     monkeypatch.setattr(
         M,
         "split_times",
-        lambda c, p, first_less=0, placed=0.0: asked.append(first_less) or real(c, p, first_less, placed),
+        lambda c, p, first_less=0: asked.append(first_less) or real(c, p, first_less),
     )
     monkeypatch.setattr(W, "MIN_SPLIT", 1)
     monkeypatch.setattr(P, "FORK_HEAVY_FROM_REPORTS", 2 if many else 10**9)
     run_cli([*args, "-j", "2", tmp_path / "two" / "r"])
-    # the rows left after the GPUs: host call unions 4 + 3 (rank 0: 3 MPI calls and a CUDA API call,
-    # rank 1: 3 MPI calls), the kept NVTX ranges 4 + 4 and the MPI calls 3 + 3 (no scheduling data);
-    # many reports: every part forked, none here, nothing taken off
-    assert asked == [0 if many else 21]
+    # the merge was cut (into blocks), with nothing taken off for the reduction beside it
+    assert asked == [0]
     one, two = pop_json(tmp_path / "one" / "r"), pop_json(tmp_path / "two" / "r")
     assert one == two
     res = run_cli([*args[:-4], "--region", "nope", "-j", "2", tmp_path / "bad" / "r"], ok=False)

@@ -373,9 +373,12 @@ def write_compact(
     fh, runs: Runs, tables: Tables, end_ns: int, counts: np.ndarray, buf: np.ndarray | None = None
 ) -> None:
     """Write the records of ``runs`` merged into their global order, BUFFER bytes of text at a time
-    (``buf``: from ``text_buffer``); ``counts`` += the states, communications and events written."""
+    (``buf``: from ``text_buffer``); ``counts`` += the states, communications and events written.
+    ``fh`` with a ``room(n)`` method (``merge._Text``): formatted straight into the array it gives
+    (at least ``n`` bytes), kept by ``advance``: no copy through ``buf``."""
     vals = fields_per_record(tables.width)
     buf = text_buffer(tables) if buf is None else buf
+    room = getattr(fh, "room", None)
     stop = runs.start[1:]
     cur, fcur = runs.start[:-1].copy(), runs.fstart.copy()
     heap = np.empty(len(cur), np.int64)
@@ -395,10 +398,13 @@ def write_compact(
             end_ns,
             counts,
             *tables,
-            buf,
+            dst := buf if room is None else room(len(buf)),
             vals,
         )
-        fh.write(buf[:n].data)
+        if dst is buf:
+            fh.write(buf[:n].data)
+        else:
+            fh.advance(n)
 
 
 def warmup_probes() -> list[tuple]:

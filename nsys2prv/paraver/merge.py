@@ -7,9 +7,9 @@ memory is O(reports x window), not O(events); ``merge_split``: the body in time 
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
+from concurrent.futures import FIRST_EXCEPTION, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,10 +28,11 @@ from nsys2prv.paraver.chunks import (
 )
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
-from nsys2prv.paraver.placement import Chain, Slot, plain_file
+from nsys2prv.paraver.placement import Ring, plain_file, write_at
 
-PLACED = 0.25  # a forked part's placing of its bytes (``placement``), in records merged per record: 55 MB
-#               copied in 0.03 s against 0.12-0.14 s to merge its 1.2M records (8 ranks, 2026-11-28)
+BLOCK_RECORDS = (
+    1 << 16
+)  # records of a block of a relayed merge (about 3 MB of text: formatted, then written while in the cache)
 ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
 
 
@@ -125,16 +126,18 @@ class _Reader:
             )
         self.where["index"] = (meta.trailer, np.dtype(np.int64))
         self.where["fields"] = (meta.trailer + 8 * m, np.dtype(np.int64))
-        self.index: np.ndarray = self.read("index", 0, m)
+        self.full: np.ndarray = self.read("index", 0, m)
         self.widths = meta.widths()
-        # the records with t_lo <= time < t_hi
+        self.narrow(t_lo, t_hi)
+
+    def narrow(self, t_lo: int | None, t_hi: int | None) -> None:
+        """Read the records with t_lo <= time < t_hi next (one part or block of a split merge)."""
         self.first = self._find(t_lo) if t_lo is not None else 0
         self.stop = self._find(t_hi) if t_hi is not None else self.n
-        # kept: the index entries of those records only (a part of a split merge: its share), entry
-        # k0 first (the others would not move a round's limit nor what a round reads: _Limits, _merge)
+        # ``index``: the entries of those records only, entry k0 first (the others would not move a
+        # round's limit nor what a round reads: _Limits, _merge)
         self.k0 = self.first // STRIDE
-        if self.k0 or self.stop < self.n:
-            self.index = self.index[self.k0 : max(self.k0, -(-self.stop // STRIDE))].copy()
+        self.index = self.full[self.k0 : max(self.k0, -(-self.stop // STRIDE))]
         k = self.first // STRIDE  # the tail position of record ``first``
         self.field = (
             int(self.read("fields", k, k + 1)[0]) + int(self.widths[self.read("sig", k * STRIDE, self.first)].sum())
@@ -144,7 +147,7 @@ class _Reader:
 
     def _find(self, t: int) -> int:
         """First record with time >= t (the index narrows it to one STRIDE of times)."""
-        k = int(np.searchsorted(self.index, t, "left"))
+        k = int(np.searchsorted(self.full, t, "left"))
         lo, hi = max(0, (k - 1) * STRIDE), min(self.n, k * STRIDE)
         return lo + int(np.searchsorted(self.read("time", lo, hi), t, "left"))
 
@@ -384,68 +387,131 @@ def chunk_index(meta: ChunkMeta) -> np.ndarray:
     return out
 
 
-def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0, placed: float = 0.0) -> list[int]:
+def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> list[int]:
     """``parts - 1`` increasing times that cut the records of every chunk into parts of about equal
     size (records of one time always fall in one part, so each part is a plain merge); ``first_less``:
     the first part's process has other work worth that many records, its part is that much smaller
-    (the work shared by all parts; the first part at least a quarter of an equal share); ``placed``:
-    each other part's process also places its bytes (``placement``), that fraction of a record's
-    merge per record: their parts that much smaller, the first larger."""
+    (the work shared by all parts; the first part at least a quarter of an equal share)."""
     allt = np.sort(np.concatenate([chunk_index(c) for c in chunks])) if chunks else np.zeros(0, np.int64)
     if parts < 2 or len(allt) < parts:
         return []
     n = len(allt)
-    if first_less <= 0 and placed <= 0:
+    if first_less <= 0:
         at = (np.arange(1, parts) * n) // parts
     else:
         extra = first_less / max(1, sum(c.records for c in chunks))  # (in the records' unit: 1 = all)
-        # the first part plus the extra work costs what each other part with its placing costs
-        first = max(((1 + placed) - (parts - 1) * extra) / (parts + placed), 1 / (4 * parts))
+        # the first part plus the extra work costs what each other part costs
+        first = max((1 - (parts - 1) * extra) / parts, 1 / (4 * parts))
         at = (n * (first + np.arange(parts - 1) * (1 - first) / (parts - 1))).astype(np.int64)
     cuts = np.unique(allt[at])
     return [int(t) for t in cuts if t > allt[0]]
 
 
-def _merge_first(chunks, values, end_ns, fh, budget, bar, t_hi, objs, here: bool, chain) -> tuple[MergeStats, int]:
-    """The first part of a split merge, in this process (``here``; else none), straight into ``fh``;
-    the forked parts' offset sent on (``chain``).  Its stats, and where the forked parts start."""
-    first = (
-        merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, t_hi=t_hi, objs=objs)
-        if here
-        else MergeStats()
-    )
-    start = 0
-    if chain is not None:
-        fh.flush()
-        start = fh.tell()
-        chain.start(start)
-    return first, start
+class _Text:
+    """A block's text, formatted straight into one array reused (and grown) from block to block."""
+
+    def __init__(self, size: int):
+        self.buf = np.empty(size, np.uint8)
+        self.n = 0
+
+    def room(self, n: int) -> np.ndarray:
+        """At least ``n`` bytes to format into, after the text so far (the array grown, text kept)."""
+        if self.n + n > len(self.buf):
+            grown = np.empty(max(2 * len(self.buf), self.n + n), np.uint8)
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        return self.buf[self.n : self.n + n]
+
+    def advance(self, n: int) -> None:
+        self.n += n
+
+    def write(self, data) -> None:
+        m = len(data)
+        self.room(m)[:] = np.frombuffer(data, np.uint8)
+        self.n += m
 
 
-def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs, slot: Slot | None) -> tuple[MergeStats, int]:
-    """One part of a split merge, in a forked process: its records into a file of their own, then
-    placed into the output by this process (``slot``; else appended by the caller).  Its stats, and
-    its size placed (0: none)."""
+def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int) -> tuple[MergeStats, int]:
+    """Process ``p`` of a relayed merge (forked): blocks p, p + P, p + 2P, ... of ``blocks`` (time
+    ranges), each formatted into memory, then written where the block before it ended (``placement``).
+    Its stats, and the bytes it wrote."""
+    keep_open = _open_files_for(len(chunks))
+    sig_base, tables = sig_tables(chunks, values, objs)
+    readers = [_Reader(c, keep_open=keep_open) for c in chunks]
+    stats, size = MergeStats(), 0
+    text = _Text(2 * len(text_buffer(tables)))  # (grown to the largest block)
+    try:
+        expect_records(sum(r.n for r in readers))
+        for lo, hi in blocks[p :: len(ring.pipes)]:
+            for r in readers:
+                r.narrow(lo, hi)
+            text.n = 0
+            m = _merge(readers, sig_base, end_ns, text, budget, False, hi, tables)
+            stats.states, stats.events, stats.comms = (
+                stats.states + m.states,
+                stats.events + m.events,
+                stats.comms + m.comms,
+            )
+            at = ring.receive(p)
+            write_at(ring.out, text.buf[: text.n].data, at)
+            ring.send(p, at + text.n)  # (after the write: two writers of one file contend for its lock)
+            size += text.n
+    finally:
+        for r in readers:
+            r.close()
+    return stats, size
+
+
+def block_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
+    """The times cutting a relayed merge into blocks: about BLOCK_RECORDS records each, at least
+    ``parts`` blocks (``split_times``)."""
+    return split_times(chunks, max(parts, -(-sum(c.records for c in chunks) // BLOCK_RECORDS)))
+
+
+def _relayed(chunks, values, end_ns, fh, budget, parts, cuts, bar, objs, beside) -> tuple[MergeStats, int]:
+    """The merge in blocks (cut at ``cuts``: ``block_times``), taken in turn by ``parts`` forked
+    processes that write them into ``fh`` (a plain file) at their offsets; ``beside()`` here
+    meanwhile.  The stats, and the bytes written."""
+    bounds = [None, *cuts, None]
+    blocks = list(zip(bounds[:-1], bounds[1:]))
+    ring = Ring(fh.fileno(), min(parts, len(blocks)))
+    calls = [(_relay, (chunks, values, end_ns, budget, blocks, objs, ring, p)) for p in range(len(ring.pipes))]
+    fh.flush()
+    start = fh.tell()
+    try:
+        with forked(calls) as futures:
+            ring.start(start)
+            if beside is not None:
+                beside()
+            for f in wait(futures, return_when=FIRST_EXCEPTION).done:
+                f.result()  # (a failed process first: the others may wait for its offsets)
+            results = [f.result() for f in futures]
+    finally:
+        ring.close()
+    stats = MergeStats()
+    for m, _ in results:
+        stats.states, stats.events, stats.comms = (
+            stats.states + m.states,
+            stats.events + m.events,
+            stats.comms + m.comms,
+        )
+        if bar is not None:
+            bar.update(m.states + m.events + m.comms)
+    size = sum(n for _, n in results)
+    fh.seek(start + size)
+    return stats, size
+
+
+def _merge_part(chunks, values, end_ns, path, budget, t_lo, t_hi, objs) -> MergeStats:
+    """One part of a split merge into a stream (gzip), in a forked process: its records into a file
+    of their own, appended by the caller."""
     with open(path, "wb", buffering=1 << 20) as fh:
-        stats = merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
-    return stats, slot.place(path) if slot is not None else 0
+        return merge(chunks, values, end_ns, fh, budget, t_lo=t_lo, t_hi=t_hi, objs=objs)
 
 
 def _append(path: str, fh) -> None:
-    """The file ``path`` appended to ``fh``: by the kernel (``os.sendfile``: no copy through this
-    process) where ``fh`` is a plain file, else read and written."""
+    """The file ``path`` appended to ``fh`` (a stream: read and written)."""
     with open(path, "rb") as src:
-        done = 0
-        out = fh.fileno() if isinstance(fh, io.BufferedWriter) else None
-        if out is not None and hasattr(os, "sendfile"):
-            fh.flush()  # (the bytes before it first; the descriptor's offset then moves with what is sent)
-            size = os.fstat(src.fileno()).st_size
-            try:
-                while done < size and (n := os.sendfile(out, src.fileno(), done, size - done)):
-                    done += n
-            except OSError:
-                pass  # (not supported here: the rest is copied)
-        src.seek(done)
         shutil.copyfileobj(src, fh, 1 << 22)
 
 
@@ -463,61 +529,77 @@ def merge_split(
     beside=None,
     beside_records: int = 0,
 ) -> MergeStats:
-    """``merge`` cut by time into ``parts`` parts run at once: the first in this process, straight
-    into ``fh``; the others in forked processes, into files appended to ``fh`` in order (the same
-    bytes as one merge: each part is the sorted run of the records of its time range).  ``here``
-    False: every part runs in a forked process (this one keeps no merge buffers: many ranks).
-    ``beside()``: this process's other work, done while the forked parts run (its own part is smaller
-    by ``beside_records``: ``split_times``' first_less), or first when the merge is not cut.  Into a
-    plain file each forked part is placed by its own process once the parts before it are
-    (``placement``: beside this process's other work); else appended here in order, the parts' files
-    left in ``work_dir`` (the conversion removes it in a thread: unlinking 58 MB just written took
-    4 ms of the merge's wall time)."""
+    """``merge`` cut by time and run in ``parts`` processes at once (the same bytes as one merge: each
+    block or part is the sorted run of the records of its time range).  Into a plain file: relayed
+    (``_relayed``: blocks taken in turn by forked processes, each written at its offset by the process
+    that formatted it), this process doing ``beside()`` meanwhile.  Into a stream (gzip): the first
+    part in this process (``here``; else forked too: many ranks, this process keeps no merge buffers),
+    smaller by ``beside_records`` (``split_times``' first_less), ``beside()`` after it; the others in
+    forked processes, into files appended in order (left in ``work_dir``, which the conversion
+    removes).  With nothing to cut, ``here``: ``beside()`` then one merge in this process."""
 
-    placing = plain_file(fh)  # (the forked parts place their bytes themselves)
-    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0, PLACED * (here and placing))
-    if not cuts and here:
-        if beside is not None:
-            beside()
-        return merge(chunks, values, end_ns, fh, budget, progress=progress, objs=objs)
-    bounds = [None, *cuts, None]
-    away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
-    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
     bar = None
     if progress:
         from tqdm import tqdm  # (here: a run without progress bars does not load it)
 
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
-    stats = MergeStats()
+    try:
+        if plain_file(fh):
+            cuts = block_times(chunks, parts)
+            if cuts or not here:
+                return _relayed(chunks, values, end_ns, fh, budget, parts, cuts, bar, objs, beside)[0]
+            if beside is not None:
+                beside()
+            return merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, objs=objs)
+        return _streamed(chunks, values, end_ns, fh, budget, parts, work_dir, bar, objs, here, beside, beside_records)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _streamed(chunks, values, end_ns, fh, budget, parts, work_dir, bar, objs, here, beside, beside_records):
+    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
+    if not cuts and here:
+        if beside is not None:
+            beside()
+        return merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, objs=objs)
+    bounds = [None, *cuts, None]
+    away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
+    paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]
     # the chunks' metas and name tables reach the processes by fork, not pickled through a pipe
     # (tens of MB at a thousand ranks, and a pickled copy in this process while it is sent); each
     # process reads the chunks' indexes from their files
-    chain = Chain(fh.fileno(), len(paths)) if placing else None
-    slots = chain.slots if chain is not None else [None] * len(paths)
     calls = [
-        (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs, slot))
-        for p, path, slot in zip(away, paths, slots)
+        (_merge_part, (chunks, values, end_ns, path, budget, bounds[p], bounds[p + 1], objs))
+        for p, path in zip(away, paths)
     ]
-    try:
-        with forked(calls) as futures:
-            first, start = _merge_first(chunks, values, end_ns, fh, budget, bar, bounds[1], objs, here, chain)
-            if beside is not None:
-                beside()
-            results = [f.result() for f in futures]
-    finally:
-        if chain is not None:
-            chain.close()
-    for m, _ in [(first, 0), *results]:
-        stats.states += m.states
-        stats.events += m.events
-        stats.comms += m.comms
-    if chain is not None:
-        fh.seek(start + sum(size for _, size in results))  # (past the parts their processes placed)
-    for (m, _), path in zip(results, paths):
-        if chain is None:
-            _append(path, fh)  # (the file stays: ``work_dir`` is the caller's, removed off the critical path)
+    with forked(calls) as futures:
+        first = (
+            merge(
+                chunks,
+                values,
+                end_ns,
+                fh,
+                budget,
+                progress=bar if bar is not None else False,
+                t_hi=bounds[1],
+                objs=objs,
+            )
+            if here
+            else MergeStats()
+        )
+        if beside is not None:
+            beside()
+        results = [f.result() for f in futures]
+    stats = MergeStats()
+    for m in [first, *results]:
+        stats.states, stats.events, stats.comms = (
+            stats.states + m.states,
+            stats.events + m.events,
+            stats.comms + m.comms,
+        )
+    for m, path in zip(results, paths):
+        _append(path, fh)  # (the file stays: ``work_dir`` is the caller's, removed off the critical path)
         if bar is not None:
             bar.update(m.states + m.events + m.comms)
-    if bar is not None:
-        bar.close()
     return stats

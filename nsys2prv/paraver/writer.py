@@ -133,8 +133,9 @@ def write_merged(
     time into ``parts`` processes when there are at least MIN_SPLIT records per part).
     ``fork_every_part`` (many ranks, ``work_dir`` given): every part is merged in a forked process,
     none here (nor is the formatter's kernel loaded here).  ``beside()``: work of this process done
-    while the merge's forked parts run (after its own part, which is smaller by ``beside_records``,
-    the work's estimated cost in records), or before a merge that is not split; always called once."""
+    while the merge's forked processes run (into a plain file they take its blocks in turn,
+    ``merge_split``; into gzip this process merges the first part, smaller by ``beside_records``, the
+    work's estimated cost in records, first), or before a merge that is not split; always called once."""
 
     # (chunks unpickled in this process share the lists of names they have in common: each list, and
     # the values of each combination of lists, is taken once; the merge's table holds each once too)

@@ -12,6 +12,7 @@ inherit it: the pool is forked anew after it is set; Dask scatters it to every w
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import os
 import sys
@@ -121,6 +122,45 @@ def _widen_results(pool: ProcessPoolExecutor) -> None:
             fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)  # type: ignore[union-attr]
         except (OSError, ImportError, AttributeError, ValueError):
             pass
+    read_whole(getattr(queue, "_reader", None))
+
+
+class _Received:
+    """A message read whole into one buffer (what ``Connection._recv`` returns: a BytesIO)."""
+
+    def __init__(self, data: bytearray):
+        self.data = data
+
+    def getvalue(self) -> bytes:
+        return bytes(self.data)
+
+    def getbuffer(self) -> memoryview:
+        return memoryview(self.data)
+
+
+def _recv_into(conn, size: int, read=None) -> _Received:
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        n = os.readv(conn._handle, [view[got:]])
+        if n == 0:
+            if got == 0:
+                raise EOFError
+            raise OSError("got end of file during message")
+        got += n
+    return _Received(data)
+
+
+def read_whole(conn) -> None:
+    """``conn`` (a multiprocessing ``Connection``, POSIX) reads each message straight into one buffer
+    of its size: CPython's reads into a new buffer of the whole rest each time, shrinks it, and
+    copies it into a growing BytesIO (a helper's batches of r10m, 376 MB: 0.6 CPU s of this process's
+    result thread, half of it page faults).  Elsewhere, or for another kind of connection: as it was."""
+    from multiprocessing.connection import Connection
+
+    if isinstance(conn, Connection) and hasattr(os, "readv") and isinstance(getattr(conn, "_handle", None), int):
+        setattr(conn, "_recv", functools.partial(_recv_into, conn))  # (this connection only)
 
 
 class Local:

@@ -63,15 +63,21 @@ def test_labels_with_per_row_types():
 def test_pair_codes_equal_exactly_for_equal_pairs():
     k1 = np.array([5, 5, 7, 7, 5], np.int64) << 40
     k2 = np.array([1, 2, 1, 2, 1], np.int64)
-    c, size = pair_codes(k1, k2)
+    (c,), size = pair_codes([k1], [k2])
     assert c[0] == c[4] and len(set(c[:4].tolist())) == 4
     assert size == 4 and c.min() >= 0 and c.max() < size  # (2 processes x ids 1..2: by arithmetic)
+    # in parts: the codes of the whole, cut as the parts are (an empty part too)
+    parts, size2 = pair_codes([k1[:2], k1[2:2], k1[2:]], [k2[:2], k2[2:2], k2[2:]])
+    assert size2 == size and np.concatenate(parts).tolist() == c.tolist() and len(parts[1]) == 0
+    # one process: the ids less the smallest, one code each
+    (one,), size1 = pair_codes([np.full(3, 9 << 24, np.int64)], [np.array([7, 4, 7], np.int64)])
+    assert one.tolist() == [3, 0, 3] and size1 == 4
     # a k2 range too wide for few codes a pair: the distinct pairs are numbered instead
     k2w = np.array([-(1 << 62), 1 << 62, -(1 << 62), 0, -(1 << 62)], np.int64)
-    cw, sw = pair_codes(k1, k2w)
+    (cw,), sw = pair_codes([k1], [k2w])
     assert cw[0] == cw[4] and cw[0] != cw[2] and len(set(cw[:4].tolist())) == 4
     assert sw == 4 and sorted(set(cw.tolist())) == [0, 1, 2, 3]
-    assert pair_codes(np.zeros(0, np.int64), np.zeros(0, np.int64))[1] == 0
+    assert pair_codes([np.zeros(0, np.int64)], [np.zeros(0, np.int64)])[1] == 0
 
 
 def test_first_match_takes_the_first_equal_code():

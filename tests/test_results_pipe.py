@@ -1,5 +1,5 @@
 """Issue 40 (CPU per row): the pool's results pipe reads each message straight into one buffer of its
-size (``parallel.read_whole``), not through CPython's buffer-of-the-rest reads and a BytesIO."""
+size (``parallel.whole_messages``), not through CPython's buffer-of-the-rest reads and a BytesIO."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from nsys2prv.pipeline import parallel
 
 def _pipe():
     reader, writer = mp.Pipe(duplex=False)
-    parallel.read_whole(reader)
+    parallel.whole_messages(reader)
     assert "_recv" in vars(reader)  # (this connection's own reads)
     return reader, writer
 

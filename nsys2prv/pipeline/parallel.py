@@ -122,7 +122,7 @@ def _widen_results(pool: ProcessPoolExecutor) -> None:
             fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)  # type: ignore[union-attr]
         except (OSError, ImportError, AttributeError, ValueError):
             pass
-    read_whole(getattr(queue, "_reader", None))
+    whole_messages(getattr(queue, "_reader", None))
 
 
 class _Received:
@@ -152,7 +152,7 @@ def _recv_into(conn, size: int, read=None) -> _Received:
     return _Received(data)
 
 
-def read_whole(conn) -> None:
+def whole_messages(conn) -> None:
     """``conn`` (a multiprocessing ``Connection``, POSIX) reads each message straight into one buffer
     of its size: CPython's reads into a new buffer of the whole rest each time, shrinks it, and
     copies it into a growing BytesIO (a helper's batches of r10m, 376 MB: 0.6 CPU s of this process's

@@ -33,27 +33,36 @@ DENSE = 2  # pairs numbered by arithmetic while their code range is at most this
 SLACK = 1 << 20
 
 
-def pair_codes(k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, int]:
-    """One code in [0, size) per (k1, k2) pair, equal exactly when both are equal; and ``size``, at most
-    ``DENSE`` codes a pair (+ ``SLACK``): by arithmetic where the values' ranges allow (the usual case:
-    one process, correlation ids counted from 1), else the distinct pairs numbered (sorted)."""
-    n = len(k1)
+def pair_codes(k1: list[np.ndarray], k2: list[np.ndarray]) -> tuple[list[np.ndarray], int]:
+    """One code in [0, size) per (k1, k2) pair of each part (``k1[i]``, ``k2[i]``: int64 arrays of one
+    length), equal exactly when both are equal; and ``size``, at most ``DENSE`` codes a pair (+
+    ``SLACK``): by arithmetic where the values' ranges allow (the usual case: one process, correlation
+    ids counted from 1; the parts not put together), else the distinct pairs numbered (sorted)."""
+    n = sum(len(k) for k in k1)
     if not n:
-        return np.zeros(0, np.int64), 0
-    if k1.min() == k1.max():  # one process (a report's usual case): nothing to hash
-        c1, distinct = np.zeros(n, np.int64), 1
-    else:
-        c1, u1 = pd.factorize(k1)  # few distinct values (processes): hashed
-        c1, distinct = c1.astype(np.int64, copy=False), len(u1)
-    lo, hi = int(k2.min()), int(k2.max())
+        return [np.zeros(len(k), np.int64) for k in k1], 0
+    full = [i for i, k in enumerate(k1) if len(k)]
+    c1: list[np.ndarray] | None = None
+    if min(int(k1[i].min()) for i in full) != max(int(k1[i].max()) for i in full):
+        codes, u1 = pd.factorize(np.concatenate(k1))  # few distinct values (processes): hashed
+        c1 = np.split(codes.astype(np.int64, copy=False), np.cumsum([len(k) for k in k1])[:-1])
+        distinct = len(u1)
+    else:  # one process (a report's usual case): nothing to hash
+        distinct = 1
+    lo, hi = min(int(k2[i].min()) for i in full), max(int(k2[i].max()) for i in full)
     span = hi - lo + 1
-    if distinct * span <= DENSE * n + SLACK:  # c1 * span + (k2 - lo), in place (a large report: no temporaries)
-        c1 *= span
-        c1 += k2
-        c1 -= lo
+    if distinct * span <= DENSE * n + SLACK:  # c1 * span + (k2 - lo), a new array per part, no other
+        if c1 is None:
+            return [np.subtract(k, lo) for k in k2], span
+        for c, k in zip(c1, k2):
+            c *= span
+            c += k
+            c -= lo
         return c1, distinct * span
-    uniq, codes = np.unique(np.stack([c1, k2], axis=1), axis=0, return_inverse=True)
-    return codes.ravel().astype(np.int64, copy=False), len(uniq)
+    cols = np.concatenate(c1) if c1 is not None else np.zeros(n, np.int64)
+    uniq, codes = np.unique(np.stack([cols, np.concatenate(k2)], axis=1), axis=0, return_inverse=True)
+    cuts = np.cumsum([len(k) for k in k1])[:-1]
+    return np.split(codes.ravel().astype(np.int64, copy=False), cuts), len(uniq)
 
 
 def first_of(codes: np.ndarray, size: int) -> np.ndarray:
@@ -84,20 +93,23 @@ def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.
     """The launch call of every activity: ``call_tid``/``call_corr`` the calls' thread and correlation
     id (a negative id: none), ``acts`` kind -> (gpid, corr) of its activities."""
     call_corr, call_tid = np.asarray(call_corr, np.int64), np.asarray(call_tid, np.int64)
-    calls = np.flatnonzero(call_corr >= 0)
-    if len(calls) < len(call_corr):  # (every call has an id, as a rule: no copy then)
+    calls = None  # the calls with an id (None: every call, as a rule: no copy then)
+    if len(call_corr) and int(call_corr.min()) < 0:
+        calls = np.flatnonzero(call_corr >= 0)
         call_tid, call_corr = call_tid[calls], call_corr[calls]
-    cut = np.cumsum([len(calls)] + [len(g) for g, _ in acts.values()])
-    k1 = np.concatenate([process_key(call_tid)] + [np.asarray(g, np.int64) for g, _ in acts.values()])
-    k2 = np.concatenate([call_corr] + [np.asarray(c, np.int64) for _, c in acts.values()])
-    codes, size = pair_codes(k1, k2)
-    del k1, k2
-    call_codes = codes[: cut[0]]
+    (call_codes, *act_codes), size = pair_codes(
+        [process_key(call_tid), *(np.asarray(g, np.int64) for g, _ in acts.values())],
+        [call_corr, *(np.asarray(c, np.int64) for _, c in acts.values())],
+    )
     first = first_of(call_codes, size)
     out = Launches(shared=len(call_codes) - int(np.count_nonzero(first < len(call_codes))))
-    for kind, lo, hi in zip(acts, cut[:-1], cut[1:]):
-        hit = first_match(codes[lo:hi], call_codes, size, first)
-        out.rows[kind] = np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
+    for kind, codes in zip(acts, act_codes):
+        hit = first_match(codes, call_codes, size, first)
+        out.rows[kind] = (
+            hit
+            if calls is None
+            else np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
+        )
     return out
 
 

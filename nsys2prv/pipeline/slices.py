@@ -417,7 +417,7 @@ def paint_report(pj: PaintJob, model: Model) -> list[ChunkMeta]:
     for k, path in enumerate(pj.states):
         lo_t = 0 if k == 0 else int(job.clock.apply_one(plan.borders[k]))
         hi_t = t_open if k == plan.slices - 1 else int(job.clock.apply_one(plan.borders[k + 1]))
-        arr = np.load(path)
+        arr = np.load(path, mmap_mode="r")  # (mapped: each group's job reads the threads it paints)
         if not pj.group:  # (the report's only job: else the caller removes the files)
             os.remove(path)
         if hi_t <= lo_t:  # (no time of the trace in this slice: the carry goes on)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from nsys2prv.paraver import merge as M
+from nsys2prv.paraver import placement
 from nsys2prv.paraver.placement import Ring, plain_file, write_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,15 +100,32 @@ def _one_merge(metas, values, objs) -> bytes:
     return fh.getvalue()
 
 
-@pytest.mark.parametrize("parts,block", [(2, 64), (3, 200), (1, 500), (2, 10**9)])
-def test_the_relayed_merge_writes_the_bytes_of_one_merge(tmp_path, monkeypatch, parts, block):
+@pytest.mark.parametrize(
+    "parts,block,spill", [(2, 64, 1 << 24), (3, 200, 1 << 24), (1, 500, 1 << 24), (2, 10**9, 1 << 24), (2, 3000, 2000)]
+)
+def test_the_relayed_merge_writes_the_bytes_of_one_merge(tmp_path, monkeypatch, parts, block, spill):
     """Blocks of a few records (64: dozens of blocks) or one block, taken in turn by 1-3 forked
     processes, with this process's other work beside them: the bytes of one merge, after the header,
-    and the file offset after them."""
+    and the file offset after them.  Blocks larger than a process's buffer (``spill``: 2,000 bytes):
+    their text beyond it spilled to a file, copied in, the file removed."""
     metas, expected, values, objs = _chunks(tmp_path)
     one = _one_merge(metas, values, objs)
     assert len(one.splitlines()) == len(expected) > 1000
     monkeypatch.setattr(M, "BLOCK_RECORDS", block)
+    monkeypatch.setattr(M, "BLOCK_ROUNDS", 0)  # (blocks of BLOCK_RECORDS whatever the chunks' count)
+    monkeypatch.setattr(placement, "SPILL_BYTES", spill)
+    if spill < 1 << 24:  # (the formatter's pieces small too: a few of them fill the buffer)
+        from nsys2prv.paraver import format as F
+
+        monkeypatch.setattr(F, "BUFFER", 1024)
+    real_close = placement.BlockText.close
+
+    def close(text):  # (in the forked processes: a file tells the test that they spilled)
+        if text.fd >= 0:
+            (tmp_path / f"spilled{os.getpid()}").touch()
+        real_close(text)
+
+    monkeypatch.setattr(placement.BlockText, "close", close)
     cuts = M.block_times(metas, parts)
     assert (len(cuts) > 10) if block == 64 else True
     beside = []
@@ -118,6 +136,39 @@ def test_the_relayed_merge_writes_the_bytes_of_one_merge(tmp_path, monkeypatch, 
         fh.write(b"#tail\n")
     assert out.read_bytes() == b"#head\n" + one + b"#tail\n"
     assert beside == [1] and stats.events == len(expected)
+    assert not list(tmp_path.glob("block*.prv"))  # (the spill files removed by their processes)
+    assert len(list(tmp_path.glob("spilled*"))) == (2 if spill < 1 << 24 else 0)
+
+
+def test_a_block_spills_beyond_its_buffer_and_lands_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(placement, "SPILL_BYTES", 100)
+    text = placement.BlockText(64, str(tmp_path / "spill"))
+    data = bytes(range(256)) * 3
+    for i in range(0, len(data), 50):  # (as the formatter: room, then advance; or write)
+        piece = data[i : i + 50]
+        if i % 100:
+            text.write(piece)
+        else:
+            text.room(len(piece))[: len(piece)] = np.frombuffer(piece, np.uint8)
+            text.advance(len(piece))
+    assert text.size() == len(data) and text.spilled >= 100 and text.n < 200
+    out = tmp_path / "out"
+    out.write_bytes(b"0123456789")
+    with open(out, "r+b") as fh:
+        text.land(fh.fileno(), 4)
+    assert out.read_bytes() == b"0123" + data and text.size() == 0
+    text.close()
+    assert not (tmp_path / "spill").exists()
+
+
+def test_blocks_give_every_chunk_a_few_rounds(tmp_path):
+    """With many chunks a block holds BLOCK_ROUNDS merge rounds of each (each block looks every
+    chunk's borders up), else about BLOCK_RECORDS records."""
+    metas, _, _, _ = _chunks(tmp_path)
+    total = sum(c.records for c in metas)
+    few = len(M.block_times(metas, 2)) + 1
+    assert few == 2  # (40 chunks: 4 x 96 x 40 = 15,360 records a block, more than these)
+    assert M.BLOCK_ROUNDS * M.ROUND_PER_CHUNK * len(metas) > total
 
 
 def test_an_empty_block_and_every_process_forked(tmp_path):
@@ -125,11 +176,16 @@ def test_an_empty_block_and_every_process_forked(tmp_path):
     whose process keeps no merge buffers (``here`` False): still the bytes of one merge."""
     metas, expected, values, objs = _chunks(tmp_path, seed=5)
     one = _one_merge(metas, values, objs)
+    M.BLOCK_ROUNDS, rounds = 0, M.BLOCK_ROUNDS
+    try:
+        cuts = M.block_times(metas, 2)
+    finally:
+        M.BLOCK_ROUNDS = rounds
     last = max(int(M.chunk_index(c)[-1]) for c in metas if c.records)
-    cuts = [*M.block_times(metas, 2), last + 10**9]
+    cuts = [*cuts, last + 10**9]
     out = tmp_path / "out.prv"
     with open(out, "wb") as fh:
-        stats, size = M._relayed(metas, values, 0, fh, 500, 3, cuts, None, objs, None)
+        stats, size = M._relayed(metas, values, 0, fh, 500, 3, cuts, tmp_path, None, objs, None)
         fh.write(b"#tail\n")
     assert out.read_bytes() == one + b"#tail\n" and size == len(one) and stats.events == len(expected)
     with open(out, "wb") as fh:
@@ -153,5 +209,6 @@ def test_a_failed_process_fails_the_merge_without_waiting_forever(tmp_path, monk
     parent = os.getpid()
     monkeypatch.setattr(M, "_merge", second_fails)
     monkeypatch.setattr(M, "BLOCK_RECORDS", 100)
+    monkeypatch.setattr(M, "BLOCK_ROUNDS", 0)
     with open(tmp_path / "out.prv", "wb") as fh, pytest.raises(OSError, match="for the test"):
         M.merge_split(metas, values, 0, fh, 700, 2, tmp_path, objs=objs)

@@ -28,11 +28,11 @@ from nsys2prv.paraver.chunks import (
 )
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
-from nsys2prv.paraver.placement import Ring, plain_file, write_at
+from nsys2prv.paraver.placement import BlockText, Ring, plain_file
 
-BLOCK_RECORDS = (
-    1 << 16
-)  # records of a block of a relayed merge (about 3 MB of text: formatted, then written while in the cache)
+# records of a block of a relayed merge (about 3 MB of text: formatted, then written while in the cache);
+# at least BLOCK_ROUNDS merge rounds of every chunk (a block reads each chunk's index around its borders)
+BLOCK_RECORDS, BLOCK_ROUNDS = 1 << 16, 4
 ROUND_PER_CHUNK = 96  # a merge round reads at least this many records per chunk (on average)
 
 
@@ -205,6 +205,11 @@ class MergeStats:
     states: int = 0
     events: int = 0
     comms: int = 0
+
+    def add(self, other: MergeStats) -> None:
+        self.states += other.states
+        self.events += other.events
+        self.comms += other.comms
 
 
 def merge(
@@ -407,75 +412,52 @@ def split_times(chunks: list[ChunkMeta], parts: int, first_less: int = 0) -> lis
     return [int(t) for t in cuts if t > allt[0]]
 
 
-class _Text:
-    """A block's text, formatted straight into one array reused (and grown) from block to block."""
-
-    def __init__(self, size: int):
-        self.buf = np.empty(size, np.uint8)
-        self.n = 0
-
-    def room(self, n: int) -> np.ndarray:
-        """At least ``n`` bytes to format into, after the text so far (the array grown, text kept)."""
-        if self.n + n > len(self.buf):
-            grown = np.empty(max(2 * len(self.buf), self.n + n), np.uint8)
-            grown[: self.n] = self.buf[: self.n]
-            self.buf = grown
-        return self.buf[self.n : self.n + n]
-
-    def advance(self, n: int) -> None:
-        self.n += n
-
-    def write(self, data) -> None:
-        m = len(data)
-        self.room(m)[:] = np.frombuffer(data, np.uint8)
-        self.n += m
-
-
-def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int) -> tuple[MergeStats, int]:
+def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int, spill: str) -> tuple[MergeStats, int]:
     """Process ``p`` of a relayed merge (forked): blocks p, p + P, p + 2P, ... of ``blocks`` (time
-    ranges), each formatted into memory, then written where the block before it ended (``placement``).
-    Its stats, and the bytes it wrote."""
+    ranges), each formatted into memory (beyond SPILL_BYTES: into the file ``spill``), then written
+    where the block before it ended (``placement``).  Its stats, and the bytes it wrote."""
     keep_open = _open_files_for(len(chunks))
     sig_base, tables = sig_tables(chunks, values, objs)
     readers = [_Reader(c, keep_open=keep_open) for c in chunks]
     stats, size = MergeStats(), 0
-    text = _Text(2 * len(text_buffer(tables)))  # (grown to the largest block)
+    text = BlockText(2 * len(text_buffer(tables)), spill)  # (grown to the largest block, up to SPILL_BYTES)
     try:
         expect_records(sum(r.n for r in readers))
         for lo, hi in blocks[p :: len(ring.pipes)]:
             for r in readers:
                 r.narrow(lo, hi)
-            text.n = 0
-            m = _merge(readers, sig_base, end_ns, text, budget, False, hi, tables)
-            stats.states, stats.events, stats.comms = (
-                stats.states + m.states,
-                stats.events + m.events,
-                stats.comms + m.comms,
-            )
-            at = ring.receive(p)
-            write_at(ring.out, text.buf[: text.n].data, at)
-            ring.send(p, at + text.n)  # (after the write: two writers of one file contend for its lock)
-            size += text.n
+            stats.add(_merge(readers, sig_base, end_ns, text, budget, False, hi, tables))
+            at, n = ring.receive(p), text.size()
+            text.land(ring.out, at)
+            ring.send(p, at + n)  # (after the write: two writers of one file contend for its lock)
+            size += n
     finally:
+        text.close()
         for r in readers:
             r.close()
     return stats, size
 
 
 def block_times(chunks: list[ChunkMeta], parts: int) -> list[int]:
-    """The times cutting a relayed merge into blocks: about BLOCK_RECORDS records each, at least
-    ``parts`` blocks (``split_times``)."""
-    return split_times(chunks, max(parts, -(-sum(c.records for c in chunks) // BLOCK_RECORDS)))
+    """The times cutting a relayed merge into blocks (``split_times``), at least ``parts``: of about
+    BLOCK_RECORDS records each, or BLOCK_ROUNDS merge rounds of every chunk when there are many
+    (each block looks every chunk's borders up: 3,000 reports, blocks of 1.2M records)."""
+    size = max(BLOCK_RECORDS, BLOCK_ROUNDS * ROUND_PER_CHUNK * len(chunks))
+    return split_times(chunks, max(parts, -(-sum(c.records for c in chunks) // size)))
 
 
-def _relayed(chunks, values, end_ns, fh, budget, parts, cuts, bar, objs, beside) -> tuple[MergeStats, int]:
+def _relayed(chunks, values, end_ns, fh, budget, parts, cuts, work_dir, bar, objs, beside) -> tuple[MergeStats, int]:
     """The merge in blocks (cut at ``cuts``: ``block_times``), taken in turn by ``parts`` forked
-    processes that write them into ``fh`` (a plain file) at their offsets; ``beside()`` here
-    meanwhile.  The stats, and the bytes written."""
+    processes that write them into ``fh`` (a plain file) at their offsets (a large block's text
+    spilled to a file in ``work_dir`` first); ``beside()`` here meanwhile.  The stats, and the bytes
+    written."""
     bounds = [None, *cuts, None]
     blocks = list(zip(bounds[:-1], bounds[1:]))
     ring = Ring(fh.fileno(), min(parts, len(blocks)))
-    calls = [(_relay, (chunks, values, end_ns, budget, blocks, objs, ring, p)) for p in range(len(ring.pipes))]
+    calls = [
+        (_relay, (chunks, values, end_ns, budget, blocks, objs, ring, p, os.path.join(str(work_dir), f"block{p}.prv")))
+        for p in range(len(ring.pipes))
+    ]
     fh.flush()
     start = fh.tell()
     try:
@@ -490,11 +472,7 @@ def _relayed(chunks, values, end_ns, fh, budget, parts, cuts, bar, objs, beside)
         ring.close()
     stats = MergeStats()
     for m, _ in results:
-        stats.states, stats.events, stats.comms = (
-            stats.states + m.states,
-            stats.events + m.events,
-            stats.comms + m.comms,
-        )
+        stats.add(m)
         if bar is not None:
             bar.update(m.states + m.events + m.comms)
     size = sum(n for _, n in results)
@@ -547,7 +525,7 @@ def merge_split(
         if plain_file(fh):
             cuts = block_times(chunks, parts)
             if cuts or not here:
-                return _relayed(chunks, values, end_ns, fh, budget, parts, cuts, bar, objs, beside)[0]
+                return _relayed(chunks, values, end_ns, fh, budget, parts, cuts, work_dir, bar, objs, beside)[0]
             if beside is not None:
                 beside()
             return merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, objs=objs)
@@ -593,11 +571,7 @@ def _streamed(chunks, values, end_ns, fh, budget, parts, work_dir, bar, objs, he
         results = [f.result() for f in futures]
     stats = MergeStats()
     for m in [first, *results]:
-        stats.states, stats.events, stats.comms = (
-            stats.states + m.states,
-            stats.events + m.events,
-            stats.comms + m.comms,
-        )
+        stats.add(m)
     for m, path in zip(results, paths):
         _append(path, fh)  # (the file stays: ``work_dir`` is the caller's, removed off the critical path)
         if bar is not None:

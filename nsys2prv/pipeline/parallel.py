@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -143,7 +144,7 @@ def _recv_into(conn, size: int, read=None) -> _Received:
     view = memoryview(data)
     got = 0
     while got < size:
-        n = os.readv(conn._handle, [view[got:]])
+        n = os.readv(conn.fileno(), [view[got:]])
         if n == 0:
             if got == 0:
                 raise EOFError
@@ -157,9 +158,7 @@ def whole_messages(conn) -> None:
     of its size: CPython's reads into a new buffer of the whole rest each time, shrinks it, and
     copies it into a growing BytesIO (a helper's batches of r10m, 376 MB: 0.6 CPU s of this process's
     result thread, half of it page faults).  Elsewhere, or for another kind of connection: as it was."""
-    from multiprocessing.connection import Connection
-
-    if isinstance(conn, Connection) and hasattr(os, "readv") and isinstance(getattr(conn, "_handle", None), int):
+    if isinstance(conn, Connection) and hasattr(os, "readv"):
         setattr(conn, "_recv", functools.partial(_recv_into, conn))  # (this connection only)
 
 

@@ -135,3 +135,61 @@ def test_the_merge_reads_a_chunks_index_from_its_file_and_the_meta_holds_no_arra
     r = _Reader(got, t_lo=260)
     assert (r.index.tolist(), r.first) == ([1000, 384, 512], 128)
     r.close()
+
+
+def test_a_chunk_of_states_only_is_merged_with_the_keys_its_threads_give(tmp_path):
+    """A chunk of states only has no key section: the merge derives each state's key from its thread
+    (kind 1, order 0, x the thread), so states of several threads tied at one time and events of two
+    reports at that time come out in the order of the same states written with their keys."""
+    import io
+
+    from chunk_files import save_chunk
+
+    from nsys2prv.paraver.chunks import EVENT_SIG0, STATE_SIG, state_keys_into
+    from nsys2prv.paraver.merge import merge
+
+    n = 200  # states of threads 3, 2, 1, 0 (sorted by thread at each time: the writer's order), 4 per time
+    thread = np.tile(np.array([0, 1, 2, 3], np.int32), n // 4)
+    time = np.repeat(np.arange(n // 4) * 10, 4)
+    key = np.empty(n, np.int64)
+    state_keys_into(key, thread)
+    assert (key == (1 << 61) | thread.astype(np.int64)).all()
+    tail = np.stack([time + 10, 1 + thread % 3]).T.ravel()  # end, state
+    sig = np.full(n, STATE_SIG)
+    events = []  # two reports' events at the states' times, their keys kind 2, x the report
+    for r in (0, 1):
+        te = np.arange(n // 4) * 10
+        events.append(
+            (
+                te,
+                np.full(len(te), (2 << 61) | r, np.int64),
+                np.full(len(te), r, np.int32),
+                np.full(len(te), EVENT_SIG0),
+                te + r,
+            )
+        )
+    outs = []
+    for keyless in (False, True):
+        metas = [
+            save_chunk(str(tmp_path / f"s{keyless}"), time, key, thread, sig, tail, keyless, states=n),
+            *(
+                save_chunk(str(tmp_path / f"e{r}{keyless}"), *ev, events=len(ev[0]), sigs=[((1,), (False,))])
+                for r, ev in enumerate(events)
+            ),
+        ]
+        sizes = [os.path.getsize(m.path) for m in metas]
+        assert sizes[0] == 64 + (16 if keyless else 24) * n + 8 * 2 * n + 16 * 4
+        objs = (np.ones(4, np.int64), np.array([1, 1, 1, 1], np.int64), np.array([1, 2, 3, 4], np.int64))
+        fh = io.BytesIO()
+        merge(metas, [np.zeros(0, np.int64)] * 3, 2 * n, fh, objs=objs)
+        outs.append(fh.getvalue())
+    lines = outs[0].decode().splitlines()
+    assert outs[1] == outs[0] and len(lines) == n + 2 * (n // 4)
+    assert lines[:6] == [
+        "1:1:1:1:1:0:10:1",
+        "1:1:1:1:2:0:10:2",
+        "1:1:1:1:3:0:10:3",
+        "1:1:1:1:4:0:10:1",
+        "2:1:1:1:1:0:1:0",
+        "2:1:1:1:2:0:1:1",
+    ]

@@ -220,7 +220,7 @@ def test_a_sliced_reports_threads_are_painted_by_every_worker(report, tmp_path, 
     """The one sliced report of a run on two workers is painted by two jobs, each a group of its threads
     (``paint_groups`` by their state intervals, which the slices count): the whole report's bytes."""
     whole = _convert(report, tmp_path / "whole", 10**9, jobs=2)
-    seen, chunks = [], []
+    seen, chunks, metas = [], [], []
     real_groups, real_all = slices.paint_groups, slices.translate_all
 
     def groups(sizes, n):
@@ -230,6 +230,8 @@ def test_a_sliced_reports_threads_are_painted_by_every_worker(report, tmp_path, 
     def translate_all(*a, **k):
         res = real_all(*a, **k)
         chunks.extend(Path(c.path).name for r in res for c in r.chunk)
+        for c in (c for r in res for c in r.chunk):  # (read while the files are there: before the merge)
+            metas.append((c, np.fromfile(c.path, np.int64, 3).tolist(), os.path.getsize(c.path)))
         return res
 
     monkeypatch.setattr(slices, "paint_groups", groups)
@@ -242,6 +244,15 @@ def test_a_sliced_reports_threads_are_painted_by_every_worker(report, tmp_path, 
     assert n == 2 and k >= 3 and sizes.sum() > 0
     painted = sorted(c[c.rindex(".p") + 1 :] for c in chunks if ".p" in c)
     assert painted == sorted(f"p{s}.g{g}" for s in range(k) for g in range(2))
+    # a painted chunk holds states only and no key section (the merge derives a state's key from its
+    # thread): header, time int64, thread and sig int32, 2 tail fields; the slices' events keep their keys
+    assert len(metas) == len(chunks) > 2 * k
+    for m, (n, nfields, flag), size in metas:
+        keyless = ".p" in Path(m.path).name
+        assert (m.states == m.records) == keyless and m.records == n > 0, m.path
+        assert (flag, nfields == 2 * n or not keyless) == (int(keyless), True), m.path
+        assert m.trailer == 64 + (16 if keyless else 24) * n + 8 * nfields, m.path
+        assert size == m.trailer + 16 * m.entries(), m.path
 
 
 _TRANSLATE_SLICE = slices.translate_slice

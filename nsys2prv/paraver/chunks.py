@@ -9,6 +9,10 @@ key and written to one binary file:
 
 (m = ceil(n / STRIDE): the time and the first tail field of every STRIDE-th record, the merge's map
 of the file; ``ChunkMeta.trailer`` is where they start: the main process holds no per-record array.)
+A chunk of states only (a sliced report's painted states) has no key section (header field 2 is 1):
+a state's key follows from its thread (``state_keys_into``), so the merge derives it when it reads
+the records.  Chunk files live only during the run that writes them (removed once merged), so no
+file of another layout is ever read.
 
 A record is its time, sort key, global thread, signature and tail.  The signature says what the
 tail holds: 0 a state (end, state; end -1: the thread's final state, closed at the trace's END),
@@ -55,6 +59,7 @@ from nsys2prv.translate.records import (
 )
 
 KIND_SHIFT, ORDER_SHIFT = 61, 38
+STATE_KIND, EVENT_KIND, COMM_KIND = 1, 2, 3  # the sort key's kind of each record
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
 STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
 HEADER = 8
@@ -85,6 +90,22 @@ def _sort_key_into(out: np.ndarray, kind: int, order, x) -> None:
         np.bitwise_or(x, const, out=out)
     else:
         out[:] = const
+
+
+def state_keys_into(out: np.ndarray, thread: np.ndarray) -> None:
+    """The sort keys of states of the global threads ``thread`` (int32), written into ``out``."""
+    _sort_key_into(out, STATE_KIND, 0, thread)
+
+
+def sections(records: int, keyless: bool) -> list[tuple[str, np.dtype, int]]:
+    """The record sections of a chunk file of ``records`` records: (name, dtype, byte offset); a
+    chunk of states only (``keyless``) has no key section."""
+    out, at = [], HEADER * 8
+    for name, dtype in SECTIONS:
+        if not (keyless and name == "key"):
+            out.append((name, np.dtype(dtype), at))
+            at += np.dtype(dtype).itemsize * records
+    return out
 
 
 @dataclass
@@ -243,9 +264,9 @@ def write_chunk(
     thread, sig = np.empty(nrec, np.int32), np.empty(nrec, np.int32)
     columns: list[tuple[np.ndarray, np.ndarray, int, np.ndarray | int, np.ndarray | int]] = (  # each source's
         # time, thread and sort key (kind, order, x)
-        [(states.start, states.thread, 1, 0, states.thread)]
-        + [(b.time, b.thread, 2, b.order, report) for b in batches]
-        + [(c.log_send, c.send_thread, 3, 0, report) for c in comms]
+        [(states.start, states.thread, STATE_KIND, 0, states.thread)]
+        + [(b.time, b.thread, EVENT_KIND, b.order, report) for b in batches]
+        + [(c.log_send, c.send_thread, COMM_KIND, 0, report) for c in comms]
     )
     for (at, th, kind, order, x), g, a, b in zip(columns, sigs, starts[:-1], starts[1:]):
         time[a:b], thread[a:b], sig[a:b] = at, th, g
@@ -259,10 +280,12 @@ def write_chunk(
     nfields = int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
-    hdr[:2] = nrec, nfields
+    keyless = n_states == nrec  # (states only: their keys follow from their threads)
+    hdr[:3] = nrec, nfields, keyless
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
-        head: list[np.ndarray] = [hdr, time, key, thread, sig]  # (written with the first slice's fields: one writev)
+        head: list[np.ndarray] = [hdr, time, *([] if keyless else [key]), thread, sig]  # (written with the
+        # first slice's fields: one writev)
         del thread, sig
         for lo, hi, groups in _slices(perm, offs, starts):
             base = int(offs[lo])
@@ -290,13 +313,15 @@ def write_chunk(
         used,
         event_sigs,
         values,
-        trailer_offset(nrec, nfields),
+        trailer_offset(nrec, nfields, keyless),
     )
 
 
-def trailer_offset(records: int, fields: int) -> int:
-    """Where a chunk file of ``records`` records and ``fields`` tail fields has its trailer (the index)."""
-    return HEADER * 8 + records * sum(np.dtype(d).itemsize for _, d in SECTIONS) + 8 * fields
+def trailer_offset(records: int, fields: int, keyless: bool = False) -> int:
+    """Where a chunk file of ``records`` records and ``fields`` tail fields (``keyless``: states
+    only, no key section) has its trailer (the index)."""
+    *_, (_, dtype, at) = sections(records, keyless)
+    return at + dtype.itemsize * records + 8 * fields
 
 
 def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple[set[int], dict[int, set[int]]]:

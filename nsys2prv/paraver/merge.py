@@ -19,11 +19,11 @@ from nsys2prv.model.resources import Model
 from nsys2prv.paraver.chunks import (
     COMM_WIDTH,
     EVENT_SIG0,
-    HEADER,
-    SECTIONS,
     STATE_WIDTH,
     STRIDE,
     ChunkMeta,
+    sections,
+    state_keys_into,
     trailer_offset,
 )
 from nsys2prv.paraver.fields import Fields
@@ -108,14 +108,13 @@ class _Reader:
         self.path, self.n = meta.path, meta.records
         self.fh = open(meta.path, "rb", buffering=0) if keep_open else None
         self.where = {"header": (0, np.dtype(np.int64))}
-        self.nfields = int(self.read("header", 0, 2)[1])
-        at = HEADER * 8
-        for name, dtype in SECTIONS:
-            self.where[name] = (at, np.dtype(dtype))
-            at += np.dtype(dtype).itemsize * self.n
-        self.where["tail"] = (at, np.dtype(np.int64))
+        _, self.nfields, keyless = (int(x) for x in self.read("header", 0, 3))
+        self.keyless = keyless == 1  # (states only: their keys derived from their threads)
+        for name, dtype, at in sections(self.n, self.keyless):
+            self.where[name] = (at, dtype)
+        self.where["tail"] = (trailer_offset(self.n, 0, self.keyless), np.dtype(np.int64))
         assert meta.trailer >= 0  # (set by write_chunk)
-        if meta.trailer != trailer_offset(self.n, self.nfields):
+        if keyless not in (0, 1) or meta.trailer != trailer_offset(self.n, self.nfields, self.keyless):
             raise OSError(f"{self.path}: chunk file damaged (its header does not match its records)")
         m = meta.entries()  # the trailer: the index, then every STRIDE-th record's tail position
         size = os.fstat(self.fh.fileno()).st_size if self.fh is not None else os.stat(self.path).st_size
@@ -167,8 +166,12 @@ class _Reader:
         at, n = into.records, hi - lo
         sig = into.sig[at : at + n]
         self.read_into("sig", lo, sig)
-        self.read_into("key", lo, into.key[at : at + n])
-        self.read_into("thread", lo, into.thread[at : at + n])
+        thread = into.thread[at : at + n]
+        self.read_into("thread", lo, thread)
+        if self.keyless:
+            state_keys_into(into.key[at : at + n], thread)
+        else:
+            self.read_into("key", lo, into.key[at : at + n])
         nf = int(self.widths[sig].sum())
         into.reserve(0, nf)
         self.read_into("tail", self.field, into.tail[into.fields : into.fields + nf])

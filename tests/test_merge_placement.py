@@ -161,14 +161,19 @@ def test_a_block_spills_beyond_its_buffer_and_lands_whole(tmp_path, monkeypatch)
     assert not (tmp_path / "spill").exists()
 
 
-def test_blocks_give_every_chunk_a_few_rounds(tmp_path):
+def test_blocks_give_every_chunk_a_few_rounds(tmp_path, monkeypatch):
     """With many chunks a block holds BLOCK_ROUNDS merge rounds of each (each block looks every
     chunk's borders up), else about BLOCK_RECORDS records."""
     metas, _, _, _ = _chunks(tmp_path)
     total = sum(c.records for c in metas)
-    few = len(M.block_times(metas, 2)) + 1
-    assert few == 2  # (40 chunks: 4 x 96 x 40 = 15,360 records a block, more than these)
-    assert M.BLOCK_ROUNDS * M.ROUND_PER_CHUNK * len(metas) > total
+    monkeypatch.setattr(M, "BLOCK_RECORDS", 200)
+    monkeypatch.setattr(M, "ROUND_PER_CHUNK", 10)  # (rounds of 10 records a chunk: these chunks are small)
+    per_block = M.BLOCK_ROUNDS * M.ROUND_PER_CHUNK * len(metas)  # (4 x 10 x 40 chunks: 1,600 records)
+    assert per_block == 1_600 and total > 4 * per_block
+    rounds = len(M.block_times(metas, 2)) + 1
+    assert 3 <= rounds <= -(-total // per_block)  # (equal times kept together: maybe fewer)
+    monkeypatch.setattr(M, "BLOCK_ROUNDS", 0)  # (the few chunks' rule alone: blocks of 200 records)
+    assert len(M.block_times(metas, 2)) + 1 > 4 * rounds
 
 
 def test_an_empty_block_and_every_process_forked(tmp_path):

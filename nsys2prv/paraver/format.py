@@ -374,7 +374,7 @@ def write_compact(
 ) -> None:
     """Write the records of ``runs`` merged into their global order, BUFFER bytes of text at a time
     (``buf``: from ``text_buffer``); ``counts`` += the states, communications and events written.
-    ``fh`` with a ``room(n)`` method (``merge._Text``): formatted straight into the array it gives
+    ``fh`` with a ``room(n)`` method (``placement.BlockText``): formatted straight into the array it gives
     (at least ``n`` bytes), kept by ``advance``: no copy through ``buf``."""
     vals = fields_per_record(tables.width)
     buf = text_buffer(tables) if buf is None else buf

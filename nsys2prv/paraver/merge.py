@@ -525,25 +525,26 @@ def merge_split(
 
         bar = tqdm(total=sum(c.records for c in chunks), desc="write", unit="record", unit_scale=True, leave=False)
     try:
-        if plain_file(fh):
+        relayed = plain_file(fh)
+        if relayed:
             cuts = block_times(chunks, parts)
-            if cuts or not here:
-                return _relayed(chunks, values, end_ns, fh, budget, parts, cuts, work_dir, bar, objs, beside)[0]
+        else:
+            cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
+        if not cuts and here:
             if beside is not None:
                 beside()
             return merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, objs=objs)
-        return _streamed(chunks, values, end_ns, fh, budget, parts, work_dir, bar, objs, here, beside, beside_records)
+        if relayed:
+            return _relayed(chunks, values, end_ns, fh, budget, parts, cuts, work_dir, bar, objs, beside)[0]
+        return _streamed(chunks, values, end_ns, fh, budget, cuts, work_dir, bar, objs, here, beside)
     finally:
         if bar is not None:
             bar.close()
 
 
-def _streamed(chunks, values, end_ns, fh, budget, parts, work_dir, bar, objs, here, beside, beside_records):
-    cuts = split_times(chunks, parts, beside_records if here and beside is not None else 0)
-    if not cuts and here:
-        if beside is not None:
-            beside()
-        return merge(chunks, values, end_ns, fh, budget, progress=bar if bar is not None else False, objs=objs)
+def _streamed(chunks, values, end_ns, fh, budget, cuts, work_dir, bar, objs, here, beside) -> MergeStats:
+    """The merge cut at ``cuts`` into parts, into a stream: the first here (``here``), the others
+    forked into files appended in order; ``beside()`` after this process's part."""
     bounds = [None, *cuts, None]
     away = range(1 if here else 0, len(bounds) - 1)  # the parts run in forked processes
     paths = [os.path.join(str(work_dir), f"part{p}.prv") for p in away]

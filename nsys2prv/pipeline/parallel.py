@@ -139,7 +139,7 @@ class _Received:
         return memoryview(self.data)
 
 
-def _recv_into(conn, size: int, read=None) -> _Received:
+def _recv_into(conn, size: int, read=None) -> _Received:  # (``Connection._recv``'s signature)
     data = bytearray(size)
     view = memoryview(data)
     got = 0

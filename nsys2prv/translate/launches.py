@@ -42,10 +42,11 @@ def pair_codes(k1: list[np.ndarray], k2: list[np.ndarray]) -> tuple[list[np.ndar
     if not n:
         return [np.zeros(len(k), np.int64) for k in k1], 0
     full = [i for i, k in enumerate(k1) if len(k)]
+    cuts = np.cumsum([len(k) for k in k1])[:-1]  # (where each part starts, put together)
     c1: list[np.ndarray] | None = None
     if min(int(k1[i].min()) for i in full) != max(int(k1[i].max()) for i in full):
         codes, u1 = pd.factorize(np.concatenate(k1))  # few distinct values (processes): hashed
-        c1 = np.split(codes.astype(np.int64, copy=False), np.cumsum([len(k) for k in k1])[:-1])
+        c1 = np.split(codes.astype(np.int64, copy=False), cuts)
         distinct = len(u1)
     else:  # one process (a report's usual case): nothing to hash
         distinct = 1
@@ -61,7 +62,6 @@ def pair_codes(k1: list[np.ndarray], k2: list[np.ndarray]) -> tuple[list[np.ndar
         return c1, distinct * span
     cols = np.concatenate(c1) if c1 is not None else np.zeros(n, np.int64)
     uniq, codes = np.unique(np.stack([cols, np.concatenate(k2)], axis=1), axis=0, return_inverse=True)
-    cuts = np.cumsum([len(k) for k in k1])[:-1]
     return np.split(codes.ravel().astype(np.int64, copy=False), cuts), len(uniq)
 
 

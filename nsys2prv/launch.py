@@ -5,7 +5,7 @@ import os
 import signal
 import sys
 
-from nsys2prv.core import collector
+from nsys2prv.core import collector, memory
 from nsys2prv.core.errors import Interrupted, catch_signals
 
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
@@ -35,6 +35,7 @@ def entry() -> None:
     collector.hold()  # (until the command's imports are done: ``collector.release``)
     try:
         one_blas_thread()
+        memory.main_heap()  # (before the first large array: glibc's threshold, see there)
         from nsys2prv.cli import entry as run  # after the handlers: this import loads everything
     except Interrupted as exc:
         print(

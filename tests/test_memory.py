@@ -68,3 +68,24 @@ def test_resident_counts_the_pages_written():
     assert untouched - before < size // 4
     assert written - untouched >= size - (1 << 20)
     assert memory._resident() <= written - size + (1 << 20)  # (unmapped: no longer resident)
+
+
+def _main_heap_child(q) -> None:
+    q.put(memory.main_heap())
+
+
+@pytest.mark.skipif(not GLIBC or "fork" not in mp.get_all_start_methods(), reason="glibc's mallopt, fork")
+@pytest.mark.parametrize("user", [None, "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"])
+def test_the_main_process_sets_glibcs_heap_unless_the_user_did(monkeypatch, user):
+    for k in memory.USER_MALLOC:
+        monkeypatch.delenv(k, raising=False)
+    if user:
+        monkeypatch.setenv(user, "1")
+    ctx = mp.get_context("fork")  # (glibc's settings of a child, not of the test process)
+    q = ctx.Queue()
+    p = ctx.Process(target=_main_heap_child, args=(q,))
+    p.start()
+    got = q.get(timeout=60)
+    p.join(60)
+    assert p.exitcode == 0
+    assert got is (user is None)

@@ -95,16 +95,19 @@ def _runs(rng, n_runs, n_thr, width, first, dyn, end_ns):
     return Runs(*cols, np.array(start), np.array(fstart), np.array(sbase))
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_the_merging_formatter_and_its_numpy_twin_write_the_same_bytes(monkeypatch, seed):
+@pytest.mark.parametrize("seed, zeros", [(0, False), (1, False), (2, False), (3, True), (4, True)])
+def test_the_merging_formatter_and_its_numpy_twin_write_the_same_bytes(monkeypatch, seed, zeros):
+    # zeros: global signature 4 is one of zeros (its two values all 0, none in the tail)
     rng = np.random.default_rng(seed)
     n_thr, end_ns = 7, 250
-    width = np.array([2, 6, 1, 3, 2])
+    pairs = np.array([2, 6, 1, 3, 2])
+    width = np.array([2, 6, 1, 3, 0 if zeros else 2])
     first = np.array([0, 0, 0, 1, 4])
     dyn = np.array([False, True, False, True, False, False])
     tables = Tables(
         *(rng.integers(1, 100, n_thr) for _ in range(3)),
         width,
+        pairs,
         first,
         np.array([0, 0, 0, 5, 9]),
         rng.integers(60000000, 90000000, 6),
@@ -134,6 +137,10 @@ def test_the_merging_formatter_and_its_numpy_twin_write_the_same_bytes(monkeypat
     final = [x for x, k in zip(lines, kept) if g[k] == 0 and runs.tail[offs[k]] == OPEN_END]
     assert final and all(x.split(":")[6] == str(end_ns) for x in final)  # closed at END
     assert late.any() and len(lines) == len(g) - int(late.sum()) > 1500
+    fours = [x.split(":")[6:] for x, k in zip(lines, kept) if g[k] == 4]
+    assert fours and all(len(f) == 4 for f in fours)  # two type:value pairs, of zeros only when zeros
+    assert all(f[1] == f[3] == "0" for f in fours) == zeros
+    assert [f[0] for f in fours] == [str(tables.types[4])] * len(fours)
 
 
 def test_the_number_writer_writes_every_digit_count_as_decimal_text(monkeypatch):
@@ -145,7 +152,16 @@ def test_the_number_writer_writes_every_digit_count_as_decimal_text(monkeypatch)
     n = len(vals)
     one = np.ones(1, np.int64)
     tables = Tables(
-        one, one, one, np.array([2, 6, 1]), np.zeros(3, np.int64), np.zeros(3, np.int64), one, np.zeros(1, bool), one
+        one,
+        one,
+        one,
+        np.array([2, 6, 1]),
+        np.array([2, 6, 1]),
+        np.zeros(3, np.int64),
+        np.zeros(3, np.int64),
+        one,
+        np.zeros(1, bool),
+        one,
     )
     z = np.zeros(1, np.int64)
     runs = Runs(

@@ -18,9 +18,12 @@ A record is its time, sort key, global thread, signature and tail.  The signatur
 tail holds: 0 a state (end, state; end -1: the thread's final state, closed at the trace's END),
 1 a communication (physical send, receiving thread, logical and physical receive, size, tag),
 2 and up an event whose (type ids, which values are local name codes) are entry sig - 2 of the
-chunk's ``ChunkMeta.sigs``: the tail holds only the values.  The rest of a Paraver record (cpu,
-appl, task, thread, and the receiver's) comes from the model when the merge formats it
-(``format.write_compact``): the chunk files are about as large as the text they become.
+chunk's ``ChunkMeta.sigs``: the tail holds only the values.  A batch of events whose values are all
+0 (the ends of ranges: half of a run's kernels, calls and copies) has signatures of zeros, whose
+flags are empty (``tail_width``): no value in the tail, a 0 for each type when formatted.  The rest
+of a Paraver record (cpu, appl, task, thread, and the receiver's) comes from the model when the
+merge formats it (``format.write_compact``): the chunk files are about as large as the text they
+become.
 
 Stage D (the main process, ``paraver/merge.py``): the files are merged in bounded rounds -- from
 every report take the records up to the smallest of the reports' window maxima, sort that small set,
@@ -140,7 +143,18 @@ class ChunkMeta:
 
     def widths(self) -> np.ndarray:
         """Tail fields of a record of each local signature."""
-        return np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in self.sigs], np.int64)
+        return _widths(self.sigs)
+
+
+def tail_width(dyn: tuple[bool, ...]) -> int:
+    """Tail fields of an event of a signature with these flags (one per type): its values, or none
+    when the flags are empty (a signature of zeros: every value 0)."""
+    return len(dyn)
+
+
+def _widths(sigs: list) -> np.ndarray:
+    """Tail fields of a record of each local signature (the states', communications', then ``sigs``')."""
+    return np.array([STATE_WIDTH, COMM_WIDTH] + [tail_width(d) for _, d in sigs], np.int64)
 
 
 class _Names(list):
@@ -251,10 +265,12 @@ def write_chunk(
     batches = [b for b in out.events if len(b)]
     comms = [c for c in out.comms if len(c)]
     table: dict = {}
-    sigs = [STATE_SIG] + [_event_sig(b, table) for b in batches] + [COMM_SIG] * len(comms)
+    zeros = [_all_zero(b) for b in batches]
+    sigs = [STATE_SIG] + [_event_sig(b, table, z) for b, z in zip(batches, zeros)] + [COMM_SIG] * len(comms)
     batches = [
-        EventBatch(b.time, b.thread, b.order, [(t, labels.encode(t, v)) for t, v in b.pairs]) for b in batches
-    ]  # name columns numbered once, not per slice
+        EventBatch(b.time, b.thread, b.order, [] if z else [(t, labels.encode(t, v)) for t, v in b.pairs])
+        for b, z in zip(batches, zeros)
+    ]  # name columns numbered once, not per slice (a batch of zeros: no values)
     sources = [states, *batches, *comms]
     sizes = [n_states] + [len(b) for b in batches] + [len(c) for c in comms]
     starts = np.cumsum([0] + sizes)  # each source's first record (input order)
@@ -276,7 +292,7 @@ def write_chunk(
     time, key, thread, sig = time[perm], key[perm], thread[perm], sig[perm]
     event_sigs = sorted(table, key=lambda s: table[s])  # (types, dynamic flags) of signature EVENT_SIG0 + i
     offs = np.zeros(len(time) + 1, np.int64)  # each record's first tail field: its signature's width
-    np.cumsum(np.array([STATE_WIDTH, COMM_WIDTH] + [len(t) for t, _ in event_sigs], np.int64)[sig], out=offs[1:])
+    np.cumsum(_widths(event_sigs)[sig], out=offs[1:])
     nfields = int(offs[-1])
     n_events, n_comms = sum(len(b) for b in batches), sum(len(c) for c in comms)
     hdr = np.zeros(HEADER, np.int64)
@@ -343,10 +359,16 @@ def types_and_values(batches: list[EventBatch], listed: frozenset[int]) -> tuple
     return used, values
 
 
-def _event_sig(b: EventBatch, table: dict):
+def _all_zero(b: EventBatch) -> bool:
+    """Whether every value of an event batch is 0 (no name column): its signatures are of zeros."""
+    return bool(b.pairs) and all(isinstance(v, np.ndarray) and not is_names(v) and not v.any() for _, v in b.pairs)
+
+
+def _event_sig(b: EventBatch, table: dict, zero: bool = False):
     """The signature id of every row of an event batch (one int when its types are the same on
-    every row); ``table``: (types, dynamic flags) -> id, extended with new signatures."""
-    dyn = tuple(is_names(v) for _, v in b.pairs)
+    every row); ``table``: (types, dynamic flags) -> id, extended with new signatures; ``zero``:
+    every value is 0, the flags are empty (``tail_width``)."""
+    dyn = () if zero else tuple(is_names(v) for _, v in b.pairs)
     if all(np.ndim(t) == 0 for t, _ in b.pairs):
         return table.setdefault((tuple(int(t) for t, _ in b.pairs), dyn), EVENT_SIG0 + len(table))
     cols = np.stack([np.broadcast_to(np.asarray(t, np.int64), (len(b),)) for t, _ in b.pairs], axis=1)
@@ -364,12 +386,13 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
         where[perm] = offs[:-1]
         yield 0, nrec, [(sid, None, where[a:b]) for sid, (a, b) in enumerate(zip(starts[:-1], starts[1:])) if b > a]
         return
+    small = len(starts) <= (1 << 15)  # (16-bit source ids: a radix sort)
+    source = np.repeat(np.arange(len(starts) - 1, dtype=np.int16 if small else np.int64), np.diff(starts))
     for lo in range(0, nrec, LAYOUT_SLICE):
         hi = min(nrec, lo + LAYOUT_SLICE)
         rec = perm[lo:hi]
-        src = np.searchsorted(starts, rec, "right") - 1
-        small = src.astype(np.int16) if len(starts) < (1 << 15) else src  # 16-bit: a radix sort
-        by_src = np.argsort(small, kind="stable")
+        src = source[rec]  # (each record's source, looked up: not searched among the sources' starts)
+        by_src = np.argsort(src, kind="stable")
         cut = np.flatnonzero(np.diff(src[by_src])) + 1
         yield (
             lo,

@@ -72,6 +72,7 @@ def _format_compact_np(
     task,
     thr,
     width,
+    pairs,
     first,
     rbase,
     types,
@@ -96,7 +97,8 @@ def _format_compact_np(
     np.add.at(cur, owner[take], 1)
     np.add.at(fcur, owner[take], w[take])
     r, s, o = rec[take], s[take], offs[take]
-    opn = (s == STATE_SIG) & (tail[o] == OPEN_END)  # a thread's final state: closed at END ...
+    opn = s == STATE_SIG  # a thread's final state: closed at END ...
+    opn[opn] = tail[o[opn]] == OPEN_END  # (only states read: an event of zeros may end the tail)
     keep = ~opn | (time[r] < end_ns)  # ... unless it starts there: not written
     if opn.any():
         tail = tail.copy()
@@ -106,17 +108,20 @@ def _format_compact_np(
     g = thread[r]
     kr = np.where(s == 0, 1, np.where(s == 1, 3, 2))
     w = width[s].astype(np.int64)
-    nvals = 6 + np.where(kr == 2, 2 * w, np.where(kr == 3, w + 3, w))
+    p = np.where(kr == 2, pairs[s], w)  # (an event's pairs: its tail's values, or zeros when it has none)
+    nvals = 6 + np.where(kr == 2, 2 * p, np.where(kr == 3, w + 3, w))
     base = np.cumsum(nvals) - nvals
     vals = np.empty(int(nvals.sum()), np.int64)
     for k, v in enumerate((kr, cpu[g], 1, task[g], thr[g], time[r])):
         vals[base + k] = v
     ev, st, cm = kr == 2, kr == 1, kr == 3
-    for f in range(int(w.max()) if len(w) else 0):
-        e = ev & (w > f)
+    for f in range(int(p.max()) if len(p) else 0):
+        e = ev & (p > f)
         if e.any():
             q = first[s[e]] + f
-            v = tail[o[e] + f]
+            v = np.zeros(int(e.sum()), np.int64)  # (a signature of zeros: no values in the tail)
+            has = w[e] > f
+            v[has] = tail[o[e][has] + f]
             d = dyn[q]
             v[d] = remap[rbase[s[e]][d] + v[d]]
             vals[base[e] + 6 + 2 * f] = types[q]
@@ -153,7 +158,7 @@ def probe_compact() -> tuple:
         *(i64(0, 1), i64(0), i64(0), i64(0), i64(0)),  # run, sbase, cur, fcur, heap
         1,  # end_ns
         np.zeros(3, np.int64),  # counts
-        *(z, z, z, i64(2, 6), i64(0, 0), i64(0, 0), z, b, z),  # the Tables
+        *(z, z, z, i64(2, 6), i64(2, 6), i64(0, 0), i64(0, 0), z, b, z),  # the Tables
         np.empty(512, np.uint8),
         np.empty(12, np.int64),
     )
@@ -161,14 +166,16 @@ def probe_compact() -> tuple:
 
 class Tables(NamedTuple):
     """What the compact formatter looks up (``merge.sig_tables``): per global thread its cpu, task
-    and thread in task; per record signature its tail width, first entry in ``types``/``dyn`` and
-    first position in ``remap``; the event type ids and whether each value is a local name code;
-    local name codes -> the trace's values."""
+    and thread in task; per record signature its tail width, its type:value pairs (an event's: as
+    many as its width, or its signature is one of zeros: values all 0, none in the tail), first entry
+    in ``types``/``dyn`` and first position in ``remap``; the event type ids and whether each value is
+    a local name code; local name codes -> the trace's values."""
 
     cpu: np.ndarray
     task: np.ndarray
     thr: np.ndarray
     width: np.ndarray
+    pairs: np.ndarray
     first: np.ndarray
     rbase: np.ndarray
     types: np.ndarray
@@ -197,6 +204,7 @@ def _format_compact(
     task,
     thr,
     width,
+    pairs,
     first,
     rbase,
     types,
@@ -284,8 +292,9 @@ def _format_compact(
         nv = 6
         if kr == 2:
             q = first[s]
-            for f in range(width[s]):
-                v = tail[o + f]
+            zero = width[s] == 0  # (a signature of zeros: no values in the tail)
+            for f in range(pairs[s]):
+                v = 0 if zero else tail[o + f]
                 if dyn[q + f]:
                     v = remap[rbase[s] + v]
                 vals[nv] = types[q + f]
@@ -344,9 +353,10 @@ def _format_compact(
     return pos
 
 
-def fields_per_record(width: np.ndarray) -> np.ndarray:
-    """Scratch for ``_format_compact``: room for the values of its longest record."""
-    return np.empty(6 + max(2 * int(width.max(initial=0)), int(width.max(initial=0)) + 3), np.int64)
+def fields_per_record(pairs: np.ndarray) -> np.ndarray:
+    """Scratch for ``_format_compact``: room for the values of its longest record (``pairs``: the
+    Tables', each signature's pairs, or a state's or communication's fields)."""
+    return np.empty(6 + max(2 * int(pairs.max(initial=0)), int(pairs.max(initial=0)) + 3), np.int64)
 
 
 class Runs(NamedTuple):
@@ -366,7 +376,7 @@ class Runs(NamedTuple):
 
 def text_buffer(tables: Tables) -> np.ndarray:
     """The text buffer of ``write_compact`` (BUFFER bytes, or room for a few of the longest records)."""
-    return np.empty(max(BUFFER, 4 * (21 * len(fields_per_record(tables.width)) + 1)), np.uint8)
+    return np.empty(max(BUFFER, 4 * (21 * len(fields_per_record(tables.pairs)) + 1)), np.uint8)
 
 
 def write_compact(
@@ -376,7 +386,7 @@ def write_compact(
     (``buf``: from ``text_buffer``); ``counts`` += the states, communications and events written.
     ``fh`` with a ``room(n)`` method (``placement.BlockText``): formatted straight into the array it gives
     (at least ``n`` bytes), kept by ``advance``: no copy through ``buf``."""
-    vals = fields_per_record(tables.width)
+    vals = fields_per_record(tables.pairs)
     buf = text_buffer(tables) if buf is None else buf
     room = getattr(fh, "room", None)
     stop = runs.start[1:]

@@ -24,6 +24,7 @@ from nsys2prv.paraver.chunks import (
     ChunkMeta,
     sections,
     state_keys_into,
+    tail_width,
     trailer_offset,
 )
 from nsys2prv.paraver.fields import Fields
@@ -302,11 +303,12 @@ def object_columns(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -> tuple[np.ndarray, Tables]:
     """One signature space for all chunks: chunk i's event signature s is global signature
     ``sig_base[i] + s``.  Returns sig_base and the formatter's tables: ``objs`` (cpu, task,
-    thread-in-task per global thread), then per global signature its tail width, first entry in
+    thread-in-task per global thread), then per global signature its tail width and pairs, first entry in
     the type/dynamic lists and the chunk's first position in ``remap``, the type ids, the dynamic
     flags, and ``remap`` (every chunk's local name code -> the trace's value, one after another;
     chunks given the same array of values share its place)."""
     width, first, rbase = [STATE_WIDTH, COMM_WIDTH], [0, 0], [0, 0]
+    pairs = list(width)
     types: list[int] = []
     dyn: list[bool] = []
     sig_base = np.zeros(len(chunks), np.int32)
@@ -320,15 +322,18 @@ def sig_tables(chunks: list[ChunkMeta], values: list[np.ndarray], objs: tuple) -
             distinct.append(v)
             at += len(v)
         for t, d in c.sigs:
-            width.append(len(t))
+            width.append(tail_width(d))
+            pairs.append(len(t))
             first.append(len(types))
             rbase.append(place[id(v)])
             types += t
-            dyn += d
+            dyn += d or (False,) * len(t)  # (a signature of zeros: no name codes)
     remap = np.concatenate(distinct).astype(np.int64) if distinct else np.zeros(0, np.int64)
     cpu, task, thr = objs or (np.zeros(0, np.int64),) * 3
     arr = lambda x, d=np.int64: np.array(x, d) if len(x) else np.zeros(0, d)
-    return sig_base, Tables(cpu, task, thr, arr(width), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap)
+    return sig_base, Tables(
+        cpu, task, thr, arr(width), arr(pairs), arr(first), arr(rbase), arr(types), arr(dyn, np.bool_), remap
+    )
 
 
 def _merge(readers, sig_base, end_ns, fh, budget, progress, t_hi, tables) -> MergeStats:

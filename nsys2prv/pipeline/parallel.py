@@ -23,6 +23,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
 from nsys2prv.core.workers import being_traced, init_worker, results_end, unblock
@@ -129,19 +131,21 @@ def _widen_results(pool: ProcessPoolExecutor) -> None:
 class _Received:
     """A message read whole into one buffer (what ``Connection._recv`` returns: a BytesIO)."""
 
-    def __init__(self, data: bytearray):
+    def __init__(self, data: np.ndarray):
         self.data = data
 
     def getvalue(self) -> bytes:
-        return bytes(self.data)
+        return self.data.tobytes()
 
     def getbuffer(self) -> memoryview:
-        return memoryview(self.data)
+        return self.data.data
 
 
 def _recv_into(conn, size: int, read=None) -> _Received:  # (``Connection._recv``'s signature)
-    data = bytearray(size)
-    view = memoryview(data)
+    # (numpy's buffer: not zeroed first as a bytearray is, and in huge pages when large -- a message of
+    # 40 MB, mapped anew each time: 0.08-0.14 s of system time for 376 MB instead of 0.28-0.31 s)
+    data = np.empty(size, np.uint8)
+    view = data.data
     got = 0
     while got < size:
         n = os.readv(conn.fileno(), [view[got:]])

@@ -482,3 +482,21 @@ def test_lanes_of_intervals_without_overlaps_skip_the_sweep_and_agree_with_it(se
         got = overlap_lanes(g, starts, ends)
         assert (got == want).all()
     assert not overlap_lanes(g, s, e).any() and overlap_lanes(g, s, e + (np.arange(n) == n // 2) * 1_000).any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_lanes_order_is_a_lexsort_of_groups_and_starts(seed):
+    """Starts in order within each group (the groups alone sorted, then checked) or not (the lexsort),
+    ties in input order, groups past 16 bits: the order of ``np.lexsort((start, group))``."""
+    from nsys2prv.core.intervals import _by_group_then_start
+
+    rng = np.random.default_rng(seed)
+    n = 3_000
+    for top in (4, 1 << 20):  # (group codes beyond int16: the lexsort)
+        g = rng.integers(0, 4, n) * (top // 4)
+        s = rng.integers(0, 200, n)  # ties
+        in_order = np.empty(n, np.int64)
+        for k in np.unique(g):
+            in_order[g == k] = np.sort(s[g == k])
+        for start in (s, in_order):
+            assert (_by_group_then_start(g, start) == np.lexsort((start, g))).all()

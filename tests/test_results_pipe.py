@@ -37,6 +37,21 @@ def test_a_message_larger_than_the_pipe_arrives_whole():
     writer.close()
 
 
+def test_what_was_received_is_kept_when_the_buffer_takes_the_next_message():
+    reader, writer = _pipe()
+    sent = [np.full(500_000, k, np.int64) for k in (1, 2)] + [b"z" * 300, np.full(900_000, 3, np.int64)]
+    t = threading.Thread(
+        target=lambda: [writer.send_bytes(x) if isinstance(x, bytes) else writer.send(x) for x in sent]
+    )
+    t.start()
+    got = [reader.recv(), reader.recv(), reader.recv_bytes(), reader.recv()]  # (the last: a larger buffer)
+    t.join()
+    assert [int(a[0]) for a in (got[0], got[1], got[3])] == [1, 2, 3]
+    assert got[2] == b"z" * 300 and all(np.array_equal(a, b) for a, b in zip(got[:2] + got[3:], sent[:2] + sent[3:]))
+    reader.close()
+    writer.close()
+
+
 def test_the_end_of_the_pipe_is_told_as_before():
     reader, writer = _pipe()
     writer.close()

@@ -75,29 +75,47 @@ def keep_heap() -> int:
     return _kept
 
 
-MAIN_TRIM = 64 << 20  # the main process (and what it forks before its workers) gives back free heap
-# past this much at its top (glibc's default: twice the dynamic threshold, 64 MB once arrays of 32 MB
-# were freed)
+MAIN_TRIM = 64 << 20  # stage A's processes give back free heap past this much at its top (glibc's
+# default: twice the dynamic threshold, 64 MB once arrays of 32 MB were freed)
+SETTLED = (KEPT_ARRAYS, 16 << 20)  # the mmap and trim thresholds after stage A (the main process then
+# holds the run's state: less kept; glibc's first ones, 128 KB each, faulted 0.3M pages more at r10m)
 USER_MALLOC = ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+_main_set = False  # ``main_heap`` set this process's thresholds (``settle_heap`` sets them back)
 
 
-def main_heap() -> bool:
-    """In the main process, at start: arrays up to ``KEPT_ARRAYS`` from the heap from the first one on,
-    and free heap kept up to ``MAIN_TRIM``; the processes it forks inherit it (stage A's readers, the
-    relayed merge's writers) and its workers set their own (``keep_heap``).  glibc starts with a
-    128 KB threshold and raises it only once an array above it is freed, so every large temporary of
-    the first reads was mapped, faulted in page by page and unmapped: r10m's processes took 620-660k
-    page faults instead of 730-770k.  Not when the user set glibc's malloc (environment or tunables),
-    nor without glibc; the explicit ``release`` calls between stages trim as before.  Returns whether
-    it was set."""
-    if any(k in os.environ for k in USER_MALLOC) or _malloc_trim() is None:
-        return False
+def _mallopt(mmap_threshold: int, trim_threshold: int) -> bool:
     try:
         mallopt = _libc.mallopt
         mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        return bool(mallopt(M_MMAP_THRESHOLD, KEPT_ARRAYS) and mallopt(M_TRIM_THRESHOLD, MAIN_TRIM))
+        return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold))
     except AttributeError:
         return False
+
+
+def main_heap() -> bool:
+    """In the main process, at start, for stage A: arrays up to ``KEPT_ARRAYS`` from the heap from the
+    first one on, and free heap kept up to ``MAIN_TRIM``; the processes it forks meanwhile inherit it
+    (stage A's readers, the launch match).  glibc starts with a 128 KB threshold and raises it only
+    once an array above it is freed, so every large temporary of the first reads was mapped, faulted
+    in page by page and unmapped: r10m's processes took 590-600k page faults instead of 720-770k.
+    ``settle_heap`` ends it.  Not when the user set glibc's malloc (environment or tunables), nor
+    without glibc.  Returns whether it was set."""
+    global _main_set
+    if any(k in os.environ for k in USER_MALLOC) or _malloc_trim() is None:
+        return False
+    _main_set = _mallopt(KEPT_ARRAYS, MAIN_TRIM)
+    return _main_set
+
+
+def settle_heap() -> None:
+    """Stage A done (the model built, before the workers fork): the free heap given back, and, where
+    ``main_heap`` set them, the thresholds of ``SETTLED`` -- the main process holds the run's state
+    from here on and the merge's writers are forked from it: with thousands of reports, 64 MB of free
+    heap kept made them the largest processes (3,000 ranks: 309 MB instead of 287)."""
+    global _main_set
+    if _main_set:
+        _main_set = not _mallopt(*SETTLED)
+    release()
 
 
 def release(keep: int = 0) -> None:

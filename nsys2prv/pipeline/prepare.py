@@ -9,7 +9,7 @@ from pathlib import Path
 from nsys2prv import kinds as K
 from nsys2prv.config import Config
 from nsys2prv.core.errors import UserError
-from nsys2prv.core.memory import release
+from nsys2prv.core.memory import settle_heap
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics import pop as popm
 from nsys2prv.model.align import P2P, Alignment, parse_method, session_offsets
@@ -236,7 +236,7 @@ def prepare(cfg: Config, ex: Executor, cache_root: Path, tick=lambda stage: None
         task.life = lifetimes[task.report].get(task.pid) if task.report < len(lifetimes) else None
     for s in scans:  # the model and the alignment are built: their inputs (per report) go
         s.drop_stage_b_inputs()
-    release()  # (before the workers fork: they start from a trimmed heap)
+    settle_heap()  # (before the workers fork: they start from a trimmed heap)
     return Prepared(
         sources,
         scans,

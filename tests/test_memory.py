@@ -28,14 +28,20 @@ def test_the_main_process_keeps_nothing():
     not GLIBC or "fork" not in mp.get_all_start_methods(), reason="glibc's mallopt, /proc/self/statm, fork"
 )
 def test_a_worker_keeps_the_bound_once_set():
+    assert _in_a_child(_child) == (memory.KEPT_RESIDENT, memory.KEPT_RESIDENT, memory.KEPT_RESIDENT)
+
+
+def _in_a_child(target):
+    """What ``target(queue)`` puts, run in a forked process (glibc's settings of a child, not of the
+    test process)."""
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q,))
+    p = ctx.Process(target=target, args=(q,))
     p.start()
     got = q.get(timeout=60)
     p.join(60)
     assert p.exitcode == 0
-    assert got == (memory.KEPT_RESIDENT, memory.KEPT_RESIDENT, memory.KEPT_RESIDENT)
+    return got
 
 
 @pytest.mark.skipif(not GLIBC, reason="glibc's malloc_trim, /proc/self/statm")
@@ -84,11 +90,4 @@ def test_the_main_process_sets_glibcs_heap_for_stage_a_unless_the_user_did(monke
         monkeypatch.delenv(k, raising=False)
     if user:
         monkeypatch.setenv(user, "1")
-    ctx = mp.get_context("fork")  # (glibc's settings of a child, not of the test process)
-    q = ctx.Queue()
-    p = ctx.Process(target=_main_heap_child, args=(q,))
-    p.start()
-    got = q.get(timeout=60)
-    p.join(60)
-    assert p.exitcode == 0
-    assert got == (user is None, user is None, False)  # (set for stage A, then settled)
+    assert _in_a_child(_main_heap_child) == (user is None, user is None, False)  # (set for stage A, then settled)

@@ -181,11 +181,9 @@ def test_an_empty_block_and_every_process_forked(tmp_path):
     whose process keeps no merge buffers (``here`` False): still the bytes of one merge."""
     metas, expected, values, objs = _chunks(tmp_path, seed=5)
     one = _one_merge(metas, values, objs)
-    M.BLOCK_ROUNDS, rounds = 0, M.BLOCK_ROUNDS
-    try:
+    with pytest.MonkeyPatch.context() as mp:  # (blocks of BLOCK_RECORDS here; merge_split below: as it is)
+        mp.setattr(M, "BLOCK_ROUNDS", 0)
         cuts = M.block_times(metas, 2)
-    finally:
-        M.BLOCK_ROUNDS = rounds
     last = max(int(M.chunk_index(c)[-1]) for c in metas if c.records)
     cuts = [*cuts, last + 10**9]
     out = tmp_path / "out.prv"

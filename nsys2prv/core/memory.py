@@ -57,6 +57,16 @@ def _resident() -> int | None:
         return None
 
 
+def _mallopt(mmap_threshold: int, trim_threshold: int) -> bool:
+    """glibc's mmap and trim thresholds set (``_malloc_trim`` probed glibc first); whether both were."""
+    try:
+        mallopt = _libc.mallopt
+        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold))
+    except AttributeError:
+        return False
+
+
 def keep_heap() -> int:
     """In a worker process (not the main one), once: arrays up to ``KEPT_ARRAYS`` from the heap and
     freed memory kept (no automatic trim below ``KEPT_RESIDENT``), so that its next job reuses the
@@ -65,13 +75,8 @@ def keep_heap() -> int:
     global _kept
     if _kept or multiprocessing.parent_process() is None or _malloc_trim() is None or _resident() is None:
         return _kept
-    try:
-        mallopt = _libc.mallopt
-        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        if mallopt(M_MMAP_THRESHOLD, KEPT_ARRAYS) and mallopt(M_TRIM_THRESHOLD, KEPT_RESIDENT):
-            _kept = KEPT_RESIDENT
-    except AttributeError:
-        pass
+    if _mallopt(KEPT_ARRAYS, KEPT_RESIDENT):
+        _kept = KEPT_RESIDENT
     return _kept
 
 
@@ -80,16 +85,7 @@ MAIN_TRIM = 64 << 20  # stage A's processes give back free heap past this much a
 SETTLED = (KEPT_ARRAYS, 16 << 20)  # the mmap and trim thresholds after stage A (the main process then
 # holds the run's state: less kept; glibc's first ones, 128 KB each, faulted 0.3M pages more at r10m)
 USER_MALLOC = ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
-_main_set = False  # ``main_heap`` set this process's thresholds (``settle_heap`` sets them back)
-
-
-def _mallopt(mmap_threshold: int, trim_threshold: int) -> bool:
-    try:
-        mallopt = _libc.mallopt
-        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold))
-    except AttributeError:
-        return False
+_main_set = False  # ``main_heap`` set this process's thresholds (``settle_heap`` then sets SETTLED)
 
 
 def main_heap() -> bool:

@@ -113,7 +113,7 @@ class _Reader:
         self.keyless = keyless == 1  # (states only: their keys derived from their threads)
         for name, dtype, at in sections(self.n, self.keyless):
             self.where[name] = (at, dtype)
-        self.where["tail"] = (trailer_offset(self.n, 0, self.keyless), np.dtype(np.int64))
+        self.where["tail"] = (trailer_offset(self.n, 0, self.keyless), np.dtype(np.int64))  # (after the sections)
         assert meta.trailer >= 0  # (set by write_chunk)
         if keyless not in (0, 1) or meta.trailer != trailer_offset(self.n, self.nfields, self.keyless):
             raise OSError(f"{self.path}: chunk file damaged (its header does not match its records)")

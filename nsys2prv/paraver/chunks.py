@@ -44,7 +44,6 @@ import os
 import sys
 import weakref
 from dataclasses import dataclass, field
-from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
@@ -55,7 +54,6 @@ from nsys2prv.paraver.labels import ValueLabels
 from nsys2prv.paraver.pcf import LISTED_AS_USED
 from nsys2prv.translate import paint, trace_end
 from nsys2prv.translate.records import (
-    CommBatch,
     EventBatch,
     StateIntervals,
     Translation,
@@ -65,12 +63,14 @@ KIND_SHIFT, ORDER_SHIFT = 61, 38
 STATE_KIND, EVENT_KIND, COMM_KIND = 1, 2, 3  # the sort key's kind of each record
 ORDER_LIMIT, X_LIMIT = 1 << (KIND_SHIFT - ORDER_SHIFT), 1 << ORDER_SHIFT
 STATE_WIDTH, COMM_WIDTH = 2, 6  # their tail fields
+COMM_TAIL = ("phys_send", "recv_thread", "log_recv", "phys_recv", "size", "tag")  # a communication's, in order
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record
 IOV_MAX = 1024  # buffers a writev takes (POSIX's least)
 LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
+MAX_RUNS = 1 << 10  # a source in more runs of sorted order than this (not a thread's states) is sorted
 
 
 def _sort_key_into(out: np.ndarray, kind: int, order, x) -> None:
@@ -303,12 +303,16 @@ def write_chunk(
         head: list[np.ndarray] = [hdr, time, *([] if keyless else [key]), thread, sig]  # (written with the
         # first slice's fields: one writev)
         del thread, sig
-        for lo, hi, groups in _slices(perm, offs, starts):
+        widths = [STATE_WIDTH] + [len(b.pairs) for b in batches] + [COMM_WIDTH] * len(comms)
+        for lo, hi, groups in _slices(perm, offs, starts, widths):
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
+                at = dst
                 for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
-                    flat[dst if j == 0 else dst + j] = col
+                    if j:
+                        at = np.add(dst, j, out=None if j == 1 else at)
+                    flat[at] = col
             _write(fd, [*head, flat], path)
             head = []
         # (head: left only if _slices yielded no slice, the header still written) and the trailer
@@ -377,55 +381,50 @@ def _event_sig(b: EventBatch, table: dict, zero: bool = False):
     return ids[inv.ravel()]
 
 
-def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray):
-    """(lo, hi, groups) per slice [lo, hi) of the sorted records; groups: (source, rows of the source
-    in the slice or None for all of them, their first fields' positions relative to the slice)."""
+def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray, widths: list[int]):
+    """(lo, hi, groups) per slice [lo, hi) of the sorted records (one slice for a chunk of up to
+    ONE_SLICE_UP_TO records), ``widths`` the tail fields of each source (0: none, left out); groups:
+    (source, its rows in the slice, their first fields' positions relative to the slice's first
+    field).  Each source is cut where the slices' first fields fall among its records' first fields,
+    found once.  A source is laid out by runs of rows that keep their order in the sorted records
+    (an event batch or the communications: one run; the painted states: one per thread): the rows of
+    a run in a slice are a ``slice``, laid out from views of the source's columns.  Only a source of
+    more than MAX_RUNS runs has its rows put in order (by first field) and taken."""
     nrec = len(perm)
-    if nrec <= ONE_SLICE_UP_TO:  # one slice: every source whole, in its own order (no copies)
-        where = np.empty(nrec, np.int64)
-        where[perm] = offs[:-1]
-        yield 0, nrec, [(sid, None, where[a:b]) for sid, (a, b) in enumerate(zip(starts[:-1], starts[1:])) if b > a]
-        return
-    small = len(starts) <= (1 << 15)  # (16-bit source ids: a radix sort)
-    source = np.repeat(np.arange(len(starts) - 1, dtype=np.int16 if small else np.int64), np.diff(starts))
-    for lo in range(0, nrec, LAYOUT_SLICE):
-        hi = min(nrec, lo + LAYOUT_SLICE)
-        rec = perm[lo:hi]
-        src = source[rec]  # (each record's source, looked up: not searched among the sources' starts)
-        by_src = np.argsort(src, kind="stable")
-        cut = np.flatnonzero(np.diff(src[by_src])) + 1
-        yield (
-            lo,
-            hi,
-            [
-                (int(src[sel[0]]), rec[sel] - starts[src[sel[0]]], offs[lo + sel] - offs[lo])
-                for sel in np.split(by_src, cut)
-            ],
-        )
+    step = nrec if nrec <= ONE_SLICE_UP_TO else LAYOUT_SLICE
+    los = list(range(0, nrec, max(step, 1)))
+    bounds = offs[[*los, nrec]]  # each slice's first field, and the end
+    at = np.empty(nrec, np.int64)
+    at[perm] = offs[:-1]  # each record's first field, in input order
+    runs = []  # (source, its first row, its rows in sorted order or None: in order from there, their
+    #           first fields, where the slices cut them) per run of a source with a tail
+    for sid, (a, b, width) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist(), widths)):
+        if b == a or not width:  # (no tail field to lay out)
+            continue
+        pos = at[a:b]
+        back = np.flatnonzero(pos[1:] < pos[:-1]) + 1  # where the order starts again (a thread's states)
+        if len(back) > MAX_RUNS:
+            rows = np.argsort(pos, kind="stable")
+            runs.append((sid, 0, rows, pos[rows]))
+        else:
+            runs += [(sid, r, None, pos[r:e]) for r, e in zip([0, *back.tolist()], [*back.tolist(), b - a])]
+    runs = [(sid, r, rows, pos, np.searchsorted(pos, bounds).tolist()) for sid, r, rows, pos in runs]
+    for i, lo in enumerate(los):
+        base = int(bounds[i])
+        groups = []
+        for sid, r, rows, pos, cuts in runs:
+            r0, r1 = cuts[i], cuts[i + 1]
+            if r1 > r0:
+                groups.append((sid, slice(r + r0, r + r1) if rows is None else rows[r0:r1], pos[r0:r1] - base))
+        yield lo, min(nrec, lo + step), groups
 
 
-def _subset(source, sid: int, rows: np.ndarray | None):
-    """Rows ``rows`` (None: all) of one source of a chunk (source 0: the states)."""
-    if rows is None:
-        return source
+def _tail_of(source, sid: int, rows: slice | np.ndarray, t_open: int) -> list:
+    """The tail columns of rows ``rows`` (a ``slice``: views) of one source of a chunk (source 0: the
+    states; event values already numbered): only those columns are taken."""
     if sid == 0:
-        s = source
-        return StateIntervals(s.thread[rows], s.start[rows], s.end[rows], s.state[rows], s.prio[rows])
+        end = source.end[rows]
+        return [np.where(end == t_open, OPEN_END, end), source.state[rows]]
     if isinstance(source, EventBatch):
-        return EventBatch(
-            source.time[rows],
-            source.thread[rows],
-            source.order[rows],
-            [(t if np.ndim(t) == 0 else np.asarray(t)[rows], v[rows]) for t, v in source.pairs],
-        )
-    return CommBatch(*(getattr(source, f.name)[rows] for f in dataclass_fields(CommBatch)))
-
-
-def _tail_of(source, sid: int, rows: np.ndarray | None, t_open: int) -> list:
-    """The tail columns of rows ``rows`` of a source (event values already numbered)."""
-    x = _subset(source, sid, rows)
-    if sid == 0:
-        return [np.where(x.end == t_open, OPEN_END, x.end), x.state]
-    if isinstance(x, EventBatch):
-        return [v for _, v in x.pairs]
-    return [x.phys_send, x.recv_thread, x.log_recv, x.phys_recv, x.size, x.tag]
+        return [v[rows] for _, v in source.pairs]
+    return [getattr(source, f)[rows] for f in COMM_TAIL]

@@ -72,6 +72,10 @@ def _EXACT(typ) -> bool:
     return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
 
 
+BATCH_ROWS = 1 << 19  # rows of each batch the driver makes (its default, 1,024, costs a batch's work per
+#                      1,024 rows and a concatenation of them all): a stage-A window in one batch
+
+
 def _own(values: np.ndarray) -> np.ndarray:
     """``values`` as a writable array of their own: the driver's batches (1,024 rows each) are
     already concatenated into a new array; a single batch is Arrow's read-only memory: copied."""
@@ -100,6 +104,7 @@ class AdbcReader:
 
         stmt = self._mgr.AdbcStatement(self._conn)
         try:
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
             stmt.set_sql_query(sql)
             handle, _ = stmt.execute_query()
             reader = pa.RecordBatchReader._import_from_c(handle.address)

@@ -72,12 +72,15 @@ def _EXACT(typ) -> bool:
     return pa.types.is_int64(typ) or pa.types.is_float64(typ) or pa.types.is_null(typ)
 
 
-BATCH_ROWS = 1 << 19  # rows of each batch the driver makes (its default, 1,024, costs a batch's work per
-#                      1,024 rows and a concatenation of them all): a stage-A window in one batch
+# Rows of each batch the driver makes. Its default, 1,024, costs a batch's work every 1,024 rows (489
+# batches for a stage-A window of 500,000 rows). A whole window in one batch is Arrow's read-only
+# memory, copied again by ``_own``, and its buffers grown to the window's size (10M rows: 60k more page
+# faults); 65,536 rows make 8 batches, concatenated into the columns the reader keeps.
+BATCH_ROWS = 1 << 16
 
 
 def _own(values: np.ndarray) -> np.ndarray:
-    """``values`` as a writable array of their own: the driver's batches (1,024 rows each) are
+    """``values`` as a writable array of their own: the driver's batches (BATCH_ROWS rows each) are
     already concatenated into a new array; a single batch is Arrow's read-only memory: copied."""
     return values if values.flags.writeable else values.copy()
 

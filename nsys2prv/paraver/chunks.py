@@ -396,8 +396,8 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray, widths: list
     bounds = offs[[*los, nrec]]  # each slice's first field, and the end
     at = np.empty(nrec, np.int64)
     at[perm] = offs[:-1]  # each record's first field, in input order
-    runs = []  # (source, its first row, its rows in sorted order or None: in order from there, their
-    #           first fields, where the slices cut them) per run of a source with a tail
+    found: list = []  # (source, its first row, its rows in sorted order or None: in order from there,
+    #                   their first fields) per run of a source with a tail
     for sid, (a, b, width) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist(), widths)):
         if b == a or not width:  # (no tail field to lay out)
             continue
@@ -405,10 +405,10 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray, widths: list
         back = np.flatnonzero(pos[1:] < pos[:-1]) + 1  # where the order starts again (a thread's states)
         if len(back) > MAX_RUNS:
             rows = np.argsort(pos, kind="stable")
-            runs.append((sid, 0, rows, pos[rows]))
+            found.append((sid, 0, rows, pos[rows]))
         else:
-            runs += [(sid, r, None, pos[r:e]) for r, e in zip([0, *back.tolist()], [*back.tolist(), b - a])]
-    runs = [(sid, r, rows, pos, np.searchsorted(pos, bounds).tolist()) for sid, r, rows, pos in runs]
+            found += [(sid, r, None, pos[r:e]) for r, e in zip([0, *back.tolist()], [*back.tolist(), b - a])]
+    runs = [(*run, np.searchsorted(run[3], bounds).tolist()) for run in found]  # (and where the slices cut it)
     for i, lo in enumerate(los):
         base = int(bounds[i])
         groups = []

@@ -215,3 +215,97 @@ def test_a_failed_process_fails_the_merge_without_waiting_forever(tmp_path, monk
     monkeypatch.setattr(M, "BLOCK_ROUNDS", 0)
     with open(tmp_path / "out.prv", "wb") as fh, pytest.raises(OSError, match="for the test"):
         M.merge_split(metas, values, 0, fh, 700, 2, tmp_path, objs=objs)
+
+
+def _large_chunks(tmp_path, n_chunks=3, n=20_000, seed=5):
+    """A few chunk files of many records each (events of one field: a global record id), pages of
+    every section for the relayed merge to free."""
+    from chunk_files import save_chunk
+
+    from nsys2prv.paraver.chunks import EVENT_SIG0
+
+    rng = np.random.default_rng(seed)
+    metas = []
+    for c in range(n_chunks):
+        t = np.sort(rng.integers(0, 10 * n, n))
+        metas.append(
+            save_chunk(
+                str(tmp_path / f"big{c}.chunk"),
+                t,
+                np.full(n, c, np.int64),
+                np.zeros(n),
+                np.full(n, EVENT_SIG0),
+                np.arange(c * n, (c + 1) * n, dtype=np.int64),
+                events=n,
+                sigs=[((1,), (False,))],
+            )
+        )
+    return metas, [np.zeros(0, np.int64)] * n_chunks, (np.zeros(1, np.int64),) * 3
+
+
+def _has_hole(path) -> bool:
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        return os.lseek(fh.fileno(), 0, os.SEEK_HOLE) < size
+
+
+@pytest.mark.parametrize("parts,block", [(2, 500), (3, 1700), (1, 4000)])
+def test_the_relayed_merge_frees_what_it_has_read_and_writes_the_same_bytes(tmp_path, monkeypatch, parts, block):
+    """With holes punched as soon as a page is read by every process (``paraver.holes``, MIN_BYTES
+    1), the relayed merge of three chunk files of 20,000 records writes the bytes of one merge, and the
+    files end with holes (their size kept)."""
+    from nsys2prv.paraver import holes
+
+    if not holes.can_punch():
+        pytest.skip("no fallocate here (Linux only): nothing is punched")
+    metas, values, objs = _large_chunks(tmp_path)
+    one = _one_merge(metas, values, objs)  # (before: the relayed merge punches the files)
+    sizes = [os.path.getsize(m.path) for m in metas]
+    assert not any(_has_hole(m.path) for m in metas)
+    monkeypatch.setattr(M, "BLOCK_RECORDS", block)
+    monkeypatch.setattr(M, "BLOCK_ROUNDS", 0)
+    monkeypatch.setattr(holes, "MIN_BYTES", 1)
+    out = tmp_path / "out.prv"
+    with open(out, "wb", buffering=1 << 20) as fh:
+        M.merge_split(metas, values, 0, fh, 700, parts, tmp_path, objs=objs)
+    assert out.read_bytes() == one and len(one.splitlines()) == 60_000
+    if not all(_has_hole(m.path) for m in metas):
+        pytest.skip(f"the file system under {tmp_path} punched no hole (fallocate PUNCH_HOLE unsupported)")
+    assert [os.path.getsize(m.path) for m in metas] == sizes
+
+
+def test_holes_free_each_section_up_to_what_every_block_has_read(tmp_path, monkeypatch):
+    """After a block, each section is punched from its first whole page up to 2 x STRIDE records
+    before the block's end, rounded down to a page (the tail: up to the next record's field); the
+    header, the rest of each section and the trailer keep their bytes."""
+    from nsys2prv.paraver import holes
+    from nsys2prv.paraver.chunks import STRIDE
+
+    if not holes.can_punch():
+        pytest.skip("no fallocate here (Linux only): nothing is punched")
+    monkeypatch.setattr(holes, "MIN_BYTES", 1)
+    metas, _, _ = _large_chunks(tmp_path, n_chunks=1)
+    before = np.fromfile(metas[0].path, np.uint8)
+    reader = M._Reader(metas[0])
+    try:
+        reader.narrow(None, 90_000)  # (a block: the records before time 90,000)
+        reader.field = reader.stop  # (its records taken: one field each)
+        h = holes.Holes([reader])
+        h.taken()
+        h.close()
+    finally:
+        reader.close()
+    after = np.fromfile(metas[0].path, np.uint8)
+    if np.array_equal(before, after):
+        pytest.skip(f"the file system under {tmp_path} punched no hole (fallocate PUNCH_HOLE unsupported)")
+    page = os.sysconf("SC_PAGE_SIZE")
+    zero = np.zeros(len(before), bool)
+    safe = (reader.stop // STRIDE - 2) * STRIDE
+    for s in ("time", "key", "thread", "sig", "tail"):
+        base, dtype = reader.where[s]
+        end = base + dtype.itemsize * (reader.stop if s == "tail" else safe)
+        lo, hi = -(-base // page) * page, end // page * page
+        zero[lo:hi] = hi > lo
+    assert 5_000 < reader.stop < 15_000 and zero.any()
+    assert not after[zero].any()  # punched
+    assert np.array_equal(after[~zero], before[~zero])  # the rest as written

@@ -29,6 +29,7 @@ from nsys2prv.paraver.chunks import (
 )
 from nsys2prv.paraver.fields import Fields
 from nsys2prv.paraver.format import Runs, Tables, expect_records, text_buffer, write_compact
+from nsys2prv.paraver.holes import Holes
 from nsys2prv.paraver.placement import BlockText, Ring, plain_file
 
 # records of a block of a relayed merge (about 3 MB of text: formatted, then written while in the cache);
@@ -429,6 +430,7 @@ def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int, spi
     readers = [_Reader(c, keep_open=keep_open) for c in chunks]
     stats, size = MergeStats(), 0
     text = BlockText(2 * len(text_buffer(tables)), spill)  # (grown to the largest block, up to SPILL_BYTES)
+    holes = Holes(readers)  # (what every process has read, freed)
     try:
         expect_records(sum(r.n for r in readers))
         for lo, hi in blocks[p :: len(ring.pipes)]:
@@ -439,7 +441,9 @@ def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int, spi
             text.land(ring.out, at)
             ring.send(p, at + n)  # (after the write: two writers of one file contend for its lock)
             size += n
+            holes.taken()
     finally:
+        holes.close()
         text.close()
         for r in readers:
             r.close()

@@ -28,10 +28,11 @@ CHAINS = "CUDA_CALLCHAINS"
 def read(report: Report) -> ReadResult | None:
     if not report.has(TABLE, "start", "end", "globalTid", "nameId"):
         return None
+    # the calls' stack ids only where the report has stacks (most have none: a column less to read)
+    stacks = report.has(CHAINS, "id", "symbol", "module", "stackDepth") and report.count(CHAINS)
     df = report.query(
         f"SELECT start, end, globalTid AS tid, {report.col_or_null(TABLE, 'correlationId', 'corr', warn=True)}, "
-        "nameId, "
-        f"{report.col_or_null(TABLE, 'callchainId', 'chain')} FROM {TABLE}"
+        "nameId" + (f", {report.col_or_null(TABLE, 'callchainId', 'chain')}" if stacks else "") + f" FROM {TABLE}"
     )
     res = ReadResult(table=df, source_rows=len(df))
     if pd.api.types.is_integer_dtype(df["tid"].dtype):
@@ -41,7 +42,7 @@ def read(report: Report) -> ReadResult | None:
     to_int64(df, "corr", fill=-1)
     df["name"] = text_names(report, df["nameId"], strip_suffix=True)
     res.table = df[["start", "end", "tid", "corr", "name"]]
-    if report.has(CHAINS, "id", "symbol", "module", "stackDepth") and report.count(CHAINS):
+    if stacks:
         res.table = res.table.assign(**callers(report, CHAINS, int64(df["chain"], fill=0), res, "CUDA API"))
     return res
 

@@ -7,13 +7,13 @@ beside the 1.5 GB .prv).
 
 When the process that formatted block k has received block k's offset, blocks 0 .. k - 1 are written,
 so read, and block k is read: every record before block k's end (each reader's ``stop``) is taken.  A
-section is punched up to STRIDE records before the STRIDE-aligned record at or before that point (a
-block's first read looks a chunk's border up from the STRIDE-th record before it: ``_Reader.narrow``),
-the tail up to the field its next record starts at, both rounded down to a page and up from the
-section's start (a punch of part of a page would zero it: it may hold another section).  A section is
-punched once MIN_BYTES more of it are read (few system calls; a small chunk never).  Where the file
-system or the platform cannot punch holes, nothing is done: the chunk files are removed after the merge
-as before."""
+section is punched up to 2 x STRIDE records before the STRIDE-aligned record at or before that point
+(a later block's first reads, ``_Reader.narrow``, look its border up from at most STRIDE records before
+that record: one STRIDE more is kept), the tail up to the field its next record starts at, both rounded
+down to a page and up from the section's start (a punch of part of a page would zero it: it may hold
+another section).  A section is punched once MIN_BYTES more of it are read (few system calls; a small
+chunk never).  Where the file system or the platform cannot punch holes, nothing is done: the chunk
+files are removed after the merge as before."""
 
 from __future__ import annotations
 

@@ -430,7 +430,7 @@ def _relay(chunks, values, end_ns, budget, blocks, objs, ring: Ring, p: int, spi
     readers = [_Reader(c, keep_open=keep_open) for c in chunks]
     stats, size = MergeStats(), 0
     text = BlockText(2 * len(text_buffer(tables)), spill)  # (grown to the largest block, up to SPILL_BYTES)
-    holes = Holes(readers)  # (what every process has read, freed)
+    holes = Holes(readers if keep_open else [])  # (what every process has read, freed; not where files run short)
     try:
         expect_records(sum(r.n for r in readers))
         for lo, hi in blocks[p :: len(ring.pipes)]:

@@ -11,12 +11,12 @@ import errno
 import os
 import shutil
 import stat
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+
+from nsys2prv.core import libc
 
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 O_SUBDIR = O_DIR | os.O_NOFOLLOW
@@ -84,27 +84,18 @@ def rel_parts(rel: str) -> tuple[str, ...] | None:
 
 
 RENAME_EXCHANGE = 2  # renameat2's flag (linux/fs.h)
-_renameat2: Any = None  # the C library's renameat2, False where there is none (``exchange``)
 
 
 def exchange(src_fd: int, src: str, dst_fd: int, dst: str) -> bool:
     """Swap the entries ``src`` of ``src_fd`` and ``dst`` of ``dst_fd`` in one step (``renameat2``
     with ``RENAME_EXCHANGE``: neither name is ever absent, nothing is followed).  False, nothing done,
     where the system cannot (not Linux, a C library without it, a file system that refuses the flag)."""
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if sys.platform.startswith("linux"):
-            try:
-                fn = ctypes.CDLL(None, use_errno=True).renameat2
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-                fn.restype = ctypes.c_int
-                _renameat2 = fn
-            except (OSError, AttributeError):
-                pass
-    if not _renameat2:
+    renameat2 = libc.function(
+        "renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    )
+    if renameat2 is None:
         return False
-    if _renameat2(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), RENAME_EXCHANGE) == 0:
+    if renameat2(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):

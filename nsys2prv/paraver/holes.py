@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 from typing import Any
 
+from nsys2prv.core import libc
 from nsys2prv.paraver.chunks import STRIDE
 
 MIN_BYTES = 4 << 20  # a section punched once this much more of it is read
@@ -31,15 +31,7 @@ SECTIONS = ("time", "key", "thread", "sig", "tail")  # (the header and the trail
 
 def _fallocate():
     """libc's ``fallocate``, or None (not Linux, or not found)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        call = ctypes.CDLL(None, use_errno=True).fallocate
-    except (OSError, AttributeError):
-        return None
-    call.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    call.restype = ctypes.c_int
-    return call
+    return libc.function("fallocate", [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64])
 
 
 def can_punch() -> bool:

@@ -308,11 +308,8 @@ def write_chunk(
             base = int(offs[lo])
             flat = np.empty(int(offs[hi]) - base, np.int64)
             for sid, rows, dst in groups:
-                at = dst
                 for j, col in enumerate(_tail_of(sources[sid], sid, rows, t_open)):
-                    if j:
-                        at = np.add(dst, j, out=None if j == 1 else at)
-                    flat[at] = col
+                    flat[dst if j == 0 else dst + j] = col
             _write(fd, [*head, flat], path)
             head = []
         # (head: left only if _slices yielded no slice, the header still written) and the trailer
@@ -396,19 +393,20 @@ def _slices(perm: np.ndarray, offs: np.ndarray, starts: np.ndarray, widths: list
     bounds = offs[[*los, nrec]]  # each slice's first field, and the end
     at = np.empty(nrec, np.int64)
     at[perm] = offs[:-1]  # each record's first field, in input order
-    found: list = []  # (source, its first row, its rows in sorted order or None: in order from there,
-    #                   their first fields) per run of a source with a tail
+    runs: list = []  # (source, its first row, its rows in sorted order or None: in order from there,
+    #                  their first fields, where the slices cut them) per run of a source with a tail
     for sid, (a, b, width) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist(), widths)):
         if b == a or not width:  # (no tail field to lay out)
             continue
         pos = at[a:b]
         back = np.flatnonzero(pos[1:] < pos[:-1]) + 1  # where the order starts again (a thread's states)
+        parts: list[tuple[int, np.ndarray | None, np.ndarray]]
         if len(back) > MAX_RUNS:
-            rows = np.argsort(pos, kind="stable")
-            found.append((sid, 0, rows, pos[rows]))
+            order = np.argsort(pos, kind="stable")
+            parts = [(0, order, pos[order])]
         else:
-            found += [(sid, r, None, pos[r:e]) for r, e in zip([0, *back.tolist()], [*back.tolist(), b - a])]
-    runs = [(*run, np.searchsorted(run[3], bounds).tolist()) for run in found]  # (and where the slices cut it)
+            parts = [(r, None, pos[r:e]) for r, e in zip([0, *back.tolist()], [*back.tolist(), b - a])]
+        runs += [(sid, r, rows, p, np.searchsorted(p, bounds).tolist()) for r, rows, p in parts]
     for i, lo in enumerate(los):
         base = int(bounds[i])
         groups = []

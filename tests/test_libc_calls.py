@@ -1,5 +1,6 @@
-"""libc's calls: a worker's death signal armed through the process's own symbols (``ctypes.CDLL(None)``,
-no ``find_library`` subprocess: ``core/workers.py``), glibc's ``malloc_trim`` found (``core/memory.py``)."""
+"""libc's calls, each looked up by ``core/libc.py`` in the process's own symbols (``ctypes.CDLL(None)``, no
+``find_library`` subprocess): a worker's death signal armed (``core/workers.py``), glibc's ``malloc_trim``
+found (``core/memory.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Functions of the C library that Python's ``os`` lacks (``renameat2`` for ``dirs.exchange``,
-``fallocate`` for ``paraver.holes``), looked up once per process: Linux only, from the process's own
+``fallocate`` for ``paraver.holes``, ``prctl`` for ``workers.init_worker``, glibc's ``malloc_trim`` and
+``mallopt`` for ``memory``), looked up once per process: Linux only, from the process's own
 symbols (``dlopen(NULL)``: libc's among them; ``find_library("c")`` runs ldconfig in a subprocess), with
 ``errno`` kept for ``ctypes.get_errno``."""
 

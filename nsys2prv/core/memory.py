@@ -19,11 +19,9 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
-from typing import Any, Callable
+from typing import Callable
 
-_probed = False
-_trim: Callable[[int], int] | None = None  # glibc's malloc_trim, once probed (None: not there)
-_libc: Any = None
+from nsys2prv.core import libc
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (glibc's malloc.h)
 KEPT_ARRAYS = 32 << 20  # arrays up to this size come from the heap (glibc's own largest dynamic threshold)
@@ -33,19 +31,8 @@ _kept = 0  # this process's KEPT_RESIDENT once ``keep_heap`` set it up (0: not, 
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
-    global _probed, _trim, _libc
-    if not _probed:
-        _probed = True
-        try:
-            # the process's own symbols (dlopen(NULL)), libc's among them: ``find_library("c")`` runs
-            # ldconfig in a subprocess (as ``workers.init_worker``)
-            _libc = ctypes.CDLL(None)
-            trim = _libc.malloc_trim
-            trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-            _trim = trim
-        except (OSError, AttributeError):
-            _trim = None
-    return _trim
+    """glibc's ``malloc_trim`` (None: not there), looked up once (``core.libc``)."""
+    return libc.function("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
 
 
 def _resident() -> int | None:
@@ -58,13 +45,11 @@ def _resident() -> int | None:
 
 
 def _mallopt(mmap_threshold: int, trim_threshold: int) -> bool:
-    """glibc's mmap and trim thresholds set (``_malloc_trim`` probed glibc first); whether both were."""
-    try:
-        mallopt = _libc.mallopt
-        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold))
-    except AttributeError:
-        return False
+    """glibc's mmap and trim thresholds set; whether both were (False: no glibc ``mallopt``)."""
+    mallopt = libc.function("mallopt", [ctypes.c_int, ctypes.c_int], ctypes.c_int)
+    return mallopt is not None and bool(
+        mallopt(M_MMAP_THRESHOLD, mmap_threshold) and mallopt(M_TRIM_THRESHOLD, trim_threshold)
+    )
 
 
 def keep_heap() -> int:

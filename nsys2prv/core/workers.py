@@ -23,6 +23,8 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 
+from nsys2prv.core import libc
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -39,12 +41,9 @@ def init_worker(parent: int | None = None) -> None:
         signal.signal(sig, signal.SIG_IGN)
     parent = parent if parent is not None else os.getppid()
     armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)  # (the process's own symbols, libc's among them: ``memory``)
-            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            armed = False
+    prctl = libc.function("prctl", [ctypes.c_int] + [ctypes.c_ulong] * 4)  # (Linux)
+    if prctl is not None:
+        armed = prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
     if not armed:

@@ -2,6 +2,7 @@
 stop a conversion."""
 
 import signal
+from contextlib import contextmanager
 
 
 class UserError(Exception):
@@ -25,7 +26,8 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-_CAUGHT: list[int] = []  # the signals caught since ``catch_signals`` (``raise_caught``)
+_CAUGHT: list[int] = []  # the signals caught since ``catch_signals`` (``signals_held``)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _raise_interrupted(signum, _frame):
@@ -35,13 +37,33 @@ def _raise_interrupted(signum, _frame):
 
 def catch_signals() -> None:
     _CAUGHT.clear()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, _raise_interrupted)
 
 
-def raise_caught() -> None:
-    """Right after forking a process: a signal that arrived during the fork had its ``Interrupted``
-    raised inside the fork's hooks (logging's ``after_in_parent``), where Python reports an exception
-    and drops it -- the command then ran on to the end and exited 0.  Raised again here."""
-    if _CAUGHT:
-        raise Interrupted(_CAUGHT[0])
+@contextmanager
+def signals_held():
+    """Around a fork in the main thread: the stop signals held (blocked) while it forks and delivered
+    after it, where their ``Interrupted`` is raised as anywhere else.  Raised inside the fork's hooks
+    (logging's ``after_in_parent``), Python would print the exception as ignored and drop it: the
+    command ran on to the end and exited 0.  A child forked inside starts with them held
+    (``workers.init_worker`` ignores, then lets them through).  A signal another thread took meanwhile
+    (its handler then run in this one, maybe inside the hooks) is raised again on the way out."""
+    caught = len(_CAUGHT)
+    mask = getattr(signal, "pthread_sigmask", None)  # (POSIX)
+    old = mask(signal.SIG_BLOCK, STOP_SIGNALS) if mask is not None else None
+    try:
+        yield
+    finally:
+        if mask is not None and old is not None:
+            mask(signal.SIG_SETMASK, old)  # (a signal held: its handler runs from here)
+    if len(_CAUGHT) > caught:
+        raise Interrupted(_CAUGHT[caught])
+
+
+def let_signals_through() -> None:
+    """In a process forked inside ``signals_held``: the stop signals no longer held (after setting
+    what they do)."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is not None:
+        mask(signal.SIG_UNBLOCK, STOP_SIGNALS)

@@ -24,6 +24,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 
 from nsys2prv.core import libc
+from nsys2prv.core.errors import let_signals_through, signals_held
 
 PR_SET_PDEATHSIG = 1
 
@@ -39,6 +40,7 @@ def init_worker(parent: int | None = None) -> None:
     """The initializer of every worker pool (``parent``: the pid that created the pool)."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    let_signals_through()  # (forked inside ``errors.signals_held``: they were held)
     parent = parent if parent is not None else os.getppid()
     armed = False
     prctl = libc.function("prctl", [ctypes.c_int] + [ctypes.c_ulong] * 4)  # (Linux)
@@ -98,7 +100,8 @@ def forked(calls: list[tuple]):
     )
     done = False
     try:
-        futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
+        with signals_held():  # (the pool forks its processes here)
+            futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
         _wait_started(read_end, futures)
         yield futures
         done = True

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from nsys2prv.core import collector
-from nsys2prv.core.errors import raise_caught
+from nsys2prv.core.errors import signals_held
 from nsys2prv.core.workers import init_worker
 from nsys2prv.nsys.cache_names import report_dir
 
@@ -85,14 +85,14 @@ def start(inputs: list, tables: Path | None, categories=None) -> None:
     _widen(send)
     try:
         _proc = ctx.Process(target=_scan, args=(paths, read_as_exported(categories), send, os.getpid()), daemon=True)
-        _proc.start()
+        with signals_held():  # (a signal during the fork: stopped by the command's ``finally``, as after it)
+            _proc.start()
     except OSError:  # (no process to spare: stage A finds the lifetimes itself)
         _proc = None
         _recv.close()
         _recv = None
     finally:
         send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
-    raise_caught()  # (a signal during the fork: stopped by the command's ``finally``, as after it)
 
 
 PIPE_BYTES = 1 << 20  # the pipe's buffer: what the process sends while the command imports (64 reports: ~150 KB)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from nsys2prv.core.environment import environment
-from nsys2prv.core.errors import UserError
+from nsys2prv.core.errors import UserError, signals_held
 from nsys2prv.core.workers import being_traced, init_worker, results_end, unblock
 
 
@@ -221,7 +221,8 @@ class Local:
         if len(items) <= 1:
             return [fn(it, *args) for it in items]
         pool = self._pool(fork)
-        futures = [pool.submit(fn, it, *args) for it in items]
+        with signals_held():  # (the pool forks its processes at its first job)
+            futures = [pool.submit(fn, it, *args) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         for f in as_completed(futures):
             f.result()

@@ -31,7 +31,7 @@ from pathlib import Path
 from nsys2prv.core import collector
 from nsys2prv.core.dirs import open_dir
 from nsys2prv.core.environment import environment
-from nsys2prv.core.errors import raise_caught
+from nsys2prv.core.errors import signals_held
 from nsys2prv.core.paths import distrust, user_cache_dir
 from nsys2prv.core.workers import init_worker
 
@@ -116,10 +116,10 @@ class Precompile:
         self.pending = set(names)
         self.proc = ctx.Process(target=_compile, args=(names, send, os.getpid()), daemon=True)
         try:
-            self.proc.start()
+            with signals_held():  # (a signal during the fork: raised after it)
+                self.proc.start()
         finally:
             send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
-        raise_caught()  # (a signal during the fork)
 
     def wait(self, *names: str) -> None:
         """Until ``names`` are compiled (or the process ended without them: each then compiles

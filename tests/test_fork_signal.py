@@ -3,8 +3,9 @@ the command's one line: Python runs a handler inside the fork's hooks (logging's
 where it reports the exception as ignored and drops it -- the command then ran on to the end and exited
 0 (seen in the faults tier under load), and later printed a traceback beside its one line (the CI run of
 stop 52).  ``errors.signals_held`` holds the stop signals while the command forks: the signal arrives
-after the fork, in the command's own code.  Each fork of the command: its early processes (the
-lifetimes, the background compiler) and its pools (``workers.forked``, ``parallel.Local``)."""
+after the fork, in the command's own code -- also in a process with other threads, where the kernel may
+deliver it to one of them (a signal mask would not hold it).  Each fork of the command: its early
+processes (the lifetimes, the background compiler) and its pools (``workers.forked``, ``parallel.Local``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def hit():
 
 os.register_at_fork(after_in_parent=hit)
 what = sys.argv[1]
+if what.endswith("-thread"):  # (a process with another thread: the kernel may deliver the signal to it)
+    import threading
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+    what = what[: -len("-thread")]
 try:
     if what == "early":
         from nsys2prv.pipeline import early
@@ -52,7 +57,7 @@ print("ran on")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the early processes fork on Linux only")
-@pytest.mark.parametrize("what", ["early", "compiler", "forked", "pool"])
+@pytest.mark.parametrize("what", ["early", "compiler", "forked", "pool", "pool-with-a-thread"])
 def test_a_signal_during_a_fork_stops_the_command_and_says_nothing_else(what):
     res = subprocess.run(
         [sys.executable, "-c", SCRIPT, what, str(REPORT)], capture_output=True, text=True, cwd=ROOT, timeout=120

@@ -12,7 +12,6 @@ import sys
 import pytest
 
 from nsys2prv.core import memory
-from nsys2prv.core.errors import STOP_SIGNALS, signals_held
 from nsys2prv.core.workers import init_worker
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and malloc_trim: Linux with glibc")
@@ -41,24 +40,3 @@ def test_a_worker_dies_with_its_parent():
 def test_malloc_trim_found():
     trim = memory._malloc_trim()
     assert trim is not None and trim(0) in (0, 1)
-
-
-@linux
-def test_a_worker_forked_while_the_signals_are_held_lets_them_through():
-    """``errors.signals_held`` blocks the stop signals while the command forks; the child inherits the
-    mask, and ``init_worker`` (which ignores them) unblocks them: a worker is not left with signals
-    held for good."""
-    parent = os.getpid()
-    with signals_held():
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                held_at_fork = set(signal.pthread_sigmask(signal.SIG_BLOCK, []))
-                init_worker(parent)
-                held = set(signal.pthread_sigmask(signal.SIG_BLOCK, []))
-                code = 0 if set(STOP_SIGNALS) <= held_at_fork and not held & set(STOP_SIGNALS) else 2
-            finally:
-                os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0

@@ -641,7 +641,7 @@ def _staged(tmp_path: Path, text: str) -> O.OutputSet:
 
 
 def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypatch):
-    from nsys2prv.core.errors import catch_signals
+    from nsys2prv.core.errors import STOP_SIGNALS, catch_signals
 
     for name in SET:
         (tmp_path / name).write_text("old" + name)
@@ -658,7 +658,7 @@ def test_12_a_signal_during_the_moves_waits_for_the_whole_set(tmp_path, monkeypa
 
     import threading
 
-    old_handlers = {s: signal.getsignal(s) for s in O.HELD}
+    old_handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     catch_signals()
     monkeypatch.setattr(O, "_move", replace)
     idle = threading.Event()

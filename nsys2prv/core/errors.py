@@ -2,6 +2,7 @@
 stop a conversion."""
 
 import signal
+import threading
 from contextlib import contextmanager
 
 
@@ -26,44 +27,48 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-_CAUGHT: list[int] = []  # the signals caught since ``catch_signals`` (``signals_held``)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _raise_interrupted(signum, _frame):
-    _CAUGHT.append(signum)
     raise Interrupted(signum)
 
 
 def catch_signals() -> None:
-    _CAUGHT.clear()
     for sig in STOP_SIGNALS:
         signal.signal(sig, _raise_interrupted)
 
 
 @contextmanager
-def signals_held():
-    """Around a fork in the main thread: the stop signals held (blocked) while it forks and delivered
-    after it, where their ``Interrupted`` is raised as anywhere else.  Raised inside the fork's hooks
-    (logging's ``after_in_parent``), Python would print the exception as ignored and drop it: the
-    command ran on to the end and exited 0.  A child forked inside starts with them held
-    (``workers.init_worker`` ignores, then lets them through).  A signal another thread took meanwhile
-    (its handler then run in this one, maybe inside the hooks) is raised again on the way out."""
-    caught = len(_CAUGHT)
-    mask = getattr(signal, "pthread_sigmask", None)  # (POSIX)
-    old = mask(signal.SIG_BLOCK, STOP_SIGNALS) if mask is not None else None
+def signals_recorded():
+    """The stop signals only recorded while the block runs (their handlers replaced: Python runs a
+    handler in the main thread whichever thread the kernel delivers to -- a signal mask would not hold
+    in a process with other threads); yields the list of those that arrived.  Outside the main thread
+    (where handlers cannot be set) nothing is replaced."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    old = {sig: signal.signal(sig, lambda signum, _frame: held.append(int(signum))) for sig in STOP_SIGNALS}
     try:
-        yield
+        yield held
     finally:
-        if mask is not None and old is not None:
-            mask(signal.SIG_SETMASK, old)  # (a signal held: its handler runs from here)
-    if len(_CAUGHT) > caught:
-        raise Interrupted(_CAUGHT[caught])
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
-def let_signals_through() -> None:
-    """In a process forked inside ``signals_held``: the stop signals no longer held (after setting
-    what they do)."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is not None:
-        mask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+@contextmanager
+def signals_held():
+    """Around a fork: a stop signal that arrives meanwhile only recorded, and raised again right after
+    with the handlers back (``Interrupted`` in the command), in the caller's code.  Its handler would
+    otherwise run inside the fork's hooks (logging's ``after_in_parent``), where Python reports the
+    exception as ignored and drops it: the command printed a traceback beside its one line, or ran on
+    to the end and exited 0.  A child forked inside starts with the recording handlers
+    (``workers.init_worker`` ignores the signals)."""
+    held: list[int] = []
+    try:
+        with signals_recorded() as held:
+            yield
+    finally:  # (also when the fork failed: the signal still stops the command)
+        if held:
+            signal.raise_signal(held[0])

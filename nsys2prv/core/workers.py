@@ -24,7 +24,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 
 from nsys2prv.core import libc
-from nsys2prv.core.errors import let_signals_through, signals_held
+from nsys2prv.core.errors import STOP_SIGNALS, signals_held
 
 PR_SET_PDEATHSIG = 1
 
@@ -38,9 +38,8 @@ def _watch_parent(parent: int) -> None:
 
 def init_worker(parent: int | None = None) -> None:
     """The initializer of every worker pool (``parent``: the pid that created the pool)."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    let_signals_through()  # (forked inside ``errors.signals_held``: they were held)
     parent = parent if parent is not None else os.getppid()
     armed = False
     prctl = libc.function("prctl", [ctypes.c_int] + [ctypes.c_ulong] * 4)  # (Linux)

@@ -31,12 +31,10 @@ import signal
 import stat
 import sys
 import tempfile
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 from nsys2prv.core.dirs import descend, exchange, open_dir, opened, rel_parts, remove_later, subdir, wait_removed
-from nsys2prv.core.errors import UserError
+from nsys2prv.core.errors import UserError, signals_recorded
 from nsys2prv.core.paths import distrust
 
 INPUT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep", ".qdstrm")
@@ -76,24 +74,6 @@ def check_not_an_input(out: Path) -> None:
 
 
 COMMIT = ".commit.json"  # in a staging directory: the moves of a commit under way
-HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@contextmanager
-def _signals_held():
-    """SIGINT, SIGTERM and SIGHUP only recorded for the block (their handlers replaced: Python runs
-    them in the main thread whichever thread the kernel delivers to -- a signal mask would not hold
-    in a process with other threads); yields the list of those that arrived."""
-    held: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-    old = {sig: signal.signal(sig, lambda signum, _frame: held.append(int(signum))) for sig in HELD}
-    try:
-        yield held
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
 
 
 def write_error_cause(exc: OSError, where: Path) -> str:
@@ -462,7 +442,7 @@ class OutputSet:
                     tmp = self.stage / (COMMIT + ".tmp")
                     tmp.write_text(json.dumps(plan), encoding="utf-8")
                     os.replace(tmp, self.stage / COMMIT)
-                    with _signals_held() as held:
+                    with signals_recorded() as held:
                         for src_fd, src, dst_fd, dst, label in moves:
                             _move(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
                             moved.append(label)

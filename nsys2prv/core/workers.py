@@ -51,6 +51,18 @@ def init_worker(parent: int | None = None) -> None:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
+class WorkerPool(ProcessPoolExecutor):
+    """nsys2prv's process pools: each worker starts with ``init_worker``, and the pool forks its
+    processes (at a submit: a fork context launches them at the first) inside ``errors.signals_held``."""
+
+    def __init__(self, workers: int, context) -> None:
+        super().__init__(max_workers=workers, mp_context=context, initializer=init_worker, initargs=(os.getpid(),))
+
+    def submit(self, fn, /, *args, **kwargs):
+        with signals_held():
+            return super().submit(fn, *args, **kwargs)
+
+
 def being_traced() -> bool:
     """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
     it and leave it normally, so that the tool sees everything and writes its results."""
@@ -91,16 +103,10 @@ def forked(calls: list[tuple]):
     global _FORKED, _STARTED
     _FORKED = list(calls)
     read_end, _STARTED = os.pipe()
-    pool = ProcessPoolExecutor(
-        max_workers=max(1, len(calls)),
-        mp_context=mp.get_context("fork"),
-        initializer=init_worker,
-        initargs=(os.getpid(),),
-    )
+    pool = WorkerPool(max(1, len(calls)), mp.get_context("fork"))
     done = False
     try:
-        with signals_held():  # (the pool forks its processes here)
-            futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
+        futures: list[Future] = [pool.submit(_call_forked, i) for i in range(len(calls))]
         _wait_started(read_end, futures)
         yield futures
         done = True

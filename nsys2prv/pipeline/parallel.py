@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from nsys2prv.core.environment import environment
-from nsys2prv.core.errors import UserError, signals_held
-from nsys2prv.core.workers import being_traced, init_worker, results_end, unblock
+from nsys2prv.core.errors import UserError
+from nsys2prv.core.workers import WorkerPool, being_traced, results_end, unblock
 
 
 def can_fork() -> bool:
@@ -187,9 +187,7 @@ class Local:
     def _pool(self, fork: bool) -> ProcessPoolExecutor:
         if self.pool is None:
             ctx = mp.get_context("fork" if fork else "spawn")
-            self.pool = ProcessPoolExecutor(
-                max_workers=self.jobs, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)
-            )
+            self.pool = WorkerPool(self.jobs, ctx)
             _widen_results(self.pool)
         return self.pool
 
@@ -221,8 +219,7 @@ class Local:
         if len(items) <= 1:
             return [fn(it, *args) for it in items]
         pool = self._pool(fork)
-        with signals_held():  # (the pool forks its processes at its first job)
-            futures = [pool.submit(fn, it, *args) for it in items]
+        futures = [pool.submit(fn, it, *args) for it in items]
         bar = _bar(len(futures), desc, self.progress)
         for f in as_completed(futures):
             f.result()

@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from nsys2prv import kinds as K
-from nsys2prv.core.errors import signals_held
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import OPTIONAL_MISSING, ReadResult
 from nsys2prv.pipeline import parallel
@@ -105,8 +104,7 @@ def helpers_read(
 
     def submit(k: int):
         kind, lo, hi = todo[k]
-        with signals_held():  # (the pool forks its processes at its first job)
-            return pool.submit(_read_part, report.path, report.index, report.source, kind, lo, hi, devmap)
+        return pool.submit(_read_part, report.path, report.index, report.source, kind, lo, hi, devmap)
 
     return Ahead(submit, len(todo), helped.workers + 1)  # (one waiting: a helper done goes on at once)
 

@@ -39,7 +39,6 @@ report order] (``tests/reference_writer.py``), so both write identical bytes.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 import weakref
@@ -48,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsys2prv.core.names import is_names
+from nsys2prv.core.writes import write_all
 from nsys2prv.model.resources import Model
 from nsys2prv.paraver.format import COMM_SIG, EVENT_SIG0, OPEN_END, STATE_SIG  # the formatter's, defined once
 from nsys2prv.paraver.labels import ValueLabels
@@ -67,7 +67,6 @@ COMM_TAIL = ("phys_send", "recv_thread", "log_recv", "phys_recv", "size", "tag")
 HEADER = 8
 SECTIONS = (("time", np.int64), ("key", np.int64), ("thread", np.int32), ("sig", np.int32))
 STRIDE = 64  # a chunk's index keeps the time of every STRIDE-th record
-IOV_MAX = 1024  # buffers a writev takes (POSIX's least)
 LAYOUT_SLICE = 1 << 16  # records laid out at a time when a chunk of more than
 ONE_SLICE_UP_TO = 1 << 18  # records is written (smaller chunks: at once, without per-slice copies)
 MAX_RUNS = 1 << 10  # a source in more runs of sorted order than this (not a thread's states) is sorted
@@ -202,23 +201,8 @@ def _shared_names(t: int, names: list) -> list:
 
 
 def _write(fd: int, arrays: list[np.ndarray], path) -> None:
-    """``arrays`` (C-contiguous) written one after the other with one ``writev`` (again for the rest
-    of a short write); a failed write names ``path``, and one that makes no progress is reported as a
-    full disk."""
-    views = [a.data.cast("B") for a in arrays if a.nbytes]
-    while views:
-        try:
-            n = os.writev(fd, views[:IOV_MAX])
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        if n == 0:
-            raise OSError(
-                errno.ENOSPC, "could not write all bytes (no space left on device, or a file size limit)", str(path)
-            )
-        while views and n >= len(views[0]):
-            n -= len(views.pop(0))
-        if n:
-            views[0] = views[0][n:]
+    """``arrays`` (C-contiguous) written one after the other (``writes.write_all``)."""
+    write_all(fd, [a.data.cast("B") for a in arrays], path)
 
 
 def write_chunk(

@@ -12,18 +12,14 @@ inherit it: the pool is forked anew after it is set; Dask scatters it to every w
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from nsys2prv.core.environment import environment
 from nsys2prv.core.errors import UserError
@@ -109,69 +105,6 @@ class Serial:
         pass
 
 
-PIPE_BYTES = 1 << 20  # the results pipe's buffer (Linux's default: 64 KB)
-
-
-def _widen_results(pool: ProcessPoolExecutor) -> None:
-    """The pool's results pipe with a buffer of PIPE_BYTES where Linux allows it: a helper's batch
-    of a large table (``read_ahead``: 50-100 MB pickled) comes through in 16x fewer reads, each of
-    which CPython's ``Connection`` makes into a buffer of the whole rest, shrunk after (a 640 MB
-    transfer: 0.2-0.3 CPU s less in this process, 0.1-0.2 in the worker). Where it cannot, as it was."""
-    queue = getattr(pool, "_result_queue", None)
-    for conn in (getattr(queue, "_reader", None), getattr(queue, "_writer", None)):
-        try:
-            import fcntl  # (POSIX only)
-
-            fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)  # type: ignore[union-attr]
-        except (OSError, ImportError, AttributeError, ValueError):
-            pass
-    whole_messages(getattr(queue, "_reader", None))
-
-
-class _Received:
-    """A message read whole into one buffer (what ``Connection._recv`` returns: a BytesIO)."""
-
-    def __init__(self, data: np.ndarray):
-        self.data = data
-
-    def getvalue(self) -> bytes:
-        return self.data.tobytes()
-
-    def getbuffer(self) -> memoryview:
-        return self.data.data
-
-
-def _recv_into(conn, held: list[np.ndarray], size: int, read=None) -> _Received:  # (``Connection._recv``'s
-    # signature, after the connection and its buffer) -- the buffer is reused from message to message: every
-    # way a Connection reads one (``recv``: unpickled from it; ``recv_bytes``: copied) is done with it before
-    # the next is read.  numpy's, grown as needed: never zeroed (a new bytearray is) nor faulted in again
-    # (376 MB of results in 40 MB messages: 0.03 s of system time instead of 0.28-0.31 s, measured alone)
-    if len(held[0]) < size:
-        held[0] = np.empty(0, np.uint8)  # (the old one let go first)
-        held[0] = np.empty(size + size // 4, np.uint8)
-    data = held[0][:size]
-    view = data.data
-    got = 0
-    while got < size:
-        n = os.readv(conn.fileno(), [view[got:]])
-        if n == 0:
-            if got == 0:
-                raise EOFError
-            raise OSError("got end of file during message")
-        got += n
-    return _Received(data)
-
-
-def whole_messages(conn) -> None:
-    """``conn`` (a multiprocessing ``Connection``, POSIX) reads each message straight into one buffer
-    at least its size, the same from message to message: CPython's reads into a new buffer of the
-    whole rest each time, shrinks it, and copies it into a growing BytesIO (a helper's batches of
-    r10m, 376 MB: 0.6 CPU s of this process's result thread, half of it page faults).  Elsewhere, or
-    for another kind of connection: as it was."""
-    if isinstance(conn, Connection) and hasattr(os, "readv"):
-        setattr(conn, "_recv", functools.partial(_recv_into, conn, [np.empty(0, np.uint8)]))  # (this one only)
-
-
 class Local:
     """A process pool, started on first use (fork on Linux: workers share the loaded modules)."""
 
@@ -188,7 +121,6 @@ class Local:
         if self.pool is None:
             ctx = mp.get_context("fork" if fork else "spawn")
             self.pool = WorkerPool(self.jobs, ctx)
-            _widen_results(self.pool)
         return self.pool
 
     def _helped(self, fn, item, args):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from nsys2prv import kinds as K
+from nsys2prv.core.handover import handed
 from nsys2prv.nsys.database import Report
 from nsys2prv.nsys.readers.base import OPTIONAL_MISSING, ReadResult
 from nsys2prv.pipeline import parallel
@@ -37,7 +38,7 @@ def _read_part(path: Path, index: int, source: str, kind: str, lo: int | None, h
     report = Report(path, index, source=source)
     try:
         res = read_kind(report, kind, devmap) if lo is None or hi is None else read_range(report, kind, lo, hi, devmap)
-        return res, report.missing_columns, report.probed_ok
+        return handed((res, report.missing_columns, report.probed_ok))  # (its arrays: in shared memory)
     finally:
         report.close()
 

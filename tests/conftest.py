@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-# The normalised-table cache (and .nsys-rep exports) of the test session: never the user's.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="nsys2prv-test-cache-")
+# The normalised-table cache (and .nsys-rep exports) of the test session: never the user's; removed
+# when the session's process ends (not a process forked from it)
+_CACHE, _SESSION = tempfile.mkdtemp(prefix="nsys2prv-test-cache-"), os.getpid()
+os.environ["XDG_CACHE_HOME"] = _CACHE
+atexit.register(lambda: os.getpid() == _SESSION and shutil.rmtree(_CACHE, ignore_errors=True))
 
 from paraver_validator import load_trace, validate_trace
 

@@ -63,6 +63,29 @@ class WorkerPool(ProcessPoolExecutor):
             return super().submit(fn, *args, **kwargs)
 
 
+def start_reporter(target, *args):
+    """A daemon process forked (inside ``errors.signals_held``) to run ``target(*args, send, parent)``
+    -- ``send`` the writing end of a pipe, ``parent`` this process's pid (for its ``init_worker``) --
+    and the reading end: the child holds the only writing end, so its exit is the end of the pipe.
+    An OSError (no process to spare) is raised with the pipe closed; a stop signal during the fork
+    with the child ended too (the caller has no handle on it)."""
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=target, args=(*args, send, os.getpid()), daemon=True)
+    try:
+        with signals_held():  # (a signal during the fork: raised after it, in the caller's code)
+            proc.start()
+    except BaseException:
+        recv.close()
+        if proc.pid is not None:
+            proc.kill()
+            proc.join()
+        raise
+    finally:
+        send.close()
+    return proc, recv
+
+
 def being_traced() -> bool:
     """A profiler or tracer (cProfile, coverage, a debugger) watches this process: keep the work in
     it and leave it normally, so that the tool sees everything and writes its results."""

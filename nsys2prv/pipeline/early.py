@@ -27,15 +27,13 @@ SQLite inputs (a ``.nsys-rep`` is exported in stage A first).
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import sys
 import time
 from pathlib import Path
 
 from nsys2prv.core import collector
-from nsys2prv.core.errors import signals_held
-from nsys2prv.core.workers import init_worker
+from nsys2prv.core.workers import init_worker, start_reporter
 from nsys2prv.nsys.cache_names import report_dir
 
 _proc = None  # the forked process and the reading end of its pipe (``start``)
@@ -80,27 +78,20 @@ def start(inputs: list, tables: Path | None, categories=None) -> None:
     # numpy: the lifetimes' ids import it; here it is inherited (this process imports it anyway)
     from nsys2prv.nsys.lifetimes import read_as_exported
 
-    ctx = mp.get_context("fork")
-    _recv, send = ctx.Pipe(duplex=False)
-    _widen(send)
-    try:
-        _proc = ctx.Process(target=_scan, args=(paths, read_as_exported(categories), send, os.getpid()), daemon=True)
-        with signals_held():  # (a signal during the fork: stopped by the command's ``finally``, as after it)
-            _proc.start()
+    try:  # (a signal during the fork: raised after it, stopped by the command's ``finally``)
+        _proc, _recv = start_reporter(_scan, paths, read_as_exported(categories))
     except OSError:  # (no process to spare: stage A finds the lifetimes itself)
-        _proc = None
-        _recv.close()
-        _recv = None
-    finally:
-        send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
+        _proc = _recv = None
+        return
+    _widen(_recv)
 
 
 PIPE_BYTES = 1 << 20  # the pipe's buffer: what the process sends while the command imports (64 reports: ~150 KB)
 
 
 def _widen(conn) -> None:
-    """A pipe buffer of PIPE_BYTES where Linux allows it: the process does not wait for the command to
-    read (which it does only in ``take``)."""
+    """A pipe buffer of PIPE_BYTES where Linux allows it (set through either end: the buffer is the
+    pipe's): the process does not wait for the command to read (which it does only in ``take``)."""
     try:
         import fcntl  # (here: POSIX only, and only where the process forks)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import multiprocessing as mp
 import os
 import stat
 import sys
@@ -31,9 +30,8 @@ from pathlib import Path
 from nsys2prv.core import collector
 from nsys2prv.core.dirs import open_dir
 from nsys2prv.core.environment import environment
-from nsys2prv.core.errors import signals_held
 from nsys2prv.core.paths import distrust, user_cache_dir
-from nsys2prv.core.workers import init_worker
+from nsys2prv.core.workers import init_worker, start_reporter
 
 _done = False
 _PACKAGE = Path(__file__).resolve().parent.parent  # nsys2prv/
@@ -111,15 +109,8 @@ class Precompile:
     """A forked process compiling kernels into the user's cache (``precompile``)."""
 
     def __init__(self, names: list[str]):
-        ctx = mp.get_context("fork")
-        self._recv, send = ctx.Pipe(duplex=False)
         self.pending = set(names)
-        self.proc = ctx.Process(target=_compile, args=(names, send, os.getpid()), daemon=True)
-        try:
-            with signals_held():  # (a signal during the fork: raised after it)
-                self.proc.start()
-        finally:
-            send.close()  # (the child holds the only writing end: its exit is the end of the pipe)
+        self.proc, self._recv = start_reporter(_compile, names)
 
     def wait(self, *names: str) -> None:
         """Until ``names`` are compiled (or the process ended without them: each then compiles

@@ -507,6 +507,41 @@ def test_enospc_on_a_staged_file_names_where_it_was_to_go(ranks, tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_enospc_on_a_work_file_names_the_outputs_not_the_file(ranks, tmp_path, monkeypatch):
+    import errno
+
+    import nsys2prv.pipeline.conversion as P
+
+    def full(cfg, outputs):  # (a chunk, a staged table: files the user never sees, gone with the stage)
+        raise OSError(errno.ENOSPC, "No space left on device", str(outputs.work / "r0.chunk.s3"))
+
+    monkeypatch.setattr(P, "_convert", full)
+    code, text = convert([ranks[0], tmp_path / "t"], expect_ok=False)
+    assert code == 2 and text == (
+        f"nsys2prv: error: {tmp_path / 't'}: cannot write the run's work files beside the outputs "
+        "(No space left on device)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_device_filled_while_the_chunks_are_written_is_said(ranks, tiny_fs, monkeypatch):
+    import nsys2prv.pipeline.conversion as P
+
+    translate_all = P.slices.translate_all
+
+    def filled_first(*a, **k):  # (the workers then write their chunks onto a full device)
+        test_security._fill(tiny_fs)
+        return translate_all(*a, **k)
+
+    monkeypatch.setattr(P.slices, "translate_all", filled_first)
+    code, text = convert(["-m", *ranks, tiny_fs / "o"], expect_ok=False)
+    assert code == 2 and text == (
+        f"nsys2prv: error: {tiny_fs / 'o'}: cannot write the run's work files beside the outputs "
+        "(No space left on device)\n"
+    )
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+
+
 def test_a_full_cache_device_is_said(ranks, tiny_fs, tmp_path):
     _, summary = convert_valid(["--cache-dir", tiny_fs, ranks[0]], tmp_path / "t")
     convert_valid(["--no-cache", ranks[0]], tmp_path / "ref")

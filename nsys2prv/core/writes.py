@@ -1,10 +1,12 @@
 """Whole writes to a descriptor: several buffers with one ``writev``, again for the rest of a short
-write."""
+write; an array saved to a file (``save_array``).  Both name the file they failed to write."""
 
 from __future__ import annotations
 
 import errno
 import os
+
+import numpy as np
 
 IOV_MAX = 1024  # buffers a writev takes (POSIX's least)
 
@@ -27,3 +29,14 @@ def write_all(fd: int, views: list[memoryview], path: str | os.PathLike | None =
             n -= len(views.pop(0))
         if n:
             views[0] = views[0][n:]
+
+
+def save_array(path: str, arr: np.ndarray) -> None:
+    """``np.save(path, arr)``; a failed write names ``path`` (numpy's own errors name no file: a work
+    file that could not be written is then told apart from the outputs, ``conversion.convert``)."""
+    try:
+        np.save(path, arr)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = path
+        raise

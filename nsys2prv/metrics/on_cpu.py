@@ -26,6 +26,7 @@ import numpy as np
 
 from nsys2prv.core import columns as C
 from nsys2prv.core.columns import Frame
+from nsys2prv.core.writes import save_array
 from nsys2prv.metrics.measures import clip_to_windows, mask_durations
 from nsys2prv.nsys.ids import pid_of, tid_of
 
@@ -78,7 +79,7 @@ def spill(unions: tuple | None, path: str | None) -> Spill | tuple | None:
     """``partial``'s result written to ``path`` (None: kept as it is, or nothing to write)."""
     if unions is None or path is None:
         return unions
-    np.save(path, np.stack(unions))
+    save_array(path, np.stack(unions))
     return Spill([path], len(unions[0]))
 
 

@@ -93,13 +93,14 @@ def convert(cfg: Config, log=print) -> Summary:
         summary = _convert(dataclasses.replace(cfg, output=outputs.staged, cfgs=outputs.staged_cfgs), outputs)
         outputs.commit()
     except OSError as exc:
-        if exc.filename:  # (a staged file: named where it was to go, the staging directory is gone)
+        work = bool(exc.filename) and outputs.holds_work(exc.filename)
+        if exc.filename and not work:  # (a staged file: named where it was to go, the staging directory is gone)
             exc.filename = outputs.final_path(exc.filename)
             raise
-        # a write that failed without naming its file (a full disk, a file size limit): the outputs'
-        raise UserError(
-            f"cannot write the outputs ({write_error_cause(exc, cfg.output.parent)})", str(cfg.output)
-        ) from None
+        # a write that failed without naming its file (a full disk, a file size limit), or one of the run's
+        # work files (a name the user never sees, gone with the staging directory): the outputs'
+        what = "the run's work files beside the outputs" if work else "the outputs"
+        raise UserError(f"cannot write {what} ({write_error_cause(exc, cfg.output.parent)})", str(cfg.output)) from None
     finally:
         outputs.close()
         wait_removed()  # (the work files and the old outputs swapped out by the commit: gone on return)

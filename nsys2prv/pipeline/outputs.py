@@ -399,6 +399,10 @@ class OutputSet:
             self.cfgs.mkdir(parents=True, exist_ok=True)
 
     # -- after the work ----------------------------------------------------------------------------
+    def holds_work(self, path: str | Path) -> bool:
+        """Whether ``path`` is one of the run's work files (chunks, staged tables: never committed)."""
+        return str(path).startswith(str(self.work) + os.sep)
+
     def final_path(self, path: str | Path) -> str:
         """Where a staged path will be once committed."""
         p = str(path)

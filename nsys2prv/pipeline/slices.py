@@ -44,6 +44,7 @@ import pandas as pd
 
 from nsys2prv.core.memory import keep_heap, release
 from nsys2prv.core.packed import Packed
+from nsys2prv.core.writes import save_array
 from nsys2prv.metrics import gpu_attribution, on_cpu, pop
 from nsys2prv.model.resources import Model
 from nsys2prv.nsys.cache import CacheDamage, TableCache
@@ -175,7 +176,7 @@ def plan(job: RankJob, rows: int, slice_rows: int, prefix: str) -> Plan:
         calls_of, p.shared = found
         for k in links:
             p.launches[k] = f"{prefix}.calls-{k}.npy"
-            np.save(p.launches[k], calls_of[k])
+            save_array(p.launches[k], calls_of[k])
     release()
     return p
 
@@ -313,7 +314,7 @@ def _save_states(
         ]
     )
     out.states = []
-    np.save(path, arr)
+    save_array(path, arr)
     sizes = np.bincount(np.searchsorted(threads, arr[0]), minlength=len(threads))[: len(threads)]
     return path, first, last, sizes.astype(np.int64)
 

@@ -13,6 +13,7 @@ import pandas as pd
 from nsys2prv.core import columns as C
 from nsys2prv.core.columns import Frame
 from nsys2prv.core.packed import Packed
+from nsys2prv.core.writes import save_array
 from nsys2prv.metrics import on_cpu
 from nsys2prv.metrics.measures import (
     mask_durations,
@@ -172,7 +173,7 @@ def spill_devices(dev_id, task, cls, start, end, path: str | None) -> list[Devic
     data = np.stack(_unions([dev_id, task, cls], start, end))
     first = np.flatnonzero(np.concatenate([[True], (data[0, 1:] != data[0, :-1]) | (data[1, 1:] != data[1, :-1])]))
     runs = np.stack([data[0, first], data[1, first], first, np.append(first[1:], data.shape[1])], axis=1)
-    np.save(path, data)
+    save_array(path, data)
     return [DeviceSpill(path, runs)]
 
 

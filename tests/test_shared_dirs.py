@@ -507,20 +507,22 @@ def test_enospc_on_a_staged_file_names_where_it_was_to_go(ranks, tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_enospc_on_a_work_file_names_the_outputs_not_the_file(ranks, tmp_path, monkeypatch):
-    import errno
-
+@pytest.mark.parametrize(
+    "err,said",
+    [
+        ((28, "No space left on device"), "write the run's work files beside the outputs (No space left on device)"),
+        ((2, "No such file or directory"), "use the run's work files beside the outputs (No such file or directory)"),
+    ],
+)
+def test_a_work_files_error_names_the_outputs_not_the_file(ranks, tmp_path, monkeypatch, err, said):
     import nsys2prv.pipeline.conversion as P
 
-    def full(cfg, outputs):  # (a chunk, a staged table: files the user never sees, gone with the stage)
-        raise OSError(errno.ENOSPC, "No space left on device", str(outputs.work / "r0.chunk.s3"))
+    def fails(cfg, outputs):  # (a chunk, a staged table: files the user never sees, gone with the stage)
+        raise OSError(*err, str(outputs.work / "r0.chunk.s3"))
 
-    monkeypatch.setattr(P, "_convert", full)
+    monkeypatch.setattr(P, "_convert", fails)
     code, text = convert([ranks[0], tmp_path / "t"], expect_ok=False)
-    assert code == 2 and text == (
-        f"nsys2prv: error: {tmp_path / 't'}: cannot write the run's work files beside the outputs "
-        "(No space left on device)\n"
-    )
+    assert code == 2 and text == f"nsys2prv: error: {tmp_path / 't'}: cannot {said}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

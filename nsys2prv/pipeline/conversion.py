@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import shutil
 import sys
@@ -99,8 +100,12 @@ def convert(cfg: Config, log=print) -> Summary:
             raise
         # a write that failed without naming its file (a full disk, a file size limit), or one of the run's
         # work files (a name the user never sees, gone with the staging directory): the outputs'
-        what = "the run's work files beside the outputs" if work else "the outputs"
-        raise UserError(f"cannot write {what} ({write_error_cause(exc, cfg.output.parent)})", str(cfg.output)) from None
+        if work:  # (space or a limit: written; else read back, or removed by another, ...: used)
+            full = exc.errno in (None, errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+            what = f"{'write' if full else 'use'} the run's work files beside the outputs"
+        else:
+            what = "write the outputs"
+        raise UserError(f"cannot {what} ({write_error_cause(exc, cfg.output.parent)})", str(cfg.output)) from None
     finally:
         outputs.close()
         wait_removed()  # (the work files and the old outputs swapped out by the commit: gone on return)

@@ -526,12 +526,12 @@ def test_a_work_files_error_names_the_outputs_not_the_file(ranks, tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_a_device_filled_while_the_chunks_are_written_is_said(ranks, tiny_fs, monkeypatch):
+def test_a_device_filled_before_stage_c_is_said(ranks, tiny_fs, monkeypatch):
     import nsys2prv.pipeline.conversion as P
 
     translate_all = P.slices.translate_all
 
-    def filled_first(*a, **k):  # (the workers then write their chunks onto a full device)
+    def filled_first(*a, **k):  # (stage C's work files then meet a full device: POP's spills, the chunks)
         test_security._fill(tiny_fs)
         return translate_all(*a, **k)
 

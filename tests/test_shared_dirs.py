@@ -526,6 +526,24 @@ def test_a_work_files_error_names_the_outputs_not_the_file(ranks, tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_a_short_write_of_a_work_file_keeps_its_cause_not_its_name(ranks, tiny_fs, monkeypatch):
+    import nsys2prv.pipeline.conversion as P
+
+    def short(cfg, outputs):  # (numpy's short write: no errno; ``save_array`` names the file on it)
+        test_security._fill(tiny_fs)
+        exc = OSError("159100 requested and 102384 written")
+        exc.filename = str(outputs.work / "r0.chunk.pop.npy")
+        raise exc
+
+    monkeypatch.setattr(P, "_convert", short)
+    code, text = convert([ranks[0], tiny_fs / "o"], expect_ok=False)
+    assert code == 2 and text == (
+        f"nsys2prv: error: {tiny_fs / 'o'}: cannot write the run's work files beside the outputs "
+        "(No space left on device; 159100 requested and 102384 written)\n"
+    )
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["filler"]
+
+
 def test_a_device_filled_before_stage_c_is_said(ranks, tiny_fs, monkeypatch):
     import nsys2prv.pipeline.conversion as P
 

@@ -77,12 +77,15 @@ COMMIT = ".commit.json"  # in a staging directory: the moves of a commit under w
 
 
 def write_error_cause(exc: OSError, where: Path) -> str:
-    """What an OSError of a failed write says, with its cause: a short write reported without errno
-    (numpy's ``N requested and M written``) is explained from the file system of ``where`` (no space
-    left, the quota) or the process's file size limit."""
+    """What an OSError of a failed write says, with its cause, and not the file's name (the caller
+    names where): a short write reported without errno (numpy's ``N requested and M written``) is
+    explained from the file system of ``where`` (no space left, the quota) or the process's file size
+    limit."""
     if exc.errno is not None or exc.strerror:
         return exc.strerror or str(exc)
-    text = str(exc)
+    # (its message as raised: a name set on it since, as ``writes.save_array`` does, would make it
+    # "[Errno None] None: 'name'")
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
     cause = None
     try:
         st = os.statvfs(where)

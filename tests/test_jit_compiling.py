@@ -21,18 +21,34 @@ from nsys2prv.core import jit
 # (Kernel.compile), also with ``lean_lowerings`` (as the background compiler does), or with numba alone
 # (the dispatcher), and prints the code's digests and whether numba's random numbers and cffi were loaded
 _CODE = """
-import hashlib, json, sys
+import hashlib, json, re, sys
 from nsys2prv.core import jit
 from nsys2prv.pipeline import warmup
+from numba import njit
 probes = warmup._precompiled_probes()
 if sys.argv[1] == "lean":
     jit.lean_lowerings()
+digest = lambda text: hashlib.sha256(text.encode()).hexdigest()
 out = {}
 for k, args in probes:
-    (k.compiled if sys.argv[1] == "numba" else k.compile)(*args)
-    (sig,) = k.compiled.signatures
-    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()
-    out[k.__name__] = [digest(k.compiled.inspect_llvm(sig)), digest(k.compiled.inspect_asm(sig))]
+    options = k.options
+    if sys.argv[1] in ("numba", "nrt"):  # numba's own pipeline (and "nrt": its runtime too)
+        own = {o: v for o, v in options.items() if o != "pipeline_class"}
+        if sys.argv[1] == "nrt":
+            own.pop("_nrt", None)
+        d = njit(**own)(k.py_func)
+        d(*args)
+    else:
+        d = k.compiled
+        k.compile(*args)
+    (sig,) = d.signatures
+    asm = d.inspect_asm(sig)
+    # the kernel's own function (not its CPython wrapper), its name left out (numba's mangled names
+    # carry the compiler's flags): the same machine code with or without numba's runtime
+    name = next(n for n in re.findall(r"^(_ZN\\S+):$", asm, re.M) if not n.startswith("_ZN7cpython"))
+    body = asm[asm.index(name + ":") :].split(".Lfunc_end", 1)[0].replace(name, "K")
+    flat, nrt = "pipeline_class" in options, options.get("_nrt", True)
+    out[k.__name__] = [digest(d.inspect_llvm(sig)), digest(asm), digest(body), flat, nrt]
 out["loaded"] = ["numba.np.random" in sys.modules, sys.modules.get("cffi", 0) is not None]
 print(json.dumps(out))
 """
@@ -49,12 +65,34 @@ def _digests(tmp_path, how: str) -> dict:
 
 
 def test_kernels_compiled_inside_compiling_are_the_same_code_as_numbas_own(tmp_path):
-    cheaper, lean, numba_own = (_digests(tmp_path, how) for how in ("cheaper", "lean", "numba"))
+    cheaper, lean, numba_own, nrt = (_digests(tmp_path, how) for how in ("cheaper", "lean", "numba", "nrt"))
     assert sorted(cheaper) == ["_format_compact", "_paint", "_sweep", "loaded"]
+    # (the three: no function inside, no array made: the flat pipeline, without numba's runtime)
+    assert all(cheaper[n][3:] == [True, False] for n in ("_format_compact", "_paint", "_sweep"))
+    # the flat pipeline, inside ``compiling``: the same code as numba's own pipeline, whole
     assert cheaper == numba_own and numba_own["loaded"] == [True, True]  # (numba's own: all of it)
     assert lean.pop("loaded") == [False, False]  # (lean: neither numba's random numbers nor cffi)
     numba_own.pop("loaded")
     assert lean == numba_own
+    # with numba's runtime: other wrappers (the whole code differs), the kernel's own code the same
+    nrt.pop("loaded")
+    for name, (_, asm, body, _, _) in numba_own.items():
+        assert nrt[name][2] == body and nrt[name][1] != asm
+
+
+def test_kernels_get_the_flat_pipeline_and_no_runtime_only_where_they_can():
+    from nsys2prv.metrics import replay
+    from nsys2prv.translate import mpi_messages
+
+    def nested(a):
+        return (lambda x: x + 1)(a[0])
+
+    assert "pipeline_class" not in jit._options(nested, allocates=True)  # (a function inside: numba's own)
+    assert jit._options(nested, allocates=True).get("_nrt", True)
+    # kernels making arrays keep numba's runtime (np.full, np.zeros ...), the flat pipeline all the same
+    for k in (replay._replay, mpi_messages._wildcards):
+        options = k.options
+        assert options.get("_nrt", True) and options["pipeline_class"] is jit._FlatPipeline
 
 
 _SORT_SUM = """

@@ -101,7 +101,7 @@ def overlap_lanes(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     return _lanes_sorted(group.astype(np.int64), start.astype(np.int64), end.astype(np.int64), order.astype(np.int64))
 
 
-@kernel(interpret_below=10_000, size=lambda a: max(len(a[0]), len(a[1]), len(a[6])))
+@kernel(interpret_below=10_000, size=lambda a: max(len(a[0]), len(a[1]), len(a[6])), allocates=False)
 def _paint(offsets, start, end, ends_order, state, prio, default, t_end, o_lane, o_begin, o_end, o_state, active):
     """Writes the segments into ``o_*`` (2 * intervals + lanes + 1 each) and returns their count;
     ``active``: scratch, as long as the longest lane (allocated by the caller: numba compiles the

@@ -33,6 +33,9 @@ again with all of numba's (``Kernel.compile``).  Kernels have no C callback wrap
 (``no_cfunc_wrapper``: nsys2prv calls them from Python only) and are compiled without numba's IR
 rewrites (``no_rewrites``: the mode numba itself falls back to when a rewrite fails; other machine
 code, no slower).  In all, 16-20 % less CPU to compile (BENCHMARKS.md, "Issue 40, fourth stop").
+A kernel that defines no function inside it skips numba's closure inlining (``_FlatPipeline``), and
+one that makes no array (``allocates=False``) is compiled without numba's reference-counting
+runtime: about 10 % less again, the kernels' own code the same (``_options``).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from nsys2prv.core.numba_import import import_numba
 import_numba()  # (first: numba's start-up without SciPy and PyYAML)
 
 from numba import njit
-from numba.core import caching, cpu, errors, targetconfig
+from numba.core import caching, compiler, cpu, errors, targetconfig, untyped_passes
 from numba.core.registry import CPUDispatcher
 from numba.core.types import functions
 
@@ -226,14 +229,41 @@ def _keep_call_types() -> None:
 _KERNEL_OPTIONS: dict[str, Any] = {"no_cfunc_wrapper": True, "no_rewrites": True}
 
 
+class _FlatPipeline(compiler.CompilerBase):
+    """numba's nopython pipeline without its closure inlining, for a kernel that defines no function
+    inside it (no code object among its constants: nothing to inline).  The pass otherwise only
+    walks the IR (0.03 s of the 0.8 s that compiling the kernels of a first run takes); the code is
+    the same (tests/test_jit_compiling.py)."""
+
+    def define_pipelines(self):
+        pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [p for p in pm.passes if p[0] is not untyped_passes.InlineClosureLikes]
+        pm.finalize()
+        return [pm]
+
+
+def _options(fn, allocates: bool) -> dict[str, Any]:
+    """numba's options for kernel ``fn``: ``_KERNEL_OPTIONS``; the flat pipeline where ``fn``
+    defines no function; without numba's reference-counting runtime (NRT) where it ``allocates``
+    nothing (the kernel's code is the same, its CPython wrapper smaller: 0.03-0.05 s less to compile
+    the three of a first run; one that allocates then fails to compile)."""
+    options = dict(_KERNEL_OPTIONS)
+    if not any(isinstance(c, types.CodeType) for c in fn.__code__.co_consts):
+        options["pipeline_class"] = _FlatPipeline
+    if not allocates:
+        options["_nrt"] = False
+    return options
+
+
 class Kernel:
     """A cached numba kernel that runs interpreted on small inputs until it is compiled (module doc)."""
 
     announce = None  # callable(text): told when a kernel is compiled (set by the command line)
 
-    def __init__(self, fn, interpret_below: int, size=None, python=None):
+    def __init__(self, fn, interpret_below: int, size=None, python=None, allocates: bool = True):
         self.py_func = fn
-        self.compiled = njit(cache=True, **_KERNEL_OPTIONS)(fn)
+        self.options = _options(fn, allocates)  # numba's, but for its cache
+        self.compiled = njit(cache=True, **self.options)(fn)
         self.interpret_below = interpret_below
         self.size = size
         self.planned = 0
@@ -380,11 +410,12 @@ def _interpreted(fn):
     return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
-def kernel(interpret_below: int, size=None, python=None):
+def kernel(interpret_below: int, size=None, python=None, allocates: bool = True):
     """Decorator: a cached numba kernel run as Python below ``interpret_below`` (``Kernel``).  The size
     of a call is ``size(args)``, else the length of its largest array; ``python`` replaces the
-    kernel's own source as its Python form (a vectorised twin, for kernels too slow interpreted)."""
-    return lambda fn: Kernel(fn, interpret_below, size, python)
+    kernel's own source as its Python form (a vectorised twin, for kernels too slow interpreted);
+    ``allocates`` False: the kernel makes no array (compiled without numba's runtime, ``_options``)."""
+    return lambda fn: Kernel(fn, interpret_below, size, python, allocates)
 
 
 def kernels() -> list[Kernel]:

@@ -17,7 +17,7 @@ import numpy as np
 from nsys2prv.core.jit import kernel
 
 
-@kernel(interpret_below=60_000, size=lambda a: len(a[0]))
+@kernel(interpret_below=60_000, size=lambda a: len(a[0]), allocates=False)
 def _sweep(order, group, time, cls, out, counts):
     """Adds to ``out`` (zeros, (groups, 2**classes)) the time of each mask per group; ``counts``:
     zeros, one per class (allocated by the caller: numba compiles the kernel 0.2 s faster)."""

@@ -186,7 +186,7 @@ class Tables(NamedTuple):
 _PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)  # "00" ... "99"
 
 
-@kernel(interpret_below=LIMIT, size=lambda a: len(a[0]), python=_format_compact_np)
+@kernel(interpret_below=LIMIT, size=lambda a: len(a[0]), python=_format_compact_np, allocates=False)
 def _format_compact(
     time,
     key,

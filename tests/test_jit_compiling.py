@@ -18,8 +18,10 @@ from conftest import ROOT
 from nsys2prv.core import jit
 
 # compiles the PRECOMPILED kernels on their warm-up probes with an empty cache, inside ``compiling``
-# (Kernel.compile), also with ``lean_lowerings`` (as the background compiler does), or with numba alone
-# (the dispatcher), and prints the code's digests and whether numba's random numbers and cffi were loaded
+# (Kernel.compile), also with ``lean_lowerings`` (as the background compiler does), or with numba alone:
+# its own pipeline ("numba"), and its runtime too ("nrt"); prints the code's digests (the whole library's
+# LLVM IR and assembly, the kernel function's own assembly) and whether numba's random numbers and cffi
+# were loaded
 _CODE = """
 import hashlib, json, re, sys
 from nsys2prv.core import jit

@@ -262,7 +262,7 @@ class Kernel:
 
     def __init__(self, fn, interpret_below: int, size=None, python=None, allocates: bool = True):
         self.py_func = fn
-        self.options = _options(fn, allocates)  # numba's, but for its cache
+        self.options = _options(fn, allocates)  # (numba's options, but for the cache)
         self.compiled = njit(cache=True, **self.options)(fn)
         self.interpret_below = interpret_below
         self.size = size

@@ -89,8 +89,11 @@ def test_kernels_get_the_flat_pipeline_and_no_runtime_only_where_they_can():
     def nested(a):
         return (lambda x: x + 1)(a[0])
 
+    # the two choices apart: a function inside keeps numba's pipeline, whatever it allocates
     assert "pipeline_class" not in jit._options(nested, allocates=True)  # (a function inside: numba's own)
     assert jit._options(nested, allocates=True).get("_nrt", True)
+    without = jit._options(nested, allocates=False)
+    assert "pipeline_class" not in without and without["_nrt"] is False
     # kernels making arrays keep numba's runtime (np.full, np.zeros ...), the flat pipeline all the same
     for k in (replay._replay, mpi_messages._wildcards):
         options = k.options

@@ -7,7 +7,7 @@ import pytest
 from nsys2prv.core import registry as R
 from nsys2prv.core.names import Names, is_names, per_name
 from nsys2prv.paraver.labels import ValueLabels
-from nsys2prv.translate.launches import first_match, first_of, pair_codes
+from nsys2prv.translate.launches import match, match_parts, pair_codes
 from nsys2prv.translate.records import EventBatch
 
 
@@ -80,14 +80,38 @@ def test_pair_codes_equal_exactly_for_equal_pairs():
     assert pair_codes([np.zeros(0, np.int64)], [np.zeros(0, np.int64)])[1] == 0
 
 
-def test_first_match_takes_the_first_equal_code():
-    right = np.array([4, 9, 4, 1], np.int64)
-    left = np.array([4, 1, 2, 9, 10, 0], np.int64)
-    assert first_match(left, right).tolist() == [0, 3, -1, 1, -1, -1]
-    assert first_match(left, right, 11).tolist() == [0, 3, -1, 1, -1, -1]
-    assert first_match(left, np.zeros(0, np.int64)).tolist() == [-1] * 6
-    assert first_match(np.zeros(0, np.int64), right).tolist() == []
-    assert first_of(right, 10).tolist() == [4, 3, 4, 4, 0, 4, 4, 4, 4, 1]  # (4: not there)
+def test_match_takes_the_first_call_of_each_code():
+    calls = np.array([4, 9, 4, 1], np.int64)  # one process (tid 1 << 24), the correlation ids
+    acts = np.array([4, 1, 2, 9, 10, 0], np.int64)
+    tid = np.full(4, 1 << 24, np.int64)
+    got = match(tid, calls, {"kernels": (np.full(6, 1 << 24, np.int64), acts)})
+    assert got.rows["kernels"].tolist() == [0, 3, -1, 1, -1, -1] and got.shared == 1
+    none = match(tid[:0], calls[:0], {"kernels": (np.full(6, 1 << 24, np.int64), acts)})
+    assert none.rows["kernels"].tolist() == [-1] * 6 and none.shared == 0
+    assert match(tid, calls, {"kernels": (acts[:0], acts[:0])}).rows["kernels"].tolist() == []
+
+
+@pytest.mark.parametrize("procs,spread", [(1, 1), (2, 7), (1, 1 << 40)])
+def test_match_in_parts_is_match_of_the_whole(procs, spread):
+    """The tables in parts (stage A's batches, an empty one among them), calls without an id in some:
+    the rows and the count of shared ids are those of the tables put together."""
+    rng = np.random.default_rng(procs + spread % 89)
+    n = 3000
+    tid = (rng.integers(1, procs + 1, n).astype(np.int64) << 24) | rng.integers(1, 4, n)
+    corr = rng.integers(0, 2000, n).astype(np.int64) * spread
+    corr[rng.random(n) < 0.05] = -1
+    gp = rng.integers(1, procs + 1, 2500).astype(np.int64) << 24
+    gc = rng.integers(-1, 2100, 2500).astype(np.int64) * spread
+    whole = match(tid, corr, {"kernels": (gp, gc), "memcpy": (gp[:40], gc[:40])})
+    cut, cut2 = [0, 700, 700, 1900, n], [0, 1, 1200, 2500]
+    parts = match_parts(
+        [(tid[a:b], corr[a:b]) for a, b in zip(cut, cut[1:])],
+        {"kernels": [(gp[a:b], gc[a:b]) for a, b in zip(cut2, cut2[1:])], "memcpy": [(gp[:40], gc[:40])]},
+    )
+    assert list(parts.rows) == ["kernels", "memcpy"] and parts.shared == whole.shared > 0
+    for k in whole.rows:
+        assert parts.rows[k].dtype == np.int64 and parts.rows[k].tolist() == whole.rows[k].tolist()
+    assert (whole.rows["kernels"] >= 0).any() and (whole.rows["kernels"] == -1).any()
 
 
 @pytest.mark.parametrize("procs,spread", [(1, 1), (3, 1), (1, 1 << 40), (2, 7)])

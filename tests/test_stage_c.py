@@ -21,7 +21,7 @@ from nsys2prv.translate.launches import Launches, match, restrict
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nsys2prv"
 STAGE_C = ("pipeline/stages.py", "pipeline/slices.py")
-MATCHING = {"first_match", "first_of", "pair_codes", "match", "of_tables", "restrict"}  # translate/launches.py's
+MATCHING = {"match_parts", "pair_codes", "match", "of_tables", "restrict"}  # translate/launches.py's
 CLIPPING = {"in_window", "clip"}  # pipeline/stages.py's
 
 
@@ -54,18 +54,18 @@ def test_launch_matching_and_clipping_are_defined_once():
         (path, f.name)
         for path in PACKAGE.rglob("*.py")
         for f in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(f, ast.FunctionDef) and f.name in {"first_match", "pair_codes", "in_window"}
+        if isinstance(f, ast.FunctionDef) and f.name in {"match_parts", "pair_codes", "in_window"}
     ]
-    assert sorted(name for _, name in everywhere) == ["first_match", "in_window", "pair_codes"], everywhere
+    assert sorted(name for _, name in everywhere) == ["in_window", "match_parts", "pair_codes"], everywhere
     for rel in STAGE_C:
         for name, fn in _functions(rel).items():
             called = {c.rsplit(".", 1)[-1] for c in _calls(fn)}
             # no join or search on correlation ids, no cut of rows to the -f window but ``stages.clip``'s
-            assert not {"first_match", "pair_codes", "merge"} & called, (rel, name)
+            assert not {"match_parts", "pair_codes", "merge"} & called, (rel, name)
             assert "in_window" not in called or (rel, name) == ("pipeline/stages.py", "clip"), (rel, name)
             texts = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
             # the launch calls come from stage A (``scan._Facts.store_launches``) or ``launches.of_tables``
-            assert "corr" not in texts and "match" not in called, (rel, name)
+            assert "corr" not in texts and not {"match", "match_parts"} & called, (rel, name)
     # the slice's calls are found through the rows ``launches.match`` gave, searchsorted on positions only
     links = _calls(_functions("pipeline/slices.py")["_links"])
     assert "restrict" in links and "stages.clip" in links

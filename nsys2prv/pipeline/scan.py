@@ -49,7 +49,7 @@ from nsys2prv.pipeline.report import (
     table_cache,
     tally_of,
 )
-from nsys2prv.translate.launches import match
+from nsys2prv.translate.launches import match_parts
 
 
 @dataclass
@@ -442,14 +442,14 @@ class _Facts:
         )
 
     def store_launches(self, cache: TableCache, tag: str) -> None:
-        """Each activity's launch call (``translate.launches.match``, over the whole report) stored in
-        ``cache`` under ``tag`` (nothing without calls or activities)."""
-        cols = {k: [np.concatenate(x) for x in zip(*parts)] for k, parts in self.links.items()}
-        self.links = {}
-        if "cuda_api" not in cols or not any(k in cols for k in self.launched):
+        """Each activity's launch call (``translate.launches.match_parts``, over the whole report's
+        batches) stored in ``cache`` under ``tag`` (nothing without calls or activities)."""
+        links, self.links = self.links, {}
+        if "cuda_api" not in links or not any(k in links for k in self.launched):
             return
-        tid, corr = cols.pop("cuda_api")
-        found = match(tid, corr, {k: (g, c) for k, (g, c) in cols.items()})
+        calls = links.pop("cuda_api")
+        found = match_parts(calls, links)  # (the batches as read: never put together)
+        del calls, links
         cache.store_launches(tag, found.rows, found.shared)
 
 

@@ -65,51 +65,56 @@ def pair_codes(k1: list[np.ndarray], k2: list[np.ndarray]) -> tuple[list[np.ndar
     return np.split(codes.ravel().astype(np.int64, copy=False), cuts), len(uniq)
 
 
-def first_of(codes: np.ndarray, size: int) -> np.ndarray:
-    """Per code in [0, size), the position of its first occurrence in ``codes`` (``len(codes)``: none);
-    int32 positions where they fit (the table is indexed, not sorted: no argsort of the codes)."""
-    kind = np.int32 if len(codes) < np.iinfo(np.int32).max else np.int64
-    first = np.full(size, len(codes), kind)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=kind))
-    return first
-
-
-def first_match(
-    left: np.ndarray, right: np.ndarray, size: int | None = None, first: np.ndarray | None = None
-) -> np.ndarray:
-    """For each code of ``left``, the position of the first equal code in ``right`` (-1: none); codes
-    in [0, ``size``) (None: up to the largest); ``first``: ``first_of(right, size)``, when known."""
-    if not len(right) or not len(left):
-        return np.full(len(left), -1, np.int64)
-    if first is None:
-        top = max(int(left.max()), int(right.max())) + 1
-        first = first_of(right, top if size is None else size)
-    hit = first[left].astype(np.int64)
-    hit[hit == len(right)] = -1
-    return hit
-
-
 def match(call_tid: np.ndarray, call_corr: np.ndarray, acts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Launches:
     """The launch call of every activity: ``call_tid``/``call_corr`` the calls' thread and correlation
     id (a negative id: none), ``acts`` kind -> (gpid, corr) of its activities."""
-    call_corr, call_tid = np.asarray(call_corr, np.int64), np.asarray(call_tid, np.int64)
-    calls = None  # the calls with an id (None: every call, as a rule: no copy then)
-    if len(call_corr) and int(call_corr.min()) < 0:
-        calls = np.flatnonzero(call_corr >= 0)
-        call_tid, call_corr = call_tid[calls], call_corr[calls]
-    (call_codes, *act_codes), size = pair_codes(
-        [process_key(call_tid), *(np.asarray(g, np.int64) for g, _ in acts.values())],
-        [call_corr, *(np.asarray(c, np.int64) for _, c in acts.values())],
+    return match_parts([(call_tid, call_corr)], {k: [gc] for k, gc in acts.items()})
+
+
+Parts = list[tuple[np.ndarray, np.ndarray]]  # a table's two columns, in parts (stage A's batches)
+
+
+def match_parts(calls: Parts, acts: dict[str, Parts]) -> Launches:
+    """``match`` of tables in parts, as if each were put together: ``calls`` the parts of the calls'
+    (tid, corr), ``acts`` kind -> the parts of its activities' (gpid, corr).  Nothing is put together
+    but the result: each part's codes (``pair_codes``) are found part by part, so a whole report's
+    batches take a few arrays of a batch's size beside it (a forked process's arrays are fresh pages)."""
+    tids = [np.asarray(t, np.int64) for t, _ in calls]
+    corrs = [np.asarray(c, np.int64) for _, c in calls]
+    n = sum(len(c) for c in corrs)
+    kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    at = np.cumsum([0] + [len(c) for c in corrs])
+    rows: list[np.ndarray] = []  # each call part's rows with an id, as positions in the whole table
+    for i, c in enumerate(corrs):
+        if len(c) and int(c.min()) < 0:  # (calls without an id: not linked, as a rule none)
+            keep = np.flatnonzero(c >= 0)
+            tids[i], corrs[i] = tids[i][keep], c[keep]
+            rows.append((keep + at[i]).astype(kind))
+        else:
+            rows.append(np.arange(at[i], at[i + 1], dtype=kind))
+    names = list(acts)
+    act_parts = [(np.asarray(g, np.int64), np.asarray(c, np.int64)) for k in names for g, c in acts[k]]
+    codes, size = pair_codes(
+        [process_key(t) for t in tids] + [g for g, _ in act_parts], corrs + [c for _, c in act_parts]
     )
-    first = first_of(call_codes, size)
-    out = Launches(shared=len(call_codes) - int(np.count_nonzero(first < len(call_codes))))
-    for kind, codes in zip(acts, act_codes):
-        hit = first_match(codes, call_codes, size, first)
-        out.rows[kind] = (
-            hit
-            if calls is None
-            else np.where(hit >= 0, calls[np.maximum(hit, 0)] if len(calls) else -1, -1).astype(np.int64)
-        )
+    del tids, corrs
+    call_codes, act_codes = codes[: len(calls)], codes[len(calls) :]
+    first = np.full(size, n, kind)  # per code, its first call's row (n: none)
+    for c, r in zip(call_codes, rows):
+        np.minimum.at(first, c, r)
+    with_id = sum(len(r) for r in rows)
+    out = Launches(shared=with_id - int(np.count_nonzero(first < n)))
+    j = 0
+    for k in names:
+        parts = act_codes[j : j + len(acts[k])]
+        j += len(acts[k])
+        hit = np.empty(sum(len(c) for c in parts), np.int64)
+        a = 0
+        for c in parts:
+            hit[a : a + len(c)] = first[c]
+            a += len(c)
+        hit[hit == n] = -1
+        out.rows[k] = hit
     return out
 
 

@@ -77,8 +77,9 @@ Parts = list[tuple[np.ndarray, np.ndarray]]  # a table's two columns, in parts (
 def match_parts(calls: Parts, acts: dict[str, Parts]) -> Launches:
     """``match`` of tables in parts, as if each were put together: ``calls`` the parts of the calls'
     (tid, corr), ``acts`` kind -> the parts of its activities' (gpid, corr).  Nothing is put together
-    but the result: each part's codes (``pair_codes``) are found part by part, so a whole report's
-    batches take a few arrays of a batch's size beside it (a forked process's arrays are fresh pages)."""
+    but the result (and, for ids too sparse for arithmetic codes, ``pair_codes``'s numbering): each
+    part's codes are looked up part by part, so a whole report's batches take a few arrays of a
+    batch's size beside them (in a forked process every new array is fresh pages)."""
     tids = [np.asarray(t, np.int64) for t, _ in calls]
     corrs = [np.asarray(c, np.int64) for _, c in calls]
     n = sum(len(c) for c in corrs)
@@ -92,8 +93,7 @@ def match_parts(calls: Parts, acts: dict[str, Parts]) -> Launches:
             rows.append((keep + at[i]).astype(kind))
         else:
             rows.append(np.arange(at[i], at[i + 1], dtype=kind))
-    names = list(acts)
-    act_parts = [(np.asarray(g, np.int64), np.asarray(c, np.int64)) for k in names for g, c in acts[k]]
+    act_parts = [(np.asarray(g, np.int64), np.asarray(c, np.int64)) for parts in acts.values() for g, c in parts]
     codes, size = pair_codes(
         [process_key(t) for t in tids] + [g for g, _ in act_parts], corrs + [c for _, c in act_parts]
     )
@@ -104,10 +104,9 @@ def match_parts(calls: Parts, acts: dict[str, Parts]) -> Launches:
         np.minimum.at(first, c, r)
     with_id = sum(len(r) for r in rows)
     out = Launches(shared=with_id - int(np.count_nonzero(first < n)))
-    j = 0
-    for k in names:
-        parts = act_codes[j : j + len(acts[k])]
-        j += len(acts[k])
+    each = iter(act_codes)  # (the activities' parts in ``act_parts``'s order: kind after kind)
+    for k, kind_parts in acts.items():
+        parts = [next(each) for _ in kind_parts]
         hit = np.empty(sum(len(c) for c in parts), np.int64)
         a = 0
         for c in parts:

@@ -36,17 +36,22 @@ def _write(path: str, size: int, block: bytes) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_stime - before
 
 
-def one_round(d: str, size: int, block: bytes) -> list[float]:
-    a, b, c, e = (os.path.join(d, f"fresh_pages.{x}.{os.getpid()}") for x in "abcd")
-    got = [_write(a, size, block), _write(b, size, block)]
-    os.unlink(a)
-    os.unlink(b)
-    got.append(_write(c, size, block))
-    time.sleep(3)
-    got.append(_write(e, size, block))
-    os.unlink(c)
-    os.unlink(e)
-    return got
+def one_round(where: str, size: int, block: bytes) -> list[float]:
+    a, b, c, d = paths = [os.path.join(where, f"fresh_pages.{x}.{os.getpid()}") for x in "abcd"]
+    try:
+        got = [_write(a, size, block), _write(b, size, block)]
+        os.unlink(a)
+        os.unlink(b)
+        got.append(_write(c, size, block))
+        time.sleep(3)
+        got.append(_write(d, size, block))
+        return got
+    finally:  # (also when interrupted: no file of SIZE MB left behind)
+        for p in paths:
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
 
 
 def main() -> None:

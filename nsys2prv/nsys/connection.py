@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from nsys2prv.nsys import sqlite_mode
+
 TEXT = {str, bytes}
 NUMBER = {int, float}
 # columns (as the readers name them in their queries) that hold numbers whatever else a column of the
@@ -96,6 +98,9 @@ class AdbcReader:
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
 
         self._mgr = adbc_driver_manager
+        library = getattr(adbc_driver_sqlite, "_driver_path", None)  # (where the driver's library is)
+        if library is not None:
+            sqlite_mode.multithread(library())  # (before its first connection; once per process)
         self._db = adbc_driver_sqlite.connect(uri)
         try:
             self._conn = adbc_driver_manager.AdbcConnection(self._db)

@@ -20,6 +20,7 @@ from nsys2prv.core.errors import UserError
 from nsys2prv.core.memory import release
 from nsys2prv.core.workers import forked, in_fork
 from nsys2prv.metrics import gpu_attribution, write_pop
+from nsys2prv.nsys import sqlite_mode
 from nsys2prv.nsys.cache import entry_dir
 from nsys2prv.nsys.cache_names import tables_root
 from nsys2prv.nsys.cache_size import cache_max, enforce
@@ -112,13 +113,21 @@ def convert(cfg: Config, log=print) -> Summary:
     return summary
 
 
+def _executor(cfg: Config) -> Executor:
+    """The run's executor; before it (its workers fork from this process, whose modes they inherit),
+    in a process nsys2prv owns, the ADBC driver's SQLite may run in multi-thread mode (``sqlite_mode``)."""
+    if cfg.own_process:
+        sqlite_mode.claim()
+    return executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+
+
 def _convert(cfg: Config, outputs: OutputSet) -> Summary:
     """The conversion into the staging directory of ``outputs`` (``cfg.output`` points there)."""
     tick = Timer()
     work = outputs.work
     ex = pre = None
     try:
-        ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+        ex = _executor(cfg)
         fork_heavy = forks_heavy_steps(cfg, ex)
         if cfg.dask is None:
             # before the workers fork: they inherit it (fork_heavy: each loads what it runs)
@@ -285,7 +294,7 @@ def pop_of_reports(cfg: Config) -> dict:
     try:
         ex = None
         try:
-            ex = executor(cfg.jobs, cfg.dask, progress=cfg.show_progress)
+            ex = _executor(cfg)
             if cfg.dask is None:
                 warm_numba(skip_blas_probe=cfg.own_process)
             run = prepare(cfg, ex, _cache_root(cfg, Path(".")))

@@ -12,7 +12,8 @@ Prints one JSON line:
   which; ``--no-bytecode``: the environment as it is);
 - read_s: every row of the event tables nsys2prv reads (and StringIds) as Arrow tables through the ADBC
   SQLite driver, one report after the other (``read_s_per_core``: divided by the cores, the reads of a
-  conversion run in parallel);
+  conversion run in parallel), its SQLite in the mode the command line sets (``nsys/sqlite_mode.py``:
+  multi-thread, no mutex per value; "sqlite_multithread" says whether it was);
 - write_s: writing as many bytes as OUT.prv holds, 1 MiB at a time, to a file next to it (then removed);
 - rows, bytes: what was read and written.
 """
@@ -44,9 +45,14 @@ TABLES = (
 )
 
 
-def read_all(paths: list[str]) -> tuple[float, int]:
+def read_all(paths: list[str]) -> tuple[float, int, bool]:
+    import adbc_driver_sqlite
     import adbc_driver_sqlite.dbapi as dbapi
 
+    from nsys2prv.nsys import sqlite_mode
+
+    sqlite_mode.claim()  # (this process is the benchmark's: as the command line's)
+    multithread = sqlite_mode.multithread(adbc_driver_sqlite._driver_path())
     rows = 0
     t = time.perf_counter()
     for p in paths:
@@ -59,7 +65,7 @@ def read_all(paths: list[str]) -> tuple[float, int]:
                     cur.execute(f'SELECT * FROM "{table}"')
                     rows += cur.fetch_arrow_table().num_rows
             cur.close()
-    return time.perf_counter() - t, rows
+    return time.perf_counter() - t, rows, multithread
 
 
 def write_bytes(prv: Path) -> tuple[float, int]:
@@ -93,7 +99,7 @@ def main() -> None:
         subprocess.run(importing, check=True)
         import_s, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     import_cpu_s = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-    read_s, rows = read_all(reports)
+    read_s, rows, multithread = read_all(reports)
     write_s, size = write_bytes(prv)
     cores = len(os.sched_getaffinity(0))
     print(
@@ -106,6 +112,7 @@ def main() -> None:
                 "import_cpu_s": round(import_cpu_s, 3),
                 "read_s": round(read_s, 3),
                 "read_s_per_core": round(read_s / cores, 3),
+                "sqlite_multithread": multithread,
                 "write_s": round(write_s, 3),
                 "cores": cores,
                 "bytecode": how,

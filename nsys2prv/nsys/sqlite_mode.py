@@ -29,11 +29,15 @@ import sys
 import threading
 from typing import Any
 
+import numpy as np
+
 SQLITE_OK, SQLITE_CONFIG_MULTITHREAD = 0, 2
 ANCHOR = b"AdbcDriverInit"  # exported by every ADBC driver: its address is the dynamic linker's
 CONFIG = b"sqlite3_config"
 _MACHINES = (62, 183)  # EM_X86_64, EM_AARCH64 (a variadic int argument is passed as a plain one)
-_SYM = struct.Struct("<IBBHQQ")  # Elf64_Sym: name, info, other, section, value, size
+_SYMBOL = np.dtype(  # Elf64_Sym
+    [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("section", "<u2"), ("value", "<u8"), ("size", "<u8")]
+)
 _SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 SHT_SYMTAB, STT_OBJECT, STT_FUNC, ET_DYN = 2, 1, 2, 3
 
@@ -90,17 +94,19 @@ def symbol_offsets(path: str, names: tuple[bytes, ...], kind: int = STT_FUNC) ->
             return None
         sections = [_SECTION.unpack_from(elf, shoff + i * shentsize) for i in range(shnum)]
         tables = [s for s in sections if s[1] == SHT_SYMTAB]
-        if len(tables) != 1 or tables[0][9] != _SYM.size or tables[0][6] >= shnum:
+        if len(tables) != 1 or tables[0][9] != _SYMBOL.itemsize or tables[0][6] >= shnum:
             return None
         sym, strtab = tables[0], sections[tables[0][6]]
         strings = elf[strtab[4] : strtab[4] + strtab[5]]
-        found: dict[bytes, list[int]] = {name: [] for name in names}
-        for at in range(sym[4], sym[4] + sym[5], _SYM.size):
-            name, info, _, section, value, _ = _SYM.unpack_from(elf, at)
-            end = strings.find(b"\0", name)
-            key = strings[name:end]
-            if key in found and section != 0 and info & 0xF == kind:
-                found[key].append(value)
+        symbols = np.frombuffer(elf, _SYMBOL, sym[5] // _SYMBOL.itemsize, sym[4]).copy()  # (the map is closed below)
+    wanted = (symbols["section"] != 0) & ((symbols["info"] & 0xF) == kind)
+    found: dict[bytes, list[int]] = {}
+    for name in names:
+        starts, at = [], strings.find(name + b"\0")  # (a name may end a longer one's string: found there too)
+        while at >= 0:
+            starts.append(at)
+            at = strings.find(name + b"\0", at + 1)
+        found[name] = symbols["value"][wanted & np.isin(symbols["name"], starts)].tolist()
     if any(len(v) != 1 for v in found.values()):
         return None
     return [found[name][0] for name in names]

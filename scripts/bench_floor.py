@@ -46,13 +46,12 @@ TABLES = (
 
 
 def read_all(paths: list[str]) -> tuple[float, int, bool]:
-    import adbc_driver_sqlite
     import adbc_driver_sqlite.dbapi as dbapi
 
     from nsys2prv.nsys import sqlite_mode
 
     sqlite_mode.claim()  # (this process is the benchmark's: as the command line's)
-    multithread = sqlite_mode.multithread(adbc_driver_sqlite._driver_path())
+    multithread = sqlite_mode.multithread()
     rows = 0
     t = time.perf_counter()
     for p in paths:

@@ -24,7 +24,7 @@ from nsys2prv.nsys.connection import BATCH_ROWS
 path, table, multithread = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 if multithread:
     sqlite_mode.claim()
-    assert sqlite_mode.multithread(adbc_driver_sqlite._driver_path()), "multi-thread mode not set"
+    assert sqlite_mode.multithread(), "multi-thread mode not set"
 db = adbc_driver_sqlite.connect("file:" + path + "?mode=ro")
 conn = adbc_driver_manager.AdbcConnection(db)
 st = adbc_driver_manager.AdbcStatement(conn)

@@ -16,30 +16,26 @@ import pytest
 
 from nsys2prv.nsys import sqlite_mode
 
-adbc_driver_sqlite = pytest.importorskip("adbc_driver_sqlite")
+pytest.importorskip("adbc_driver_sqlite")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the mode is set on Linux only (ELF)")
 
 ROOT = Path(__file__).resolve().parent.parent
-LIBRARY = adbc_driver_sqlite._driver_path()
+LIBRARY = sqlite_mode.driver_library()
 SQLITE_MISUSE = 21
 
 # In the child: the bundled SQLite's global configuration (``sqlite3Config``, a data symbol of the
 # driver's library) begins with ``int bMemstat; u8 bCoreMutex; u8 bFullMutex`` (SQLite's sqliteInt.h):
 # bFullMutex is 1 in the serialized mode, 0 in multi-thread mode.
 CHILD = """
-import ctypes, json, sqlite3, sys
-import adbc_driver_sqlite
+import ctypes, json, sys
 from nsys2prv.nsys import sqlite_mode as m
 from nsys2prv.nsys.connection import AdbcReader
-lib, db, claim = adbc_driver_sqlite._driver_path(), sys.argv[1], sys.argv[2] == "1"
+lib, db, claim = m.driver_library(), sys.argv[1], sys.argv[2] == "1"
 if claim:
     m.claim()
 reader = AdbcReader("file:" + db + "?mode=ro")
 rows = reader.query("SELECT a, b FROM t ORDER BY a")
-(config,) = m.symbol_offsets(lib, (b"sqlite3Config",), m.STT_OBJECT)
-(anchor,) = m.symbol_offsets(lib, (m.ANCHOR,))
-where = ctypes.cast(getattr(ctypes.CDLL(lib), m.ANCHOR.decode()), ctypes.c_void_p).value
-full_mutex = ctypes.c_uint8.from_address(where - anchor + config + 5).value
+full_mutex = ctypes.c_uint8.from_address(m.address(lib, b"sqlite3Config", m.STT_OBJECT) + 5).value
 again = m.config_function(lib)(m.SQLITE_CONFIG_MULTITHREAD)  # (SQLite initialised by the reader now)
 reader.close()
 print(json.dumps([m._state, full_mutex, again, rows["a"].tolist(), rows["b"].tolist()]))
@@ -71,7 +67,9 @@ def _child(db: Path, claim: bool) -> list:
 
 
 def test_the_driver_library_names_both_functions_once():
-    anchor, config = sqlite_mode.symbol_offsets(LIBRARY, (sqlite_mode.ANCHOR, sqlite_mode.CONFIG))
+    anchor, config = sqlite_mode.symbol_offsets(
+        LIBRARY, ((sqlite_mode.ANCHOR, sqlite_mode.STT_FUNC), (sqlite_mode.CONFIG, sqlite_mode.STT_FUNC))
+    )
     assert anchor > 0 and config > 0 and anchor != config
 
 
@@ -120,4 +118,4 @@ def test_files_other_than_the_driver_give_no_function(tmp_path):
     other = (getattr(np, "_core", None) or np.core)._multiarray_umath.__file__  # (a library without them)
     for path in (text, head, empty, tmp_path / "missing.so", other):
         assert sqlite_mode.config_function(str(path)) is None, path
-    assert sqlite_mode.symbol_offsets(other, (sqlite_mode.ANCHOR, sqlite_mode.CONFIG)) is None
+    assert sqlite_mode.symbol_offsets(other, ((sqlite_mode.ANCHOR, sqlite_mode.STT_FUNC),)) is None

@@ -98,9 +98,7 @@ class AdbcReader:
         import pyarrow  # noqa: F401 - the Arrow import below needs it; ImportError = no accelerator
 
         self._mgr = adbc_driver_manager
-        library = getattr(adbc_driver_sqlite, "_driver_path", None)  # (where the driver's library is)
-        if library is not None:
-            sqlite_mode.multithread(library())  # (before its first connection; once per process)
+        sqlite_mode.multithread()  # (before its first connection; tried once per process)
         self._db = adbc_driver_sqlite.connect(uri)
         try:
             self._conn = adbc_driver_manager.AdbcConnection(self._db)

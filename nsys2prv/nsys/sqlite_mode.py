@@ -52,39 +52,57 @@ def claim() -> None:
     _claimed = True
 
 
-def multithread(library: str) -> bool:
-    """The driver's SQLite (``library``: its shared object) in multi-thread mode, tried once per
-    process memory where ``claim`` was called; whether it is (module doc)."""
+def multithread() -> bool:
+    """The driver's SQLite in multi-thread mode, tried once per process memory where ``claim`` was
+    called; whether it is (module doc)."""
     global _state
     with _lock:
         if _state is None and _claimed:
-            fn = config_function(library)
+            library = driver_library()
+            fn = None if library is None else config_function(library)
             _state = fn is not None and fn(SQLITE_CONFIG_MULTITHREAD) == SQLITE_OK
         return bool(_state)
+
+
+def driver_library() -> str | None:
+    """The ADBC SQLite driver's shared object, as its package names it to the driver manager (None:
+    no driver, or a version that does not say)."""
+    try:
+        import adbc_driver_sqlite  # (optional: the extra "fast")
+    except ImportError:
+        return None
+    where = getattr(adbc_driver_sqlite, "_driver_path", None)
+    return None if where is None else str(where())
 
 
 def config_function(library: str) -> Any:
     """The bundled SQLite's ``sqlite3_config`` (one int argument) in ``library`` as loaded in this
     process, or None where it cannot be placed with certainty (module doc)."""
+    where = address(library, CONFIG)
+    return None if where is None else ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(where)
+
+
+def address(library: str, name: bytes, kind: int = STT_FUNC) -> int | None:
+    """Where the symbol ``name`` (of ``kind``) of the shared object ``library`` is in this process:
+    its offset from ANCHOR's, whose address the dynamic linker gives (None: not Linux, or not
+    placed with certainty: ``symbol_offsets``)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        offsets = symbol_offsets(library, (ANCHOR, CONFIG))
+        offsets = symbol_offsets(library, ((ANCHOR, STT_FUNC), (name, kind)))
         if offsets is None:
             return None
         lib = ctypes.CDLL(library)  # (the driver manager's dlopen of the same file: the same object)
         anchor = ctypes.cast(getattr(lib, ANCHOR.decode()), ctypes.c_void_p).value
-        if not anchor:
-            return None
-        return ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(anchor - offsets[0] + offsets[1])
+        return None if not anchor else anchor - offsets[0] + offsets[1]
     except (OSError, AttributeError, ValueError, struct.error):
         return None
 
 
-def symbol_offsets(path: str, names: tuple[bytes, ...], kind: int = STT_FUNC) -> list[int] | None:
-    """The offsets of the symbols ``names`` in the shared object ``path`` (its ``.symtab``): None
-    unless it is a 64-bit little-endian x86-64 or AArch64 shared object whose symbol table defines
-    each name exactly once, as a symbol of ``kind`` (a function; STT_OBJECT: data)."""
+def symbol_offsets(path: str, names: tuple[tuple[bytes, int], ...]) -> list[int] | None:
+    """The offsets of the symbols ``names`` ((name, kind): STT_FUNC a function, STT_OBJECT data) in the
+    shared object ``path`` (its ``.symtab``): None unless it is a 64-bit little-endian x86-64 or
+    AArch64 shared object whose symbol table defines each name exactly once, as a symbol of its kind."""
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as elf:
         if elf[:6] != b"\x7fELF\x02\x01":
             return None
@@ -99,14 +117,15 @@ def symbol_offsets(path: str, names: tuple[bytes, ...], kind: int = STT_FUNC) ->
         sym, strtab = tables[0], sections[tables[0][6]]
         strings = elf[strtab[4] : strtab[4] + strtab[5]]
         symbols = np.frombuffer(elf, _SYMBOL, sym[5] // _SYMBOL.itemsize, sym[4]).copy()  # (the map is closed below)
-    wanted = (symbols["section"] != 0) & ((symbols["info"] & 0xF) == kind)
-    found: dict[bytes, list[int]] = {}
-    for name in names:
+    defined = symbols["section"] != 0
+    found: list[list[int]] = []
+    for name, kind in names:
         starts, at = [], strings.find(name + b"\0")  # (a name may end a longer one's string: found there too)
         while at >= 0:
             starts.append(at)
             at = strings.find(name + b"\0", at + 1)
-        found[name] = symbols["value"][wanted & np.isin(symbols["name"], starts)].tolist()
-    if any(len(v) != 1 for v in found.values()):
+        of_kind = defined & ((symbols["info"] & 0xF) == kind)
+        found.append(symbols["value"][of_kind & np.isin(symbols["name"], starts)].tolist())
+    if any(len(v) != 1 for v in found):
         return None
-    return [found[name][0] for name in names]
+    return [v[0] for v in found]

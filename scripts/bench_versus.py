@@ -21,6 +21,7 @@ rounds' median ratios and each checkout's median records per CPU second.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -58,19 +59,14 @@ def main() -> int:
     if "--" not in sys.argv:
         sys.exit(__doc__)
     sep = sys.argv.index("--")
-    opts, args = sys.argv[1:sep], sys.argv[sep + 1 :]
-    rounds, compiled = 3, True
-    while opts and opts[0].startswith("--"):
-        o = opts.pop(0)
-        if o == "--rounds":
-            rounds = int(opts.pop(0))
-        elif o == "--no-bytecode":
-            compiled = False
-        else:
-            sys.exit(f"unknown option {o}\n{__doc__}")
-    if len(opts) != 2:
-        sys.exit(__doc__)
-    base, out = Path(opts[0]).resolve(), opts[1]
+    ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-bytecode", action="store_true")
+    ap.add_argument("base")
+    ap.add_argument("out")
+    opts, args = ap.parse_args(sys.argv[1:sep]), sys.argv[sep + 1 :]
+    rounds, compiled = opts.rounds, not opts.no_bytecode
+    base, out = Path(opts.base).resolve(), opts.out
     if not (base / "nsys2prv" / "__init__.py").is_file():
         sys.exit(f"{base}: not a checkout of nsys2prv (no nsys2prv/__init__.py)")
     scratch = tempfile.mkdtemp(prefix="bench-versus-")

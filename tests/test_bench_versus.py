@@ -27,6 +27,7 @@ def test_two_checkouts_run_after_run(tmp_path):
     assert [(r["checkout"], r["round"]) for r in runs] == [("base", 1), ("this", 1), ("base", 2), ("this", 2)]
     assert len({r["records"] for r in runs}) == 1 and runs[0]["records"] > 0  # (the same trace)
     rounds = [r for r in lines if "cpu_ratio" in r]
+    assert len(rounds) == 2
     for i, r in enumerate(rounds):
         base, this = runs[2 * i], runs[2 * i + 1]
         assert r["round"] == i + 1 and r["cpu_ratio"] == round(this["cpu_s"] / base["cpu_s"], 3)

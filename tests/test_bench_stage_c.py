@@ -26,8 +26,22 @@ def _script():
     return mod
 
 
+TIMED = (  # what the script wraps with its timers, for good: put back after each test (a wrapper is a
+    # local function, which a later test's worker processes could not be sent)
+    (slices, "translate_slice"),
+    (slices.stages, "read_whole"),
+    (slices, "_read_slice"),
+    (slices.stages, "translate_tables"),
+    (slices, "_window_partial"),
+    (slices, "write_chunk"),
+    (slices, "release"),
+)
+
+
 def _run(monkeypatch, args: list[str]) -> list[dict]:
     monkeypatch.setenv("NSYS2PRV_IN_PROCESS", "1")  # (the script sets it: restored after the test)
+    for module, name in TIMED:
+        monkeypatch.setattr(module, name, getattr(module, name))
     monkeypatch.setattr(sys, "argv", ["bench_stage_c.py", *args])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -63,3 +77,15 @@ def test_the_read_and_the_rest_of_stage_c(tmp_path, monkeypatch, sliced, cache):
         assert run["read"] > 0 and run["chunk"] > 0 and run["translate"] > 0
         assert run["c_minus_read"] == pytest.approx(run["stage_c"] - run["read"], abs=2e-4)  # (each rounded)
     assert runs[-1]["c_minus_read"] == min(r["c_minus_read"] for r in runs[:2])
+
+
+def test_the_timers_are_gone_after_a_run(tmp_path, monkeypatch):
+    """The script's wrappers do not outlive a test (``TIMED``): the next one's workers get the functions."""
+    from nsysgen import cloverleaf_like
+
+    before = {(m.__name__, n): getattr(m, n) for m, n in TIMED}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        _run(mp, ["--runs", "1", str(cloverleaf_like(tmp_path / "clover.sqlite"))])
+        assert all(getattr(m, n) is not before[(m.__name__, n)] for m, n in TIMED)  # (wrapped meanwhile)
+    assert {(m.__name__, n): getattr(m, n) for m, n in TIMED} == before

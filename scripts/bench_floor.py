@@ -49,13 +49,19 @@ def read_all(paths: list[str]) -> tuple[float, int, bool]:
     import adbc_driver_sqlite.dbapi as dbapi
 
     from nsys2prv.nsys import sqlite_mode
+    from nsys2prv.nsys.schema import open_readonly
 
     sqlite_mode.claim()  # (this process is the benchmark's: as the command line's)
     multithread = sqlite_mode.multithread()
+    uris = []
+    for p in paths:  # (each report's URI as the readers open it: escaped, immutable without a WAL file)
+        conn, uri = open_readonly(Path(p))
+        conn.close()
+        uris.append(uri)
     rows = 0
     t = time.perf_counter()
-    for p in paths:
-        with dbapi.connect(f"file:{Path(p).resolve()}?mode=ro") as con:
+    for uri in uris:
+        with dbapi.connect(uri) as con:
             cur = con.cursor()
             cur.execute("SELECT name FROM sqlite_master WHERE type='table'")
             have = {r[0] for r in cur.fetchall()}

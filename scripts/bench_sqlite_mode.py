@@ -20,12 +20,16 @@ CHILD = """
 import json, resource, sys, time
 import adbc_driver_manager, adbc_driver_sqlite, pyarrow as pa
 from nsys2prv.nsys import sqlite_mode
+from pathlib import Path
 from nsys2prv.nsys.connection import BATCH_ROWS
+from nsys2prv.nsys.schema import open_readonly
 path, table, multithread = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 if multithread:
     sqlite_mode.claim()
     assert sqlite_mode.multithread(), "multi-thread mode not set"
-db = adbc_driver_sqlite.connect("file:" + path + "?mode=ro")
+conn, uri = open_readonly(Path(path))  # (the URI the readers open; the stdlib's SQLite, not the driver's)
+conn.close()
+db = adbc_driver_sqlite.connect(uri)
 conn = adbc_driver_manager.AdbcConnection(db)
 st = adbc_driver_manager.AdbcStatement(conn)
 st.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})

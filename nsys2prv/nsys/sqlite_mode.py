@@ -5,12 +5,13 @@ forks, which inherit the mode).
 The driver bundles an SQLite built thread-safe, whose default is the serialized mode: every call
 the driver makes per value read (``sqlite3_column_type``, ``sqlite3_column_int64``, ...) takes and
 releases the connection's mutex.  Reading a 10M-row report's 2M kernels (20 columns) took 2.27-2.29
-user s so and 1.75-1.84 s in multi-thread mode (BENCHMARKS.md, "Issue 40, stop 57").  Multi-thread
-mode is SQLite's own setting (``sqlite3_config(SQLITE_CONFIG_MULTITHREAD)``, only before SQLite is
-initialised): safe as long as no connection is used by two threads at the same time, and nsys2prv
-gives every thread that reads a connection of its own (a ``Report`` each: ``read_ahead``,
-``scan._lifetimes_beside``).  A process that is not nsys2prv's (the Python API's caller) keeps the
-driver as it is: the mode is process-wide, and its own connections may be shared between threads.
+user s in serialized mode and 1.75-1.84 s in multi-thread mode (BENCHMARKS.md, "Issue 40, stop 57").
+Multi-thread mode is SQLite's own setting (``sqlite3_config(SQLITE_CONFIG_MULTITHREAD)``, only
+before SQLite is initialised): safe as long as no connection is used by two threads at the same
+time, and nsys2prv gives every thread that reads a connection of its own (a ``Report`` each:
+``read_ahead``, ``scan._lifetimes_beside``).  A process that is not nsys2prv's (the Python API's
+caller) keeps the driver as it is: the mode is process-wide, and its own connections may be shared
+between threads.
 
 The driver does not export ``sqlite3_config``.  Its library keeps its symbol table (ELF ``.symtab``),
 where the function is found by name, as is an exported function of the driver whose address the

@@ -42,19 +42,13 @@ def _timed(module: Any, name: str, label: str, acc: dict[str, float]) -> None:
     setattr(module, name, wrapper)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-cache", action="store_true", help="the run's own tables, as a cold conversion")
-    ap.add_argument("reports", nargs="+")
-    args = ap.parse_args()
-    os.environ["NSYS2PRV_IN_PROCESS"] = "1"
+def timers() -> tuple[tuple[Any, str, str], ...]:
+    """(module, function, label) of each function ``main`` wraps with a timer, for the rest of the
+    process (a caller that goes on, e.g. a test, puts them back)."""
     import nsys2prv.pipeline.slices as slices
     import nsys2prv.pipeline.stages as stages
-    from nsys2prv.cli import main as convert
 
-    acc: dict[str, float] = {}
-    for module, name, label in (
+    return (
         (slices, "translate_slice", "stage_c"),
         (stages, "read_whole", "read"),  # (a report of one slice)
         (slices, "_read_slice", "read"),  # (a slice of a sliced report)
@@ -62,7 +56,20 @@ def main() -> int:
         (slices, "_window_partial", "pop"),
         (slices, "write_chunk", "chunk"),
         (slices, "release", "release"),
-    ):
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-cache", action="store_true", help="the run's own tables, as a cold conversion")
+    ap.add_argument("reports", nargs="+")
+    args = ap.parse_args()
+    os.environ["NSYS2PRV_IN_PROCESS"] = "1"
+    from nsys2prv.cli import main as convert
+
+    acc: dict[str, float] = {}
+    for module, name, label in timers():
         _timed(module, name, label, acc)
     argv = ["-j", "1", "-q", *(["--no-cache"] if args.no_cache else []), "-m"]
     runs = []

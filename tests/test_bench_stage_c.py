@@ -26,16 +26,9 @@ def _script():
     return mod
 
 
-TIMED = (  # what the script wraps with its timers, for good: put back after each test (a wrapper is a
-    # local function, which a later test's worker processes could not be sent)
-    (slices, "translate_slice"),
-    (slices.stages, "read_whole"),
-    (slices, "_read_slice"),
-    (slices.stages, "translate_tables"),
-    (slices, "_window_partial"),
-    (slices, "write_chunk"),
-    (slices, "release"),
-)
+SCRIPT = _script()
+TIMED = [(module, name) for module, name, _ in SCRIPT.timers()]  # (the script wraps them for good: put
+# back after each test, as a wrapper is a local function, which a later test's workers could not be sent)
 
 
 def _run(monkeypatch, args: list[str]) -> list[dict]:
@@ -45,7 +38,7 @@ def _run(monkeypatch, args: list[str]) -> list[dict]:
     monkeypatch.setattr(sys, "argv", ["bench_stage_c.py", *args])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert _script().main() == 0
+        assert SCRIPT.main() == 0
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
